@@ -1,0 +1,22 @@
+"""Node and pod cache (``cache``), its columnar node state (``node_table``), incremental pod
+counts (``counters``) and the per-cycle view the plugins read (``snapshot``)."""
+
+from scheduler.cache.cache import DEFAULT_ASSUMED_TTL, Cache, PodState
+from scheduler.cache.counters import AllTermsMatch, SpreadMatch, TermMatch, term_match
+from scheduler.cache.node_table import CAP, NodeInfo, NodeTable, normalized_image_name
+from scheduler.cache.snapshot import Snapshot, zone_interleaved
+
+__all__ = [
+    "CAP",
+    "DEFAULT_ASSUMED_TTL",
+    "AllTermsMatch",
+    "Cache",
+    "NodeInfo",
+    "NodeTable",
+    "PodState",
+    "Snapshot",
+    "SpreadMatch",
+    "TermMatch",
+    "normalized_image_name",
+    "term_match",
+]

@@ -1,0 +1,216 @@
+"""The scheduler cache: nodes and assigned pods, with optimistic assumptions.
+
+A pod's life in the cache, as upstream's ``backend/cache``::
+
+                 +-------------------------------------------+  +----+
+                 |                 Add                       |  |    | Update
+                 +      Assume             Add               v  v    |
+        Initial +--------> Assumed +------------+------>  Added <----+
+           ^                 +   +              |           +
+           |                 |   |              | Add       | Remove
+           |          Forget |   | Expire       |           |
+           +-----------------+   +-------> Expired          +----> Deleted
+
+* **Assume**: the scheduling cycle chose a node; the pod counts there at once, so the next cycle
+  sees its resources used, before the binding has even been sent.
+* **Add** (the watch delivers the pod with ``spec.nodeName``) confirms an assumed pod; if the
+  pod landed on another node than assumed, it is moved.
+* **Forget**: binding failed; the assumption is undone.
+* **Expire**: ``finish_binding`` starts a TTL; an assumed pod the watch never confirms is dropped
+  by ``cleanup``, so a lost watch event cannot pin resources forever.
+
+A pod is never counted on two nodes: every path removes it from its old row before adding it to a
+new one. All methods take ``lock``; a scheduling cycle holds it from snapshot to assume, which is
+what makes the zero-copy ``Snapshot`` consistent.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+
+from scheduler.cache.counters import CountArray, PodCounters, PodPredicate, TermHolders
+from scheduler.cache.node_table import NodeInfo, NodeTable
+from scheduler.cache.snapshot import Snapshot, zone_interleaved
+from scheduler.model import Node, Pod
+
+__all__ = ["DEFAULT_ASSUMED_TTL", "Cache", "PodState"]
+
+DEFAULT_ASSUMED_TTL = 30.0
+
+
+class PodState(enum.Enum):
+    ASSUMED = "Assumed"
+    ADDED = "Added"
+
+
+@dataclass(slots=True)
+class _Entry:
+    pod: Pod
+    node: str
+    state: PodState
+    deadline: float | None = None
+
+
+class Cache:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic,
+                 assumed_ttl: float = DEFAULT_ASSUMED_TTL) -> None:
+        self.lock = threading.RLock()
+        self._clock = clock
+        self._ttl = assumed_ttl
+        self.table = NodeTable()
+        self.table.on_grow = self._on_grow  # type: ignore[method-assign]
+        self._pods: dict[str, _Entry] = {}
+        self._namespaces: dict[str, Mapping[str, str]] = {}
+        self._counters = PodCounters(self.table.capacity, self.namespace_labels)
+        self.holders = TermHolders()
+        self._order_version = -1
+        self._order = self.table.valid_rows()
+
+    def _on_grow(self, capacity: int) -> None:
+        self._counters.grow(capacity)
+
+    # --- namespaces ------------------------------------------------------------------------
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        return self._namespaces.get(namespace, {})
+
+    def set_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        with self.lock:
+            if self._namespaces.get(name) != labels:
+                self._namespaces[name] = dict(labels)
+                self._counters.drop_namespace_dependent()
+
+    def remove_namespace(self, name: str) -> None:
+        with self.lock:
+            if self._namespaces.pop(name, None) is not None:
+                self._counters.drop_namespace_dependent()
+
+    # --- nodes -----------------------------------------------------------------------------
+    def add_node(self, node: Node) -> NodeInfo:
+        with self.lock:
+            return self.table.set_node(node)
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        with self.lock:
+            self.table.remove_node(name)
+
+    def node_count(self) -> int:
+        return len(self._order_rows())
+
+    # --- pods ------------------------------------------------------------------------------
+    def _place(self, pod: Pod, node: str) -> None:
+        row = self.table.row_of.get(node)
+        if row is None:
+            # A pod bound to a node we have not seen (yet): keep a placeholder row so its usage is
+            # counted once the node arrives. The row stays invalid, so nothing schedules onto it.
+            info = self.table.set_node(Node(name=node))
+            self.table.valid[info.row] = False
+            row = info.row
+        self.table.add_pod(row, pod, +1)
+        self._counters.update(row, pod, +1)
+        self.holders.update(row, pod, +1)
+
+    def _unplace(self, pod: Pod, node: str) -> None:
+        row = self.table.row_of.get(node)
+        if row is None:
+            return
+        self._counters.update(row, pod, -1)
+        self.holders.update(row, pod, -1)
+        self.table.add_pod(row, pod, -1)
+
+    def assume_pod(self, pod: Pod, node: str) -> Pod:
+        """Count ``pod`` on ``node`` before the bind; returns the pod with ``node_name`` set."""
+        with self.lock:
+            if pod.uid in self._pods:
+                raise ValueError(f"pod {pod.key} is in the cache, so can't be assumed")
+            assumed = replace(pod, node_name=node)
+            self._place(assumed, node)
+            self._pods[pod.uid] = _Entry(assumed, node, PodState.ASSUMED)
+            return assumed
+
+    def finish_binding(self, pod: Pod) -> None:
+        with self.lock:
+            e = self._pods.get(pod.uid)
+            if e is not None and e.state is PodState.ASSUMED:
+                e.deadline = self._clock() + self._ttl
+
+    def forget_pod(self, pod: Pod) -> None:
+        with self.lock:
+            e = self._pods.get(pod.uid)
+            if e is None or e.state is not PodState.ASSUMED:
+                return
+            self._unplace(e.pod, e.node)
+            del self._pods[pod.uid]
+
+    def add_pod(self, pod: Pod) -> None:
+        """An assigned pod arrived from the watch (ADDED or first sight of it bound)."""
+        if not pod.node_name:
+            return
+        with self.lock:
+            e = self._pods.get(pod.uid)
+            if e is not None:
+                # Confirms an assumption, or is a re-list of a known pod: replace in place.
+                self._unplace(e.pod, e.node)
+            self._place(pod, pod.node_name)
+            self._pods[pod.uid] = _Entry(pod, pod.node_name, PodState.ADDED)
+
+    def update_pod(self, pod: Pod) -> None:
+        self.add_pod(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        with self.lock:
+            e = self._pods.pop(pod.uid, None)
+            if e is not None:
+                self._unplace(e.pod, e.node)
+
+    def is_assumed(self, uid: str) -> bool:
+        e = self._pods.get(uid)
+        return e is not None and e.state is PodState.ASSUMED
+
+    def get_pod(self, uid: str) -> Pod | None:
+        e = self._pods.get(uid)
+        return None if e is None else e.pod
+
+    def cleanup(self) -> list[Pod]:
+        """Drop assumed pods whose binding finished more than the TTL ago; returns them."""
+        now = self._clock()
+        expired: list[Pod] = []
+        with self.lock:
+            for uid, e in list(self._pods.items()):
+                if e.state is PodState.ASSUMED and e.deadline is not None and e.deadline <= now:
+                    self._unplace(e.pod, e.node)
+                    del self._pods[uid]
+                    expired.append(e.pod)
+        return expired
+
+    def pod_count(self) -> int:
+        return len(self._pods)
+
+    def assumed_count(self) -> int:
+        return sum(1 for e in self._pods.values() if e.state is PodState.ASSUMED)
+
+    def iter_pods(self) -> Iterator[tuple[int, Pod]]:
+        for e in self._pods.values():
+            row = self.table.row_of.get(e.node)
+            if row is not None:
+                yield row, e.pod
+
+    # --- snapshot --------------------------------------------------------------------------
+    def counter(self, key: PodPredicate) -> CountArray:
+        return self._counters.get(key, self.iter_pods)
+
+    def _order_rows(self) -> object:
+        if self._order_version != self.table.version:
+            self._order = zone_interleaved(self.table)
+            self._order_version = self.table.version
+        return self._order
+
+    def snapshot(self) -> Snapshot:
+        """Call with ``lock`` held for as long as the snapshot is read."""
+        self._order_rows()
+        return Snapshot(self, self._order)

@@ -1,0 +1,279 @@
+"""Columnar node state: the data the hot path reads.
+
+Each node owns one *row*. A row's columns are numpy arrays, so a Filter or Score plugin handles
+all candidate nodes of a cycle in a few vectorised operations instead of a Python call per node:
+
+* ``alloc[row, r]`` / ``requested[row, r]``: allocatable and requested amounts per resource column
+  (``resources`` maps a name to a column; cpu is milli-CPU, the rest units); ``pod_count[row]``;
+  ``nz_cpu`` / ``nz_mem``: non-zero requests, for scoring.
+* ``labels[key][row]``: the interned value id of label ``key`` on the node, ``-1`` where absent.
+  A selector requirement becomes ``np.isin`` on one column, so even per-node labels such as
+  ``kubernetes.io/hostname`` stay vectorised.
+* ``taint_set[row]``: the id of the node's (interned) taint tuple. Clusters have few distinct taint
+  sets, so "does this toleration set tolerate the node" is computed once per distinct set and
+  fanned out with one fancy-index.
+* ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
+
+``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
+removed nodes are recycled. Values are clamped to ``CAP`` so a pod asking for ``1e18`` CPUs can be
+compared without int64 overflow; it still fits nowhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.model import HostPort, Node, Pod, Taint
+
+__all__ = ["CAP", "STANDARD_RESOURCES", "NodeInfo", "NodeTable", "normalized_image_name"]
+
+CAP = 2**62
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def normalized_image_name(name: str) -> str:
+    """Upstream's ImageLocality normalisation: an image with no tag means ``:latest``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    """A node and the pods assigned (or assumed) to it."""
+
+    node: Node
+    row: int
+    pods: dict[str, Pod] = field(default_factory=dict)
+    # (protocol, port) -> host IPs in use, one entry per pod-port.
+    ports: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    generation: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def port_conflicts(self, wanted: Iterable[HostPort]) -> bool:
+        for p in wanted:
+            used = self.ports.get((p.protocol, p.port))
+            if used and (p.host_ip == "0.0.0.0" or "0.0.0.0" in used or p.host_ip in used):
+                return True
+        return False
+
+
+class NodeTable:
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self.size = 0
+        self.free_rows: list[int] = []
+        self.row_of: dict[str, int] = {}
+        self.infos: list[NodeInfo | None] = [None] * capacity
+        self.resources: dict[str, int] = {r: i for i, r in enumerate(STANDARD_RESOURCES)}
+        self.valid = np.zeros(capacity, np.bool_)
+        self.alloc = np.zeros((capacity, len(self.resources)), np.int64)
+        self.requested = np.zeros((capacity, len(self.resources)), np.int64)
+        self.pod_count = np.zeros(capacity, np.int64)
+        self.nz_cpu = np.zeros(capacity, np.int64)
+        self.nz_mem = np.zeros(capacity, np.int64)
+        self.unschedulable = np.zeros(capacity, np.bool_)
+        self.taint_set = np.zeros(capacity, np.int32)
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.labels: dict[str, npt.NDArray[np.int32]] = {}
+        self.label_ids: dict[str, dict[str, int]] = {}
+        self.label_values: dict[str, list[str]] = {}
+        # image -> {row: size}
+        self.images: dict[str, dict[int, int]] = {}
+        # Bumped on any change to the set of nodes or to a node's labels/taints/allocatable, so
+        # per-node-set derived data (zone order, label masks) can be cached.
+        self.version = 0
+        # Results derived from node labels/taints (selector masks, taint verdicts), valid while
+        # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
+        self.derived: dict[object, object] = {}
+        self.derived_version = 0
+
+    # --- growth ----------------------------------------------------------------------------
+    def _grow(self) -> None:
+        old, new = self.capacity, self.capacity * 2
+
+        def grow(a: npt.NDArray[np.generic], fill: int = 0) -> npt.NDArray[np.generic]:
+            out = np.full((new, *a.shape[1:]), fill, a.dtype)
+            out[:old] = a
+            return out
+
+        self.valid = grow(self.valid)  # type: ignore[assignment]
+        self.alloc = grow(self.alloc)  # type: ignore[assignment]
+        self.requested = grow(self.requested)  # type: ignore[assignment]
+        self.pod_count = grow(self.pod_count)  # type: ignore[assignment]
+        self.nz_cpu = grow(self.nz_cpu)  # type: ignore[assignment]
+        self.nz_mem = grow(self.nz_mem)  # type: ignore[assignment]
+        self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
+        self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
+        for k, col in self.labels.items():
+            self.labels[k] = grow(col, -1)  # type: ignore[assignment]
+        self.infos.extend([None] * (new - old))
+        self.capacity = new
+        self.on_grow(new)
+
+    def on_grow(self, capacity: int) -> None:
+        """Hook for owners of per-row arrays (the cache's pod counters)."""
+
+    def resource_column(self, name: str) -> int:
+        col = self.resources.get(name)
+        if col is None:
+            col = len(self.resources)
+            self.resources[name] = col
+            pad = np.zeros((self.capacity, 1), np.int64)
+            self.alloc = np.hstack([self.alloc, pad])
+            self.requested = np.hstack([self.requested, pad.copy()])
+        return col
+
+    # --- nodes -----------------------------------------------------------------------------
+    def _taint_id(self, taints: tuple[Taint, ...]) -> int:
+        tid = self._taint_ids.get(taints)
+        if tid is None:
+            tid = len(self.taint_sets)
+            self.taint_sets.append(taints)
+            self._taint_ids[taints] = tid
+        return tid
+
+    def _label_id(self, key: str, value: str) -> int:
+        ids = self.label_ids.get(key)
+        if ids is None:
+            ids = self.label_ids[key] = {}
+            self.label_values[key] = []
+            self.labels[key] = np.full(self.capacity, -1, np.int32)
+        vid = ids.get(value)
+        if vid is None:
+            vid = ids[value] = len(ids)
+            self.label_values[key].append(value)
+        return vid
+
+    def value_id(self, key: str, value: str) -> int:
+        """The id of ``key=value`` or -1 if no node ever had it (so it matches no row)."""
+        ids = self.label_ids.get(key)
+        return -1 if ids is None else ids.get(value, -1)
+
+    def label_column(self, key: str) -> npt.NDArray[np.int32]:
+        col = self.labels.get(key)
+        if col is None:
+            col = self.labels[key] = np.full(self.capacity, -1, np.int32)
+            self.label_ids[key] = {}
+            self.label_values[key] = []
+        return col
+
+    def set_node(self, node: Node) -> NodeInfo:
+        """Add a node or replace its spec/status; its pods and their aggregates are kept."""
+        row = self.row_of.get(node.name)
+        if row is None:
+            if self.free_rows:
+                row = self.free_rows.pop()
+            else:
+                if self.size == self.capacity:
+                    self._grow()
+                row = self.size
+                self.size += 1
+            self.row_of[node.name] = row
+            info = NodeInfo(node, row)
+            self.infos[row] = info
+        else:
+            info = self.infos[row]  # type: ignore[assignment]
+            assert info is not None
+            self._unset_node_columns(info)
+            info.node = node
+        info.generation += 1
+        self.valid[row] = True
+        self.alloc[row, :] = 0
+        for name, amount in node.allocatable.items():
+            self.alloc[row, self.resource_column(name)] = min(amount, CAP)
+        self.unschedulable[row] = node.unschedulable
+        self.taint_set[row] = self._taint_id(node.taints)
+        for k, v in node.labels.items():
+            vid = self._label_id(k, v)
+            self.labels[k][row] = vid
+        for img, size in node.images.items():
+            self.images.setdefault(normalized_image_name(img), {})[row] = size
+        self.version += 1
+        return info
+
+    def _unset_node_columns(self, info: NodeInfo) -> None:
+        row = info.row
+        for k in info.node.labels:
+            self.labels[k][row] = -1
+        for img in info.node.images:
+            rows = self.images.get(normalized_image_name(img))
+            if rows is not None:
+                rows.pop(row, None)
+                if not rows:
+                    del self.images[normalized_image_name(img)]
+
+    def remove_node(self, name: str) -> NodeInfo | None:
+        """Remove a node. Its row is recycled once no pod is left on it."""
+        row = self.row_of.get(name)
+        if row is None:
+            return None
+        info = self.infos[row]
+        assert info is not None
+        self._unset_node_columns(info)
+        self.valid[row] = False
+        self.version += 1
+        if not info.pods:
+            self._release(row, name)
+        return info
+
+    def _release(self, row: int, name: str) -> None:
+        del self.row_of[name]
+        self.infos[row] = None
+        self.alloc[row, :] = 0
+        self.requested[row, :] = 0
+        self.pod_count[row] = 0
+        self.nz_cpu[row] = 0
+        self.nz_mem[row] = 0
+        self.taint_set[row] = 0
+        self.unschedulable[row] = False
+        self.free_rows.append(row)
+
+    # --- pods ------------------------------------------------------------------------------
+    def add_pod(self, row: int, pod: Pod, sign: int = 1) -> None:
+        info = self.infos[row]
+        assert info is not None
+        for name, amount in pod.requests.items():
+            if name == "pods":
+                continue
+            col = self.resource_column(name)
+            self.requested[row, col] += sign * min(amount, CAP)
+        self.pod_count[row] += sign
+        self.nz_cpu[row] += sign * pod.non_zero_cpu
+        self.nz_mem[row] += sign * pod.non_zero_memory
+        for p in pod.host_ports:
+            key = (p.protocol, p.port)
+            if sign > 0:
+                info.ports.setdefault(key, []).append(p.host_ip)
+            else:
+                used = info.ports.get(key)
+                if used and p.host_ip in used:
+                    used.remove(p.host_ip)
+                    if not used:
+                        del info.ports[key]
+        if sign > 0:
+            info.pods[pod.uid] = pod
+        else:
+            info.pods.pop(pod.uid, None)
+            if not self.valid[row] and not info.pods:
+                self._release(row, info.node.name)
+        info.generation += 1
+
+    # --- reads -----------------------------------------------------------------------------
+    def info(self, row: int) -> NodeInfo:
+        info = self.infos[row]
+        assert info is not None
+        return info
+
+    def valid_rows(self) -> IntArray:
+        return np.flatnonzero(self.valid[: self.size]).astype(np.int64)

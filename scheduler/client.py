@@ -1,0 +1,30 @@
+"""The one door between the scheduling core and the API: an interface, implemented by the edges.
+
+The core never imports an HTTP library. The operator implements ``SchedulerClient`` over the
+Kubernetes API; the benchmark's core mode and the tests implement it in memory. Errors are raised
+as ``scheduler.errors.ClientError`` subclasses (``ConflictError`` for 409, ``NotFoundError`` for 404).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from scheduler.model import Pod
+
+__all__ = ["SchedulerClient"]
+
+
+class SchedulerClient(Protocol):
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """Create the ``v1.Binding`` of ``pod`` to ``node_name``."""
+        ...
+
+    async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
+        """Post the ``Normal Scheduled`` event (``Successfully assigned ns/name to node``)."""
+        ...
+
+    async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        """Post ``Warning FailedScheduling`` and set ``PodScheduled=False`` with ``reason``
+        (``Unschedulable`` or ``SchedulerError``); set or clear ``status.nominatedNodeName`` when
+        ``nominated_node`` is not ``None``."""
+        ...

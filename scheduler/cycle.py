@@ -1,0 +1,320 @@
+"""The scheduling cycle and the binding cycle (upstream's ``schedule_one.go``).
+
+::
+
+    pop ─► schedule_one (sync, CPU only, under the cache lock)
+             snapshot ─► PreFilter ─► [nominated node first] ─► Filter (sampled, round robin)
+                 │ no node fits                      │ ≥ 1 feasible
+                 ▼                                   ▼
+             PostFilter ─► FitError             PreScore ─► Score ─► select host
+                 │                                   │
+                 ▼                                   ▼
+             Failure(requeue, report)          assume ─► Reserve ─► Permit ─► Binding
+                                                                              │
+    finish (async I/O) ◄──────────────────────────────────────────────────────┘
+        Binding: PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
+                 on error: Unreserve ─► forget ─► requeue with backoff ─► report SchedulerError
+                 on 409 (bound elsewhere) / 404 (gone): forget, drop; never retried
+        Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
+
+``schedule_one`` returns an outcome object; ``finish`` carries out its I/O through the
+``SchedulerClient``. Splitting them is what lets the worker start the next cycle while earlier
+bindings are still in flight, as upstream runs binding in a goroutine.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scheduler.cache import Cache, Snapshot
+from scheduler.client import SchedulerClient
+from scheduler.errors import ConflictError, NotFoundError
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
+from scheduler.framework.status import Code, Status
+from scheduler.metrics import Metrics
+from scheduler.model import Pod
+from scheduler.profiles.profile_map import ProfileMap
+from scheduler.queue import ClusterChange, QueuedPodInfo, SchedulingQueue
+
+__all__ = ["Binding", "Dropped", "Failure", "Outcome", "Scheduler", "ScheduleResult"]
+
+log = logging.getLogger(__name__)
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+NOTE_LENGTH_LIMIT = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleResult:
+    node: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+@dataclass(slots=True)
+class Binding:
+    info: QueuedPodInfo
+    framework: Framework
+    state: CycleState
+    assumed: Pod
+    result: ScheduleResult
+    started: float
+    permit_wait: float = 0.0
+
+
+@dataclass(slots=True)
+class Failure:
+    info: QueuedPodInfo
+    framework: Framework
+    status: Status
+    message: str
+    started: float
+    nominated_node: str | None = None
+    error: bool = False
+
+
+@dataclass(slots=True)
+class Dropped:
+    """The pod left scheduling: deleted, already assigned, or its profile is gone."""
+
+    info: QueuedPodInfo
+    why: str
+
+
+Outcome = Binding | Failure | Dropped
+
+
+@dataclass(slots=True)
+class _Attempt:
+    node: str | None = None
+    status: Status = field(default_factory=Status)
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    evaluated: int = 0
+    feasible: int = 0
+    num_all_nodes: int = 0
+
+
+def truncate_message(msg: str) -> str:
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    return msg[: NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
+class Scheduler:
+    def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
+                 metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.profiles = profiles
+        self.cache = cache
+        self.queue = queue
+        self.client = client
+        self.metrics = metrics
+        self.clock = clock
+
+    # --- the scheduling cycle --------------------------------------------------------------
+    def schedule_one(self, info: QueuedPodInfo) -> Outcome:
+        pod = info.pod
+        fwk = self.profiles.for_pod(pod)
+        if fwk is None:
+            self.queue.done(info.uid)
+            return Dropped(info, f"no profile serves schedulerName {pod.scheduler_name!r}")
+        if pod.deleting:
+            self.queue.done(info.uid)
+            return Dropped(info, f"skip schedule deleting pod: {pod.key}")
+        started = time.perf_counter()
+        with self.cache.lock:
+            if self.cache.get_pod(pod.uid) is not None:
+                self.queue.done(info.uid)
+                return Dropped(info, "pod is already assumed or assigned")
+            snapshot = self.cache.snapshot()
+            state = fwk.new_cycle_state()
+            t_alg = time.perf_counter()
+            attempt = self._schedule_pod(fwk, state, pod, snapshot)
+            if self.metrics is not None:
+                self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
+            if attempt.node is None:
+                return self._failure(fwk, state, info, attempt, started)
+            assumed = self.cache.assume_pod(pod, attempt.node)
+            result = ScheduleResult(attempt.node, attempt.evaluated, attempt.feasible)
+            s = fwk.run_reserve(state, assumed, attempt.node)
+            if s.is_success():
+                s, wait = fwk.run_permit(state, assumed, attempt.node)
+                if s.is_success() or s.is_wait():
+                    return Binding(info, fwk, state, assumed, result, started, wait if s.is_wait() else 0.0)
+            # Reserve or Permit rejected: undo, and fail as upstream does (a FitError over 1 node).
+            fwk.run_unreserve(state, assumed, attempt.node)
+            self.cache.forget_pod(assumed)
+            attempt = _Attempt(status=s, num_all_nodes=1)
+            attempt.diagnosis.node_to_status.absent = s
+            if s.is_rejected():
+                attempt.diagnosis.unschedulable_plugins.add(s.plugin)
+            return self._failure(fwk, state, info, attempt, started, run_post_filter=False)
+
+    def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> _Attempt:
+        a = _Attempt(num_all_nodes=snapshot.num_nodes)
+        if snapshot.num_nodes == 0:
+            a.status = Status.unresolvable(NO_NODES_AVAILABLE)
+            return a
+        diag = a.diagnosis
+        pre_result, s = fwk.run_pre_filter(state, pod, snapshot)
+        if not s.is_success():
+            a.status = s
+            if s.is_rejected():
+                diag.pre_filter_msg = s.message()
+                diag.node_to_status.absent = s
+                if s.plugin:
+                    diag.unschedulable_plugins.add(s.plugin)
+            return a
+        candidates = snapshot.node_order
+        if pre_result is not None and pre_result.node_names is not None:
+            keep = np.zeros(snapshot.table.capacity, np.bool_)
+            rows = [r for r in (snapshot.row_of(n) for n in pre_result.node_names) if r is not None]
+            keep[rows] = True
+            candidates = candidates[keep[candidates]]
+            plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
+            diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        feasible: np.ndarray | None = None
+        if pod.nominated_node_name:
+            row = snapshot.row_of(pod.nominated_node_name)
+            if row is not None and bool(np.isin(row, candidates)):
+                if fwk.run_filter_on_node(state, pod, snapshot, row).is_success():
+                    feasible = np.array([row], np.int64)
+        if feasible is None:
+            feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag)
+            if not s.is_success():
+                a.status = s
+                return a
+        a.feasible = len(feasible)
+        a.evaluated = len(feasible) + len(diag.node_to_status)
+        if len(feasible) == 0:
+            a.status = Status(Code.UNSCHEDULABLE)
+            return a
+        if len(feasible) == 1:
+            a.node = snapshot.node_info(int(feasible[0])).name
+            return a
+        s = fwk.run_pre_score(state, pod, snapshot, feasible)
+        if not s.is_success():
+            a.status = s
+            return a
+        totals, _, s = fwk.run_score(state, pod, snapshot, feasible)
+        if not s.is_success():
+            a.status = s
+            return a
+        a.node = snapshot.node_info(fwk.select_host(feasible, totals)).name
+        return a
+
+    def _failure(self, fwk: Framework, state: CycleState, info: QueuedPodInfo, a: _Attempt, started: float,
+                 *, run_post_filter: bool = True) -> Failure:
+        s = a.status
+        if s.code == Code.ERROR:
+            log.error("error scheduling pod %s: %s", info.key, s.message())
+            return Failure(info, fwk, s, s.message() or "internal error", started, error=True)
+        diag = a.diagnosis
+        nominated: str | None = None
+        if s.message() == NO_NODES_AVAILABLE:
+            return Failure(info, fwk, s, NO_NODES_AVAILABLE, started)
+        if run_post_filter and fwk.post_filter:
+            result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status)
+            if ps.code == Code.ERROR:
+                log.error("PostFilter error for pod %s: %s", info.key, ps.message())
+            elif ps.reasons:
+                diag.post_filter_msg = ps.message()
+            if result is not None:
+                nominated = result.nominated_node_name
+        info.unschedulable_plugins = set(diag.unschedulable_plugins)
+        info.pending_plugins = set(diag.pending_plugins)
+        message = fit_error_message(a.num_all_nodes, diag)
+        return Failure(info, fwk, s, message, started, nominated_node=nominated)
+
+    # --- the I/O half ----------------------------------------------------------------------
+    async def finish(self, outcome: Outcome) -> None:
+        if isinstance(outcome, Binding):
+            await self._bind(outcome)
+        elif isinstance(outcome, Failure):
+            await self._report_failure(outcome)
+        else:
+            log.debug("dropped pod %s: %s", outcome.info.key, outcome.why)
+
+    async def _report_failure(self, f: Failure) -> None:
+        info = f.info
+        result = "error" if f.error else "unschedulable"
+        if f.error:
+            self.queue.requeue_after_error(info)
+        else:
+            self.queue.add_unschedulable_if_not_present(info)
+        self._observe_attempt(f.framework, result, f.started)
+        if self.metrics is not None:
+            for plugin in info.unschedulable_plugins:
+                self.metrics.unschedulable_pods.labels(plugin, f.framework.profile_name).inc(0)
+        reason = REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE
+        try:
+            await self.client.report_failure(info.pod, reason, truncate_message(f.message), f.nominated_node)
+        except Exception as e:  # reporting must never lose the pod: it is already requeued
+            log.warning("cannot report scheduling failure of %s: %s", info.key, e)
+
+    async def _bind(self, b: Binding) -> None:
+        fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
+        s = await fwk.run_pre_bind(state, pod, node)
+        if s.is_success():
+            s = await fwk.run_bind(state, pod, node)
+        if not s.is_success():
+            await self._binding_failed(b, s)
+            return
+        self.cache.finish_binding(pod)
+        fwk.run_post_bind(state, pod, node)
+        self.queue.done(pod.uid)
+        self._observe_attempt(fwk, "scheduled", b.started)
+        if self.metrics is not None:
+            self.metrics.pod_scheduling_sli_duration.labels(_attempts_label(b.info.attempts)).observe(
+                self.clock() - b.info.initial_attempt_timestamp)
+            self.metrics.pod_scheduling_attempts.observe(b.info.attempts)
+        log.debug("Successfully bound pod to node pod=%s node=%s evaluatedNodes=%d feasibleNodes=%d",
+                  pod.key, node, b.result.evaluated_nodes, b.result.feasible_nodes)
+        try:
+            await self.client.report_scheduled(pod, node, f"Successfully assigned {pod.key} to {node}")
+        except Exception as e:
+            log.warning("cannot post Scheduled event for %s: %s", pod.key, e)
+
+    async def _binding_failed(self, b: Binding, s: Status) -> None:
+        fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
+        fwk.run_unreserve(state, pod, node)
+        self.cache.forget_pod(pod)
+        # The freed resources may help other pods, as upstream's AssignedPodDelete.
+        self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=pod,
+                                                               label="AssignedPodDelete"))
+        if isinstance(s.error, ConflictError | NotFoundError):
+            # Someone else bound it, or it is gone: never retry, or we would double-bind.
+            log.info("binding %s to %s not needed: %s", pod.key, node, s.message())
+            self.queue.done(pod.uid)
+            self._observe_attempt(fwk, "error", b.started)
+            return
+        await self._report_failure(Failure(b.info, fwk, s, f"binding rejected: {s.message()}", b.started, error=True))
+
+    def _observe_attempt(self, fwk: Framework, result: str, started: float) -> None:
+        if self.metrics is None:
+            return
+        self.metrics.schedule_attempts.labels(result, fwk.profile_name).inc()
+        self.metrics.scheduling_attempt_duration.labels(result, fwk.profile_name).observe(
+            time.perf_counter() - started)
+
+    # --- convenience for tests, the simulator and the benchmark ----------------------------
+    async def run_until_idle(self, max_cycles: int = 1_000_000) -> int:
+        """Schedule until activeQ is empty (no waiting for backoffs); returns cycles run."""
+        n = 0
+        while n < max_cycles:
+            info = self.queue.pop(timeout=0)
+            if info is None:
+                break
+            await self.finish(self.schedule_one(info))
+            n += 1
+        return n
+
+
+def _attempts_label(attempts: int) -> str:
+    return str(attempts) if attempts < 15 else "15+"

@@ -1,0 +1,91 @@
+"""Exceptions raised by the scheduling core.
+
+The hierarchy::
+
+    SchedulerError                      base of everything the core raises on purpose
+    ├── ParseError                      API JSON that cannot become a typed object
+    │   └── QuantityError               a resource quantity Kubernetes would reject
+    ├── ProfileError                    a SchedulingProfile that cannot be compiled
+    │   ├── UnknownPluginError          a plugin name no registry knows
+    │   └── PluginArgsError             plugin args that fail validation
+    └── ClientError                     an API call made through ``scheduler.client`` failed
+        ├── ConflictError               409: e.g. the pod is already bound
+        └── NotFoundError               404: e.g. the pod is gone
+
+Every error carries a message a user can act on: the object (``kind ns/name``) and the field
+path (``spec.containers[0].resources.requests.cpu``) when there is one.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClientError",
+    "ConflictError",
+    "NotFoundError",
+    "ParseError",
+    "PluginArgsError",
+    "ProfileError",
+    "QuantityError",
+    "SchedulerError",
+    "UnknownPluginError",
+]
+
+
+class SchedulerError(Exception):
+    """Base class of the core's deliberate errors."""
+
+
+class ParseError(SchedulerError, ValueError):
+    """An API object that cannot be turned into the typed model.
+
+    ``obj`` is ``"Pod default/web-1"``-style, ``field`` a JSON path inside it.
+    """
+
+    def __init__(self, problem: str, *, obj: str = "", field: str = "") -> None:
+        self.problem = problem
+        self.obj = obj
+        self.field = field
+        where = " ".join(p for p in (obj, field) if p)
+        super().__init__(f"{where}: {problem}" if where else problem)
+
+    def located(self, obj: str, prefix: str = "") -> ParseError:
+        """The same error with the object and a field prefix filled in."""
+        field = f"{prefix}.{self.field}" if prefix and self.field else (prefix or self.field)
+        return type(self)(self.problem, obj=obj or self.obj, field=field)
+
+
+class QuantityError(ParseError):
+    """A quantity string that does not match Kubernetes' quantity grammar."""
+
+
+class ProfileError(SchedulerError, ValueError):
+    """A SchedulingProfile spec that is well-formed JSON but cannot be compiled."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class UnknownPluginError(ProfileError):
+    """A plugin name that neither the in-tree nor the out-of-tree registry knows."""
+
+
+class PluginArgsError(ProfileError):
+    """Plugin args that fail the plugin's own validation."""
+
+
+class ClientError(SchedulerError):
+    """An API call failed. ``status`` is the HTTP status code, 0 if none was received."""
+
+    def __init__(self, message: str, *, status: int = 0, retry_after: float | None = None) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ConflictError(ClientError):
+    """409 Conflict / AlreadyExists."""
+
+
+class NotFoundError(ClientError):
+    """404 NotFound."""

@@ -1,0 +1,54 @@
+"""``CycleState``: per-cycle scratch space shared by one pod's plugin calls.
+
+A plugin writes its precomputed data once (PreFilter, PreScore) under a private key and reads it
+many times (Filter, Score). Each plugin module defines its key and a typed getter that raises a
+clear error when the state is missing, as upstream's ``getPreFilterState`` does. A cycle is
+single-threaded, so there is no lock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+__all__ = ["CycleState", "StateMissingError"]
+
+T = TypeVar("T")
+
+
+class StateMissingError(LookupError):
+    pass
+
+
+class CycleState:
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = record_plugin_metrics
+
+    def write(self, key: str, value: object) -> None:
+        self._data[key] = value
+
+    def read(self, key: str, kind: type[T]) -> T:
+        try:
+            value = self._data[key]
+        except KeyError:
+            raise StateMissingError(f"error reading {key!r} from cycleState: not found") from None
+        if not isinstance(value, kind):
+            raise StateMissingError(f"{key!r} in cycleState is {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    def get(self, key: str) -> Any:
+        return self._data.get(key)
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
+        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c

@@ -1,0 +1,236 @@
+"""One ``Protocol`` per extension point, as upstream's ``framework/interface.go``.
+
+A plugin implements only the points it needs; the framework finds them with ``isinstance`` at
+compile time (the protocols are ``runtime_checkable``), never per cycle.
+
+Two additions to upstream's interfaces keep the hot path off per-node Python calls:
+
+* ``BatchFilterPlugin.filter_nodes(state, pod, snapshot, rows)`` answers for many node rows at once
+  and returns a ``FilterVerdict`` (which rows failed, and with which ``Status``).
+* ``BatchScorePlugin.score_nodes(state, pod, snapshot, rows)`` returns an int64 array of scores.
+
+Every in-tree Filter and Score plugin is a batch plugin. Out-of-tree plugins may implement the plain
+per-node ``filter`` / ``score`` (upstream's shape) and the framework loops for them.
+
+``QueueSortPlugin`` gives a sort *key* rather than upstream's ``Less``: heaps in Python order by
+keys, and any strict weak order ``Less`` can be written as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.status import Status
+from scheduler.model import Pod
+
+if TYPE_CHECKING:
+    from scheduler.cache import NodeInfo, Snapshot
+    from scheduler.framework.diagnosis import NodeToStatus
+    from scheduler.queue.pod_info import QueuedPodInfo
+    from scheduler.queue.scheduling_queue import ClusterChange
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "BatchFilterPlugin",
+    "BatchScorePlugin",
+    "BindPlugin",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "EnqueueExtensions",
+    "FilterPlugin",
+    "FilterVerdict",
+    "Plugin",
+    "PermitPlugin",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "ReservePlugin",
+    "ScoreExtensions",
+    "ScorePlugin",
+]
+
+MAX_NODE_SCORE = 100
+Rows = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """``node_names`` restricts the nodes Filter evaluates; ``None`` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+@dataclass(slots=True)
+class FilterVerdict:
+    """The outcome of a batched Filter over ``rows``.
+
+    ``failed[i]`` says whether ``rows[i]`` was rejected; a rejected row's status is
+    ``statuses[status_ids[i]]`` (or ``statuses[0]`` when ``status_ids`` is ``None``).
+    """
+
+    failed: npt.NDArray[np.bool_]
+    statuses: Sequence[Status] = ()
+    status_ids: npt.NDArray[np.int64] | None = None
+
+    @classmethod
+    def passed(cls, n: int) -> FilterVerdict:
+        return cls(np.zeros(n, np.bool_))
+
+    @classmethod
+    def uniform(cls, failed: npt.NDArray[np.bool_], status: Status) -> FilterVerdict:
+        return cls(failed, (status,))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """``resource`` is Node, Pod (assigned), PodDelete, Namespace, ...; ``action`` a set of
+    Add, Update, UpdateNodeLabel, UpdateNodeTaint, UpdateNodeAllocatable, Delete, ``*``."""
+
+    resource: str
+    action: str = "*"
+    label: str = field(default="", compare=False)
+
+
+    def matches(self, resource: str, actions: frozenset[str]) -> bool:
+        if self.resource not in ("*", resource):
+            return False
+        if self.action == "*" or self.action in actions:
+            return True
+        return self.action == "Update" and any(a.startswith("Update") for a in actions)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    """An event a plugin cares about, with an optional queueing hint: ``hint(pod, change)`` says
+    whether the change may make the pod, which this plugin rejected, schedulable (Queue) or not
+    (QueueSkip). No hint means Queue."""
+
+    event: ClusterEvent
+    hint: Callable[[Pod, ClusterChange], bool] | None = None
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, info: QueuedPodInfo) -> Any: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node: NodeInfo) -> Status: ...
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
+                   ) -> tuple[PreFilterResult | None, Status]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus
+                    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+        """Normalise ``scores`` in place to 0..MAX_NODE_SCORE."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        """Success, Unschedulable, or Wait with a timeout in seconds."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Bind, or return Skip to let the next Bind plugin do it."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...

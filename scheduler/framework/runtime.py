@@ -1,0 +1,504 @@
+"""The framework runtime: one compiled profile, running its plugins at each extension point.
+
+``Framework`` is immutable once built (``scheduler.profiles.compile`` builds it): a profile edit
+builds a new one and swaps it in, and a cycle that started on the old one finishes on it.
+
+Invariants enforced at construction, as upstream's ``NewFramework``: exactly one QueueSort plugin,
+at least one Bind plugin, every Score plugin has a positive weight, and the weights cannot overflow
+the total score.
+
+The Filter search (``find_nodes_that_pass_filters``) follows upstream's ``findNodesThatFitPod``:
+nodes are visited from a round-robin start index in the snapshot's zone-interleaved order, and the
+search stops after ``num_feasible_nodes_to_find`` feasible nodes. Filters run plugin by plugin over
+*batches* of rows: each plugin sees only the rows every earlier plugin passed, so a node's status is
+the first rejecting plugin's, as in upstream's per-node loop. Upstream cancels parallel workers
+once enough nodes are found; here the batch is cut at the exact node that reached the count, which
+makes the search deterministic.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.cache import Snapshot
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import Diagnosis, NodeToStatus
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    ClusterEventWithHint,
+    FilterPlugin,
+    FilterVerdict,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    Rows,
+    Scores,
+    ScorePlugin,
+)
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics
+from scheduler.model import Pod
+from scheduler.queue.pod_info import QueuedPodInfo
+from scheduler.queue.scheduling_queue import ClusterChange
+
+__all__ = [
+    "MAX_TOTAL_SCORE",
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "Framework",
+    "FrameworkError",
+    "num_feasible_nodes_to_find",
+]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+MAX_TOTAL_SCORE = 2**63 - 1
+# CycleState key: the PreFilter plugins whose results narrowed the candidate nodes.
+PREFILTER_RESULT_PLUGINS = "framework/preFilterResultPlugins"
+
+
+class FrameworkError(ValueError):
+    pass
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """Upstream's ``numFeasibleNodesToFind`` (percentage 0 means adaptive)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class _Failures:
+    """Filter failures of one batch, kept until the batch is cut at the last needed node."""
+
+    parts: list[tuple[str, Rows, Any, Sequence[Status]]] = field(default_factory=list)
+
+
+class Framework:
+    def __init__(
+        self,
+        profile_name: str,
+        plugins: Mapping[str, Sequence[Plugin]],
+        *,
+        score_weights: Mapping[str, int],
+        percentage_of_nodes_to_score: int | None = None,
+        pod_initial_backoff: float = 1.0,
+        pod_max_backoff: float = 10.0,
+        metrics: Metrics | None = None,
+        seed: int | None = None,
+        all_plugins: Sequence[Plugin] = (),
+    ) -> None:
+        self.profile_name = profile_name
+        qs = list(plugins.get("queueSort", ()))
+        if len(qs) != 1:
+            raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
+                                 f"{profile_name!r}, got {len(qs)}")
+        binds = list(plugins.get("bind", ()))
+        if not binds:
+            raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name "
+                                 f"{profile_name!r}")
+        self.queue_sort: QueueSortPlugin = qs[0]  # type: ignore[assignment]
+        self.pre_enqueue: list[PreEnqueuePlugin] = list(plugins.get("preEnqueue", ()))  # type: ignore[arg-type]
+        self.pre_filter: list[PreFilterPlugin] = list(plugins.get("preFilter", ()))  # type: ignore[arg-type]
+        self.filter: list[Plugin] = list(plugins.get("filter", ()))
+        self.post_filter: list[PostFilterPlugin] = list(plugins.get("postFilter", ()))  # type: ignore[arg-type]
+        self.pre_score: list[PreScorePlugin] = list(plugins.get("preScore", ()))  # type: ignore[arg-type]
+        self.score: list[tuple[Plugin, int]] = []
+        total = 0
+        for p in plugins.get("score", ()):
+            w = score_weights.get(p.name, 1)
+            if w <= 0:
+                raise FrameworkError(f"score plugin {p.name!r} weight must be positive, got {w}")
+            total += w * MAX_NODE_SCORE
+            if total > MAX_TOTAL_SCORE:
+                raise FrameworkError("total score of Score plugins could overflow")
+            self.score.append((p, w))
+        self._filter_is_batch = [isinstance(p, BatchFilterPlugin) for p in self.filter]
+        self._score_is_batch = [isinstance(p, BatchScorePlugin) for p, _ in self.score]
+        self.reserve: list[ReservePlugin] = list(plugins.get("reserve", ()))  # type: ignore[arg-type]
+        self.permit: list[PermitPlugin] = list(plugins.get("permit", ()))  # type: ignore[arg-type]
+        self.pre_bind: list[PreBindPlugin] = list(plugins.get("preBind", ()))  # type: ignore[arg-type]
+        self.bind: list[BindPlugin] = binds  # type: ignore[assignment]
+        self.post_bind: list[PostBindPlugin] = list(plugins.get("postBind", ()))  # type: ignore[arg-type]
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.pod_initial_backoff = pod_initial_backoff
+        self.pod_max_backoff = pod_max_backoff
+        self.metrics = metrics
+        self.rng = random.Random(seed)
+        self.next_start_node_index = 0
+        self.plugins_by_name: dict[str, Plugin] = {p.name: p for p in all_plugins}
+        for point in plugins.values():
+            for p in point:
+                self.plugins_by_name.setdefault(p.name, p)
+        # Plugins that register no events are interested in every event (upstream's wildcard).
+        self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {}
+        for name, p in self.plugins_by_name.items():
+            reg = getattr(p, "events_to_register", None)
+            self._events[name] = reg() if callable(reg) else None
+
+    # --- metrics ---------------------------------------------------------------------------
+    def _observe(self, point: str, status: Status, t0: float) -> None:
+        if self.metrics is not None:
+            self.metrics.framework_extension_point_duration.labels(
+                point, str(status.code), self.profile_name).observe(time.perf_counter() - t0)
+
+    def _observe_plugin(self, state: CycleState, plugin: str, point: str, status: Status, t0: float) -> None:
+        if self.metrics is not None and state.record_plugin_metrics:
+            self.metrics.plugin_execution_duration.labels(plugin, point, str(status.code)).observe(
+                time.perf_counter() - t0)
+
+    def new_cycle_state(self) -> CycleState:
+        return CycleState(record_plugin_metrics=self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT)
+
+    # --- queue-side ------------------------------------------------------------------------
+    def queue_sort_key(self, info: QueuedPodInfo) -> Any:
+        return self.queue_sort.sort_key(info)
+
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for p in self.pre_enqueue:
+            s = p.pre_enqueue(pod)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterChange) -> bool:
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or change.resource == "*":
+            return True
+        for name in rejectors:
+            events = self._events.get(name)
+            if events is None:
+                return True
+            for e in events:
+                if e.event.matches(change.resource, change.actions):
+                    try:
+                        if e.hint is None or e.hint(info.pod, change):
+                            return True
+                    except Exception:  # a failing hint means Queue, as upstream treats errors
+                        return True
+        return False
+
+    # --- PreFilter / Filter ----------------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
+                       ) -> tuple[PreFilterResult | None, Status]:
+        t0 = time.perf_counter()
+        result: PreFilterResult | None = None
+        status = SUCCESS
+        narrowing: list[str] = []
+        for p in self.pre_filter:
+            t1 = time.perf_counter()
+            r, s = p.pre_filter(state, pod, snapshot)
+            self._observe_plugin(state, p.name, "PreFilter", s, t1)
+            if s.is_skip():
+                state.skip_filter_plugins.add(p.name)
+                continue
+            if not s.is_success():
+                status = s.with_plugin(p.name)
+                break
+            if r is not None and r.node_names is not None:
+                narrowing.append(p.name)
+                names = r.node_names if result is None or result.node_names is None \
+                    else result.node_names & r.node_names
+                result = PreFilterResult(names)
+        state.write(PREFILTER_RESULT_PLUGINS, tuple(narrowing))
+        self._observe("PreFilter", status, t0)
+        return result, status
+
+    def _filter_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
+                      failures: _Failures) -> tuple[Rows, Status]:
+        """Positions (into ``rows``) that pass every filter; failures go to ``failures``."""
+        alive = np.arange(len(rows), dtype=np.int64)
+        for p, is_batch in zip(self.filter, self._filter_is_batch, strict=True):
+            if p.name in state.skip_filter_plugins or len(alive) == 0:
+                continue
+            t1 = time.perf_counter()
+            sub = rows[alive]
+            if is_batch:
+                verdict = p.filter_nodes(state, pod, snapshot, sub)  # type: ignore[attr-defined]
+            else:
+                verdict = self._filter_per_node(state, pod, snapshot, p, sub)  # type: ignore[arg-type]
+            failed = verdict.failed
+            if failed.any():
+                ids = verdict.status_ids[failed] if verdict.status_ids is not None else None
+                for s in verdict.statuses:
+                    if s.code == Code.ERROR:
+                        err = s.with_plugin(p.name)
+                        self._observe_plugin(state, p.name, "Filter", err, t1)
+                        return alive, err
+                failures.parts.append((p.name, alive[failed], ids, verdict.statuses))
+                alive = alive[~failed]
+            self._observe_plugin(state, p.name, "Filter", SUCCESS, t1)
+        return alive, SUCCESS
+
+    @staticmethod
+    def _filter_per_node(state: CycleState, pod: Pod, snapshot: Snapshot, p: FilterPlugin,
+                         rows: Rows) -> FilterVerdict:
+        statuses: list[Status] = []
+        index: dict[Status, int] = {}
+        failed = np.zeros(len(rows), np.bool_)
+        ids = np.zeros(len(rows), np.int64)
+        for i, row in enumerate(rows.tolist()):
+            try:
+                s = p.filter(state, pod, snapshot.node_info(row))
+            except Exception as e:  # an out-of-tree plugin's bug is an Error status, not a crash
+                s = Status.as_error(e)
+            if not s.is_success():
+                failed[i] = True
+                j = index.get(s)
+                if j is None:
+                    j = index[s] = len(statuses)
+                    statuses.append(s)
+                ids[i] = j
+        return FilterVerdict(failed, statuses, ids)
+
+    def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                     candidates: Rows, diagnosis: Diagnosis, *, num_to_find: int | None = None,
+                                     rotate: bool = True) -> tuple[Rows, Status]:
+        """The feasible rows among ``candidates`` (visited from the round-robin start)."""
+        t0 = time.perf_counter()
+        n = len(candidates)
+        if n == 0:
+            return candidates, SUCCESS
+        want = num_to_find if num_to_find is not None else self.num_nodes_to_find(n)
+        start = self.next_start_node_index % n if rotate else 0
+        order = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+        feasible: list[Rows] = []
+        found = processed = 0
+        batch = min(n, want + want // 4 + 8)
+        status = SUCCESS
+        while processed < n and found < want:
+            rows = order[processed: processed + batch]
+            failures = _Failures()
+            passed, status = self._filter_batch(state, pod, snapshot, rows, failures)
+            if not status.is_success():
+                break
+            need = want - found
+            cut = len(rows)
+            if len(passed) >= need:
+                cut = int(passed[need - 1]) + 1
+                passed = passed[:need]
+            feasible.append(rows[passed])
+            found += len(passed)
+            for plugin, pos, ids, statuses in failures.parts:
+                keep = pos < cut
+                if keep.any():
+                    diagnosis.node_to_status.add_many(rows[pos[keep]], None if ids is None else ids[keep],
+                                                      statuses, plugin)
+                    diagnosis.unschedulable_plugins.add(plugin)
+            processed += cut
+            batch = n - processed  # the next batch is everything left
+        if rotate:
+            self.next_start_node_index = (start + processed) % n
+        self._observe("Filter", status, t0)
+        out = np.concatenate(feasible) if feasible else np.zeros(0, np.int64)
+        return out, status
+
+    def num_nodes_to_find(self, n: int) -> int:
+        if not self.score:
+            # No scoring: the first feasible node is as good as any (upstream returns 1 when there
+            # are no extenders and no score plugins).
+            return min(n, 1) if n else 0
+        return num_feasible_nodes_to_find(self.percentage_of_nodes_to_score or 0, n)
+
+    def run_filter_on_node(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int) -> Status:
+        """Every filter on one node (nominated-node fast path, preemption's dry run)."""
+        failures = _Failures()
+        passed, status = self._filter_batch(state, pod, snapshot, np.array([row], np.int64), failures)
+        if not status.is_success():
+            return status
+        if len(passed):
+            return SUCCESS
+        plugin, _, ids, statuses = failures.parts[0]
+        return statuses[0 if ids is None else int(ids[0])].with_plugin(plugin)
+
+    def run_post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus
+                        ) -> tuple[PostFilterResult | None, Status]:
+        t0 = time.perf_counter()
+        result: PostFilterResult | None = None
+        final = Status(Code.UNSCHEDULABLE)
+        reasons: list[str] = []
+        for p in self.post_filter:
+            r, s = p.post_filter(state, pod, statuses)
+            if s.is_success():
+                result, final = r, s.with_plugin(p.name)
+                break
+            if s.code == Code.ERROR:
+                final = s.with_plugin(p.name)
+                break
+            if s.reasons:
+                reasons.extend(s.reasons)
+            if r is not None:
+                result = r
+        else:
+            final = Status(Code.UNSCHEDULABLE, tuple(reasons))
+        self._observe("PostFilter", final, t0)
+        return result, final
+
+    # --- PreScore / Score ------------------------------------------------------------------
+    def run_pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        t0 = time.perf_counter()
+        status = SUCCESS
+        for p in self.pre_score:
+            t1 = time.perf_counter()
+            s = p.pre_score(state, pod, snapshot, rows)
+            self._observe_plugin(state, p.name, "PreScore", s, t1)
+            if s.is_skip():
+                state.skip_score_plugins.add(p.name)
+            elif not s.is_success():
+                status = s.with_plugin(p.name)
+                break
+        self._observe("PreScore", status, t0)
+        return status
+
+    def run_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
+                  ) -> tuple[Scores, dict[str, Scores], Status]:
+        """Weighted total per row, the per-plugin normalised scores, and the status."""
+        t0 = time.perf_counter()
+        total = np.zeros(len(rows), np.int64)
+        per_plugin: dict[str, Scores] = {}
+        for (p, weight), is_batch in zip(self.score, self._score_is_batch, strict=True):
+            if p.name in state.skip_score_plugins:
+                continue
+            t1 = time.perf_counter()
+            get_ext = getattr(p, "score_extensions", None)
+            try:
+                if is_batch:
+                    s = np.asarray(p.score_nodes(state, pod, snapshot, rows), np.int64)  # type: ignore[attr-defined]
+                else:
+                    sp: ScorePlugin = p  # type: ignore[assignment]
+                    s = np.zeros(len(rows), np.int64)
+                    for i, row in enumerate(rows.tolist()):
+                        v, st = sp.score(state, pod, snapshot.node_info(row))
+                        if not st.is_success():
+                            status = st.with_plugin(p.name)
+                            self._observe("Score", status, t0)
+                            return total, per_plugin, status
+                        s[i] = v
+                ext = get_ext() if callable(get_ext) else None
+                if ext is not None:
+                    st = ext.normalize_score(state, pod, s)
+                    if not st.is_success():
+                        return total, per_plugin, st.with_plugin(p.name)
+            except Exception as e:
+                status = Status.as_error(e).with_plugin(p.name)
+                self._observe("Score", status, t0)
+                return total, per_plugin, status
+            if len(s) and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
+                status = Status(Code.ERROR, (f"plugin {p.name!r} returns an invalid score "
+                                             f"{int(s.max() if s.max() > MAX_NODE_SCORE else s.min())}, "
+                                             f"it should in the range of [0, {MAX_NODE_SCORE}] after "
+                                             f"normalizing",), p.name)
+                self._observe("Score", status, t0)
+                return total, per_plugin, status
+            per_plugin[p.name] = s
+            total += s * weight
+            self._observe_plugin(state, p.name, "Score", SUCCESS, t1)
+        self._observe("Score", SUCCESS, t0)
+        return total, per_plugin, SUCCESS
+
+    def select_host(self, rows: Rows, totals: Scores) -> int:
+        """The row with the highest total; ties are broken uniformly at random (seedable)."""
+        best = np.flatnonzero(totals == totals.max())
+        return int(rows[best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]])
+
+    # --- Reserve / Permit ------------------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        t0 = time.perf_counter()
+        for p in self.reserve:
+            s = p.reserve(state, pod, node_name)
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                self._observe("Reserve", s, t0)
+                return s
+        self._observe("Reserve", SUCCESS, t0)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        t0 = time.perf_counter()
+        for p in reversed(self.reserve):
+            p.unreserve(state, pod, node_name)
+        self._observe("Unreserve", SUCCESS, t0)
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        t0 = time.perf_counter()
+        wait = 0.0
+        status = SUCCESS
+        for p in self.permit:
+            s, timeout = p.permit(state, pod, node_name)
+            if s.is_wait():
+                wait = max(wait, timeout)
+                status = s.with_plugin(p.name)
+            elif not s.is_success():
+                status = s.with_plugin(p.name)
+                if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                    status = Status(Code.ERROR, s.reasons, p.name)
+                break
+        self._observe("Permit", status, t0)
+        return status, wait
+
+    # --- binding cycle ---------------------------------------------------------------------
+    async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        t0 = time.perf_counter()
+        for p in self.pre_bind:
+            s = await p.pre_bind(state, pod, node_name)
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                self._observe("PreBind", s, t0)
+                return s
+        self._observe("PreBind", SUCCESS, t0)
+        return SUCCESS
+
+    async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        t0 = time.perf_counter()
+        status = Status(Code.SKIP)
+        for p in self.bind:
+            s = await p.bind(state, pod, node_name)
+            if s.is_skip():
+                continue
+            status = s.with_plugin(p.name)
+            break
+        self._observe("Bind", status, t0)
+        return status
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        t0 = time.perf_counter()
+        for p in self.post_bind:
+            p.post_bind(state, pod, node_name)
+        self._observe("PostBind", SUCCESS, t0)
+
+    # --- introspection ---------------------------------------------------------------------
+    def effective_plugins(self) -> dict[str, list[dict[str, Any]]]:
+        """Per extension point, the enabled plugins (and weights for Score): for the CR status."""
+        points: dict[str, Sequence[Plugin]] = {
+            "queueSort": [self.queue_sort], "preEnqueue": self.pre_enqueue, "preFilter": self.pre_filter,
+            "filter": self.filter, "postFilter": self.post_filter, "preScore": self.pre_score,
+            "reserve": self.reserve, "permit": self.permit, "preBind": self.pre_bind,
+            "bind": self.bind, "postBind": self.post_bind,
+        }
+        out: dict[str, list[dict[str, Any]]] = {k: [{"name": p.name} for p in v] for k, v in points.items() if v}
+        out["score"] = [{"name": p.name, "weight": w} for p, w in self.score]
+        return out
+

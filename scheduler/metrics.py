@@ -1,0 +1,80 @@
+"""Prometheus metrics under upstream kube-scheduler's names, labels and buckets.
+
+Every collector lives in a ``Metrics`` object with its own registry, so tests and several
+schedulers in one process don't collide; the operator serves ``metrics.registry`` on ``/metrics``.
+Names, label sets and buckets follow ``pkg/scheduler/metrics/metrics.go`` so dashboards and alerts
+written for kube-scheduler work unchanged. ``kopf_scheduler_profile_reloads_total`` is our own.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["PLUGIN_METRICS_SAMPLE_PERCENT", "Metrics", "exponential_buckets"]
+
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result. "
+            "'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r)
+        self.scheduling_attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.scheduling_algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means number of "
+            "pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of "
+            "pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+            "number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+            ["queue"], registry=r)
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+            "might involve multiple scheduling attempts.",
+            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
+        self.pod_scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5), registry=r)
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"], registry=r)
+        self.unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+            "all plugins that caused it to not schedule and so this metric have meaning only when broken "
+            "down by plugin.", ["plugin", "profile"], registry=r)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.cache_size = Gauge(
+            "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"], registry=r)
+        self.goroutines = Gauge(
+            "scheduler_goroutines", "Number of running goroutines split by the work they do such as binding.",
+            ["operation"], registry=r)
+        self.profile_reloads = Counter(
+            "kopf_scheduler_profile_reloads", "SchedulingProfile compilations, by result (accepted, rejected).",
+            ["profile", "result"], registry=r)

@@ -1,0 +1,106 @@
+"""Nodes and taints, parsed once from API JSON.
+
+``Node.allocatable`` holds integers: milli-CPU for ``cpu``, units for everything else. As the API
+server's defaulting does, a node without ``status.allocatable`` gets its ``status.capacity``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.quantity import resource_value
+
+__all__ = ["TAINT_EFFECTS", "Node", "Taint", "parse_node", "parse_taint"]
+
+TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        # Upstream formats taints in reasons as ``{key: value}``.
+        return f"{{{self.key}: {self.value}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, int] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    # image name -> size in bytes; every name of a multi-name image maps to its size.
+    images: Mapping[str, int] = field(default_factory=dict)
+    resource_version: str = ""
+
+
+def parse_taint(raw: Any, field: str) -> Taint:
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    key, value, effect = raw.get("key"), raw.get("value") or "", raw.get("effect")
+    if not isinstance(key, str) or not key:
+        raise ParseError("Required value", field=f"{field}.key")
+    if not isinstance(value, str):
+        raise ParseError("must be a string", field=f"{field}.value")
+    if effect not in TAINT_EFFECTS:
+        raise ParseError(f"Unsupported value: {effect!r}", field=f"{field}.effect")
+    return Taint(key, value, effect)
+
+
+def _resources(raw: Any, field: str) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    out: dict[str, int] = {}
+    for name, q in raw.items():
+        try:
+            out[name] = resource_value(name, q)
+        except ParseError as e:
+            raise e.located("", f"{field}.{name}") from None
+    return out
+
+
+def parse_node(obj: Mapping[str, Any]) -> Node:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseError("Required value", obj="Node", field="metadata.name")
+    where = f"Node {name}"
+    try:
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        labels = meta.get("labels") or {}
+        if not isinstance(labels, Mapping):
+            raise ParseError("must be an object", field="metadata.labels")
+        allocatable = status.get("allocatable")
+        if allocatable is None:
+            allocatable = status.get("capacity")
+        taints = tuple(parse_taint(t, f"spec.taints[{i}]") for i, t in enumerate(spec.get("taints") or []))
+        images: dict[str, int] = {}
+        for i, img in enumerate(status.get("images") or []):
+            size = img.get("sizeBytes") or 0
+            if not isinstance(size, int) or size < 0:
+                raise ParseError("must be a non-negative integer", field=f"status.images[{i}].sizeBytes")
+            for n in img.get("names") or []:
+                images[n] = size
+        return Node(
+            name=name,
+            uid=meta.get("uid") or "",
+            labels=dict(labels),
+            allocatable=_resources(allocatable, "status.allocatable"),
+            taints=taints,
+            unschedulable=bool(spec.get("unschedulable")),
+            images=images,
+            resource_version=meta.get("resourceVersion") or "",
+        )
+    except ParseError as e:
+        raise e.located(where) from None

@@ -1,0 +1,429 @@
+"""Pods, parsed once from API JSON into what the scheduler reads.
+
+Requests are computed as upstream's ``resource.PodRequests`` does:
+
+* sum over app containers, plus restartable (sidecar) init containers, which run alongside them;
+* each regular init container runs alone, beside the sidecars started before it; the pod needs the
+  max of that and the sum above;
+* plus ``spec.overhead``; pod-level ``spec.resources.requests`` (PodLevelResources) replace the
+  container aggregate for the resources they name.
+
+``non_zero_cpu`` / ``non_zero_memory`` are the same aggregate where a container without a CPU or
+memory request counts as 100m / 200MiB: scoring uses them (so empty pods still spread), filtering
+never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.model.node import TAINT_EFFECTS, Taint
+from scheduler.model.selectors import (
+    LabelSelector,
+    NodeSelector,
+    NodeSelectorTerm,
+    parse_label_selector,
+    parse_node_selector,
+    parse_node_selector_term,
+)
+from scheduler.quantity import resource_value
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "HostPort",
+    "Pod",
+    "PodAffinityTerm",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "WeightedPodAffinityTerm",
+    "parse_pod",
+]
+
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """``v1.PodAffinityTerm``. ``namespaces`` is resolved: an empty list with no namespace selector
+    means the owning pod's namespace. ``namespace_selector`` ``{}`` means all namespaces."""
+
+    selector: LabelSelector | None
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector | None
+    topology_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    selector: LabelSelector | None
+    min_domains: int = 1
+    node_affinity_policy: str = "Honor"
+    node_taints_policy: str = "Ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    protocol: str
+    host_ip: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Pod:
+    """A pod as the scheduler sees it. Identity is ``uid`` (equality is by identity)."""
+
+    namespace: str
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    scheduler_name: str = "default-scheduler"
+    node_name: str = ""
+    nominated_node_name: str = ""
+    priority: int = 0
+    preemption_policy: str = "PreemptLowerPriority"
+    requests: Mapping[str, int] = field(default_factory=dict)
+    non_zero_cpu: int = DEFAULT_MILLI_CPU_REQUEST
+    non_zero_memory: int = DEFAULT_MEMORY_REQUEST
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    required_node_affinity: NodeSelector | None = None
+    preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    affinity_required: tuple[PodAffinityTerm, ...] = ()
+    affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    anti_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    topology_spread: tuple[TopologySpreadConstraint, ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
+    images: tuple[str, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
+    deleting: bool = False
+    phase: str = "Pending"
+    creation_timestamp: str = ""
+    start_time: str = ""
+    resource_version: str = ""
+    owner_uid: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_affinity_terms(self) -> bool:
+        return bool(self.affinity_required or self.affinity_preferred
+                    or self.anti_affinity_required or self.anti_affinity_preferred)
+
+    def __repr__(self) -> str:
+        return f"Pod({self.key}, node={self.node_name or '-'})"
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+def _str_map(raw: Any, field: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(isinstance(v, str) for v in raw.values()):
+        raise ParseError("must be a map of strings", field=field)
+    return dict(raw)
+
+
+def _requests(raw: Any, field: str) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    out: dict[str, int] = {}
+    for name, q in raw.items():
+        try:
+            v = resource_value(name, q)
+        except ParseError as e:
+            raise e.located("", f"{field}.{name}") from None
+        if v < 0:
+            raise ParseError("must be greater than or equal to 0", field=f"{field}.{name}")
+        out[name] = v
+    return out
+
+
+def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for k, v in more.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def _aggregate(containers: Sequence[dict[str, int]], inits: Sequence[tuple[dict[str, int], bool]]
+               ) -> dict[str, int]:
+    reqs: dict[str, int] = {}
+    for c in containers:
+        _add(reqs, c)
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c, restartable in inits:
+        if restartable:
+            _add(reqs, c)
+            _add(sidecars, c)
+            _max(init_max, sidecars)
+        else:
+            alone = dict(c)
+            _add(alone, sidecars)
+            _max(init_max, alone)
+    _max(reqs, init_max)
+    return reqs
+
+
+def _with_defaults(r: dict[str, int]) -> dict[str, int]:
+    return {
+        "cpu": r.get("cpu") or DEFAULT_MILLI_CPU_REQUEST,
+        "memory": r.get("memory") or DEFAULT_MEMORY_REQUEST,
+    }
+
+
+def _pod_affinity_term(raw: Any, field: str, own_ns: str) -> PodAffinityTerm:
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    key = raw.get("topologyKey")
+    if not isinstance(key, str) or not key:
+        raise ParseError("can not be empty", field=f"{field}.topologyKey")
+    sel_raw = raw.get("labelSelector")
+    selector = None if sel_raw is None else parse_label_selector(sel_raw, f"{field}.labelSelector")
+    ns_sel_raw = raw.get("namespaceSelector")
+    ns_selector = (None if ns_sel_raw is None
+                   else parse_label_selector(ns_sel_raw, f"{field}.namespaceSelector"))
+    namespaces = raw.get("namespaces") or []
+    if not isinstance(namespaces, Sequence) or isinstance(namespaces, str):
+        raise ParseError("must be a list of strings", field=f"{field}.namespaces")
+    ns = frozenset(namespaces)
+    if not ns and ns_selector is None:
+        ns = frozenset((own_ns,))
+    return PodAffinityTerm(selector, ns, ns_selector, key)
+
+
+def _weighted(raw: Any, field: str, own_ns: str) -> WeightedPodAffinityTerm:
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    w = raw.get("weight")
+    if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+        raise ParseError("must be in the range 1-100", field=f"{field}.weight")
+    return WeightedPodAffinityTerm(w, _pod_affinity_term(raw.get("podAffinityTerm"),
+                                                         f"{field}.podAffinityTerm", own_ns))
+
+
+def _spread(raw: Any, field: str, labels: Mapping[str, str]) -> TopologySpreadConstraint:
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    skew = raw.get("maxSkew")
+    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+        raise ParseError("must be greater than zero", field=f"{field}.maxSkew")
+    key = raw.get("topologyKey")
+    if not isinstance(key, str) or not key:
+        raise ParseError("can not be empty", field=f"{field}.topologyKey")
+    when = raw.get("whenUnsatisfiable")
+    if when not in ("DoNotSchedule", "ScheduleAnyway"):
+        raise ParseError(f"Unsupported value: {when!r}", field=f"{field}.whenUnsatisfiable")
+    min_domains = raw.get("minDomains")
+    if min_domains is None:
+        min_domains = 1
+    elif not isinstance(min_domains, int) or min_domains <= 0:
+        raise ParseError("must be greater than zero", field=f"{field}.minDomains")
+    elif when != "DoNotSchedule":
+        raise ParseError("can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+                         field=f"{field}.minDomains")
+    sel_raw = raw.get("labelSelector")
+    selector = None if sel_raw is None else parse_label_selector(sel_raw, f"{field}.labelSelector")
+    # matchLabelKeys: the incoming pod's values for those keys are ANDed into the selector.
+    mlk = raw.get("matchLabelKeys") or []
+    if mlk and selector is not None:
+        from scheduler.model.selectors import Requirement
+
+        extra = tuple(Requirement(k, "In", frozenset((labels[k],))) for k in mlk if k in labels)
+        selector = LabelSelector(tuple(sorted(selector.requirements + extra,
+                                              key=lambda r: (r.key, r.operator, sorted(r.values)))))
+    policies = []
+    for name, default, allowed in (("nodeAffinityPolicy", "Honor", ("Honor", "Ignore")),
+                                   ("nodeTaintsPolicy", "Ignore", ("Honor", "Ignore"))):
+        v = raw.get(name) or default
+        if v not in allowed:
+            raise ParseError(f"Unsupported value: {v!r}", field=f"{field}.{name}")
+        policies.append(v)
+    return TopologySpreadConstraint(skew, key, when, selector, min_domains, policies[0], policies[1])
+
+
+def _toleration(raw: Any, field: str) -> Toleration:
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=field)
+    op = raw.get("operator") or "Equal"
+    if op not in ("Equal", "Exists"):
+        raise ParseError(f"Unsupported value: {op!r}", field=f"{field}.operator")
+    effect = raw.get("effect") or ""
+    if effect and effect not in TAINT_EFFECTS:
+        raise ParseError(f"Unsupported value: {effect!r}", field=f"{field}.effect")
+    key, value = raw.get("key") or "", raw.get("value") or ""
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise ParseError("must be a string", field=field)
+    if op == "Exists" and value:
+        raise ParseError("value must be empty when `operator` is 'Exists'", field=f"{field}.value")
+    if not key and op != "Exists":
+        raise ParseError("operator must be Exists when `key` is empty", field=f"{field}.operator")
+    return Toleration(key, op, value, effect)
+
+
+def parse_pod(obj: Mapping[str, Any]) -> Pod:
+    """Parse a pod; raises :class:`ParseError` naming ``Pod ns/name`` and the field."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    name = meta.get("name") or ""
+    where = f"Pod {ns}/{name}"
+    try:
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        labels = _str_map(meta.get("labels"), "metadata.labels")
+
+        containers: list[dict[str, int]] = []
+        nz_containers: list[dict[str, int]] = []
+        images: list[str] = []
+        ports: list[HostPort] = []
+        for kind in ("containers", "initContainers"):
+            for i, c in enumerate(spec.get(kind) or []):
+                f = f"spec.{kind}[{i}]"
+                r = _requests((c.get("resources") or {}).get("requests"), f"{f}.resources.requests")
+                restartable = kind == "initContainers" and c.get("restartPolicy") == "Always"
+                if kind == "containers":
+                    containers.append(r)
+                    nz_containers.append(_with_defaults(r))
+                if isinstance(c.get("image"), str):
+                    images.append(c["image"])
+                if kind == "containers" or restartable:
+                    for j, p in enumerate(c.get("ports") or []):
+                        hp = p.get("hostPort") or 0
+                        if not isinstance(hp, int) or not 0 <= hp <= 65535:
+                            raise ParseError("must be between 1 and 65535, inclusive",
+                                             field=f"{f}.ports[{j}].hostPort")
+                        if hp:
+                            ports.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
+        inits: list[tuple[dict[str, int], bool]] = []
+        nz_inits: list[tuple[dict[str, int], bool]] = []
+        for i, c in enumerate(spec.get("initContainers") or []):
+            f = f"spec.initContainers[{i}].resources.requests"
+            r = _requests((c.get("resources") or {}).get("requests"), f)
+            restartable = c.get("restartPolicy") == "Always"
+            inits.append((r, restartable))
+            nz_inits.append((_with_defaults(r), restartable))
+
+        requests = _aggregate(containers, inits)
+        nz = _aggregate(nz_containers, nz_inits)
+        pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
+        for k, v in pod_level.items():
+            requests[k] = v
+            if k in nz:
+                nz[k] = v
+        overhead = _requests(spec.get("overhead"), "spec.overhead")
+        _add(requests, overhead)
+        _add(nz, overhead)
+
+        node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
+        affinity = spec.get("affinity") or {}
+        na = affinity.get("nodeAffinity") or {}
+        req_na_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        req_na = (None if req_na_raw is None else parse_node_selector(
+            req_na_raw, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"))
+        pref_na = []
+        for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            w = p.get("weight")
+            if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+                raise ParseError("must be in the range 1-100", field=f"{f}.weight")
+            pref_na.append((w, parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
+
+        def terms(kind: str) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+            a = affinity.get(kind) or {}
+            f = f"spec.affinity.{kind}"
+            req = tuple(_pod_affinity_term(t, f"{f}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
+                        for i, t in enumerate(a.get("requiredDuringSchedulingIgnoredDuringExecution") or []))
+            pref = tuple(_weighted(t, f"{f}.preferredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
+                         for i, t in enumerate(a.get("preferredDuringSchedulingIgnoredDuringExecution") or []))
+            return req, pref
+
+        aff_req, aff_pref = terms("podAffinity")
+        anti_req, anti_pref = terms("podAntiAffinity")
+        spread = tuple(_spread(c, f"spec.topologySpreadConstraints[{i}]", labels)
+                       for i, c in enumerate(spec.get("topologySpreadConstraints") or []))
+        tolerations = tuple(_toleration(t, f"spec.tolerations[{i}]")
+                            for i, t in enumerate(spec.get("tolerations") or []))
+        priority = spec.get("priority")
+        if priority is None:
+            priority = 0
+        elif not isinstance(priority, int) or isinstance(priority, bool):
+            raise ParseError("must be an integer", field="spec.priority")
+        gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or [])
+        owners = meta.get("ownerReferences") or []
+        owner_uid = next((o.get("uid", "") for o in owners if o.get("controller")), "")
+        return Pod(
+            namespace=ns,
+            name=name,
+            uid=meta.get("uid") or f"{ns}/{name}",
+            labels=labels,
+            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            node_name=spec.get("nodeName") or "",
+            nominated_node_name=status.get("nominatedNodeName") or "",
+            priority=priority,
+            preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+            requests=requests,
+            non_zero_cpu=nz.get("cpu", DEFAULT_MILLI_CPU_REQUEST),
+            non_zero_memory=nz.get("memory", DEFAULT_MEMORY_REQUEST),
+            node_selector=node_selector,
+            required_node_affinity=req_na,
+            preferred_node_affinity=tuple(pref_na),
+            tolerations=tolerations,
+            affinity_required=aff_req,
+            affinity_preferred=aff_pref,
+            anti_affinity_required=anti_req,
+            anti_affinity_preferred=anti_pref,
+            topology_spread=spread,
+            host_ports=tuple(ports),
+            images=tuple(images),
+            scheduling_gates=gates,
+            deleting=bool(meta.get("deletionTimestamp")),
+            phase=status.get("phase") or "Pending",
+            creation_timestamp=meta.get("creationTimestamp") or "",
+            start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
+            resource_version=meta.get("resourceVersion") or "",
+            owner_uid=owner_uid,
+        )
+    except ParseError as e:
+        raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None

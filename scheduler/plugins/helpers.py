@@ -1,0 +1,149 @@
+"""Vectorised building blocks shared by the in-tree plugins.
+
+Label requirements become boolean masks over *all* node rows, computed from the label columns of
+``NodeTable`` and cached in ``table.derived`` until a node's labels or taints change
+(``table.version``). Pods created from one template share one selector object, so in a steady
+cluster each distinct selector is evaluated once, not once per pod and certainly not per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.cache import NodeTable
+from scheduler.framework.interfaces import MAX_NODE_SCORE, Scores
+from scheduler.model import NodeSelector, NodeSelectorTerm, Requirement, Taint, Toleration
+
+__all__ = [
+    "BoolArray",
+    "default_normalize_score",
+    "derived",
+    "labels_mask",
+    "node_selector_mask",
+    "requirement_mask",
+    "term_mask",
+    "untolerated_taint_per_set",
+]
+
+BoolArray = npt.NDArray[np.bool_]
+T = TypeVar("T")
+
+
+def derived(table: NodeTable, key: object, compute: Callable[[], T]) -> T:
+    """``compute()``, cached per ``key`` until the node set or node labels/taints change."""
+    if table.derived_version != table.version:
+        table.derived.clear()
+        table.derived_version = table.version
+    try:
+        return table.derived[key]  # type: ignore[return-value]
+    except KeyError:
+        value = table.derived[key] = compute()
+        return value
+
+
+def _numeric_values(table: NodeTable, key: str) -> npt.NDArray[np.float64]:
+    def compute() -> npt.NDArray[np.float64]:
+        out = np.full(len(table.label_values.get(key, ())) + 1, np.nan)
+        for i, v in enumerate(table.label_values.get(key, ())):
+            try:
+                out[i] = int(v)
+            except ValueError:
+                pass
+        return out
+    return derived(table, ("numeric", key), compute)
+
+
+def requirement_mask(table: NodeTable, req: Requirement) -> BoolArray:
+    col = table.label_column(req.key)
+    op = req.operator
+    if op in ("In", "NotIn"):
+        ids = [i for i in (table.value_id(req.key, v) for v in req.values) if i >= 0]
+        hit = np.isin(col, ids) if ids else np.zeros(len(col), np.bool_)
+        return hit if op == "In" else ~hit
+    if op == "Exists":
+        return col >= 0
+    if op == "DoesNotExist":
+        return col < 0
+    (bound,) = req.values
+    values = _numeric_values(table, req.key)[col]  # -1 indexes the trailing NaN
+    with np.errstate(invalid="ignore"):
+        return (values > int(bound)) if op == "Gt" else (values < int(bound))
+
+
+def _field_mask(table: NodeTable, req: Requirement) -> BoolArray:
+    mask = np.zeros(table.capacity, np.bool_)
+    rows = [table.row_of[n] for n in req.values if n in table.row_of]
+    mask[rows] = True
+    if req.operator == "In":
+        return mask
+    if req.operator == "NotIn":
+        return ~mask
+    return np.ones(table.capacity, np.bool_) if req.operator == "Exists" else np.zeros(table.capacity, np.bool_)
+
+
+def term_mask(table: NodeTable, term: NodeSelectorTerm) -> BoolArray:
+    def compute() -> BoolArray:
+        if not term.match_expressions and not term.match_fields:
+            return np.zeros(table.capacity, np.bool_)
+        mask = np.ones(table.capacity, np.bool_)
+        for r in term.match_expressions:
+            mask &= requirement_mask(table, r)
+        for r in term.match_fields:
+            mask &= _field_mask(table, r)
+        return mask
+    return derived(table, ("term", term), compute)
+
+
+def node_selector_mask(table: NodeTable, selector: NodeSelector) -> BoolArray:
+    def compute() -> BoolArray:
+        mask = np.zeros(table.capacity, np.bool_)
+        for t in selector.terms:
+            mask |= term_mask(table, t)
+        return mask
+    return derived(table, ("selector", selector), compute)
+
+
+def labels_mask(table: NodeTable, labels: Mapping[str, str]) -> BoolArray:
+    key = ("labels", tuple(sorted(labels.items())))
+
+    def compute() -> BoolArray:
+        mask = np.ones(table.capacity, np.bool_)
+        for k, v in labels.items():
+            vid = table.value_id(k, v)
+            if vid < 0:
+                return np.zeros(table.capacity, np.bool_)
+            mask &= table.label_column(k) == vid
+        return mask
+    return derived(table, key, compute)
+
+
+def untolerated_taint_per_set(table: NodeTable, tolerations: tuple[Toleration, ...],
+                              effects: frozenset[str]) -> list[Taint | None]:
+    """For each distinct taint set, the first taint with an effect in ``effects`` that no
+    toleration tolerates (``None`` if all are tolerated)."""
+    def compute() -> list[Taint | None]:
+        out: list[Taint | None] = []
+        for taints in table.taint_sets:
+            out.append(next((t for t in taints if t.effect in effects
+                             and not any(tol.tolerates(t) for tol in tolerations)), None))
+        return out
+    # taint_sets only grows, so its length is part of the key.
+    return derived(table, ("untolerated", tolerations, effects, len(table.taint_sets)), compute)
+
+
+def default_normalize_score(scores: Scores, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
+    """Upstream ``helper.DefaultNormalizeScore``, in place: scale to 0..max by the max score."""
+    if len(scores) == 0:
+        return
+    top = int(scores.max())
+    if top == 0:
+        if reverse:
+            scores[:] = max_priority
+        return
+    scores[:] = max_priority * scores // top
+    if reverse:
+        scores[:] = max_priority - scores

@@ -1,0 +1,55 @@
+"""ImageLocality: prefer nodes that already have the pod's container images, weighted by image
+size and by how widely the image is spread (``size * nodesWithImage / allNodes``), clamped to
+[23MB, 1000MB × containers] and scaled to 0..100, as upstream."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import Snapshot, normalized_image_name
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, ScoreExtensions, Scores
+from scheduler.model import Pod
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+class ImageLocality:
+    name = NAME
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        t = snapshot.table
+        total_nodes = max(snapshot.num_nodes, 1)
+        sums = np.zeros(t.capacity, np.float64)
+        for image in pod.images:
+            holders = t.images.get(normalized_image_name(image))
+            if not holders:
+                continue
+            idx = np.fromiter(holders.keys(), np.int64, len(holders))
+            live = t.valid[idx]
+            spread = int(live.sum()) / total_nodes
+            sizes = np.fromiter(holders.values(), np.float64, len(holders))
+            np.add.at(sums, idx, np.floor(sizes * spread))
+        n = max(len(pod.images), 1)
+        max_threshold = MAX_CONTAINER_THRESHOLD * n
+        s = np.clip(sums[rows], MIN_THRESHOLD, max_threshold)
+        return (MAX_NODE_SCORE * (s - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)).astype(np.int64)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+def new(args: None, handle: Handle) -> ImageLocality:
+    return ImageLocality()
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchScorePlugin
+
+    _: type[BatchScorePlugin] = ImageLocality

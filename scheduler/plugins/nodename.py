@@ -1,0 +1,42 @@
+"""NodeName: a pod that names ``spec.nodeName`` fits only that node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import Snapshot
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
+from scheduler.framework.status import Status
+from scheduler.model import Pod
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+_STATUS = Status.unresolvable(ERR_REASON)
+
+
+class NodeName:
+    name = NAME
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        if not pod.node_name:
+            return FilterVerdict.passed(len(rows))
+        return FilterVerdict.uniform(rows != snapshot.table.row_of.get(pod.node_name, -1), _STATUS)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),)
+
+
+def new(args: None, handle: Handle) -> NodeName:
+    return NodeName()
+
+
+_ = np
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchFilterPlugin
+
+    __: type[BatchFilterPlugin] = NodeName

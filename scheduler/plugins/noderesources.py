@@ -1,0 +1,289 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Fit's Filter is upstream's ``fitsRequest``: ``Too many pods`` when the node already holds its
+allowed pod count; ``Insufficient <resource>`` for each requested resource whose free amount
+(allocatable - requested) is smaller than the request. The status is Unschedulable, or
+UnschedulableAndUnresolvable when the request exceeds the node's *total* allocatable (preemption
+cannot help there). Resources in ``ignoredResources`` or an ``ignoredResourceGroups`` prefix are
+skipped (extended resources only, as upstream).
+
+Scoring strategies (``scoringStrategy.type``), all over the non-zero requests for cpu and memory
+(a container without a request counts as 100m / 200MiB), per resource, then weight-averaged:
+
+* LeastAllocated: ``(allocatable - requested) * 100 / allocatable``
+* MostAllocated: ``requested * 100 / allocatable`` (requested capped at allocatable)
+* RequestedToCapacityRatio: a broken-linear ``shape`` over utilisation, scores ×10, averaged with
+  rounding.
+
+BalancedAllocation scores ``(1 - std(requested/allocatable)) * 100`` over its resources, using
+actual requests; a pod that requests none of them is skipped (best-effort pods don't unbalance).
+
+Everything is computed with integer numpy arithmetic on the node table's columns, matching Go's
+int64 semantics (all operands are non-negative, so floor division equals truncation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import CAP, Snapshot
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterVerdict,
+    PreFilterExtensions,
+    PreFilterResult,
+    Rows,
+    ScoreExtensions,
+    Scores,
+)
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.model import Pod
+from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+
+FIT_NAME = "NodeResourcesFit"
+BALANCED_NAME = "NodeResourcesBalancedAllocation"
+REASON_TOO_MANY_PODS = "Too many pods"
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+_PREFILTER_KEY = "PreFilter" + FIT_NAME
+_SKIP = Status(Code.SKIP)
+
+
+def insufficient(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+def _is_extended(resource: str) -> bool:
+    return resource not in ("cpu", "memory", "ephemeral-storage", "pods") and not resource.startswith(
+        "hugepages-")
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """The pod's requests as (column, amount) pairs, in upstream's reason order."""
+
+    columns: tuple[tuple[str, int, int], ...]  # (resource, column, amount)
+
+
+class NodeResourcesFit:
+    name = FIT_NAME
+
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self.args = args
+        strat = args.scoring_strategy
+        self._strategy = strat.type
+        self._resources = tuple((r.name, r.weight) for r in strat.resources)
+        shape = strat.requested_to_capacity_ratio.shape if strat.requested_to_capacity_ratio else ()
+        self._shape = tuple((p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+                            for p in shape)
+        self._ignored = frozenset(args.ignored_resources)
+        self._ignored_groups = tuple(args.ignored_resource_groups)
+
+    def _ignored_resource(self, name: str) -> bool:
+        if not _is_extended(name):
+            return False
+        return name in self._ignored or any(name.split("/", 1)[0] == g for g in self._ignored_groups)
+
+    # --- PreFilter / Filter ----------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
+                   ) -> tuple[PreFilterResult | None, Status]:
+        table = snapshot.table
+        order = sorted(pod.requests.items(), key=lambda kv: (
+            {"cpu": 0, "memory": 1, "ephemeral-storage": 2}.get(kv[0], 3), kv[0]))
+        cols = tuple((name, table.resource_column(name), min(amount, CAP)) for name, amount in order
+                     if amount > 0 and name != "pods" and not self._ignored_resource(name))
+        state.write(_PREFILTER_KEY, _Request(cols))
+        return None, SUCCESS
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        req = state.get(_PREFILTER_KEY)
+        if not isinstance(req, _Request):
+            self.pre_filter(state, pod, snapshot)
+            req = state.read(_PREFILTER_KEY, _Request)
+        t = snapshot.table
+        pods_col = t.resources["pods"]
+        # bit 0: too many pods; bit i+1: resource i insufficient. Unresolvable is tracked aside.
+        bits = (t.pod_count[rows] + 1 > t.alloc[rows, pods_col]).astype(np.int64)
+        unresolvable = np.zeros(len(rows), np.bool_)
+        for i, (_, col, amount) in enumerate(req.columns):
+            alloc = t.alloc[rows, col]
+            short = amount > alloc - t.requested[rows, col]
+            bits |= short.astype(np.int64) << (i + 1)
+            unresolvable |= amount > alloc
+        failed = bits != 0
+        if not failed.any():
+            return FilterVerdict(failed)
+        key = bits * 2 + unresolvable
+        uniq, ids = np.unique(key[failed], return_inverse=True)
+        statuses = []
+        for k in uniq.tolist():
+            b, unres = k >> 1, k & 1
+            reasons = [REASON_TOO_MANY_PODS] if b & 1 else []
+            reasons += [insufficient(name) for i, (name, _, _) in enumerate(req.columns) if b >> (i + 1) & 1]
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unres else Code.UNSCHEDULABLE
+            statuses.append(Status(code, tuple(reasons)))
+        full_ids = np.zeros(len(rows), np.int64)
+        full_ids[failed] = ids.reshape(-1)
+        return FilterVerdict(failed, statuses, full_ids)
+
+    # --- Score -----------------------------------------------------------------------------
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        t = snapshot.table
+        node_score = np.zeros(len(rows), np.int64)
+        weight_sum = np.zeros(len(rows), np.int64)
+        for name, weight in self._resources:
+            pod_req = _pod_request(pod, name, non_zero=True)
+            if pod_req == 0 and _is_extended(name):
+                continue  # an extended resource the pod doesn't request is not scored
+            alloc, requested = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
+            if alloc is None:
+                continue
+            present = alloc > 0
+            if self._strategy == "LeastAllocated":
+                s = np.where(present & (requested <= alloc),
+                             (alloc - requested) * MAX_NODE_SCORE // np.maximum(alloc, 1), 0)
+            elif self._strategy == "MostAllocated":
+                s = np.where(present, np.minimum(requested, alloc) * MAX_NODE_SCORE // np.maximum(alloc, 1), 0)
+            else:
+                util = np.where(present & (requested <= alloc),
+                                requested * MAX_UTILIZATION // np.maximum(alloc, 1), MAX_UTILIZATION)
+                s = self._broken_linear(util)
+            if self._strategy == "RequestedToCapacityRatio":
+                node_score += s * weight
+                weight_sum += weight
+            else:
+                node_score += np.where(present, s * weight, 0)
+                weight_sum += np.where(present, weight, 0)
+        if self._strategy == "RequestedToCapacityRatio":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                # Go's math.Round rounds half away from zero (numpy's round is half-to-even).
+                out = np.where(weight_sum > 0, np.floor(node_score / np.maximum(weight_sum, 1) + 0.5), 0)
+            return out.astype(np.int64)
+        return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+    def _broken_linear(self, util: Scores) -> Scores:
+        shape = self._shape
+        out = np.full(len(util), shape[-1][1], np.int64)
+        done = np.zeros(len(util), np.bool_)
+        for i, (u, s) in enumerate(shape):
+            hit = ~done & (util <= u)
+            if i == 0:
+                out[hit] = s
+            else:
+                pu, ps = shape[i - 1]
+                out[hit] = ps + (s - ps) * (util[hit] - pu) // (u - pu)
+            done |= hit
+        return out
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        def frees(pod: Pod, change: object) -> bool:
+            old = getattr(change, "old", None)
+            if not isinstance(old, Pod):
+                return True
+            return any(old.requests.get(r, 0) > 0 for r in pod.requests) or not pod.requests
+        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), frees),
+                ClusterEventWithHint(ClusterEvent("Node", "Add")),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeAllocatable")),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
+
+
+def _pod_request(pod: Pod, resource: str, *, non_zero: bool) -> int:
+    if non_zero and resource == "cpu":
+        return pod.non_zero_cpu
+    if non_zero and resource == "memory":
+        return pod.non_zero_memory
+    return pod.requests.get(resource, 0)
+
+
+def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request: int, *, non_zero: bool
+                     ) -> tuple[Scores, Scores] | tuple[None, None]:
+    t = snapshot.table
+    col = t.resources.get(resource)
+    if col is None:
+        return None, None
+    alloc = t.alloc[rows, col]
+    if non_zero and resource == "cpu":
+        requested = t.nz_cpu[rows]
+    elif non_zero and resource == "memory":
+        requested = t.nz_mem[rows]
+    else:
+        requested = t.requested[rows, col]
+    return alloc, requested + min(pod_request, CAP)
+
+
+class NodeResourcesBalancedAllocation:
+    name = BALANCED_NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+        self.args = args
+        self._resources = tuple(r.name for r in args.resources)
+
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        if not any(pod.requests.get(r, 0) > 0 for r in self._resources):
+            return _SKIP
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        fractions = []
+        present = []
+        for name in self._resources:
+            pod_req = pod.requests.get(name, 0)
+            if pod_req == 0 and _is_extended(name):
+                continue
+            alloc, requested = _alloc_requested(snapshot, rows, name, pod_req, non_zero=False)
+            if alloc is None:
+                continue
+            ok = alloc > 0
+            f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
+            fractions.append(np.minimum(f, 1.0))
+            present.append(ok)
+        if not fractions:
+            return np.full(len(rows), MAX_NODE_SCORE, np.int64)
+        fr = np.vstack(fractions)
+        pr = np.vstack(present)
+        n = pr.sum(axis=0)
+        total = (fr * pr).sum(axis=0)
+        if len(fractions) == 2:
+            two = np.abs((fr[0] - fr[1]) / 2)
+        else:
+            two = np.zeros(len(rows))
+        mean = total / np.maximum(n, 1)
+        var = (((fr - mean) ** 2) * pr).sum(axis=0) / np.maximum(n, 1)
+        std = np.where(n == 2, two if len(fractions) == 2 else np.sqrt(var), np.where(n > 2, np.sqrt(var), 0.0))
+        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+def new_fit(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
+    return NodeResourcesFit(args or NodeResourcesFitArgs())
+
+
+def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle
+                 ) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(args or NodeResourcesBalancedAllocationArgs())
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin
+
+    _: type[BatchFilterPlugin] = NodeResourcesFit
+    __: type[BatchScorePlugin] = NodeResourcesFit
+    ___: type[PreFilterPlugin] = NodeResourcesFit
+    ____: type[BatchScorePlugin] = NodeResourcesBalancedAllocation

@@ -1,0 +1,27 @@
+"""PrioritySort: higher ``spec.priority`` first, then earlier queue timestamp."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.framework.handle import Handle
+from scheduler.queue.pod_info import QueuedPodInfo
+
+NAME = "PrioritySort"
+
+
+class PrioritySort:
+    name = NAME
+
+    def sort_key(self, info: QueuedPodInfo) -> Any:
+        return (-info.pod.priority, info.timestamp)
+
+
+def new(args: None, handle: Handle) -> PrioritySort:
+    return PrioritySort()
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import QueueSortPlugin
+
+    _: type[QueueSortPlugin] = PrioritySort

@@ -1,0 +1,41 @@
+"""SchedulingGates: a pod with ``spec.schedulingGates`` waits, gated, until they are all removed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint
+from scheduler.framework.status import SUCCESS, Status
+from scheduler.model import Pod
+
+NAME = "SchedulingGates"
+
+
+def reason(gates: Sequence[str]) -> str:
+    return f"waiting for scheduling gates: [{' '.join(gates)}]"
+
+
+class SchedulingGates:
+    name = NAME
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        if not pod.scheduling_gates:
+            return SUCCESS
+        return Status.unresolvable(reason(pod.scheduling_gates))
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Only the pod's own update can lift its gates; the queue handles that directly.
+        return (ClusterEventWithHint(ClusterEvent("UnscheduledPod", "UpdatePodSchedulingGatesEliminated")),)
+
+
+def new(args: None, handle: Handle) -> SchedulingGates:
+    return SchedulingGates()
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
+
+    _: type[PreEnqueuePlugin] = SchedulingGates
+    __: type[EnqueueExtensions] = SchedulingGates

@@ -1,0 +1,87 @@
+"""TaintToleration.
+
+Filter: a node with a NoSchedule or NoExecute taint the pod does not tolerate is
+UnschedulableAndUnresolvable, with ``node(s) had untolerated taint {key: value}`` naming the first
+such taint. Score: the number of PreferNoSchedule taints not tolerated by the pod's tolerations with
+an empty or PreferNoSchedule effect, normalised in reverse (fewer is better).
+
+Both are computed once per *distinct taint set* and fanned out to the rows with one fancy index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import Snapshot
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterVerdict,
+    Rows,
+    ScoreExtensions,
+    Scores,
+)
+from scheduler.framework.status import SUCCESS, Status
+from scheduler.model import Pod, Taint
+from scheduler.plugins.helpers import default_normalize_score, derived, untolerated_taint_per_set
+
+NAME = "TaintToleration"
+_HARD = frozenset({"NoSchedule", "NoExecute"})
+
+
+def untolerated_reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {taint}"
+
+
+class TaintToleration:
+    name = NAME
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        t = snapshot.table
+        per_set = untolerated_taint_per_set(t, pod.tolerations, _HARD)
+        set_ids = t.taint_set[rows]
+        bad = np.array([x is not None for x in per_set], np.bool_)
+        failed = bad[set_ids]
+        if not failed.any():
+            return FilterVerdict(failed)
+        statuses = [Status.unresolvable(untolerated_reason(x)) if x is not None else Status()
+                    for x in per_set]
+        return FilterVerdict(failed, statuses, set_ids.astype(np.int64))
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        t = snapshot.table
+        prefer = tuple(tol for tol in pod.tolerations if tol.effect in ("", "PreferNoSchedule"))
+
+        def counts() -> Scores:
+            return np.array([sum(1 for x in taints if x.effect == "PreferNoSchedule"
+                                 and not any(tol.tolerates(x) for tol in prefer))
+                             for taints in t.taint_sets], np.int64)
+        per_set = derived(t, ("prefer-no-schedule", prefer, len(t.taint_sets)), counts)
+        return per_set[t.taint_set[rows]]
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+        default_normalize_score(scores, reverse=True)
+        return SUCCESS
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return self
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")))
+
+
+def new(args: None, handle: Handle) -> TaintToleration:
+    return TaintToleration()
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
+
+    _: type[BatchFilterPlugin] = TaintToleration
+    __: type[BatchScorePlugin] = TaintToleration

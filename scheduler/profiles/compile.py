@@ -1,0 +1,195 @@
+"""Compile a ``SchedulingProfileSpec`` into an immutable ``Framework``.
+
+The rules are upstream's, in order:
+
+1. **Merge with the defaults** (``mergePlugins``): per extension point (multiPoint included), a
+   custom ``disabled`` list removes default plugins (``"*"``: all of them); a custom ``enabled``
+   plugin that is also a default replaces it in place (keeping the default's position); other
+   custom plugins are appended.
+2. **Expand multiPoint** (``expandMultiPointPlugins``): each multiPoint plugin is added to every
+   point it implements, unless disabled there (or ``"*"``); a plugin also enabled explicitly at a
+   point keeps its explicit position: explicit overrides first, then multiPoint, then the other
+   explicit ones.
+3. **Score weights**: an explicit Score weight wins over the multiPoint weight; 0 or unset means 1.
+4. **Args** from ``pluginConfig`` are validated by the plugin's args model; each plugin is built
+   once and shared by every point it serves.
+
+Every error is a ``ProfileError`` whose ``field`` is the spec path (``plugins.score.enabled[1]``,
+``pluginConfig[0].args.scoringStrategy.type``) so the CR status can name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pydantic
+
+from scheduler.errors import PluginArgsError, ProfileError, UnknownPluginError
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import Plugin
+from scheduler.framework.runtime import Framework, FrameworkError
+from scheduler.metrics import Metrics
+from scheduler.plugins.registry import Registry
+from scheduler.profiles.defaults import default_plugins
+from scheduler.profiles.models import EXTENSION_POINTS, PluginRef, Plugins, PluginSet, SchedulingProfileSpec
+
+__all__ = ["compile_profile", "implements", "parse_spec", "pydantic_error_message"]
+
+# The method(s) that make a plugin serve an extension point.
+_METHODS: dict[str, tuple[str, ...]] = {
+    "preEnqueue": ("pre_enqueue",), "queueSort": ("sort_key",), "preFilter": ("pre_filter",),
+    "filter": ("filter_nodes", "filter"), "postFilter": ("post_filter",), "preScore": ("pre_score",),
+    "score": ("score_nodes", "score"), "reserve": ("reserve",), "permit": ("permit",),
+    "preBind": ("pre_bind",), "bind": ("bind",), "postBind": ("post_bind",),
+}
+
+
+def implements(plugin: object, point: str) -> bool:
+    return any(callable(getattr(plugin, m, None)) for m in _METHODS[point])
+
+
+def pydantic_error_message(err: pydantic.ValidationError, prefix: str = "") -> tuple[str, str]:
+    """(field path, message) of the first error, in Kubernetes' ``a.b[0].c`` notation."""
+    first = err.errors()[0]
+    parts: list[str] = [prefix] if prefix else []
+    for loc in first["loc"]:
+        if isinstance(loc, int):
+            if parts:
+                parts[-1] += f"[{loc}]"
+            else:
+                parts.append(f"[{loc}]")
+        else:
+            parts.append(str(loc))
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown field"
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return ".".join(parts), msg
+
+
+def parse_spec(raw: Mapping[str, Any]) -> SchedulingProfileSpec:
+    try:
+        return SchedulingProfileSpec.model_validate(dict(raw))
+    except pydantic.ValidationError as e:
+        field, msg = pydantic_error_message(e, "spec")
+        raise ProfileError(msg, field=field) from None
+
+
+def _merge_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    disabled = {p.name for p in custom.disabled}
+    custom_index = {p.name: i for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled:
+        for p in default.enabled:
+            if p.name in disabled:
+                continue
+            i = custom_index.get(p.name)
+            if i is not None:
+                p = custom.enabled[i]
+                replaced.add(i)
+            enabled.append(p)
+    enabled += [p for i, p in enumerate(custom.enabled) if i not in replaced]
+    return PluginSet(enabled=tuple(enabled), disabled=custom.disabled)
+
+
+def _merge(default: Plugins, custom: Plugins | None) -> dict[str, PluginSet]:
+    points = ("multiPoint", *EXTENSION_POINTS)
+    if custom is None:
+        return {p: default.point(p) for p in points}
+    return {p: _merge_set(default.point(p), custom.point(p)) for p in points}
+
+
+def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: Handle | None = None,
+                    metrics: Metrics | None = None, seed: int | None = None,
+                    on_plugin: Callable[[Plugin], None] | None = None) -> Framework:
+    handle = handle or Handle()
+    merged = _merge(default_plugins(), spec.plugins)
+    user_points = {p: (spec.plugins.point(p) if spec.plugins else PluginSet()) for p in ("multiPoint", *EXTENSION_POINTS)}
+
+    def where(point: str, name: str) -> str:
+        for i, p in enumerate(user_points[point].enabled):
+            if p.name == name:
+                return f"spec.plugins.{point}.enabled[{i}]"
+        return f"spec.plugins.{point}"
+
+    # Instantiate every enabled plugin once.
+    args_by_name = {pc.name: (i, pc.args) for i, pc in enumerate(spec.plugin_config)}
+    for name, (i, _) in args_by_name.items():
+        if name not in registry:
+            raise UnknownPluginError(f"plugin {name!r} is not registered", field=f"spec.pluginConfig[{i}].name")
+    instances: dict[str, Plugin] = {}
+    for point in ("multiPoint", *EXTENSION_POINTS):
+        for ref in merged[point].enabled:
+            if ref.name in instances:
+                continue
+            spec_ = registry.get(ref.name, field=where(point, ref.name))
+            raw_args = args_by_name.get(ref.name, (None, None))
+            args: Any = None
+            if spec_.args_model is not None:
+                try:
+                    args = spec_.args_model.model_validate(raw_args[1] or {})
+                except pydantic.ValidationError as e:
+                    field, msg = pydantic_error_message(e, f"spec.pluginConfig[{raw_args[0]}].args"
+                                                        if raw_args[0] is not None else f"{ref.name}.args")
+                    raise PluginArgsError(msg, field=field) from None
+            elif raw_args[1]:
+                raise PluginArgsError(f"plugin {ref.name!r} takes no args", field=f"spec.pluginConfig[{raw_args[0]}].args")
+            try:
+                plugin = spec_.factory(args, handle)
+            except ProfileError as e:
+                prefix = f"spec.pluginConfig[{raw_args[0]}].args" if raw_args[0] is not None else ref.name
+                raise PluginArgsError(str(e), field=prefix if not e.field else f"{prefix}.{e.field}") from None
+            if on_plugin is not None:
+                on_plugin(plugin)
+            instances[ref.name] = plugin
+
+    # Expand multiPoint into the points each plugin implements.
+    per_point: dict[str, list[Plugin]] = {}
+    for point in EXTENSION_POINTS:
+        explicit = [r.name for r in merged[point].enabled]
+        for n in explicit:
+            if not implements(instances[n], point):
+                raise ProfileError(f"plugin {n!r} does not extend {point}", field=where(point, n))
+        disabled = {r.name for r in merged[point].disabled}
+        order: list[str] = []
+        if "*" in disabled:
+            order = explicit
+        else:
+            overrides: list[str] = []
+            multi: list[str] = []
+            for ref in merged["multiPoint"].enabled:
+                if not implements(instances[ref.name], point) or ref.name in disabled:
+                    continue
+                if ref.name in explicit:
+                    overrides.append(ref.name)
+                    continue
+                if ref.name in multi:
+                    raise ProfileError(f"plugin {ref.name!r} already registered as {point!r}",
+                                       field=where("multiPoint", ref.name))
+                multi.append(ref.name)
+            order = [n for n in explicit if n in overrides] + multi + [n for n in explicit if n not in overrides]
+        if len(set(order)) != len(order):
+            dup = next(n for n in order if order.count(n) > 1)
+            raise ProfileError(f"plugin {dup!r} already registered as {point!r}", field=where(point, dup))
+        per_point[point] = [instances[n] for n in order]
+
+    # Score weights: explicit Score entries win over multiPoint ones; 0/unset means 1.
+    weights: dict[str, int] = {}
+    for ref in merged["multiPoint"].enabled:
+        weights[ref.name] = ref.weight or 1
+    for ref in merged["score"].enabled:
+        if ref.weight or ref.name not in weights:
+            weights[ref.name] = ref.weight or 1
+    try:
+        return Framework(
+            spec.scheduler_name, per_point, score_weights=weights,
+            percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
+            pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
+            pod_max_backoff=float(spec.pod_max_backoff_seconds),
+            metrics=metrics, seed=seed, all_plugins=list(instances.values()),
+        )
+    except FrameworkError as e:
+        raise ProfileError(str(e), field="spec.plugins") from None

@@ -1,0 +1,104 @@
+"""Generate the SchedulingProfile CRD from the pydantic models.
+
+The spec schema is the models' JSON schema made *structural*, as apiextensions/v1 requires:
+``$ref``s inlined, ``anyOf [X, null]`` turned into ``nullable``, titles dropped, and free-form
+plugin ``args`` kept with ``x-kubernetes-preserve-unknown-fields``. ``crds/schedulingprofile.yaml``
+is this output; a test fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from scheduler.profiles.models import SchedulingProfileSpec
+
+__all__ = ["GROUP", "KIND", "PLURAL", "VERSION", "crd", "crd_yaml"]
+
+GROUP = "scheduling.kopf-scheduler.io"
+VERSION = "v1alpha1"
+KIND = "SchedulingProfile"
+PLURAL = "schedulingprofiles"
+_DROP = {"title", "default"}
+
+
+def _structural(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_structural(x, defs) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _structural(defs[node["$ref"].split("/")[-1]], defs)
+    any_of = node.get("anyOf")
+    if any_of is not None:
+        rest = [x for x in any_of if x.get("type") != "null"]
+        if len(rest) == 1:
+            merged = {**_structural(rest[0], defs), "nullable": True}
+            for k in ("description",):
+                if k in node:
+                    merged[k] = node[k]
+            return merged
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in _DROP or k == "$defs":
+            continue
+        if k == "additionalProperties" and (v is False or "properties" in node):
+            continue
+        if k == "additionalProperties" and v is True:
+            continue
+        out[k] = _structural(v, defs)
+    if out.get("type") == "array" and "prefixItems" in out:
+        out.pop("prefixItems")
+    if out.get("x-kubernetes-preserve-unknown-fields"):
+        out = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return out
+
+
+def _spec_schema() -> dict[str, Any]:
+    schema = SchedulingProfileSpec.model_json_schema(by_alias=True)
+    defs = schema.pop("$defs", {})
+    spec: dict[str, Any] = _structural(schema, defs)
+    return spec
+
+
+def crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Cluster",
+            "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": PLURAL,
+                      "singular": "schedulingprofile", "shortNames": ["sp"]},
+            "versions": [{
+                "name": VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "Scheduler", "type": "string", "jsonPath": ".spec.schedulerName"},
+                    {"name": "Accepted", "type": "string",
+                     "jsonPath": '.status.conditions[?(@.type=="Accepted")].status'},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "description": "A kube-scheduler profile served live by kopf-scheduler.",
+                    "required": ["spec"],
+                    "properties": {
+                        "apiVersion": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "metadata": {"type": "object"},
+                        "spec": _spec_schema(),
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    },
+                }},
+            }],
+        },
+    }
+
+
+def crd_yaml() -> str:
+    return yaml.safe_dump(crd(), sort_keys=False, width=120)

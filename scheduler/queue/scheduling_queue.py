@@ -1,0 +1,426 @@
+"""The scheduling queue: activeQ, backoffQ and unschedulable pods, as upstream's PriorityQueue.
+
+::
+
+      add ──PreEnqueue──► activeQ ──pop──► (in flight: a scheduling cycle) ──done──► gone
+              │ gated        ▲  ▲                         │ failure
+              ▼              │  │ backoff expired         ▼
+        unschedulable ───────┘  └────────── backoffQ ◄── add_unschedulable_if_not_present
+         (gated / rejected)  move event      ▲             │ (a move event arrived during
+              │ ▲            (hint: Queue)   │             │  the cycle, or no plugin rejected:
+              │ └────────────────────────────┼─────────────┘  the pod goes to backoffQ)
+              └── 5 min leftover flush ──────┘
+
+* activeQ is a heap ordered by the profile's QueueSort key (PrioritySort: priority desc, then the
+  queue timestamp).
+* Backoff is ``min(initial * 2**(attempts-1), max)`` per profile (defaults 1 s and 10 s), counted
+  from the time the pod was put back.
+* A pod in unschedulable moves only on a cluster event that one of its rejector plugins registered
+  for and whose queueing hint says Queue; a pod with no rejectors moves on any event.
+* ``move_request_cycle``: an event that arrives while a pod is in flight sends the pod to backoffQ
+  rather than unschedulable when it fails, so the event is not lost.
+
+Time comes from an injected clock; ``pop(timeout=0)`` never blocks, so tests never sleep. All
+methods are thread-safe (one lock, one condition for ``pop``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scheduler.framework.status import Status
+from scheduler.metrics import Metrics
+from scheduler.model import Pod
+from scheduler.queue.pod_info import QueuedPodInfo
+
+__all__ = [
+    "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
+    "ACTIVE",
+    "BACKOFF",
+    "UNSCHEDULABLE",
+    "ClusterChange",
+    "QueueProfile",
+    "SchedulingQueue",
+    "backoff_duration",
+]
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterChange:
+    """A cluster event as the queue sees it: ``resource`` (Node, Pod, Namespace, ...), the set of
+    ``actions`` (Add, Delete, UpdateNodeLabel, ...), and the objects before and after."""
+
+    resource: str
+    actions: frozenset[str]
+    old: Any = None
+    new: Any = None
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or f"{self.resource}{'/'.join(sorted(self.actions))}"
+
+
+class QueueProfile(Protocol):
+    """What the queue needs from a pod's profile (the compiled framework provides it)."""
+
+    pod_initial_backoff: float
+    pod_max_backoff: float
+
+    def queue_sort_key(self, info: QueuedPodInfo) -> Any: ...
+
+    def run_pre_enqueue(self, pod: Pod) -> Status: ...
+
+    def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterChange) -> bool: ...
+
+
+def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
+    if attempts <= 0:
+        return 0.0
+    d = initial
+    for _ in range(attempts - 1):
+        d *= 2
+        if d >= maximum:
+            return maximum
+    return min(d, maximum)
+
+
+class SchedulingQueue:
+    def __init__(self, profile_of: Callable[[Pod], QueueProfile | None], *,
+                 clock: Callable[[], float] = time.monotonic, metrics: Metrics | None = None,
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
+        self._profile_of = profile_of
+        self._clock = clock
+        self._metrics = metrics
+        self._max_in_unschedulable = max_in_unschedulable
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._seq = itertools.count()
+        # uid -> (info, entry id); the heaps hold (key, seq, uid, entry id) with lazy deletion.
+        self._active: dict[str, tuple[QueuedPodInfo, int]] = {}
+        self._active_heap: list[tuple[Any, int, str, int]] = []
+        self._backoff: dict[str, tuple[QueuedPodInfo, int]] = {}
+        self._backoff_heap: list[tuple[float, int, str, int]] = []
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._in_flight: dict[str, QueuedPodInfo] = {}
+        self.scheduling_cycle = 0
+        self._move_request_cycle = -1
+        self._last_leftover_flush = clock()
+        self._closed = False
+
+    # --- bookkeeping -----------------------------------------------------------------------
+    def _incoming(self, queue: str, event: str) -> None:
+        if self._metrics is not None:
+            self._metrics.queue_incoming_pods.labels(queue, event).inc()
+
+    def _update_gauges(self) -> None:
+        if self._metrics is None:
+            return
+        gated = sum(1 for i in self._unschedulable.values() if i.gating_plugin)
+        g = self._metrics.pending_pods
+        g.labels(ACTIVE).set(len(self._active))
+        g.labels(BACKOFF).set(len(self._backoff))
+        g.labels(UNSCHEDULABLE).set(len(self._unschedulable) - gated)
+        g.labels(GATED).set(gated)
+
+    def _push_active(self, info: QueuedPodInfo, event: str) -> None:
+        prof = self._profile_of(info.pod)
+        if prof is None:
+            return
+        entry = next(self._seq)
+        self._active[info.uid] = (info, entry)
+        heapq.heappush(self._active_heap, (prof.queue_sort_key(info), entry, info.uid, entry))
+        self._incoming(ACTIVE, event)
+        self._cond.notify()
+
+    def _push_backoff(self, info: QueuedPodInfo, event: str) -> None:
+        entry = next(self._seq)
+        self._backoff[info.uid] = (info, entry)
+        heapq.heappush(self._backoff_heap, (self._backoff_expiry(info), entry, info.uid, entry))
+        self._incoming(BACKOFF, event)
+        self._cond.notify()
+
+    def _backoff_expiry(self, info: QueuedPodInfo) -> float:
+        prof = self._profile_of(info.pod)
+        initial, maximum = (1.0, 10.0) if prof is None else (prof.pod_initial_backoff, prof.pod_max_backoff)
+        return info.timestamp + backoff_duration(info.attempts, initial, maximum)
+
+    def _is_backing_off(self, info: QueuedPodInfo, now: float) -> bool:
+        return self._backoff_expiry(info) > now
+
+    def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
+        for q in (self._active, self._backoff):
+            hit = q.pop(uid, None)
+            if hit is not None:
+                return hit[0]
+        return self._unschedulable.pop(uid, None)
+
+    def _admit(self, info: QueuedPodInfo, event: str) -> None:
+        """Run PreEnqueue; a gated pod waits in unschedulable, the rest go to activeQ."""
+        prof = self._profile_of(info.pod)
+        if prof is None:
+            return
+        status = prof.run_pre_enqueue(info.pod)
+        if not status.is_success():
+            info.gating_plugin = status.plugin or "PreEnqueue"
+            self._unschedulable[info.uid] = info
+            self._incoming(GATED, event)
+            return
+        info.gating_plugin = ""
+        self._push_active(info, event)
+
+    # --- pod events ------------------------------------------------------------------------
+    def add(self, pod: Pod) -> None:
+        with self._lock:
+            now = self._clock()
+            if pod.uid in self._in_flight or self._find(pod.uid) is not None:
+                self.update(pod)
+                return
+            self._admit(QueuedPodInfo(pod, now, now), "PodAdd")
+            self._update_gauges()
+
+    def _find(self, uid: str) -> QueuedPodInfo | None:
+        for q in (self._active, self._backoff):
+            hit = q.get(uid)
+            if hit is not None:
+                return hit[0]
+        return self._unschedulable.get(uid)
+
+    def update(self, pod: Pod) -> None:
+        """A pending pod changed. In activeQ/backoffQ it is updated in place; in unschedulable it
+        moves when its gates were lifted or its spec changed; unknown pods are added."""
+        with self._lock:
+            uid = pod.uid
+            if uid in self._in_flight:
+                self._in_flight[uid].pod = pod
+                return
+            for q in (self._active, self._backoff):
+                hit = q.get(uid)
+                if hit is not None:
+                    hit[0].pod = pod
+                    return
+            info = self._unschedulable.get(uid)
+            if info is None:
+                self.add(pod)
+                return
+            old = info.pod
+            info.pod = pod
+            if info.gating_plugin:
+                del self._unschedulable[uid]
+                self._admit(info, "PodUpdate")
+            elif _scheduling_relevant_change(old, pod):
+                del self._unschedulable[uid]
+                if self._is_backing_off(info, self._clock()):
+                    self._push_backoff(info, "PodUpdate")
+                else:
+                    self._push_active(info, "PodUpdate")
+            self._update_gauges()
+
+    def delete(self, pod: Pod | str) -> None:
+        uid = pod if isinstance(pod, str) else pod.uid
+        with self._lock:
+            self._remove_everywhere(uid)
+            self._in_flight.pop(uid, None)
+            self._update_gauges()
+
+    def __contains__(self, uid: object) -> bool:
+        with self._lock:
+            return isinstance(uid, str) and (self._find(uid) is not None or uid in self._in_flight)
+
+    # --- the worker's side -----------------------------------------------------------------
+    def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
+        """The next pod by QueueSort order; waits up to ``timeout`` (None: forever)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                self.flush()
+                info = self._pop_active()
+                if info is not None or self._closed:
+                    return info
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    return None
+                nxt = self._next_backoff_expiry()
+                if nxt is not None:
+                    until = max(0.001, nxt - self._clock())
+                    wait = until if wait is None else min(wait, until)
+                self._cond.wait(wait)
+
+    def _pop_active(self) -> QueuedPodInfo | None:
+        while self._active_heap:
+            _, _, uid, entry = heapq.heappop(self._active_heap)
+            hit = self._active.get(uid)
+            if hit is None or hit[1] != entry:
+                continue
+            del self._active[uid]
+            info = hit[0]
+            info.attempts += 1
+            self.scheduling_cycle += 1
+            info.cycle = self.scheduling_cycle
+            self._in_flight[uid] = info
+            self._update_gauges()
+            return info
+        return None
+
+    def _next_backoff_expiry(self) -> float | None:
+        while self._backoff_heap:
+            expiry, _, uid, entry = self._backoff_heap[0]
+            hit = self._backoff.get(uid)
+            if hit is None or hit[1] != entry:
+                heapq.heappop(self._backoff_heap)
+                continue
+            return expiry
+        return None
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling attempt is over (bound, or put back)."""
+        with self._lock:
+            self._in_flight.pop(uid, None)
+
+    def add_unschedulable_if_not_present(self, info: QueuedPodInfo, *, error: bool = False) -> None:
+        """Put a pod back after a failed attempt (upstream's ``AddUnschedulableIfNotPresent``)."""
+        with self._lock:
+            uid = info.uid
+            if uid not in self._in_flight:
+                return  # deleted while in flight: drop it
+            self._in_flight.pop(uid)
+            if self._find(uid) is not None:
+                return
+            info.timestamp = self._clock()
+            if error:
+                info.consecutive_errors += 1
+            else:
+                info.consecutive_errors = 0
+            rejectors = info.unschedulable_plugins | info.pending_plugins
+            if self._move_request_cycle >= info.cycle or not rejectors:
+                self._push_backoff(info, "ScheduleAttemptFailure")
+            else:
+                self._unschedulable[uid] = info
+                self._incoming(UNSCHEDULABLE, "ScheduleAttemptFailure")
+            self._update_gauges()
+
+    def requeue_after_error(self, info: QueuedPodInfo) -> None:
+        info.unschedulable_plugins.clear()
+        info.pending_plugins.clear()
+        self.add_unschedulable_if_not_present(info, error=True)
+
+    # --- cluster events --------------------------------------------------------------------
+    def move_all_to_active_or_backoff(self, change: ClusterChange,
+                                      pre_check: Callable[[Pod], bool] | None = None) -> int:
+        """Move the unschedulable pods that ``change`` may help. Returns how many moved."""
+        with self._lock:
+            self._move_request_cycle = self.scheduling_cycle
+            now = self._clock()
+            moved = 0
+            for uid, info in list(self._unschedulable.items()):
+                if info.gating_plugin:
+                    continue
+                if pre_check is not None and not pre_check(info.pod):
+                    continue
+                prof = self._profile_of(info.pod)
+                if prof is None or not prof.is_worth_requeuing(info, change):
+                    continue
+                del self._unschedulable[uid]
+                if info.pending_plugins and not info.unschedulable_plugins:
+                    # Only Pending plugins rejected it: they asked to retry as soon as possible.
+                    self._push_active(info, change.name)
+                elif self._is_backing_off(info, now):
+                    self._push_backoff(info, change.name)
+                else:
+                    self._push_active(info, change.name)
+                moved += 1
+            if moved:
+                self._update_gauges()
+            return moved
+
+    def flush(self) -> None:
+        """Move completed backoffs to activeQ, and 5-minute leftovers out of unschedulable."""
+        with self._lock:
+            now = self._clock()
+            changed = False
+            while self._backoff_heap:
+                expiry, _, uid, entry = self._backoff_heap[0]
+                hit = self._backoff.get(uid)
+                if hit is None or hit[1] != entry:
+                    heapq.heappop(self._backoff_heap)
+                    continue
+                if expiry > now:
+                    break
+                heapq.heappop(self._backoff_heap)
+                del self._backoff[uid]
+                self._push_active(hit[0], "BackoffComplete")
+                changed = True
+            if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
+                self._last_leftover_flush = now
+                for uid, info in list(self._unschedulable.items()):
+                    if info.gating_plugin or now - info.timestamp <= self._max_in_unschedulable:
+                        continue
+                    del self._unschedulable[uid]
+                    if self._is_backing_off(info, now):
+                        self._push_backoff(info, "UnschedulableTimeout")
+                    else:
+                        self._push_active(info, "UnschedulableTimeout")
+                    changed = True
+            if changed:
+                self._update_gauges()
+
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move the named pods straight to activeQ (e.g. after their preemption finished)."""
+        with self._lock:
+            for uid in uids:
+                info = self._unschedulable.pop(uid, None)
+                if info is None:
+                    hit = self._backoff.pop(uid, None)
+                    info = hit[0] if hit else None
+                if info is not None:
+                    self._push_active(info, "ForceActivate")
+            self._update_gauges()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    # --- inspection ------------------------------------------------------------------------
+    def counts(self) -> Mapping[str, int]:
+        with self._lock:
+            gated = sum(1 for i in self._unschedulable.values() if i.gating_plugin)
+            return {ACTIVE: len(self._active), BACKOFF: len(self._backoff),
+                    UNSCHEDULABLE: len(self._unschedulable) - gated, GATED: gated,
+                    "inFlight": len(self._in_flight)}
+
+    def pending(self) -> Sequence[QueuedPodInfo]:
+        with self._lock:
+            return ([i for i, _ in self._active.values()] + [i for i, _ in self._backoff.values()]
+                    + list(self._unschedulable.values()) + list(self._in_flight.values()))
+
+    def where(self, uid: str) -> str | None:
+        with self._lock:
+            if uid in self._active:
+                return ACTIVE
+            if uid in self._backoff:
+                return BACKOFF
+            if uid in self._unschedulable:
+                return GATED if self._unschedulable[uid].gating_plugin else UNSCHEDULABLE
+            if uid in self._in_flight:
+                return "inFlight"
+            return None
+
+
+def _scheduling_relevant_change(old: Pod, new: Pod) -> bool:
+    """Legacy (no-hint) rule: any change beyond status/resourceVersion may make the pod fit."""
+    fields = ("labels", "requests", "node_selector", "required_node_affinity", "tolerations",
+              "affinity_required", "anti_affinity_required", "topology_spread", "host_ports",
+              "scheduling_gates", "priority", "preferred_node_affinity", "affinity_preferred",
+              "anti_affinity_preferred")
+    return any(getattr(old, f) != getattr(new, f) for f in fields)

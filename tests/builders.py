@@ -1,0 +1,96 @@
+"""Builders for API-shaped pods and nodes, and an in-memory SchedulerClient, for the tests."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
+from scheduler.framework.handle import Handle
+from scheduler.model import Node, Pod, parse_node, parse_pod
+
+_uid = itertools.count()
+
+
+def node(name: str, cpu: str = "4", memory: str = "32Gi", pods: int = 110, *, labels: dict[str, str] | None = None,
+         taints: list[dict[str, str]] | None = None, unschedulable: bool = False,
+         images: list[tuple[str, int]] | None = None, extra: dict[str, str] | None = None) -> Node:
+    alloc: dict[str, Any] = {"cpu": cpu, "memory": memory, "pods": str(pods), **(extra or {})}
+    return parse_node({
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {"allocatable": alloc,
+                   "images": [{"names": [n], "sizeBytes": s} for n, s in (images or [])]},
+    })
+
+
+def pod(name: str, cpu: str | None = "100m", memory: str | None = "500Mi", *, namespace: str = "default",
+        labels: dict[str, str] | None = None, node_name: str = "", priority: int | None = None,
+        scheduler_name: str = "default-scheduler", spec: dict[str, Any] | None = None,
+        image: str = "registry.k8s.io/pause:3.10.1") -> Pod:
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    body: dict[str, Any] = {
+        "containers": [{"name": "c", "image": image, "resources": {"requests": requests}}],
+        "schedulerName": scheduler_name,
+        **(spec or {}),
+    }
+    if node_name:
+        body["nodeName"] = node_name
+    if priority is not None:
+        body["priority"] = priority
+    return parse_pod({"metadata": {"name": name, "namespace": namespace, "uid": f"uid-{next(_uid)}-{name}",
+                                   "labels": labels or {}},
+                      "spec": body})
+
+
+class MemoryClient:
+    """Records bindings and reports; can be told to fail binds."""
+
+    def __init__(self, cache: Cache | None = None) -> None:
+        self.cache = cache
+        self.bound: dict[str, str] = {}
+        self.scheduled: list[tuple[str, str]] = []
+        self.failures: list[tuple[str, str, str, str | None]] = []
+        self.bind_error: Exception | None = None
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        if self.bind_error is not None:
+            raise self.bind_error
+        assert pod.uid not in self.bound, f"{pod.key} bound twice"
+        self.bound[pod.uid] = node_name
+        if self.cache is not None:  # the watch confirming the assumption
+            from dataclasses import replace
+            self.cache.add_pod(replace(pod, node_name=node_name))
+
+    async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
+        self.scheduled.append((pod.key, message))
+
+    async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        self.failures.append((pod.key, reason, message, nominated_node))
+
+
+class Clock:
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, dt: float) -> None:
+        self.t += dt
+
+
+def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None
+                   ) -> tuple[Scheduler, MemoryClient]:
+    """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise)."""
+    clock = clock or Clock()
+    cache = Cache(clock=clock)
+    client = MemoryClient(cache)
+    metrics = Metrics()
+    profiles = ProfileMap()
+    raw = {"schedulerName": "default-scheduler", **(spec or {})}
+    fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=Handle(client=client), metrics=metrics,
+                          seed=seed)
+    profiles.set("default", fwk)
+    queue = SchedulingQueue(profiles.for_pod, clock=clock, metrics=metrics)
+    return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client
