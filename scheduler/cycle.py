@@ -43,7 +43,7 @@ from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
 from scheduler.queue import ClusterChange, QueuedPodInfo, SchedulingQueue
 
-__all__ = ["Binding", "Dropped", "Failure", "Outcome", "Scheduler", "ScheduleResult"]
+__all__ = ["Binding", "Dropped", "Failure", "Outcome", "ScheduleResult", "Scheduler"]
 
 log = logging.getLogger(__name__)
 REASON_UNSCHEDULABLE = "Unschedulable"
@@ -182,9 +182,9 @@ class Scheduler:
         feasible: np.ndarray | None = None
         if pod.nominated_node_name:
             row = snapshot.row_of(pod.nominated_node_name)
-            if row is not None and bool(np.isin(row, candidates)):
-                if fwk.run_filter_on_node(state, pod, snapshot, row).is_success():
-                    feasible = np.array([row], np.int64)
+            if (row is not None and bool(np.isin(row, candidates))
+                    and fwk.run_filter_on_node(state, pod, snapshot, row).is_success()):
+                feasible = np.array([row], np.int64)
         if feasible is None:
             feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag)
             if not s.is_success():

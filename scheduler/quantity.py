@@ -86,7 +86,7 @@ def _coerce(raw: object) -> Fraction:
         if not math.isfinite(raw):
             raise QuantityError(f"quantity must be finite, got {raw!r}")
         return Fraction(repr(raw)) if "e" not in repr(raw) else Fraction(raw)
-    return parse_quantity(raw)  # type: ignore[arg-type]
+    return parse_quantity(raw)
 
 
 def value(raw: object) -> int:

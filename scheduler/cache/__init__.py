@@ -19,4 +19,5 @@ __all__ = [
     "TermMatch",
     "normalized_image_name",
     "term_match",
+    "zone_interleaved",
 ]

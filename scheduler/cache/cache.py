@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from scheduler.cache.counters import CountArray, PodCounters, PodPredicate, TermHolders
-from scheduler.cache.node_table import NodeInfo, NodeTable
+from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 from scheduler.model import Node, Pod
 
@@ -204,7 +204,7 @@ class Cache:
     def counter(self, key: PodPredicate) -> CountArray:
         return self._counters.get(key, self.iter_pods)
 
-    def _order_rows(self) -> object:
+    def _order_rows(self) -> IntArray:
         if self._order_version != self.table.version:
             self._order = zone_interleaved(self.table)
             self._order_version = self.table.version

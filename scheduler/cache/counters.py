@@ -32,7 +32,8 @@ CountArray = npt.NDArray[np.int32]
 
 
 class PodPredicate(Protocol):
-    uses_namespace_labels: bool
+    @property
+    def uses_namespace_labels(self) -> bool: ...
 
     def matches(self, pod: Pod, ns_labels: NsLabels) -> bool: ...
 
@@ -43,7 +44,10 @@ class SpreadMatch:
 
     namespace: str
     selector: LabelSelector
-    uses_namespace_labels = False
+
+    @property
+    def uses_namespace_labels(self) -> bool:
+        return False
 
     def matches(self, pod: Pod, ns_labels: NsLabels) -> bool:
         return pod.namespace == self.namespace and not pod.deleting and self.selector.matches(pod.labels)

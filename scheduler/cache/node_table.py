@@ -21,7 +21,7 @@ compared without int64 overflow; it still fits nowhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -191,7 +191,8 @@ class NodeTable:
         self.valid[row] = True
         self.alloc[row, :] = 0
         for name, amount in node.allocatable.items():
-            self.alloc[row, self.resource_column(name)] = min(amount, CAP)
+            col = self.resource_column(name)  # may widen self.alloc: look it up first
+            self.alloc[row, col] = min(amount, CAP)
         self.unschedulable[row] = node.unschedulable
         self.taint_set[row] = self._taint_id(node.taints)
         for k, v in node.labels.items():
@@ -246,7 +247,7 @@ class NodeTable:
         for name, amount in pod.requests.items():
             if name == "pods":
                 continue
-            col = self.resource_column(name)
+            col = self.resource_column(name)  # may widen self.requested: look it up first
             self.requested[row, col] += sign * min(amount, CAP)
         self.pod_count[row] += sign
         self.nz_cpu[row] += sign * pod.non_zero_cpu

@@ -68,7 +68,7 @@ class Snapshot:
 
     def node_names(self, rows: IntArray) -> list[str]:
         infos = self.table.infos
-        return [infos[r].node.name for r in rows.tolist()]  # type: ignore[union-attr]
+        return [infos[r].node.name for r in rows.tolist()]
 
     def row_of(self, node_name: str) -> int | None:
         row = self.table.row_of.get(node_name)

@@ -55,7 +55,7 @@ class NodeToStatus:
         self._count += len(rows)
         self._by_row = None
 
-    def set(self, row: int, status: Status) -> None:
+    def set_row(self, row: int, status: Status) -> None:
         self.add_many(np.array([row], np.int64), None, (status,), status.plugin)
 
     def __len__(self) -> int:

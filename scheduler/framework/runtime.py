@@ -50,8 +50,8 @@ from scheduler.framework.interfaces import (
     QueueSortPlugin,
     ReservePlugin,
     Rows,
-    Scores,
     ScorePlugin,
+    Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics

@@ -133,7 +133,8 @@ def _requirement(raw: Any, field: str, operators: frozenset[str]) -> Requirement
         try:
             int(values[0])
         except ValueError:
-            raise ParseError(f"invalid value {values[0]!r}: must be an integer", field=f"{field}.values[0]")
+            raise ParseError(f"invalid value {values[0]!r}: must be an integer",
+                             field=f"{field}.values[0]") from None
     return Requirement(key, op, frozenset(values))
 
 

@@ -4,6 +4,7 @@ here with field-precise errors."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -45,7 +46,7 @@ class RequestedToCapacityRatioParam(ArgsModel):
     @field_validator("shape")
     @classmethod
     def _increasing(cls, v: tuple[UtilizationShapePoint, ...]) -> tuple[UtilizationShapePoint, ...]:
-        for a, b in zip(v, v[1:], strict=False):
+        for a, b in itertools.pairwise(v):
             if b.utilization <= a.utilization:
                 raise ValueError("utilization values must be sorted in increasing order")
         return v

@@ -8,6 +8,7 @@ cluster each distinct selector is evaluated once, not once per pod and certainly
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -49,10 +50,8 @@ def _numeric_values(table: NodeTable, key: str) -> npt.NDArray[np.float64]:
     def compute() -> npt.NDArray[np.float64]:
         out = np.full(len(table.label_values.get(key, ())) + 1, np.nan)
         for i, v in enumerate(table.label_values.get(key, ())):
-            try:
+            with contextlib.suppress(ValueError):
                 out[i] = int(v)
-            except ValueError:
-                pass
         return out
     return derived(table, ("numeric", key), compute)
 

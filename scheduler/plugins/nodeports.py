@@ -42,7 +42,7 @@ class NodePorts:
         if not pod.host_ports:
             return FilterVerdict.passed(len(rows))
         infos = snapshot.table.infos
-        failed = np.fromiter((infos[r].port_conflicts(pod.host_ports)  # type: ignore[union-attr]
+        failed = np.fromiter((infos[r].port_conflicts(pod.host_ports)
                               for r in rows.tolist()), np.bool_, len(rows))
         return FilterVerdict.uniform(failed, _STATUS)
 

@@ -139,16 +139,16 @@ class NodeResourcesFit:
 
     # --- Score -----------------------------------------------------------------------------
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
-        t = snapshot.table
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
         for name, weight in self._resources:
             pod_req = _pod_request(pod, name, non_zero=True)
             if pod_req == 0 and _is_extended(name):
                 continue  # an extended resource the pod doesn't request is not scored
-            alloc, requested = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
-            if alloc is None:
+            pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
+            if pair is None:
                 continue
+            alloc, requested = pair
             present = alloc > 0
             if self._strategy == "LeastAllocated":
                 s = np.where(present & (requested <= alloc),
@@ -211,11 +211,11 @@ def _pod_request(pod: Pod, resource: str, *, non_zero: bool) -> int:
 
 
 def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request: int, *, non_zero: bool
-                     ) -> tuple[Scores, Scores] | tuple[None, None]:
+                     ) -> tuple[Scores, Scores] | None:
     t = snapshot.table
     col = t.resources.get(resource)
     if col is None:
-        return None, None
+        return None
     alloc = t.alloc[rows, col]
     if non_zero and resource == "cpu":
         requested = t.nz_cpu[rows]
@@ -245,9 +245,10 @@ class NodeResourcesBalancedAllocation:
             pod_req = pod.requests.get(name, 0)
             if pod_req == 0 and _is_extended(name):
                 continue
-            alloc, requested = _alloc_requested(snapshot, rows, name, pod_req, non_zero=False)
-            if alloc is None:
+            pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=False)
+            if pair is None:
                 continue
+            alloc, requested = pair
             ok = alloc > 0
             f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
             fractions.append(np.minimum(f, 1.0))
@@ -258,13 +259,12 @@ class NodeResourcesBalancedAllocation:
         pr = np.vstack(present)
         n = pr.sum(axis=0)
         total = (fr * pr).sum(axis=0)
-        if len(fractions) == 2:
-            two = np.abs((fr[0] - fr[1]) / 2)
-        else:
-            two = np.zeros(len(rows))
         mean = total / np.maximum(n, 1)
-        var = (((fr - mean) ** 2) * pr).sum(axis=0) / np.maximum(n, 1)
-        std = np.where(n == 2, two if len(fractions) == 2 else np.sqrt(var), np.where(n > 2, np.sqrt(var), 0.0))
+        std = np.sqrt((((fr - mean) ** 2) * pr).sum(axis=0) / np.maximum(n, 1))
+        if len(fractions) == 2:
+            # Upstream's two-resource special case, |a - b| / 2, bit for bit.
+            std = np.where(n == 2, np.abs((fr[0] - fr[1]) / 2), std)
+        std = np.where(n >= 2, std, 0.0)
         return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
     def score_extensions(self) -> ScoreExtensions | None:

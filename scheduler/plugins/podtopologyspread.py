@@ -168,10 +168,8 @@ class PodTopologySpread:
             eligible = self._eligible(snapshot, pod, constraints, c)
             per_domain, present = self._domain_counts(snapshot, pod, c, eligible)
             n_domains = int(present.sum())
-            if n_domains < c.min_domains:
-                lo = 0
-            else:
-                lo = int(per_domain[present].min()) if n_domains else 2**31 - 1
+            # Too few domains for minDomains: the global minimum counts as 0.
+            lo = 0 if n_domains < c.min_domains else (int(per_domain[present].min()) if n_domains else 2**31 - 1)
             counts.append(per_domain)
             minimum.append(lo)
             selfm.append(1 if c.selector is not None and c.selector.matches(pod.labels) else 0)
@@ -214,7 +212,8 @@ class PodTopologySpread:
             for c in constraints:
                 ignored |= t.label_column(c.topology_key)[rows] < 0
         kept = rows[~ignored]
-        weights, domain_counts = [], []
+        weights: list[float] = []
+        domain_counts: list[npt.NDArray[np.int64] | None] = []
         for c in constraints:
             col = t.label_column(c.topology_key)
             if c.topology_key == HOSTNAME:
@@ -243,6 +242,7 @@ class PodTopologySpread:
             vals = t.label_column(c.topology_key)[rows]
             has = vals >= 0
             dc = s.domain_counts[i]
+            cnt: npt.NDArray[np.int64] | npt.NDArray[np.int32]
             if dc is None:
                 cnt = (snapshot.counter(SpreadMatch(pod.namespace, c.selector))[rows]
                        if c.selector is not None else np.zeros(len(rows), np.int32))

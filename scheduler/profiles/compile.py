@@ -107,7 +107,8 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                     on_plugin: Callable[[Plugin], None] | None = None) -> Framework:
     handle = handle or Handle()
     merged = _merge(default_plugins(), spec.plugins)
-    user_points = {p: (spec.plugins.point(p) if spec.plugins else PluginSet()) for p in ("multiPoint", *EXTENSION_POINTS)}
+    user_points = {p: (spec.plugins.point(p) if spec.plugins else PluginSet())
+                   for p in ("multiPoint", *EXTENSION_POINTS)}
 
     def where(point: str, name: str) -> str:
         for i, p in enumerate(user_points[point].enabled):
@@ -136,7 +137,8 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                                                         if raw_args[0] is not None else f"{ref.name}.args")
                     raise PluginArgsError(msg, field=field) from None
             elif raw_args[1]:
-                raise PluginArgsError(f"plugin {ref.name!r} takes no args", field=f"spec.pluginConfig[{raw_args[0]}].args")
+                raise PluginArgsError(f"plugin {ref.name!r} takes no args",
+                                      field=f"spec.pluginConfig[{raw_args[0]}].args")
             try:
                 plugin = spec_.factory(args, handle)
             except ProfileError as e:

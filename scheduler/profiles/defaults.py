@@ -29,4 +29,4 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 
 
 def default_plugins() -> Plugins:
-    return Plugins(multiPoint=PluginSet(enabled=tuple(PluginRef(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT)))
+    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT)))

@@ -40,9 +40,9 @@ from scheduler.model import Pod
 from scheduler.queue.pod_info import QueuedPodInfo
 
 __all__ = [
-    "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
     "ACTIVE",
     "BACKOFF",
+    "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
     "UNSCHEDULABLE",
     "ClusterChange",
     "QueueProfile",
