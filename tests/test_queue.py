@@ -1,0 +1,106 @@
+import pytest
+
+from scheduler.framework.status import Status
+from scheduler.queue import ClusterChange, SchedulingQueue, backoff_duration
+from tests.builders import Clock, make_scheduler, pod
+
+
+@pytest.mark.parametrize(("attempts", "want"), [(0, 0), (1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (9, 10)])
+def test_backoff_formula(attempts: int, want: float) -> None:
+    assert backoff_duration(attempts, 1, 10) == want
+
+
+def queue() -> tuple[SchedulingQueue, Clock]:
+    clock = Clock()
+    s, _ = make_scheduler(clock=clock)
+    return s.queue, clock
+
+
+def test_priority_then_fifo() -> None:
+    q, clock = queue()
+    q.add(pod("low", priority=1))
+    clock.advance(1)
+    q.add(pod("high", priority=10))
+    clock.advance(1)
+    q.add(pod("low2", priority=1))
+    assert [q.pop(0).pod.name for _ in range(3)] == ["high", "low", "low2"]  # type: ignore[union-attr]
+    assert q.pop(0) is None
+
+
+def test_unschedulable_moves_only_on_interesting_event() -> None:
+    q, clock = queue()
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(info)
+    assert q.where(info.uid) == "unschedulable"
+    # A label change does interest NodeResourcesFit only via its registered events; an unrelated
+    # resource does not move the pod.
+    assert q.move_all_to_active_or_backoff(ClusterChange("Namespace", frozenset({"Add"}))) == 0
+    assert q.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Add"}))) == 1
+    assert q.where(info.uid) == "backoff"  # 1 s backoff after the first attempt
+    clock.advance(1.01)
+    assert q.pop(0) is info and info.attempts == 2
+
+
+def test_event_during_cycle_sends_pod_to_backoff() -> None:
+    q, _ = queue()
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    q.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Add"})))  # while in flight
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(info)
+    assert q.where(info.uid) == "backoff"
+
+
+def test_leftover_flush_after_five_minutes() -> None:
+    q, clock = queue()
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {"TaintToleration"}
+    q.add_unschedulable_if_not_present(info)
+    clock.advance(200)
+    q.flush()
+    assert q.where(info.uid) == "unschedulable"
+    clock.advance(101)
+    q.flush()
+    assert q.where(info.uid) == "active"
+
+
+def test_gated_pod_waits_until_gates_removed() -> None:
+    q, _ = queue()
+    gated = pod("g", spec={"schedulingGates": [{"name": "a"}, {"name": "b"}]})
+    q.add(gated)
+    assert q.where(gated.uid) == "gated"
+    assert q.counts()["gated"] == 1
+    assert q.pop(0) is None
+    from dataclasses import replace
+    q.update(replace(gated, scheduling_gates=()))
+    assert q.where(gated.uid) == "active"
+
+
+def test_delete_removes_everywhere() -> None:
+    q, _ = queue()
+    p = pod("p")
+    q.add(p)
+    q.delete(p)
+    assert q.pop(0) is None and p.uid not in q
+
+
+def test_pending_pods_metric() -> None:
+    s, _ = make_scheduler()
+    s.queue.add(pod("a"))
+    s.queue.add(pod("b", spec={"schedulingGates": [{"name": "x"}]}))
+    m = s.metrics
+    assert m is not None
+    assert m.registry.get_sample_value("scheduler_pending_pods", {"queue": "active"}) == 1
+    assert m.registry.get_sample_value("scheduler_pending_pods", {"queue": "gated"}) == 1
+
+
+def test_scheduling_gates_reason() -> None:
+    from scheduler.plugins.schedulinggates import SchedulingGates
+    s = SchedulingGates().pre_enqueue(pod("g", spec={"schedulingGates": [{"name": "a"}, {"name": "b"}]}))
+    assert s == Status.unresolvable("waiting for scheduling gates: [a b]")
