@@ -249,9 +249,6 @@ class Scheduler:
         else:
             self.queue.add_unschedulable_if_not_present(info)
         self._observe_attempt(f.framework, result, f.started)
-        if self.metrics is not None:
-            for plugin in info.unschedulable_plugins:
-                self.metrics.unschedulable_pods.labels(plugin, f.framework.profile_name).inc(0)
         reason = REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE
         try:
             await self.client.report_failure(info.pod, reason, truncate_message(f.message), f.nominated_node)
