@@ -67,6 +67,7 @@ class Binding:
     result: ScheduleResult
     started: float
     permit_wait: float = 0.0
+    permit_plugin: str = ""
 
 
 @dataclass(slots=True)
@@ -146,7 +147,9 @@ class Scheduler:
             if s.is_success():
                 s, wait = fwk.run_permit(state, assumed, attempt.node)
                 if s.is_success() or s.is_wait():
-                    return Binding(info, fwk, state, assumed, result, started, wait if s.is_wait() else 0.0)
+                    if s.is_wait():
+                        return Binding(info, fwk, state, assumed, result, started, wait, s.plugin)
+                    return Binding(info, fwk, state, assumed, result, started)
             # Reserve or Permit rejected: undo, and fail as upstream does (a FitError over 1 node).
             fwk.run_unreserve(state, assumed, attempt.node)
             self.cache.forget_pod(assumed)
@@ -257,6 +260,11 @@ class Scheduler:
 
     async def _bind(self, b: Binding) -> None:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
+        if b.permit_plugin:
+            s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
+            if not s.is_success():
+                await self._binding_failed(b, s, rejected=True)
+                return
         s = await fwk.run_pre_bind(state, pod, node)
         if s.is_success():
             s = await fwk.run_bind(state, pod, node)
@@ -278,7 +286,7 @@ class Scheduler:
         except Exception as e:
             log.warning("cannot post Scheduled event for %s: %s", pod.key, e)
 
-    async def _binding_failed(self, b: Binding, s: Status) -> None:
+    async def _binding_failed(self, b: Binding, s: Status, *, rejected: bool = False) -> None:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
         fwk.run_unreserve(state, pod, node)
         self.cache.forget_pod(pod)
@@ -290,6 +298,13 @@ class Scheduler:
             log.info("binding %s to %s not needed: %s", pod.key, node, s.message())
             self.queue.done(pod.uid)
             self._observe_attempt(fwk, "error", b.started)
+            return
+        if rejected:
+            # A Permit rejection is an unschedulable outcome, reported as a FitError over 1 node.
+            b.info.unschedulable_plugins = {s.plugin} if s.plugin else set()
+            diag = Diagnosis()
+            diag.node_to_status.absent = s
+            await self._report_failure(Failure(b.info, fwk, s, fit_error_message(1, diag), b.started))
             return
         await self._report_failure(Failure(b.info, fwk, s, f"binding rejected: {s.message()}", b.started, error=True))
 

@@ -217,3 +217,63 @@ def test_chosen_node_passes_every_filter(nodes: list, pods: list, seed: int) -> 
             assert fwk.run_filter_on_node(state, p, snap, row).is_success()
             s.cache.add_pod(bound)
     assert len(client.bound) == len(set(client.bound))
+
+
+class Gate:
+    """A Permit plugin that makes every pod wait up to 5 s."""
+
+    name = "Gate"
+
+    def permit(self, state, pod, node_name):  # type: ignore[no-untyped-def]
+        from scheduler.framework import Status
+        from scheduler.framework.status import Code
+        return Status(Code.WAIT), 5.0
+
+
+def gated_scheduler():  # type: ignore[no-untyped-def]
+    from scheduler.plugins.registry import PluginSpec
+    from tests import builders
+
+    original = builders.Registry
+    builders.Registry = lambda: original(extra={"Gate": PluginSpec("Gate", lambda a, h: Gate())})  # type: ignore[misc]
+    try:
+        return make_scheduler({"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}})
+    finally:
+        builders.Registry = original  # type: ignore[misc]
+
+
+def test_permit_wait_then_allow() -> None:
+    s, client = gated_scheduler()
+    s.cache.add_node(node("n1"))
+    p = pod("p")
+    s.queue.add(p)
+
+    async def go() -> None:
+        outcome = s.schedule_one(s.queue.pop(0))  # type: ignore[arg-type]
+        task = asyncio.create_task(s.finish(outcome))
+        await asyncio.sleep(0.01)
+        assert not client.bound  # waiting at Permit
+        s.profiles.current["default-scheduler"].allow(p.uid)
+        await task
+    asyncio.run(go())
+    assert client.bound == {p.uid: "n1"}
+
+
+def test_permit_reject_unreserves_and_requeues() -> None:
+    s, client = gated_scheduler()
+    s.cache.add_node(node("n1"))
+    p = pod("p")
+    s.queue.add(p)
+
+    async def go() -> None:
+        outcome = s.schedule_one(s.queue.pop(0))  # type: ignore[arg-type]
+        task = asyncio.create_task(s.finish(outcome))
+        await asyncio.sleep(0.01)
+        s.profiles.current["default-scheduler"].reject(p.uid, "Gate", "not yet")
+        await task
+    asyncio.run(go())
+    assert not client.bound and s.cache.get_pod(p.uid) is None
+    assert client.failures[0][2] == "0/1 nodes are available: 1 not yet."
+    # As upstream: the binding-cycle failure first fires AssignedPodDelete during the pod's own
+    # cycle, so moveRequestCycle sends it to backoffQ rather than unschedulablePods.
+    assert s.queue.where(p.uid) == "backoff"

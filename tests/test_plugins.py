@@ -332,3 +332,17 @@ def test_inter_pod_affinity_preferred_score() -> None:
         {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}}]}}}
     got = run_score(IPA, pod("p", spec=spec), zoned()[:3], [pod("db", labels={"app": "db"}, node_name="b1")])
     assert got == [0, 0, 100]
+
+
+def test_spread_system_defaults_need_a_default_selector() -> None:
+    from scheduler.model.selectors import parse_label_selector
+
+    selector = parse_label_selector({"matchLabels": {"app": "web"}}, "s")
+    with_selector = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(), lambda p: selector)
+    without = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs())
+    nodes = [node("a1", labels={"topology.kubernetes.io/zone": "a"}), node("b1", labels={"topology.kubernetes.io/zone": "b"})]
+    existing = [pod(f"w{i}", labels={"app": "web"}, node_name="a1") for i in range(3)]
+    p = pod("p", labels={"app": "web"})
+    assert run_score(without, p, nodes, existing) == [0, 0]  # no constraints: PreScore skips
+    got = run_score(with_selector, p, nodes, existing)
+    assert got[1] == 100 and got[0] < 100  # hostname maxSkew 3, zone maxSkew 5: spread away from a1

@@ -18,6 +18,7 @@ makes the search deterministic.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -149,6 +150,7 @@ class Framework:
         self.metrics = metrics
         self.rng = random.Random(seed)
         self.next_start_node_index = 0
+        self.waiting_pods: dict[str, asyncio.Future[Status]] = {}
         self.plugins_by_name: dict[str, Plugin] = {p.name: p for p in all_plugins}
         for point in plugins.values():
             for p in point:
@@ -458,6 +460,37 @@ class Framework:
                 break
         self._observe("Permit", status, t0)
         return status, wait
+
+    # --- waiting pods (Permit returned Wait) -------------------------------------------------
+    def allow(self, uid: str) -> None:
+        """A Permit plugin allows a waiting pod to proceed to binding."""
+        self._decide(uid, SUCCESS)
+
+    def reject(self, uid: str, plugin: str, reason: str) -> None:
+        self._decide(uid, Status(Code.UNSCHEDULABLE, (reason,), plugin))
+
+    def _decide(self, uid: str, status: Status) -> None:
+        fut = self.waiting_pods.get(uid)
+        if fut is None or fut.done():
+            return
+
+        def settle() -> None:
+            if not fut.done():
+                fut.set_result(status)
+        # Plugins may decide from another thread (a controller, a webhook): settle in the loop.
+        fut.get_loop().call_soon_threadsafe(settle)
+
+    async def wait_on_permit(self, pod: Pod, timeout: float, plugin: str) -> Status:
+        """Upstream's ``WaitOnPermit``: block the binding cycle until allowed, rejected or timed out."""
+        fut: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
+        self.waiting_pods[pod.uid] = fut
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            return Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {timeout:g}s at plugin "
+                                               f"{plugin}",), plugin)
+        finally:
+            self.waiting_pods.pop(pod.uid, None)
 
     # --- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

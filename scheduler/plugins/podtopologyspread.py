@@ -280,7 +280,7 @@ class PodTopologySpread:
 
 
 def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(args or PodTopologySpreadArgs(), getattr(handle, "default_selector", None))
+    return PodTopologySpread(args or PodTopologySpreadArgs(), handle.default_selector)
 
 
 if TYPE_CHECKING:
