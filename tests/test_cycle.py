@@ -242,7 +242,8 @@ def gated_scheduler():  # type: ignore[no-untyped-def]
         builders.Registry = original  # type: ignore[misc]
 
 
-def test_permit_wait_then_allow() -> None:
+def permit_decision(decide) -> tuple:  # type: ignore[no-untyped-def]
+    """Schedule one pod that waits at Permit, call ``decide(framework, pod)`` while it waits."""
     s, client = gated_scheduler()
     s.cache.add_node(node("n1"))
     p = pod("p")
@@ -253,25 +254,19 @@ def test_permit_wait_then_allow() -> None:
         task = asyncio.create_task(s.finish(outcome))
         await asyncio.sleep(0.01)
         assert not client.bound  # waiting at Permit
-        s.profiles.current["default-scheduler"].allow(p.uid)
+        decide(s.profiles.current["default-scheduler"], p)
         await task
     asyncio.run(go())
+    return s, client, p
+
+
+def test_permit_wait_then_allow() -> None:
+    _, client, p = permit_decision(lambda fwk, p: fwk.allow(p.uid))
     assert client.bound == {p.uid: "n1"}
 
 
 def test_permit_reject_unreserves_and_requeues() -> None:
-    s, client = gated_scheduler()
-    s.cache.add_node(node("n1"))
-    p = pod("p")
-    s.queue.add(p)
-
-    async def go() -> None:
-        outcome = s.schedule_one(s.queue.pop(0))  # type: ignore[arg-type]
-        task = asyncio.create_task(s.finish(outcome))
-        await asyncio.sleep(0.01)
-        s.profiles.current["default-scheduler"].reject(p.uid, "Gate", "not yet")
-        await task
-    asyncio.run(go())
+    s, client, p = permit_decision(lambda fwk, p: fwk.reject(p.uid, "Gate", "not yet"))
     assert not client.bound and s.cache.get_pod(p.uid) is None
     assert client.failures[0][2] == "0/1 nodes are available: 1 not yet."
     # As upstream: the binding-cycle failure first fires AssignedPodDelete during the pod's own

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler.cache import Cache
+from scheduler.cache import Cache, Snapshot
 from scheduler.framework import CycleState, Status
 from scheduler.framework.interfaces import Rows
 from scheduler.model import Node, Pod
@@ -30,22 +30,25 @@ from scheduler.plugins.args import (
 from tests.builders import node, pod
 
 
-def run_filter(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = ()) -> list[Status | None]:
-    """Run PreFilter+Filter; per node the failure Status, or None when the node passes."""
+def setup(nodes: list[Node], existing: list[Pod]) -> tuple[Snapshot, CycleState, Rows]:
     cache = Cache()
     for n in nodes:
         cache.add_node(n)
     for e in existing:
         cache.add_pod(e)
     snap = cache.snapshot()
-    state = CycleState()
+    return snap, CycleState(), np.array([snap.row_of(n.name) for n in nodes], np.int64)
+
+
+def run_filter(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = ()) -> list[Status | None]:
+    """Run PreFilter+Filter; per node the failure Status, or None when the node passes."""
+    snap, state, rows = setup(nodes, existing)
     if hasattr(plugin, "pre_filter"):
         _, s = plugin.pre_filter(state, p, snap)
         if s.is_skip():
             return [None] * len(nodes)
         if not s.is_success():
             return [s] * len(nodes)
-    rows: Rows = np.array([snap.row_of(n.name) for n in nodes], np.int64)
     v = plugin.filter_nodes(state, p, snap, rows)
     out: list[Status | None] = []
     for i in range(len(nodes)):
@@ -57,14 +60,8 @@ def run_filter(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = 
 
 
 def run_score(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = ()) -> list[int]:
-    cache = Cache()
-    for n in nodes:
-        cache.add_node(n)
-    for e in existing:
-        cache.add_pod(e)
-    snap = cache.snapshot()
-    state = CycleState()
-    rows: Rows = np.array([snap.row_of(n.name) for n in nodes], np.int64)
+    """Run PreScore+Score+NormalizeScore; the normalised score per node (0 when PreScore skips)."""
+    snap, state, rows = setup(nodes, existing)
     if hasattr(plugin, "pre_score"):
         s = plugin.pre_score(state, p, snap, rows)
         if s.is_skip():
