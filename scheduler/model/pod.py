@@ -314,6 +314,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
 
         containers: list[dict[str, int]] = []
         nz_containers: list[dict[str, int]] = []
+        inits: list[tuple[dict[str, int], bool]] = []
+        nz_inits: list[tuple[dict[str, int], bool]] = []
         images: list[str] = []
         ports: list[HostPort] = []
         for kind in ("containers", "initContainers"):
@@ -324,6 +326,9 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                 if kind == "containers":
                     containers.append(r)
                     nz_containers.append(_with_defaults(r))
+                else:
+                    inits.append((r, restartable))
+                    nz_inits.append((_with_defaults(r), restartable))
                 if isinstance(c.get("image"), str):
                     images.append(c["image"])
                 if kind == "containers" or restartable:
@@ -334,14 +339,6 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                                              field=f"{f}.ports[{j}].hostPort")
                         if hp:
                             ports.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
-        inits: list[tuple[dict[str, int], bool]] = []
-        nz_inits: list[tuple[dict[str, int], bool]] = []
-        for i, c in enumerate(spec.get("initContainers") or []):
-            f = f"spec.initContainers[{i}].resources.requests"
-            r = _requests((c.get("resources") or {}).get("requests"), f)
-            restartable = c.get("restartPolicy") == "Always"
-            inits.append((r, restartable))
-            nz_inits.append((_with_defaults(r), restartable))
 
         requests = _aggregate(containers, inits)
         nz = _aggregate(nz_containers, nz_inits)

@@ -25,12 +25,12 @@ class ImageLocality:
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         t = snapshot.table
+        found = [h for h in (t.images.get(normalized_image_name(i)) for i in pod.images) if h]
+        if not found:
+            return np.zeros(len(rows), np.int64)  # no node has any of the images: all score 0
         total_nodes = max(snapshot.num_nodes, 1)
         sums = np.zeros(t.capacity, np.float64)
-        for image in pod.images:
-            holders = t.images.get(normalized_image_name(image))
-            if not holders:
-                continue
+        for holders in found:
             idx = np.fromiter(holders.keys(), np.int64, len(holders))
             live = t.valid[idx]
             spread = int(live.sum()) / total_nodes
