@@ -1,0 +1,202 @@
+"""``KubeClient``: JSON over aiohttp, one connection pool, errors as ``ClientError``s.
+
+Paths come from ``resource_path`` for the kinds this project touches, and from discovery for any
+other (custom) kind, cached per client. Watches yield ``(type, object)`` pairs and end when the
+server closes the stream; a ``410`` ERROR event raises ``GoneError`` so the caller relists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import aiohttp
+import orjson
+
+from scheduler.errors import ClientError, ConflictError, NotFoundError
+from scheduler.kubeapi.config import KubeConfig
+
+__all__ = ["GoneError", "KubeClient", "resource_path"]
+
+Obj = dict[str, Any]
+
+_KNOWN: dict[tuple[str, str], tuple[str, bool]] = {
+    ("v1", "Pod"): ("pods", True), ("v1", "Node"): ("nodes", False), ("v1", "Namespace"): ("namespaces", False),
+    ("v1", "Event"): ("events", True), ("v1", "Service"): ("services", True), ("v1", "Binding"): ("bindings", True),
+    ("v1", "ConfigMap"): ("configmaps", True), ("events.k8s.io/v1", "Event"): ("events", True),
+    ("coordination.k8s.io/v1", "Lease"): ("leases", True), ("apps/v1", "ReplicaSet"): ("replicasets", True),
+    ("scheduling.k8s.io/v1", "PriorityClass"): ("priorityclasses", False),
+    ("policy/v1", "PodDisruptionBudget"): ("poddisruptionbudgets", True),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): ("customresourcedefinitions", False),
+}
+
+
+class GoneError(ClientError):
+    """410: the resourceVersion is too old; list again."""
+
+
+def resource_path(api_version: str, plural: str, namespace: str | None = None, name: str | None = None,
+                  sub: str | None = None) -> str:
+    base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    path = f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+    if name:
+        path += f"/{name}"
+    if sub:
+        path += f"/{sub}"
+    return path
+
+
+def _error(status: int, body: Any, headers: Mapping[str, str]) -> ClientError:
+    msg = body.get("message") if isinstance(body, dict) else None
+    text = msg or (str(body)[:300] if body else f"HTTP {status}")
+    retry = headers.get("Retry-After")
+    retry_after = float(retry) if retry and retry.replace(".", "", 1).isdigit() else None
+    if status == 404:
+        return NotFoundError(text, status=status)
+    if status == 409:
+        return ConflictError(text, status=status)
+    if status == 410:
+        return GoneError(text, status=status)
+    return ClientError(text, status=status, retry_after=retry_after)
+
+
+class KubeClient:
+    def __init__(self, config: KubeConfig, *, limit: int = 100, timeout: float = 30.0) -> None:
+        self.config = config
+        self._limit = limit
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._plurals: dict[tuple[str, str], tuple[str, bool]] = dict(_KNOWN)
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            conn = aiohttp.TCPConnector(limit=self._limit, ssl=self.config.ssl_context
+                                        if self.config.ssl_context is not None else True)
+            self._session = aiohttp.ClientSession(connector=conn, json_serialize=lambda o: orjson.dumps(o).decode(),
+                                                  timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    def _headers(self, content_type: str | None = None) -> dict[str, str]:
+        h = {"Accept": "application/json"}
+        token = self.config.bearer()
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        if content_type:
+            h["Content-Type"] = content_type
+        return h
+
+    async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
+                      content_type: str = "application/json", timeout: float | None = None) -> Any:
+        data = orjson.dumps(body) if body is not None else None
+        async with self.session.request(
+                method, self.config.server + path, data=data, params=params,
+                headers=self._headers(content_type if data is not None else None),
+                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
+            raw = await resp.read()
+            try:
+                out = orjson.loads(raw) if raw else None
+            except orjson.JSONDecodeError:
+                out = raw.decode(errors="replace")
+            if resp.status >= 400:
+                raise _error(resp.status, out, resp.headers)
+            return out
+
+    # ---- typed helpers --------------------------------------------------------------------------
+    async def plural(self, api_version: str, kind: str) -> tuple[str, bool]:
+        key = (api_version, kind)
+        if key not in self._plurals:
+            doc = await self.request("GET", "/api/v1" if api_version == "v1" else f"/apis/{api_version}")
+            for r in doc.get("resources", []):
+                if "/" not in r["name"]:
+                    self._plurals[(api_version, r["kind"])] = (r["name"], r["namespaced"])
+            if key not in self._plurals:
+                raise NotFoundError(f'no matches for kind "{kind}" in version "{api_version}"', status=404)
+        return self._plurals[key]
+
+    async def path_for(self, obj: Obj, *, name: bool = True, sub: str | None = None) -> str:
+        plural, namespaced = await self.plural(obj["apiVersion"], obj["kind"])
+        meta = obj.get("metadata") or {}
+        ns = (meta.get("namespace") or "default") if namespaced else None
+        return resource_path(obj["apiVersion"], plural, ns, meta.get("name") if name else None, sub)
+
+    async def create(self, obj: Obj) -> Obj:
+        result: Obj = await self.request("POST", await self.path_for(obj, name=False), obj)
+        return result
+
+    async def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj:
+        plural, namespaced = await self.plural(api_version, kind)
+        result: Obj = await self.request("GET", resource_path(api_version, plural,
+                                                              namespace or "default" if namespaced else None, name))
+        return result
+
+    async def list(self, api_version: str, kind: str, namespace: str | None = None,
+                   params: Mapping[str, str] | None = None) -> Obj:
+        plural, _ = await self.plural(api_version, kind)
+        result: Obj = await self.request("GET", resource_path(api_version, plural, namespace), params=params)
+        return result
+
+    async def patch(self, api_version: str, kind: str, name: str, patch: Any, namespace: str | None = None, *,
+                    sub: str | None = None, patch_type: str = "merge") -> Obj:
+        plural, namespaced = await self.plural(api_version, kind)
+        ctype = {"merge": "application/merge-patch+json", "json": "application/json-patch+json",
+                 "strategic": "application/strategic-merge-patch+json"}[patch_type]
+        result: Obj = await self.request("PATCH", resource_path(api_version, plural, namespace or "default"
+                                                                if namespaced else None, name, sub), patch,
+                                         content_type=ctype)
+        return result
+
+    async def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None,
+                     grace_period: int | None = None) -> Any:
+        plural, namespaced = await self.plural(api_version, kind)
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", **({"gracePeriodSeconds": grace_period}
+                                                                 if grace_period is not None else {})}
+        return await self.request("DELETE", resource_path(api_version, plural, namespace or "default"
+                                                          if namespaced else None, name), body)
+
+    async def watch(self, api_version: str, kind: str, *, namespace: str | None = None,
+                    resource_version: str | None = None, params: Mapping[str, str] | None = None,
+                    timeout: int = 300) -> AsyncIterator[tuple[str, Obj]]:
+        plural, _ = await self.plural(api_version, kind)
+        q = {"watch": "true", "timeoutSeconds": str(timeout), **(params or {})}
+        if resource_version:
+            q["resourceVersion"] = resource_version
+        async with self.session.get(self.config.server + resource_path(api_version, plural, namespace), params=q,
+                                    headers=self._headers(),
+                                    timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30)) as resp:
+            if resp.status >= 400:
+                raise _error(resp.status, orjson.loads(await resp.read() or b"null"), resp.headers)
+            buf = b""
+            async for chunk in resp.content.iter_any():
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    ev = orjson.loads(line)
+                    if ev.get("type") == "ERROR":
+                        st = ev.get("object") or {}
+                        raise _error(int(st.get("code", 500)), st, {})
+                    yield ev["type"], ev["object"]
+
+
+async def gather_limited(n: int, coros: list[Any]) -> list[Any]:
+    """Run coroutines with at most ``n`` in flight (used by loaders and benchmarks)."""
+    sem = asyncio.Semaphore(n)
+
+    async def one(c: Any) -> Any:
+        async with sem:
+            return await c
+    return await asyncio.gather(*(one(c) for c in coros), return_exceptions=True)

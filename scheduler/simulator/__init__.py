@@ -1,0 +1,14 @@
+"""The simulated cluster: an in-memory Kubernetes API server (aiohttp) that kubectl, Kopf and the
+Python client accept. An edge of the project: it depends on nothing in the core but quantity parsing.
+
+Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers)
+→ ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) → ``tables``
+(kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface) → ``cluster`` (the
+embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
+"""
+
+from scheduler.simulator.cluster import SimulatedCluster, iter_documents
+from scheduler.simulator.faults import ErrorRule, Faults, parse_fault
+from scheduler.simulator.server import ApiServer
+
+__all__ = ["ApiServer", "ErrorRule", "Faults", "SimulatedCluster", "iter_documents", "parse_fault"]

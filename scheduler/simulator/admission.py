@@ -1,0 +1,247 @@
+"""What the real API server does to an object between decoding and storage.
+
+Errors are ``ApiError``s carrying the ``Status`` the server answers: ``400 BadRequest`` for what
+cannot be decoded (an unparsable quantity), ``422 Invalid`` for failed validation with the field
+path, ``403 Forbidden`` for admission (Priority) refusals. Defaulting follows the built-in
+defaulters and admission plugins that a scheduler can observe: ``schedulerName``, ``phase``,
+``priority``/``preemptionPolicy`` from PriorityClasses (the Priority admission plugin), the
+``not-ready``/``unreachable`` tolerations (DefaultTolerationSeconds), ``qosClass``, and node
+allocatable defaulting to capacity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from scheduler.errors import QuantityError
+from scheduler.quantity import parse_quantity
+
+__all__ = ["ApiError", "default_node", "default_pod", "invalid", "status_body", "validate_name"]
+
+Obj = dict[str, Any]
+
+QUANTITY_RE = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+             "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+HIGHEST_USER_PRIORITY = 1_000_000_000
+SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+
+
+class ApiError(Exception):
+    """An error response: HTTP ``code``, Status ``reason`` and ``message``."""
+
+    def __init__(self, code: int, reason: str, message: str, details: Obj | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.details = details
+        self.headers = headers or {}
+
+    def body(self) -> Obj:
+        return status_body(self.code, self.reason, self.message, self.details)
+
+
+def status_body(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:
+    out: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+                "reason": reason, "code": code}
+    if details:
+        out["details"] = details
+    return out
+
+
+def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> ApiError:
+    """422 Invalid; ``causes`` are (field, reason, detail) with reason a FieldValue* constant."""
+    text = ", ".join(f"{f}: {d}" for f, _, d in causes)
+    if len(causes) > 1:
+        text = f"[{text}]"
+    return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {text}', {
+        "name": name, **({"group": group} if group else {}), "kind": kind,
+        "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
+
+
+def validate_name(kind: str, name: str, *, label: bool = False, group: str = "") -> None:
+    if not name:
+        raise invalid(kind, name, [("metadata.name", "FieldValueRequired",
+                                    "Required value: name or generateName is required")], group)
+    pattern, msg = (_LABEL, LABEL_MSG) if label else (_SUBDOMAIN, SUBDOMAIN_MSG)
+    if len(name) > (63 if label else 253) or not pattern.match(name):
+        raise invalid(kind, name, [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')], group)
+
+
+def _quantity(kind: str, field: str, raw: Any) -> int:
+    """Parse a quantity for validation; 400 naming the field when it cannot be decoded."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise ApiError(400, "BadRequest", f'{kind} in version "v1" cannot be handled as a {kind}: {field}: '
+                                          f"quantities must match the regular expression {QUANTITY_RE}")
+    try:
+        q = parse_quantity(str(raw))
+    except QuantityError:
+        raise ApiError(400, "BadRequest", f'{kind} in version "v1" cannot be handled as a {kind}: {field}: '
+                                          f"quantities must match the regular expression {QUANTITY_RE}") from None
+    return -1 if q < 0 else (1 if q > 0 else 0)
+
+
+def _resource_list(kind: str, field: str, rl: Any, causes: list[tuple[str, str, str]]) -> None:
+    if rl is None:
+        return
+    if not isinstance(rl, dict):
+        raise ApiError(400, "BadRequest", f'{kind} in version "v1" cannot be handled as a {kind}: {field}: '
+                                          "expected a map of resource names to quantities")
+    for res, raw in rl.items():
+        if _quantity(kind, f"{field}[{res}]", raw) < 0:
+            causes.append((f"{field}[{res}]", "FieldValueInvalid",
+                           f'Invalid value: "{raw}": must be greater than or equal to 0'))
+
+
+PriorityLookup = Callable[[str], Obj | None]
+
+
+def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], Obj | None]) -> None:
+    """Validate and default a pod being created (mutates ``pod``); raises ``ApiError``."""
+    meta = pod.setdefault("metadata", {})
+    name = meta.get("name", "")
+    spec = pod.get("spec")
+    causes: list[tuple[str, str, str]] = []
+    if not isinstance(spec, dict):
+        raise invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    containers = spec.get("containers")
+    if not containers or not isinstance(containers, list):
+        causes.append(("spec.containers", "FieldValueRequired", "Required value"))
+        containers = []
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            path = f"spec.{group}[{i}]"
+            if not isinstance(c, dict):
+                raise ApiError(400, "BadRequest", f'Pod in version "v1" cannot be handled as a Pod: {path}: '
+                                                  "expected an object")
+            if not c.get("name"):
+                causes.append((f"{path}.name", "FieldValueRequired", "Required value"))
+            if not c.get("image"):
+                causes.append((f"{path}.image", "FieldValueRequired", "Required value"))
+            res = c.get("resources") or {}
+            _resource_list("Pod", f"{path}.resources.requests", res.get("requests"), causes)
+            _resource_list("Pod", f"{path}.resources.limits", res.get("limits"), causes)
+            for r, raw in (res.get("requests") or {}).items():
+                lim = (res.get("limits") or {}).get(r)
+                if lim is not None and parse_quantity(str(raw)) > parse_quantity(str(lim)):
+                    causes.append((f"{path}.resources.requests", "FieldValueInvalid",
+                                   f'Invalid value: "{raw}": must be less than or equal to {r} limit of {lim}'))
+            image = str(c.get("image") or "")
+            c.setdefault("imagePullPolicy", "Always" if (":" not in image.rsplit("/", 1)[-1]
+                                                         or image.endswith(":latest")) else "IfNotPresent")
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("resources", {})
+    _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
+    if isinstance(spec.get("resources"), dict):
+        _resource_list("Pod", "spec.resources.requests", spec["resources"].get("requests"), causes)
+    if causes:
+        raise invalid("Pod", name, causes)
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    _admit_priority(pod, name, spec, classes, global_default)
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations
+                   if isinstance(t, dict)) and not any(isinstance(t, dict) and t.get("operator") == "Exists"
+                                                       and not t.get("key") for t in tolerations):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+    status = pod.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", _qos(containers))
+
+
+def _admit_priority(pod: Obj, name: str, spec: Obj, classes: PriorityLookup,
+                    global_default: Callable[[], Obj | None]) -> None:
+    cls_name = spec.get("priorityClassName") or ""
+    if cls_name:
+        pc = classes(cls_name)
+        if pc is None:
+            raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: no PriorityClass with name {cls_name} '
+                                             "was found")
+    else:
+        pc = global_default()
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
+    value = int(pc.get("value", 0)) if pc else 0
+    policy = (pc.get("preemptionPolicy") if pc else None) or "PreemptLowerPriority"
+    if spec.get("priority") is not None and spec["priority"] != value:
+        raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: the integer value of priority '
+                                         f"({spec['priority']}) must not be provided in pod spec; priority admission "
+                                         f"controller computed {value} from the given PriorityClass name")
+    if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
+        raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: the string value of PreemptionPolicy '
+                                         f"({spec['preemptionPolicy']}) must not be provided in pod spec; priority "
+                                         f"admission controller computed {policy} from the given PriorityClass name")
+    spec["priority"] = value
+    spec["preemptionPolicy"] = policy
+
+
+def _qos(containers: list[Obj]) -> str:
+    any_set, guaranteed = False, True
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def default_node(node: Obj) -> None:
+    name = node.get("metadata", {}).get("name", "")
+    status = node.setdefault("status", {})
+    causes: list[tuple[str, str, str]] = []
+    _resource_list("Node", "status.capacity", status.get("capacity"), causes)
+    _resource_list("Node", "status.allocatable", status.get("allocatable"), causes)
+    for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
+        if not isinstance(t, dict) or not t.get("key"):
+            causes.append((f"spec.taints[{i}].key", "FieldValueRequired", "Required value"))
+        elif t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            causes.append((f"spec.taints[{i}].effect", "FieldValueNotSupported",
+                           f'Unsupported value: "{t.get("effect", "")}": supported values: "NoSchedule", '
+                           '"PreferNoSchedule", "NoExecute"'))
+    if causes:
+        raise invalid("Node", name, causes)
+    if "capacity" in status and "allocatable" not in status:
+        status["allocatable"] = dict(status["capacity"])
+    status.setdefault("conditions", [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                      "message": "kubelet is posting ready status (simulated)"}])
+    status.setdefault("nodeInfo", {"kubeletVersion": "v1.37.0-sim", "osImage": "simulated", "kernelVersion": "",
+                                   "containerRuntimeVersion": "sim://1.0", "architecture": "amd64",
+                                   "operatingSystem": "linux"})
+
+
+def validate_priority_class(pc: Obj, others: list[Obj]) -> None:
+    name = pc.get("metadata", {}).get("name", "")
+    value = pc.get("value")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid("PriorityClass", name, [("value", "FieldValueRequired", "Required value")],
+                      "scheduling.k8s.io")
+    if name not in SYSTEM_CLASSES and value > HIGHEST_USER_PRIORITY:
+        raise invalid("PriorityClass", name, [("value", "FieldValueForbidden",
+                                               f"Forbidden: maximum allowed value of a user defined priority is "
+                                               f"{HIGHEST_USER_PRIORITY}")], "scheduling.k8s.io")
+    if pc.get("globalDefault"):
+        for o in others:
+            if o.get("globalDefault") and o["metadata"]["name"] != name:
+                raise invalid("PriorityClass", name, [("globalDefault", "FieldValueInvalid",
+                                                       f"Invalid value: true: globalDefault {o['metadata']['name']} "
+                                                       "already exists")], "scheduling.k8s.io")
+    pc.setdefault("preemptionPolicy", "PreemptLowerPriority")

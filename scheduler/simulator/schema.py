@@ -1,0 +1,153 @@
+"""Structural-schema validation and pruning for custom resources (a subset of apiextensions).
+
+Checked: ``type`` (object, array, string, integer, number, boolean), ``required``, ``enum``,
+``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``, ``minItems``/
+``maxItems``, ``pattern``, ``nullable``, ``x-kubernetes-int-or-string`` and
+``x-kubernetes-preserve-unknown-fields``. Unknown fields are pruned, as a real server prunes them;
+``prune`` returns their paths so ``fieldValidation=Strict`` can refuse them. Error texts follow
+the apiserver's: ``spec.replicas: Invalid value: "string": spec.replicas in body must be of type
+integer: "string"``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["prune", "validate"]
+
+Obj = dict[str, Any]
+_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+
+
+def _type_name(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _type_ok(t: str, v: Any) -> bool:
+    if t == "integer":
+        return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    if t == "number":
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    cls = _TYPES.get(t)
+    return cls is None or isinstance(v, cls)
+
+
+def _show(v: Any) -> str:
+    return f'"{v}"' if isinstance(v, str) else ("null" if v is None else str(v).lower() if isinstance(v, bool) else
+                                                 str(v))
+
+
+def validate(schema: Obj | None, value: Any, path: str = "") -> list[tuple[str, str, str]]:
+    """(field, reason, detail) causes for ``value`` against ``schema``; empty when valid."""
+    if not schema:
+        return []
+    causes: list[tuple[str, str, str]] = []
+    _check(schema, value, path, causes, top=True)
+    return causes
+
+
+def _check(s: Obj, v: Any, path: str, out: list[tuple[str, str, str]], top: bool = False) -> None:
+    shown = path or "<root>"
+    if v is None:
+        if not s.get("nullable") and s.get("type") and not top:
+            out.append((shown, "FieldValueTypeInvalid",
+                        f'Invalid value: "null": {shown} in body must be of type {s["type"]}: "null"'))
+        return
+    t = s.get("type")
+    if s.get("x-kubernetes-int-or-string"):
+        if not (isinstance(v, (int, str)) and not isinstance(v, bool)):
+            out.append((shown, "FieldValueTypeInvalid",
+                        f'Invalid value: "{_type_name(v)}": {shown} in body must be of type integer-or-string'))
+        return
+    if t and not _type_ok(t, v):
+        out.append((shown, "FieldValueTypeInvalid",
+                    f'Invalid value: "{_type_name(v)}": {shown} in body must be of type {t}: "{_type_name(v)}"'))
+        return
+    if "enum" in s and v not in s["enum"]:
+        allowed = ", ".join(_show(e) for e in s["enum"])
+        out.append((shown, "FieldValueNotSupported", f"Unsupported value: {_show(v)}: supported values: {allowed}"))
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if "minimum" in s and (v < s["minimum"] or (s.get("exclusiveMinimum") is True and v == s["minimum"])):
+            word = "greater than" if s.get("exclusiveMinimum") is True else "greater than or equal to"
+            out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {word} "
+                                                    f"{s['minimum']}"))
+        if "maximum" in s and (v > s["maximum"] or (s.get("exclusiveMaximum") is True and v == s["maximum"])):
+            word = "less than" if s.get("exclusiveMaximum") is True else "less than or equal to"
+            out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {word} "
+                                                    f"{s['maximum']}"))
+    if isinstance(v, str):
+        if "maxLength" in s and len(v) > s["maxLength"]:
+            out.append((shown, "FieldValueTooLong", f"Too long: may not be more than {s['maxLength']} bytes"))
+        if "minLength" in s and len(v) < s["minLength"]:
+            out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should be at least '
+                                                    f"{s['minLength']} chars long"))
+        if "pattern" in s and not re.search(s["pattern"], v):
+            out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should match '
+                                                    f"'{s['pattern']}'"))
+    if isinstance(v, list):
+        if "maxItems" in s and len(v) > s["maxItems"]:
+            out.append((shown, "FieldValueTooMany", f"Too many: {len(v)}: must have at most {s['maxItems']} items"))
+        if "minItems" in s and len(v) < s["minItems"]:
+            out.append((shown, "FieldValueInvalid", f"Invalid value: {len(v)}: {shown} in body should have at "
+                                                    f"least {s['minItems']} items"))
+        items = s.get("items")
+        if isinstance(items, dict):
+            for i, x in enumerate(v):
+                _check(items, x, f"{path}[{i}]", out)
+    if isinstance(v, dict):
+        props = s.get("properties") or {}
+        for req in s.get("required") or ():
+            if req not in v:
+                out.append((f"{path}.{req}" if path else req, "FieldValueRequired", "Required value"))
+        for k, x in v.items():
+            if top and k in ("apiVersion", "kind", "metadata"):
+                continue
+            sub = props.get(k)
+            if sub is None and isinstance(s.get("additionalProperties"), dict):
+                sub = s["additionalProperties"]
+            if sub is not None:
+                _check(sub, x, f"{path}.{k}" if path else k, out)
+
+
+def prune(schema: Obj | None, value: Any, path: str = "", top: bool = True) -> list[str]:
+    """Drop fields the schema does not declare (in place); the dropped paths."""
+    if not schema or not isinstance(value, (dict, list)):
+        return []
+    dropped: list[str] = []
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, x in enumerate(value):
+                dropped += prune(items, x, f"{path}[{i}]", False)
+        return dropped
+    if schema.get("x-kubernetes-preserve-unknown-fields") and not schema.get("properties"):
+        return []
+    props = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    for k in list(value):
+        if top and k in ("apiVersion", "kind", "metadata"):
+            continue
+        sub = props.get(k)
+        if sub is None and isinstance(extra, dict):
+            sub = extra
+        if sub is None and extra is not True:
+            if schema.get("x-kubernetes-preserve-unknown-fields"):
+                continue
+            del value[k]
+            dropped.append(f"{path}.{k}" if path else k)
+        elif sub is not None:
+            dropped += prune(sub, value[k], f"{path}.{k}" if path else k, False)
+    return dropped

@@ -1,0 +1,1065 @@
+"""The simulated kube-apiserver: aiohttp handlers over ``Store``, ``ResourceRegistry`` and admission.
+
+One catch-all route parses the URL as the real server's request-info resolver does
+(``/api/v1/namespaces/NS/pods/NAME/binding``, ``/apis/GROUP/VERSION/PLURAL``) into a verb, a
+resource type, a namespace, a name and a subresource, then dispatches. Every write is synchronous on
+the event loop, so each is atomic and totally ordered by resourceVersion, as etcd orders them.
+
+Answers follow the real server: ``Status`` bodies with its reasons and messages (``NotFound``,
+``AlreadyExists``, ``Conflict``, ``Invalid``, ``Gone``/``Expired``, ``BadRequest``,
+``UnsupportedMediaType``, ``RequestEntityTooLarge``, ``TooManyRequests``), Tables for kubectl, and
+watch streams of JSON lines. Faults (``faults.py``) are applied before dispatch.
+
+Simulated controllers live here too, small as they are: namespace deletion cascades, PodDisruptionBudget
+status is kept current (as the disruption controller keeps it) and, when ``pod_running_after`` is set,
+a bound pod becomes Running and Ready after that delay (the kubelet's part). Pods bound to a node
+are deleted after ``pod_termination_seconds`` (default 0: at once), the time a kubelet would take.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import datetime as dt
+import logging
+import random
+import secrets
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from scheduler.simulator import admission, schema, tables
+from scheduler.simulator.admission import ApiError, status_body
+from scheduler.simulator.faults import Faults
+from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from scheduler.simulator.resources import ResourceRegistry, ResourceType
+from scheduler.simulator.selectors import SelectorError, field_matcher, label_matcher
+from scheduler.simulator.store import Event, Store, Watcher, encode_event, external
+
+__all__ = ["ApiServer"]
+
+log = logging.getLogger("kopf_scheduler.simulator")
+Obj = dict[str, Any]
+MAX_BODY = 3 * 1024 * 1024
+PUBLIC = {"/version", "/healthz", "/livez", "/readyz", "/version/"}
+_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-kopf-scheduler-sim", "gitCommit": "simulated",
+            "gitTreeState": "clean", "buildDate": "2026-12-01T00:00:00Z", "goVersion": "python",
+            "compiler": "cpython", "platform": "linux/amd64", "emulationMajor": "1", "emulationMinor": "37",
+            "minCompatibilityMajor": "1", "minCompatibilityMinor": "36"}
+_JSON = "application/json"
+_PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml"}
+_WITH_GENERATION = {"apps/replicasets", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
+CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _resource_name(rt: ResourceType) -> str:
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
+def not_found(rt: ResourceType, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{_resource_name(rt)} "{name}" not found',
+                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+
+
+def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
+    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {_resource_name(rt)} "{name}": {why}',
+                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def _dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def _copy(obj: Obj) -> Obj:
+    return orjson.loads(orjson.dumps(obj))  # type: ignore[no-any-return]
+
+
+class ApiServer:
+    """All server state; ``app()`` builds the aiohttp application serving it."""
+
+    def __init__(self, *, token: str | None = None, faults: Faults | None = None, history: int = 20_000,
+                 pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
+                 seed: int = 0) -> None:
+        self.token = token if token is not None else secrets.token_hex(16)
+        self.faults = faults or Faults(seed=seed)
+        self.store = Store(history)
+        self.registry = ResourceRegistry()
+        self.pod_running_after = pod_running_after
+        self.pod_termination_seconds = pod_termination_seconds
+        self.rng = random.Random(seed)
+        self.requests = 0
+        self._pdb_dirty: set[str] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self.store.listeners.append(self._on_event)
+        for ns in CLUSTER_NAMESPACES:
+            self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
+                                                                "metadata": {"name": ns}})
+        for name, value in admission.SYSTEM_CLASSES.items():
+            self.create(self.rt("scheduling.k8s.io", "v1", "priorityclasses"), "", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value, "description": "Used for system critical pods that must not be moved from their "
+                                               "current node."})
+
+    # ---- plumbing -------------------------------------------------------------------------------
+    def rt(self, group: str, version: str, plural: str) -> ResourceType:
+        rt = self.registry.lookup(group, version, plural)
+        assert rt is not None
+        return rt
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
+        app.router.add_route("*", "/{tail:.*}", self.dispatch)
+        app.on_startup.append(self._start_controllers)
+        app.on_cleanup.append(self._stop_controllers)
+        return app
+
+    async def _start_controllers(self, _: web.Application) -> None:
+        self._spawn(self._pdb_controller())
+
+    async def _stop_controllers(self, _: web.Application) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        for h in list(self._timers):
+            h.cancel()
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _later(self, delay: float, fn: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        handle: asyncio.TimerHandle
+
+        def run() -> None:
+            self._timers.discard(handle)
+            try:
+                fn()
+            except ApiError:
+                pass
+            except Exception:
+                log.exception("simulated controller failed")
+        handle = loop.call_later(delay, run)
+        self._timers.add(handle)
+
+    @staticmethod
+    def respond(code: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+        return web.Response(status=code, body=_dumps(body), content_type=_JSON, headers=headers)
+
+    def error(self, err: ApiError) -> web.Response:
+        return self.respond(err.code, err.body(), err.headers)
+
+    # ---- request entry --------------------------------------------------------------------------
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        path = request.path.rstrip("/") or "/"
+        if path not in PUBLIC and request.headers.get("Authorization") != f"Bearer {self.token}":
+            return self.respond(401, status_body(401, "Unauthorized", "Unauthorized"))
+        try:
+            return await self._dispatch(request, path)
+        except ApiError as e:
+            return self.error(e)
+        except web.HTTPRequestEntityTooLarge:
+            return self.error(ApiError(413, "RequestEntityTooLarge",
+                                       f"Request entity too large: limit is {MAX_BODY}"))
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as e:  # never kill the server: answer 500 as the real one does on a panic
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return self.error(ApiError(500, "InternalError", f"Internal error occurred: {e!r}"))
+
+    async def _dispatch(self, request: web.Request, path: str) -> web.StreamResponse:
+        parts = [p for p in path.split("/") if p]
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok")
+        if path == "/version":
+            return self.respond(200, _VERSION)
+        if parts and parts[0] == "openapi":
+            return self.openapi(parts)
+        if parts == ["api"]:
+            return self.respond(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]})
+        if parts == ["apis"]:
+            return self.respond(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                self._group(g, vs) for g, vs in self.registry.groups().items() if g]})
+        if len(parts) == 2 and parts[0] == "apis":
+            vs = self.registry.groups().get(parts[1])
+            if not vs:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return self.respond(200, {"kind": "APIGroup", "apiVersion": "v1", **self._group(parts[1], vs)})
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rest:
+            resources = self.registry.resources(group, version)
+            if not resources:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return self.respond(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                      "groupVersion": f"{group}/{version}" if group else version,
+                                      "resources": [r for rt in resources for r in rt.describe()]})
+        return await self.resource_request(request, group, version, rest)
+
+    def _group(self, group: str, versions: list[str]) -> Obj:
+        pref = self.registry.preferred(group, versions)
+        return {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
+                "preferredVersion": {"groupVersion": f"{group}/{pref}", "version": pref}}
+
+    def openapi(self, parts: list[str]) -> web.Response:
+        """Just enough OpenAPI v3 for kubectl: one document per group-version whose PATCH operations
+        declare the ``fieldValidation`` parameter, so kubectl leaves validation to this server."""
+        groups = self.registry.groups()
+        if parts == ["openapi", "v3"]:
+            paths = {}
+            for g, vs in groups.items():
+                for v in vs:
+                    key = f"apis/{g}/{v}" if g else f"api/{v}"
+                    paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={self.store.rv}"}
+            return self.respond(200, {"paths": paths})
+        if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
+            if parts[2] == "api":
+                group, version = "", parts[3]
+            elif len(parts) == 5:
+                group, version = parts[3], parts[4]
+            else:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            resources = self.registry.resources(group, version)
+            if not resources:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            ops = {}
+            for rt in resources:
+                base = "/api/v1" if not group else f"/apis/{group}/{version}"
+                path = f"{base}/namespaces/{{namespace}}/{rt.plural}/{{name}}" if rt.namespaced else \
+                    f"{base}/{rt.plural}/{{name}}"
+                gvk = {"group": group, "version": version, "kind": rt.kind}
+                param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+                         {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
+                op = {"operationId": f"patch{rt.kind}", "x-kubernetes-group-version-kind": gvk,
+                      "x-kubernetes-action": "patch", "parameters": param, "responses": {"200": {"description": "OK"}}}
+                ops[path] = {"patch": op, "put": {**op, "operationId": f"replace{rt.kind}",
+                                                  "x-kubernetes-action": "put"}}
+            return self.respond(200, {"openapi": "3.0.0", "info": {"title": "Kubernetes (simulated)",
+                                                                  "version": "v1.37.0"},
+                                      "paths": ops, "components": {"schemas": {}}})
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    # ---- URL → resource -------------------------------------------------------------------------
+    async def resource_request(self, request: web.Request, group: str, version: str,
+                               rest: list[str]) -> web.StreamResponse:
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3 and self.registry.lookup(group, version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        rt = self.registry.lookup(group, version, rest[0])
+        if rt is None or len(rest) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in rt.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if rt.namespaced and not namespace and name:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rt.namespaced:
+            namespace = ""
+        q = request.query
+        method = request.method
+        watch = q.get("watch") in ("1", "true", "True")
+        verb = {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
+                "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method)
+        if verb is None:
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        if verb not in rt.verbs and not sub:
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        resource_label = f"{rt.plural}/{sub}" if sub else rt.plural
+        if self.faults.active:
+            delay = self.faults.delay(verb, resource_label)
+            if delay:
+                await asyncio.sleep(delay)
+            code = self.faults.error(verb, resource_label)
+            if code is not None:
+                reason = {429: "TooManyRequests", 503: "ServiceUnavailable"}.get(code, "InternalError")
+                hdrs = {"Retry-After": "1"} if code in (429, 503) else {}
+                return self.respond(code, status_body(code, reason, f"simulated fault: {reason}",
+                                                      {"retryAfterSeconds": 1} if hdrs else None), hdrs)
+        dry = q.get("dryRun") == "All"
+        if verb == "watch":
+            return await self.watch(request, rt, namespace or None, name)
+        if verb == "list":
+            return self.list(request, rt, namespace or None)
+        if verb == "get":
+            if sub in ("binding", "eviction"):
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                                                        "resource")
+            obj = self.store.get(rt, namespace, name)
+            if obj is None:
+                raise not_found(rt, name)
+            return self.send_obj(request, rt, obj)
+        if verb == "deletecollection":
+            return self.delete_collection(request, rt, namespace or None, dry)
+        body = await self.read_body(request, verb)
+        if verb == "create":
+            if sub == "binding" or rt.plural == "bindings":
+                return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
+                                                   body))
+            if sub == "eviction":
+                return self.respond(201, self.evict(namespace, name, body))
+            if name:
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                                                        "resource")
+            obj = self.create(rt, namespace, body, dry=dry, strict=q.get("fieldValidation") == "Strict")
+            return self.respond(201, external(rt, obj))
+        if verb == "update":
+            obj = self.update(rt, namespace, name, body, sub, dry=dry)
+            return self.respond(200, external(rt, obj))
+        if verb == "patch":
+            ctype = request.content_type
+            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry)
+            return self.respond(200, external(rt, obj))
+        assert verb == "delete"
+        code, out = self.delete(rt, namespace, name, body, dry=dry)
+        return self.respond(code, out)
+
+    async def read_body(self, request: web.Request, verb: str) -> Any:
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
+        raw = await request.read()
+        ctype = request.content_type
+        if not raw:
+            if verb == "delete":
+                return {}
+            raise bad_request("the body of the request was empty")
+        if verb == "patch":
+            if ctype not in _PATCH_TYPES:
+                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
+                               f"accepted media types include: {', '.join(sorted(_PATCH_TYPES))}")
+            if ctype == "application/apply-patch+yaml":
+                raise ApiError(415, "UnsupportedMediaType", "server-side apply is not supported by the simulated "
+                               "cluster; use client-side kubectl apply")
+        elif ctype not in (_JSON, "application/yaml", "application/x-yaml", "", "application/octet-stream"):
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
+                           "media types include: application/json, application/yaml, "
+                           "application/vnd.kubernetes.protobuf")
+        try:
+            if ctype in ("application/yaml", "application/x-yaml"):
+                return yaml.safe_load(raw)
+            return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as e:
+            raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+
+    def send_obj(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
+        if "as=Table" in request.headers.get("Accept", ""):
+            return self.respond(200, tables.table(rt, [external(rt, obj)], {"resourceVersion": obj["metadata"].get(
+                "resourceVersion", "")}, request.query.get("includeObject", "PartialObjectMetadata")))
+        return self.respond(200, external(rt, obj))
+
+    # ---- reads ----------------------------------------------------------------------------------
+    def _matchers(self, request: web.Request, rt: ResourceType, name: str = "") -> Callable[[Obj], bool] | None:
+        q = request.query
+        try:
+            lm = label_matcher(q.get("labelSelector"))
+            fsel = q.get("fieldSelector") or ""
+            if name:
+                fsel = f"metadata.name={name}" + (f",{fsel}" if fsel else "")
+            fm = field_matcher(fsel, rt.field_labels, rt.kind)
+        except SelectorError as e:
+            raise bad_request(str(e)) from None
+        if rt.to_external is not None and fm is not None:
+            fm_ext, conv = fm, rt.to_external
+            fm = lambda o: fm_ext(conv(o))  # noqa: E731
+        if lm and fm:
+            return lambda o: lm(o) and fm(o)
+        return lm or fm
+
+    def list(self, request: web.Request, rt: ResourceType, namespace: str | None) -> web.Response:
+        q = request.query
+        match = self._matchers(request, rt)
+        rv = self.store.rv
+        source: Any
+        if q.get("resourceVersion") not in (None, "", "0") and q.get("resourceVersionMatch") == "Exact":
+            want = self._parse_rv(q["resourceVersion"])
+            state = self.store.list_at(rt, want)
+            if state is None:
+                oldest = self.store.bucket(rt.store).compacted
+                raise ApiError(410, "Expired", f"too old resource version: {want} ({oldest})")
+            source = (o for (ns, _), o in state.items() if namespace is None or ns == namespace)
+            rv = want
+        else:
+            source = self.store.bucket(rt.store).items(namespace)
+        objs = [o for o in source if match is None or match(o)]
+        objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        meta: Obj = {"resourceVersion": str(rv)}
+        if q.get("continue"):
+            try:
+                token = orjson.loads(base64.urlsafe_b64decode(q["continue"]))
+                start = tuple(token["start"])
+            except Exception:
+                raise bad_request("continue key is not valid: illegal base64 data") from None
+            objs = [o for o in objs if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
+            meta["resourceVersion"] = str(token.get("rv", rv))
+        limit = int(q.get("limit") or 0)
+        if limit > 0 and len(objs) > limit:
+            last = objs[limit - 1]["metadata"]
+            meta["continue"] = base64.urlsafe_b64encode(_dumps({"rv": rv, "start": [last.get("namespace", ""),
+                                                                                     last["name"]]})).decode()
+            meta["remainingItemCount"] = len(objs) - limit
+            objs = objs[:limit]
+        items = [external(rt, o) for o in objs]
+        if "as=Table" in request.headers.get("Accept", ""):
+            return self.respond(200, tables.table(rt, items, meta, q.get("includeObject", "PartialObjectMetadata")))
+        return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,
+                                  "items": items})
+
+    @staticmethod
+    def _parse_rv(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer') from None
+
+    async def watch(self, request: web.Request, rt: ResourceType, namespace: str | None,
+                    name: str) -> web.StreamResponse:
+        q = request.query
+        match = self._matchers(request, rt, name)
+        as_table = "as=Table" in request.headers.get("Accept", "")
+        include = q.get("includeObject", "PartialObjectMetadata")
+        encode = None
+        if as_table:
+            def encode(kind: str, obj: Obj) -> bytes:
+                ext = external(rt, obj)
+                return _dumps({"type": kind, "object": tables.table(
+                    rt, [ext], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include)}) + b"\n"
+        w = Watcher(rt, namespace, match, encode)
+        raw_rv = q.get("resourceVersion") or ""
+        initial: list[bytes] = []
+        expired: bytes | None = None
+        if raw_rv in ("", "0"):
+            for o in self.store.bucket(rt.store).items(namespace):
+                if match is None or match(o):
+                    initial.append(w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o))
+        else:
+            since = self._parse_rv(raw_rv)
+            events = None if self.faults.active and self.faults.force_gone() else self.store.since(rt, since)
+            if events is None:
+                expired = _dumps({"type": "ERROR", "object": status_body(
+                    410, "Expired", f"too old resource version: {since} ({self.store.bucket(rt.store).compacted})")}
+                ) + b"\n"
+            else:
+                for ev in events:
+                    w.offer(ev)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON, "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        if expired is not None:
+            await resp.write(expired)
+            await resp.write_eof()
+            return resp
+        bucket = self.store.bucket(rt.store)
+        bucket.watchers.add(w)
+        loop = asyncio.get_running_loop()
+        timeout = float(q.get("timeoutSeconds") or 1800 + self.rng.random() * 1800)
+        deadline = loop.time() + timeout
+        bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+        w.pending.extend(initial)
+        try:
+            while True:
+                if not w.pending:
+                    if w.closed:
+                        break
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        break
+                    w.wake.clear()
+                    try:
+                        await asyncio.wait_for(w.wake.wait(), min(remaining, 1.0 if bookmarks else remaining))
+                    except TimeoutError:
+                        if bookmarks and deadline - loop.time() > 0:
+                            await resp.write(_dumps({"type": "BOOKMARK", "object": {
+                                "kind": rt.kind, "apiVersion": rt.api_version,
+                                "metadata": {"resourceVersion": str(self.store.rv)}}}) + b"\n")
+                        continue
+                    continue
+                chunk = b"".join(w.pending)
+                n = len(w.pending)
+                w.pending.clear()
+                if self.faults.active and any(self.faults.drop() for _ in range(n)):
+                    if request.transport is not None:
+                        request.transport.close()
+                    return resp
+                await resp.write(chunk)
+                w.sent += n
+        except (ConnectionResetError, ConnectionError):
+            return resp
+        finally:
+            bucket.watchers.discard(w)
+        with contextlib.suppress(ConnectionError):
+            await resp.write_eof()
+        return resp
+
+    # ---- writes ---------------------------------------------------------------------------------
+    def _namespace_ok(self, rt: ResourceType, namespace: str, name: str) -> None:
+        if not rt.namespaced:
+            return
+        if not namespace:
+            raise bad_request("the namespace of the object must be set")
+        ns = self.store.get(self.rt("", "v1", "namespaces"), "", namespace)
+        if ns is None:
+            raise ApiError(404, "NotFound", f'namespaces "{namespace}" not found',
+                           {"name": namespace, "kind": "namespaces"})
+        if ns["metadata"].get("deletionTimestamp"):
+            raise ApiError(403, "Forbidden", f'{rt.plural} "{name}" is forbidden: unable to create new content in '
+                                             f"namespace {namespace} because it is being terminated")
+
+    def _check_kind(self, rt: ResourceType, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise bad_request("couldn't get version/kind; json parse error: expected an object")
+        if body.get("kind") and body["kind"] != rt.kind:
+            raise bad_request(f"the kind in the data ({body['kind']}) does not match the expected kind ({rt.kind})")
+        if body.get("apiVersion") and body["apiVersion"] != rt.api_version:
+            raise bad_request(f"the API version in the data ({body['apiVersion']}) does not match the expected API "
+                              f"version ({rt.api_version})")
+        obj = _copy(body)
+        if rt.from_external:
+            obj = rt.from_external(obj)
+        obj.setdefault("metadata", {})
+        if not isinstance(obj["metadata"], dict):
+            raise bad_request("metadata: expected an object")
+        return obj
+
+    def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
+               keep_status: bool = False) -> Obj:
+        obj = self._check_kind(rt, body)
+        obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
+        obj["kind"] = rt.kind
+        meta = obj["metadata"]
+        if rt.namespaced:
+            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+                raise bad_request("the namespace of the provided object does not match the namespace sent on the "
+                                  "request")
+            namespace = namespace or meta.get("namespace", "")
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
+        name = str(meta.get("name") or "")
+        if rt.plural != "events":
+            admission.validate_name(rt.kind, name, label=rt.plural == "namespaces", group=rt.group)
+        elif not name:
+            raise admission.invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
+        self._namespace_ok(rt, namespace, name)
+        if self.store.get(rt, namespace, name) is not None:
+            raise ApiError(409, "AlreadyExists", f'{_resource_name(rt)} "{name}" already exists',
+                           {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+        if rt.has_status and not keep_status and rt.plural != "nodes":
+            obj.pop("status", None)
+        self._admit(rt, obj, None, strict)
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_iso()
+        if rt.crd_name or rt.store in _WITH_GENERATION:
+            meta["generation"] = 1
+        if dry:
+            meta["resourceVersion"] = str(self.store.rv)
+            return obj
+        meta["resourceVersion"] = str(self.store.next_rv())
+        self.store.commit(rt, "ADDED", (namespace, name), obj, None)
+        if rt.plural == "customresourcedefinitions" and not rt.crd_name:
+            self._establish(obj)
+        return obj
+
+    def _admit(self, rt: ResourceType, obj: Obj, old: Obj | None, strict: bool = False) -> None:
+        """Kind-specific defaulting and validation (create when ``old`` is None)."""
+        if rt.crd_name:
+            dropped = schema.prune(rt.schema, obj)
+            if strict and dropped:
+                raise bad_request(f".{dropped[0]}: field not declared in schema" if len(dropped) == 1 else
+                                  "strict decoding error: " + ", ".join(f'unknown field "{d}"' for d in dropped))
+            causes = schema.validate(rt.schema, obj)
+            if causes:
+                raise admission.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+            return
+        key = rt.store
+        if key == "/pods" and old is None:
+            pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
+            admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
+        elif key == "/pods" and old is not None:
+            self._check_pod_update(obj, old)
+        elif key == "/nodes":
+            admission.default_node(obj)
+        elif key == "scheduling.k8s.io/priorityclasses":
+            others = list(self.store.bucket(key).objects.values())
+            admission.validate_priority_class(obj, others)
+            if old is not None and obj.get("value") != old.get("value"):
+                raise admission.invalid("PriorityClass", obj["metadata"]["name"], [
+                    ("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")],
+                    "scheduling.k8s.io")
+        elif key == "/namespaces":
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            obj.setdefault("status", {}).setdefault("phase", "Active")
+            obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+        elif key == "apiextensions.k8s.io/customresourcedefinitions":
+            self._validate_crd(obj)
+        elif key == "policy/poddisruptionbudgets":
+            spec = obj.get("spec") or {}
+            if "minAvailable" in spec and "maxUnavailable" in spec:
+                raise admission.invalid("PodDisruptionBudget", obj["metadata"]["name"], [
+                    ("spec", "FieldValueInvalid", "Invalid value: {}: minAvailable and maxUnavailable cannot be both "
+                                                  "set")], "policy")
+            self._pdb_dirty.add(obj["metadata"].get("namespace", ""))
+
+    def _global_default_class(self) -> Obj | None:
+        for pc in self.store.bucket("scheduling.k8s.io/priorityclasses").objects.values():
+            if pc.get("globalDefault"):
+                return pc
+        return None
+
+    _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds")
+
+    def _check_pod_update(self, new: Obj, old: Obj) -> None:
+        a, b = dict(new.get("spec") or {}), dict(old.get("spec") or {})
+        for f in self._POD_MUTABLE:
+            a.pop(f, None)
+            b.pop(f, None)
+        for spec in (a, b):
+            for group in ("containers", "initContainers"):
+                if group in spec:
+                    spec[group] = [{k: v for k, v in c.items() if k != "image"}
+                                   for c in spec[group]]
+        if a != b:
+            raise admission.invalid("Pod", new["metadata"]["name"], [(
+                "spec", "FieldValueForbidden",
+                "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+                "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+                "previously negative)")])
+        gates_old = (old.get("spec") or {}).get("schedulingGates") or []
+        gates_new = (new.get("spec") or {}).get("schedulingGates") or []
+        if any(g not in gates_old for g in gates_new):
+            raise admission.invalid("Pod", new["metadata"]["name"], [(
+                "spec.schedulingGates", "FieldValueForbidden", "Forbidden: only deletion is allowed, but found new "
+                                                               "scheduling gate")])
+
+    def _validate_crd(self, crd: Obj) -> None:
+        spec = crd.get("spec") or {}
+        name = crd["metadata"].get("name", "")
+        causes = []
+        names = spec.get("names") or {}
+        for f in ("group", "scope"):
+            if not spec.get(f):
+                causes.append((f"spec.{f}", "FieldValueRequired", "Required value"))
+        for f in ("plural", "kind"):
+            if not names.get(f):
+                causes.append((f"spec.names.{f}", "FieldValueRequired", "Required value"))
+        if not spec.get("versions"):
+            causes.append(("spec.versions", "FieldValueInvalid", "Invalid value: []: must have exactly one version "
+                                                                 "marked as storage version"))
+        if not causes and name != f"{names['plural']}.{spec['group']}":
+            causes.append(("metadata.name", "FieldValueInvalid",
+                           f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+        if causes:
+            raise admission.invalid("CustomResourceDefinition", name, causes, "apiextensions.k8s.io")
+        names.setdefault("singular", names["kind"].lower())
+        names.setdefault("listKind", names["kind"] + "List")
+
+    def _establish(self, crd: Obj) -> None:
+        for old in self.registry.remove_crd(crd["metadata"]["name"]):
+            del old
+        for rt in self.registry.crd_types(crd):
+            self.registry.add(rt)
+        names = crd["spec"]["names"]
+        status = {"conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found",
+             "lastTransitionTime": now_iso()},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": now_iso()}],
+            "acceptedNames": names, "storedVersions": [v["name"] for v in crd["spec"]["versions"]
+                                                       if v.get("storage")]}
+        crt = self.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        self._write(crt, crd, {**crd, "status": status})
+
+    def _write(self, rt: ResourceType, old: Obj, new: Obj) -> Obj:
+        """Store ``new`` in place of ``old`` with the next resourceVersion (MODIFIED)."""
+        meta = new["metadata"] = dict(new["metadata"])
+        meta["resourceVersion"] = str(self.store.next_rv())
+        key = (meta.get("namespace", ""), meta["name"])
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._awaits_kubelet(rt, new):
+            self.store.commit(rt, "DELETED", key, new, old)
+            self._after_delete(rt, new)
+        else:
+            self.store.commit(rt, "MODIFIED", key, new, old)
+        return new
+
+    def _awaits_kubelet(self, rt: ResourceType, obj: Obj) -> bool:
+        return rt.store == "/pods" and bool((obj.get("spec") or {}).get("nodeName")) and \
+            self.pod_termination_seconds > 0 and obj["metadata"].get("deletionGracePeriodSeconds", 0) > 0
+
+    def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
+               dry: bool = False) -> Obj:
+        new = self._check_kind(rt, body)
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        meta = new["metadata"]
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request("the name of the object does not match the name on the URL")
+        want_rv = meta.get("resourceVersion")
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        return self._apply_update(rt, old, new, sub, dry)
+
+    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool) -> Obj:
+        name = old["metadata"]["name"]
+        new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
+        if sub == "status":
+            merged = dict(old)
+            merged["metadata"] = dict(old["metadata"])
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            new = merged
+        else:
+            meta = new["metadata"]
+            for f in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "generation"):
+                if f in old["metadata"]:
+                    meta[f] = old["metadata"][f]
+                else:
+                    meta.pop(f, None)
+            if rt.has_status:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+            if old["metadata"].get("deletionTimestamp"):
+                added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
+                if added:
+                    raise admission.invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
+                                                             "Forbidden: no new finalizers can be added if the object "
+                                                             "is being deleted")], rt.group)
+            self._admit(rt, new, old)
+            if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
+                    "nodeName"):
+                raise admission.invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
+                                                       "Forbidden: pod updates may not change fields other than ...")])
+            if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
+                    != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
+                new["metadata"]["generation"] = old["metadata"]["generation"] + 1
+        if rt.crd_name and sub == "status":
+            schema.prune(rt.schema, new)
+            causes = schema.validate(rt.schema, new)
+            if causes:
+                raise admission.invalid(rt.kind, name, causes, rt.group)
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if new == old:
+            return old                    # a no-op write takes no resourceVersion and sends no event
+        if dry:
+            return new
+        out = self._write(rt, old, new)
+        if rt.plural == "customresourcedefinitions" and not rt.crd_name and sub != "status":
+            self._establish(out)
+        return out
+
+    def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, ctype: str, sub: str = "", *,
+              dry: bool = False) -> Obj:
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        current = external(rt, old)
+        try:
+            if ctype == "application/json-patch+json":
+                doc = json_patch(current, body)
+            elif ctype == "application/strategic-merge-patch+json":
+                if rt.crd_name:
+                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                   "accepted media types include: application/json-patch+json, "
+                                   "application/merge-patch+json, application/apply-patch+yaml")
+                if not isinstance(body, dict):
+                    raise bad_request("the patch must be a JSON object")
+                doc = strategic_merge_patch(current, body)
+            else:
+                if not isinstance(body, dict):
+                    raise bad_request("the patch must be a JSON object")
+                doc = merge_patch(current, body)
+        except PatchError as e:
+            raise ApiError(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e)) from None
+        if not isinstance(doc, dict):
+            raise bad_request("the patched object is not an object")
+        want_rv = (doc.get("metadata") or {}).get("resourceVersion")
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        new = self._check_kind(rt, doc)
+        return self._apply_update(rt, old, new, sub, dry)
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, options: Any, *, dry: bool = False,
+               ) -> tuple[int, Obj]:
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        opts = options if isinstance(options, dict) else {}
+        pre = opts.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
+            raise conflict(rt, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                                     f"{old['metadata']['uid']}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        if dry:
+            return 200, external(rt, old)
+        grace = opts.get("gracePeriodSeconds")
+        if grace is None and rt.store == "/pods":
+            grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        meta = old["metadata"]
+        if meta.get("deletionTimestamp"):
+            return 200, external(rt, old)
+        bound_pod = rt.store == "/pods" and bool((old.get("spec") or {}).get("nodeName"))
+        if meta.get("finalizers") or rt.plural == "namespaces" or (
+                bound_pod and self.pod_termination_seconds > 0 and grace):
+            new = dict(old)
+            new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
+                               "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
+            if rt.plural == "namespaces":
+                new["status"] = {**old.get("status", {}), "phase": "Terminating"}
+            out = self._write(rt, old, new)
+            if rt.plural == "namespaces":
+                self._later(0, lambda: self._finish_namespace(name))
+            elif bound_pod and self.pod_termination_seconds > 0 and grace:
+                self._later(min(float(grace), self.pod_termination_seconds),
+                            lambda: self._kubelet_delete(namespace, name, meta["uid"]))
+            return 200, external(rt, out)
+        self._remove(rt, old)
+        return 200, external(rt, old)
+
+    def _remove(self, rt: ResourceType, old: Obj) -> None:
+        new = dict(old)
+        new["metadata"] = {**old["metadata"], "resourceVersion": str(self.store.next_rv())}
+        self.store.commit(rt, "DELETED", (old["metadata"].get("namespace", ""), old["metadata"]["name"]), new, old)
+        self._after_delete(rt, new)
+
+    def _kubelet_delete(self, namespace: str, name: str, uid: str) -> None:
+        rt = self.rt("", "v1", "pods")
+        cur = self.store.get(rt, namespace, name)
+        if cur is not None and cur["metadata"]["uid"] == uid and not cur["metadata"].get("finalizers"):
+            self._remove(rt, cur)
+
+    def _finish_namespace(self, name: str) -> None:
+        for rt in list(self.registry.by_path.values()):
+            if rt.namespaced and not rt.to_external:
+                for o in list(self.store.bucket(rt.store).items(name)):
+                    self._remove(rt, o)
+        nrt = self.rt("", "v1", "namespaces")
+        cur = self.store.get(nrt, "", name)
+        if cur is not None:
+            self._remove(nrt, cur)
+
+    def _after_delete(self, rt: ResourceType, obj: Obj) -> None:
+        if rt.plural == "customresourcedefinitions" and not rt.crd_name:
+            gone = self.registry.remove_crd(obj["metadata"]["name"])
+            if gone:
+                for o in list(self.store.bucket(gone[0].store).objects.values()):
+                    self._remove(gone[0], o)
+
+    def delete_collection(self, request: web.Request, rt: ResourceType, namespace: str | None,
+                          dry: bool) -> web.Response:
+        match = self._matchers(request, rt)
+        victims = [o for o in self.store.bucket(rt.store).items(namespace) if match is None or match(o)]
+        out = []
+        for o in victims:
+            out.append(self.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], {}, dry=dry)[1])
+        return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version,
+                                  "metadata": {"resourceVersion": str(self.store.rv)}, "items": out})
+
+    # ---- pods/binding and pods/eviction ---------------------------------------------------------
+    def bind(self, namespace: str, name: str, body: Any) -> Obj:
+        rt = self.rt("", "v1", "pods")
+        if not isinstance(body, dict) or not isinstance(body.get("target"), dict) or not body["target"].get("name"):
+            raise admission.invalid("Binding", name, [("target.name", "FieldValueRequired", "Required value")])
+        node = str(body["target"]["name"])
+        pod = self.store.get(rt, namespace, name)
+        if pod is None:
+            raise not_found(rt, name)
+        uid = ((body.get("metadata") or {}).get("uid"))
+        if uid and uid != pod["metadata"]["uid"]:
+            raise conflict(rt, name, f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                                     f"{pod['metadata']['uid']}")
+        brt = self.rt("", "v1", "bindings")
+        if pod["metadata"].get("deletionTimestamp"):
+            raise conflict(brt, name, "pod is being deleted, cannot be assigned to a host")
+        if pod["spec"].get("nodeName"):
+            raise conflict(brt, name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
+        if pod["spec"].get("schedulingGates"):
+            raise conflict(brt, name, "pod has non-empty .spec.schedulingGates")
+        status = dict(pod.get("status") or {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                      "lastTransitionTime": now_iso()})
+        status["conditions"] = conds
+        annotations = (body.get("metadata") or {}).get("annotations")
+        meta = dict(pod["metadata"])
+        if annotations:
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+        new = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
+        self._write(rt, pod, new)
+        self._pdb_dirty.add(namespace)
+        if self.pod_running_after is not None:
+            uid_now = pod["metadata"]["uid"]
+            self._later(self.pod_running_after, lambda: self._kubelet_run(namespace, name, uid_now))
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def _kubelet_run(self, namespace: str, name: str, uid: str) -> None:
+        rt = self.rt("", "v1", "pods")
+        pod = self.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        ts = now_iso()
+        n = self.store.rv
+        status = dict(pod.get("status") or {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady",
+                                                                                  "Initialized")]
+        for t in ("Initialized", "Ready", "ContainersReady"):
+            conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts})
+        status.update({"phase": "Running", "conditions": conds, "startTime": ts, "hostIP": "10.0.0.1",
+                       "podIP": f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}",
+                       "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "ready": True,
+                                              "started": True, "restartCount": 0, "imageID": "",
+                                              "state": {"running": {"startedAt": ts}}}
+                                             for c in pod["spec"].get("containers") or []]})
+        self._write(rt, pod, {**pod, "status": status})
+        self._pdb_dirty.add(namespace)
+
+    def _healthy(self, pod: Obj) -> bool:
+        if pod["metadata"].get("deletionTimestamp") or not (pod.get("spec") or {}).get("nodeName"):
+            return False
+        if self.pod_running_after is None:
+            return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        return any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in (pod.get("status") or {}).get("conditions") or [])
+
+    def _pdb_numbers(self, pdb: Obj) -> tuple[int, int, int, int]:
+        """(expected, currentHealthy, desiredHealthy, disruptionsAllowed) as the disruption controller counts."""
+        ns = pdb["metadata"].get("namespace", "")
+        sel = (pdb.get("spec") or {}).get("selector")
+        pods = [p for p in self.store.bucket("/pods").items(ns) if _selector_matches(sel, p)
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        expected = len(pods)
+        healthy = sum(1 for p in pods if self._healthy(p))
+        spec = pdb.get("spec") or {}
+        if "minAvailable" in spec:
+            desired = _int_or_percent(spec["minAvailable"], expected)
+        elif "maxUnavailable" in spec:
+            desired = max(0, expected - _int_or_percent(spec["maxUnavailable"], expected))
+        else:
+            desired = expected
+        return expected, healthy, desired, max(0, healthy - desired)
+
+    def _on_event(self, store: str, ev: Event) -> None:
+        if store == "/pods" and self.store.bucket("policy/poddisruptionbudgets").objects:
+            self._pdb_dirty.add(ev.obj["metadata"].get("namespace", ""))
+
+    async def _pdb_controller(self) -> None:
+        prt = self.rt("policy", "v1", "poddisruptionbudgets")
+        while True:
+            await asyncio.sleep(0.1)
+            dirty, self._pdb_dirty = self._pdb_dirty, set()
+            for ns in dirty:
+                for pdb in list(self.store.bucket(prt.store).items(ns)):
+                    expected, healthy, desired, allowed = self._pdb_numbers(pdb)
+                    st = dict(pdb.get("status") or {})
+                    want = {"expectedPods": expected, "currentHealthy": healthy, "desiredHealthy": desired,
+                            "disruptionsAllowed": allowed, "observedGeneration": pdb["metadata"].get("generation", 1)}
+                    if any(st.get(k) != v for k, v in want.items()):
+                        st.update(want)
+                        self._write(prt, pdb, {**pdb, "status": st})
+
+    def evict(self, namespace: str, name: str, body: Any) -> Obj:
+        rt = self.rt("", "v1", "pods")
+        pod = self.store.get(rt, namespace, name)
+        if pod is None:
+            raise not_found(rt, name)
+        opts = (body or {}).get("deleteOptions") or {}
+        ok: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        if not pod["spec"].get("nodeName") or pod.get("status", {}).get("phase") in ("Succeeded", "Failed") or \
+                pod["metadata"].get("deletionTimestamp"):
+            self.delete(rt, namespace, name, opts)
+            return ok
+        prt = self.rt("policy", "v1", "poddisruptionbudgets")
+        pdbs = [p for p in self.store.bucket(prt.store).items(namespace)
+                if _selector_matches((p.get("spec") or {}).get("selector"), pod)]
+        if len(pdbs) > 1:
+            raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction "
+                                                 "subresource does not support.")
+        if pdbs:
+            pdb = pdbs[0]
+            _, healthy, desired, allowed = self._pdb_numbers(pdb)
+            if self._healthy(pod) and allowed <= 0:
+                msg = (f"The disruption budget {pdb['metadata']['name']} needs {desired} healthy pods and has "
+                       f"{healthy} currently")
+                raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption "
+                               "budget.", {"causes": [{"reason": "DisruptionBudget", "message": msg}]})
+        self.delete(rt, namespace, name, opts)
+        self._pdb_dirty.add(namespace)
+        return ok
+
+    # ---- loading --------------------------------------------------------------------------------
+    def load(self, obj: Obj) -> Obj:
+        """Create one object from a file or a dump: its status is kept, its namespace created if missing,
+        server-set metadata (uid, resourceVersion, …) replaced."""
+        rt = self.registry.for_object(obj)
+        if rt is None:
+            raise ApiError(404, "NotFound", f'no matches for kind "{obj.get("kind")}" in version '
+                                            f'"{obj.get("apiVersion")}"')
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink", "generation"):
+            meta.pop(f, None)
+        ns = ""
+        if rt.namespaced:
+            ns = meta.get("namespace") or "default"
+            nrt = self.rt("", "v1", "namespaces")
+            if self.store.get(nrt, "", ns) is None:
+                self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        return self.create(rt, ns, obj, keep_status=True)
+
+
+def _int_or_percent(v: Any, total: int) -> int:
+    if isinstance(v, str) and v.endswith("%"):
+        return -(-int(v[:-1]) * total // 100)
+    return int(v)
+
+
+def _selector_matches(sel: Obj | None, obj: Obj) -> bool:
+    """A metav1.LabelSelector against an object's labels (an empty selector matches everything)."""
+    if sel is None:
+        return False
+    labels = obj["metadata"].get("labels") or {}
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for r in sel.get("matchExpressions") or []:
+        op, key, vals = r.get("operator"), r.get("key"), r.get("values") or []
+        if (op == "In" and labels.get(key) not in vals) or (op == "NotIn" and labels.get(key) in vals):
+            return False
+        if (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
+            return False
+    return True
