@@ -36,7 +36,7 @@ def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory):  #
     env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig), "HOME": str(home)}
 
     def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        p = subprocess.run([KUBECTL, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
+        p = subprocess.run([KUBECTL, *args], check=False, input=stdin, capture_output=True, text=True, env=env, timeout=60)
         if check and p.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {p.stderr}")
         return p
