@@ -39,8 +39,7 @@ def test_kopf_operator_handles_events_and_patches_status(monkeypatch: pytest.Mon
                 if status.get("size2") == 42:
                     break
                 time.sleep(0.1)
-            while time.time() < deadline and "saw pod event" not in runner.output:
-                time.sleep(0.1)
+            time.sleep(1.0)        # the pod's event is handled concurrently with the widget's
         assert runner.exit_code == 0, runner.output
         assert runner.exception is None
         assert status.get("size2") == 42, runner.output
