@@ -81,4 +81,29 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
         await stop.wait()
         await c.__aexit__(None, None, None)
 
-    asyncio.run(serve())
+    from scheduler.simulator.cluster import new_event_loop
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        runner.run(serve())
+
+
+@main.command("cluster-bench")
+@click.option("--pods", default=5000, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--watchers", default=10, show_default=True, type=click.IntRange(0, 100))
+@click.option("--concurrency", default=64, show_default=True, type=click.IntRange(1, 1000),
+              help="Requests in flight.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 20))
+@click.option("--time-limit", default=60.0, show_default=True, type=click.FloatRange(1, 600),
+              help="Seconds each run may take at most.")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def cluster_bench(pods: int, watchers: int, concurrency: int, repeat: int, time_limit: float, output: str) -> None:
+    """Measure the simulated cluster: pod creates/s, bindings/s, watch events/s (127.0.0.1 only)."""
+    import json
+
+    from scheduler.simulator.bench import format_table, run_bench
+
+    report = run_bench(pods=pods, watchers=watchers, concurrency=concurrency, repeat=repeat, time_limit=time_limit)
+    click.echo(json.dumps(report, indent=2) if output == "json" else format_table(report))
+
+
+if __name__ == "__main__":
+    main()

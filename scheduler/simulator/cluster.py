@@ -33,7 +33,7 @@ from scheduler.simulator.faults import Faults
 from scheduler.simulator.server import ApiServer
 from scheduler.simulator.tls import SelfSigned
 
-__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "write_kubeconfig"]
+__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "new_event_loop", "write_kubeconfig"]
 
 T = TypeVar("T")
 Obj = dict[str, Any]
@@ -41,6 +41,15 @@ Obj = dict[str, Any]
 
 class LoadError(ValueError):
     pass
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop where it is installed (it serves about twice the requests per second), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def iter_documents(path: str | Path) -> Iterator[Obj]:
@@ -140,7 +149,7 @@ class SimulatedCluster:
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def main() -> None:
-            loop = asyncio.new_event_loop()
+            loop = new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:

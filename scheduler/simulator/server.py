@@ -22,10 +22,10 @@ import asyncio
 import base64
 import contextlib
 import copy
-import datetime as dt
 import logging
 import random
 import secrets
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -60,8 +60,15 @@ _WITH_GENERATION = {"apps/replicasets", "policy/poddisruptionbudgets", "apiexten
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+_NOW: list[Any] = [0, ""]
+
+
 def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as the API's RFC 3339 seconds, formatted once per second."""
+    t = int(time.time())
+    if t != _NOW[0]:
+        _NOW[0], _NOW[1] = t, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    return str(_NOW[1])
 
 
 def _resource_name(rt: ResourceType) -> str:
@@ -324,10 +331,10 @@ class ApiServer:
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                         "resource")
-            obj = self.create(rt, namespace, body, dry=dry, strict=q.get("fieldValidation") == "Strict")
+            obj = self.create(rt, namespace, body, dry=dry, strict=q.get("fieldValidation") == "Strict", fresh=True)
             return self.respond(201, external(rt, obj))
         if verb == "update":
-            obj = self.update(rt, namespace, name, body, sub, dry=dry)
+            obj = self.update(rt, namespace, name, body, sub, dry=dry, fresh=True)
             return self.respond(200, external(rt, obj))
         if verb == "patch":
             ctype = request.content_type
@@ -527,7 +534,9 @@ class ApiServer:
             raise ApiError(403, "Forbidden", f'{rt.plural} "{name}" is forbidden: unable to create new content in '
                                              f"namespace {namespace} because it is being terminated")
 
-    def _check_kind(self, rt: ResourceType, body: Any) -> Obj:
+    def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False) -> Obj:
+        """Check apiVersion/kind and convert to the stored form; ``fresh`` bodies (just decoded from
+        the request, owned by nobody else) are used in place instead of copied."""
         if not isinstance(body, dict):
             raise bad_request("couldn't get version/kind; json parse error: expected an object")
         if body.get("kind") and body["kind"] != rt.kind:
@@ -535,7 +544,7 @@ class ApiServer:
         if body.get("apiVersion") and body["apiVersion"] != rt.api_version:
             raise bad_request(f"the API version in the data ({body['apiVersion']}) does not match the expected API "
                               f"version ({rt.api_version})")
-        obj = _copy(body)
+        obj = body if fresh else _copy(body)
         if rt.from_external:
             obj = rt.from_external(obj)
         obj.setdefault("metadata", {})
@@ -544,8 +553,8 @@ class ApiServer:
         return obj
 
     def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
-               keep_status: bool = False) -> Obj:
-        obj = self._check_kind(rt, body)
+               keep_status: bool = False, fresh: bool = False) -> Obj:
+        obj = self._check_kind(rt, body, fresh=fresh)
         obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
         obj["kind"] = rt.kind
         meta = obj["metadata"]
@@ -713,8 +722,8 @@ class ApiServer:
             self.pod_termination_seconds > 0 and obj["metadata"].get("deletionGracePeriodSeconds", 0) > 0
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
-               dry: bool = False) -> Obj:
-        new = self._check_kind(rt, body)
+               dry: bool = False, fresh: bool = False) -> Obj:
+        new = self._check_kind(rt, body, fresh=fresh)
         old = self.store.get(rt, namespace, name)
         if old is None:
             raise not_found(rt, name)
@@ -809,7 +818,8 @@ class ApiServer:
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
-        new = self._check_kind(rt, doc)
+        # A merge patch shares untouched subtrees with the stored object: copy it; the others copied already.
+        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json")
         return self._apply_update(rt, old, new, sub, dry)
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Any, *, dry: bool = False,
