@@ -1,7 +1,8 @@
 """The ``kopf-scheduler`` command line (an edge: it depends on the core, never the reverse).
 
-Commands: ``crd`` (print the SchedulingProfile CRD) and ``cluster`` (serve the simulated cluster).
-``run`` and ``simulate`` come with the operator, ``bench`` with the benchmarks.
+Commands: ``run`` (the operator against a cluster), ``simulate`` (the operator against the embedded
+simulated cluster), ``crd`` (print the SchedulingProfile CRD), ``cluster`` (serve the simulated
+cluster) and ``cluster-bench``. ``bench`` comes with the benchmark work.
 """
 
 from __future__ import annotations
@@ -103,6 +104,108 @@ def cluster_bench(pods: int, watchers: int, concurrency: int, repeat: int, time_
 
     report = run_bench(pods=pods, watchers=watchers, concurrency=concurrency, repeat=repeat, time_limit=time_limit)
     click.echo(json.dumps(report, indent=2) if output == "json" else format_table(report))
+
+
+def _setup_logging(fmt: str, verbosity: int) -> None:
+    import json
+    import logging
+
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    handler = logging.StreamHandler()
+    if fmt == "json":
+        class Json(logging.Formatter):
+            def format(self, r: logging.LogRecord) -> str:
+                return json.dumps({"ts": r.created, "level": r.levelname.lower(), "logger": r.name,
+                                   "msg": r.getMessage(), **({"err": self.formatException(r.exc_info)}
+                                                             if r.exc_info else {})})
+        handler.setFormatter(Json())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("kopf_scheduler").setLevel(min(level, logging.INFO))
+
+
+def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
+    from scheduler.serving import parse_bind_address
+    if not value:
+        return None
+    try:
+        return parse_bind_address(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@main.command()
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
+@click.option("--context", default=None, help="Kubeconfig context (default: current-context).")
+@click.option("--metrics-bind-address", default="0.0.0.0:10259", show_default=True, callback=_address,
+              help="HOST:PORT serving /metrics, /healthz and /readyz.")
+@click.option("--health-bind-address", default=None, callback=_address,
+              help="HOST:PORT also serving the probes (default: only the metrics address).")
+@click.option("--leader-elect/--no-leader-elect", default=False, show_default=True,
+              help="Leader election (not yet implemented: refused, run one replica).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-v", "--verbose", count=True, help="-v info, -vv debug.")
+def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple[str, int],
+        health_bind_address: tuple[str, int] | None, leader_elect: bool, log_format: str, verbose: int) -> None:
+    """Run the scheduler against a cluster (kubeconfig or in-cluster)."""
+    import kopf
+
+    from scheduler.kubeapi.config import ConfigError, load_config
+    from scheduler.runner import OperatorRuntime
+
+    if leader_elect:
+        raise click.BadParameter("leader election is not implemented yet: run a single replica with "
+                                 "--no-leader-elect", param_hint="--leader-elect")
+    _setup_logging(log_format, verbose)
+    try:
+        cfg = load_config(kubeconfig, context)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    addresses = [metrics_bind_address] + ([health_bind_address] if health_bind_address else [])
+    runtime = OperatorRuntime(cfg, http_addresses=addresses)
+    runtime.start()
+    while not runtime.synced.wait(1.0):
+        pass
+    if runtime.failed is not None:
+        raise click.ClickException(f"the scheduling worker failed to start: {runtime.failed}")
+    try:
+        kopf.run(**runtime.kopf_kwargs())
+    finally:
+        runtime.stop()
+
+
+@main.command()
+@click.option("-f", "--filename", "files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Objects to load, in order (YAML/JSON, Lists flattened); repeatable.")
+@click.option("--nodes", default=10, show_default=True, type=click.IntRange(0, 100_000),
+              help="Demo cluster size when no -f is given.")
+@click.option("--pods", default=50, show_default=True, type=click.IntRange(0, 1_000_000),
+              help="Demo pods when no -f is given.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 86_400),
+              help="Seconds before an unsettled run is ended (exit code 1).")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str) -> None:
+    """Run the real operator against the embedded simulated cluster and report the placements."""
+    import json
+
+    from scheduler.simulate import demo_objects, format_table, load_objects, run_simulation
+    from scheduler.simulator.cluster import LoadError, new_event_loop
+
+    _setup_logging("text", 0)
+    try:
+        objects = load_objects(files) if files else demo_objects(nodes, pods, seed)
+    except (LoadError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    with asyncio.Runner(loop_factory=new_event_loop) as r:
+        report = r.run(run_simulation(objects, timeout=timeout, seed=seed))
+    click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report))
+    if not report.settled:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@ class KubeConfig:
     ssl_context: ssl.SSLContext | bool | None = None
     namespace: str = "default"
     token_file: str | None = None
+    # The same facts as files, for clients that want paths (Kopf's ConnectionInfo).
+    ca_path: str | None = None
+    cert_path: str | None = None
+    key_path: str | None = None
+    insecure: bool = False
 
     def bearer(self) -> str | None:
         if self.token_file:
@@ -65,7 +70,7 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
             host, port = os.environ["KUBERNETES_SERVICE_HOST"], os.environ.get("KUBERNETES_SERVICE_PORT", "443")
             ns = (SA_DIR / "namespace").read_text().strip() if (SA_DIR / "namespace").exists() else "default"
             return KubeConfig(f"https://{host}:{port}", token_file=str(SA_DIR / "token"), ssl_context=ctx,
-                              namespace=ns)
+                              namespace=ns, ca_path=str(SA_DIR / "ca.crt"))
         raise ConfigError("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")
     try:
         doc = yaml.safe_load(Path(path).read_text()) or {}
@@ -84,16 +89,17 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
     user = users.get(ctx.get("user"), {})
     server = str(cluster["server"]).rstrip("/")
     sslctx: ssl.SSLContext | bool | None = None
+    ca = cert = key = None
+    insecure = bool(cluster.get("insecure-skip-tls-verify"))
     if server.startswith("https://"):
-        if cluster.get("insecure-skip-tls-verify"):
+        if insecure:
             sslctx = False
         else:
-            sslctx = ssl.create_default_context(cafile=_data_file(cluster, "certificate-authority"))
+            ca = _data_file(cluster, "certificate-authority")
+            sslctx = ssl.create_default_context(cafile=ca)
         cert, key = _data_file(user, "client-certificate"), _data_file(user, "client-key")
         if cert and key and isinstance(sslctx, ssl.SSLContext):
             sslctx.load_cert_chain(cert, key)
-    token = user.get("token")
-    if user.get("tokenFile"):
-        return KubeConfig(server, token_file=str(user["tokenFile"]), ssl_context=sslctx,
-                          namespace=ctx.get("namespace", "default"))
-    return KubeConfig(server, token=token, ssl_context=sslctx, namespace=ctx.get("namespace", "default"))
+    return KubeConfig(server, token=user.get("token"), token_file=user.get("tokenFile"), ssl_context=sslctx,
+                      namespace=ctx.get("namespace", "default"), ca_path=ca, cert_path=cert, key_path=key,
+                      insecure=insecure)

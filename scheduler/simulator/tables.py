@@ -110,14 +110,22 @@ _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
 }
 
 
+_TOKEN = re.compile(r"""\[\?\(@\.([\w.]+)\s*==\s*["']([^"']*)["']\)\]|\[(\d+)\]|([^.\[\]]+)""")
+
+
 def _jsonpath(obj: Any, path: str) -> Any:
+    """The JSONPath subset printer columns use: ``.a.b``, ``[0]`` and ``[?(@.type=="Ready")]``."""
     cur = obj
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path.strip().lstrip("$").strip("{}")):
-        if part.startswith("["):
-            idx = int(part[1:-1])
-            cur = cur[idx] if isinstance(cur, list) and idx < len(cur) else None
+    for m in _TOKEN.finditer(path.strip().lstrip("$").strip("{}")):
+        key, want, idx, name = m.groups()
+        if key is not None:
+            if not isinstance(cur, list):
+                return None
+            cur = next((x for x in cur if isinstance(x, dict) and str(_jsonpath(x, key)) == want), None)
+        elif idx is not None:
+            cur = cur[int(idx)] if isinstance(cur, list) and int(idx) < len(cur) else None
         else:
-            cur = cur.get(part) if isinstance(cur, dict) else None
+            cur = cur.get(name) if isinstance(cur, dict) else None
         if cur is None:
             return None
     return cur

@@ -1,0 +1,41 @@
+"""Kopf entry script of kopf-scheduler (loaded by path: ``operator/`` is not a package).
+
+Everything here is an adapter: settings, the login from the scheduler's own kubeconfig, and the
+probe. The handlers are in ``on_profiles.py``, ``on_pods.py`` and ``on_nodes.py``; the scheduler
+(``memo.service``) and its runtime (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf
+starts (``scheduler/runner.py``).
+"""
+
+import logging
+from typing import Any
+
+import kopf
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    # Profiles keep Kopf's state in annotations: status belongs to the scheduler.
+    prefix = "scheduling.kopf-scheduler.io"
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=prefix)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=prefix,
+                                                                            key="last-handled-configuration")
+    settings.persistence.finalizer = f"{prefix}/finalizer"
+    settings.posting.level = logging.WARNING        # only warnings (a rejected profile) become Events
+    settings.batching.batch_window = 0.01           # pod events reach the queue within 10 ms
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.networking.connect_timeout = 10
+
+
+@kopf.on.login()
+def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
+    cfg = memo.runtime.config
+    return kopf.ConnectionInfo(server=cfg.server, ca_path=cfg.ca_path, insecure=cfg.insecure,
+                               token=cfg.bearer(), certificate_path=cfg.cert_path, private_key_path=cfg.key_path,
+                               default_namespace=cfg.namespace)
+
+
+@kopf.on.probe(id="scheduler")
+def probe(memo: kopf.Memo, **_: Any) -> dict[str, Any]:
+    s = memo.service
+    return {"synced": s.synced, "cycles": s.cycles, "pending": dict(s.queue.counts())}

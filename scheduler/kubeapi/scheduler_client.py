@@ -1,0 +1,134 @@
+"""``ApiSchedulerClient``: the core's ``SchedulerClient`` over the Kubernetes API.
+
+- ``bind``: ``POST pods/NAME/binding``. The API's 409 and 404 reach the core as ``ConflictError`` and
+  ``NotFoundError``, so a pod bound elsewhere or deleted is forgotten, never retried.
+- Events are ``events.k8s.io/v1``, as upstream's recorder posts them: ``Normal Scheduled`` (action
+  ``Binding``) and ``Warning FailedScheduling`` (action ``Scheduling``). The reporting controller is
+  the profile's schedulerName. A repeat of the same event for the same pod is *aggregated*: it
+  increments ``series.count`` and is patched at most once per ``series_interval`` seconds, so a pod
+  that retries every 10 s costs one write per interval, not one per attempt.
+- ``PodScheduled=False`` (reason ``Unschedulable`` or ``SchedulerError``) and
+  ``status.nominatedNodeName`` are set with a strategic merge patch of ``pods/NAME/status``, and only
+  when they change, as upstream's ``updatePod`` skips no-op updates.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.errors import ClientError, NotFoundError
+from scheduler.kubeapi.client import KubeClient
+from scheduler.model import Pod
+
+__all__ = ["ApiSchedulerClient"]
+
+log = logging.getLogger("kopf_scheduler.client")
+MAX_SERIES = 10_000
+
+
+def _micro_time(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+@dataclass
+class _Series:
+    namespace: str
+    name: str
+    count: int
+    last_write: float
+
+
+class ApiSchedulerClient:
+    def __init__(self, api: KubeClient, *, series_interval: float = 30.0, instance: str | None = None) -> None:
+        self.api = api
+        self.series_interval = series_interval
+        self.instance = instance or socket.gethostname()
+        self._series: OrderedDict[tuple[str, str, str], _Series] = OrderedDict()
+        self._condition: dict[str, tuple[str, str, str | None]] = {}
+        self.events_posted = 0
+        self.events_aggregated = 0
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        await self.api.request("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", {
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, **({"uid": pod.uid} if pod.uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}})
+        self._condition.pop(pod.uid, None)
+
+    async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
+        for key in [k for k in self._series if k[0] == pod.uid]:
+            del self._series[key]
+        await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Normal", "Scheduled", "Binding",
+                         message)
+
+    async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",
+                         "Scheduling", message)
+        await self.set_condition(pod.namespace, pod.name, pod.uid, reason, message, nominated_node)
+
+    async def report_invalid(self, namespace: str, name: str, uid: str, scheduler_name: str, message: str) -> None:
+        """A pod the scheduler cannot read (the cluster let an invalid field through)."""
+        await self.event(namespace, name, uid, scheduler_name, "Warning", "FailedScheduling", "Scheduling", message)
+        await self.set_condition(namespace, name, uid, "SchedulerError", message, None)
+
+    async def set_condition(self, namespace: str, name: str, uid: str, reason: str, message: str,
+                            nominated_node: str | None) -> None:
+        want = (reason, message, nominated_node)
+        if self._condition.get(uid) == want:
+            return
+        status: dict[str, Any] = {"conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+            "lastProbeTime": None, "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}
+        if nominated_node is not None:
+            status["nominatedNodeName"] = nominated_node or None
+        try:
+            await self.api.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}/status",
+                                   {"status": status}, content_type="application/strategic-merge-patch+json")
+        except NotFoundError:
+            return
+        self._condition[uid] = want
+        if len(self._condition) > MAX_SERIES:
+            self._condition.pop(next(iter(self._condition)))
+
+    async def event(self, namespace: str, name: str, uid: str, controller: str, type_: str, reason: str,
+                    action: str, note: str) -> None:
+        now = time.time()
+        key = (uid, reason, note)
+        series = self._series.get(key)
+        if series is not None:
+            series.count += 1
+            self.events_aggregated += 1
+            self._series.move_to_end(key)
+            if now - series.last_write < self.series_interval:
+                return
+            try:
+                await self.api.request(
+                    "PATCH", f"/apis/events.k8s.io/v1/namespaces/{series.namespace}/events/{series.name}",
+                    {"series": {"count": series.count, "lastObservedTime": _micro_time(now)}},
+                    content_type="application/merge-patch+json")
+                series.last_write = now
+                return
+            except NotFoundError:      # the event expired or was deleted: start a new one
+                del self._series[key]
+        ev_name = f"{name}.{time.time_ns():x}"
+        body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": ev_name, "namespace": namespace},
+                "eventTime": _micro_time(now), "reportingController": controller,
+                "reportingInstance": f"{controller}-{self.instance}", "action": action, "reason": reason,
+                "type": type_, "note": note[:1024],
+                "regarding": {"kind": "Pod", "apiVersion": "v1", "namespace": namespace, "name": name, "uid": uid}}
+        try:
+            await self.api.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
+        except ClientError as e:
+            log.warning("cannot post %s event for %s/%s: %s", reason, namespace, name, e)
+            return
+        self.events_posted += 1
+        if reason != "Scheduled":
+            self._series[key] = _Series(namespace, ev_name, 1, now)
+            while len(self._series) > MAX_SERIES:
+                self._series.popitem(last=False)

@@ -1,0 +1,185 @@
+"""The operator process (an edge): the worker thread, the initial sync, the HTTP endpoints, and Kopf.
+
+Startup follows upstream's order:
+
+1. the registry holds the in-tree and the installed out-of-tree plugins (``Registry()``);
+2. the ``SchedulerService`` is built (queue, cache, profile map, client);
+3. the worker thread starts its own event loop. On it, the initial sync lists namespaces, nodes, pods
+   and SchedulingProfiles into the cache and the queue, as informers sync before kube-scheduler
+   schedules. Then ``/healthz``, ``/readyz`` and ``/metrics`` are served, and the worker loop runs;
+4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path.
+   They share the service through ``memo.service``.
+
+A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's watch processing;
+Kopf's handlers only touch the lock-protected cache and queue. As a task in Kopf's loop, it would
+stall watch processing for as long as each cycle runs. The worker's loop also runs the binding
+cycles, so they overlap the next scheduling cycle, as upstream's binding goroutines do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from aiohttp import web
+
+from scheduler.errors import ClientError, ParseError
+from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
+from scheduler.profiles.crd import GROUP, VERSION
+from scheduler.service import SchedulerService
+from scheduler.serving import start_http
+
+__all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers"]
+
+log = logging.getLogger("kopf_scheduler")
+PLURAL = "schedulingprofiles"
+
+
+def find_operator_dir() -> Path:
+    """``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's ``operator/`` (editable installs), or
+    ``/app/operator`` (the container image)."""
+    candidates = [os.environ.get("KOPF_SCHEDULER_OPERATOR_DIR", ""),
+                  str(Path(__file__).resolve().parent.parent / "operator"), "/app/operator"]
+    for c in candidates:
+        if c and (Path(c) / "main.py").exists():
+            return Path(c)
+    raise FileNotFoundError("the operator/ handler scripts were not found; set KOPF_SCHEDULER_OPERATOR_DIR")
+
+
+_LOADED: dict[Path, list[ModuleType]] = {}
+
+
+def load_handlers(directory: Path) -> list[ModuleType]:
+    """Import every ``operator/*.py`` by path (it is not a package), once per process."""
+    directory = directory.resolve()
+    if directory in _LOADED:
+        return _LOADED[directory]
+    mods = []
+    for path in sorted(directory.glob("*.py"), key=lambda p: (p.name != "main.py", p.name)):
+        name = f"kopf_scheduler_operator_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        mods.append(mod)
+    _LOADED[directory] = mods
+    return mods
+
+
+class OperatorRuntime:
+    def __init__(self, config: KubeConfig, *, http_addresses: Iterable[tuple[str, int]] = (),
+                 seed: int | None = None, series_interval: float = 30.0) -> None:
+        self.config = config
+        self.api = KubeClient(config, limit=128)
+        self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
+        self.service = SchedulerService(self.client, seed=seed)
+        self.http_addresses = list(http_addresses)
+        self.http_ports: list[int] = []
+        self.synced = threading.Event()
+        self.failed: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    # ---- the worker thread ----------------------------------------------------------------------
+    def start(self) -> None:
+        def main() -> None:
+            from scheduler.simulator.cluster import new_event_loop
+            loop = new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._main())
+            except BaseException as e:   # surfaced to the main thread, which exits non-zero
+                self.failed = e
+                log.exception("the scheduling worker stopped")
+                self.synced.set()
+            finally:
+                loop.run_until_complete(self.api.close())
+                loop.close()
+        self._thread = threading.Thread(target=main, name="scheduling-worker", daemon=True)
+        self._thread.start()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        self._runner, self.http_ports = await start_http(self.service, self.http_addresses)
+        delay = 0.5
+        while not self._stop.is_set():
+            try:
+                await self.initial_sync()
+                break
+            except ClientError as e:
+                log.warning("initial sync failed, retrying in %.1f s: %s", delay, e)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30)
+        self.service.synced = True
+        self.synced.set()
+        try:
+            await self.service.run_worker(self._stop)
+        finally:
+            await self._runner.cleanup()
+
+    async def initial_sync(self) -> None:
+        """List what the informers would, before the first scheduling cycle."""
+        s = self.service
+        for ns in (await self.api.list("v1", "Namespace"))["items"]:
+            s.on_namespace("ADDED", ns)
+        for node in (await self.api.list("v1", "Node"))["items"]:
+            try:
+                s.on_node("ADDED", node)
+            except ParseError as e:
+                log.warning("node %s cannot be read: %s", node["metadata"].get("name"), e)
+        try:
+            profiles = (await self.api.request("GET", f"/apis/{GROUP}/{VERSION}/{PLURAL}"))["items"]
+        except ClientError as e:
+            if e.status != 404:
+                raise
+            log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
+            profiles = []
+        for p in profiles:
+            s.on_profile(p["metadata"]["name"], p.get("spec") or {})
+        for pod in (await self.api.list("v1", "Pod"))["items"]:
+            self.pod_event("ADDED", pod)
+
+    def pod_event(self, event: str, body: dict[str, Any]) -> None:
+        """Feed a pod event to the service (from any thread); an unreadable pod of ours gets an Event
+        and ``PodScheduled=False``, posted from the worker loop that owns the API session."""
+        try:
+            self.service.on_pod(event, body)
+        except ParseError as e:
+            meta, spec = body.get("metadata") or {}, body.get("spec") or {}
+            msg = f"the scheduler cannot read this pod: {e}"
+            log.warning("pod %s/%s: %s", meta.get("namespace"), meta.get("name"), msg)
+            if not spec.get("nodeName") and self.service.profiles.owner_of(
+                    str(spec.get("schedulerName", "default-scheduler"))) is not None:
+                self.submit(self.client.report_invalid(str(meta.get("namespace")), str(meta.get("name")),
+                                                       str(meta.get("uid", "")), str(spec.get("schedulerName")), msg))
+
+    def submit(self, coro: Any) -> None:
+        """Run a coroutine on the worker loop (from Kopf's thread), fire and forget."""
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    # ---- Kopf -----------------------------------------------------------------------------------
+    def kopf_kwargs(self, stop_flag: Any = None, ready_flag: Any = None) -> dict[str, Any]:
+        import kopf
+        load_handlers(find_operator_dir())
+        return {"clusterwide": True, "standalone": True, "memo": kopf.Memo(runtime=self, service=self.service),
+                "stop_flag": stop_flag, "ready_flag": ready_flag}

@@ -1,0 +1,268 @@
+"""``SchedulerService``: the scheduler as the operator runs it, with no Kopf and no HTTP in it.
+
+The operator's Kopf handlers are thin: each calls one method here with the raw object it received.
+
+::
+
+    on_profile(name, spec) ─► parse ─► compile ─► ProfileMap.set (atomic swap) ─► ProfileStatus
+    on_pod(type, body)      ─► assigned?  yes ─► cache.add/update/remove ─► queue.move_all (AssignedPod*)
+                                          no  ─► profile for schedulerName? queue.add/update/delete
+                                                                            else parked until one exists
+    on_node(type, body)     ─► cache.add/update/remove ─► queue.move_all (NodeAdd, UpdateNodeLabel, …)
+    run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
+
+The worker runs on its own event loop in its own thread (see ``operator/main.py``), so a long
+scheduling cycle never delays Kopf's watch processing and the binding cycles of earlier pods run while
+the next pod is scheduled. Cache and queue are lock-protected; the profile map is swapped in one
+assignment; so handler threads and the worker never see half an update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.cache import Cache
+from scheduler.client import SchedulerClient
+from scheduler.cycle import Binding, Scheduler
+from scheduler.errors import ProfileError
+from scheduler.framework.handle import Handle
+from scheduler.metrics import Metrics
+from scheduler.model import Node, Pod, parse_node, parse_pod
+from scheduler.plugins.registry import Registry
+from scheduler.profiles import ProfileMap, compile_profile, parse_spec
+from scheduler.queue import ClusterChange, SchedulingQueue
+
+__all__ = ["ProfileStatus", "SchedulerService"]
+
+log = logging.getLogger("kopf_scheduler")
+ASSUMED_CLEANUP_PERIOD = 1.0
+
+
+@dataclass
+class ProfileStatus:
+    """What a SchedulingProfile's ``status`` says after a create or an edit."""
+
+    accepted: bool
+    message: str
+    scheduler_name: str = ""
+    plugins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+    def condition(self, generation: int | None) -> dict[str, Any]:
+        return {"type": "Accepted", "status": "True" if self.accepted else "False",
+                "reason": "Compiled" if self.accepted else "Invalid", "message": self.message,
+                "observedGeneration": generation,
+                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def node_change(old: Node | None, new: Node) -> frozenset[str]:
+    """Upstream's node update events (``nodeSchedulingPropertiesChange``)."""
+    if old is None:
+        return frozenset({"Add"})
+    out = set()
+    if old.labels != new.labels:
+        out.add("UpdateNodeLabel")
+    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+        out.add("UpdateNodeTaint")
+    if old.allocatable != new.allocatable:
+        out.add("UpdateNodeAllocatable")
+    return frozenset(out)
+
+
+class SchedulerService:
+    def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
+                 seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
+                 max_binding_in_flight: int = 256) -> None:
+        self.registry = registry or Registry()
+        self.metrics = metrics or Metrics()
+        self.client = client
+        self.seed = seed
+        self.profiles = ProfileMap()
+        self.cache = Cache()
+        self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
+        self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics)
+        self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector)
+        self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
+        self._nodes: dict[str, Node] = {}
+        self._binding_slots = max_binding_in_flight
+        self._gauge_keys: set[tuple[str, str]] = set()
+        self.synced = False
+        self.cycles = 0
+        self.last_activity = time.monotonic()
+
+    # ---- profiles -------------------------------------------------------------------------------
+    def on_profile(self, cr_name: str, spec: Mapping[str, Any]) -> ProfileStatus:
+        """Validate and compile a SchedulingProfile; swap it in on success, keep the old one on failure."""
+        try:
+            parsed = parse_spec(spec)
+            fwk = compile_profile(parsed, registry=self.registry, handle=self.handle, metrics=self.metrics,
+                                  seed=self.seed)
+            self.profiles.set(cr_name, fwk)
+        except ProfileError as e:
+            self.metrics.profile_reloads.labels(cr_name, "rejected").inc()
+            return ProfileStatus(False, str(e))
+        self.metrics.profile_reloads.labels(cr_name, "accepted").inc()
+        name = fwk.profile_name
+        # Pods that waited for this schedulerName join the queue; pods the old version left
+        # unschedulable are re-evaluated under the new one.
+        for uid, pod in list(self._parked.items()):
+            if pod.scheduler_name == name:
+                del self._parked[uid]
+                self.queue.add(pod)
+        self.queue.move_all_to_active_or_backoff(ClusterChange("*", frozenset({"*"}), label="ProfileChange"),
+                                                 pre_check=lambda p: p.scheduler_name == name)
+        log.info("profile %s accepted: schedulerName=%s", cr_name, name)
+        return ProfileStatus(True, f"profile compiled: schedulerName {name}", name, fwk.effective_plugins(),
+                             parsed.percentage_of_nodes_to_score)
+
+    def remove_profile(self, cr_name: str) -> None:
+        """Stop scheduling the profile's schedulerName; its pending pods are parked, untouched."""
+        name = self.profiles.remove(cr_name)
+        if name is None:
+            return
+        for info in self.queue.pending():
+            if info.pod.scheduler_name == name:
+                self.queue.delete(info.pod)
+                self._parked[info.uid] = info.pod
+        log.info("profile %s deleted: schedulerName %s is no longer scheduled", cr_name, name)
+
+    # ---- cluster objects ------------------------------------------------------------------------
+    def on_pod(self, event: str, body: Mapping[str, Any]) -> None:
+        """A pod watch event (ADDED, MODIFIED, DELETED); raises ParseError for a pod we cannot read."""
+        self.last_activity = time.monotonic()
+        if event == "DELETED":
+            uid = str((body.get("metadata") or {}).get("uid", ""))
+            self._parked.pop(uid, None)
+            old = self.cache.get_pod(uid)
+            if old is not None:
+                self.cache.remove_pod(old)
+                self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=old,
+                                                                       label="AssignedPodDelete"))
+            self.queue.delete(uid)
+            return
+        pod = parse_pod(body)
+        if pod.node_name:
+            self._parked.pop(pod.uid, None)
+            self.queue.delete(pod.uid)             # bound (by us or anyone): no longer pending
+            old = self.cache.get_pod(pod.uid)
+            if pod.phase in ("Succeeded", "Failed"):
+                if old is not None:
+                    self.cache.remove_pod(old)
+                    self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=old,
+                                                                           label="AssignedPodDelete"))
+                return
+            confirming = old is not None and self.cache.is_assumed(pod.uid)
+            self.cache.add_pod(pod)
+            if old is None or not confirming:
+                self.queue.move_all_to_active_or_backoff(ClusterChange(
+                    "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
+                    label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
+            return
+        if self.cache.get_pod(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
+            self.cache.remove_pod(self.cache.get_pod(pod.uid))  # type: ignore[arg-type]
+        if pod.phase in ("Succeeded", "Failed"):
+            self.queue.delete(pod.uid)
+            return
+        if self.profiles.for_pod(pod) is None:
+            self._parked[pod.uid] = pod
+            return
+        if self.cache.is_assumed(pod.uid):
+            return                                  # our own binding is in flight; the watch will confirm it
+        self.queue.update(pod)
+
+    def on_node(self, event: str, body: Mapping[str, Any]) -> None:
+        self.last_activity = time.monotonic()
+        name = str((body.get("metadata") or {}).get("name", ""))
+        if event == "DELETED":
+            self._nodes.pop(name, None)
+            self.cache.remove_node(name)
+            self.queue.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Delete"}), label="NodeDelete"))
+            return
+        node = parse_node(body)
+        old = self._nodes.get(name)
+        self._nodes[name] = node
+        self.cache.add_node(node)
+        actions = node_change(old, node)
+        if actions:
+            self.queue.move_all_to_active_or_backoff(ClusterChange(
+                "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
+
+    def on_namespace(self, event: str, body: Mapping[str, Any]) -> None:
+        meta = body.get("metadata") or {}
+        if event == "DELETED":
+            self.cache.remove_namespace(str(meta.get("name", "")))
+        else:
+            self.cache.set_namespace(str(meta.get("name", "")), dict(meta.get("labels") or {}))
+
+    def refresh_unschedulable_gauge(self) -> None:
+        """``scheduler_unschedulable_pods{plugin,profile}``: each unschedulable pod counts once for
+        every plugin that rejected it, as upstream's gauge counts."""
+        counts: dict[tuple[str, str], int] = {}
+        for info in self.queue.pending():
+            if self.queue.where(info.uid) != "unschedulable" or info.gating_plugin:
+                continue
+            for plugin in info.unschedulable_plugins | info.pending_plugins:
+                key = (plugin, info.pod.scheduler_name)
+                counts[key] = counts.get(key, 0) + 1
+        gauge = self.metrics.unschedulable_pods
+        for key in self._gauge_keys - counts.keys():
+            gauge.labels(*key).set(0)
+        for key, n in counts.items():
+            gauge.labels(*key).set(n)
+        self._gauge_keys = set(counts)
+
+    @property
+    def parked(self) -> Mapping[str, Pod]:
+        return self._parked
+
+    # ---- the worker -----------------------------------------------------------------------------
+    async def run_worker(self, stop: asyncio.Event) -> None:
+        """Pop, schedule, and start each binding cycle as a task; until ``stop`` is set."""
+        loop = asyncio.get_running_loop()
+        slots = asyncio.Semaphore(self._binding_slots)
+        tasks: set[asyncio.Task[None]] = set()
+        last_cleanup = time.monotonic()
+
+        async def finish(outcome: Any) -> None:
+            try:
+                await self.scheduler.finish(outcome)
+            except Exception:  # the cycle already requeued or dropped the pod; never kill the worker
+                log.exception("binding cycle of %s failed", outcome.info.key)
+            finally:
+                slots.release()
+
+        while not stop.is_set():
+            if time.monotonic() - last_cleanup > ASSUMED_CLEANUP_PERIOD:
+                last_cleanup = time.monotonic()
+                for pod in self.cache.cleanup():
+                    log.warning("assumed pod %s expired: its binding was never confirmed", pod.key)
+                self.refresh_unschedulable_gauge()
+            info = self.queue.pop(timeout=0)
+            if info is None:
+                info = await loop.run_in_executor(None, self.queue.pop, 0.2)
+                if info is None:
+                    continue
+            await slots.acquire()
+            try:
+                outcome = self.scheduler.schedule_one(info)
+            except Exception as e:  # a bug in a plugin must cost one attempt, not the scheduler
+                slots.release()
+                log.exception("scheduling cycle of %s failed", info.key)
+                self.queue.requeue_after_error(info)
+                await self.client.report_failure(info.pod, "SchedulerError", f"scheduling cycle failed: {e}", None)
+                continue
+            self.cycles += 1
+            self.last_activity = time.monotonic()
+            task = asyncio.ensure_future(finish(outcome))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            if not isinstance(outcome, Binding):
+                await asyncio.sleep(0)
+        self.queue.close()
+        if tasks:
+            await asyncio.wait(tasks, timeout=30)
