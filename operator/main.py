@@ -21,7 +21,6 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
                                                                             key="last-handled-configuration")
     settings.persistence.finalizer = f"{prefix}/finalizer"
     settings.posting.level = logging.WARNING        # only warnings (a rejected profile) become Events
-    settings.batching.batch_window = 0.01           # pod events reach the queue within 10 ms
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.networking.connect_timeout = 10

@@ -1,0 +1,85 @@
+"""The real operator (worker thread + Kopf) against a simulated cluster, for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scheduler.kubeapi import load_config
+from scheduler.profiles.crd import crd
+from scheduler.runner import OperatorRuntime
+from scheduler.simulator import SimulatedCluster
+from tests.simulator.helpers import Http
+
+KUBECTL = shutil.which("kubectl")
+
+
+class Env:
+    def __init__(self, cluster: SimulatedCluster, runtime: OperatorRuntime, home: Path) -> None:
+        self.cluster, self.runtime, self.api = cluster, runtime, Http(cluster)
+        self.env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HOME": str(home)}
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        assert KUBECTL is not None
+        p = subprocess.run([KUBECTL, *args], check=False, input=stdin, capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {p.stderr}")
+        return p
+
+    def apply(self, *objs: dict[str, Any]) -> None:
+        self.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(objs))
+
+    def get_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def metrics(self) -> str:
+        port = self.runtime.http_ports[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            return r.read().decode()
+
+    def wait(self, what: Callable[[], Any], timeout: float = 30.0, message: str = "") -> Any:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            got = what()
+            if got:
+                return got
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting: {message}")
+
+
+@contextmanager
+def running_operator(home: Path, **cluster_kwargs: Any) -> Iterator[Env]:
+    cluster = SimulatedCluster(**cluster_kwargs)
+    cluster.start()
+    Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+    runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)], seed=1,
+                              series_interval=30)
+    runtime.start()
+    assert runtime.synced.wait(30) and runtime.failed is None
+    stop = threading.Event()
+
+    def kopf_main() -> None:
+        import kopf
+        asyncio.run(kopf.operator(**runtime.kopf_kwargs(stop_flag=stop)))
+    t = threading.Thread(target=kopf_main, daemon=True)
+    t.start()
+    try:
+        yield Env(cluster, runtime, home)
+    finally:
+        stop.set()
+        t.join(timeout=20)
+        runtime.stop()
+        cluster.stop()

