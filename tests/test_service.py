@@ -79,7 +79,7 @@ def test_a_pod_bound_by_someone_else_leaves_the_queue() -> None:
 
 
 def test_node_label_change_requeues_pods_rejected_by_node_affinity() -> None:
-    s, client = service()
+    s, _ = service()
     s.on_profile("p", {"schedulerName": "s1"})
     s.on_node("ADDED", node_obj("n1"))
     body = pod_obj("picky")
