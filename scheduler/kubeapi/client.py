@@ -20,6 +20,7 @@ from scheduler.kubeapi.config import KubeConfig
 __all__ = ["GoneError", "KubeClient", "resource_path"]
 
 Obj = dict[str, Any]
+USER_AGENT = "kopf-scheduler/0.1.0"
 
 _KNOWN: dict[tuple[str, str], tuple[str, bool]] = {
     ("v1", "Pod"): ("pods", True), ("v1", "Node"): ("nodes", False), ("v1", "Namespace"): ("namespaces", False),
@@ -90,7 +91,7 @@ class KubeClient:
         await self.close()
 
     def _headers(self, content_type: str | None = None) -> dict[str, str]:
-        h = {"Accept": "application/json"}
+        h = {"Accept": "application/json", "User-Agent": USER_AGENT}
         token = self.config.bearer()
         if token:
             h["Authorization"] = f"Bearer {token}"

@@ -111,6 +111,7 @@ class ApiServer:
         self.pod_termination_seconds = pod_termination_seconds
         self.rng = random.Random(seed)
         self.requests = 0
+        self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
         self._pdb_dirty: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
@@ -296,6 +297,9 @@ class ApiServer:
         if verb not in rt.verbs and not sub:
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         resource_label = f"{rt.plural}/{sub}" if sub else rt.plural
+        # Which client made which kind of call: a small bounded set, for RBAC checks.
+        if len(self.audit) < 10_000:
+            self.audit.add((request.headers.get("User-Agent", "").split("/")[0], verb, group, resource_label))
         if self.faults.active:
             delay = self.faults.delay(verb, resource_label)
             if delay:

@@ -61,12 +61,12 @@ class Env:
 
 
 @contextmanager
-def running_operator(home: Path, **cluster_kwargs: Any) -> Iterator[Env]:
+def running_operator(home: Path, *, series_interval: float = 30, **cluster_kwargs: Any) -> Iterator[Env]:
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
     Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
     runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)], seed=1,
-                              series_interval=30)
+                              series_interval=series_interval)
     runtime.start()
     assert runtime.synced.wait(30) and runtime.failed is None
     stop = threading.Event()
