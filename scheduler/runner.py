@@ -55,25 +55,38 @@ def find_operator_dir() -> Path:
     raise FileNotFoundError("the operator/ handler scripts were not found; set KOPF_SCHEDULER_OPERATOR_DIR")
 
 
-_LOADED: dict[Path, list[ModuleType]] = {}
+_LOADED: dict[Path, tuple[list[ModuleType], Any]] = {}
 
 
 def load_handlers(directory: Path) -> list[ModuleType]:
     """Import every ``operator/*.py`` by path (it is not a package), once per process."""
+    return _load(directory)[0]
+
+
+def _load(directory: Path) -> tuple[list[ModuleType], Any]:
+    """The handler modules and the Kopf registry they registered into: a registry of our own, so
+    other Kopf code in the process (or a test's operator) neither sees nor replaces our handlers."""
+    import kopf
     directory = directory.resolve()
     if directory in _LOADED:
         return _LOADED[directory]
+    registry = kopf.OperatorRegistry()
+    previous = kopf.get_default_registry()
+    kopf.set_default_registry(registry)
     mods = []
-    for path in sorted(directory.glob("*.py"), key=lambda p: (p.name != "main.py", p.name)):
-        name = f"kopf_scheduler_operator_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        mods.append(mod)
-    _LOADED[directory] = mods
-    return mods
+    try:
+        for path in sorted(directory.glob("*.py"), key=lambda p: (p.name != "main.py", p.name)):
+            name = f"kopf_scheduler_operator_{path.stem}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+            mods.append(mod)
+    finally:
+        kopf.set_default_registry(previous)
+    _LOADED[directory] = (mods, registry)
+    return _LOADED[directory]
 
 
 class OperatorRuntime:
@@ -180,6 +193,6 @@ class OperatorRuntime:
     # ---- Kopf -----------------------------------------------------------------------------------
     def kopf_kwargs(self, stop_flag: Any = None, ready_flag: Any = None) -> dict[str, Any]:
         import kopf
-        load_handlers(find_operator_dir())
+        _, registry = _load(find_operator_dir())
         return {"clusterwide": True, "standalone": True, "memo": kopf.Memo(runtime=self, service=self.service),
-                "stop_flag": stop_flag, "ready_flag": ready_flag}
+                "stop_flag": stop_flag, "ready_flag": ready_flag, "registry": registry}

@@ -122,7 +122,8 @@ class SimulatedCluster:
 
     # ---- lifecycle ------------------------------------------------------------------------------
     async def _serve(self) -> None:
-        self._runner = web.AppRunner(self.server.app(), access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(self.server.app(), access_log=None, handle_signals=False,
+                                     shutdown_timeout=2.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.tls.server_context())
         await site.start()

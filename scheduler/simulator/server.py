@@ -135,11 +135,17 @@ class ApiServer:
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", self.dispatch)
         app.on_startup.append(self._start_controllers)
+        app.on_shutdown.append(self._close_watches)
         app.on_cleanup.append(self._stop_controllers)
         return app
 
     async def _start_controllers(self, _: web.Application) -> None:
         self._spawn(self._pdb_controller())
+
+    async def _close_watches(self, _: web.Application) -> None:
+        for bucket in self.store.buckets.values():
+            for w in list(bucket.watchers):
+                w.close()
 
     async def _stop_controllers(self, _: web.Application) -> None:
         for t in list(self._tasks):

@@ -1,0 +1,58 @@
+"""``kopf-scheduler simulate``: the real operator on the embedded cluster, and its exact JSON report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from scheduler.cli import main
+
+DUMP = {"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "99", "uid": "x"},
+     "status": {"capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"}}},
+    *[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"web-{i}", "namespace": "shop"},
+       "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}]}}
+      for i in range(3)],
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "huge", "namespace": "shop"},
+     "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "8"}}}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken", "namespace": "shop"},
+     "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "two"}}}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "elsewhere", "namespace": "shop"},
+     "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "nginx"}]}},
+]}
+
+
+def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(DUMP))
+    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary"}
+    pods = {p["name"]: p for p in report["pods"]}
+    assert set(pods["web-0"]) == {"namespace", "name", "schedulerName", "node", "message", "deleted"}
+    assert [pods[f"web-{i}"]["node"] for i in range(3)] == ["n1"] * 3
+    assert pods["huge"]["node"] is None and pods["huge"]["message"].startswith(
+        "0/1 nodes are available: 1 Insufficient cpu.")
+    assert pods["elsewhere"]["node"] is None and "nobody" in pods["elsewhere"]["message"]
+    assert "broken" not in pods
+    (rej,) = report["rejected"]
+    assert (rej["kind"], rej["name"], rej["code"]) == ("Pod", "broken", 400)
+    assert "spec.containers[0].resources.requests[cpu]" in rej["message"]
+    (node,) = report["nodes"]
+    assert set(node) == {"name", "pods", "allocatable", "requested"}
+    assert (node["name"], node["pods"], node["requested"]["cpu"]) == ("n1", 3, "1500m")
+    assert report["profiles"] == [{"name": "default-scheduler", "accepted": True, "message": None}]
+    s = report["summary"]
+    assert set(s) == {"pods", "scheduled", "unschedulable", "seconds", "podsPerSecond"}
+    assert (s["pods"], s["scheduled"], s["unschedulable"]) == (5, 3, 1)
+
+
+def test_simulate_demo_cluster_table(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["simulate", "--nodes", "3", "--pods", "12", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    assert "12/12 pods scheduled, 0 unschedulable" in result.stdout
+    assert "default-scheduler: accepted" in result.stdout
