@@ -26,6 +26,12 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.networking.connect_timeout = 10
 
 
+@kopf.on.startup()
+async def start_worker_in_task_mode(memo: kopf.Memo, **_: Any) -> None:
+    if memo.runtime.worker_mode == "task":
+        await memo.runtime.start_in_this_loop()
+
+
 @kopf.on.login()
 def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
     cfg = memo.runtime.config

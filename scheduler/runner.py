@@ -104,9 +104,15 @@ class OperatorRuntime:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
+        # "thread" (the default) or "task": the worker as a task in Kopf's own loop. "task" exists to
+        # measure the choice (BENCHMARKS.md); it serves no HTTP endpoints.
+        self.worker_mode = os.environ.get("KOPF_SCHEDULER_WORKER", "thread")
 
     # ---- the worker thread ----------------------------------------------------------------------
     def start(self) -> None:
+        if self.worker_mode == "task":
+            return                   # started by Kopf's startup handler, in Kopf's loop
         def main() -> None:
             from scheduler.simulator.cluster import new_event_loop
             loop = new_event_loop()
@@ -124,9 +130,16 @@ class OperatorRuntime:
         self._thread = threading.Thread(target=main, name="scheduling-worker", daemon=True)
         self._thread.start()
 
+    async def start_in_this_loop(self) -> None:
+        """Task mode: run the worker in the calling (Kopf's) loop."""
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(self._main())
+        self._tasks = {task}
+
     async def _main(self) -> None:
         self._stop = asyncio.Event()
-        self._runner, self.http_ports = await start_http(self.service, self.http_addresses)
+        self._runner, self.http_ports = await start_http(
+            self.service, self.http_addresses if self.worker_mode == "thread" else [])
         delay = 0.5
         while not self._stop.is_set():
             try:
@@ -185,7 +198,7 @@ class OperatorRuntime:
             asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(timeout=30)

@@ -164,7 +164,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
                 await asyncio.sleep(0.25)
                 if runtime.failed is not None:
                     raise RuntimeError(f"the operator failed: {runtime.failed}")
-                if runtime.synced.is_set() and await _settled(api, runtime):
+                if runtime.synced.is_set() and runtime.service.synced and await _settled(api, runtime):
                     break
                 if time.monotonic() > deadline:
                     report.settled = False
