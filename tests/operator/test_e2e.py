@@ -73,6 +73,9 @@ def test_200_pods_bound_with_scheduled_events_and_metrics(env: Env) -> None:
     assert "scheduler_pending_pods" in after and "scheduler_queue_incoming_pods_total" in after
     assert "scheduler_framework_extension_point_duration_seconds_bucket" in after
     assert 'kopf_scheduler_profile_reloads_total{profile="default",result="accepted"}' in after
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{env.runtime.http_ports[0]}/readyz", timeout=5) as r:
+        assert r.status == 200
     status = env.get_json("sp", "default")["status"]
     assert {"name": "NodeResourcesFit", "weight": 1} in status["plugins"]["score"]
 

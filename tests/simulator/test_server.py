@@ -458,3 +458,48 @@ def test_bound_pod_becomes_running_and_terminates_with_delay() -> None:
         assert api("GET", f"{PODS}/p")[0] == 404
     finally:
         c.stop()
+
+
+def test_load_replays_a_kubectl_list_dump(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+    dump = {"apiVersion": "v1", "kind": "List", "items": [
+        {**node("n1"), "metadata": {"name": "n1", "uid": "old", "resourceVersion": "42"}},
+        {**pod("running"), "metadata": {"name": "running", "namespace": "prod"},
+         "spec": {**pod("running")["spec"], "nodeName": "n1"}, "status": {"phase": "Running"}},
+        {**pod("bad", cpu="lots"), "metadata": {"name": "bad", "namespace": "prod"}}]}
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(dump))
+    c = SimulatedCluster(load=[f])
+    c.start()
+    try:
+        api = Http(c)
+        got = api("GET", "/api/v1/namespaces/prod/pods/running")[1]
+        assert got["status"]["phase"] == "Running" and got["spec"]["nodeName"] == "n1"   # status kept
+        assert api("GET", "/api/v1/nodes/n1")[1]["metadata"]["uid"] != "old"
+        assert [(d["metadata"]["name"], e.code) for d, e in c.rejected] == [("bad", 400)]
+    finally:
+        c.stop()
+
+
+@pytest.mark.parametrize(("rule", "check"), [
+    ("latency=20ms", lambda f: f.latency == 0.02),
+    ("latency:create:pods=1s", lambda f: f.delay("create", "pods") == 1.0 and f.delay("get", "pods") == 0),
+    ("error:create:pods/binding=0.05/503", lambda f: f.errors == [ErrorRule("create", "pods/binding", 0.05, 503)]),
+    ("error:*:*=1", lambda f: f.error("list", "nodes") == 500),
+    ("drop-watch=0.5", lambda f: f.drop_watch == 0.5),
+    ("gone=0.1", lambda f: f.gone == 0.1),
+])
+def test_fault_rules_parse(rule: str, check) -> None:  # type: ignore[no-untyped-def]
+    from scheduler.simulator import parse_fault
+    f = Faults(seed=0)
+    parse_fault(f, rule)
+    assert check(f)
+
+
+@pytest.mark.parametrize("rule", ["latency", "error:create=0.1", "error:a:b=2", "error:a:b=0.1/404", "boom=1",
+                                  "latency=fast"])
+def test_bad_fault_rules_say_why(rule: str) -> None:
+    from scheduler.simulator import parse_fault
+    from scheduler.simulator.faults import FaultError
+    with pytest.raises(FaultError):
+        parse_fault(Faults(), rule)
