@@ -4,6 +4,8 @@ from typing import Any
 
 import kopf
 
+from scheduler.runner import profile_status_body
+
 GROUP, VERSION, PLURAL = "scheduling.kopf-scheduler.io", "v1alpha1", "schedulingprofiles"
 
 
@@ -14,12 +16,12 @@ async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kop
                           memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
     st = memo.service.on_profile(name, dict(spec))
     generation = meta.get("generation")
-    patch.status["conditions"] = [st.condition(generation)]
-    patch.status["observedGeneration"] = generation
+    memo.service.profile_status[name] = (st, generation)
+    if not memo.service.leader:
+        return          # a standby compiles (warm) but writes nothing; the leader writes the status
+    for key, value in profile_status_body(st, generation).items():
+        patch.status[key] = value
     if st.accepted:
-        patch.status["schedulerName"] = st.scheduler_name
-        patch.status["plugins"] = st.plugins
-        patch.status["percentageOfNodesToScore"] = st.percentage_of_nodes_to_score
         logger.info(st.message)
     else:
         # The last good version keeps serving; the user sees why this edit was refused.
@@ -30,3 +32,4 @@ async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kop
 @kopf.on.delete(GROUP, VERSION, PLURAL, optional=True)
 async def profile_deleted(name: str, memo: kopf.Memo, **_: Any) -> None:
     memo.service.remove_profile(name)
+    memo.service.profile_status.pop(name, None)

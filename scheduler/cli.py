@@ -137,6 +137,15 @@ def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> t
         raise click.BadParameter(str(e)) from None
 
 
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
+    """Go-style durations as upstream's flags take them: 15s, 500ms, 1m, or plain seconds."""
+    import re
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)(ms|s|m)?", value.strip())
+    if not m:
+        raise click.BadParameter(f"{value!r} is not a duration (e.g. 15s, 500ms, 1m)")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
+
+
 @main.command()
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
@@ -146,27 +155,50 @@ def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> t
 @click.option("--health-bind-address", default=None, callback=_address,
               help="HOST:PORT also serving the probes (default: only the metrics address).")
 @click.option("--leader-elect/--no-leader-elect", default=False, show_default=True,
-              help="Leader election (not yet implemented: refused, run one replica).")
+              help="Run only while holding a coordination.k8s.io/v1 Lease (for several replicas).")
+@click.option("--leader-elect-lease-duration", default="15s", show_default=True, callback=_duration,
+              help="How long a lease lasts without renewal.")
+@click.option("--leader-elect-renew-deadline", default="10s", show_default=True, callback=_duration,
+              help="How long the leader keeps trying to renew before it stops scheduling.")
+@click.option("--leader-elect-retry-period", default="2s", show_default=True, callback=_duration,
+              help="How often candidates try, and the leader renews.")
+@click.option("--leader-elect-resource-name", default="kopf-scheduler", show_default=True)
+@click.option("--leader-elect-resource-namespace", default=None,
+              help="Namespace of the Lease (default: $POD_NAMESPACE, else the in-cluster or kubeconfig namespace).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-v", "--verbose", count=True, help="-v info, -vv debug.")
 def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple[str, int],
-        health_bind_address: tuple[str, int] | None, leader_elect: bool, log_format: str, verbose: int) -> None:
+        health_bind_address: tuple[str, int] | None, leader_elect: bool, leader_elect_lease_duration: float,
+        leader_elect_renew_deadline: float, leader_elect_retry_period: float, leader_elect_resource_name: str,
+        leader_elect_resource_namespace: str | None, log_format: str, verbose: int) -> None:
     """Run the scheduler against a cluster (kubeconfig or in-cluster)."""
+    import os
+    import socket
+    import uuid
+
     import kopf
 
     from scheduler.kubeapi.config import ConfigError, load_config
+    from scheduler.kubeapi.leaderelection import validate_timings
     from scheduler.runner import OperatorRuntime
 
-    if leader_elect:
-        raise click.BadParameter("leader election is not implemented yet: run a single replica with "
-                                 "--no-leader-elect", param_hint="--leader-elect")
+    try:
+        validate_timings(leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--leader-elect-*") from None
     _setup_logging(log_format, verbose)
     try:
         cfg = load_config(kubeconfig, context)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
+    election = None
+    if leader_elect:
+        election = {"namespace": leader_elect_resource_namespace or os.environ.get("POD_NAMESPACE") or cfg.namespace,
+                    "name": leader_elect_resource_name, "identity": f"{socket.gethostname()}_{uuid.uuid4()}",
+                    "lease_duration": leader_elect_lease_duration, "renew_deadline": leader_elect_renew_deadline,
+                    "retry_period": leader_elect_retry_period}
     addresses = [metrics_bind_address] + ([health_bind_address] if health_bind_address else [])
-    runtime = OperatorRuntime(cfg, http_addresses=addresses)
+    runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election)
     runtime.start()
     while not runtime.synced.wait(1.0):
         pass

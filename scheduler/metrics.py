@@ -75,6 +75,13 @@ class Metrics:
         self.goroutines = Gauge(
             "scheduler_goroutines", "Number of running goroutines split by the work they do such as binding.",
             ["operation"], registry=r)
+        self.leader_status = Gauge(
+            "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, "
+            "0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            ["name"], registry=r)
+        self.leader_transitions = Counter(
+            "kopf_scheduler_leader_transitions", "Times this replica gained or lost the lease.",
+            ["name", "direction"], registry=r)
         self.profile_reloads = Counter(
             "kopf_scheduler_profile_reloads", "SchedulingProfile compilations, by result (accepted, rejected).",
             ["profile", "result"], registry=r)

@@ -33,9 +33,10 @@ from aiohttp import web
 
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.profiles.crd import GROUP, VERSION
-from scheduler.service import SchedulerService
+from scheduler.service import ProfileStatus, SchedulerService
 from scheduler.serving import start_http
 
 __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers"]
@@ -89,14 +90,31 @@ def _load(directory: Path) -> tuple[list[ModuleType], Any]:
     return _LOADED[directory]
 
 
+def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, Any]:
+    """The SchedulingProfile ``status`` for a compile outcome (a rejected edit keeps the last good
+    plugins: only the condition and observedGeneration change)."""
+    body: dict[str, Any] = {"conditions": [st.condition(generation)], "observedGeneration": generation}
+    if st.accepted:
+        body.update(schedulerName=st.scheduler_name, plugins=st.plugins,
+                    percentageOfNodesToScore=st.percentage_of_nodes_to_score)
+    return body
+
+
 class OperatorRuntime:
     def __init__(self, config: KubeConfig, *, http_addresses: Iterable[tuple[str, int]] = (),
-                 seed: int | None = None, series_interval: float = 30.0) -> None:
+                 seed: int | None = None, series_interval: float = 30.0,
+                 leader_election: dict[str, Any] | None = None) -> None:
         self.config = config
         self.api = KubeClient(config, limit=128)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         self.service = SchedulerService(self.client, seed=seed)
         self.http_addresses = list(http_addresses)
+        self.elector: LeaderElector | None = None
+        if leader_election is not None:
+            self.elector = LeaderElector(self.api, on_change=self._leadership, **leader_election)
+            self.service.leader = False
+            self.service.metrics.leader_status.labels(self.elector.name).set(0)
+        self.service.leader_info = self.leader_info
         self.http_ports: list[int] = []
         self.synced = threading.Event()
         self.failed: BaseException | None = None
@@ -151,10 +169,43 @@ class OperatorRuntime:
                 delay = min(delay * 2, 30)
         self.service.synced = True
         self.synced.set()
+        elector = asyncio.ensure_future(self.elector.run(self._stop)) if self.elector is not None else None
         try:
             await self.service.run_worker(self._stop)
         finally:
+            if elector is not None:
+                await asyncio.wait([elector], timeout=5)
             await self._runner.cleanup()
+
+    # ---- leadership -----------------------------------------------------------------------------
+    def _leadership(self, leading: bool) -> None:
+        """Called on the worker loop when the lease is won or lost."""
+        assert self.elector is not None
+        m = self.service.metrics
+        m.leader_status.labels(self.elector.name).set(1 if leading else 0)
+        m.leader_transitions.labels(self.elector.name, "acquired" if leading else "lost").inc()
+        self.service.leader = leading
+        if leading:      # a standby compiled every profile but wrote no status: the new leader does
+            task = asyncio.ensure_future(self.write_profile_statuses())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def leader_info(self) -> str:
+        if self.elector is None:
+            return "leader election: off"
+        e = self.elector
+        return (f"leader election: lease {e.namespace}/{e.name}, holder {e.holder or '<none>'}, "
+                f"this replica {e.identity} is {'leading' if e.leading else 'standby'}, "
+                f"lease transitions {e.transitions}")
+
+    async def write_profile_statuses(self) -> None:
+        for name, (st, generation) in list(self.service.profile_status.items()):
+            try:
+                await self.api.request("PATCH", f"/apis/{GROUP}/{VERSION}/{PLURAL}/{name}/status",
+                                       {"status": profile_status_body(st, generation)},
+                                       content_type="application/merge-patch+json")
+            except ClientError as e:
+                log.warning("cannot write the status of profile %s: %s", name, e)
 
     async def initial_sync(self) -> None:
         """List what the informers would, before the first scheduling cycle."""
@@ -174,7 +225,8 @@ class OperatorRuntime:
             log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
             profiles = []
         for p in profiles:
-            s.on_profile(p["metadata"]["name"], p.get("spec") or {})
+            s.profile_status[p["metadata"]["name"]] = (s.on_profile(p["metadata"]["name"], p.get("spec") or {}),
+                                                        p["metadata"].get("generation"))
         for pod in (await self.api.list("v1", "Pod"))["items"]:
             self.pod_event("ADDED", pod)
 

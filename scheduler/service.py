@@ -92,6 +92,10 @@ class SchedulerService:
         self._binding_slots = max_binding_in_flight
         self._gauge_keys: set[tuple[str, str]] = set()
         self.synced = False
+        # Leader election gates the worker and profile status writes; without it, always leading.
+        self.leader = True
+        self.leader_info: Callable[[], str] | None = None
+        self.profile_status: dict[str, tuple[ProfileStatus, int | None]] = {}
         self.cycles = 0
         self.last_activity = time.monotonic()
 
@@ -216,6 +220,9 @@ class SchedulerService:
             gauge.labels(*key).set(n)
         self._gauge_keys = set(counts)
 
+    def is_leader(self) -> bool:
+        return self.leader
+
     @property
     def parked(self) -> Mapping[str, Pod]:
         return self._parked
@@ -237,6 +244,9 @@ class SchedulerService:
                 slots.release()
 
         while not stop.is_set():
+            if not self.leader:               # standby: caches stay warm, no cycles, no bindings
+                await asyncio.sleep(0.05)
+                continue
             if time.monotonic() - last_cleanup > ASSUMED_CLEANUP_PERIOD:
                 last_cleanup = time.monotonic()
                 for pod in self.cache.cleanup():
@@ -247,6 +257,10 @@ class SchedulerService:
                 info = await loop.run_in_executor(None, self.queue.pop, 0.2)
                 if info is None:
                     continue
+            if not self.is_leader():          # lost the lease while waiting: hand the pod back
+                self.queue.done(info.uid)
+                self.queue.add(info.pod)
+                continue
             await slots.acquire()
             try:
                 outcome = self.scheduler.schedule_one(info)

@@ -29,9 +29,10 @@ def _app(service: SchedulerService) -> web.Application:
         return web.Response(text="ok")
 
     async def readyz(_: web.Request) -> web.Response:
+        info = service.leader_info() if service.leader_info is not None else ""
         if not service.synced:
-            return web.Response(status=503, text="[-]informer-sync failed: caches not synced yet\n")
-        return web.Response(text="ok")
+            return web.Response(status=503, text=f"[-]informer-sync failed: caches not synced yet\n[+]{info}\n")
+        return web.Response(text=f"[+]informer-sync ok\n[+]{info}\nreadyz check passed\n")
 
     async def metrics(_: web.Request) -> web.Response:
         service.refresh_unschedulable_gauge()

