@@ -84,31 +84,25 @@ _NEW_EVENT_FIELDS = frozenset({"regarding.kind", "regarding.namespace", "regardi
                                "reason", "type", "reportingController"})
 
 
+# core/v1 Event field → events.k8s.io/v1 Event field (the apiserver's conversion).
+_EVENT_PAIRS = (("involvedObject", "regarding"), ("related", "related"), ("message", "note"), ("reason", "reason"),
+                ("type", "type"), ("action", "action"), ("eventTime", "eventTime"),
+                ("reportingComponent", "reportingController"), ("reportingInstance", "reportingInstance"),
+                ("count", "deprecatedCount"), ("firstTimestamp", "deprecatedFirstTimestamp"),
+                ("lastTimestamp", "deprecatedLastTimestamp"), ("source", "deprecatedSource"), ("series", "series"))
+
+
 def _event_to_v1(obj: Obj) -> Obj:
     """core/v1 Event (stored) → events.k8s.io/v1 Event."""
     out: Obj = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": obj.get("metadata", {})}
-    pairs = (("involvedObject", "regarding"), ("related", "related"), ("message", "note"), ("reason", "reason"),
-             ("type", "type"), ("action", "action"), ("eventTime", "eventTime"),
-             ("reportingComponent", "reportingController"), ("reportingInstance", "reportingInstance"),
-             ("count", "deprecatedCount"), ("firstTimestamp", "deprecatedFirstTimestamp"),
-             ("lastTimestamp", "deprecatedLastTimestamp"), ("source", "deprecatedSource"), ("series", "series"))
-    for old, new in pairs:
-        if old in obj:
-            out[new] = obj[old]
+    out.update({new: obj[old] for old, new in _EVENT_PAIRS if old in obj})
     return out
 
 
 def _event_from_v1(obj: Obj) -> Obj:
     """events.k8s.io/v1 Event → core/v1 Event (stored)."""
     out: Obj = {"apiVersion": "v1", "kind": "Event", "metadata": obj.get("metadata", {})}
-    pairs = (("regarding", "involvedObject"), ("related", "related"), ("note", "message"), ("reason", "reason"),
-             ("type", "type"), ("action", "action"), ("eventTime", "eventTime"),
-             ("reportingController", "reportingComponent"), ("reportingInstance", "reportingInstance"),
-             ("deprecatedCount", "count"), ("deprecatedFirstTimestamp", "firstTimestamp"),
-             ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedSource", "source"), ("series", "series"))
-    for new, old in pairs:
-        if new in obj:
-            out[old] = obj[new]
+    out.update({old: obj[new] for old, new in _EVENT_PAIRS if new in obj})
     out.setdefault("involvedObject", {})
     if "series" in out and isinstance(out["series"], dict):
         out["series"] = {k: v for k, v in out["series"].items() if k in ("count", "lastObservedTime")}
