@@ -152,7 +152,7 @@ class OperatorRuntime:
         """Task mode: run the worker in the calling (Kopf's) loop."""
         self._loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self._main())
-        self._tasks = {task}
+        self._tasks.add(task)
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()

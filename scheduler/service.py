@@ -167,8 +167,9 @@ class SchedulerService:
                     "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
                     label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
             return
-        if self.cache.get_pod(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
-            self.cache.remove_pod(self.cache.get_pod(pod.uid))  # type: ignore[arg-type]
+        cached = self.cache.get_pod(pod.uid)
+        if cached is not None and not self.cache.is_assumed(pod.uid):
+            self.cache.remove_pod(cached)         # it was assigned and is not any more (a re-created pod)
         if pod.phase in ("Succeeded", "Failed"):
             self.queue.delete(pod.uid)
             return

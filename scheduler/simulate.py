@@ -231,8 +231,7 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
         accepted = accepted_cond.get("status") == "True"
         report.profiles.append({"name": p["metadata"]["name"], "accepted": accepted,
                                 "message": None if accepted else accepted_cond.get("message")})
-    total = sum(1 for p in report.pods)
-    report.summary = {"pods": total, "scheduled": scheduled, "unschedulable": unschedulable,
+    report.summary = {"pods": len(report.pods), "scheduled": scheduled, "unschedulable": unschedulable,
                       "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1)}
 
 

@@ -48,7 +48,8 @@ class ApiSchedulerClient:
         self.api = api
         self.series_interval = series_interval
         self.instance = instance or socket.gethostname()
-        self._series: OrderedDict[tuple[str, str, str], _Series] = OrderedDict()
+        # pod uid → (reason, note) → series; by uid so a bound pod's series go in O(1).
+        self._series: OrderedDict[str, dict[tuple[str, str], _Series]] = OrderedDict()
         self._condition: dict[str, tuple[str, str, str | None]] = {}
         self.events_posted = 0
         self.events_aggregated = 0
@@ -61,8 +62,7 @@ class ApiSchedulerClient:
         self._condition.pop(pod.uid, None)
 
     async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
-        for key in [k for k in self._series if k[0] == pod.uid]:
-            del self._series[key]
+        self._series.pop(pod.uid, None)
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Normal", "Scheduled", "Binding",
                          message)
 
@@ -98,12 +98,13 @@ class ApiSchedulerClient:
     async def event(self, namespace: str, name: str, uid: str, controller: str, type_: str, reason: str,
                     action: str, note: str) -> None:
         now = time.time()
-        key = (uid, reason, note)
-        series = self._series.get(key)
+        key = (reason, note)
+        per_pod = self._series.get(uid, {})
+        series = per_pod.get(key)
         if series is not None:
             series.count += 1
             self.events_aggregated += 1
-            self._series.move_to_end(key)
+            self._series.move_to_end(uid)
             if now - series.last_write < self.series_interval:
                 return
             try:
@@ -114,7 +115,7 @@ class ApiSchedulerClient:
                 series.last_write = now
                 return
             except NotFoundError:      # the event expired or was deleted: start a new one
-                del self._series[key]
+                del per_pod[key]
         ev_name = f"{name}.{time.time_ns():x}"
         body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
                 "metadata": {"name": ev_name, "namespace": namespace},
@@ -129,6 +130,7 @@ class ApiSchedulerClient:
             return
         self.events_posted += 1
         if reason != "Scheduled":
-            self._series[key] = _Series(namespace, ev_name, 1, now)
+            self._series.setdefault(uid, {})[key] = _Series(namespace, ev_name, 1, now)
+            self._series.move_to_end(uid)
             while len(self._series) > MAX_SERIES:
                 self._series.popitem(last=False)

@@ -700,8 +700,7 @@ class ApiServer:
         names.setdefault("listKind", names["kind"] + "List")
 
     def _establish(self, crd: Obj) -> None:
-        for old in self.registry.remove_crd(crd["metadata"]["name"]):
-            del old
+        self.registry.remove_crd(crd["metadata"]["name"])     # an update re-registers its versions
         for rt in self.registry.crd_types(crd):
             self.registry.add(rt)
         names = crd["spec"]["names"]
