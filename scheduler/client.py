@@ -28,3 +28,14 @@ class SchedulerClient(Protocol):
         (``Unschedulable`` or ``SchedulerError``); set or clear ``status.nominatedNodeName`` when
         ``nominated_node`` is not ``None``."""
         ...
+
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        """Evict a preemption victim as upstream's ``PreemptPod``: set its ``DisruptionTarget``
+        condition (reason ``PreemptionByScheduler``), delete it (uid precondition), and post
+        ``Normal Preempted`` (``Preempted by pod <uid> on node <node>``). A victim already gone is
+        not an error."""
+        ...
+
+    async def clear_nomination(self, pod: Pod) -> None:
+        """Clear ``status.nominatedNodeName`` of a lower-priority pod whose node was taken."""
+        ...

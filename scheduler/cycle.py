@@ -7,15 +7,16 @@
                  │ no node fits                      │ ≥ 1 feasible
                  ▼                                   ▼
              PostFilter ─► FitError             PreScore ─► Score ─► select host
-                 │                                   │
-                 ▼                                   ▼
-             Failure(requeue, report)          assume ─► Reserve ─► Permit ─► Binding
+             (preemption: nominate)                  │
+                 │                                   ▼
+                 ▼                             assume (drops the nomination) ─► Reserve ─► Permit ─► Binding
+             Failure(requeue, report)
                                                                               │
     finish (async I/O) ◄──────────────────────────────────────────────────────┘
         Binding: PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
                  on error: Unreserve ─► forget ─► requeue with backoff ─► report SchedulerError
                  on 409 (bound elsewhere) / 404 (gone): forget, drop; never retried
-        Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
+        Failure: queue.add_unschedulable_if_not_present ─► nominate ─► report FailedScheduling
 
 ``schedule_one`` returns an outcome object; ``finish`` carries out its I/O through the
 ``SchedulerClient``. Splitting them is what lets the worker start the next cycle while earlier
@@ -140,8 +141,9 @@ class Scheduler:
             if self.metrics is not None:
                 self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
             if attempt.node is None:
-                return self._failure(fwk, state, info, attempt, started)
+                return self._failure(fwk, state, info, attempt, started, snapshot)
             assumed = self.cache.assume_pod(pod, attempt.node)
+            self.queue.nominator.delete(pod.uid)
             result = ScheduleResult(attempt.node, attempt.evaluated, attempt.feasible)
             s = fwk.run_reserve(state, assumed, attempt.node)
             if s.is_success():
@@ -157,7 +159,7 @@ class Scheduler:
             attempt.diagnosis.node_to_status.absent = s
             if s.is_rejected():
                 attempt.diagnosis.unschedulable_plugins.add(s.plugin)
-            return self._failure(fwk, state, info, attempt, started, run_post_filter=False)
+            return self._failure(fwk, state, info, attempt, started, snapshot, run_post_filter=False)
 
     def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> _Attempt:
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
@@ -183,10 +185,12 @@ class Scheduler:
             plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
             diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
         feasible: np.ndarray | None = None
-        if pod.nominated_node_name:
-            row = snapshot.row_of(pod.nominated_node_name)
+        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)
+        if nominated:
+            # The node preemption made room on: try it alone first (upstream's evaluateNominatedNode).
+            row = snapshot.row_of(nominated)
             if (row is not None and bool(np.isin(row, candidates))
-                    and fwk.run_filter_on_node(state, pod, snapshot, row).is_success()):
+                    and fwk.run_filter_with_nominated_pods(state, pod, snapshot, row).is_success()):
                 feasible = np.array([row], np.int64)
         if feasible is None:
             feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag)
@@ -213,7 +217,7 @@ class Scheduler:
         return a
 
     def _failure(self, fwk: Framework, state: CycleState, info: QueuedPodInfo, a: _Attempt, started: float,
-                 *, run_post_filter: bool = True) -> Failure:
+                 snapshot: Snapshot, *, run_post_filter: bool = True) -> Failure:
         s = a.status
         if s.code == Code.ERROR:
             log.error("error scheduling pod %s: %s", info.key, s.message())
@@ -223,7 +227,7 @@ class Scheduler:
         if s.message() == NO_NODES_AVAILABLE:
             return Failure(info, fwk, s, NO_NODES_AVAILABLE, started)
         if run_post_filter and fwk.post_filter:
-            result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status)
+            result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status, snapshot)
             if ps.code == Code.ERROR:
                 log.error("PostFilter error for pod %s: %s", info.key, ps.message())
             elif ps.reasons:
@@ -251,6 +255,9 @@ class Scheduler:
             self.queue.requeue_after_error(info)
         else:
             self.queue.add_unschedulable_if_not_present(info)
+        if f.nominated_node is not None and info.uid in self.queue:
+            # PostFilter's nomination ("" clears it); a pod deleted meanwhile is not nominated.
+            self.queue.nominator.add(info.pod, f.nominated_node)
         self._observe_attempt(f.framework, result, f.started)
         reason = REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE
         try:

@@ -217,6 +217,8 @@ class OperatorRuntime:
                 s.on_node("ADDED", node)
             except ParseError as e:
                 log.warning("node %s cannot be read: %s", node["metadata"].get("name"), e)
+        for pdb in (await self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"))["items"]:
+            s.on_pdb("ADDED", pdb)
         try:
             profiles = (await self.api.request("GET", f"/apis/{GROUP}/{VERSION}/{PLURAL}"))["items"]
         except ClientError as e:

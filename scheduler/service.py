@@ -9,6 +9,7 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
                                           no  ─► profile for schedulerName? queue.add/update/delete
                                                                             else parked until one exists
     on_node(type, body)     ─► cache.add/update/remove ─► queue.move_all (NodeAdd, UpdateNodeLabel, …)
+    on_pdb(type, body)      ─► the PodDisruptionBudgets preemption reads
     run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
 
 The worker runs on its own event loop in its own thread (see ``operator/main.py``), so a long
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
 from scheduler.framework.handle import Handle
 from scheduler.metrics import Metrics
-from scheduler.model import Node, Pod, parse_node, parse_pod
+from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.queue import ClusterChange, SchedulingQueue
@@ -86,7 +87,13 @@ class SchedulerService:
         self.cache = Cache()
         self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics)
-        self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector)
+        self._pdbs: dict[str, PodDisruptionBudget] = {}
+        self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
+        self._background: set[asyncio.Task[None]] = set()
+        self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector,
+                             nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
+                             assigned_pod=self.cache.get_pod, activate=self.queue.activate,
+                             spawn=self._spawn, seed=seed)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._binding_slots = max_binding_in_flight
@@ -197,6 +204,24 @@ class SchedulerService:
             self.queue.move_all_to_active_or_backoff(ClusterChange(
                 "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
 
+    def on_pdb(self, event: str, body: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget watch event; a malformed one is logged and protects nothing."""
+        pdb = parse_pdb(body)
+        if event == "DELETED":
+            self._pdbs.pop(pdb.key, None)
+        else:
+            old = self._pdbs.get(pdb.key)
+            if pdb.problem and (old is None or old.problem != pdb.problem):
+                log.warning("%s", pdb.problem)
+            self._pdbs[pdb.key] = pdb
+        self._pdb_list = tuple(self._pdbs.values())
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run API work off the cycle (async preemption); ``run_worker`` waits for it on stop."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def on_namespace(self, event: str, body: Mapping[str, Any]) -> None:
         meta = body.get("metadata") or {}
         if event == "DELETED":
@@ -279,5 +304,6 @@ class SchedulerService:
             if not isinstance(outcome, Binding):
                 await asyncio.sleep(0)
         self.queue.close()
-        if tasks:
-            await asyncio.wait(tasks, timeout=30)
+        pending = tasks | self._background
+        if pending:
+            await asyncio.wait(pending, timeout=30)

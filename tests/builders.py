@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
 from scheduler.framework.handle import Handle
-from scheduler.model import Node, Pod, parse_node, parse_pod
+from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
+from scheduler.queue import ClusterChange
 
 _uid = itertools.count()
 
@@ -27,7 +29,7 @@ def node(name: str, cpu: str = "4", memory: str = "32Gi", pods: int = 110, *, la
 def pod(name: str, cpu: str | None = "100m", memory: str | None = "500Mi", *, namespace: str = "default",
         labels: dict[str, str] | None = None, node_name: str = "", priority: int | None = None,
         scheduler_name: str = "default-scheduler", spec: dict[str, Any] | None = None,
-        image: str = "registry.k8s.io/pause:3.10.1") -> Pod:
+        image: str = "registry.k8s.io/pause:3.10.1", status: dict[str, Any] | None = None) -> Pod:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     body: dict[str, Any] = {
         "containers": [{"name": "c", "image": image, "resources": {"requests": requests}}],
@@ -40,18 +42,24 @@ def pod(name: str, cpu: str | None = "100m", memory: str | None = "500Mi", *, na
         body["priority"] = priority
     return parse_pod({"metadata": {"name": name, "namespace": namespace, "uid": f"uid-{next(_uid)}-{name}",
                                    "labels": labels or {}},
-                      "spec": body})
+                      "spec": body, "status": status or {}})
 
 
 class MemoryClient:
-    """Records bindings and reports; can be told to fail binds."""
+    """Records bindings, reports and preemptions; can be told to fail binds. With a cache (and a
+    queue) it also plays the watch: a bind confirms the assumption, a preemption deletes the victim
+    and sends the queue the AssignedPodDelete event."""
 
-    def __init__(self, cache: Cache | None = None) -> None:
+    def __init__(self, cache: Cache | None = None, queue: SchedulingQueue | None = None) -> None:
         self.cache = cache
+        self.queue = queue
         self.bound: dict[str, str] = {}
         self.scheduled: list[tuple[str, str]] = []
         self.failures: list[tuple[str, str, str, str | None]] = []
+        self.preempted: list[tuple[str, str, str]] = []   # (victim, preemptor, node)
+        self.cleared: list[str] = []
         self.bind_error: Exception | None = None
+        self.preempt_error: Exception | None = None
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         if self.bind_error is not None:
@@ -68,6 +76,20 @@ class MemoryClient:
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.failures.append((pod.key, reason, message, nominated_node))
 
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        if self.preempt_error is not None:
+            raise self.preempt_error
+        assert all(v != victim.key for v, _, _ in self.preempted), f"{victim.key} preempted twice"
+        self.preempted.append((victim.key, preemptor.key, node_name))
+        if self.cache is not None and self.cache.get_pod(victim.uid) is not None:
+            self.cache.remove_pod(victim)
+            if self.queue is not None:
+                self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=victim,
+                                                                       label="AssignedPodDelete"))
+
+    async def clear_nomination(self, pod: Pod) -> None:
+        self.cleared.append(pod.key)
+
 
 class Clock:
     def __init__(self, t: float = 1000.0) -> None:
@@ -80,17 +102,18 @@ class Clock:
         self.t += dt
 
 
-def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None
-                   ) -> tuple[Scheduler, MemoryClient]:
+def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None,
+                   pdbs: Sequence[PodDisruptionBudget] = ()) -> tuple[Scheduler, MemoryClient]:
     """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise)."""
     clock = clock or Clock()
     cache = Cache(clock=clock)
-    client = MemoryClient(cache)
     metrics = Metrics()
     profiles = ProfileMap()
-    raw = {"schedulerName": "default-scheduler", **(spec or {})}
-    fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=Handle(client=client), metrics=metrics,
-                          seed=seed)
-    profiles.set("default", fwk)
     queue = SchedulingQueue(profiles.for_pod, clock=clock, metrics=metrics)
+    client = MemoryClient(cache, queue)
+    raw = {"schedulerName": "default-scheduler", **(spec or {})}
+    handle = Handle(client=client, metrics=metrics, nominator=queue.nominator, pdbs=lambda: pdbs,
+                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed)
+    fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=handle, metrics=metrics, seed=seed)
+    profiles.set("default", fwk)
     return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client

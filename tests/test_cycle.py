@@ -37,7 +37,11 @@ def test_fit_error_text_as_upstream() -> None:
     run(s)
     (key, reason, message, _), = client.failures
     assert (key, reason) == ("default/big", "Unschedulable")
-    assert message == "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {dedicated: gpu}."
+    # Every node is unresolvable (too little total cpu, an untolerated taint), so DefaultPreemption,
+    # in the default profile, has no candidate: upstream appends its own FitError.
+    assert message == ("0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint "
+                       "{dedicated: gpu}. preemption: 0/5 nodes are available: 5 Preemption is not helpful "
+                       "for scheduling.")
     assert s.queue.where(next(iter(s.queue.pending())).uid) == "unschedulable"
 
 
@@ -50,7 +54,8 @@ def test_counts_sort_as_strings() -> None:
     s.queue.add(pod("big", "2"))
     run(s)
     assert client.failures[0][2] == ("0/12 nodes are available: 10 Insufficient cpu, "
-                                     "2 node(s) were unschedulable.")
+                                     "2 node(s) were unschedulable. preemption: 0/12 nodes are available: "
+                                     "12 Preemption is not helpful for scheduling.")
 
 
 def test_no_nodes() -> None:
@@ -152,7 +157,8 @@ def test_pod_with_unknown_topology_key_fails_cleanly() -> None:
     s.queue.add(pod("ok"))
     run(s)
     assert client.failures[0][2] == ("0/1 nodes are available: 1 node(s) didn't match pod topology spread "
-                                     "constraints (missing required label).")
+                                     "constraints (missing required label). preemption: 0/1 nodes are "
+                                     "available: 1 Preemption is not helpful for scheduling.")
     assert len(client.bound) == 1
 
 

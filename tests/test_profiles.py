@@ -23,7 +23,8 @@ def names(points: dict, point: str) -> list[str]:
 def test_defaults_match_upstream() -> None:
     p = compiled({})
     assert names(p, "queueSort") == ["PrioritySort"]
-    assert names(p, "preEnqueue") == ["SchedulingGates"]
+    assert names(p, "preEnqueue") == ["SchedulingGates", "DefaultPreemption"]
+    assert names(p, "postFilter") == ["DefaultPreemption"]
     assert names(p, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                   "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
     assert {s["name"]: s["weight"] for s in p["score"]} == {

@@ -1,7 +1,7 @@
 """Node and pod cache (``cache``), its columnar node state (``node_table``), incremental pod
 counts (``counters``) and the per-cycle view the plugins read (``snapshot``)."""
 
-from scheduler.cache.cache import DEFAULT_ASSUMED_TTL, Cache, PodState
+from scheduler.cache.cache import DEFAULT_ASSUMED_TTL, Cache, PodState, WhatIf
 from scheduler.cache.counters import AllTermsMatch, SpreadMatch, TermMatch, term_match
 from scheduler.cache.node_table import CAP, NodeInfo, NodeTable, normalized_image_name
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
@@ -17,6 +17,7 @@ __all__ = [
     "Snapshot",
     "SpreadMatch",
     "TermMatch",
+    "WhatIf",
     "normalized_image_name",
     "term_match",
     "zone_interleaved",

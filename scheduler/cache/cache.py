@@ -22,6 +22,13 @@ A pod's life in the cache, as upstream's ``backend/cache``::
 A pod is never counted on two nodes: every path removes it from its old row before adding it to a
 new one. All methods take ``lock``; a scheduling cycle holds it from snapshot to assume, which is
 what makes the zero-copy ``Snapshot`` consistent.
+
+``what_if()`` gives the cycle hypothetical moves on the live rows: preemption's dry run removes
+victims and reprieves them, and "filter with nominated pods" adds pods that are not there yet.
+Every move goes through the same ``_place``/``_unplace`` as a real one, so the columns, the pod
+counters and the term holders all see it, and ``restore`` undoes the moves in reverse order. The
+entries (``_pods``) are never touched, and counters built meanwhile scan the rows (``iter_pods``),
+so a counter created during a what-if counts exactly what the rows hold.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 from scheduler.model import Node, Pod
 
-__all__ = ["DEFAULT_ASSUMED_TTL", "Cache", "PodState"]
+__all__ = ["DEFAULT_ASSUMED_TTL", "Cache", "PodState", "WhatIf"]
 
 DEFAULT_ASSUMED_TTL = 30.0
 
@@ -195,10 +202,15 @@ class Cache:
         return sum(1 for e in self._pods.values() if e.state is PodState.ASSUMED)
 
     def iter_pods(self) -> Iterator[tuple[int, Pod]]:
-        for e in self._pods.values():
-            row = self.table.row_of.get(e.node)
-            if row is not None:
-                yield row, e.pod
+        """Every pod on every row, as the rows hold them now (what-if moves included)."""
+        for info in self.table.infos:
+            if info is not None and info.pods:
+                for pod in info.pods.values():
+                    yield info.row, pod
+
+    def what_if(self) -> WhatIf:
+        """Hypothetical moves on the rows; call with ``lock`` held, and ``restore`` before releasing it."""
+        return WhatIf(self)
 
     # --- snapshot --------------------------------------------------------------------------
     def counter(self, key: PodPredicate) -> CountArray:
@@ -214,3 +226,38 @@ class Cache:
         """Call with ``lock`` held for as long as the snapshot is read."""
         self._order_rows()
         return Snapshot(self, self._order)
+
+
+class WhatIf:
+    """Hypothetical pod removals and additions on the cache's rows, undone by ``restore``.
+
+    Use as a context manager (``with cache.what_if() as w: w.remove(pod, node) ...``).
+    """
+
+    __slots__ = ("_cache", "_moves")
+
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
+        self._moves: list[tuple[int, Pod, str]] = []
+
+    def remove(self, pod: Pod, node: str) -> None:
+        self._cache._unplace(pod, node)
+        self._moves.append((-1, pod, node))
+
+    def add(self, pod: Pod, node: str) -> None:
+        self._cache._place(pod, node)
+        self._moves.append((+1, pod, node))
+
+    def restore(self) -> None:
+        while self._moves:
+            sign, pod, node = self._moves.pop()
+            if sign > 0:
+                self._cache._unplace(pod, node)
+            else:
+                self._cache._place(pod, node)
+
+    def __enter__(self) -> WhatIf:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()

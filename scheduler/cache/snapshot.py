@@ -20,7 +20,7 @@ from scheduler.cache.counters import CountArray, PodPredicate, TermHolders
 from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable
 
 if TYPE_CHECKING:
-    from scheduler.cache.cache import Cache
+    from scheduler.cache.cache import Cache, WhatIf
 
 __all__ = ["ZONE_LABEL", "Snapshot", "zone_interleaved"]
 
@@ -80,6 +80,10 @@ class Snapshot:
     @property
     def holders(self) -> TermHolders:
         return self._cache.holders
+
+    def what_if(self) -> WhatIf:
+        """Hypothetical pod moves on this snapshot, undone on exit (see ``Cache.what_if``)."""
+        return self._cache.what_if()
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
         return self._cache.namespace_labels(namespace)

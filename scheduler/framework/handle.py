@@ -1,15 +1,20 @@
-"""``Handle``: what a plugin factory may use besides its args (upstream's ``framework.Handle``)."""
+"""``Handle``: what a plugin factory may use besides its args (upstream's ``framework.Handle``).
+
+The service fills every field; tests and tools leave out what they do not need, and plugins treat a
+missing service as "nothing there" (no nominated pods, no PDBs) rather than failing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scheduler.client import SchedulerClient
     from scheduler.metrics import Metrics
-    from scheduler.model import LabelSelector, Pod
+    from scheduler.model import LabelSelector, Pod, PodDisruptionBudget
+    from scheduler.queue.nominator import Nominator
 
 __all__ = ["Handle"]
 
@@ -22,3 +27,16 @@ class Handle:
     # pod, as upstream's ``helper.DefaultSelector``; PodTopologySpread's default constraints need
     # it. The operator provides it from its listers; ``None`` means no default constraints.
     default_selector: Callable[[Pod], LabelSelector | None] | None = None
+    # The queue's nominated pods (filters count them; preemption clears lower ones).
+    nominator: Nominator | None = None
+    # The PodDisruptionBudgets the informer holds.
+    pdbs: Callable[[], Sequence[PodDisruptionBudget]] | None = None
+    # An assigned (or assumed) pod from the cache, by uid.
+    assigned_pod: Callable[[str], Pod | None] | None = None
+    # Move pods to activeQ through PreEnqueue again (upstream's ``Handle.Activate``).
+    activate: Callable[[Iterable[str]], None] | None = None
+    # Run API work off the scheduling cycle's path (async preemption); the service tracks the task
+    # so shutdown waits for it. ``None``: a task on the running loop.
+    spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None
+    # Seeds plugins' random choices (preemption's dry-run offset), for reproducible runs.
+    seed: int | None = None

@@ -48,6 +48,8 @@ __all__ = [
     "PermitPlugin",
     "Plugin",
     "PostBindPlugin",
+    "FilterRunner",
+    "PostFilterContext",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
@@ -76,7 +78,34 @@ class PreFilterResult:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
+    """``nominated_node_name`` is set on the pod (``""`` clears a previous nomination)."""
+
     nominated_node_name: str = ""
+
+
+class FilterRunner(Protocol):
+    """What a PostFilter plugin may ask of the framework that runs it (upstream's ``fwk.Handle``
+    methods used by preemption)."""
+
+    profile_name: str
+
+    def run_filter_with_nominated_pods(self, state: CycleState | None, pod: Pod, snapshot: Snapshot,
+                                       row: int) -> Status:
+        """All filters on one node, counting pods nominated there with priority ≥ the pod's.
+        ``state`` ``None`` means the node's pods changed since PreFilter: PreFilter runs again."""
+        ...
+
+    def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:
+        """Reject a pod waiting at Permit; ``False`` if no such pod waits."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterContext:
+    """The cycle's view for PostFilter: the snapshot the filters ran on, and the framework."""
+
+    snapshot: Snapshot
+    framework: FilterRunner
 
 
 @dataclass(slots=True)
@@ -175,7 +204,7 @@ class BatchFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
-    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                     ) -> tuple[PostFilterResult | None, Status]: ...
 
 

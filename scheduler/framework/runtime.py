@@ -14,6 +14,12 @@ search stops after ``num_feasible_nodes_to_find`` feasible nodes. Filters run pl
 the first rejecting plugin's, as in upstream's per-node loop. Upstream cancels parallel workers
 once enough nodes are found; here the batch is cut at the exact node that reached the count, which
 makes the search deterministic.
+
+"Filter with nominated pods" (upstream's ``RunFilterPluginsWithNominatedPods``): a node that pods of
+equal or higher priority are nominated to must pass the filters twice, once with those pods added
+(a what-if on the snapshot, with PreFilter re-run so spread and affinity counts include them) and
+once as it is. Only nodes with such nominations pay for the second pass, and only after they passed
+the batched first one, so a cluster with no nominations runs exactly the plain search.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from scheduler.framework.interfaces import (
     PermitPlugin,
     Plugin,
     PostBindPlugin,
+    PostFilterContext,
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
@@ -57,6 +64,7 @@ from scheduler.framework.interfaces import (
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics
 from scheduler.model import Pod
+from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_info import QueuedPodInfo
 from scheduler.queue.scheduling_queue import ClusterChange
 
@@ -111,6 +119,7 @@ class Framework:
         metrics: Metrics | None = None,
         seed: int | None = None,
         all_plugins: Sequence[Plugin] = (),
+        nominator: Nominator | None = None,
     ) -> None:
         self.profile_name = profile_name
         qs = list(plugins.get("queueSort", ()))
@@ -148,6 +157,7 @@ class Framework:
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
         self.metrics = metrics
+        self.nominator = nominator
         self.rng = random.Random(seed)
         self.next_start_node_index = 0
         self.waiting_pods: dict[str, asyncio.Future[Status]] = {}
@@ -203,8 +213,20 @@ class Framework:
                         return True
         return False
 
+    def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterChange) -> bool:
+        """Whether ``change`` may lift the PreEnqueue rejection of a gated pod: only events its
+        gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
+        for e in self._events.get(info.gating_plugin) or ():
+            if e.event.matches(change.resource, change.actions):
+                try:
+                    if e.hint is None or e.hint(info.pod, change):
+                        return True
+                except Exception:
+                    return True
+        return False
+
     # --- PreFilter / Filter ----------------------------------------------------------------
-    def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
+    def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, *, observe: bool = True
                        ) -> tuple[PreFilterResult | None, Status]:
         t0 = time.perf_counter()
         result: PreFilterResult | None = None
@@ -226,7 +248,8 @@ class Framework:
                     else result.node_names & r.node_names
                 result = PreFilterResult(names)
         state.write(PREFILTER_RESULT_PLUGINS, tuple(narrowing))
-        self._observe("PreFilter", status, t0)
+        if observe:
+            self._observe("PreFilter", status, t0)
         return result, status
 
     def _filter_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
@@ -285,6 +308,7 @@ class Framework:
         if n == 0:
             return candidates, SUCCESS
         want = num_to_find if num_to_find is not None else self.num_nodes_to_find(n)
+        nominated = self._nominated_rows(pod, snapshot)
         start = self.next_start_node_index % n if rotate else 0
         order = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
         feasible: list[Rows] = []
@@ -297,6 +321,8 @@ class Framework:
             passed, status = self._filter_batch(state, pod, snapshot, rows, failures)
             if not status.is_success():
                 break
+            if nominated:
+                passed = self._recheck_nominated(pod, snapshot, rows, passed, nominated, failures)
             need = want - found
             cut = len(rows)
             if len(passed) >= need:
@@ -318,6 +344,72 @@ class Framework:
         out = np.concatenate(feasible) if feasible else np.zeros(0, np.int64)
         return out, status
 
+    # --- filter with nominated pods ---------------------------------------------------------
+    def _nominated_rows(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
+        """Rows with pods nominated at ≥ ``pod``'s priority (empty, at no cost, without any)."""
+        if self.nominator is None or not len(self.nominator):
+            return {}
+        out: dict[int, list[Pod]] = {}
+        for name, pods in self.nominator.nominated_at_or_above(pod.priority, pod.uid).items():
+            row = snapshot.row_of(name)
+            if row is not None:
+                out[row] = pods
+        return out
+
+    def _recheck_nominated(self, pod: Pod, snapshot: Snapshot, rows: Rows, passed: Rows,
+                           nominated: dict[int, list[Pod]], failures: _Failures) -> Rows:
+        keep = np.ones(len(passed), np.bool_)
+        for i, pos in enumerate(passed.tolist()):
+            pods = nominated.get(int(rows[pos]))
+            if pods is None:
+                continue
+            s = self._filter_with(pod, snapshot, int(rows[pos]), pods)
+            if not s.is_success():
+                if s.code == Code.ERROR:
+                    s = Status.unschedulable(s.message()).with_plugin(s.plugin)
+                keep[i] = False
+                failures.parts.append((s.plugin, np.array([pos], np.int64), None, (s,)))
+        return passed if keep.all() else passed[keep]
+
+    def _filter_with(self, pod: Pod, snapshot: Snapshot, row: int, pods: Sequence[Pod]) -> Status:
+        """Filters on ``row`` as if ``pods`` were already there."""
+        name = snapshot.node_info(row).name
+        with snapshot.what_if() as w:
+            for p in pods:
+                w.add(p, name)
+            return self._filter_fresh(pod, snapshot, row)
+
+    def _filter_fresh(self, pod: Pod, snapshot: Snapshot, row: int) -> Status:
+        """PreFilter (into a fresh state, unobserved) and Filter on one node."""
+        st = CycleState()
+        result, s = self.run_pre_filter(st, pod, snapshot, observe=False)
+        if not s.is_success():
+            return s
+        if result is not None and result.node_names is not None \
+                and snapshot.node_info(row).name not in result.node_names:
+            plugins = " ".join(st.get(PREFILTER_RESULT_PLUGINS) or ())
+            return Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        return self.run_filter_on_node(st, pod, snapshot, row)
+
+    def run_filter_with_nominated_pods(self, state: CycleState | None, pod: Pod, snapshot: Snapshot,
+                                       row: int) -> Status:
+        """Upstream's ``RunFilterPluginsWithNominatedPods`` on one node. ``state`` ``None``: the
+        node's pods changed since the cycle's PreFilter (preemption's dry run), so it runs again."""
+        pods = self._nominated_rows(pod, snapshot).get(row) if self.nominator is not None else None
+        if pods:
+            s = self._filter_with(pod, snapshot, row, pods)
+            if not s.is_success():
+                return s
+        if state is None:
+            return self._filter_fresh(pod, snapshot, row)
+        return self.run_filter_on_node(state, pod, snapshot, row)
+
+    def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:
+        if uid not in self.waiting_pods:
+            return False
+        self.reject(uid, plugin, reason)
+        return True
+
     def num_nodes_to_find(self, n: int) -> int:
         if not self.score:
             # No scoring: the first feasible node is as good as any (upstream returns 1 when there
@@ -336,14 +428,18 @@ class Framework:
         plugin, _, ids, statuses = failures.parts[0]
         return statuses[0 if ids is None else int(ids[0])].with_plugin(plugin)
 
-    def run_post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    def run_post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, snapshot: Snapshot
                         ) -> tuple[PostFilterResult | None, Status]:
         t0 = time.perf_counter()
         result: PostFilterResult | None = None
         final = Status(Code.UNSCHEDULABLE)
         reasons: list[str] = []
+        ctx = PostFilterContext(snapshot, self)
         for p in self.post_filter:
-            r, s = p.post_filter(state, pod, statuses)
+            try:
+                r, s = p.post_filter(state, pod, statuses, ctx)
+            except Exception as e:  # a plugin's bug fails this attempt, never the worker
+                r, s = None, Status.as_error(e)
             if s.is_success():
                 result, final = r, s.with_plugin(p.name)
                 break

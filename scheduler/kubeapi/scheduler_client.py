@@ -7,6 +7,9 @@
   the profile's schedulerName. A repeat of the same event for the same pod is *aggregated*: it
   increments ``series.count`` and is patched at most once per ``series_interval`` seconds, so a pod
   that retries every 10 s costs one write per interval, not one per attempt.
+- Preemption: the victim's ``DisruptionTarget`` condition (strategic status patch), its DELETE with a
+  uid precondition (a re-created pod of the same name is never hit), then ``Normal Preempted``
+  (action ``Preempting``, related to the preemptor), as upstream's ``PreemptPod``.
 - ``PodScheduled=False`` (reason ``Unschedulable`` or ``SchedulerError``) and
   ``status.nominatedNodeName`` are set with a strategic merge patch of ``pods/NAME/status``, and only
   when they change, as upstream's ``updatePod`` skips no-op updates.
@@ -21,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.errors import ClientError, NotFoundError
+from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi.client import KubeClient
 from scheduler.model import Pod
 
@@ -71,6 +74,36 @@ class ApiSchedulerClient:
                          "Scheduling", message)
         await self.set_condition(pod.namespace, pod.name, pod.uid, reason, message, nominated_node)
 
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        ns, name = victim.namespace, victim.name
+        cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            await self.api.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                                   {"status": {"conditions": [cond]}},
+                                   content_type="application/strategic-merge-patch+json")
+            await self.api.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}",
+                                   {"apiVersion": "v1", "kind": "DeleteOptions",
+                                    **({"preconditions": {"uid": victim.uid}} if victim.uid else {})})
+        except NotFoundError:
+            log.info("preemption victim %s/%s is already gone", ns, name)
+            return
+        except ConflictError:  # the uid precondition: a new pod took the name; ours is gone
+            log.info("preemption victim %s/%s was replaced; not deleting the new pod", ns, name)
+            return
+        await self.event(ns, name, victim.uid, preemptor.scheduler_name, "Normal", "Preempted", "Preempting",
+                         f"Preempted by pod {preemptor.uid} on node {node_name}", related=preemptor)
+
+    async def clear_nomination(self, pod: Pod) -> None:
+        try:
+            await self.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+                                   {"status": {"nominatedNodeName": None}},
+                                   content_type="application/strategic-merge-patch+json")
+        except NotFoundError:
+            return
+        self._condition.pop(pod.uid, None)
+
     async def report_invalid(self, namespace: str, name: str, uid: str, scheduler_name: str, message: str) -> None:
         """A pod the scheduler cannot read (the cluster let an invalid field through)."""
         await self.event(namespace, name, uid, scheduler_name, "Warning", "FailedScheduling", "Scheduling", message)
@@ -96,7 +129,7 @@ class ApiSchedulerClient:
             self._condition.pop(next(iter(self._condition)))
 
     async def event(self, namespace: str, name: str, uid: str, controller: str, type_: str, reason: str,
-                    action: str, note: str) -> None:
+                    action: str, note: str, *, related: Pod | None = None) -> None:
         now = time.time()
         key = (reason, note)
         per_pod = self._series.get(uid, {})
@@ -123,6 +156,9 @@ class ApiSchedulerClient:
                 "reportingInstance": f"{controller}-{self.instance}", "action": action, "reason": reason,
                 "type": type_, "note": note[:1024],
                 "regarding": {"kind": "Pod", "apiVersion": "v1", "namespace": namespace, "name": name, "uid": uid}}
+        if related is not None:
+            body["related"] = {"kind": "Pod", "apiVersion": "v1", "namespace": related.namespace,
+                               "name": related.name, "uid": related.uid}
         try:
             await self.api.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
         except ClientError as e:

@@ -4,6 +4,7 @@ Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``.
 """
 
 from scheduler.model.node import Node, Taint, parse_node
+from scheduler.model.pdb import PodDisruptionBudget, parse_pdb
 from scheduler.model.pod import (
     HostPort,
     Pod,
@@ -23,11 +24,13 @@ __all__ = [
     "NodeSelectorTerm",
     "Pod",
     "PodAffinityTerm",
+    "PodDisruptionBudget",
     "Requirement",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "parse_node",
+    "parse_pdb",
     "parse_pod",
 ]

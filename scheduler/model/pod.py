@@ -128,6 +128,8 @@ class Pod:
     images: tuple[str, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     deleting: bool = False
+    # DisruptionTarget=True with reason PreemptionByScheduler: a victim of our preemption.
+    preempted_by_scheduler: bool = False
     phase: str = "Pending"
     creation_timestamp: str = ""
     start_time: str = ""
@@ -301,6 +303,13 @@ def _toleration(raw: Any, field: str) -> Toleration:
     return Toleration(key, op, value, effect)
 
 
+def _preempted_by_scheduler(status: Mapping[str, Any]) -> bool:
+    for c in status.get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
 def parse_pod(obj: Mapping[str, Any]) -> Pod:
     """Parse a pod; raises :class:`ParseError` naming ``Pod ns/name`` and the field."""
     meta = obj.get("metadata") or {}
@@ -414,6 +423,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             images=tuple(images),
             scheduling_gates=gates,
             deleting=bool(meta.get("deletionTimestamp")),
+            preempted_by_scheduler=_preempted_by_scheduler(status),
             phase=status.get("phase") or "Pending",
             creation_timestamp=meta.get("creationTimestamp") or "",
             start_time=status.get("startTime") or meta.get("creationTimestamp") or "",

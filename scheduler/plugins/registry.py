@@ -25,6 +25,7 @@ from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Plugin
 from scheduler.plugins import (
     defaultbinder,
+    defaultpreemption,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -38,6 +39,7 @@ from scheduler.plugins import (
     tainttoleration,
 )
 from scheduler.plugins.args import (
+    DefaultPreemptionArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -70,6 +72,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(noderesources.FIT_NAME, noderesources.new_fit, NodeResourcesFitArgs),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),
     PluginSpec(interpodaffinity.NAME, interpodaffinity.new, InterPodAffinityArgs),
+    PluginSpec(defaultpreemption.NAME, defaultpreemption.new, DefaultPreemptionArgs),
     PluginSpec(noderesources.BALANCED_NAME, noderesources.new_balanced, NodeResourcesBalancedAllocationArgs),
     PluginSpec(imagelocality.NAME, imagelocality.new),
     PluginSpec(defaultbinder.NAME, defaultbinder.new),

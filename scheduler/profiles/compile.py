@@ -191,7 +191,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
             percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
             pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
             pod_max_backoff=float(spec.pod_max_backoff_seconds),
-            metrics=metrics, seed=seed, all_plugins=list(instances.values()),
+            metrics=metrics, seed=seed, all_plugins=list(instances.values()), nominator=handle.nominator,
         )
     except FrameworkError as e:
         raise ProfileError(str(e), field="spec.plugins") from None

@@ -1,8 +1,7 @@
 """Upstream's default plugin set (``apis/config/v1/default_plugins.go``), all via multiPoint.
 
 The in-tree volume plugins (VolumeRestrictions, the *Limits plugins, VolumeBinding, VolumeZone)
-are not part of kopf-scheduler yet, and DefaultPreemption arrives with the preemption work; the
-order of everything else, and every weight, is upstream's.
+are not part of kopf-scheduler yet; the order of everything else, and every weight, is upstream's.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),

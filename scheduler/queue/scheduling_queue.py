@@ -17,6 +17,9 @@
   from the time the pod was put back.
 * A pod in unschedulable moves only on a cluster event that one of its rejector plugins registered
   for and whose queueing hint says Queue; a pod with no rejectors moves on any event.
+* PreEnqueue runs on every way into activeQ (add, move, backoff completion, activate), as
+  upstream's ``moveToActiveQ``: a pod whose preemption is still deleting victims is gated again.
+* ``nominator`` follows the pods' nominated nodes on add, update and delete (see ``nominator``).
 * ``move_request_cycle``: an event that arrives while a pod is in flight sends the pod to backoffQ
   rather than unschedulable when it fails, so the event is not lost.
 
@@ -37,6 +40,7 @@ from typing import Any, Protocol
 from scheduler.framework.status import Status
 from scheduler.metrics import Metrics
 from scheduler.model import Pod
+from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_info import QueuedPodInfo
 
 __all__ = [
@@ -83,6 +87,8 @@ class QueueProfile(Protocol):
 
     def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterChange) -> bool: ...
 
+    def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterChange) -> bool: ...
+
 
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
     if attempts <= 0:
@@ -117,6 +123,7 @@ class SchedulingQueue:
         self._move_request_cycle = -1
         self._last_leftover_flush = clock()
         self._closed = False
+        self.nominator = Nominator()
 
     # --- bookkeeping -----------------------------------------------------------------------
     def _incoming(self, queue: str, event: str) -> None:
@@ -186,6 +193,7 @@ class SchedulingQueue:
             if pod.uid in self._in_flight or self._find(pod.uid) is not None:
                 self.update(pod)
                 return
+            self.nominator.add(pod)
             self._admit(QueuedPodInfo(pod, now, now), "PodAdd")
             self._update_gauges()
 
@@ -201,18 +209,20 @@ class SchedulingQueue:
         moves when its gates were lifted or its spec changed; unknown pods are added."""
         with self._lock:
             uid = pod.uid
+            known = self._in_flight.get(uid) or self._find(uid)
+            if known is None:
+                self.add(pod)
+                return
+            self.nominator.update(known.pod, pod)
             if uid in self._in_flight:
-                self._in_flight[uid].pod = pod
+                known.pod = pod
                 return
             for q in (self._active, self._backoff):
                 hit = q.get(uid)
                 if hit is not None:
                     hit[0].pod = pod
                     return
-            info = self._unschedulable.get(uid)
-            if info is None:
-                self.add(pod)
-                return
+            info = self._unschedulable[uid]
             old = info.pod
             info.pod = pod
             if info.gating_plugin:
@@ -223,7 +233,7 @@ class SchedulingQueue:
                 if self._is_backing_off(info, self._clock()):
                     self._push_backoff(info, "PodUpdate")
                 else:
-                    self._push_active(info, "PodUpdate")
+                    self._admit(info, "PodUpdate")
             self._update_gauges()
 
     def delete(self, pod: Pod | str) -> None:
@@ -231,6 +241,7 @@ class SchedulingQueue:
         with self._lock:
             self._remove_everywhere(uid)
             self._in_flight.pop(uid, None)
+            self.nominator.delete(uid)
             self._update_gauges()
 
     def __contains__(self, uid: object) -> bool:
@@ -323,21 +334,26 @@ class SchedulingQueue:
             now = self._clock()
             moved = 0
             for uid, info in list(self._unschedulable.items()):
-                if info.gating_plugin:
-                    continue
                 if pre_check is not None and not pre_check(info.pod):
                     continue
                 prof = self._profile_of(info.pod)
+                if info.gating_plugin:
+                    # PreEnqueue decides again when the gating plugin asked for this event.
+                    if prof is not None and prof.is_worth_ungating(info, change):
+                        del self._unschedulable[uid]
+                        self._admit(info, change.name)
+                        moved += 1
+                    continue
                 if prof is None or not prof.is_worth_requeuing(info, change):
                     continue
                 del self._unschedulable[uid]
                 if info.pending_plugins and not info.unschedulable_plugins:
                     # Only Pending plugins rejected it: they asked to retry as soon as possible.
-                    self._push_active(info, change.name)
+                    self._admit(info, change.name)
                 elif self._is_backing_off(info, now):
                     self._push_backoff(info, change.name)
                 else:
-                    self._push_active(info, change.name)
+                    self._admit(info, change.name)
                 moved += 1
             if moved:
                 self._update_gauges()
@@ -358,7 +374,7 @@ class SchedulingQueue:
                     break
                 heapq.heappop(self._backoff_heap)
                 del self._backoff[uid]
-                self._push_active(hit[0], "BackoffComplete")
+                self._admit(hit[0], "BackoffComplete")
                 changed = True
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
@@ -369,13 +385,14 @@ class SchedulingQueue:
                     if self._is_backing_off(info, now):
                         self._push_backoff(info, "UnschedulableTimeout")
                     else:
-                        self._push_active(info, "UnschedulableTimeout")
+                        self._admit(info, "UnschedulableTimeout")
                     changed = True
             if changed:
                 self._update_gauges()
 
     def activate(self, uids: Iterable[str]) -> None:
-        """Move the named pods straight to activeQ (e.g. after their preemption finished)."""
+        """Move the named pods, gated or not, to activeQ through PreEnqueue again (upstream's
+        ``Activate``, used when a pod's preemption finished)."""
         with self._lock:
             for uid in uids:
                 info = self._unschedulable.pop(uid, None)
@@ -383,7 +400,7 @@ class SchedulingQueue:
                     hit = self._backoff.pop(uid, None)
                     info = hit[0] if hit else None
                 if info is not None:
-                    self._push_active(info, "ForceActivate")
+                    self._admit(info, "ForceActivate")
             self._update_gauges()
 
     def close(self) -> None:

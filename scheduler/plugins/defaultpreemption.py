@@ -1,0 +1,390 @@
+"""DefaultPreemption: PostFilter and PreEnqueue, as upstream's ``defaultpreemption`` plugin and its
+``preemption.Evaluator`` (asynchronous preemption, KEP-4832).
+
+When no node fits a pod, PostFilter looks for a node where deleting lower-priority pods would make
+room::
+
+    eligible?  preemptionPolicy Never ─► "not eligible due to preemptionPolicy=Never."
+               nominated node still has a victim terminating ─► wait for it
+    potential nodes   only those the filters rejected as Unschedulable (resolvable)
+    dry run           from a random offset, node by node until
+                      max(numNodes × pct / 100, abs) candidates (≥ 1 without PDB violations):
+                        remove every pod of strictly lower priority (a what-if on the snapshot)
+                        still no fit ─► the filter's status; nothing to remove ─► "No preemption
+                        victims found for incoming pod"
+                        reprieve, most important first, PDB-violating pods before the others:
+                        add each back and keep it if the pod still fits
+    choose            fewest PDB violations, lowest highest-priority victim, smallest priority sum,
+                      fewest victims, latest start among the highest-priority victims, first
+    carry out         (off the cycle) clear lower-priority nominations on the node; DisruptionTarget,
+                      delete and Preempted event per victim, all but the last in parallel
+
+The cycle still ends Unschedulable, with ``status.nominatedNodeName`` set; the pod counts on its
+nominated node for equal or lower priority pods, and its next cycle tries that node first. While
+the victims are being deleted PreEnqueue keeps the pod out of activeQ ("waiting for the preemption
+for this pod to be finished"); it re-checks when a victim's deletion is seen, so the pod neither
+runs a cycle that would preempt again nor waits for an event that already passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scheduler.errors import ClientError
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import Diagnosis, NodeToStatus, fit_error_message
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterRunner,
+    PostFilterContext,
+    PostFilterResult,
+)
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.model import Pod, PodDisruptionBudget
+from scheduler.plugins.args import DefaultPreemptionArgs
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+    from scheduler.queue.scheduling_queue import ClusterChange
+
+__all__ = ["NAME", "Candidate", "DefaultPreemption", "filter_pods_with_pdb_violation", "importance",
+           "new", "pick_one_node_for_preemption"]
+
+NAME = "DefaultPreemption"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE = "no candidate node for preemption"
+WAITING = "waiting for the preemption for this pod to be finished"
+MAX_INT32 = 2**31 - 1
+MAX_TRACKED = 10_000
+
+log = logging.getLogger("kopf_scheduler.preemption")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    node: str
+    victims: tuple[Pod, ...]      # most important first
+    num_pdb_violations: int = 0
+
+
+def _start(p: Pod) -> str:
+    # A pod that has not started counts as starting now: later than any recorded time.
+    return p.start_time or "~"
+
+
+def importance(p: Pod) -> tuple[int, str]:
+    """Sort key, most important first: higher priority, then earlier start (``MoreImportantPod``)."""
+    return -p.priority, _start(p)
+
+
+def filter_pods_with_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+                                   ) -> tuple[list[Pod], list[Pod]]:
+    """Split ``pods`` (order kept) into those whose eviction would break a budget, and the rest."""
+    allowed = [b.disruptions_allowed for b in pdbs]
+    violating: list[Pod] = []
+    fine: list[Pod] = []
+    for p in pods:
+        violated = False
+        if p.labels:
+            for i, b in enumerate(pdbs):
+                if not b.protects(p.namespace, p.labels) or p.name in b.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else fine).append(p)
+    return violating, fine
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate | None:
+    """Upstream's ``pickOneNodeForPreemption``: each criterion keeps the best-scoring candidates;
+    the first one left wins."""
+    if not candidates:
+        return None
+
+    def earliest_start_of_highest(c: Candidate) -> str:
+        top = c.victims[0].priority
+        return min(_start(v) for v in c.victims if v.priority == top)
+
+    criteria: tuple[Any, ...] = (
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(v.priority + MAX_INT32 + 1 for v in c.victims),
+        lambda c: -len(c.victims),
+        earliest_start_of_highest,          # later is better
+    )
+    left = list(candidates)
+    for score in criteria:
+        best = max(score(c) for c in left)
+        left = [c for c in left if score(c) == best]
+        if len(left) == 1:
+            break
+    return left[0]
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+        self.rng = random.Random(handle.seed)
+        self._lock = threading.Lock()
+        # Preemptors whose victims are being deleted right now, and the victims each waits for.
+        self.preempting: set[str] = set()
+        self._victims: OrderedDict[str, frozenset[str]] = OrderedDict()
+
+    # --- PreEnqueue: hold the preemptor while its victims go --------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status:
+        with self._lock:
+            if pod.uid in self.preempting:
+                return Status.unresolvable(WAITING)
+            victims = self._victims.get(pod.uid)
+            if victims is None:
+                return SUCCESS
+            lookup = self.handle.assigned_pod
+            if lookup is not None and any(
+                    (v := lookup(uid)) is not None and not v.deleting for uid in victims):
+                return Status.unresolvable(WAITING)
+            del self._victims[pod.uid]
+            return SUCCESS
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # A victim's deletion (or its deletionTimestamp) may let the waiting preemptor in.
+        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), self._victim_changed),
+                ClusterEventWithHint(ClusterEvent("Pod", "Update"), self._victim_changed))
+
+    def _victim_changed(self, pod: Pod, change: ClusterChange) -> bool:
+        victims = self._victims.get(pod.uid)
+        if not victims:
+            return False
+        changed = change.old if change.old is not None else change.new
+        return changed is not None and changed.uid in victims
+
+    # --- PostFilter -------------------------------------------------------------------------
+    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
+                    ) -> tuple[PostFilterResult | None, Status]:
+        try:
+            result, status = self._preempt(pod, statuses, ctx)
+        finally:
+            if self.handle.metrics is not None:
+                self.handle.metrics.preemption_attempts.inc()
+        if status.reasons:
+            status = Status(status.code, (f"preemption: {status.message()}",))
+        return result, status
+
+    def num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        return min(max(n, self.args.min_candidate_nodes_absolute), num_nodes)
+
+    def _preempt(self, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
+                 ) -> tuple[PostFilterResult | None, Status]:
+        snap = ctx.snapshot
+        ok, why = self._eligible(pod, statuses, snap)
+        if not ok:
+            return None, Status.unschedulable(why)
+        potential = self._potential_nodes(statuses, snap)
+        node_statuses = NodeToStatus()
+        candidates: list[Candidate] = []
+        if len(potential):
+            pdbs = list(self.handle.pdbs()) if self.handle.pdbs is not None else []
+            offset = self.rng.randrange(len(potential))
+            candidates, node_statuses = self.dry_run(pod, snap, ctx.framework, potential, pdbs, offset,
+                                                     self.num_candidates(len(potential)))
+        if not candidates:
+            node_statuses.absent = Status.unresolvable(NOT_HELPFUL)
+            msg = fit_error_message(snap.num_nodes, Diagnosis(node_to_status=node_statuses))
+            # An empty nomination clears the one the pod may have had.
+            return PostFilterResult(""), Status.unschedulable(msg)
+        best = pick_one_node_for_preemption(candidates)
+        if best is None:
+            return None, Status.unschedulable(NO_CANDIDATE)
+        log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node, pod.key)
+        self._prepare(best, pod, ctx.framework)
+        return PostFilterResult(best.node), SUCCESS
+
+    def _eligible(self, pod: Pod, statuses: NodeToStatus, snap: Snapshot) -> tuple[bool, str]:
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if not nominated and self.handle.nominator is not None:
+            nominated = self.handle.nominator.node_of(pod.uid)
+        if nominated:
+            row = snap.row_of(nominated)
+            if row is None:
+                return True, ""
+            st = statuses.get(row)
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            for p in snap.node_info(row).pods.values():
+                if p.priority < pod.priority and p.deleting and p.preempted_by_scheduler:
+                    return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    @staticmethod
+    def _potential_nodes(statuses: NodeToStatus, snap: Snapshot) -> np.ndarray:
+        """Rows rejected as Unschedulable, in the snapshot's node order."""
+        order = snap.node_order
+        mask = np.isin(order, statuses.rows_with_code(Code.UNSCHEDULABLE))
+        if statuses.absent is not None and statuses.absent.code == Code.UNSCHEDULABLE:
+            listed = np.array([r for r, _ in statuses.items()], np.int64)
+            mask |= ~np.isin(order, listed)
+        return order[mask]
+
+    def dry_run(self, pod: Pod, snap: Snapshot, fwk: FilterRunner, potential: np.ndarray,
+                pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int
+                ) -> tuple[list[Candidate], NodeToStatus]:
+        """Upstream's ``DryRunPreemption``, node by node (deterministic for a given offset)."""
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses = NodeToStatus()
+        n = len(potential)
+        for i in range(n):
+            row = int(potential[(offset + i) % n])
+            victims, violations, status = self.select_victims_on_node(pod, snap, fwk, row, pdbs)
+            if status.is_success() and victims:
+                c = Candidate(snap.node_info(row).name, victims, violations)
+                if violations == 0:
+                    non_violating.append(c)
+                elif len(violating) < num_candidates:
+                    violating.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status.is_success():
+                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{snap.node_info(row).name}"',))
+            statuses.set_row(row, status)
+        return non_violating + violating, statuses
+
+    def select_victims_on_node(self, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
+                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[tuple[Pod, ...], int, Status]:
+        """The fewest pods to remove from ``row`` so ``pod`` fits, and how many break a budget."""
+        info = snap.node_info(row)
+        node = info.name
+        potential = [p for p in info.pods.values() if p.priority < pod.priority]
+        if not potential:
+            return (), 0, Status.unresolvable(NO_VICTIMS)
+        victims: list[Pod] = []
+        violations = 0
+        with snap.what_if() as w:
+            for p in potential:
+                w.remove(p, node)
+            # Inter-pod affinity to a victim is not considered, as upstream (for performance).
+            s = fwk.run_filter_with_nominated_pods(None, pod, snap, row)
+            if not s.is_success():
+                return (), 0, s
+            potential.sort(key=importance)
+            violating, fine = filter_pods_with_pdb_violation(potential, pdbs)
+
+            def reprieve(p: Pod) -> bool:
+                w.add(p, node)
+                if fwk.run_filter_with_nominated_pods(None, pod, snap, row).is_success():
+                    return True
+                w.remove(p, node)
+                victims.append(p)
+                return False
+
+            for p in violating:
+                if not reprieve(p):
+                    violations += 1
+            for p in fine:
+                reprieve(p)
+        if violating and fine:
+            victims.sort(key=importance)
+        return tuple(victims), violations, SUCCESS
+
+    # --- carrying it out, off the cycle -------------------------------------------------------
+    def _prepare(self, c: Candidate, pod: Pod, fwk: FilterRunner) -> None:
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_victims.observe(len(c.victims))
+        to_delete = [v for v in c.victims if not v.deleting]
+        if not to_delete:
+            return
+        nominator = self.handle.nominator
+        lower = [p for p in nominator.pods_for_node(c.node) if p.priority < pod.priority] if nominator else []
+        with self._lock:
+            self.preempting.add(pod.uid)
+            self._victims[pod.uid] = frozenset(v.uid for v in c.victims)
+            self._victims.move_to_end(pod.uid)
+            while len(self._victims) > MAX_TRACKED:
+                self._victims.popitem(last=False)
+        self._spawn(self._carry_out(c, pod, to_delete, lower, fwk))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        if self.handle.spawn is not None:
+            self.handle.spawn(coro)
+        else:
+            asyncio.get_running_loop().create_task(coro)
+
+    async def _carry_out(self, c: Candidate, pod: Pod, victims: list[Pod], lower: list[Pod],
+                         fwk: FilterRunner) -> None:
+        failed = False
+        client = self.handle.client
+        try:
+            for p in lower:
+                # Their node was just taken: let them look elsewhere now rather than after the victims go.
+                if self.handle.nominator is not None:
+                    self.handle.nominator.delete(p.uid)
+                if client is not None:
+                    try:
+                        await client.clear_nomination(p)
+                    except ClientError as e:
+                        log.warning("cannot clear the nominated node of %s: %s", p.key, e)
+            if lower and self.handle.activate is not None:
+                self.handle.activate([p.uid for p in lower])
+
+            async def evict(v: Pod) -> None:
+                if fwk.reject_waiting_pod(v.uid, NAME, "preempted"):
+                    return
+                if client is not None:
+                    await client.preempt(v, pod, c.node)
+
+            # All victims but the last in parallel, then the last, as upstream.
+            results = await asyncio.gather(*(evict(v) for v in victims[:-1]), return_exceptions=True)
+            errors = [r for r in results if isinstance(r, BaseException)]
+            if not errors:
+                try:
+                    await evict(victims[-1])
+                except ClientError as e:
+                    errors.append(e)
+            if errors:
+                failed = True
+                log.error("preemption for %s on %s failed: %s", pod.key, c.node, errors[0])
+        except Exception as e:  # never leave the preemptor gated
+            failed = True
+            log.exception("preemption for %s on %s failed: %s", pod.key, c.node, e)
+        finally:
+            with self._lock:
+                self.preempting.discard(pod.uid)
+                if failed:
+                    self._victims.pop(pod.uid, None)
+            # If the pod was gated meanwhile, PreEnqueue decides again: in if every victim is
+            # gone or going, else it waits for their deletion events.
+            if self.handle.activate is not None:
+                self.handle.activate([pod.uid])
+
+
+def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
+    return DefaultPreemption(args or DefaultPreemptionArgs(), handle)
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
+
+    _: type[PostFilterPlugin] = DefaultPreemption
+    __: type[PreEnqueuePlugin] = DefaultPreemption
+    ___: type[EnqueueExtensions] = DefaultPreemption
