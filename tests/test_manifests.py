@@ -95,6 +95,13 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
                            {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}})
         env.wait(lambda: env.get_json("pod", "fits")["spec"].get("nodeName"), message="bound")
         env.wait(lambda: env.get_json("pod", "too-big")["status"].get("conditions"), message="condition")
+        # Preemption: a higher-priority pod evicts "fits" (delete pods, the PDB informer).
+        env.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "vip"},
+                   "value": 1000},
+                  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "vip"},
+                   "spec": {"schedulerName": "kopf-scheduler", "priorityClassName": "vip", "containers": [
+                       {"name": "c", "image": "i", "resources": {"requests": {"cpu": "950m"}}}]}})
+        env.wait(lambda: env.get_json("pod", "vip")["spec"].get("nodeName"), message="preemptor bound")
         env.kubectl("label", "node", "n1", "x=y")          # requeues too-big: the same failure again
         env.wait(lambda: any(e.get("series", {}).get("count", 0) >= 2 for e in env.get_json(
             "events.v1.events.k8s.io")["items"]), message="a repeated FailedScheduling becomes a series")
@@ -109,6 +116,7 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
     ours = {(verb, group, res) for ua, verb, group, res in calls if ua in ("kopf-scheduler", "kopf")}
     assert ("create", "", "pods/binding") in ours and ("patch", "", "pods/status") in ours
     assert ("update", "coordination.k8s.io", "leases") in ours
+    assert ("delete", "", "pods") in ours and ("watch", "policy", "poddisruptionbudgets") in ours
     missing = sorted(c for c in ours if not allowed(rules, *c))
     assert missing == [], f"RBAC lacks {missing}"
     granted = {(v, g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
