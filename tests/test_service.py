@@ -119,3 +119,67 @@ def test_worker_schedules_until_stopped() -> None:
         await asyncio.wait_for(task, 5)
     asyncio.run(go())
     assert len(client.bound) == 20 and s.cycles == 20
+
+
+def test_pdbs_come_from_the_watch_and_a_broken_one_is_logged_once(caplog: Any) -> None:
+    s, _ = service()
+    ok = {"metadata": {"name": "db", "namespace": "default"}, "spec": {"selector": {"matchLabels": {"app": "db"}}},
+          "status": {"disruptionsAllowed": 1}}
+    bad = {"metadata": {"name": "bad", "namespace": "default"},
+           "spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "Nope"}]}}}
+    s.on_pdb("ADDED", ok)
+    s.on_pdb("ADDED", bad)
+    s.on_pdb("MODIFIED", bad)
+    assert s.handle.pdbs is not None
+    assert {b.key for b in s.handle.pdbs()} == {"default/db", "default/bad"}
+    warnings = [r for r in caplog.records if "PodDisruptionBudget default/bad" in r.getMessage()]
+    assert len(warnings) == 1 and "spec.selector" in warnings[0].getMessage()
+    s.on_pdb("DELETED", ok)
+    assert [b.key for b in s.handle.pdbs()] == ["default/bad"]
+
+
+def test_preemption_through_the_service_and_its_watch() -> None:
+    s, client = service()
+    client.queue = s.queue
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    low = pod_obj("low", node="n1", cpu="1")
+    s.on_pod("ADDED", low)
+    hi = pod_obj("hi", cpu="1")
+    hi["spec"]["priority"] = 100
+    s.on_pod("ADDED", hi)
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(s.run_worker(stop))
+        for _ in range(100):
+            if "uid-hi" in client.bound:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await worker
+
+    asyncio.run(go())
+    assert client.preempted == [("default/low", "default/hi", "n1")]
+    assert client.bound == {"uid-hi": "n1"}
+
+
+def test_profiles_configure_or_disable_preemption() -> None:
+    s, client = service()
+    off = s.on_profile("p", {"schedulerName": "s1", "plugins": {"postFilter": {"disabled": [{"name": "*"}]}}})
+    assert off.accepted and "postFilter" not in off.plugins
+    bad = s.on_profile("q", {"schedulerName": "s2", "pluginConfig": [
+        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}}]})
+    assert not bad.accepted and "cannot both be zero" in bad.message
+    good = s.on_profile("q", {"schedulerName": "s2", "pluginConfig": [
+        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 1}}]})
+    assert good.accepted
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    s.on_pod("ADDED", pod_obj("low", node="n1", cpu="1"))
+    hi = pod_obj("hi", cpu="1")
+    hi["spec"]["priority"] = 100
+    s.on_pod("ADDED", hi)
+    asyncio.run(drain(s))
+    (_, _, message, _), = client.failures
+    assert message == "0/1 nodes are available: 1 Insufficient cpu."      # no PostFilter, no preemption
+    assert client.preempted == []
