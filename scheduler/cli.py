@@ -2,7 +2,7 @@
 
 Commands: ``run`` (the operator against a cluster), ``simulate`` (the operator against the embedded
 simulated cluster), ``crd`` (print the SchedulingProfile CRD), ``cluster`` (serve the simulated
-cluster) and ``cluster-bench``. ``bench`` comes with the benchmark work.
+cluster), ``cluster-bench``, and ``bench`` (the scheduler_perf workloads).
 """
 
 from __future__ import annotations
@@ -238,6 +238,40 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report))
     if not report.settled:
         raise SystemExit(1)
+
+
+
+@main.command()
+@click.option("--workload", "workloads", multiple=True, metavar="NAME",
+              help="A scheduler_perf workload (repeatable; default: all). See BENCHMARKS.md.")
+@click.option("--nodes", type=click.IntRange(1), default=None, help="Override the workload's node count.")
+@click.option("--init-pods", type=click.IntRange(0), default=None, help="Override its init (unmeasured) pods.")
+@click.option("--pods", type=click.IntRange(1), default=None, help="Override its measured pods.")
+@click.option("--mode", type=click.Choice(["core", "e2e"]), default="core", show_default=True,
+              help="core: the scheduling core in-process; e2e: the operator against the simulated cluster.")
+@click.option("--repeat", type=click.IntRange(1, 50), default=1, show_default=True, help="Runs per workload (medians).")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
+def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
+          repeat: int, output: str, seed: int) -> None:
+    """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
+    import json
+
+    from scheduler.benchmark.report import format_table, run_bench
+    from scheduler.benchmark.workloads import WORKLOADS
+
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
+                                 param_hint="--workload")
+    results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
+                                  mode=mode, repeat=repeat, seed=seed,
+                                  progress=lambda m: click.echo(m, err=True))
+    click.echo(json.dumps({"results": results}, indent=2) if output == "json" else format_table(results))
+    for p in problems:
+        click.echo(f"error: {p}", err=True)
+    if problems:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

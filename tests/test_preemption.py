@@ -336,7 +336,9 @@ def test_nominated_pods_count_for_spreading() -> None:
         snap = s.cache.snapshot()
         row_b = snap.row_of("b")
         assert row_b is not None
-        st = fwk.run_filter_with_nominated_pods(None, p, snap, row_b)
+        base = fwk.new_cycle_state()
+        fwk.run_pre_filter(base, p, snap)
+        st = fwk.run_filter_with_nominated_pods(base, p, snap, row_b)
         assert st.reasons == ("node(s) didn't match pod topology spread constraints",)
     s.queue.add(p)
     asyncio.run(s.run_until_idle())

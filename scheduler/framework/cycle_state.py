@@ -46,6 +46,14 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
+    def copy(self) -> CycleState:
+        """A shallow copy: entries are shared, so a plugin that runs again must write, not mutate."""
+        c = CycleState(record_plugin_metrics=False)
+        c._data = dict(self._data)
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
     def clone(self) -> CycleState:
         c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}

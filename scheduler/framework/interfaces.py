@@ -89,10 +89,10 @@ class FilterRunner(Protocol):
 
     profile_name: str
 
-    def run_filter_with_nominated_pods(self, state: CycleState | None, pod: Pod, snapshot: Snapshot,
-                                       row: int) -> Status:
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int, *,
+                                       pods_changed: bool = False) -> Status:
         """All filters on one node, counting pods nominated there with priority ≥ the pod's.
-        ``state`` ``None`` means the node's pods changed since PreFilter: PreFilter runs again."""
+        ``pods_changed``: the node's pods differ from when PreFilter ran into ``state``."""
         ...
 
     def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:

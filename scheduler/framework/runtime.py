@@ -158,6 +158,7 @@ class Framework:
         self.pod_max_backoff = pod_max_backoff
         self.metrics = metrics
         self.nominator = nominator
+        self._nominated_cache: tuple[Snapshot, tuple[str, int, int], dict[int, list[Pod]]] | None = None
         self.rng = random.Random(seed)
         self.next_start_node_index = 0
         self.waiting_pods: dict[str, asyncio.Future[Status]] = {}
@@ -322,7 +323,7 @@ class Framework:
             if not status.is_success():
                 break
             if nominated:
-                passed = self._recheck_nominated(pod, snapshot, rows, passed, nominated, failures)
+                passed = self._recheck_nominated(state, pod, snapshot, rows, passed, nominated, failures)
             need = want - found
             cut = len(rows)
             if len(passed) >= need:
@@ -346,24 +347,30 @@ class Framework:
 
     # --- filter with nominated pods ---------------------------------------------------------
     def _nominated_rows(self, pod: Pod, snapshot: Snapshot) -> dict[int, list[Pod]]:
-        """Rows with pods nominated at ≥ ``pod``'s priority (empty, at no cost, without any)."""
-        if self.nominator is None or not len(self.nominator):
+        """Rows with pods nominated at ≥ ``pod``'s priority (empty, at no cost, without any).
+        Cached for the cycle: preemption's dry run asks once per node and per reprieve."""
+        nominator = self.nominator
+        if nominator is None or not len(nominator):
             return {}
+        cached = self._nominated_cache
+        if cached is not None and cached[0] is snapshot and cached[1] == (pod.uid, pod.priority, nominator.version):
+            return cached[2]
         out: dict[int, list[Pod]] = {}
-        for name, pods in self.nominator.nominated_at_or_above(pod.priority, pod.uid).items():
+        for name, pods in nominator.nominated_at_or_above(pod.priority, pod.uid).items():
             row = snapshot.row_of(name)
             if row is not None:
                 out[row] = pods
+        self._nominated_cache = (snapshot, (pod.uid, pod.priority, nominator.version), out)
         return out
 
-    def _recheck_nominated(self, pod: Pod, snapshot: Snapshot, rows: Rows, passed: Rows,
+    def _recheck_nominated(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, passed: Rows,
                            nominated: dict[int, list[Pod]], failures: _Failures) -> Rows:
         keep = np.ones(len(passed), np.bool_)
         for i, pos in enumerate(passed.tolist()):
             pods = nominated.get(int(rows[pos]))
             if pods is None:
                 continue
-            s = self._filter_with(pod, snapshot, int(rows[pos]), pods)
+            s = self._filter_with(state, pod, snapshot, int(rows[pos]), pods)
             if not s.is_success():
                 if s.code == Code.ERROR:
                     s = Status.unschedulable(s.message()).with_plugin(s.plugin)
@@ -371,37 +378,41 @@ class Framework:
                 failures.parts.append((s.plugin, np.array([pos], np.int64), None, (s,)))
         return passed if keep.all() else passed[keep]
 
-    def _filter_with(self, pod: Pod, snapshot: Snapshot, row: int, pods: Sequence[Pod]) -> Status:
+    def _filter_with(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int, pods: Sequence[Pod]) -> Status:
         """Filters on ``row`` as if ``pods`` were already there."""
         name = snapshot.node_info(row).name
         with snapshot.what_if() as w:
             for p in pods:
                 w.add(p, name)
-            return self._filter_fresh(pod, snapshot, row)
+            return self._filter_refreshed(state, pod, snapshot, row)
 
-    def _filter_fresh(self, pod: Pod, snapshot: Snapshot, row: int) -> Status:
-        """PreFilter (into a fresh state, unobserved) and Filter on one node."""
-        st = CycleState()
-        result, s = self.run_pre_filter(st, pod, snapshot, observe=False)
-        if not s.is_success():
-            return s
-        if result is not None and result.node_names is not None \
-                and snapshot.node_info(row).name not in result.node_names:
-            plugins = " ".join(st.get(PREFILTER_RESULT_PLUGINS) or ())
-            return Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+    def _filter_refreshed(self, base: CycleState, pod: Pod, snapshot: Snapshot, row: int) -> Status:
+        """Filter on one node whose pods changed since PreFilter ran into ``base``: the PreFilter
+        plugins that read other pods (spread and affinity counts) run again, unobserved, into a copy;
+        the ones that read only the pod (``pre_filter_reads_pods = False``) keep their state."""
+        st = base.copy()
+        for p in self.pre_filter:
+            if not getattr(p, "pre_filter_reads_pods", True):
+                continue
+            st.skip_filter_plugins.discard(p.name)
+            _, s = p.pre_filter(st, pod, snapshot)
+            if s.is_skip():
+                st.skip_filter_plugins.add(p.name)
+            elif not s.is_success():
+                return s.with_plugin(p.name)
         return self.run_filter_on_node(st, pod, snapshot, row)
 
-    def run_filter_with_nominated_pods(self, state: CycleState | None, pod: Pod, snapshot: Snapshot,
-                                       row: int) -> Status:
-        """Upstream's ``RunFilterPluginsWithNominatedPods`` on one node. ``state`` ``None``: the
-        node's pods changed since the cycle's PreFilter (preemption's dry run), so it runs again."""
-        pods = self._nominated_rows(pod, snapshot).get(row) if self.nominator is not None else None
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int, *,
+                                       pods_changed: bool = False) -> Status:
+        """Upstream's ``RunFilterPluginsWithNominatedPods`` on one node. ``pods_changed``: the node's
+        pods differ from when PreFilter ran into ``state`` (preemption's dry run)."""
+        pods = self._nominated_rows(pod, snapshot).get(row)
         if pods:
-            s = self._filter_with(pod, snapshot, row, pods)
+            s = self._filter_with(state, pod, snapshot, row, pods)
             if not s.is_success():
                 return s
-        if state is None:
-            return self._filter_fresh(pod, snapshot, row)
+        if pods_changed:
+            return self._filter_refreshed(state, pod, snapshot, row)
         return self.run_filter_on_node(state, pod, snapshot, row)
 
     def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:

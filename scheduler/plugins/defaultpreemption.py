@@ -179,7 +179,7 @@ class DefaultPreemption:
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                     ) -> tuple[PostFilterResult | None, Status]:
         try:
-            result, status = self._preempt(pod, statuses, ctx)
+            result, status = self._preempt(state, pod, statuses, ctx)
         finally:
             if self.handle.metrics is not None:
                 self.handle.metrics.preemption_attempts.inc()
@@ -191,7 +191,7 @@ class DefaultPreemption:
         n = num_nodes * self.args.min_candidate_nodes_percentage // 100
         return min(max(n, self.args.min_candidate_nodes_absolute), num_nodes)
 
-    def _preempt(self, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
+    def _preempt(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                  ) -> tuple[PostFilterResult | None, Status]:
         snap = ctx.snapshot
         ok, why = self._eligible(pod, statuses, snap)
@@ -203,7 +203,7 @@ class DefaultPreemption:
         if len(potential):
             pdbs = list(self.handle.pdbs()) if self.handle.pdbs is not None else []
             offset = self.rng.randrange(len(potential))
-            candidates, node_statuses = self.dry_run(pod, snap, ctx.framework, potential, pdbs, offset,
+            candidates, node_statuses = self.dry_run(state, pod, snap, ctx.framework, potential, pdbs, offset,
                                                      self.num_candidates(len(potential)))
         if not candidates:
             node_statuses.absent = Status.unresolvable(NOT_HELPFUL)
@@ -245,7 +245,7 @@ class DefaultPreemption:
             mask |= ~np.isin(order, listed)
         return order[mask]
 
-    def dry_run(self, pod: Pod, snap: Snapshot, fwk: FilterRunner, potential: np.ndarray,
+    def dry_run(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, potential: np.ndarray,
                 pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int
                 ) -> tuple[list[Candidate], NodeToStatus]:
         """Upstream's ``DryRunPreemption``, node by node (deterministic for a given offset)."""
@@ -255,7 +255,7 @@ class DefaultPreemption:
         n = len(potential)
         for i in range(n):
             row = int(potential[(offset + i) % n])
-            victims, violations, status = self.select_victims_on_node(pod, snap, fwk, row, pdbs)
+            victims, violations, status = self.select_victims_on_node(state, pod, snap, fwk, row, pdbs)
             if status.is_success() and victims:
                 c = Candidate(snap.node_info(row).name, victims, violations)
                 if violations == 0:
@@ -270,7 +270,7 @@ class DefaultPreemption:
             statuses.set_row(row, status)
         return non_violating + violating, statuses
 
-    def select_victims_on_node(self, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
+    def select_victims_on_node(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[tuple[Pod, ...], int, Status]:
         """The fewest pods to remove from ``row`` so ``pod`` fits, and how many break a budget."""
         info = snap.node_info(row)
@@ -284,7 +284,7 @@ class DefaultPreemption:
             for p in potential:
                 w.remove(p, node)
             # Inter-pod affinity to a victim is not considered, as upstream (for performance).
-            s = fwk.run_filter_with_nominated_pods(None, pod, snap, row)
+            s = fwk.run_filter_with_nominated_pods(state, pod, snap, row, pods_changed=True)
             if not s.is_success():
                 return (), 0, s
             potential.sort(key=importance)
@@ -292,7 +292,7 @@ class DefaultPreemption:
 
             def reprieve(p: Pod) -> bool:
                 w.add(p, node)
-                if fwk.run_filter_with_nominated_pods(None, pod, snap, row).is_success():
+                if fwk.run_filter_with_nominated_pods(state, pod, snap, row, pods_changed=True).is_success():
                     return True
                 w.remove(p, node)
                 victims.append(p)

@@ -45,6 +45,8 @@ _SKIP = Status(Code.SKIP)
 
 class NodeAffinity:
     name = NAME
+    # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
+    pre_filter_reads_pods = False
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self.args = args

@@ -30,6 +30,8 @@ _SKIP = Status(Code.SKIP)
 
 class NodePorts:
     name = NAME
+    # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
+    pre_filter_reads_pods = False
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:

@@ -75,6 +75,8 @@ class _Request:
 
 class NodeResourcesFit:
     name = FIT_NAME
+    # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
+    pre_filter_reads_pods = False
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args

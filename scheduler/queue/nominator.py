@@ -26,6 +26,7 @@ class Nominator:
         self._lock = threading.Lock()
         self._node_of: dict[str, str] = {}
         self._pods: dict[str, dict[str, Pod]] = {}   # node -> uid -> pod
+        self.version = 0                              # bumped on every change (callers cache by it)
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -33,6 +34,7 @@ class Nominator:
     def _delete(self, uid: str) -> None:
         node = self._node_of.pop(uid, None)
         if node is not None:
+            self.version += 1
             pods = self._pods[node]
             pods.pop(uid, None)
             if not pods:
@@ -43,6 +45,7 @@ class Nominator:
         if not node or pod.node_name:
             return
         self._node_of[pod.uid] = node
+        self.version += 1
         self._pods.setdefault(node, {})[pod.uid] = pod
 
     def add(self, pod: Pod, node: str | None = None) -> None:

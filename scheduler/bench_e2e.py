@@ -1,0 +1,253 @@
+"""``kopf-scheduler bench --mode e2e``: a scheduler_perf workload through the real operator.
+
+Three processes, as in a real cluster, so no two share an interpreter:
+
+* the simulated cluster (``kopf-scheduler cluster``), serving HTTPS on 127.0.0.1;
+* the operator (``kopf-scheduler run``: Kopf, the worker, ``/metrics``), whose peak RSS
+  (``VmHWM``) is the one reported;
+* this driver: it creates the CRD, the profile, the nodes and the pods through the API, 64 requests
+  in flight (as fast as the cluster accepts them), runs the churn, and watches pods the way
+  upstream's collector watches its informer: a measured pod counts when its ``spec.nodeName``
+  first appears.
+
+Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
+scraped from the operator before and after. Every wait is bounded by ``time_limit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scheduler.benchmark.core import RunResult, pod_objects
+from scheduler.benchmark.throughput import histogram_quantile, samples, summary
+from scheduler.benchmark.workloads import TEMPLATES, WORKLOADS, Churn, Size, Workload, make_node
+from scheduler.errors import ClientError
+from scheduler.kubeapi import KubeClient, load_config
+from scheduler.kubeapi.client import gather_limited
+from scheduler.profiles.crd import crd
+
+__all__ = ["run_e2e"]
+
+Obj = dict[str, Any]
+IN_FLIGHT = 64
+GROUP_PATH = "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start_cluster(kubeconfig: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "cluster", "--kubeconfig", str(kubeconfig)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the simulated cluster exited before it was ready")
+        if line.startswith("kubeconfig: "):
+            return proc
+    raise RuntimeError("the simulated cluster did not start within 60 s")
+
+
+def _stop(proc: subprocess.Popen[str] | None) -> None:
+    if proc is None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _peak_rss(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _scrape(port: int) -> tuple[list[float], list[float]]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    counts: dict[float, float] = {}
+    for line in text.splitlines():
+        if line.startswith("scheduler_scheduling_attempt_duration_seconds_bucket{"):
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            counts[float(le)] = counts.get(float(le), 0.0) + float(line.rsplit(" ", 1)[1])
+    bounds = sorted(counts)
+    return bounds, [counts[b] for b in bounds]
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+class _Watch:
+    """Counts pods as they get ``spec.nodeName`` (upstream's collector, over a watch)."""
+
+    def __init__(self, api: KubeClient, measured_ns: str) -> None:
+        self.api, self.ns = api, measured_ns
+        self.bound: set[str] = set()
+        self.measured_times: list[float] = []
+
+    async def run(self, rv: str) -> None:
+        while True:
+            try:
+                async for kind, obj in self.api.watch("v1", "Pod", resource_version=rv, timeout=600,
+                                                      params={"allowWatchBookmarks": "true"}):
+                    meta = obj.get("metadata") or {}
+                    rv = meta.get("resourceVersion") or rv
+                    if kind in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
+                        uid = meta.get("uid", "")
+                        if uid not in self.bound:
+                            self.bound.add(uid)
+                            if meta.get("namespace") == self.ns:
+                                self.measured_times.append(time.monotonic())
+            except ClientError:
+                await asyncio.sleep(0.1)      # a 410 or a drop: resume from the last seen version
+
+
+async def _create_all(api: KubeClient, path_of: Any, objs: Iterator[Obj]) -> int:
+    failed = 0
+    for res in await gather_limited(IN_FLIGHT, [api.request("POST", path_of(o), o) for o in objs]):
+        if isinstance(res, BaseException):
+            failed += 1
+    return failed
+
+
+def _pod_path(o: Obj) -> str:
+    return f"/api/v1/namespaces/{o['metadata']['namespace']}/pods"
+
+
+def _for_api(objs: Iterator[Obj]) -> Iterator[Obj]:
+    # The API assigns uids. scheduler_perf disables the Priority admission plugin and writes
+    # spec.priority; with admission on, the same priority comes from a PriorityClass of that value.
+    for o in objs:
+        o = copy.deepcopy(o)
+        o["metadata"].pop("uid", None)
+        prio = o["spec"].pop("priority", None)
+        if prio:
+            o["spec"]["priorityClassName"] = f"priority-{prio}"
+        yield o
+
+
+async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
+    n = 0
+    previous: list[str] = []
+    while not stop.is_set():
+        with contextlib.suppress(ClientError):
+            if churn.mode == "recreate":
+                for path in previous:
+                    await api.request("DELETE", path)
+                previous = []
+            for t in churn.templates:
+                if t == "node":
+                    node = make_node(f"node-churn-{n}", pods="0")
+                    await api.request("POST", "/api/v1/nodes", node)
+                    previous.append(f"/api/v1/nodes/{node['metadata']['name']}")
+                else:
+                    (body,) = _for_api(pod_objects(t, "churn", 1, n, tag="churn-"))
+                    await api.request("POST", "/api/v1/namespaces/churn/pods", body)
+                    previous.append(f"/api/v1/namespaces/churn/pods/{body['metadata']['name']}")
+        n += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), churn.interval)
+
+
+async def _wait(pred: Any, limit: float) -> bool:
+    deadline = time.monotonic() + limit
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path) -> RunResult:
+    kubeconfig = home / "kubeconfig"
+    cluster = _start_cluster(kubeconfig)
+    operator: subprocess.Popen[str] | None = None
+    try:
+        async with KubeClient(load_config(str(kubeconfig)), limit=IN_FLIGHT + 8, timeout=60) as api:
+            await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+            await api.request("POST", GROUP_PATH, {
+                "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
+            for ns in {w.init_namespace, w.namespace, "churn"}:
+                await api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                                 "metadata": {"name": ns}})
+            for prio in sorted({t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}):
+                await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": f"priority-{prio}"}, "value": prio})
+            rng = random.Random(seed)
+            nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
+                               if w.zones else None) for i in range(size.nodes))
+            await _create_all(api, lambda o: "/api/v1/nodes", nodes)
+            metrics_port, health_port = _free_port(), _free_port()
+            log = (home / "operator.log").open("w")
+            operator = subprocess.Popen(
+                [sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(kubeconfig),
+                 "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
+                 "--health-bind-address", f"127.0.0.1:{health_port}"],
+                stdout=log, stderr=subprocess.STDOUT, text=True)
+            if not await _wait(lambda: _ready(metrics_port), 120):
+                raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
+            rv = (await api.request("GET", "/api/v1/pods", params={"limit": "1"}))["metadata"]["resourceVersion"]
+            watch = _Watch(api, w.namespace)
+            watcher = asyncio.create_task(watch.run(rv))
+            await _create_all(api, _pod_path, _for_api(pod_objects(w.init, w.init_namespace, size.init_pods)))
+            await _wait(lambda: len(watch.bound) >= size.init_pods, time_limit)
+            before = _scrape(metrics_port)
+            stop = asyncio.Event()
+            churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
+            t0 = time.monotonic()
+            await _create_all(api, _pod_path, _for_api(pod_objects(w.measured, w.namespace, size.pods)))
+            complete = await _wait(lambda: len(watch.measured_times) >= size.pods, time_limit)
+            end = time.monotonic()
+            stop.set()
+            if churner is not None:
+                await churner
+            after = _scrape(metrics_port)
+            rss = _peak_rss(operator.pid)
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+    finally:
+        _stop(operator)
+        _stop(cluster)
+    bounds = after[0]
+    delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
+    binds = watch.measured_times
+    return RunResult(
+        workload=w.name, mode="e2e", size=size,
+        throughput=summary(samples(t0, binds, None if complete else end)),
+        attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
+        peak_rss=rss, seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete)
+
+
+def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0) -> RunResult:
+    with tempfile.TemporaryDirectory(prefix="kopf-scheduler-bench-") as home:
+        return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home)))

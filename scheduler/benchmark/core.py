@@ -1,0 +1,244 @@
+"""``kopf-scheduler bench --mode core``: a scheduler_perf workload against the scheduling core.
+
+The core runs exactly as the operator runs it (``SchedulerService`` and its worker), with the API
+replaced by ``SinkClient``:
+
+* nodes and pods enter through ``on_node`` / ``on_pod`` with API-shaped objects, the same event
+  interface the operator's watch handlers use (so every pod is parsed, as a watch event would be);
+* a Binding is confirmed at once by feeding the bound pod back through ``on_pod("MODIFIED")``, as
+  the watch would deliver it; a preemption victim is fed back as ``DELETED``;
+* events and status writes are counted and dropped.
+
+One run: create the nodes, schedule the init pods (not measured), then create the measured pods
+while the workload's churn runs, until every measured pod is bound (or the time limit passes).
+Each bind of a measured pod is timestamped; ``throughput.samples`` replays upstream's 1 s ticker
+over them. Attempt latency comes from ``scheduler_scheduling_attempt_duration_seconds`` over the
+measured phase only. Each run is meant for a fresh process (``bench.run`` spawns one), so the peak
+RSS (``ru_maxrss``) is this run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import random
+import resource
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.benchmark.throughput import histogram_quantile, samples, summary
+from scheduler.benchmark.workloads import WORKLOADS, Churn, Size, Workload, make_node, template
+from scheduler.model import Pod
+from scheduler.service import SchedulerService
+
+__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core"]
+
+log = logging.getLogger("kopf_scheduler.bench")
+Obj = dict[str, Any]
+FEED_CHUNK = 200
+
+
+@dataclass
+class RunResult:
+    workload: str
+    mode: str
+    size: Size
+    throughput: dict[str, float]
+    attempt_p50: float
+    attempt_p99: float
+    peak_rss: int
+    seconds: float
+    bound: int
+    complete: bool
+    placements: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
+                "initPods": self.size.init_pods, "pods": self.size.pods, "throughput": self.throughput,
+                "attemptLatencySeconds": {"p50": self.attempt_p50, "p99": self.attempt_p99},
+                "peakRssBytes": self.peak_rss, "seconds": self.seconds}
+
+
+def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str = "") -> Iterator[Obj]:
+    """``count`` pods from upstream template ``tmpl`` (named as generateName would, uids unique)."""
+    base = template(tmpl)
+    prefix = base["metadata"]["generateName"]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for i in range(start, start + count):
+        name = f"{prefix}{tag}{i}"
+        obj = copy.deepcopy(base)
+        obj["metadata"] = {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}",
+                           "labels": dict(base["metadata"]["labels"]), "creationTimestamp": now}
+        yield obj
+
+
+class SinkClient:
+    """The in-memory API: binds are confirmed through the service as the watch would."""
+
+    def __init__(self) -> None:
+        self.service: SchedulerService | None = None
+        self.bodies: dict[str, Obj] = {}
+        self.measured: set[str] = set()
+        self.bind_times: list[float] = []
+        self.placements: dict[str, str] = {}
+        self.bound = 0
+        self.events = 0
+        self.preempted = 0
+
+    def _confirm(self, event: str, body: Obj) -> None:
+        assert self.service is not None
+        self.service.on_pod(event, body)
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        body = self.bodies[pod.uid]
+        if body["spec"].get("nodeName"):
+            from scheduler.errors import ConflictError
+            raise ConflictError(f'pod {pod.name} is already assigned to node "{body["spec"]["nodeName"]}"')
+        body["spec"]["nodeName"] = node_name
+        self.bound += 1
+        if pod.uid in self.measured:
+            self.bind_times.append(time.monotonic())
+            self.placements[pod.key] = node_name
+        self._confirm("MODIFIED", body)
+
+    async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
+        self.events += 1
+
+    async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        self.events += 1
+        body = self.bodies.get(pod.uid)
+        if body is not None and nominated_node is not None:
+            body.setdefault("status", {})["nominatedNodeName"] = nominated_node or None
+
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+        body = self.bodies.pop(victim.uid, None)
+        if body is not None:
+            self.preempted += 1
+            self._confirm("DELETED", body)
+
+    async def clear_nomination(self, pod: Pod) -> None:
+        body = self.bodies.get(pod.uid)
+        if body is not None:
+            body.setdefault("status", {})["nominatedNodeName"] = None
+
+    def add(self, body: Obj, *, measured: bool = False) -> None:
+        uid = body["metadata"]["uid"]
+        self.bodies[uid] = body
+        if measured:
+            self.measured.add(uid)
+        self._confirm("ADDED", body)
+
+    def delete(self, uid: str) -> None:
+        body = self.bodies.pop(uid, None)
+        if body is not None:
+            self._confirm("DELETED", body)
+
+
+def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:
+    """Cumulative bucket counts of scheduling_attempt_duration_seconds, summed over labels."""
+    bounds: list[float] = []
+    counts: dict[float, float] = {}
+    for metric in service.metrics.scheduling_attempt_duration.collect():
+        for s in metric.samples:
+            if s.name.endswith("_bucket"):
+                le = float(s.labels["le"])
+                counts[le] = counts.get(le, 0.0) + s.value
+    bounds = sorted(counts)
+    return bounds, [counts[b] for b in bounds]
+
+
+async def _wait(pred: Any, limit: float) -> bool:
+    deadline = time.monotonic() + limit
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
+
+
+async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
+    n = 0
+    previous: list[tuple[str, str]] = []
+    assert sink.service is not None
+    service = sink.service
+    while not stop.is_set():
+        if churn.mode == "recreate":
+            for kind, name in previous:
+                if kind == "node":
+                    service.on_node("DELETED", {"metadata": {"name": name}})
+                else:
+                    sink.delete(name)
+            previous = []
+        for t in churn.templates:
+            if t == "node":
+                name = f"node-churn-{n}"
+                service.on_node("ADDED", make_node(name, pods="0"))
+                previous.append(("node", name))
+            else:
+                body = next(pod_objects(t, "churn", 1, n, tag="churn-"))
+                sink.add(body)
+                previous.append(("pod", body["metadata"]["uid"]))
+        n += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), churn.interval)
+
+
+async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any]) -> RunResult:
+    sink = SinkClient()
+    service = SchedulerService(sink, seed=seed)
+    sink.service = service
+    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
+    if not st.accepted:
+        raise ValueError(f"benchmark profile rejected: {st.message}")
+    rng = random.Random(seed)
+    for i in range(size.nodes):
+        labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
+        service.on_node("ADDED", make_node(f"scheduler-perf-{i}", labels))
+    stop = asyncio.Event()
+    worker = asyncio.create_task(service.run_worker(stop))
+    try:
+        for chunk_start in range(0, size.init_pods, FEED_CHUNK):
+            for body in pod_objects(w.init, w.init_namespace, min(FEED_CHUNK, size.init_pods - chunk_start),
+                                    chunk_start):
+                sink.add(body)
+            await asyncio.sleep(0)
+        if not await _wait(lambda: sink.bound >= size.init_pods, time_limit):
+            log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
+        before = _histogram(service)
+        churn_stop = asyncio.Event()
+        churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
+        t0 = time.monotonic()
+        for chunk_start in range(0, size.pods, FEED_CHUNK):
+            for body in pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start), chunk_start):
+                sink.add(body, measured=True)
+            await asyncio.sleep(0)
+        complete = await _wait(lambda: len(sink.bind_times) >= size.pods, time_limit)
+        end = time.monotonic()
+        churn_stop.set()
+        if churner is not None:
+            await churner
+    finally:
+        stop.set()
+        await worker
+    after = _histogram(service)
+    bounds = after[0]
+    delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
+    binds = sink.bind_times
+    return RunResult(
+        workload=w.name, mode="core", size=size,
+        throughput=summary(samples(t0, binds, end if not complete else None)),
+        attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
+        peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete,
+        placements=sink.placements)
+
+
+def run_core(workload: str, size: Size, *, seed: int = 0, time_limit: float = 600.0,
+             profile: dict[str, Any] | None = None) -> RunResult:
+    """One run of ``workload`` at ``size`` in this process (a fresh event loop)."""
+    logging.getLogger("kopf_scheduler").setLevel(logging.WARNING)
+    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}))

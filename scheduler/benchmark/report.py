@@ -1,0 +1,97 @@
+"""``kopf-scheduler bench``: runs, medians, and the two output formats.
+
+Every run happens in a process of its own (``spawn``), so one run's peak RSS and garbage never
+reach the next. With ``--repeat K`` each reported number is the median of that number over the K
+runs (computed per field, as upstream's benchstat-style comparisons do).
+
+``--output json`` prints exactly::
+
+    {"results": [{"workload", "mode", "nodes", "initPods", "pods",
+                  "throughput": {"average", "p50", "p90", "p95", "p99"},
+                  "attemptLatencySeconds": {"p50", "p99"}, "peakRssBytes", "seconds"}]}
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from scheduler.benchmark.core import RunResult, run_core
+from scheduler.benchmark.workloads import WORKLOADS, Size
+
+__all__ = ["format_table", "median_result", "run_bench"]
+
+Runner = Callable[[str, Size], RunResult]
+
+
+def _core(workload: str, size: Size, seed: int) -> RunResult:
+    return run_core(workload, size, seed=seed)
+
+
+def _in_child(fn: Callable[..., RunResult], *args: Any) -> RunResult:
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=ctx, max_tasks_per_child=1) as ex:
+        return ex.submit(fn, *args).result()
+
+
+def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """The JSON result whose every number is the median over ``runs``."""
+    docs = [r.as_json() for r in runs]
+    out = dict(docs[0])
+    out["throughput"] = {k: statistics.median(d["throughput"][k] for d in docs) for k in docs[0]["throughput"]}
+    out["attemptLatencySeconds"] = {k: statistics.median(d["attemptLatencySeconds"][k] for d in docs)
+                                    for k in ("p50", "p99")}
+    out["peakRssBytes"] = int(statistics.median(d["peakRssBytes"] for d in docs))
+    out["seconds"] = statistics.median(d["seconds"] for d in docs)
+    return out
+
+
+def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: int | None = None,
+              pods: int | None = None, mode: str = "core", repeat: int = 1, seed: int = 0, isolate: bool = True,
+              progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Results (medians) per workload, and the problems seen (runs that did not finish)."""
+    results: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for name in workloads:
+        w = WORKLOADS[name]
+        size = w.default
+        size = replace(size, nodes=nodes if nodes is not None else size.nodes,
+                       init_pods=init_pods if init_pods is not None else size.init_pods,
+                       pods=pods if pods is not None else size.pods)
+        runs: list[RunResult] = []
+        for k in range(repeat):
+            if mode == "core":
+                r = _in_child(_core, name, size, seed + k) if isolate else _core(name, size, seed + k)
+            else:
+                from scheduler.bench_e2e import run_e2e  # the edge: HTTP, the operator, a cluster process
+                r = run_e2e(name, size, seed=seed + k)
+            if not r.complete:
+                problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
+            if progress is not None:
+                progress(f"{name} {mode} run {k + 1}/{repeat}: {r.throughput['average']:.0f} pods/s average, "
+                         f"{r.seconds:.1f} s")
+            runs.append(r)
+        results.append(median_result(runs))
+    return results, problems
+
+
+def format_table(results: Sequence[dict[str, Any]]) -> str:
+    head = ("WORKLOAD", "MODE", "NODES/INIT/PODS", "AVERAGE", "P50", "P90", "P99", "THRESHOLD", "RATIO",
+            "ATTEMPT P50", "ATTEMPT P99", "PEAK RSS", "SECONDS")
+    rows = [head]
+    for r in results:
+        t = r["throughput"]
+        threshold = WORKLOADS[r["workload"]].threshold if r["workload"] in WORKLOADS else None
+        rows.append((r["workload"], r["mode"], f"{r['nodes']}/{r['initPods']}/{r['pods']}",
+                     f"{t['average']:.0f}", f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['p99']:.0f}",
+                     f"{threshold:.0f}" if threshold else "-",
+                     f"{t['average'] / threshold:.2f}" if threshold else "-",
+                     f"{r['attemptLatencySeconds']['p50'] * 1000:.1f}ms",
+                     f"{r['attemptLatencySeconds']['p99'] * 1000:.1f}ms",
+                     f"{r['peakRssBytes'] / 2**20:.0f}MiB", f"{r['seconds']:.1f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows)
