@@ -99,7 +99,7 @@ def _scrape(port: int) -> tuple[list[float], list[float]]:
 def _ready(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-            return r.status == 200
+            return bool(r.status == 200)
     except OSError:
         return False
 

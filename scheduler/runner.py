@@ -10,6 +10,14 @@ Startup follows upstream's order:
 4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path.
    They share the service through ``memo.service``.
 
+Pods are the one resource Kopf does not watch. They are the hot path (two events per scheduled pod),
+and Kopf's per-event machinery (an object logger, memories, cause detection, a patch per event)
+cost more CPU than the scheduling itself, on the thread that competes with the worker for the GIL
+(BENCHMARKS.md has the profile). So the worker loop runs a pod informer of its own: it continues
+the initial listing with a watch from its resourceVersion, resumes after a dropped connection from
+the last version it saw (with bookmarks), and on ``410 Gone`` relists, replaying as DELETED every
+pod that vanished meanwhile. Pod events then reach the service on the thread that schedules.
+
 A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's watch processing;
 Kopf's handlers only touch the lock-protected cache and queue. As a task in Kopf's loop, it would
 stall watch processing for as long as each cycle runs. The worker's loop also runs the binding
@@ -19,9 +27,11 @@ cycles, so they overlap the next scheduling cycle, as upstream's binding gorouti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import logging
 import os
+import random
 import sys
 import threading
 from collections.abc import Iterable
@@ -29,10 +39,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.kubeapi.client import GoneError
 from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.profiles.crd import GROUP, VERSION
@@ -123,6 +135,7 @@ class OperatorRuntime:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Future[None]] = set()
+        self._pods_rv = ""
         # "thread" (the default) or "task": the worker as a task in Kopf's own loop. "task" exists to
         # measure the choice (BENCHMARKS.md); it serves no HTTP endpoints.
         self.worker_mode = os.environ.get("KOPF_SCHEDULER_WORKER", "thread")
@@ -170,9 +183,13 @@ class OperatorRuntime:
         self.service.synced = True
         self.synced.set()
         elector = asyncio.ensure_future(self.elector.run(self._stop)) if self.elector is not None else None
+        informer = asyncio.ensure_future(self.watch_pods(self._stop))
         try:
             await self.service.run_worker(self._stop)
         finally:
+            informer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await informer
             if elector is not None:
                 await asyncio.wait([elector], timeout=5)
             await self._runner.cleanup()
@@ -229,8 +246,45 @@ class OperatorRuntime:
         for p in profiles:
             s.profile_status[p["metadata"]["name"]] = (s.on_profile(p["metadata"]["name"], p.get("spec") or {}),
                                                         p["metadata"].get("generation"))
-        for pod in (await self.api.list("v1", "Pod"))["items"]:
+        await self.relist_pods()
+
+    async def relist_pods(self) -> None:
+        """List every pod into the service; pods it knew that are gone are replayed as DELETED."""
+        listing = await self.api.list("v1", "Pod")
+        seen: set[str] = set()
+        for pod in listing["items"]:
+            seen.add(str((pod.get("metadata") or {}).get("uid", "")))
             self.pod_event("ADDED", pod)
+        for uid in self.service.known_pod_uids() - seen:
+            self.service.on_pod("DELETED", {"metadata": {"uid": uid}})
+        self._pods_rv = str(listing["metadata"].get("resourceVersion") or "")
+
+    async def watch_pods(self, stop: asyncio.Event) -> None:
+        """The pod informer: watch from the last version seen; relist on 410; back off on errors."""
+        delay = 0.1
+        while not stop.is_set():
+            try:
+                async for kind, obj in self.api.watch("v1", "Pod", resource_version=self._pods_rv, timeout=300,
+                                                      params={"allowWatchBookmarks": "true"}):
+                    rv = (obj.get("metadata") or {}).get("resourceVersion")
+                    if rv:
+                        self._pods_rv = str(rv)
+                    if kind != "BOOKMARK":
+                        self.pod_event(kind, obj)
+                    delay = 0.1
+                    if stop.is_set():
+                        return
+            except GoneError:
+                log.info("pod watch expired (410): relisting")
+                try:
+                    await self.relist_pods()
+                except ClientError as e:
+                    log.warning("pod relist failed: %s", e)
+                    await asyncio.sleep(delay)
+            except (TimeoutError, ClientError, OSError, aiohttp.ClientError) as e:
+                log.info("pod watch interrupted, resuming from %s: %s", self._pods_rv, e)
+                await asyncio.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 5.0)
 
     def pod_event(self, event: str, body: dict[str, Any]) -> None:
         """Feed a pod event to the service (from any thread); an unreadable pod of ours gets an Event

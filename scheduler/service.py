@@ -246,6 +246,14 @@ class SchedulerService:
             gauge.labels(*key).set(n)
         self._gauge_keys = set(counts)
 
+    def known_pod_uids(self) -> set[str]:
+        """Every pod the service holds: assigned (cache), pending (queue) or parked."""
+        with self.cache.lock:
+            uids = {p.uid for _, p in self.cache.iter_pods()}
+        uids.update(i.uid for i in self.queue.pending())
+        uids.update(self._parked)
+        return uids
+
     def is_leader(self) -> bool:
         return self.leader
 

@@ -159,6 +159,6 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
        note="upstream also recreates a Service each second; kopf-scheduler does not watch Services"),
     _w("PreemptionBasic", "pod-high-priority", [(500, 2000, 500), (1000, 4000, 1000)], None,
        init="pod-low-priority"),
-    _w("PreemptionAsync", "pod-default", [(500, 2000, 500), (5000, 20000, 5000)], 570,
+    _w("PreemptionAsync", "pod-default", [(5000, 20000, 5000), (500, 2000, 500)], 570,
        init="pod-low-priority", churn=Churn("create", ("pod-high-priority",), 0.2)),
 )}
