@@ -5,6 +5,7 @@ same seed and the same request order fails the same requests. The command line t
 ``--fault`` per rule::
 
     latency=20ms                 every request waits 20 ms (also latency:VERB:RESOURCE=5ms)
+    latency=200ms-500ms          every request waits a uniformly drawn 200 to 500 ms
     error:create:pods/binding=0.05/503     5 % of binding creations answer 503 (codes 500, 503, 429)
     error:*:*=0.01               1 % of all requests answer 500
     drop-watch=0.001             each delivered watch event cuts its connection with this probability
@@ -43,6 +44,7 @@ class ErrorRule:
 class Faults:
     seed: int = 0
     latency: float = 0.0                                   # seconds, every request
+    latency_max: float = 0.0                               # if above latency: uniform in [latency, max]
     latency_rules: list[tuple[str, str, float]] = field(default_factory=list)
     errors: list[ErrorRule] = field(default_factory=list)
     drop_watch: float = 0.0
@@ -53,11 +55,12 @@ class Faults:
 
     @property
     def active(self) -> bool:
-        return bool(self.latency or self.latency_rules or self.errors or self.drop_watch or self.gone)
+        return bool(self.latency or self.latency_max or self.latency_rules or self.errors or self.drop_watch or self.gone)
 
     def delay(self, verb: str, resource: str) -> float:
         extra = sum(s for v, r, s in self.latency_rules if v in ("*", verb) and r in ("*", resource))
-        return self.latency + extra
+        base = self.rng.uniform(self.latency, self.latency_max) if self.latency_max > self.latency else self.latency
+        return base + extra
 
     def error(self, verb: str, resource: str) -> int | None:
         for rule in self.errors:
@@ -97,7 +100,12 @@ def parse_fault(faults: Faults, text: str) -> None:
     parts = name.split(":")
     if parts[0] == "latency":
         if len(parts) == 1:
-            faults.latency = _seconds(value)
+            low, sep, high = value.partition("-")
+            faults.latency = _seconds(low)
+            if sep:
+                faults.latency_max = _seconds(high)
+                if faults.latency_max < faults.latency:
+                    raise FaultError(f"invalid fault {text!r}: the range must go up, e.g. 200ms-500ms")
         elif len(parts) == 3:
             faults.latency_rules.append((parts[1], parts[2], _seconds(value)))
         else:

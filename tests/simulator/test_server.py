@@ -483,6 +483,7 @@ def test_load_replays_a_kubectl_list_dump(tmp_path) -> None:  # type: ignore[no-
 
 @pytest.mark.parametrize(("rule", "check"), [
     ("latency=20ms", lambda f: f.latency == 0.02),
+    ("latency=200ms-500ms", lambda f: all(0.2 <= f.delay("get", "pods") <= 0.5 for _ in range(50))),
     ("latency:create:pods=1s", lambda f: f.delay("create", "pods") == 1.0 and f.delay("get", "pods") == 0),
     ("error:create:pods/binding=0.05/503", lambda f: f.errors == [ErrorRule("create", "pods/binding", 0.05, 503)]),
     ("error:*:*=1", lambda f: f.error("list", "nodes") == 500),
@@ -497,7 +498,7 @@ def test_fault_rules_parse(rule: str, check) -> None:  # type: ignore[no-untyped
 
 
 @pytest.mark.parametrize("rule", ["latency", "error:create=0.1", "error:a:b=2", "error:a:b=0.1/404", "boom=1",
-                                  "latency=fast"])
+                                  "latency=fast", "latency=500ms-200ms"])
 def test_bad_fault_rules_say_why(rule: str) -> None:
     from scheduler.simulator import parse_fault
     from scheduler.simulator.faults import FaultError
