@@ -1,0 +1,122 @@
+"""The benchmark: upstream's SchedulingThroughput arithmetic, every workload at upstream's smallest
+(integration-test) size, the JSON contract, and placement equal to percentageOfNodesToScore 100.
+Results only: timing thresholds live in the benchmark, never here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from scheduler.benchmark.core import run_core
+from scheduler.benchmark.throughput import histogram_quantile, samples, summary
+from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.cli import main
+
+
+@pytest.mark.parametrize(("binds", "end", "want"), [
+    pytest.param([0.5, 1.5, 2.5, 3.5], None, [1.0, 1.0], id="first sample skipped"),
+    pytest.param([0.5, 1.5, 3.5, 3.6, 3.7], 4.0, [1.0, 1.5, 1.5], id="an empty second merges into the next"),
+    pytest.param([2.5, 2.6, 3.5], 4.0, [1.0], id="ticks before the first bind record nothing"),
+    pytest.param([0.2, 0.4, 0.9], None, [], id="shorter than a second: no sample"),
+    pytest.param([], None, [], id="nothing bound"),
+])
+def test_throughput_samples(binds: list[float], end: float | None, want: list[float]) -> None:
+    assert samples(0.0, binds, end) == pytest.approx(want)
+
+
+def test_summary_percentiles_as_upstream() -> None:
+    s = summary([float(v) for v in range(10, 0, -1)])
+    assert s == {"average": 5.5, "p50": 5.0, "p90": 9.0, "p95": 10.0, "p99": 10.0}
+    assert summary([]) == {"average": 0.0, "p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0}
+
+
+def test_histogram_quantile_interpolates_in_the_bucket() -> None:
+    bounds, counts = [0.1, 0.2, float("inf")], [10.0, 20.0, 20.0]
+    assert histogram_quantile(0.5, bounds, counts) == pytest.approx(0.1)
+    assert histogram_quantile(0.75, bounds, counts) == pytest.approx(0.15)
+    assert histogram_quantile(0.99, [0.1, float("inf")], [0.0, 5.0]) == 0.1
+    assert histogram_quantile(0.5, bounds, [0.0, 0.0, 0.0]) == 0.0
+
+
+# upstream's integration-test sizes (the "5Nodes" workloads of scheduler_perf)
+SMOKE = {
+    "SchedulingBasic": Size(5, 5, 10), "SchedulingNodeAffinity": Size(5, 5, 10),
+    "TopologySpreading": Size(5, 10, 10), "PreferredTopologySpreading": Size(5, 10, 10),
+    "SchedulingPodAntiAffinity": Size(5, 1, 4), "SchedulingPodAffinity": Size(5, 5, 10),
+    "SchedulingPreferredPodAffinity": Size(5, 5, 10), "SchedulingPreferredPodAntiAffinity": Size(5, 5, 10),
+    "Unschedulable": Size(5, 1, 10), "SchedulingWithMixedChurn": Size(10, 0, 100),
+    "PreemptionBasic": Size(5, 20, 5), "PreemptionAsync": Size(5, 20, 5),
+}
+
+
+def test_every_workload_has_a_smoke_size() -> None:
+    assert set(SMOKE) == set(WORKLOADS)
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_workload_schedules_every_measured_pod(name: str) -> None:
+    r = run_core(name, SMOKE[name], time_limit=60)
+    assert r.complete and r.bound == SMOKE[name].pods
+    assert len(r.placements) == SMOKE[name].pods
+    doc = r.as_json()
+    assert (doc["workload"], doc["mode"], doc["nodes"], doc["initPods"], doc["pods"]) == (
+        name, "core", SMOKE[name].nodes, SMOKE[name].init_pods, SMOKE[name].pods)
+    if name == "SchedulingPodAntiAffinity":
+        # 1 init + 4 measured pods that repel each other by hostname: 5 pods on 5 different nodes.
+        assert len(set(r.placements.values())) == 4
+
+
+def test_preemption_basic_preempts_three_low_pods_per_high_pod() -> None:
+    from scheduler.benchmark import core
+    seen: list[int] = []
+    real = core.SinkClient.preempt
+
+    async def count(self: core.SinkClient, victim, preemptor, node) -> None:  # type: ignore[no-untyped-def]
+        await real(self, victim, preemptor, node)
+        seen.append(1)
+
+    core.SinkClient.preempt = count  # type: ignore[method-assign]
+    try:
+        r = run_core("PreemptionBasic", Size(5, 20, 5), time_limit=60)
+    finally:
+        core.SinkClient.preempt = real  # type: ignore[method-assign]
+    assert r.complete and len(set(r.placements.values())) == 5
+    assert len(seen) == 15           # 4 × 900m leave 400m; 3 CPUs need 3 of them gone, and only 3
+
+
+@pytest.mark.parametrize("name", ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
+                                  "SchedulingPreferredPodAffinity", "SchedulingNodeAffinity"])
+def test_placement_equals_percentage_of_nodes_to_score_100(name: str) -> None:
+    size = Size(60, 10, 40)  # fewer pods than nodes, so the anti-affinity pods all fit
+    default = run_core(name, size, seed=7, time_limit=60)
+    full = run_core(name, size, seed=7, time_limit=60, profile={"percentageOfNodesToScore": 100})
+    assert default.complete and full.complete
+    assert default.placements == full.placements
+
+
+def test_bench_command_json_contract() -> None:
+    out = CliRunner().invoke(main, ["bench", "--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "5",
+                                    "--pods", "10", "--output", "json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    (r,) = doc["results"]
+    assert set(doc) == {"results"}
+    assert set(r) == {"workload", "mode", "nodes", "initPods", "pods", "throughput", "attemptLatencySeconds",
+                      "peakRssBytes", "seconds"}
+    assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99"}
+    assert set(r["attemptLatencySeconds"]) == {"p50", "p99"}
+    assert r["peakRssBytes"] > 0 and (r["nodes"], r["initPods"], r["pods"]) == (5, 5, 10)
+
+
+def test_bench_rejects_an_unknown_workload() -> None:
+    out = CliRunner().invoke(main, ["bench", "--workload", "Nope"])
+    assert out.exit_code == 2 and "unknown workload 'Nope'" in out.output
+
+
+def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
+    from scheduler.bench_e2e import run_e2e
+    r = run_e2e("SchedulingBasic", Size(5, 5, 20), time_limit=120)
+    assert r.complete and r.bound == 20 and r.mode == "e2e"
+    assert r.peak_rss > 0
