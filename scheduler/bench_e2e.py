@@ -51,8 +51,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_cluster(kubeconfig: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "cluster", "--kubeconfig", str(kubeconfig)],
+def _start_cluster(kubeconfig: Path, faults: list[str] | None = None) -> subprocess.Popen[str]:
+    args = [a for f in faults or () for a in ("--fault", f)]
+    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "cluster", "--kubeconfig", str(kubeconfig), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     deadline = time.monotonic() + 60

@@ -274,5 +274,31 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
         sys.exit(1)
 
 
+@main.command()
+@click.option("--pods", type=click.IntRange(1), default=20_000, show_default=True, help="Pods to create.")
+@click.option("--nodes", type=click.IntRange(1), default=300, show_default=True)
+@click.option("--rate", type=click.FloatRange(1), default=150.0, show_default=True, help="Pod creations per second.")
+@click.option("--delete-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Bound pods deleted again, per pod created.")
+@click.option("--kill-every", type=click.FloatRange(1), default=30.0, show_default=True,
+              help="Seconds between SIGKILLs of the leading replica.")
+@click.option("--error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Share of all API requests answered 503.")
+@click.option("--time-limit", type=click.FloatRange(10), default=1800.0, show_default=True)
+@click.option("--seed", default=0, show_default=True)
+def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, error_rate: float,
+         time_limit: float, seed: int) -> None:
+    """Churn, API errors and leader kills against two replicas; report lost and double-bound pods (JSON)."""
+    import json
+
+    from scheduler.soak import run_soak
+
+    report = run_soak(pods=pods, nodes=nodes, rate=rate, delete_share=delete_share, kill_every=kill_every,
+                      error_rate=error_rate, seed=seed, time_limit=time_limit)
+    click.echo(json.dumps(report, indent=2))
+    if report["lost"] or report["doubleBound"]:
+        sys.exit(1)
+
+
 if __name__ == "__main__":
     main()

@@ -39,6 +39,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
+from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Metrics
 from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
@@ -118,6 +119,7 @@ class Scheduler:
         self.client = client
         self.metrics = metrics
         self.clock = clock
+        self.api_log = CauseLog(log)
 
     # --- the scheduling cycle --------------------------------------------------------------
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
@@ -263,7 +265,8 @@ class Scheduler:
         try:
             await self.client.report_failure(info.pod, reason, truncate_message(f.message), f.nominated_node)
         except Exception as e:  # reporting must never lose the pod: it is already requeued
-            log.warning("cannot report scheduling failure of %s: %s", info.key, e)
+            self.api_log.report(f"report failure: {cause_of(e)}", "cannot report scheduling failure of %s: %s",
+                                 info.key, e)
 
     async def _bind(self, b: Binding) -> None:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
@@ -291,7 +294,7 @@ class Scheduler:
         try:
             await self.client.report_scheduled(pod, node, f"Successfully assigned {pod.key} to {node}")
         except Exception as e:
-            log.warning("cannot post Scheduled event for %s: %s", pod.key, e)
+            self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
 
     async def _binding_failed(self, b: Binding, s: Status, *, rejected: bool = False) -> None:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node

@@ -69,6 +69,10 @@ class Metrics:
         self.preemption_victims = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
             buckets=exponential_buckets(1, 2, 7), registry=r)
+        # client-go's request counter, as kube-scheduler exports it: API errors by code and verb.
+        self.rest_client_requests = Counter(
+            "rest_client_requests", "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "host", "method"], registry=r)
         self.cache_size = Gauge(
             "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ["type"], registry=r)

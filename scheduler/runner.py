@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlparse
 
 import aiohttp
 from aiohttp import web
@@ -120,6 +121,9 @@ class OperatorRuntime:
         self.api = KubeClient(config, limit=128)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         self.service = SchedulerService(self.client, seed=seed)
+        requests, host = self.service.metrics.rest_client_requests, urlparse(config.server).netloc
+        self.api.on_response = lambda method, status: requests.labels(
+            str(status) if status is not None else "<error>", host, method).inc()
         self.http_addresses = list(http_addresses)
         self.elector: LeaderElector | None = None
         if leader_election is not None:

@@ -42,6 +42,7 @@ __all__ = ["ProfileStatus", "SchedulerService"]
 
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
+YIELD_EVERY = 16
 
 
 @dataclass
@@ -309,7 +310,10 @@ class SchedulerService:
             task = asyncio.ensure_future(finish(outcome))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
-            if not isinstance(outcome, Binding):
+            # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
+            # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),
+            # yet a yield per cycle costs throughput (BENCHMARKS.md has both measured).
+            if not isinstance(outcome, Binding) or self.cycles % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         self.queue.close()
         pending = tasks | self._background

@@ -278,3 +278,47 @@ def test_permit_reject_unreserves_and_requeues() -> None:
     # As upstream: the binding-cycle failure first fires AssignedPodDelete during the pod's own
     # cycle, so moveRequestCycle sends it to backoffQ rather than unschedulablePods.
     assert s.queue.where(p.uid) == "backoff"
+
+
+# --- bad input that the API lets through: an upstream-style outcome, and the queue keeps flowing ---
+
+_NOTHING = {"labelSelector": {"matchLabels": {"app": "nobody"}}, "topologyKey": "kubernetes.io/hostname"}
+
+
+@pytest.mark.parametrize(("name", "cpu", "spec", "message"), [
+    pytest.param("huge", "100000000", None,
+                 "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
+                 "3 Preemption is not helpful for scheduling.", id="huge requests"),
+    pytest.param("tolerant", "100m", {"tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(1000)]},
+                 None, id="1000 tolerations"),
+    pytest.param("lonely", "100m", {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                                                 [_NOTHING]}}},
+                 "0/3 nodes are available: 3 node(s) didn't match pod affinity rules. preemption: 0/3 nodes are "
+                 "available: 3 Preemption is not helpful for scheduling.", id="affinity matching nothing"),
+    pytest.param("aloof", "100m", {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                                                    [_NOTHING]}}},
+                 None, id="anti-affinity matching nothing"),
+    pytest.param("nowhere", "100m", {"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": "no/such-key", "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"a": "b"}}}]}, None, id="soft spread on a key no node has"),
+    pytest.param("gpu", "100m", {"nodeSelector": {"gpu": "h100"}},
+                 "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 "
+                 "nodes are available: 3 Preemption is not helpful for scheduling.", id="selector no node has"),
+])
+def test_bad_input_gets_an_upstream_outcome_and_the_queue_flows(name: str, cpu: str, spec: dict | None,
+                                                                 message: str | None) -> None:
+    s, client = make_scheduler()
+    for i in range(3):
+        s.cache.add_node(node(f"n{i}"))
+    odd = pod(name, cpu, spec=spec)
+    s.queue.add(odd)
+    normal = [pod(f"ok{i}") for i in range(5)]
+    for p in normal:
+        s.queue.add(p)
+    run(s)
+    assert all(p.uid in client.bound for p in normal)          # the rest of the queue kept flowing
+    if message is None:
+        assert odd.uid in client.bound
+    else:
+        assert odd.uid not in client.bound
+        assert [m for k, _, m, _ in client.failures if k == odd.key] == [message]

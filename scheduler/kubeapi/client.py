@@ -8,7 +8,7 @@ server closes the stream; a ``410`` ERROR event raises ``GoneError`` so the call
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -69,6 +69,8 @@ class KubeClient:
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
         self._plurals: dict[tuple[str, str], tuple[str, bool]] = dict(_KNOWN)
+        # Called with (method, HTTP status or None for a connection error) after every request.
+        self.on_response: Callable[[str, int | None], None] | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -102,10 +104,17 @@ class KubeClient:
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
                       content_type: str = "application/json", timeout: float | None = None) -> Any:
         data = orjson.dumps(body) if body is not None else None
-        async with self.session.request(
+        try:
+            ctx = self.session.request(
                 method, self.config.server + path, data=data, params=params,
                 headers=self._headers(content_type if data is not None else None),
-                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
+                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout))
+            resp = await ctx.__aenter__()
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            self._count(method, None)
+            raise
+        try:
+            self._count(method, resp.status)
             raw = await resp.read()
             try:
                 out = orjson.loads(raw) if raw else None
@@ -114,6 +123,12 @@ class KubeClient:
             if resp.status >= 400:
                 raise _error(resp.status, out, resp.headers)
             return out
+        finally:
+            await ctx.__aexit__(None, None, None)
+
+    def _count(self, method: str, status: int | None) -> None:
+        if self.on_response is not None:
+            self.on_response(method, status)
 
     # ---- typed helpers --------------------------------------------------------------------------
     async def plural(self, api_version: str, kind: str) -> tuple[str, bool]:
@@ -177,6 +192,7 @@ class KubeClient:
         async with self.session.get(self.config.server + resource_path(api_version, plural, namespace), params=q,
                                     headers=self._headers(),
                                     timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30)) as resp:
+            self._count("GET", resp.status)
             if resp.status >= 400:
                 raise _error(resp.status, orjson.loads(await resp.read() or b"null"), resp.headers)
             buf = b""

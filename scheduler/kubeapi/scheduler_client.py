@@ -26,6 +26,7 @@ from typing import Any
 
 from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi.client import KubeClient
+from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod
 
 __all__ = ["ApiSchedulerClient"]
@@ -55,6 +56,7 @@ class ApiSchedulerClient:
         self._series: OrderedDict[str, dict[tuple[str, str], _Series]] = OrderedDict()
         self._condition: dict[str, tuple[str, str, str | None]] = {}
         self.events_posted = 0
+        self.api_log = CauseLog(log)
         self.events_aggregated = 0
 
     async def bind(self, pod: Pod, node_name: str) -> None:
@@ -162,7 +164,8 @@ class ApiSchedulerClient:
         try:
             await self.api.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
         except ClientError as e:
-            log.warning("cannot post %s event for %s/%s: %s", reason, namespace, name, e)
+            self.api_log.report(f"post {reason} event: {cause_of(e)}", "cannot post %s event for %s/%s: %s",
+                                 reason, namespace, name, e)
             return
         self.events_posted += 1
         if reason != "Scheduled":

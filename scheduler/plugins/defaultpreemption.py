@@ -51,6 +51,7 @@ from scheduler.framework.interfaces import (
     PostFilterResult,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod, PodDisruptionBudget
 from scheduler.plugins.args import DefaultPreemptionArgs
 
@@ -72,6 +73,7 @@ MAX_INT32 = 2**31 - 1
 MAX_TRACKED = 10_000
 
 log = logging.getLogger("kopf_scheduler.preemption")
+_api_log = CauseLog(log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +345,8 @@ class DefaultPreemption:
                     try:
                         await client.clear_nomination(p)
                     except ClientError as e:
-                        log.warning("cannot clear the nominated node of %s: %s", p.key, e)
+                        _api_log.report(f"clear nomination: {cause_of(e)}",
+                                         "cannot clear the nominated node of %s: %s", p.key, e)
             if lower and self.handle.activate is not None:
                 self.handle.activate([p.uid for p in lower])
 
@@ -363,7 +366,8 @@ class DefaultPreemption:
                     errors.append(e)
             if errors:
                 failed = True
-                log.error("preemption for %s on %s failed: %s", pod.key, c.node, errors[0])
+                _api_log.report(f"preempt: {cause_of(errors[0])}", "preemption for %s on %s failed: %s",
+                                 pod.key, c.node, errors[0])
         except Exception as e:  # never leave the preemptor gated
             failed = True
             log.exception("preemption for %s on %s failed: %s", pod.key, c.node, e)

@@ -55,7 +55,8 @@ class Faults:
 
     @property
     def active(self) -> bool:
-        return bool(self.latency or self.latency_max or self.latency_rules or self.errors or self.drop_watch or self.gone)
+        return bool(self.latency or self.latency_max or self.latency_rules or self.errors or self.drop_watch
+                    or self.gone)
 
     def delay(self, verb: str, resource: str) -> float:
         extra = sum(s for v, r, s in self.latency_rules if v in ("*", verb) and r in ("*", resource))

@@ -27,6 +27,7 @@ import random
 import secrets
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -109,6 +110,10 @@ class ApiServer:
         self.registry = ResourceRegistry()
         self.pod_running_after = pod_running_after
         self.pod_termination_seconds = pod_termination_seconds
+        # Successful bindings per pod uid, and bindings refused because the pod was bound already:
+        # the tests' proof that nothing is ever bound twice.
+        self.binds: Counter[str] = Counter()
+        self.bind_conflicts = 0
         self.rng = random.Random(seed)
         self.requests = 0
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
@@ -205,6 +210,8 @@ class ApiServer:
             return web.Response(text="ok")
         if path == "/version":
             return self.respond(200, _VERSION)
+        if path == "/debug/binds":     # not Kubernetes: the soak test's double-bind audit
+            return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
         if parts and parts[0] == "openapi":
             return self.openapi(parts)
         if parts == ["api"]:
@@ -926,6 +933,7 @@ class ApiServer:
         if pod["metadata"].get("deletionTimestamp"):
             raise conflict(brt, name, "pod is being deleted, cannot be assigned to a host")
         if pod["spec"].get("nodeName"):
+            self.bind_conflicts += 1
             raise conflict(brt, name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
         if pod["spec"].get("schedulingGates"):
             raise conflict(brt, name, "pod has non-empty .spec.schedulingGates")
@@ -940,6 +948,7 @@ class ApiServer:
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
         new = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
         self._write(rt, pod, new)
+        self.binds[pod["metadata"]["uid"]] += 1
         self._pdb_dirty.add(namespace)
         if self.pod_running_after is not None:
             uid_now = pod["metadata"]["uid"]

