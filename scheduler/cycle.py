@@ -7,16 +7,15 @@
                  │ no node fits                      │ ≥ 1 feasible
                  ▼                                   ▼
              PostFilter ─► FitError             PreScore ─► Score ─► select host
-             (preemption: nominate)                  │
+             (preemption nominates)                  │
                  │                                   ▼
-                 ▼                             assume (drops the nomination) ─► Reserve ─► Permit ─► Binding
-             Failure(requeue, report)
-                                                                              │
-    finish (async I/O) ◄──────────────────────────────────────────────────────┘
+                 ▼                             assume (drops any nomination) ─► Reserve ─► Permit ─► Binding
+             Failure(requeue, report)                                                             │
+    finish (async I/O) ◄─────────────────────────────────────────────────────────────────────────┘
         Binding: PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
                  on error: Unreserve ─► forget ─► requeue with backoff ─► report SchedulerError
                  on 409 (bound elsewhere) / 404 (gone): forget, drop; never retried
-        Failure: queue.add_unschedulable_if_not_present ─► nominate ─► report FailedScheduling
+        Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
 
 ``schedule_one`` returns an outcome object; ``finish`` carries out its I/O through the
 ``SchedulerClient``. Splitting them is what lets the worker start the next cycle while earlier
@@ -236,6 +235,10 @@ class Scheduler:
                 diag.post_filter_msg = ps.message()
             if result is not None:
                 nominated = result.nominated_node_name
+                # Recorded now, in the cycle, so the next cycle already counts the pod on its node
+                # ("" clears it). A pod deleted later leaves the nominator with the queue.
+                if info.uid in self.queue:
+                    self.queue.nominator.add(info.pod, nominated)
         info.unschedulable_plugins = set(diag.unschedulable_plugins)
         info.pending_plugins = set(diag.pending_plugins)
         message = fit_error_message(a.num_all_nodes, diag)
@@ -257,9 +260,6 @@ class Scheduler:
             self.queue.requeue_after_error(info)
         else:
             self.queue.add_unschedulable_if_not_present(info)
-        if f.nominated_node is not None and info.uid in self.queue:
-            # PostFilter's nomination ("" clears it); a pod deleted meanwhile is not nominated.
-            self.queue.nominator.add(info.pod, f.nominated_node)
         self._observe_attempt(f.framework, result, f.started)
         reason = REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE
         try:

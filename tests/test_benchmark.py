@@ -120,3 +120,26 @@ def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
     r = run_e2e("SchedulingBasic", Size(5, 5, 20), time_limit=120)
     assert r.complete and r.bound == 20 and r.mode == "e2e"
     assert r.peak_rss > 0
+
+
+def test_thresholds_apply_at_the_thresholded_size_only() -> None:
+    basic = WORKLOADS["SchedulingBasic"]
+    assert basic.threshold_for("core", Size(5000, 1000, 10000)) == 680
+    assert basic.threshold_for("e2e", Size(5000, 1000, 10000)) == 340
+    assert basic.threshold_for("core", Size(5, 5, 10)) is None
+    assert WORKLOADS["PreemptionBasic"].threshold_for("core", WORKLOADS["PreemptionBasic"].default) is None
+
+
+def test_a_median_below_the_bar_fails_with_upstreams_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.benchmark import report
+    from scheduler.benchmark.core import RunResult
+
+    def fake(workload: str, size: Size, seed: int) -> RunResult:
+        avg = 600.0 + seed           # seeds 0, 1, 2: median 601
+        return RunResult(workload, "core", size, summary([avg, avg]), 0.001, 0.002, 1, 10.0, size.pods, True)
+
+    monkeypatch.setattr(report, "_core", fake)
+    results, problems = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False)
+    assert results[0]["throughput"]["average"] == 601.0
+    assert problems == ["SchedulingBasic: expected SchedulingThroughput Average to be higher: got 601.00, want 680"]
+    assert "0.88" in report.format_table(results)

@@ -390,3 +390,58 @@ def test_failed_eviction_lets_the_preemptor_retry() -> None:
 
     asyncio.run(go())
     assert s.queue.where(hi.uid) == "active"          # re-activated, not stuck gated
+
+
+def _dry_run(s: Any, p: Pod, batched: bool, offset: int, num: int) -> tuple[list[Any], list[Any]]:
+    fwk = s.profiles.for_pod(p)
+    plugin = fwk.plugins_by_name[NAME]
+    plugin.batch_dry_run = batched
+    with s.cache.lock:
+        snap = s.cache.snapshot()
+        state = fwk.new_cycle_state()
+        fwk.run_pre_filter(state, p, snap)
+        cands, statuses = plugin.dry_run(state, p, snap, fwk, snap.node_order, plugin.handle.pdbs(), offset, num)
+        rows = {r: st for r, st in statuses.items()}
+        names = sorted((snap.node_info(r).name, st.code, st.reasons) for r, st in rows.items())
+    return [(c.node, tuple(v.key for v in c.victims), c.num_pdb_violations) for c in cands], names
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_batched_dry_run_equals_node_by_node(seed: int) -> None:
+    import random
+    rng = random.Random(seed)
+    pdbs = [_pdb(0, {"selector": {"matchLabels": {"app": "db"}}, "disruptionsAllowed": rng.randint(0, 2)})]
+    s, _ = make_scheduler(pdbs=pdbs)
+    n = rng.randint(3, 25)
+    for i in range(n):
+        s.cache.add_node(node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), pods=rng.choice([3, 110]),
+                              taints=TAINT if rng.random() < 0.15 else None))
+    for j in range(rng.randint(0, 6 * n)):
+        s.cache.add_pod(pod(f"v{j}", f"{rng.choice([100, 500, 1000, 1500])}m", node_name=f"n{rng.randrange(n)}",
+                            priority=rng.randint(0, 12), labels={"app": rng.choice(["db", "web"])},
+                            status={"startTime": f"2026-01-{rng.randint(1, 28):02d}T00:00:00Z"}))
+    if rng.random() < 0.4:
+        s.queue.nominator.add(pod("nominee", "1", priority=rng.randint(5, 15)), f"n{rng.randrange(n)}")
+    p = pod("preemptor", f"{rng.choice([500, 1500, 3000])}m", priority=10,
+            spec={"nodeSelector": {"kubernetes.io/hostname": "n0"}} if rng.random() < 0.1 else None)
+    offset, num = rng.randrange(n), rng.randint(1, n)
+    assert _dry_run(s, p, True, offset, num) == _dry_run(s, p, False, offset, num)
+
+
+def test_dry_run_with_spreading_is_node_by_node() -> None:
+    s, _ = make_scheduler()
+    s.cache.add_node(node("n1"))
+    spread = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                             "whenUnsatisfiable": "DoNotSchedule",
+                                             "labelSelector": {"matchLabels": {"app": "w"}}}]}
+    p = pod("w", spec=spread, labels={"app": "w"})
+    fwk = s.profiles.for_pod(p)
+    assert fwk is not None
+    with s.cache.lock:
+        state = fwk.new_cycle_state()
+        fwk.run_pre_filter(state, p, s.cache.snapshot())
+    assert not fwk.filters_are_node_local(state)
+    with s.cache.lock:
+        state = fwk.new_cycle_state()
+        fwk.run_pre_filter(state, pod("plain"), s.cache.snapshot())
+    assert fwk.filters_are_node_local(state)

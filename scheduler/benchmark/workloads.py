@@ -10,7 +10,8 @@ ones where upstream names them).
 
 Nodes carry ``kubernetes.io/hostname`` (as a kubelet sets it), so hostname-keyed affinity really
 constrains placement. ``threshold`` is upstream's CI bar for the thresholded size (minimum average
-pods/s); ``sizes`` lists the sizes the issue names, the first one being the default.
+pods/s; ``e2e_threshold`` the end-to-end one); ``sizes`` lists the sizes the issue names, the first
+one being the default and the thresholded one.
 """
 
 from __future__ import annotations
@@ -124,6 +125,13 @@ class Workload:
     namespace: str = "namespace-2"
     churn: Churn | None = None
     note: str = ""
+    e2e_threshold: float | None = None
+
+    def threshold_for(self, mode: str, size: Size) -> float | None:
+        """The bar a run must clear: only at the thresholded (default) size, as upstream's CI."""
+        if size != self.default:
+            return None
+        return self.threshold if mode == "core" else self.e2e_threshold
 
     @property
     def default(self) -> Size:
@@ -138,7 +146,8 @@ _AFF = {"init_namespace": "sched-0", "namespace": "sched-1"}
 _MOON = ("moon-1", "moon-2", "moon-3")
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    _w("SchedulingBasic", "pod-default", [(5000, 1000, 10000), (500, 500, 1000)], 680),
+    # e2e: issue #7's bar, half of upstream's, on this 2-core machine.
+    _w("SchedulingBasic", "pod-default", [(5000, 1000, 10000), (500, 500, 1000)], 680, e2e_threshold=340),
     _w("SchedulingNodeAffinity", "pod-with-node-affinity", [(5000, 5000, 10000)], 220,
        init="pod-with-node-affinity", zones=("zone1",)),
     _w("TopologySpreading", "pod-with-topology-spreading", [(5000, 5000, 5000)], 460, zones=_MOON),

@@ -18,7 +18,7 @@ keys, and any strict weak order ``Less`` can be written as one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -97,6 +97,19 @@ class FilterRunner(Protocol):
 
     def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:
         """Reject a pod waiting at Permit; ``False`` if no such pod waits."""
+        ...
+
+    def nominated_rows(self, pod: Pod, snapshot: Snapshot) -> Collection[int]:
+        """Rows that pods of priority ≥ ``pod``'s are nominated to."""
+        ...
+
+    def filters_are_node_local(self, state: CycleState) -> bool:
+        """Whether every Filter running for the cycle's pod reads only its node and that node's pods."""
+        ...
+
+    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
+                           ) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
+        """Every filter over ``rows`` at once (no nominated pods): passed, and the failed rows' statuses."""
         ...
 
 

@@ -27,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.framework.cycle_state import CycleState
@@ -414,6 +415,33 @@ class Framework:
         if pods_changed:
             return self._filter_refreshed(state, pod, snapshot, row)
         return self.run_filter_on_node(state, pod, snapshot, row)
+
+    def nominated_rows(self, pod: Pod, snapshot: Snapshot) -> Collection[int]:
+        return self._nominated_rows(pod, snapshot).keys()
+
+    def filters_are_node_local(self, state: CycleState) -> bool:
+        """Whether every Filter that runs for this cycle's pod reads only the node and its own pods
+        (``filter_is_node_local``): then removing pods from one node cannot change another's verdict."""
+        return all(getattr(p, "filter_is_node_local", False) or p.name in state.skip_filter_plugins
+                   for p in self.filter)
+
+    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
+                           ) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
+        """Every filter over ``rows`` in one batch: which passed, and each failed row's status."""
+        failures = _Failures()
+        alive, status = self._filter_batch(state, pod, snapshot, rows, failures)
+        passed = np.zeros(len(rows), np.bool_)
+        out: dict[int, Status] = {}
+        if not status.is_success():
+            for r in rows.tolist():
+                out[r] = status
+            return passed, out
+        passed[alive] = True
+        for plugin, pos, ids, statuses in failures.parts:
+            for k, p in enumerate(pos.tolist()):
+                st = statuses[0 if ids is None else int(ids[k])]
+                out[int(rows[p])] = st.with_plugin(plugin)
+        return passed, out
 
     def reject_waiting_pod(self, uid: str, plugin: str, reason: str) -> bool:
         if uid not in self.waiting_pods:

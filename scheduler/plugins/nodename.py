@@ -21,6 +21,8 @@ _STATUS = Status.unresolvable(ERR_REASON)
 
 class NodeName:
     name = NAME
+    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
+    filter_is_node_local = True
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         if not pod.node_name:

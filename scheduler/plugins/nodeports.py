@@ -30,6 +30,8 @@ _SKIP = Status(Code.SKIP)
 
 class NodePorts:
     name = NAME
+    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
+    filter_is_node_local = True
     # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
     pre_filter_reads_pods = False
 

@@ -40,6 +40,8 @@ def untolerated_reason(taint: Taint) -> str:
 
 class TaintToleration:
     name = NAME
+    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
+    filter_is_node_local = True
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         t = snapshot.table

