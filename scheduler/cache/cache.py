@@ -28,7 +28,10 @@ victims and reprieves them, and "filter with nominated pods" adds pods that are 
 Every move goes through the same ``_place``/``_unplace`` as a real one, so the columns, the pod
 counters and the term holders all see it, and ``restore`` undoes the moves in reverse order. The
 entries (``_pods``) are never touched, and counters built meanwhile scan the rows (``iter_pods``),
-so a counter created during a what-if counts exactly what the rows hold.
+so a counter created during a what-if counts exactly what the rows hold. ``what_if(columns_only=True)``
+moves pods in the node table alone, leaving the pod counters and term holders as they are: for a
+caller whose filters read neither (preemption's batched, node-local dry run), at a fraction of
+the cost.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class Cache:
         self.table = NodeTable()
         self.table.on_grow = self._on_grow  # type: ignore[method-assign]
         self._pods: dict[str, _Entry] = {}
+        self._assumed: set[str] = set()        # uids in state Assumed: cleanup visits only these
         self._namespaces: dict[str, Mapping[str, str]] = {}
         self._counters = PodCounters(self.table.capacity, self.namespace_labels)
         self.holders = TermHolders()
@@ -138,6 +142,7 @@ class Cache:
             assumed = replace(pod, node_name=node)
             self._place(assumed, node)
             self._pods[pod.uid] = _Entry(assumed, node, PodState.ASSUMED)
+            self._assumed.add(pod.uid)
             return assumed
 
     def finish_binding(self, pod: Pod) -> None:
@@ -153,6 +158,7 @@ class Cache:
                 return
             self._unplace(e.pod, e.node)
             del self._pods[pod.uid]
+            self._assumed.discard(pod.uid)
 
     def add_pod(self, pod: Pod) -> None:
         """An assigned pod arrived from the watch (ADDED or first sight of it bound)."""
@@ -165,6 +171,7 @@ class Cache:
                 self._unplace(e.pod, e.node)
             self._place(pod, pod.node_name)
             self._pods[pod.uid] = _Entry(pod, pod.node_name, PodState.ADDED)
+            self._assumed.discard(pod.uid)
 
     def update_pod(self, pod: Pod) -> None:
         self.add_pod(pod)
@@ -172,6 +179,7 @@ class Cache:
     def remove_pod(self, pod: Pod) -> None:
         with self.lock:
             e = self._pods.pop(pod.uid, None)
+            self._assumed.discard(pod.uid)
             if e is not None:
                 self._unplace(e.pod, e.node)
 
@@ -188,10 +196,12 @@ class Cache:
         now = self._clock()
         expired: list[Pod] = []
         with self.lock:
-            for uid, e in list(self._pods.items()):
-                if e.state is PodState.ASSUMED and e.deadline is not None and e.deadline <= now:
+            for uid in list(self._assumed):
+                e = self._pods[uid]
+                if e.deadline is not None and e.deadline <= now:
                     self._unplace(e.pod, e.node)
                     del self._pods[uid]
+                    self._assumed.discard(uid)
                     expired.append(e.pod)
         return expired
 
@@ -199,7 +209,7 @@ class Cache:
         return len(self._pods)
 
     def assumed_count(self) -> int:
-        return sum(1 for e in self._pods.values() if e.state is PodState.ASSUMED)
+        return len(self._assumed)
 
     def iter_pods(self) -> Iterator[tuple[int, Pod]]:
         """Every pod on every row, as the rows hold them now (what-if moves included)."""
@@ -208,9 +218,14 @@ class Cache:
                 for pod in info.pods.values():
                     yield info.row, pod
 
-    def what_if(self) -> WhatIf:
+    def what_if(self, *, columns_only: bool = False) -> WhatIf:
         """Hypothetical moves on the rows; call with ``lock`` held, and ``restore`` before releasing it."""
-        return WhatIf(self)
+        return WhatIf(self, columns_only=columns_only)
+
+    def _table_move(self, pod: Pod, node: str, sign: int) -> None:
+        row = self.table.row_of.get(node)
+        if row is not None:
+            self.table.add_pod(row, pod, sign)
 
     # --- snapshot --------------------------------------------------------------------------
     def counter(self, key: PodPredicate) -> CountArray:
@@ -234,27 +249,34 @@ class WhatIf:
     Use as a context manager (``with cache.what_if() as w: w.remove(pod, node) ...``).
     """
 
-    __slots__ = ("_cache", "_moves")
+    __slots__ = ("_cache", "_columns_only", "_moves")
 
-    def __init__(self, cache: Cache) -> None:
+    def __init__(self, cache: Cache, *, columns_only: bool = False) -> None:
         self._cache = cache
+        self._columns_only = columns_only
         self._moves: list[tuple[int, Pod, str]] = []
 
+    def _move(self, pod: Pod, node: str, sign: int) -> None:
+        c = self._cache
+        if self._columns_only:
+            c._table_move(pod, node, sign)
+        elif sign > 0:
+            c._place(pod, node)
+        else:
+            c._unplace(pod, node)
+
     def remove(self, pod: Pod, node: str) -> None:
-        self._cache._unplace(pod, node)
+        self._move(pod, node, -1)
         self._moves.append((-1, pod, node))
 
     def add(self, pod: Pod, node: str) -> None:
-        self._cache._place(pod, node)
+        self._move(pod, node, +1)
         self._moves.append((+1, pod, node))
 
     def restore(self) -> None:
         while self._moves:
             sign, pod, node = self._moves.pop()
-            if sign > 0:
-                self._cache._unplace(pod, node)
-            else:
-                self._cache._place(pod, node)
+            self._move(pod, node, -sign)
 
     def __enter__(self) -> WhatIf:
         return self

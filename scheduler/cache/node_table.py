@@ -244,11 +244,15 @@ class NodeTable:
     def add_pod(self, row: int, pod: Pod, sign: int = 1) -> None:
         info = self.infos[row]
         assert info is not None
+        requested, resources = self.requested, self.resources
         for name, amount in pod.requests.items():
             if name == "pods":
                 continue
-            col = self.resource_column(name)  # may widen self.requested: look it up first
-            self.requested[row, col] += sign * min(amount, CAP)
+            col = resources.get(name)
+            if col is None:
+                col = self.resource_column(name)  # widens self.requested: look it up again
+                requested = self.requested
+            requested[row, col] += sign * (amount if amount < CAP else CAP)
         self.pod_count[row] += sign
         self.nz_cpu[row] += sign * pod.non_zero_cpu
         self.nz_mem[row] += sign * pod.non_zero_memory

@@ -81,9 +81,9 @@ class Snapshot:
     def holders(self) -> TermHolders:
         return self._cache.holders
 
-    def what_if(self) -> WhatIf:
+    def what_if(self, *, columns_only: bool = False) -> WhatIf:
         """Hypothetical pod moves on this snapshot, undone on exit (see ``Cache.what_if``)."""
-        return self._cache.what_if()
+        return self._cache.what_if(columns_only=columns_only)
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
         return self._cache.namespace_labels(namespace)

@@ -306,7 +306,8 @@ class DefaultPreemption:
         plans: dict[int, tuple[str, list[Pod], int]] = {}
         victims: dict[int, list[Pod]] = {}
         violations: dict[int, int] = {}
-        with snap.what_if() as w:
+        # Node-local filters read neither pod counters nor term holders: move the columns only.
+        with snap.what_if(columns_only=True) as w:
             todo: list[int] = []
             for row in rows.tolist():
                 info = snap.node_info(row)

@@ -62,3 +62,38 @@ def test_no_secret_in_the_run_commands_output(tmp_path: Path) -> None:
     assert "Kopf" in out or "kopf" in out
     for s in secrets:
         assert s not in out
+
+
+def test_metrics_and_health_bind_where_they_are_told() -> None:
+    import socket
+    import urllib.request
+
+    from scheduler.simulator import SimulatedCluster
+
+    def free() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    metrics, health = free(), free()
+    cluster = SimulatedCluster()
+    cluster.start()
+    p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+                          "--metrics-bind-address", f"127.0.0.1:{metrics}",
+                          "--health-bind-address", f"127.0.0.1:{health}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, ready = time.monotonic() + 30, ""
+        while time.monotonic() < deadline and "readyz check passed" not in ready:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
+                    ready = r.read().decode()
+            except OSError:
+                time.sleep(0.2)
+        assert "readyz check passed" in ready
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
+            assert "scheduler_pending_pods" in r.read().decode()
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+        cluster.stop()
