@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scheduler.benchmark.core import RunResult, pod_objects
+from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import TEMPLATES, WORKLOADS, Churn, Size, Workload, make_node
 from scheduler.errors import ClientError
@@ -177,15 +177,6 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), churn.interval)
 
 
-async def _wait(pred: Any, limit: float) -> bool:
-    deadline = time.monotonic() + limit
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
-
-
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path) -> RunResult:
     kubeconfig = home / "kubeconfig"
     cluster = _start_cluster(kubeconfig)
@@ -214,19 +205,19 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
                  "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
                  "--health-bind-address", f"127.0.0.1:{health_port}"],
                 stdout=log, stderr=subprocess.STDOUT, text=True)
-            if not await _wait(lambda: _ready(metrics_port), 120):
+            if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
             rv = (await api.request("GET", "/api/v1/pods", params={"limit": "1"}))["metadata"]["resourceVersion"]
             watch = _Watch(api, w.namespace)
             watcher = asyncio.create_task(watch.run(rv))
             await _create_all(api, _pod_path, _for_api(pod_objects(w.init, w.init_namespace, size.init_pods)))
-            await _wait(lambda: len(watch.bound) >= size.init_pods, time_limit)
+            await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
             before = _scrape(metrics_port)
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
             t0 = time.monotonic()
             await _create_all(api, _pod_path, _for_api(pod_objects(w.measured, w.namespace, size.pods)))
-            complete = await _wait(lambda: len(watch.measured_times) >= size.pods, time_limit)
+            complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
             end = time.monotonic()
             stop.set()
             if churner is not None:

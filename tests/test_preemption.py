@@ -347,6 +347,16 @@ def test_nominated_pods_count_for_spreading() -> None:
     assert client.bound == {p.uid: "a"}
 
 
+async def _one_cycle(s: Any, p: Pod) -> None:
+    """Queue ``p``, run one cycle and its I/O, and let the carry-out task finish."""
+    s.queue.add(p)
+    info = s.queue.pop(timeout=0)
+    assert info is not None
+    await s.finish(s.schedule_one(info))
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
 def test_preemption_clears_lower_priority_nominations_on_the_node() -> None:
     s, client = make_scheduler()
     s.cache.add_node(node("n1"))
@@ -356,17 +366,9 @@ def test_preemption_clears_lower_priority_nominations_on_the_node() -> None:
     s.queue.nominator.add(lower, "n1")
     hi = pod("hi", "4", priority=10)
 
-    async def go() -> None:
-        s.queue.delete(lower.uid)       # keep it out of the way; only its nomination matters
-        s.queue.nominator.add(lower, "n1")
-        s.queue.add(hi)
-        info = s.queue.pop(timeout=0)
-        assert info is not None
-        await s.finish(s.schedule_one(info))
-        for _ in range(10):
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
+    s.queue.delete(lower.uid)       # keep it out of the way; only its nomination matters
+    s.queue.nominator.add(lower, "n1")
+    asyncio.run(_one_cycle(s, hi))
     assert client.cleared == ["default/lower"]
     assert s.queue.nominator.node_of(lower.uid) == ""
     assert [v for v, _, _ in client.preempted] == ["default/v"]
@@ -379,16 +381,7 @@ def test_failed_eviction_lets_the_preemptor_retry() -> None:
     s.cache.add_pod(pod("v", "4", node_name="n1", priority=0))
     client.preempt_error = ClientError("boom", status=500)
     hi = pod("hi", "4", priority=10)
-
-    async def go() -> None:
-        s.queue.add(hi)
-        info = s.queue.pop(timeout=0)
-        assert info is not None
-        await s.finish(s.schedule_one(info))
-        for _ in range(10):
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
+    asyncio.run(_one_cycle(s, hi))
     assert s.queue.where(hi.uid) == "active"          # re-activated, not stuck gated
 
 

@@ -35,7 +35,7 @@ from scheduler.benchmark.workloads import WORKLOADS, Churn, Size, Workload, make
 from scheduler.model import Pod
 from scheduler.service import SchedulerService
 
-__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core"]
+__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until"]
 
 log = logging.getLogger("kopf_scheduler.bench")
 Obj = dict[str, Any]
@@ -151,12 +151,13 @@ def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:
     return bounds, [counts[b] for b in bounds]
 
 
-async def _wait(pred: Any, limit: float) -> bool:
+async def wait_until(pred: Any, limit: float, interval: float = 0.005) -> bool:
+    """Poll ``pred`` every ``interval`` s for at most ``limit`` s; whether it came true."""
     deadline = time.monotonic() + limit
     while not pred():
         if time.monotonic() > deadline:
             return False
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(interval)
     return True
 
 
@@ -206,7 +207,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
                                     chunk_start):
                 sink.add(body)
             await asyncio.sleep(0)
-        if not await _wait(lambda: sink.bound >= size.init_pods, time_limit):
+        if not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
             log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
         before = _histogram(service)
         churn_stop = asyncio.Event()
@@ -216,7 +217,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
             for body in pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start), chunk_start):
                 sink.add(body, measured=True)
             await asyncio.sleep(0)
-        complete = await _wait(lambda: len(sink.bind_times) >= size.pods, time_limit)
+        complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
         end = time.monotonic()
         churn_stop.set()
         if churner is not None:
