@@ -101,3 +101,34 @@ def test_table_grows_past_initial_capacity() -> None:
         cache.add_node(node(f"n{i}", labels={"zone": str(i % 3)}))
     cache.add_pod(pod("p", "1", node_name="n150"))
     assert cache.snapshot().num_nodes == 200 and requested_cpu(cache, "n150") == 1000
+
+
+@pytest.mark.parametrize("columns_only", [False, True])
+def test_what_if_restores_every_column_and_the_pod_order(columns_only: bool) -> None:
+    from scheduler.cache import Cache
+    from tests.builders import node, pod
+    c = Cache()
+    c.add_node(node("n1"))
+    c.add_node(node("n2"))
+    pods = [pod(f"p{i}", "500m", node_name="n1", spec={"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": {"cpu": "500m"}},
+         "ports": [{"containerPort": 80, "hostPort": 8000 + i}]}]}) for i in range(3)]
+    for p in pods:
+        c.add_pod(p)
+    t = c.table
+    row = t.row_of["n1"]
+    def state() -> tuple[object, ...]:
+        info = t.info(row)
+        order = list(info.pods) if columns_only else sorted(info.pods)   # a full undo may reorder
+        return (int(t.pod_count[row]), int(t.nz_cpu[row]), {k: list(v) for k, v in info.ports.items()}, order)
+
+    before, requested = state(), t.requested[row].copy()
+    with c.lock, c.what_if(columns_only=columns_only) as w:
+        for p in pods:
+            w.remove(p, "n1")
+        w.add(pods[1], "n1")
+        w.add(pod("extra", "1"), "n2")
+        w.remove(pods[1], "n1")
+        assert int(t.pod_count[row]) == 0 and not t.info(row).ports
+    assert (t.requested[row] == requested).all() and state() == before
+    assert int(t.pod_count[t.row_of["n2"]]) == 0

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from scheduler.cache.counters import CountArray, PodCounters, PodPredicate, TermHolders
-from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable
+from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable, SavedRow
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 from scheduler.model import Node, Pod
 
@@ -222,10 +222,6 @@ class Cache:
         """Hypothetical moves on the rows; call with ``lock`` held, and ``restore`` before releasing it."""
         return WhatIf(self, columns_only=columns_only)
 
-    def _table_move(self, pod: Pod, node: str, sign: int) -> None:
-        row = self.table.row_of.get(node)
-        if row is not None:
-            self.table.add_pod(row, pod, sign)
 
     # --- snapshot --------------------------------------------------------------------------
     def counter(self, key: PodPredicate) -> CountArray:
@@ -249,34 +245,49 @@ class WhatIf:
     Use as a context manager (``with cache.what_if() as w: w.remove(pod, node) ...``).
     """
 
-    __slots__ = ("_cache", "_columns_only", "_moves")
+    __slots__ = ("_cache", "_columns_only", "_moves", "_saved")
 
     def __init__(self, cache: Cache, *, columns_only: bool = False) -> None:
         self._cache = cache
         self._columns_only = columns_only
         self._moves: list[tuple[int, Pod, str]] = []
+        # columns_only: each touched row's state before its first move; restore puts it back whole,
+        # instead of undoing thousands of moves one by one.
+        self._saved: dict[int, SavedRow] = {}
 
     def _move(self, pod: Pod, node: str, sign: int) -> None:
         c = self._cache
         if self._columns_only:
-            c._table_move(pod, node, sign)
-        elif sign > 0:
+            row = c.table.row_of.get(node)
+            if row is None:
+                return
+            if row not in self._saved:
+                self._saved[row] = c.table.save_row(row)
+            c.table.add_pod(row, pod, sign)
+            return
+        if sign > 0:
             c._place(pod, node)
         else:
             c._unplace(pod, node)
+        self._moves.append((sign, pod, node))
 
     def remove(self, pod: Pod, node: str) -> None:
         self._move(pod, node, -1)
-        self._moves.append((-1, pod, node))
 
     def add(self, pod: Pod, node: str) -> None:
         self._move(pod, node, +1)
-        self._moves.append((+1, pod, node))
 
     def restore(self) -> None:
+        table = self._cache.table
+        for row, saved in self._saved.items():
+            table.restore_row(row, saved)
+        self._saved.clear()
         while self._moves:
             sign, pod, node = self._moves.pop()
-            self._move(pod, node, -sign)
+            if sign > 0:
+                self._cache._unplace(pod, node)
+            else:
+                self._cache._place(pod, node)
 
     def __enter__(self) -> WhatIf:
         return self

@@ -67,6 +67,17 @@ class NodeInfo:
         return False
 
 
+@dataclass(frozen=True, slots=True)
+class SavedRow:
+    requested: IntArray
+    pod_count: int
+    nz_cpu: int
+    nz_mem: int
+    pods: dict[str, Pod]
+    ports: dict[tuple[str, int], list[str]]
+    generation: int
+
+
 class NodeTable:
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = capacity
@@ -273,6 +284,22 @@ class NodeTable:
             if not self.valid[row] and not info.pods:
                 self._release(row, info.node.name)
         info.generation += 1
+
+    def save_row(self, row: int) -> SavedRow:
+        """What ``add_pod`` changes on ``row``, for ``restore_row`` (a what-if's cheap undo)."""
+        info = self.infos[row]
+        assert info is not None
+        return SavedRow(self.requested[row].copy(), int(self.pod_count[row]), int(self.nz_cpu[row]),
+                        int(self.nz_mem[row]), dict(info.pods), {k: list(v) for k, v in info.ports.items()},
+                        info.generation)
+
+    def restore_row(self, row: int, saved: SavedRow) -> None:
+        info = self.infos[row]
+        assert info is not None
+        self.requested[row, :] = 0          # a column added meanwhile was 0 here before
+        self.requested[row, : len(saved.requested)] = saved.requested
+        self.pod_count[row], self.nz_cpu[row], self.nz_mem[row] = saved.pod_count, saved.nz_cpu, saved.nz_mem
+        info.pods, info.ports, info.generation = saved.pods, saved.ports, saved.generation
 
     # --- reads -----------------------------------------------------------------------------
     def info(self, row: int) -> NodeInfo:
