@@ -107,6 +107,18 @@ class _Failures:
     parts: list[tuple[str, Rows, Any, Sequence[Status]]] = field(default_factory=list)
 
 
+def _hint_says_queue(events: Sequence[ClusterEventWithHint], pod: Pod, change: ClusterChange) -> bool:
+    """Whether one of ``events`` matches ``change`` and its queueing hint says Queue."""
+    for e in events:
+        if e.event.matches(change.resource, change.actions):
+            try:
+                if e.hint is None or e.hint(pod, change):
+                    return True
+            except Exception:  # a failing hint means Queue, as upstream treats errors
+                return True
+    return False
+
+
 class Framework:
     def __init__(
         self,
@@ -204,28 +216,14 @@ class Framework:
             return True
         for name in rejectors:
             events = self._events.get(name)
-            if events is None:
+            if events is None or _hint_says_queue(events, info.pod, change):
                 return True
-            for e in events:
-                if e.event.matches(change.resource, change.actions):
-                    try:
-                        if e.hint is None or e.hint(info.pod, change):
-                            return True
-                    except Exception:  # a failing hint means Queue, as upstream treats errors
-                        return True
         return False
 
     def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterChange) -> bool:
         """Whether ``change`` may lift the PreEnqueue rejection of a gated pod: only events its
         gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
-        for e in self._events.get(info.gating_plugin) or ():
-            if e.event.matches(change.resource, change.actions):
-                try:
-                    if e.hint is None or e.hint(info.pod, change):
-                        return True
-                except Exception:
-                    return True
-        return False
+        return _hint_says_queue(self._events.get(info.gating_plugin) or (), info.pod, change)
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, *, observe: bool = True
@@ -367,11 +365,11 @@ class Framework:
     def _recheck_nominated(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, passed: Rows,
                            nominated: dict[int, list[Pod]], failures: _Failures) -> Rows:
         keep = np.ones(len(passed), np.bool_)
-        for i, pos in enumerate(passed.tolist()):
-            pods = nominated.get(int(rows[pos]))
-            if pods is None:
-                continue
-            s = self._filter_with(state, pod, snapshot, int(rows[pos]), pods)
+        # Only the passed rows with nominations are visited: one isin, not a Python loop per node.
+        hits = np.flatnonzero(np.isin(rows[passed], np.fromiter(nominated, np.int64, len(nominated))))
+        for i in hits.tolist():
+            pos = int(passed[i])
+            s = self._filter_with(state, pod, snapshot, int(rows[pos]), nominated[int(rows[pos])])
             if not s.is_success():
                 if s.code == Code.ERROR:
                     s = Status.unschedulable(s.message()).with_plugin(s.plugin)
