@@ -180,7 +180,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 
     from scheduler.kubeapi.config import ConfigError, load_config
     from scheduler.kubeapi.leaderelection import validate_timings
-    from scheduler.runner import OperatorRuntime
+    from scheduler.runner import OperatorRuntime, raise_open_file_limit
 
     try:
         validate_timings(leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period)
@@ -198,6 +198,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
                     "lease_duration": leader_elect_lease_duration, "renew_deadline": leader_elect_renew_deadline,
                     "retry_period": leader_elect_retry_period}
     addresses = [metrics_bind_address] + ([health_bind_address] if health_bind_address else [])
+    raise_open_file_limit()
     runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election)
     runtime.start()
     while not runtime.synced.wait(1.0):
@@ -205,9 +206,12 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     if runtime.failed is not None:
         raise click.ClickException(f"the scheduling worker failed to start: {runtime.failed}")
     try:
-        kopf.run(**runtime.kopf_kwargs())
+        # The worker thread's end stops Kopf too: a scheduler that cannot schedule must exit.
+        kopf.run(**runtime.kopf_kwargs(stop_flag=runtime.fatal))
     finally:
         runtime.stop()
+    if runtime.failed is not None:
+        raise click.ClickException(f"the scheduling worker stopped: {runtime.failed}")
 
 
 @main.command()

@@ -13,8 +13,10 @@
              Failure(requeue, report)                                                             │
     finish (async I/O) ◄─────────────────────────────────────────────────────────────────────────┘
         Binding: PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
-                 on error: Unreserve ─► forget ─► requeue with backoff ─► report SchedulerError
+                 on error (any exception, a reset or a timeout too): Unreserve ─► forget ─►
+                     requeue with backoff ─► report SchedulerError
                  on 409 (bound elsewhere) / 404 (gone): forget, drop; never retried
+                 cancelled (deadline passed, leadership lost): Unreserve ─► forget ─► requeue
         Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
 
 ``schedule_one`` returns an outcome object; ``finish`` carries out its I/O through the
@@ -24,6 +26,7 @@ bindings are still in flight, as upstream runs binding in a goroutine.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -261,25 +264,37 @@ class Scheduler:
         else:
             self.queue.add_unschedulable_if_not_present(info)
         self._observe_attempt(f.framework, result, f.started)
-        reason = REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE
+        await self._report(info, REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE, f.message,
+                           f.nominated_node)
+
+    async def _report(self, info: QueuedPodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         try:
-            await self.client.report_failure(info.pod, reason, truncate_message(f.message), f.nominated_node)
+            await self.client.report_failure(info.pod, reason, truncate_message(message), nominated_node)
         except Exception as e:  # reporting must never lose the pod: it is already requeued
             self.api_log.report(f"report failure: {cause_of(e)}", "cannot report scheduling failure of %s: %s",
                                  info.key, e)
 
     async def _bind(self, b: Binding) -> None:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
-        if b.permit_plugin:
-            s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
-            if not s.is_success():
-                await self._binding_failed(b, s, rejected=True)
-                return
-        s = await fwk.run_pre_bind(state, pod, node)
-        if s.is_success():
-            s = await fwk.run_bind(state, pod, node)
+        rejected = False
+        try:
+            if b.permit_plugin:
+                s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
+                rejected = not s.is_success()
+            if not rejected:
+                s = await fwk.run_pre_bind(state, pod, node)
+                if s.is_success():
+                    s = await fwk.run_bind(state, pod, node)
+        except asyncio.CancelledError:
+            # Abandoned: its deadline passed, or this replica stopped leading. Undo it here, while
+            # cancelled (no I/O is possible), so the pod is never left assumed.
+            self._undo_binding(b, Status.as_error(TimeoutError("the binding cycle was abandoned")))
+            log.warning("binding cycle of %s to %s abandoned: the pod is requeued", pod.key, node)
+            raise
+        except Exception as e:  # whatever went wrong, the pod must not stay assumed
+            s = Status.as_error(e)
         if not s.is_success():
-            await self._binding_failed(b, s)
+            await self._binding_failed(b, s, rejected=rejected)
             return
         self.cache.finish_binding(pod)
         fwk.run_post_bind(state, pod, node)
@@ -296,9 +311,15 @@ class Scheduler:
         except Exception as e:
             self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
 
-    async def _binding_failed(self, b: Binding, s: Status, *, rejected: bool = False) -> None:
+    def _undo_binding(self, b: Binding, s: Status, *, rejected: bool = False) -> bool:
+        """Upstream's ``handleBindingCycleError``, its synchronous half: Unreserve, forget the assumed
+        pod, and move the pods its resources may help. Then either drop the pod (bound elsewhere, or
+        gone: a retry would double-bind) or requeue it with backoff. True if it was requeued."""
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
-        fwk.run_unreserve(state, pod, node)
+        try:
+            fwk.run_unreserve(state, pod, node)
+        except Exception:  # a plugin's bug must not keep the pod assumed
+            log.exception("Unreserve of %s failed", pod.key)
         self.cache.forget_pod(pod)
         # The freed resources may help other pods, as upstream's AssignedPodDelete.
         self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=pod,
@@ -308,7 +329,17 @@ class Scheduler:
             log.info("binding %s to %s not needed: %s", pod.key, node, s.message())
             self.queue.done(pod.uid)
             self._observe_attempt(fwk, "error", b.started)
+            return False
+        if rejected:
+            return True         # a Permit rejection: _report_failure files it as unschedulable
+        self.queue.requeue_after_error(b.info)
+        self._observe_attempt(fwk, "error", b.started)
+        return True
+
+    async def _binding_failed(self, b: Binding, s: Status, *, rejected: bool = False) -> None:
+        if not self._undo_binding(b, s, rejected=rejected):
             return
+        fwk = b.framework
         if rejected:
             # A Permit rejection is an unschedulable outcome, reported as a FitError over 1 node.
             b.info.unschedulable_plugins = {s.plugin} if s.plugin else set()
@@ -316,7 +347,7 @@ class Scheduler:
             diag.node_to_status.absent = s
             await self._report_failure(Failure(b.info, fwk, s, fit_error_message(1, diag), b.started))
             return
-        await self._report_failure(Failure(b.info, fwk, s, f"binding rejected: {s.message()}", b.started, error=True))
+        await self._report(b.info, REASON_SCHEDULER_ERROR, f"binding rejected: {s.message()}", None)
 
     def _observe_attempt(self, fwk: Framework, result: str, started: float) -> None:
         if self.metrics is None:

@@ -10,7 +10,12 @@ The hierarchy::
     │   └── PluginArgsError             plugin args that fail validation
     └── ClientError                     an API call made through ``scheduler.client`` failed
         ├── ConflictError               409: e.g. the pod is already bound
-        └── NotFoundError               404: e.g. the pod is gone
+        ├── NotFoundError               404: e.g. the pod is gone
+        └── TransportError              no HTTP answer at all: refused, reset, TLS, or timed out
+
+Transport failures are ``ClientError``s too, so every caller that handles an API failure handles a
+reset connection or a black-holed server the same way: a binding cycle unreserves, forgets and
+requeues with backoff whatever went wrong on the wire.
 
 Every error carries a message a user can act on: the object (``kind ns/name``) and the field
 path (``spec.containers[0].resources.requests.cpu``) when there is one.
@@ -27,6 +32,7 @@ __all__ = [
     "ProfileError",
     "QuantityError",
     "SchedulerError",
+    "TransportError",
     "UnknownPluginError",
 ]
 
@@ -89,3 +95,11 @@ class ConflictError(ClientError):
 
 class NotFoundError(ClientError):
     """404 NotFound."""
+
+
+class TransportError(ClientError):
+    """No HTTP answer: the connection was refused or reset, TLS failed, or the request timed out.
+
+    ``status`` is 0. The message names the method, the path and the cause, never an empty string
+    (``str(TimeoutError())`` is empty, which once made a lease-renewal timeout log nothing).
+    """

@@ -86,6 +86,12 @@ class Metrics:
         self.leader_transitions = Counter(
             "kopf_scheduler_leader_transitions", "Times this replica gained or lost the lease.",
             ["name", "direction"], registry=r)
+        self.unreadable_objects = Gauge(
+            "kopf_scheduler_unreadable_objects", "Objects the scheduler cannot read (kept at their last readable "
+            "state, or not scheduled), by kind.", ["kind"], registry=r)
+        self.component_restarts = Counter(
+            "kopf_scheduler_component_restarts", "In-process restarts of a component that died (pod informer, "
+            "worker, leader elector), by component.", ["component"], registry=r)
         self.profile_reloads = Counter(
             "kopf_scheduler_profile_reloads", "SchedulingProfile compilations, by result (accepted, rejected).",
             ["profile", "result"], registry=r)

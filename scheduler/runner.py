@@ -34,13 +34,14 @@ import os
 import random
 import sys
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlparse
 
-import aiohttp
 from aiohttp import web
 
 from scheduler.errors import ClientError, ParseError
@@ -52,10 +53,72 @@ from scheduler.profiles.crd import GROUP, VERSION
 from scheduler.service import ProfileStatus, SchedulerService
 from scheduler.serving import start_http
 
-__all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers"]
+__all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_file_limit"]
 
 log = logging.getLogger("kopf_scheduler")
 PLURAL = "schedulingprofiles"
+# The informers the initial sync lists, in the order their listings are applied.
+SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", "schedulingprofiles", "pods")
+WATCH_TIMEOUT = 300
+# client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
+BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
+# How long a loop may go without a heartbeat before /healthz calls it stalled. The informer's watch
+# ends at WATCH_TIMEOUT and its read timeout is 30 s more, so a live informer beats within that.
+STALL_AFTER = 60.0
+MAX_REMEMBERED = 10_000
+
+
+class Backoff:
+    """client-go's ``wait.Backoff`` as the reflector configures it: the base doubles from 0.8 s up
+    to the 30 s cap, and each delay is jittered by up to 100 % (so 0.8–1.6 s, 1.6–3.2 s, …)."""
+
+    def __init__(self, initial: float = BACKOFF_INITIAL, cap: float = BACKOFF_CAP) -> None:
+        self.initial, self.cap = initial, cap
+        self.base = initial
+
+    def next(self) -> float:
+        delay = self.base * (1.0 + random.random())
+        self.base = min(self.base * 2, self.cap)
+        return delay
+
+    def reset(self) -> None:
+        self.base = self.initial
+
+
+@dataclass
+class Component:
+    """One supervised loop of the worker thread, as ``/healthz`` sees it: up or down since when,
+    its last error, how often it was restarted, and its heartbeat."""
+
+    name: str
+    stall_after: float | None = None
+    restarts: int = 0
+    last_error: str = ""
+    down_since: float | None = None
+    beat: float = 0.0
+
+    def up(self, now: float) -> None:
+        self.down_since, self.beat = None, now
+
+    def died(self, e: BaseException, now: float) -> None:
+        self.down_since, self.last_error = now, f"{type(e).__name__}: {e}"
+
+    def problem(self, now: float) -> str | None:
+        if self.down_since is not None:
+            return (f"died {now - self.down_since:.0f} s ago ({self.last_error}); restarting "
+                    f"({self.restarts} restarts so far)")
+        if self.stall_after is not None:
+            return _stalled(now - self.beat, self.stall_after)
+        return None
+
+
+def _stalled(idle: float, limit: float) -> str | None:
+    return f"stalled: no progress for {idle:.0f} s" if idle > limit else None
+
+
+async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
 
 
 def find_operator_dir() -> Path:
@@ -67,6 +130,21 @@ def find_operator_dir() -> Path:
         if c and (Path(c) / "main.py").exists():
             return Path(c)
     raise FileNotFoundError("the operator/ handler scripts were not found; set KOPF_SCHEDULER_OPERATOR_DIR")
+
+
+def raise_open_file_limit() -> tuple[int, int]:
+    """Raise the soft open-file limit to the hard one, as the Go runtime does at start (since Go
+    1.19). At the common soft limit of 1,024, a burst of idle connections could exhaust the
+    descriptors, and then ``/healthz`` could not even accept its probe. Returns (soft, hard)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError) as e:
+            log.warning("cannot raise the open-file limit from %d to %d: %s", soft, hard, e)
+    return soft, hard
 
 
 _LOADED: dict[Path, tuple[list[ModuleType], Any]] = {}
@@ -116,11 +194,12 @@ def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, 
 class OperatorRuntime:
     def __init__(self, config: KubeConfig, *, http_addresses: Iterable[tuple[str, int]] = (),
                  seed: int | None = None, series_interval: float = 30.0,
-                 leader_election: dict[str, Any] | None = None) -> None:
+                 leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0) -> None:
         self.config = config
-        self.api = KubeClient(config, limit=128)
+        self.api = KubeClient(config, limit=128, timeout=request_timeout)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
-        self.service = SchedulerService(self.client, seed=seed)
+        # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
+        self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout)
         requests, host = self.service.metrics.rest_client_requests, urlparse(config.server).netloc
         self.api.on_response = lambda method, status: requests.labels(
             str(status) if status is not None else "<error>", host, method).inc()
@@ -140,6 +219,20 @@ class OperatorRuntime:
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         self._pods_rv = ""
+        self.stall_after = STALL_AFTER
+        self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
+        self.components = {c.name: c for c in (
+            Component("worker"), Component("pod-informer", stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER),
+            *([Component("leader-election")] if self.elector is not None else []))}
+        self.synced_kinds: set[str] = set()
+        self.sync_errors: dict[str, str] = {}
+        self._unreadable_pods: dict[str, str] = {}
+        self._unreadable_nodes: dict[str, str] = {}
+        # Set when the worker thread itself ends (not one of its loops, which restart): Kopf stops,
+        # and ``kopf-scheduler run`` exits non-zero so Kubernetes restarts the container.
+        self.fatal = threading.Event()
+        self.service.health = self.health
+        self.service.readiness = self.readiness
         # "thread" (the default) or "task": the worker as a task in Kopf's own loop. "task" exists to
         # measure the choice (BENCHMARKS.md); it serves no HTTP endpoints.
         self.worker_mode = os.environ.get("KOPF_SCHEDULER_WORKER", "thread")
@@ -160,6 +253,9 @@ class OperatorRuntime:
                 log.exception("the scheduling worker stopped")
                 self.synced.set()
             finally:
+                if self._stop is None or not self._stop.is_set():
+                    self.failed = self.failed or RuntimeError("the scheduling worker thread ended")
+                    self.fatal.set()
                 loop.run_until_complete(self.api.close())
                 loop.close()
         self._thread = threading.Thread(target=main, name="scheduling-worker", daemon=True)
@@ -175,28 +271,77 @@ class OperatorRuntime:
         self._stop = asyncio.Event()
         self._runner, self.http_ports = await start_http(
             self.service, self.http_addresses if self.worker_mode == "thread" else [])
-        delay = 0.5
-        while not self._stop.is_set():
-            try:
-                await self.initial_sync()
-                break
-            except ClientError as e:
-                log.warning("initial sync failed, retrying in %.1f s: %s", delay, e)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 30)
+        stop = self._stop
+        await self.initial_sync(stop)
+        if stop.is_set():
+            await self._runner.cleanup()
+            return
         self.service.synced = True
         self.synced.set()
-        elector = asyncio.ensure_future(self.elector.run(self._stop)) if self.elector is not None else None
-        informer = asyncio.ensure_future(self.watch_pods(self._stop))
+        loops = [asyncio.ensure_future(self.supervise(self.components["pod-informer"], self.watch_pods, stop))]
+        if self.elector is not None:
+            # The elector steps down as it dies (its own ``finally``), so a restart is safe.
+            loops.append(asyncio.ensure_future(self.supervise(self.components["leader-election"], self.elector.run,
+                                                              stop)))
         try:
-            await self.service.run_worker(self._stop)
+            await self.supervise(self.components["worker"], self.service.run_worker, stop)
         finally:
-            informer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await informer
-            if elector is not None:
-                await asyncio.wait([elector], timeout=5)
+            for task in loops:
+                task.cancel()
+            await asyncio.wait(loops, timeout=5)
             await self._runner.cleanup()
+
+    async def supervise(self, comp: Component, run: Callable[[asyncio.Event], Awaitable[None]],
+                        stop: asyncio.Event) -> None:
+        """Run one of the worker thread's loops until ``stop``; restart it in-process, with jittered
+        backoff, whenever it dies. Every loop is safe to restart: the informer resumes from its last
+        resourceVersion, the worker finds its bindings on the service, the elector campaigns again.
+        While it is down, ``/healthz`` fails and names it, so a loop that keeps dying gets the process
+        restarted by its liveness probe."""
+        backoff = Backoff(*self.restart_backoff)
+        while not stop.is_set():
+            started = time.monotonic()
+            comp.up(started)
+            try:
+                await run(stop)
+                if stop.is_set():
+                    return
+                raise RuntimeError("it returned while the scheduler was running")
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                comp.died(e, time.monotonic())
+                log.error("%s died; restarting it in-process: %s: %s", comp.name, type(e).__name__, e, exc_info=e)
+            if time.monotonic() - started > BACKOFF_RESET:
+                backoff.reset()
+            await _sleep_unless(stop, backoff.next())
+            if not stop.is_set():
+                comp.restarts += 1
+                self.service.metrics.component_restarts.labels(comp.name).inc()
+
+    # ---- health ---------------------------------------------------------------------------------
+    def health(self) -> dict[str, str | None]:
+        """``/healthz``: each check's problem, or None. Upstream's healthz has the leader-election
+        watchdog; this adds one check per loop of the worker thread (dead, or stalled)."""
+        now = time.monotonic()
+        checks: dict[str, str | None] = {"ping": None}
+        for comp in self.components.values():
+            checks[comp.name] = comp.problem(now)
+        checks["worker"] = checks["worker"] or _stalled(now - self.service.worker_beat, self.stall_after)
+        oldest = self.service.oldest_binding_age()
+        if oldest > self.service.binding_timeout + self.stall_after:
+            checks["binding"] = f"a binding cycle has been running for {oldest:.0f} s"
+        else:
+            checks["binding"] = None
+        if self.elector is not None:
+            checks["leaderElection"] = self.elector.watchdog(now)
+        return checks
+
+    def readiness(self) -> dict[str, str | None]:
+        """``/readyz``: each informer's initial list, and the last error that held it up."""
+        return {f"informer-sync:{kind}": None if kind in self.synced_kinds else
+                (f"not synced: {self.sync_errors[kind]}" if kind in self.sync_errors else "not synced yet")
+                for kind in SYNC_ORDER}
 
     # ---- leadership -----------------------------------------------------------------------------
     def _leadership(self, leading: bool) -> None:
@@ -228,48 +373,97 @@ class OperatorRuntime:
             except ClientError as e:
                 log.warning("cannot write the status of profile %s: %s", name, e)
 
-    async def initial_sync(self) -> None:
-        """List what the informers would, before the first scheduling cycle."""
+    async def initial_sync(self, stop: asyncio.Event | None = None) -> None:
+        """List what the informers would, before the first scheduling cycle.
+
+        Each kind is listed on its own, concurrently, and retried on its own with client-go's
+        reflector backoff (0.8 s doubling to 30 s, jitter 1.0): one failing list neither restarts the
+        others nor throws away what they fetched. The listings are then applied in dependency order
+        (namespaces, nodes, budgets, profiles, pods), so a pod's node and namespace are known first.
+        """
+        stop = stop or asyncio.Event()
+        fetchers: dict[str, Callable[[], Awaitable[Any]]] = {
+            "namespaces": lambda: self.api.list("v1", "Namespace"),
+            "nodes": lambda: self.api.list("v1", "Node"),
+            "poddisruptionbudgets": lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
+            "schedulingprofiles": self._list_profiles,
+            "pods": lambda: self.api.list("v1", "Pod"),
+        }
+        listings = await asyncio.gather(*(self._list_until_synced(kind, fetchers[kind], stop) for kind in SYNC_ORDER))
+        if stop.is_set():
+            return
+        got = dict(zip(SYNC_ORDER, listings, strict=True))
         s = self.service
-        for ns in (await self.api.list("v1", "Namespace"))["items"]:
+        for ns in got["namespaces"]["items"]:
             s.on_namespace("ADDED", ns)
-        for node in (await self.api.list("v1", "Node"))["items"]:
-            try:
-                s.on_node("ADDED", node)
-            except ParseError as e:
-                log.warning("node %s cannot be read: %s", node["metadata"].get("name"), e)
-        for pdb in (await self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"))["items"]:
+        self.synced_kinds.add("namespaces")
+        for node in got["nodes"]["items"]:
+            self.node_event("ADDED", node)
+        self.synced_kinds.add("nodes")
+        for pdb in got["poddisruptionbudgets"]["items"]:
             s.on_pdb("ADDED", pdb)
+        self.synced_kinds.add("poddisruptionbudgets")
+        self.apply_profiles(got["schedulingprofiles"]["items"])
+        self.synced_kinds.add("schedulingprofiles")
+        self.apply_pod_listing(got["pods"])
+        self.synced_kinds.add("pods")
+
+    async def _list_profiles(self) -> Any:
         try:
-            profiles = (await self.api.request("GET", f"/apis/{GROUP}/{VERSION}/{PLURAL}"))["items"]
+            return await self.api.request("GET", f"/apis/{GROUP}/{VERSION}/{PLURAL}")
         except ClientError as e:
             if e.status != 404:
                 raise
             log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
-            profiles = []
+            return {"items": []}
+
+    def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
+        s = self.service
         for p in profiles:
-            s.profile_status[p["metadata"]["name"]] = (s.on_profile(p["metadata"]["name"], p.get("spec") or {}),
+            s.profile_status[p["metadata"]["name"]] = (s.on_profile(p["metadata"]["name"], p.get("spec") or {},
+                                                                     p["metadata"]),
                                                         p["metadata"].get("generation"))
-        await self.relist_pods()
+
+    async def _list_until_synced(self, kind: str, fetch: Callable[[], Awaitable[Any]], stop: asyncio.Event) -> Any:
+        backoff = Backoff()
+        while not stop.is_set():
+            try:
+                listing = await fetch()
+                if not isinstance(listing, dict) or not isinstance(listing.get("items"), list):
+                    raise ClientError(f"the {kind} list is not a List")
+                self.sync_errors.pop(kind, None)
+                return listing
+            except ClientError as e:
+                delay = backoff.next()
+                self.sync_errors[kind] = str(e)
+                log.warning("initial list of %s failed, retrying in %.1f s: %s", kind, delay, e)
+                await _sleep_unless(stop, delay)
+        return None
 
     async def relist_pods(self) -> None:
         """List every pod into the service; pods it knew that are gone are replayed as DELETED."""
-        listing = await self.api.list("v1", "Pod")
+        self.apply_pod_listing(await self.api.list("v1", "Pod"))
+
+    def apply_pod_listing(self, listing: dict[str, Any]) -> None:
         seen: set[str] = set()
         for pod in listing["items"]:
             seen.add(str((pod.get("metadata") or {}).get("uid", "")))
             self.pod_event("ADDED", pod)
         for uid in self.service.known_pod_uids() - seen:
-            self.service.on_pod("DELETED", {"metadata": {"uid": uid}})
-        self._pods_rv = str(listing["metadata"].get("resourceVersion") or "")
+            self.pod_event("DELETED", {"metadata": {"uid": uid}})
+        self._pods_rv = str((listing.get("metadata") or {}).get("resourceVersion") or "")
 
     async def watch_pods(self, stop: asyncio.Event) -> None:
-        """The pod informer: watch from the last version seen; relist on 410; back off on errors."""
+        """The pod informer: watch from the last version seen; relist on 410; back off on errors.
+        Each event and each (re)started watch is a heartbeat of the ``pod-informer`` health check."""
         delay = 0.1
+        comp = self.components["pod-informer"]
         while not stop.is_set():
+            comp.beat = time.monotonic()
             try:
-                async for kind, obj in self.api.watch("v1", "Pod", resource_version=self._pods_rv, timeout=300,
-                                                      params={"allowWatchBookmarks": "true"}):
+                async for kind, obj in self.api.watch("v1", "Pod", resource_version=self._pods_rv,
+                                                      timeout=WATCH_TIMEOUT, params={"allowWatchBookmarks": "true"}):
+                    comp.beat = time.monotonic()
                     rv = (obj.get("metadata") or {}).get("resourceVersion")
                     if rv:
                         self._pods_rv = str(rv)
@@ -285,24 +479,74 @@ class OperatorRuntime:
                 except ClientError as e:
                     log.warning("pod relist failed: %s", e)
                     await asyncio.sleep(delay)
-            except (TimeoutError, ClientError, OSError, aiohttp.ClientError) as e:
+            except ClientError as e:
                 log.info("pod watch interrupted, resuming from %s: %s", self._pods_rv, e)
                 await asyncio.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 5.0)
 
     def pod_event(self, event: str, body: dict[str, Any]) -> None:
-        """Feed a pod event to the service (from any thread); an unreadable pod of ours gets an Event
-        and ``PodScheduled=False``, posted from the worker loop that owns the API session."""
+        """Feed a pod event to the service. No pod can stop the informer: one the scheduler cannot
+        read (or whose handling fails) is logged once, counted in ``kopf_scheduler_unreadable_objects``,
+        and, if it is ours and unbound, gets an Event and ``PodScheduled=False``, posted from the
+        worker loop that owns the API session."""
+        meta = body.get("metadata") or {}
+        uid = str(meta.get("uid", ""))
         try:
             self.service.on_pod(event, body)
-        except ParseError as e:
-            meta, spec = body.get("metadata") or {}, body.get("spec") or {}
-            msg = f"the scheduler cannot read this pod: {e}"
-            log.warning("pod %s/%s: %s", meta.get("namespace"), meta.get("name"), msg)
+        except Exception as e:
+            spec = body.get("spec") or {}
+            spec = spec if isinstance(spec, dict) else {}
+            msg = (f"the scheduler cannot read this pod: {e}" if isinstance(e, ParseError)
+                   else f"the scheduler cannot handle this pod: {type(e).__name__}: {e}")
+            if self._unreadable_pods.get(uid) == msg:
+                return                  # the same problem again (e.g. our own status patch echoed back)
+            self._unreadable_pods[uid] = msg
+            while len(self._unreadable_pods) > MAX_REMEMBERED:
+                self._unreadable_pods.pop(next(iter(self._unreadable_pods)))
+            self.service.metrics.unreadable_objects.labels("Pod").set(len(self._unreadable_pods))
+            log.warning("pod %s/%s: %s", meta.get("namespace"), meta.get("name"), msg,
+                        exc_info=None if isinstance(e, ParseError) else e)
             if not spec.get("nodeName") and self.service.profiles.owner_of(
                     str(spec.get("schedulerName", "default-scheduler"))) is not None:
-                self.submit(self.client.report_invalid(str(meta.get("namespace")), str(meta.get("name")),
-                                                       str(meta.get("uid", "")), str(spec.get("schedulerName")), msg))
+                self.submit(self.client.report_invalid(str(meta.get("namespace")), str(meta.get("name")), uid,
+                                                       str(spec.get("schedulerName")), msg))
+            return
+        if self._unreadable_pods.pop(uid, None) is not None:     # readable again, or deleted
+            self.service.metrics.unreadable_objects.labels("Pod").set(len(self._unreadable_pods))
+
+    def node_event(self, event: str, body: dict[str, Any]) -> None:
+        """Feed a node event to the service (Kopf's handler and the initial sync). A node that
+        cannot be read keeps its last readable state in the cache; it is logged and gets a Warning
+        Event once per distinct problem, and counts in ``kopf_scheduler_unreadable_objects``."""
+        name = str((body.get("metadata") or {}).get("name", ""))
+        try:
+            self.service.on_node(event, body)
+        except ParseError as e:
+            msg = f"the scheduler cannot read this node, and keeps its last readable state: {e}"
+            if self._unreadable_nodes.get(name) != msg:
+                self._unreadable_nodes[name] = msg
+                log.warning("node %s: %s", name, msg)
+                self.submit(self.node_warning(body, msg))
+            self.service.metrics.unreadable_objects.labels("Node").set(len(self._unreadable_nodes))
+            return
+        if self._unreadable_nodes.pop(name, None) is not None:
+            self.service.metrics.unreadable_objects.labels("Node").set(len(self._unreadable_nodes))
+
+    async def node_warning(self, node: dict[str, Any], message: str) -> None:
+        meta = node.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        now = time.time()
+        micro = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+        body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": f"{name}.{time.time_ns():x}", "namespace": "default"},
+                "eventTime": micro, "reportingController": "kopf-scheduler",
+                "reportingInstance": f"kopf-scheduler-{self.client.instance}", "action": "Scheduling",
+                "reason": "FailedToReadNode", "type": "Warning", "note": message[:1024],
+                "regarding": {"kind": "Node", "apiVersion": "v1", "name": name, "uid": str(meta.get("uid", ""))}}
+        try:
+            await self.api.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", body)
+        except ClientError as e:
+            log.warning("cannot post the FailedToReadNode event of node %s: %s", name, e)
 
     def submit(self, coro: Any) -> None:
         """Run a coroutine on the worker loop (from Kopf's thread), fire and forget."""

@@ -43,6 +43,9 @@ __all__ = ["ProfileStatus", "SchedulerService"]
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
 YIELD_EVERY = 16
+# How long a binding cycle (PreBind, Bind) may take beyond its Permit wait before it is abandoned
+# and the pod requeued: twice the API client's request timeout, so one slow retry still fits.
+BINDING_TIMEOUT = 60.0
 
 
 @dataclass
@@ -79,7 +82,7 @@ def node_change(old: Node | None, new: Node) -> frozenset[str]:
 class SchedulerService:
     def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
-                 max_binding_in_flight: int = 256) -> None:
+                 max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT) -> None:
         self.registry = registry or Registry()
         self.metrics = metrics or Metrics()
         self.client = client
@@ -106,6 +109,13 @@ class SchedulerService:
         self.profile_status: dict[str, tuple[ProfileStatus, int | None]] = {}
         self.cycles = 0
         self.last_activity = time.monotonic()
+        self.worker_beat = time.monotonic()
+        self.binding_timeout = binding_timeout
+        self._slots: asyncio.Semaphore | None = None
+        self._bindings: dict[asyncio.Future[None], float] = {}     # in-flight binding cycle -> its start
+        # The edge's health and readiness checks (name -> problem or None), for /healthz and /readyz.
+        self.health: Callable[[], dict[str, str | None]] | None = None
+        self.readiness: Callable[[], dict[str, str | None]] | None = None
 
     # ---- profiles -------------------------------------------------------------------------------
     def on_profile(self, cr_name: str, spec: Mapping[str, Any]) -> ProfileStatus:
@@ -262,24 +272,54 @@ class SchedulerService:
     def parked(self) -> Mapping[str, Pod]:
         return self._parked
 
+    def _binding_done(self, task: asyncio.Future[None]) -> None:
+        self._bindings.pop(task, None)
+
+    def oldest_binding_age(self) -> float:
+        """Seconds the oldest in-flight binding cycle has run (0 with none): the binding watchdog."""
+        return time.monotonic() - min(self._bindings.values()) if self._bindings else 0.0
+
     # ---- the worker -----------------------------------------------------------------------------
     async def run_worker(self, stop: asyncio.Event) -> None:
-        """Pop, schedule, and start each binding cycle as a task; until ``stop`` is set."""
+        """Pop, schedule, and start each binding cycle as a task; until ``stop`` is set.
+
+        Each binding cycle has a deadline (``binding_timeout`` plus the pod's Permit wait): one that
+        has not finished by then is cancelled, which unreserves, forgets and requeues the pod, so no
+        pod stays assumed for ever whatever the network does. A replica that stops leading cancels
+        its bindings at once instead of waiting out their requests. The binding tasks and slots
+        belong to the service, not to this call, so a worker restarted after a crash (the runtime
+        supervises it) sees the bindings its predecessor started. ``worker_beat`` is the liveness
+        heartbeat: it advances every iteration, idle or not.
+        """
         loop = asyncio.get_running_loop()
-        slots = asyncio.Semaphore(self._binding_slots)
-        tasks: set[asyncio.Task[None]] = set()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._binding_slots)
+        slots, tasks = self._slots, self._bindings
+        binding = self.metrics.goroutines.labels("binding")
         last_cleanup = time.monotonic()
 
         async def finish(outcome: Any) -> None:
+            deadline = self.binding_timeout + (outcome.permit_wait if isinstance(outcome, Binding) else 0.0)
+            binding.inc()
             try:
-                await self.scheduler.finish(outcome)
+                await asyncio.wait_for(self.scheduler.finish(outcome), deadline)
+            except TimeoutError:    # the cycle undid itself on the cancellation
+                log.warning("binding cycle of %s did not finish within %.0f s: requeued", outcome.info.key, deadline)
+            except asyncio.CancelledError:
+                if stop.is_set() or not self.leader:
+                    return          # abandoned on purpose; the cycle undid itself
+                raise
             except Exception:  # the cycle already requeued or dropped the pod; never kill the worker
                 log.exception("binding cycle of %s failed", outcome.info.key)
             finally:
+                binding.dec()
                 slots.release()
 
         while not stop.is_set():
+            self.worker_beat = time.monotonic()
             if not self.leader:               # standby: caches stay warm, no cycles, no bindings
+                for task in list(tasks):      # a deposed leader's binds would only race the new one's
+                    task.cancel()
                 await asyncio.sleep(0.05)
                 continue
             if time.monotonic() - last_cleanup > ASSUMED_CLEANUP_PERIOD:
@@ -303,19 +343,25 @@ class SchedulerService:
                 slots.release()
                 log.exception("scheduling cycle of %s failed", info.key)
                 self.queue.requeue_after_error(info)
-                await self.client.report_failure(info.pod, "SchedulerError", f"scheduling cycle failed: {e}", None)
+                try:
+                    await self.client.report_failure(info.pod, "SchedulerError", f"scheduling cycle failed: {e}",
+                                                     None)
+                except Exception as report_error:
+                    log.warning("cannot report the failed cycle of %s: %s", info.key, report_error)
                 continue
             self.cycles += 1
             self.last_activity = time.monotonic()
             task = asyncio.ensure_future(finish(outcome))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            tasks[task] = time.monotonic()
+            task.add_done_callback(self._binding_done)
             # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
             # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),
             # yet a yield per cycle costs throughput (BENCHMARKS.md has both measured).
             if not isinstance(outcome, Binding) or self.cycles % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         self.queue.close()
-        pending = tasks | self._background
+        pending = set(tasks) | self._background
         if pending:
-            await asyncio.wait(pending, timeout=30)
+            _, late = await asyncio.wait(pending, timeout=30)
+            for task in late:
+                task.cancel()

@@ -1,7 +1,12 @@
 """The scheduler's HTTP endpoints (an edge: aiohttp): ``/healthz``, ``/livez``, ``/readyz`` and
 ``/metrics``, as kube-scheduler serves them on its secure port (10259) — here over plain HTTP.
 
-``/readyz`` answers 200 only once the initial sync has filled the cache (``service.synced``);
+``/healthz`` (and ``/livez``) answer 500 naming the check that fails: a loop of the worker thread
+that died and awaits its restart, or stalled, a binding cycle past its deadline, or the leader
+election watchdog (``service.health``, filled by the runtime). The server runs on the worker's own
+loop, so a loop that blocks it makes the probe time out, which a liveness probe counts as a failure too.
+``/readyz`` answers 200 only once every informer's initial list has been applied, naming those that
+have not and their last error (``service.readiness``);
 ``/metrics`` is the Prometheus text format of ``service.metrics.registry``. The server runs on the
 worker's event loop, never on Kopf's.
 """
@@ -24,15 +29,26 @@ def parse_bind_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+def _report(checks: dict[str, str | None], what: str) -> tuple[bool, str]:
+    """Upstream's healthz text: ``[+]name ok`` / ``[-]name failed: why``, then the verdict."""
+    lines = [f"[+]{name} ok" if problem is None else f"[-]{name} failed: {problem}" for name, problem in checks.items()]
+    ok = all(p is None for p in checks.values())
+    lines.append(f"{what} check passed" if ok else f"{what} check failed")
+    return ok, "\n".join(lines) + "\n"
+
+
 def _app(service: SchedulerService) -> web.Application:
     async def healthz(_: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        ok, text = _report(service.health() if service.health is not None else {"ping": None}, "healthz")
+        return web.Response(status=200 if ok else 500, text=text)
 
     async def readyz(_: web.Request) -> web.Response:
+        checks = dict(service.readiness()) if service.readiness is not None else {}
+        if not checks:
+            checks["informer-sync"] = None if service.synced else "caches not synced yet"
+        ok, text = _report(checks, "readyz")
         info = service.leader_info() if service.leader_info is not None else ""
-        if not service.synced:
-            return web.Response(status=503, text=f"[-]informer-sync failed: caches not synced yet\n[+]{info}\n")
-        return web.Response(text=f"[+]informer-sync ok\n[+]{info}\nreadyz check passed\n")
+        return web.Response(status=200 if ok else 503, text=f"{text}{info}\n" if info else text)
 
     async def metrics(_: web.Request) -> web.Response:
         service.refresh_unschedulable_gauge()

@@ -629,7 +629,10 @@ class Framework:
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         t0 = time.perf_counter()
         for p in self.pre_bind:
-            s = await p.pre_bind(state, pod, node_name)
+            try:
+                s = await p.pre_bind(state, pod, node_name)
+            except Exception as e:  # any failure of the binding cycle unreserves and requeues
+                s = Status.as_error(e)
             if not s.is_success():
                 s = s.with_plugin(p.name)
                 self._observe("PreBind", s, t0)
@@ -641,7 +644,10 @@ class Framework:
         t0 = time.perf_counter()
         status = Status(Code.SKIP)
         for p in self.bind:
-            s = await p.bind(state, pod, node_name)
+            try:
+                s = await p.bind(state, pod, node_name)
+            except Exception as e:  # a binder that raises (not only returns an error) fails the bind
+                s = Status.as_error(e)
             if s.is_skip():
                 continue
             status = s.with_plugin(p.name)

@@ -3,6 +3,11 @@
 Paths come from ``resource_path`` for the kinds this project touches, and from discovery for any
 other (custom) kind, cached per client. Watches yield ``(type, object)`` pairs and end when the
 server closes the stream; a ``410`` ERROR event raises ``GoneError`` so the caller relists.
+
+Every failure is a ``ClientError``: an HTTP error status by its code, and a failure with no answer
+at all (refused, reset, TLS, a timeout, a body cut short) as ``TransportError`` with a message that
+names the request and the cause. So no caller has to know aiohttp's exception tree, and none can
+miss a case (a binding cycle that caught only HTTP errors once stranded its pod on a reset).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from scheduler.errors import ClientError, ConflictError, NotFoundError
+from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
 
 __all__ = ["GoneError", "KubeClient", "resource_path"]
@@ -46,6 +51,18 @@ def resource_path(api_version: str, plural: str, namespace: str | None = None, n
     if sub:
         path += f"/{sub}"
     return path
+
+
+_TRANSPORT = (aiohttp.ClientError, OSError, TimeoutError, ValueError)
+
+
+def transport_error(method: str, path: str, e: BaseException, timeout: float | None = None) -> TransportError:
+    """A ``TransportError`` whose message is never empty (``str(TimeoutError())`` is)."""
+    if isinstance(e, TimeoutError | aiohttp.ServerTimeoutError):
+        cause = f"timed out after {timeout:g}s" if timeout else "timed out"
+    else:
+        cause = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return TransportError(f"{method} {path}: {cause}")
 
 
 def _error(status: int, body: Any, headers: Mapping[str, str]) -> ClientError:
@@ -110,12 +127,15 @@ class KubeClient:
                 headers=self._headers(content_type if data is not None else None),
                 timeout=aiohttp.ClientTimeout(total=timeout or self._timeout))
             resp = await ctx.__aenter__()
-        except (aiohttp.ClientError, OSError, TimeoutError):
+        except _TRANSPORT as e:
             self._count(method, None)
-            raise
+            raise transport_error(method, path, e, timeout or self._timeout) from e
         try:
             self._count(method, resp.status)
-            raw = await resp.read()
+            try:
+                raw = await resp.read()
+            except _TRANSPORT as e:
+                raise transport_error(method, path, e, timeout or self._timeout) from e
             try:
                 out = orjson.loads(raw) if raw else None
             except orjson.JSONDecodeError:
@@ -189,24 +209,37 @@ class KubeClient:
         q = {"watch": "true", "timeoutSeconds": str(timeout), **(params or {})}
         if resource_version:
             q["resourceVersion"] = resource_version
-        async with self.session.get(self.config.server + resource_path(api_version, plural, namespace), params=q,
-                                    headers=self._headers(),
-                                    timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30)) as resp:
-            self._count("GET", resp.status)
-            if resp.status >= 400:
-                raise _error(resp.status, orjson.loads(await resp.read() or b"null"), resp.headers)
-            buf = b""
-            async for chunk in resp.content.iter_any():
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    ev = orjson.loads(line)
-                    if ev.get("type") == "ERROR":
-                        st = ev.get("object") or {}
-                        raise _error(int(st.get("code", 500)), st, {})
-                    yield ev["type"], ev["object"]
+        path = resource_path(api_version, plural, namespace)
+        try:
+            async with self.session.get(self.config.server + path, params=q, headers=self._headers(),
+                                        timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30)) as resp:
+                self._count("GET", resp.status)
+                if resp.status >= 400:
+                    raw = await resp.read()
+                    try:
+                        body = orjson.loads(raw) if raw else None
+                    except orjson.JSONDecodeError:
+                        body = raw.decode(errors="replace")
+                    raise _error(resp.status, body, resp.headers)
+                buf = b""
+                async for chunk in resp.content.iter_any():
+                    buf += chunk
+                    *lines, buf = buf.split(b"\n")
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        ev = orjson.loads(line)
+                        if not isinstance(ev, dict) or not isinstance(ev.get("object"), dict):
+                            raise TransportError(f"GET {path}?watch: a watch event that is not an object")
+                        if ev.get("type") == "ERROR":
+                            st = ev["object"]
+                            raise _error(int(st.get("code") or 500), st, {})
+                        yield str(ev.get("type")), ev["object"]
+        except ClientError:
+            raise
+        except _TRANSPORT as e:      # orjson.JSONDecodeError is a ValueError: a stream cut mid-line
+            self._count("GET", None)
+            raise transport_error("GET", path + "?watch", e, timeout + 30) from e
 
 
 async def gather_limited(n: int, coros: list[Any]) -> list[Any]:

@@ -61,6 +61,7 @@ class LeaderElector:
         self.transitions = 0
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
+        self.last_renew = 0.0
         self._path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
 
     def _set_leading(self, value: bool) -> None:
@@ -126,21 +127,34 @@ class LeaderElector:
             if not acquired:
                 await self._sleep(stop, self.retry_period * random.uniform(1.0, JITTER))
                 continue
+            self.last_renew = self.clock()
             self._set_leading(True)
-            last_renew = self.clock()
-            while not stop.is_set():
-                await self._sleep(stop, self.retry_period)
-                try:
-                    ok = await asyncio.wait_for(self.try_acquire_or_renew(),
-                                                timeout=max(0.1, self.renew_deadline - (self.clock() - last_renew)))
-                except (ClientError, TimeoutError) as e:
-                    log.warning("cannot renew lease %s/%s: %s", self.namespace, self.name, e)
-                    ok = False
-                if ok:
-                    last_renew = self.clock()
-                elif self.clock() - last_renew >= self.renew_deadline or self.holder != self.identity:
-                    break                         # stop leading before the lease can expire elsewhere
-            self._set_leading(False)
+            try:
+                while not stop.is_set():
+                    await self._sleep(stop, self.retry_period)
+                    budget = max(0.1, self.renew_deadline - (self.clock() - self.last_renew))
+                    try:
+                        ok = await asyncio.wait_for(self.try_acquire_or_renew(), timeout=budget)
+                    except TimeoutError:
+                        log.warning("cannot renew lease %s/%s: no answer within %.1f s (what is left of the "
+                                    "%.0f s renew deadline)", self.namespace, self.name, budget, self.renew_deadline)
+                        ok = False
+                    except ClientError as e:
+                        log.warning("cannot renew lease %s/%s: %s", self.namespace, self.name, e)
+                        ok = False
+                    if ok:
+                        self.last_renew = self.clock()
+                    elif self.clock() - self.last_renew >= self.renew_deadline or self.holder != self.identity:
+                        break                         # stop leading before the lease can expire elsewhere
+            finally:
+                self._set_leading(False)      # also when this loop dies: a replica that cannot renew must not lead
+
+    def watchdog(self, now: float, timeout: float = 20.0) -> str | None:
+        """client-go's ``HealthzAdaptor`` check, with kube-scheduler's 20 s timeout: a replica that
+        believes it leads but has not renewed for ``leaseDuration + timeout`` is unhealthy."""
+        if self.leading and now - self.last_renew > self.lease_duration + timeout:
+            return f"failed election to renew leadership on lease {self.name}"
+        return None
 
     @staticmethod
     async def _sleep(stop: asyncio.Event, seconds: float) -> None:

@@ -8,6 +8,9 @@ same seed and the same request order fails the same requests. The command line t
     latency=200ms-500ms          every request waits a uniformly drawn 200 to 500 ms
     error:create:pods/binding=0.05/503     5 % of binding creations answer 503 (codes 500, 503, 429)
     error:*:*=0.01               1 % of all requests answer 500
+    reset:create:pods/binding=0.5         half the binding creations: the connection is cut, no answer
+    blackhole:create:pods/binding=1       every binding creation: no answer at all until the client
+                                          gives up (the connection is held at most BLACKHOLE_SECONDS)
     drop-watch=0.001             each delivered watch event cuts its connection with this probability
     gone=0.1                     10 % of watches that name a resourceVersion answer 410 Gone
 
@@ -22,7 +25,11 @@ import random
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["ErrorRule", "FaultError", "Faults", "parse_fault"]
+__all__ = ["BLACKHOLE", "BLACKHOLE_SECONDS", "RESET", "ErrorRule", "FaultError", "Faults", "parse_fault"]
+
+# Not HTTP codes: an ErrorRule with one of these cuts the connection, or never answers.
+RESET, BLACKHOLE = -1, -2
+BLACKHOLE_SECONDS = 120.0
 
 
 class FaultError(ValueError):
@@ -119,9 +126,13 @@ def parse_fault(faults: Faults, text: str) -> None:
         if code and c not in (429, 500, 503):
             raise FaultError(f"invalid fault {text!r}: the code must be 500, 503 or 429")
         faults.errors.append(ErrorRule(parts[1], parts[2], _rate(rate), c))
+    elif parts[0] in ("reset", "blackhole"):
+        if len(parts) != 3:
+            raise FaultError(f"invalid fault {text!r}: {parts[0]}:VERB:RESOURCE=RATE")
+        faults.errors.append(ErrorRule(parts[1], parts[2], _rate(value), RESET if parts[0] == "reset" else BLACKHOLE))
     elif parts[0] == "drop-watch" and len(parts) == 1:
         faults.drop_watch = _rate(value)
     elif parts[0] == "gone" and len(parts) == 1:
         faults.gone = _rate(value)
     else:
-        raise FaultError(f"unknown fault {name!r}: one of latency, error, drop-watch, gone")
+        raise FaultError(f"unknown fault {name!r}: one of latency, error, reset, blackhole, drop-watch, gone")

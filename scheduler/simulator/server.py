@@ -37,7 +37,7 @@ from aiohttp import web
 
 from scheduler.simulator import admission, schema, tables
 from scheduler.simulator.admission import ApiError, status_body
-from scheduler.simulator.faults import Faults
+from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.selectors import SelectorError, field_matcher, label_matcher
@@ -318,6 +318,13 @@ class ApiServer:
             if delay:
                 await asyncio.sleep(delay)
             code = self.faults.error(verb, resource_label)
+            if code == BLACKHOLE:          # hold the request unanswered, then cut it
+                await asyncio.sleep(BLACKHOLE_SECONDS)
+                code = RESET
+            if code == RESET:
+                if request.transport is not None:
+                    request.transport.abort()
+                raise ConnectionResetError("simulated fault: connection reset")
             if code is not None:
                 reason = {429: "TooManyRequests", 503: "ServiceUnavailable"}.get(code, "InternalError")
                 hdrs = {"Retry-After": "1"} if code in (429, 503) else {}

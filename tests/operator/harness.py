@@ -62,12 +62,13 @@ class Env:
 
 @contextmanager
 def running_operator(home: Path, *, series_interval: float = 30, leader_election: dict[str, Any] | None = None,
-                     **cluster_kwargs: Any) -> Iterator[Env]:
+                     runtime_kwargs: dict[str, Any] | None = None, **cluster_kwargs: Any) -> Iterator[Env]:
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
     Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
     runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)], seed=1,
-                              series_interval=series_interval, leader_election=leader_election)
+                              series_interval=series_interval, leader_election=leader_election,
+                              **(runtime_kwargs or {}))
     runtime.start()
     assert runtime.synced.wait(30) and runtime.failed is None
     stop_kopf = start_kopf(runtime)

