@@ -13,6 +13,21 @@ Values are exact (``fractions.Fraction``); conversion to integers rounds *up, aw
 ``Quantity.Value()`` and ``Quantity.MilliValue()`` do, so ``0.5m`` CPU is 1 milli-CPU and ``1.5``
 bytes is 2 bytes. The scheduler only ever stores the integers: CPU in milli-cores, everything else in
 units (bytes for memory and storage, counts for pods and extended resources).
+
+**Out of range.** ``resource.Quantity``'s documentation says no quantity may exceed 2^63-1 in
+magnitude, but upstream is not consistent about it (``quantity.go``, ``scale_int.go``,
+``amount.go``): ``ParseQuantity`` caps only BinarySI values (``8Ei`` becomes 2^63-1), keeps larger
+decimal ones exact in an ``inf.Dec``, and ``ScaledValue`` (hence ``Value``/``MilliValue``) of an
+out-of-range value wraps or returns 0, so upstream reads ``cpu: "1e16"`` as 0 milli-CPU. We keep
+every value exact, as ``inf.Dec`` does (BinarySI too: past 2^63-1 nothing fits anyway). The
+integers are Python ints, so sums (a pod's containers, init-container maxima, overhead) never wrap
+either. Only the node table's int64 columns need a bound; they saturate there
+(``scheduler.cache.node_table``).
+
+A number with more than ``_MAX_DIGITS`` significant digits cannot be converted exactly (CPython
+refuses longer int strings). Such an integer part is far beyond any int64 whatever the suffix, so
+it is read as ``10**_MAX_DIGITS``; a longer fraction is cut and rounded up, which changes nothing
+after rounding to milli-units.
 """
 
 from __future__ import annotations
@@ -46,6 +61,22 @@ _QUANTITY = re.compile(
 # Kubernetes caps decimal exponents far below what Fraction could represent; anything this large
 # is a typo or an attack, and would otherwise make Fraction arithmetic arbitrarily slow.
 _MAX_EXPONENT = 64
+# Below CPython's limit on int-from-string conversion (4300 digits). An integer part this long is
+# >= 10**(_MAX_DIGITS - 64) whatever the suffix: far past any int64, so its exact value never matters.
+_MAX_DIGITS = 1000
+
+
+def _number(text: str) -> Fraction:
+    """The digits ``123.456`` as an exact Fraction, or a saturated one when they are too many."""
+    whole, _, frac = text.partition(".")
+    whole = whole.lstrip("0")
+    frac = frac.rstrip("0")
+    if len(whole) > _MAX_DIGITS:
+        return Fraction(10**_MAX_DIGITS)
+    if len(frac) > _MAX_DIGITS:
+        # Cut, and add less than the cut-off part could be: still strictly above the cut value.
+        return Fraction(int(whole or "0")) + Fraction(int(frac[:_MAX_DIGITS]) * 10 + 1, 10 ** (_MAX_DIGITS + 1))
+    return Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
 
 
 @lru_cache(maxsize=4096)
@@ -59,7 +90,7 @@ def parse_quantity(text: str) -> Fraction:
             f"quantities must match the regular expression "
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
         )
-    number = Fraction(match["num"])
+    number = _number(match["num"])
     if match["bin"]:
         number *= _BINARY[match["bin"]]
     elif match["exp"] is not None:
@@ -90,12 +121,12 @@ def _coerce(raw: object) -> Fraction:
 
 
 def value(raw: object) -> int:
-    """``Quantity.Value()``: whole units, rounded up away from zero."""
+    """``Quantity.Value()``: whole units, rounded up away from zero (exact, never wrapped)."""
     return _round_away(_coerce(raw))
 
 
 def milli_value(raw: object) -> int:
-    """``Quantity.MilliValue()``: thousandths, rounded up away from zero."""
+    """``Quantity.MilliValue()``: thousandths, rounded up away from zero (exact, never wrapped)."""
     return _round_away(_coerce(raw) * 1000)
 
 

@@ -60,3 +60,78 @@ def test_affinity_term_namespaces_default_to_own() -> None:
         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"a": "b"}}, "topologyKey": "zone"}]}}}})
     assert p.anti_affinity_required[0].namespaces == frozenset({"team"})
+
+
+# --- extreme values and wrongly typed numbers (issue #12) ---------------------------------------
+def spread(max_skew: object, **more: object) -> dict:
+    return {"containers": [], "topologySpreadConstraints": [
+        {"maxSkew": max_skew, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", **more}]}
+
+
+@pytest.mark.parametrize(("name", "spec", "field", "problem"), [
+    ("maxSkew as a string", spread("1"), "spec.topologySpreadConstraints[0].maxSkew",
+     'Invalid value: "string": json: cannot unmarshal string into Go struct field '
+     "TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32"),
+    ("maxSkew as a fraction", spread(1.5), "spec.topologySpreadConstraints[0].maxSkew",
+     "cannot unmarshal number 1.5 into Go struct field"),
+    ("maxSkew as a bool", spread(True), "spec.topologySpreadConstraints[0].maxSkew", "cannot unmarshal bool"),
+    ("maxSkew past int32", spread(2**31), "spec.topologySpreadConstraints[0].maxSkew",
+     "cannot unmarshal number 2147483648 into Go struct field"),
+    ("maxSkew zero is a range problem", spread(0), "spec.topologySpreadConstraints[0].maxSkew",
+     "must be greater than zero"),
+    ("maxSkew missing", spread(None), "spec.topologySpreadConstraints[0].maxSkew", "must be greater than zero"),
+    ("minDomains as a string", spread(1, minDomains="2"), "spec.topologySpreadConstraints[0].minDomains",
+     "cannot unmarshal string into Go struct field TopologySpreadConstraint.spec.topologySpreadConstraints"
+     ".minDomains of type int32"),
+    ("priority past int32", {"containers": [], "priority": 2**40}, "spec.priority",
+     "cannot unmarshal number 1099511627776 into Go struct field PodSpec.spec.priority of type int32"),
+    ("hostPort as a string", {"containers": [{"name": "c", "ports": [{"hostPort": "80"}]}]},
+     "spec.containers[0].ports[0].hostPort", "cannot unmarshal string"),
+    ("node affinity weight as a string", {"containers": [], "affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": "5", "preference": {}}]}}},
+     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight", "cannot unmarshal string"),
+    ("Gt past int64", {"containers": [], "affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "k", "operator": "Gt", "values": ["9" * 400]}]}]}}}},
+     "values[0]", "must be an integer"),
+])
+def test_wrongly_typed_numbers_name_the_field_and_the_type(name: str, spec: dict, field: str, problem: str) -> None:
+    with pytest.raises(ParseError) as e:
+        parse_pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    assert field in str(e.value) and problem in str(e.value), (name, str(e.value))
+    assert str(e.value).startswith("Pod ns/p spec."), name
+
+
+def test_max_skew_at_int32_max_parses() -> None:
+    p = parse_pod({"metadata": {"name": "p"}, "spec": spread(2**31 - 1)})
+    assert p.topology_spread[0].max_skew == 2**31 - 1
+
+
+@pytest.mark.parametrize(("name", "spec", "cpu", "nz_cpu"), [
+    ("int64-max CPUs", {"containers": [container("9223372036854775807")]}, (2**63 - 1) * 1000, (2**63 - 1) * 1000),
+    ("1000 containers of 1E: exact, no wrap", {"containers": [container("1E")] * 1000}, 10**24, 10**24),
+    ("1000 init containers: the max, not the sum", {"containers": [container("1")],
+                                                    "initContainers": [container("1e16")] * 1000}, 10**19, 10**19),
+    ("1000 sidecars add up", {"containers": [container()],
+                              "initContainers": [container("8Ei", restart="Always")] * 1000},
+     1000 * 2**63 * 1000, 1000 * 2**63 * 1000 + 100),
+    ("overhead on top of 1e64", {"containers": [container("1e64")], "overhead": {"cpu": "1e64"}},
+     2 * 10**67, 2 * 10**67),
+    ("a 5000-digit quantity", {"containers": [container("1" + "0" * 5000)]}, 10**1003, 10**1003),
+    ("1n", {"containers": [container("1n")]}, 1, 1),
+])
+def test_extreme_requests_stay_exact(name: str, spec: dict, cpu: int, nz_cpu: int) -> None:
+    p = parse_pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    assert p.requests.get("cpu", 0) == cpu, name
+    assert p.non_zero_cpu == nz_cpu, name
+
+
+def test_node_image_size_past_int64_is_capped() -> None:
+    n = parse_node({"metadata": {"name": "n"}, "status": {"images": [{"names": ["a"], "sizeBytes": 10**400}]}})
+    assert n.images == {"a": 2**63 - 1}
+
+
+def test_malformed_node_is_a_parse_error() -> None:
+    with pytest.raises(ParseError) as e:
+        parse_node({"metadata": {"name": "n"}, "status": {"images": ["not-an-object"]}})
+    assert "Node n" in str(e.value)

@@ -51,3 +51,24 @@ def test_arbitrary_text_parses_or_raises_quantity_error(text: str) -> None:
         parse_quantity(text)
     except QuantityError:
         pass
+
+
+@pytest.mark.parametrize(("resource", "raw", "want"), [
+    # Exact, never wrapped or zeroed (upstream's MilliValue of these overflows int64; see quantity.py).
+    ("cpu", "1e16", 10**19), ("cpu", "9223372036854775807", (2**63 - 1) * 1000), ("cpu", "1E", 10**21),
+    ("memory", "8Ei", 2**63), ("memory", "1e64", 10**64), ("cpu", "0", 0), ("cpu", "1n", 1),
+    ("memory", 10**30, 10**30), ("cpu", 1e18, 10**21),
+    # More digits than CPython converts at once: read as 10**1000, or a fraction cut and rounded up.
+    ("memory", "1" + "0" * 5000, 10**1000), ("cpu", "0." + "0" * 5000 + "1", 1),
+    ("cpu", "0000" + "0" * 5000 + "2", 2000), ("memory", "1." + "0" * 5000 + "1", 2),
+])
+def test_extreme_values(resource: str, raw: object, want: int) -> None:
+    assert resource_value(resource, raw) == want
+
+
+@given(st.text(alphabet="0123456789.", min_size=1, max_size=6000), st.sampled_from(["", "m", "n", "E", "Ei", "e-64"]))
+def test_long_digit_strings_parse_or_raise_quantity_error(digits: str, suffix: str) -> None:
+    try:
+        milli_value(digits + suffix)
+    except QuantityError:
+        pass

@@ -16,6 +16,7 @@ from scheduler.quantity import resource_value
 __all__ = ["TAINT_EFFECTS", "Node", "Taint", "parse_node", "parse_taint"]
 
 TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+MAX_INT64 = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,8 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
             if not isinstance(size, int) or size < 0:
                 raise ParseError("must be a non-negative integer", field=f"status.images[{i}].sizeBytes")
             for n in img.get("names") or []:
-                images[n] = size
+                # sizeBytes is an int64 upstream; ImageLocality sums sizes as floats.
+                images[n] = min(size, MAX_INT64)
         return Node(
             name=name,
             uid=meta.get("uid") or "",
@@ -104,3 +106,5 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
         )
     except ParseError as e:
         raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None

@@ -159,6 +159,40 @@ def _str_map(raw: Any, field: str) -> dict[str, str]:
     return dict(raw)
 
 
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _json_type(raw: object) -> str:
+    """How Go's encoding/json names a JSON value it cannot put in a Go number."""
+    if isinstance(raw, bool):
+        return "bool"
+    if isinstance(raw, str):
+        return "string"
+    if isinstance(raw, int | float):
+        return f"number {raw}"
+    if isinstance(raw, Mapping):
+        return "object"
+    return "array" if isinstance(raw, list | tuple) else type(raw).__name__
+
+
+def _int32(raw: object, field: str, go_field: str) -> int:
+    """A JSON value that a Go ``int32`` field accepts, else kube-apiserver's decoding error.
+
+    ``maxSkew: "1"`` never reaches validation upstream: the Pod does not decode. So the message names
+    the field and the type problem (``json: cannot unmarshal string into Go struct field
+    TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32``) instead of a
+    misleading range check. ``go_field`` is the struct-qualified field Go prints.
+    """
+    if raw is None:
+        return 0  # Go's decoder leaves a null number at its zero value
+    if isinstance(raw, int) and not isinstance(raw, bool) and _INT32[0] <= raw <= _INT32[1]:
+        return raw
+    kind = _json_type(raw)
+    shown = kind.split(" ", 1)[0] if " " in kind else kind
+    raise ParseError(f'Invalid value: "{shown}": json: cannot unmarshal {kind} into Go struct field '
+                     f"{go_field} of type int32", field=field)
+
+
 def _requests(raw: Any, field: str) -> dict[str, int]:
     if raw is None:
         return {}
@@ -237,8 +271,8 @@ def _pod_affinity_term(raw: Any, field: str, own_ns: str) -> PodAffinityTerm:
 def _weighted(raw: Any, field: str, own_ns: str) -> WeightedPodAffinityTerm:
     if not isinstance(raw, Mapping):
         raise ParseError("must be an object", field=field)
-    w = raw.get("weight")
-    if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+    w = _int32(raw.get("weight"), f"{field}.weight", "WeightedPodAffinityTerm.weight")
+    if not 1 <= w <= 100:
         raise ParseError("must be in the range 1-100", field=f"{field}.weight")
     return WeightedPodAffinityTerm(w, _pod_affinity_term(raw.get("podAffinityTerm"),
                                                          f"{field}.podAffinityTerm", own_ns))
@@ -247,8 +281,9 @@ def _weighted(raw: Any, field: str, own_ns: str) -> WeightedPodAffinityTerm:
 def _spread(raw: Any, field: str, labels: Mapping[str, str]) -> TopologySpreadConstraint:
     if not isinstance(raw, Mapping):
         raise ParseError("must be an object", field=field)
-    skew = raw.get("maxSkew")
-    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+    go = "TopologySpreadConstraint.spec.topologySpreadConstraints"
+    skew = _int32(raw.get("maxSkew"), f"{field}.maxSkew", f"{go}.maxSkew")
+    if skew <= 0:
         raise ParseError("must be greater than zero", field=f"{field}.maxSkew")
     key = raw.get("topologyKey")
     if not isinstance(key, str) or not key:
@@ -259,7 +294,7 @@ def _spread(raw: Any, field: str, labels: Mapping[str, str]) -> TopologySpreadCo
     min_domains = raw.get("minDomains")
     if min_domains is None:
         min_domains = 1
-    elif not isinstance(min_domains, int) or min_domains <= 0:
+    elif _int32(min_domains, f"{field}.minDomains", f"{go}.minDomains") <= 0:
         raise ParseError("must be greater than zero", field=f"{field}.minDomains")
     elif when != "DoNotSchedule":
         raise ParseError("can only use minDomains if whenUnsatisfiable=DoNotSchedule",
@@ -342,8 +377,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                     images.append(c["image"])
                 if kind == "containers" or restartable:
                     for j, p in enumerate(c.get("ports") or []):
-                        hp = p.get("hostPort") or 0
-                        if not isinstance(hp, int) or not 0 <= hp <= 65535:
+                        hp = _int32(p.get("hostPort") or 0, f"{f}.ports[{j}].hostPort", "ContainerPort.hostPort")
+                        if not 0 <= hp <= 65535:
                             raise ParseError("must be between 1 and 65535, inclusive",
                                              field=f"{f}.ports[{j}].hostPort")
                         if hp:
@@ -369,8 +404,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         pref_na = []
         for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            w = p.get("weight")
-            if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+            w = _int32(p.get("weight"), f"{f}.weight", "PreferredSchedulingTerm.weight")
+            if not 1 <= w <= 100:
                 raise ParseError("must be in the range 1-100", field=f"{f}.weight")
             pref_na.append((w, parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
 
@@ -389,11 +424,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                        for i, c in enumerate(spec.get("topologySpreadConstraints") or []))
         tolerations = tuple(_toleration(t, f"spec.tolerations[{i}]")
                             for i, t in enumerate(spec.get("tolerations") or []))
-        priority = spec.get("priority")
-        if priority is None:
-            priority = 0
-        elif not isinstance(priority, int) or isinstance(priority, bool):
-            raise ParseError("must be an integer", field="spec.priority")
+        priority = _int32(spec.get("priority"), "spec.priority", "PodSpec.spec.priority")
         gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or [])
         owners = meta.get("ownerReferences") or []
         owner_uid = next((o.get("uid", "") for o in owners if o.get("controller")), "")

@@ -14,6 +14,7 @@ Semantics follow ``k8s.io/apimachinery/pkg/labels`` and ``component-helpers/sche
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +56,12 @@ class Requirement:
             return not present
         if not present:
             return False
-        try:
-            have = int(labels[self.key])
-        except ValueError:
-            return False
+        have = parse_int64(labels[self.key])
         (bound,) = self.values
-        return have > int(bound) if op == "Gt" else have < int(bound)
+        want = parse_int64(bound)
+        if have is None or want is None:
+            return False
+        return have > want if op == "Gt" else have < want
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,19 @@ class NodeSelector:
         return any(t.matches(labels, node_name) for t in self.terms)
 
 
+_INT64_TEXT = re.compile(r"[+-]?[0-9]{1,19}")
+
+
+def parse_int64(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(text, 10, 64)``, as upstream reads ``Gt``/``Lt`` values and node
+    labels: ``None`` where Go returns an error (not an integer, or outside int64). Python's ``int``
+    would accept ``" 1_0 "`` and numbers of any size."""
+    if not _INT64_TEXT.fullmatch(text):
+        return None
+    n = int(text)
+    return n if -(2**63) <= n < 2**63 else None
+
+
 def _requirement(raw: Any, field: str, operators: frozenset[str]) -> Requirement:
     if not isinstance(raw, Mapping):
         raise ParseError("must be an object", field=field)
@@ -130,11 +144,9 @@ def _requirement(raw: Any, field: str, operators: frozenset[str]) -> Requirement
         if len(values) != 1:
             raise ParseError("must be specified single value when `operator` is 'Lt' or 'Gt'",
                              field=f"{field}.values")
-        try:
-            int(values[0])
-        except ValueError:
+        if parse_int64(values[0]) is None:
             raise ParseError(f"invalid value {values[0]!r}: must be an integer",
-                             field=f"{field}.values[0]") from None
+                             field=f"{field}.values[0]")
     return Requirement(key, op, frozenset(values))
 
 

@@ -8,7 +8,6 @@ cluster each distinct selector is evaluated once, not once per pod and certainly
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -18,6 +17,7 @@ import numpy.typing as npt
 from scheduler.cache import NodeTable
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Scores
 from scheduler.model import NodeSelector, NodeSelectorTerm, Requirement, Taint, Toleration
+from scheduler.model.selectors import parse_int64
 
 __all__ = [
     "BoolArray",
@@ -50,8 +50,9 @@ def _numeric_values(table: NodeTable, key: str) -> npt.NDArray[np.float64]:
     def compute() -> npt.NDArray[np.float64]:
         out = np.full(len(table.label_values.get(key, ())) + 1, np.nan)
         for i, v in enumerate(table.label_values.get(key, ())):
-            with contextlib.suppress(ValueError):
-                out[i] = int(v)
+            n = parse_int64(v)   # a label that is no int64 matches neither Gt nor Lt, as upstream
+            if n is not None:
+                out[i] = n
         return out
     return derived(table, ("numeric", key), compute)
 
@@ -69,8 +70,11 @@ def requirement_mask(table: NodeTable, req: Requirement) -> BoolArray:
         return col < 0
     (bound,) = req.values
     values = _numeric_values(table, req.key)[col]  # -1 indexes the trailing NaN
+    n = parse_int64(bound)   # validated when the pod was parsed; None only for a hand-built Requirement
+    if n is None:
+        return np.zeros(len(col), np.bool_)
     with np.errstate(invalid="ignore"):
-        return (values > int(bound)) if op == "Gt" else (values < int(bound))
+        return (values > n) if op == "Gt" else (values < n)
 
 
 def _field_mask(table: NodeTable, req: Requirement) -> BoolArray:
