@@ -132,3 +132,91 @@ def test_what_if_restores_every_column_and_the_pod_order(columns_only: bool) -> 
         assert int(t.pod_count[row]) == 0 and not t.info(row).ports
     assert (t.requested[row] == requested).all() and state() == before
     assert int(t.pod_count[t.row_of["n2"]]) == 0
+
+
+# --- saturation: totals never wrap, and stay exact once pods leave (issue #12) -------------------
+CAP = 2**62
+
+
+def cpu_total(cache: Cache, name: str) -> tuple[int, int]:
+    """(the int64 column, the exact total) of a node's requested CPU."""
+    t = cache.table
+    row, col = t.row_of[name], t.resources["cpu"]
+    return int(t.requested[row, col]), t.exact_requested(row, col)
+
+
+@pytest.mark.parametrize(("name", "cpus", "removed", "exact"), [
+    ("one pod past int64 (1e16 CPUs)", ["1e16"], [], 10**19),
+    ("three pods that once wrapped", ["4e15"] * 3, [], 12 * 10**18),
+    ("still past CAP after one removal", ["4e15"] * 3, [0], 8 * 10**18),
+    ("back below CAP after two", ["4e15"] * 3, [0, 1], 4 * 10**18),
+    ("back to the true small total", ["4e15", "4e15", "1"], [0, 1], 1000),
+    ("9223372036854775807 CPUs", ["9223372036854775807"], [], (2**63 - 1) * 1000),
+    ("1E and 8Ei", ["1E", "8Ei"], [1], 10**21),
+    ("all removed", ["1e16", "1e16", "500m"], [0, 1, 2], 0),
+])
+def test_requested_saturates_at_cap_and_stays_exact(name: str, cpus: list[str], removed: list[int],
+                                                    exact: int) -> None:
+    cache = Cache()
+    cache.add_node(node("n"))
+    pods = [pod(f"p{i}", cpu, node_name="n") for i, cpu in enumerate(cpus)]
+    for p in pods:
+        cache.add_pod(p)
+    for i in removed:
+        cache.remove_pod(pods[i])
+    assert cpu_total(cache, "n") == (min(exact, CAP), exact), name
+    t = cache.table
+    row = t.row_of["n"]
+    assert 0 <= int(t.nz_cpu[row]) <= CAP and 0 <= int(t.nz_mem[row]) <= CAP
+    assert bool(t.info(row).over) == (exact >= CAP), name
+
+
+def test_non_zero_columns_saturate_and_come_back() -> None:
+    cache = Cache()
+    cache.add_node(node("n"))
+    from scheduler.cache import NZ_CPU, NZ_MEM
+    huge = [pod(f"h{i}", "4e15", "8Ei", node_name="n") for i in range(3)]
+    small = pod("s", "100m", "1Gi", node_name="n")
+    for p in [*huge, small]:
+        cache.add_pod(p)
+    t, row = cache.table, cache.table.row_of["n"]
+    assert int(t.nz_cpu[row]) == CAP and t.exact_requested(row, NZ_CPU) == 12 * 10**18 + 100
+    assert int(t.nz_mem[row]) == CAP and t.exact_requested(row, NZ_MEM) == 3 * 2**63 + 2**30
+    for p in huge:
+        cache.remove_pod(p)
+    assert int(t.nz_cpu[row]) == 100 and int(t.nz_mem[row]) == 2**30 and not t.info(row).over
+
+
+@pytest.mark.parametrize("columns_only", [False, True])
+def test_what_if_restores_saturated_totals(columns_only: bool) -> None:
+    cache = Cache()
+    cache.add_node(node("n"))
+    pods = [pod(f"p{i}", "4e15", node_name="n") for i in range(3)]
+    for p in pods:
+        cache.add_pod(p)
+    t, row = cache.table, cache.table.row_of["n"]
+    before = (cpu_total(cache, "n"), dict(t.info(row).over), int(t.nz_cpu[row]))
+    with cache.lock, cache.what_if(columns_only=columns_only) as w:
+        w.remove(pods[0], "n")
+        w.remove(pods[1], "n")
+        assert cpu_total(cache, "n") == (4 * 10**18, 4 * 10**18) and not t.info(row).over
+        w.add(pod("x", "1e16"), "n")
+        assert cpu_total(cache, "n") == (CAP, 4 * 10**18 + 10**19)
+    assert (cpu_total(cache, "n"), dict(t.info(row).over), int(t.nz_cpu[row])) == before
+
+
+@pytest.mark.parametrize(("name", "cpu", "column", "big"), [
+    ("ordinary", "4", 4000, False),
+    ("past what x*100 keeps in int64", "1e14", 10**17, True),
+    ("past CAP", "1E", CAP, True),
+    ("int64 max", "9223372036854775807", CAP, True),
+    ("negative is clamped to 0", "-4", 0, False),
+])
+def test_allocatable_is_clamped_and_big_rows_are_listed(name: str, cpu: str, column: int, big: bool) -> None:
+    cache = Cache()
+    cache.add_node(node("n", cpu=cpu))
+    t, row = cache.table, cache.table.row_of["n"]
+    assert int(t.alloc[row, t.resources["cpu"]]) == column, name
+    assert (row in t.big_rows) == big, name
+    cache.add_node(node("n", cpu="4"))           # an update to ordinary numbers takes the row off the list
+    assert row not in t.big_rows

@@ -3,12 +3,15 @@ counts (``counters``) and the per-cycle view the plugins read (``snapshot``)."""
 
 from scheduler.cache.cache import DEFAULT_ASSUMED_TTL, Cache, PodState, WhatIf
 from scheduler.cache.counters import AllTermsMatch, SpreadMatch, TermMatch, term_match
-from scheduler.cache.node_table import CAP, NodeInfo, NodeTable, normalized_image_name
+from scheduler.cache.node_table import CAP, NZ_CPU, NZ_MEM, SCORE_SAFE, NodeInfo, NodeTable, normalized_image_name
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 
 __all__ = [
     "CAP",
     "DEFAULT_ASSUMED_TTL",
+    "NZ_CPU",
+    "NZ_MEM",
+    "SCORE_SAFE",
     "AllTermsMatch",
     "Cache",
     "NodeInfo",

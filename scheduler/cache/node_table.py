@@ -15,8 +15,26 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 * ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
 
 ``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
-removed nodes are recycled. Values are clamped to ``CAP`` so a pod asking for ``1e18`` CPUs can be
-compared without int64 overflow; it still fits nowhere.
+removed nodes are recycled.
+
+**Saturation.** A quantity can be as large as 2^63-1 (``scheduler.quantity``) and a node can hold
+many pods, so a true total does not always fit an int64. Upstream's ``Resource.Add``
+(``pkg/scheduler/framework/types.go``) adds int64s and wraps; three pods of ``cpu: "4e15"`` once
+wrapped a node's total negative here, so a full node looked empty and scores left [0, 100]. Instead:
+
+* every int64 column holds ``min(true value, CAP)`` (``CAP = 2**62``), so filter arithmetic such as
+  ``alloc - requested`` or ``requested + request`` (with the request also capped) cannot overflow;
+* ``NodeInfo.over`` keeps the *exact* Python-int total for the few (row, column) pairs whose total
+  reached CAP (``NZ_CPU`` / ``NZ_MEM`` for the non-zero columns). While a pair is in ``over`` its
+  column reads CAP; once removals bring the total back below CAP the column is exact again. So
+  saturation is lossless: removing the pods that pushed a total past CAP restores the true value.
+* allocatable is clamped to [0, CAP] in ``alloc``; the node keeps the exact numbers.
+  ``big_rows`` lists the rows whose allocatable exceeds ``SCORE_SAFE`` (where ``x * 100`` could
+  overflow int64) so a plugin can take an exact Python-int path for just those rows
+  (``exact_alloc`` / ``exact_requested``), and never in an ordinary cluster.
+
+A column below CAP is exact, so for every node whose allocatable is below CAP the capped columns
+give exactly the filter verdicts and scores that the exact totals would.
 """
 
 from __future__ import annotations
@@ -29,9 +47,15 @@ import numpy.typing as npt
 
 from scheduler.model import HostPort, Node, Pod, Taint
 
-__all__ = ["CAP", "STANDARD_RESOURCES", "NodeInfo", "NodeTable", "normalized_image_name"]
+__all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "STANDARD_RESOURCES", "NodeInfo", "NodeTable",
+           "normalized_image_name"]
 
 CAP = 2**62
+# The largest allocatable for which ``x * MAX_NODE_SCORE`` (x <= allocatable) fits an int64.
+SCORE_SAFE = (2**63 - 1) // 100
+# Keys of NodeInfo.over for the 1-D non-zero request columns (resource columns are >= 0).
+NZ_CPU = -1
+NZ_MEM = -2
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -44,6 +68,16 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+def _store(over: dict[int, int], key: int, total: int) -> int:
+    """The column value for the exact ``total`` of ``key``: the total itself inside (-CAP, CAP);
+    else ±CAP, with the total kept in ``over`` until it comes back into range."""
+    if -CAP < total < CAP:
+        over.pop(key, None)
+        return total
+    over[key] = total
+    return CAP if total > 0 else -CAP
+
+
 @dataclass(slots=True, eq=False)
 class NodeInfo:
     """A node and the pods assigned (or assumed) to it."""
@@ -54,6 +88,8 @@ class NodeInfo:
     # (protocol, port) -> host IPs in use, one entry per pod-port.
     ports: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     generation: int = 0
+    # column (or NZ_CPU / NZ_MEM) -> exact total, only while it lies outside (-CAP, CAP); see module doc.
+    over: dict[int, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -76,6 +112,7 @@ class SavedRow:
     pods: dict[str, Pod]
     ports: dict[tuple[str, int], list[str]]
     generation: int
+    over: dict[int, int]
 
 
 class NodeTable:
@@ -101,6 +138,8 @@ class NodeTable:
         self.label_values: dict[str, list[str]] = {}
         # image -> {row: size}
         self.images: dict[str, dict[int, int]] = {}
+        # Rows whose allocatable exceeds SCORE_SAFE in some column (see module doc).
+        self.big_rows: set[int] = set()
         # Bumped on any change to the set of nodes or to a node's labels/taints/allocatable, so
         # per-node-set derived data (zone order, label masks) can be cached.
         self.version = 0
@@ -201,9 +240,12 @@ class NodeTable:
         info.generation += 1
         self.valid[row] = True
         self.alloc[row, :] = 0
+        self.big_rows.discard(row)
         for name, amount in node.allocatable.items():
             col = self.resource_column(name)  # may widen self.alloc: look it up first
-            self.alloc[row, col] = min(amount, CAP)
+            self.alloc[row, col] = max(0, min(amount, CAP))
+            if amount > SCORE_SAFE:
+                self.big_rows.add(row)
         self.unschedulable[row] = node.unschedulable
         self.taint_set[row] = self._taint_id(node.taints)
         for k, v in node.labels.items():
@@ -243,6 +285,7 @@ class NodeTable:
         del self.row_of[name]
         self.infos[row] = None
         self.alloc[row, :] = 0
+        self.big_rows.discard(row)
         self.requested[row, :] = 0
         self.pod_count[row] = 0
         self.nz_cpu[row] = 0
@@ -255,7 +298,7 @@ class NodeTable:
     def add_pod(self, row: int, pod: Pod, sign: int = 1) -> None:
         info = self.infos[row]
         assert info is not None
-        requested, resources = self.requested, self.resources
+        requested, resources, over = self.requested, self.resources, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
                 continue
@@ -263,10 +306,23 @@ class NodeTable:
             if col is None:
                 col = self.resource_column(name)  # widens self.requested: look it up again
                 requested = self.requested
-            requested[row, col] += sign * (amount if amount < CAP else CAP)
+            # Python-int arithmetic is exact and never wraps; the column takes the total while it lies
+            # in (-CAP, CAP) and no total on this row is saturated (the common, inlined case).
+            if over:
+                requested[row, col] = _store(over, col, over.get(col, requested.item(row, col)) + sign * amount)
+            else:
+                total = requested.item(row, col) + sign * amount
+                requested[row, col] = total if -CAP < total < CAP else _store(over, col, total)
         self.pod_count[row] += sign
-        self.nz_cpu[row] += sign * pod.non_zero_cpu
-        self.nz_mem[row] += sign * pod.non_zero_memory
+        nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
+        if over:
+            nz_cpu[row] = _store(over, NZ_CPU, over.get(NZ_CPU, nz_cpu.item(row)) + sign * pod.non_zero_cpu)
+            nz_mem[row] = _store(over, NZ_MEM, over.get(NZ_MEM, nz_mem.item(row)) + sign * pod.non_zero_memory)
+        else:
+            total = nz_cpu.item(row) + sign * pod.non_zero_cpu
+            nz_cpu[row] = total if -CAP < total < CAP else _store(over, NZ_CPU, total)
+            total = nz_mem.item(row) + sign * pod.non_zero_memory
+            nz_mem[row] = total if -CAP < total < CAP else _store(over, NZ_MEM, total)
         for p in pod.host_ports:
             key = (p.protocol, p.port)
             if sign > 0:
@@ -291,7 +347,7 @@ class NodeTable:
         assert info is not None
         return SavedRow(self.requested[row].copy(), int(self.pod_count[row]), int(self.nz_cpu[row]),
                         int(self.nz_mem[row]), dict(info.pods), {k: list(v) for k, v in info.ports.items()},
-                        info.generation)
+                        info.generation, dict(info.over))
 
     def restore_row(self, row: int, saved: SavedRow) -> None:
         info = self.infos[row]
@@ -300,12 +356,29 @@ class NodeTable:
         self.requested[row, : len(saved.requested)] = saved.requested
         self.pod_count[row], self.nz_cpu[row], self.nz_mem[row] = saved.pod_count, saved.nz_cpu, saved.nz_mem
         info.pods, info.ports, info.generation = saved.pods, saved.ports, saved.generation
+        info.over = dict(saved.over)
 
     # --- reads -----------------------------------------------------------------------------
     def info(self, row: int) -> NodeInfo:
         info = self.infos[row]
         assert info is not None
         return info
+
+    def exact_requested(self, row: int, col: int) -> int:
+        """The exact total of resource column ``col`` (or ``NZ_CPU`` / ``NZ_MEM``) on ``row``."""
+        info = self.infos[row]
+        if info is not None and col in info.over:
+            return info.over[col]
+        if col == NZ_CPU:
+            return self.nz_cpu.item(row)
+        if col == NZ_MEM:
+            return self.nz_mem.item(row)
+        return self.requested.item(row, col)
+
+    def exact_alloc(self, row: int, resource: str) -> int:
+        """The node's exact allocatable ``resource`` (the ``alloc`` column is clamped to [0, CAP])."""
+        info = self.infos[row]
+        return 0 if info is None else max(0, info.node.allocatable.get(resource, 0))
 
     def valid_rows(self) -> IntArray:
         return np.flatnonzero(self.valid[: self.size]).astype(np.int64)

@@ -20,6 +20,15 @@ actual requests; a pod that requests none of them is skipped (best-effort pods d
 
 Everything is computed with integer numpy arithmetic on the node table's columns, matching Go's
 int64 semantics (all operands are non-negative, so floor division equals truncation).
+
+**No overflow.** Upstream computes ``(capacity - requested) * MaxNodeScore / capacity`` on int64
+(``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``) and
+``requested + podRequest`` in ``resource_allocation.go``, which overflow for absurd quantities. Here
+the columns are capped (``scheduler.cache.node_table``): ``requested + request`` saturates at CAP, and
+``alloc - requested`` stays within int64. ``x * 100`` is safe while allocatable is at most
+``SCORE_SAFE``; the rare rows above it (``table.big_rows``) are recomputed with exact Python ints
+from the exact totals, as are Fit's filter verdicts on them. So a pod that asks more than any node
+has fits nowhere (``Insufficient cpu``), and every score lies in [0, 100].
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scheduler.cache import CAP, Snapshot
+from scheduler.cache import CAP, NZ_CPU, NZ_MEM, Snapshot
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import (
@@ -53,6 +62,9 @@ BALANCED_NAME = "NodeResourcesBalancedAllocation"
 REASON_TOO_MANY_PODS = "Too many pods"
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
+# Fit's filter packs (too many pods, short per resource) into one int64 per node; a pod asking for
+# more resources than that (many extended resources) takes the row-matrix path instead.
+_MAX_PACKED = 60
 _PREFILTER_KEY = "PreFilter" + FIT_NAME
 _SKIP = Status(Code.SKIP)
 
@@ -117,6 +129,8 @@ class NodeResourcesFit:
             req = state.read(_PREFILTER_KEY, _Request)
         t = snapshot.table
         pods_col = t.resources["pods"]
+        if len(req.columns) > _MAX_PACKED:
+            return self._filter_many(req, pod, snapshot, rows)
         # bit 0: too many pods; bit i+1: resource i insufficient. Unresolvable is tracked aside.
         bits = (t.pod_count[rows] + 1 > t.alloc[rows, pods_col]).astype(np.int64)
         unresolvable = np.zeros(len(rows), np.bool_)
@@ -125,6 +139,10 @@ class NodeResourcesFit:
             short = amount > alloc - t.requested[rows, col]
             bits |= short.astype(np.int64) << (i + 1)
             unresolvable |= amount > alloc
+        for p, row in _big_positions(snapshot, rows):
+            exact, unres = self._exact_short(req, pod, snapshot, row)
+            bits[p] = (int(bits[p]) & 1) | sum(int(x) << (i + 1) for i, x in enumerate(exact))
+            unresolvable[p] = unres
         failed = bits != 0
         if not failed.any():
             return FilterVerdict(failed)
@@ -133,10 +151,42 @@ class NodeResourcesFit:
         statuses = []
         for k in uniq.tolist():
             b, unres = k >> 1, k & 1
-            reasons = [REASON_TOO_MANY_PODS] if b & 1 else []
-            reasons += [insufficient(name) for i, (name, _, _) in enumerate(req.columns) if b >> (i + 1) & 1]
-            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unres else Code.UNSCHEDULABLE
-            statuses.append(Status(code, tuple(reasons)))
+            statuses.append(_fit_status(req, [bool(b >> j & 1) for j in range(len(req.columns) + 1)], bool(unres)))
+        full_ids = np.zeros(len(rows), np.int64)
+        full_ids[failed] = ids.reshape(-1)
+        return FilterVerdict(failed, statuses, full_ids)
+
+    def _exact_short(self, req: _Request, pod: Pod, snapshot: Snapshot, row: int) -> tuple[list[bool], bool]:
+        """Per resource, is ``row`` short of it; and is any request above its allocatable: with the
+        exact totals, for a row whose allocatable the capped columns do not hold exactly."""
+        t = snapshot.table
+        short, unres = [], False
+        for name, col, _ in req.columns:
+            amount, alloc = pod.requests[name], t.exact_alloc(row, name)
+            short.append(amount > alloc - t.exact_requested(row, col))
+            unres |= amount > alloc
+        return short, unres
+
+    def _filter_many(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        """``filter_nodes`` for a pod requesting more resources than fit one int64 of bits: the
+        verdicts are rows of a boolean matrix (column 0 too many pods, i+1 resource i, last unresolvable)."""
+        t = snapshot.table
+        n = len(req.columns)
+        m = np.zeros((len(rows), n + 2), np.bool_)
+        m[:, 0] = t.pod_count[rows] + 1 > t.alloc[rows, t.resources["pods"]]
+        for i, (_, col, amount) in enumerate(req.columns):
+            alloc = t.alloc[rows, col]
+            m[:, i + 1] = amount > alloc - t.requested[rows, col]
+            m[:, n + 1] |= amount > alloc
+        for p, row in _big_positions(snapshot, rows):
+            exact, unres = self._exact_short(req, pod, snapshot, row)
+            m[p, 1 : n + 1] = exact
+            m[p, n + 1] = unres
+        failed = np.asarray(m[:, : n + 1].any(axis=1), np.bool_)
+        if not failed.any():
+            return FilterVerdict(failed)
+        uniq, ids = np.unique(m[failed], axis=0, return_inverse=True)
+        statuses = [_fit_status(req, r[: n + 1], r[n + 1]) for r in uniq.tolist()]
         full_ids = np.zeros(len(rows), np.int64)
         full_ids[failed] = ids.reshape(-1)
         return FilterVerdict(failed, statuses, full_ids)
@@ -145,6 +195,7 @@ class NodeResourcesFit:
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
+        big = _big_positions(snapshot, rows)
         for name, weight in self._resources:
             pod_req = _pod_request(pod, name, non_zero=True)
             if pod_req == 0 and _is_extended(name):
@@ -154,6 +205,7 @@ class NodeResourcesFit:
                 continue
             alloc, requested = pair
             present = alloc > 0
+            # alloc <= SCORE_SAFE outside ``big``, so ``x * 100`` with x <= alloc cannot overflow there.
             if self._strategy == "LeastAllocated":
                 s = np.where(present & (requested <= alloc),
                              (alloc - requested) * MAX_NODE_SCORE // np.maximum(alloc, 1), 0)
@@ -161,9 +213,19 @@ class NodeResourcesFit:
                 s = np.where(present, np.minimum(requested, alloc) * MAX_NODE_SCORE // np.maximum(alloc, 1), 0)
             else:
                 util = np.where(present & (requested <= alloc),
-                                requested * MAX_UTILIZATION // np.maximum(alloc, 1), MAX_UTILIZATION)
-                s = self._broken_linear(util)
+                                np.minimum(requested, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1),
+                                MAX_UTILIZATION)
+            for p, row in big:
+                a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=True)
+                present[p] = a > 0
+                if self._strategy == "LeastAllocated":
+                    s[p] = (a - r) * MAX_NODE_SCORE // a if a > 0 and r <= a else 0
+                elif self._strategy == "MostAllocated":
+                    s[p] = min(r, a) * MAX_NODE_SCORE // a if a > 0 else 0
+                else:
+                    util[p] = r * MAX_UTILIZATION // a if a > 0 and r <= a else MAX_UTILIZATION
             if self._strategy == "RequestedToCapacityRatio":
+                s = self._broken_linear(util)
                 node_score += s * weight
                 weight_sum += weight
             else:
@@ -206,6 +268,23 @@ class NodeResourcesFit:
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
 
 
+def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:
+    """Fit's status for one verdict pattern: ``short[0]`` too many pods, ``short[i + 1]`` resource i."""
+    reasons = [REASON_TOO_MANY_PODS] if short[0] else []
+    reasons += [insufficient(name) for i, (name, _, _) in enumerate(req.columns) if short[i + 1]]
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, tuple(reasons))
+
+
+def _big_positions(snapshot: Snapshot, rows: Rows) -> list[tuple[int, int]]:
+    """(position in ``rows``, row) of the rows whose allocatable is beyond ``SCORE_SAFE``: the
+    capped columns are not exact there. Empty, at the cost of one set test, in any real cluster."""
+    big = snapshot.table.big_rows
+    if not big:
+        return []
+    pos = np.flatnonzero(np.isin(rows, np.fromiter(big, np.int64, len(big))))
+    return [(p, int(rows[p])) for p in pos.tolist()]
+
+
 def _pod_request(pod: Pod, resource: str, *, non_zero: bool) -> int:
     if non_zero and resource == "cpu":
         return pod.non_zero_cpu
@@ -216,6 +295,8 @@ def _pod_request(pod: Pod, resource: str, *, non_zero: bool) -> int:
 
 def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request: int, *, non_zero: bool
                      ) -> tuple[Scores, Scores] | None:
+    """Allocatable and requested-with-the-pod per row, from the capped columns: the sum saturates at
+    CAP (both terms are at most CAP, and ``min(requested, CAP - r) + r`` cannot overflow)."""
     t = snapshot.table
     col = t.resources.get(resource)
     if col is None:
@@ -227,7 +308,21 @@ def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request:
         requested = t.nz_mem[rows]
     else:
         requested = t.requested[rows, col]
-    return alloc, requested + min(pod_request, CAP)
+    r = min(pod_request, CAP)
+    return alloc, np.minimum(requested, CAP - r) + r
+
+
+def _exact_alloc_requested(snapshot: Snapshot, row: int, resource: str, pod_request: int, *, non_zero: bool
+                           ) -> tuple[int, int]:
+    """``_alloc_requested`` for one row, exactly (Python ints): for the rows in ``_big_positions``."""
+    t = snapshot.table
+    if non_zero and resource == "cpu":
+        col = NZ_CPU
+    elif non_zero and resource == "memory":
+        col = NZ_MEM
+    else:
+        col = t.resources[resource]
+    return t.exact_alloc(row, resource), t.exact_requested(row, col) + pod_request
 
 
 class NodeResourcesBalancedAllocation:
@@ -255,6 +350,10 @@ class NodeResourcesBalancedAllocation:
             alloc, requested = pair
             ok = alloc > 0
             f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
+            for p, row in _big_positions(snapshot, rows):
+                a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
+                ok[p] = a > 0
+                f[p] = 0.0 if a <= 0 else 1.0 if r >= a else r / a   # r / a alone can overflow a float
             fractions.append(np.minimum(f, 1.0))
             present.append(ok)
         if not fractions:
