@@ -1,5 +1,19 @@
-"""SchedulingProfile handlers: validate, compile, swap; report in ``status``; never lose the old one."""
+"""SchedulingProfile handlers: validate, compile, swap; report in ``status``; never lose the old one.
 
+One schedulerName claimed by several profiles is served by the oldest (``scheduler/profiles/
+profile_map.py``). An event on one profile can change another's standing (it wins or loses the
+name), so after each event the statuses the service queued for *other* profiles are written too,
+with a warning Event on each that lost its name. Every status goes through one ``StatusWriter``
+per runtime, which sends the latest state, so a stale status never lands after a newer one.
+
+A deletion is seen on the watch's DELETED event, on every replica, with no finalizer: a finalizer
+would block ``kubectl delete`` while no scheduler runs, and only one replica would see it released.
+"""
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import kopf
@@ -7,29 +21,87 @@ import kopf
 from scheduler.runner import profile_status_body
 
 GROUP, VERSION, PLURAL = "scheduling.kopf-scheduler.io", "v1alpha1", "schedulingprofiles"
+log = logging.getLogger("kopf_scheduler")
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
-async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kopf.Body, patch: kopf.Patch,
-                          memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
-    st = memo.service.on_profile(name, dict(spec))
-    generation = meta.get("generation")
-    memo.service.profile_status[name] = (st, generation)
+async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kopf.Body, memo: kopf.Memo,
+                          logger: kopf.Logger, **_: Any) -> None:
+    st = memo.service.on_profile(name, dict(spec), meta)
+    memo.service.profile_status[name] = (st, meta.get("generation"))
+    others = memo.service.take_profile_updates()
     if not memo.service.leader:
         return          # a standby compiles (warm) but writes nothing; the leader writes the status
-    for key, value in profile_status_body(st, generation).items():
-        patch.status[key] = value
+    write_statuses(memo, [name, *others])
     if st.accepted:
         logger.info(st.message)
+    elif st.reason == "SchedulerNameConflict":
+        kopf.warn(body, reason=st.reason, message=st.message)
     else:
         # The last good version keeps serving; the user sees why this edit was refused.
         kopf.warn(body, reason="InvalidProfile", message=f"profile rejected, the previous version keeps "
                                                          f"serving: {st.message}")
+    warn_losers(memo, others)
 
 
-@kopf.on.delete(GROUP, VERSION, PLURAL, optional=True)
-async def profile_deleted(name: str, memo: kopf.Memo, **_: Any) -> None:
+@kopf.on.event(GROUP, VERSION, PLURAL)
+async def profile_event(event: kopf.RawEvent, name: str, memo: kopf.Memo, **_: Any) -> None:
+    if event["type"] != "DELETED":
+        return
     memo.service.remove_profile(name)
-    memo.service.profile_status.pop(name, None)
+    others = memo.service.take_profile_updates()
+    if memo.service.leader:
+        write_statuses(memo, others)
+        warn_losers(memo, others)
+
+
+def warn_losers(memo: kopf.Memo, names: Iterable[str]) -> None:
+    for other in names:
+        st, _generation = memo.service.profile_status[other]
+        if not st.accepted:
+            ref = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "SchedulingProfile",
+                   "metadata": {"name": other, "uid": memo.service.profile_uids.get(other, "")}}
+            kopf.warn(ref, reason=st.reason or "InvalidProfile", message=st.message)
+
+
+class StatusWriter:
+    """Writes profile statuses on the worker loop (which owns the API session), one at a time, each
+    from the service's latest state when it is sent: an event on one profile rewrites another's
+    status, and a write computed earlier must never land after one computed later."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.pending: set[str] = set()
+        self.lock: asyncio.Lock | None = None
+
+    def want(self, names: Iterable[str]) -> None:
+        self.pending.update(names)
+        self.runtime.submit(self.flush())
+
+    async def flush(self) -> None:
+        if self.lock is None:
+            self.lock = asyncio.Lock()
+        async with self.lock:
+            while self.pending:
+                name = self.pending.pop()
+                current = self.runtime.service.profile_status.get(name)
+                if current is None:
+                    continue                    # deleted meanwhile
+                try:
+                    await self.runtime.api.request("PATCH", f"/apis/{GROUP}/{VERSION}/{PLURAL}/{name}/status",
+                                                   {"status": profile_status_body(*current)},
+                                                   content_type="application/merge-patch+json")
+                except Exception as e:  # 404 (deleted meanwhile) or the network: a new leader rewrites all
+                    log.warning("cannot write the status of profile %s: %s", name, e)
+
+
+_writers: weakref.WeakKeyDictionary[Any, StatusWriter] = weakref.WeakKeyDictionary()
+
+
+def write_statuses(memo: kopf.Memo, names: Iterable[str]) -> None:
+    writer = _writers.get(memo.runtime)
+    if writer is None:
+        writer = _writers[memo.runtime] = StatusWriter(memo.runtime)
+    writer.want(names)

@@ -36,6 +36,7 @@ from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
+from scheduler.profiles.profile_map import ClaimChange
 from scheduler.queue import ClusterChange, SchedulingQueue
 
 __all__ = ["ProfileStatus", "SchedulerService"]
@@ -43,6 +44,7 @@ __all__ = ["ProfileStatus", "SchedulerService"]
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
 YIELD_EVERY = 16
+CONFLICT_REASON = "SchedulerNameConflict"
 # How long a binding cycle (PreBind, Bind) may take beyond its Permit wait before it is abandoned
 # and the pod requeued: twice the API client's request timeout, so one slow retry still fits.
 BINDING_TIMEOUT = 60.0
@@ -57,10 +59,11 @@ class ProfileStatus:
     scheduler_name: str = ""
     plugins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    reason: str = ""        # the condition's reason when not the default (Compiled or Invalid)
 
     def condition(self, generation: int | None) -> dict[str, Any]:
         return {"type": "Accepted", "status": "True" if self.accepted else "False",
-                "reason": "Compiled" if self.accepted else "Invalid", "message": self.message,
+                "reason": self.reason or ("Compiled" if self.accepted else "Invalid"), "message": self.message,
                 "observedGeneration": generation,
                 "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -107,6 +110,9 @@ class SchedulerService:
         self.leader = True
         self.leader_info: Callable[[], str] | None = None
         self.profile_status: dict[str, tuple[ProfileStatus, int | None]] = {}
+        self.profile_uids: dict[str, str] = {}
+        self._compiled: dict[str, ProfileStatus] = {}   # CR -> Accepted status of its latest spec, if it compiled
+        self._profile_updates: set[str] = set()
         self.cycles = 0
         self.last_activity = time.monotonic()
         self.worker_beat = time.monotonic()
@@ -118,40 +124,107 @@ class SchedulerService:
         self.readiness: Callable[[], dict[str, str | None]] | None = None
 
     # ---- profiles -------------------------------------------------------------------------------
-    def on_profile(self, cr_name: str, spec: Mapping[str, Any]) -> ProfileStatus:
-        """Validate and compile a SchedulingProfile; swap it in on success, keep the old one on failure."""
+    def on_profile(self, cr_name: str, spec: Mapping[str, Any],
+                   meta: Mapping[str, Any] | None = None) -> ProfileStatus:
+        """Validate and compile a SchedulingProfile; swap it in on success, keep the old one on failure.
+
+        ``meta`` is the CR's metadata: its ``creationTimestamp`` ranks it among the CRs claiming one
+        schedulerName (``ProfileMap``), its ``generation`` goes in ``profile_status``. The statuses of
+        *other* CRs this changes (a name won or lost) are updated in ``profile_status`` and queued
+        for ``take_profile_updates``.
+        """
+        meta = meta or {}
+        if meta.get("uid"):
+            self.profile_uids[cr_name] = str(meta["uid"])
         try:
             parsed = parse_spec(spec)
             fwk = compile_profile(parsed, registry=self.registry, handle=self.handle, metrics=self.metrics,
                                   seed=self.seed)
-            self.profiles.set(cr_name, fwk)
         except ProfileError as e:
-            self.metrics.profile_reloads.labels(cr_name, "rejected").inc()
-            return ProfileStatus(False, str(e))
-        self.metrics.profile_reloads.labels(cr_name, "accepted").inc()
+            self._compiled.pop(cr_name, None)
+            return self._profile_result(cr_name, meta, ProfileStatus(False, str(e)))
         name = fwk.profile_name
-        # Pods that waited for this schedulerName join the queue; pods the old version left
-        # unschedulable are re-evaluated under the new one.
-        for uid, pod in list(self._parked.items()):
-            if pod.scheduler_name == name:
-                del self._parked[uid]
-                self.queue.add(pod)
-        self.queue.move_all_to_active_or_backoff(ClusterChange("*", frozenset({"*"}), label="ProfileChange"),
-                                                 pre_check=lambda p: p.scheduler_name == name)
-        log.info("profile %s accepted: schedulerName=%s", cr_name, name)
-        return ProfileStatus(True, f"profile compiled: schedulerName {name}", name, fwk.effective_plugins(),
-                             parsed.percentage_of_nodes_to_score)
+        change = self.profiles.set(cr_name, fwk, created=str(meta.get("creationTimestamp") or ""))
+        if change.refused_by is not None:
+            self._compiled.pop(cr_name, None)
+            return self._profile_result(cr_name, meta, ProfileStatus(
+                False, f"spec.schedulerName: schedulerName {name!r} is already served by SchedulingProfile "
+                       f"{change.refused_by!r}, which is older", reason=CONFLICT_REASON))
+        self._compiled[cr_name] = ProfileStatus(True, f"profile compiled: schedulerName {name}", name,
+                                                fwk.effective_plugins(), parsed.percentage_of_nodes_to_score)
+        self._apply_claim_change(change)
+        st = self._standing_status(cr_name)
+        assert st is not None
+        if st.accepted:
+            log.info("profile %s accepted: schedulerName=%s", cr_name, name)
+        return self._profile_result(cr_name, meta, st)
 
     def remove_profile(self, cr_name: str) -> None:
-        """Stop scheduling the profile's schedulerName; its pending pods are parked, untouched."""
-        name = self.profiles.remove(cr_name)
-        if name is None:
-            return
-        for info in self.queue.pending():
-            if info.pod.scheduler_name == name:
-                self.queue.delete(info.pod)
-                self._parked[info.uid] = info.pod
-        log.info("profile %s deleted: schedulerName %s is no longer scheduled", cr_name, name)
+        """Stop serving the profile; the next CR claiming its schedulerName (oldest first) takes
+        it over, else its pending pods are parked, untouched."""
+        claim = self.profiles.claim(cr_name)
+        change = self.profiles.remove(cr_name)
+        self._compiled.pop(cr_name, None)
+        self.profile_status.pop(cr_name, None)
+        self.profile_uids.pop(cr_name, None)
+        self._profile_updates.discard(cr_name)
+        self._apply_claim_change(change)
+        if claim is not None:
+            successor = self.profiles.owner_of(claim.scheduler_name)
+            log.info("profile %s deleted: schedulerName %s is %s", cr_name, claim.scheduler_name,
+                     f"now served by {successor}" if successor else "no longer scheduled")
+
+    def take_profile_updates(self) -> dict[str, tuple[ProfileStatus, int | None]]:
+        """The statuses of CRs that changed because of *another* CR's event, since the last call."""
+        names, self._profile_updates = self._profile_updates, set()
+        return {n: self.profile_status[n] for n in sorted(names) if n in self.profile_status}
+
+    def _profile_result(self, cr_name: str, meta: Mapping[str, Any], st: ProfileStatus) -> ProfileStatus:
+        self.metrics.profile_reloads.labels(cr_name, "accepted" if st.accepted else "rejected").inc()
+        self.profile_status[cr_name] = (st, meta.get("generation"))
+        self._profile_updates.discard(cr_name)
+        return st
+
+    def _standing_status(self, cr_name: str) -> ProfileStatus | None:
+        """The status of a CR whose latest spec compiled: Accepted when it serves its schedulerName,
+        else who holds the name; None for a CR whose latest spec did not compile."""
+        compiled = self._compiled.get(cr_name)
+        if compiled is None:
+            return None
+        holder = self.profiles.owner_of(compiled.scheduler_name)
+        if holder == cr_name:
+            return compiled
+        return ProfileStatus(False, f"spec.schedulerName: schedulerName {compiled.scheduler_name!r} is already "
+                                    f"served by SchedulingProfile {holder!r}, which is older; this profile takes "
+                                    f"over if that one is deleted or renamed", reason=CONFLICT_REASON)
+
+    def _apply_claim_change(self, change: ClaimChange) -> None:
+        served = self.profiles.current
+
+        def named(name: str) -> Callable[[Pod], bool]:
+            return lambda p: p.scheduler_name == name
+
+        for name in change.names:
+            if name in served:
+                # Pods that waited for this schedulerName join the queue; pods the old framework
+                # left unschedulable are re-evaluated under the new one.
+                for uid, pod in list(self._parked.items()):
+                    if pod.scheduler_name == name:
+                        del self._parked[uid]
+                        self.queue.add(pod)
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterChange("*", frozenset({"*"}), label="ProfileChange"),
+                    pre_check=named(name))
+            else:
+                for info in self.queue.pending():
+                    if info.pod.scheduler_name == name:
+                        self.queue.delete(info.pod)
+                        self._parked[info.uid] = info.pod
+        for other in change.others:
+            st = self._standing_status(other)
+            if st is not None:
+                self.profile_status[other] = (st, self.profile_status.get(other, (st, None))[1])
+                self._profile_updates.add(other)
 
     # ---- cluster objects ------------------------------------------------------------------------
     def on_pod(self, event: str, body: Mapping[str, Any]) -> None:

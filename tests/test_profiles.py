@@ -1,3 +1,4 @@
+import itertools
 from pathlib import Path
 
 import pytest
@@ -5,8 +6,12 @@ import yaml
 
 from scheduler.errors import ProfileError
 from scheduler.framework.handle import Handle
+from scheduler.framework.runtime import Framework
 from scheduler.plugins.registry import Registry
-from scheduler.profiles import compile_profile, crd, parse_spec
+from scheduler.profiles import ProfileMap, compile_profile, crd, parse_spec
+from scheduler.profiles.profile_map import rank
+from scheduler.service import SchedulerService
+from tests.builders import MemoryClient
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -112,3 +117,121 @@ def test_crd_is_structural() -> None:
             for v in node:
                 walk(v)
     walk(crd())
+
+
+# ---- who owns a schedulerName --------------------------------------------------------------------
+T0, T1, T2 = "2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z", "2025-01-01T00:00:02Z"
+
+
+def fwk(scheduler: str) -> Framework:
+    return compile_profile(parse_spec({"schedulerName": scheduler}), registry=Registry(), handle=Handle())
+
+
+@pytest.mark.parametrize(("case", "a", "b", "older"), [
+    ("older timestamp wins over the first name", (T1, "a"), (T0, "b"), "b"),
+    ("same second: the first name wins", (T0, "b"), (T0, "a"), "a"),
+    ("fractional seconds still compare as time", ("2025-01-01T00:00:00.5Z", "a"), ("2025-01-01T00:00:00.25Z", "b"),
+     "b"),
+    ("a missing timestamp ranks after any readable one", ("", "a"), (T2, "b"), "b"),
+    ("an unreadable timestamp ranks after any readable one", ("yesterday", "a"), (T2, "b"), "b"),
+    ("two missing timestamps: the name decides", ("", "b"), ("", "a"), "a"),
+])
+def test_rank_orders_by_creation_then_name(case: str, a: tuple[str, str], b: tuple[str, str], older: str) -> None:
+    assert min([a, b], key=lambda x: rank(*x))[1] == older, case
+
+
+# Each case: the claims (CR name, creationTimestamp, schedulerName) and who serves each name.
+OWNERSHIP = [
+    ("one claimant", [("p", T0, "s")], {"s": "p"}),
+    ("oldest wins", [("young", T1, "s"), ("old", T0, "s")], {"s": "old"}),
+    ("the older has the later name", [("a-new", T1, "s"), ("b-old", T0, "s")], {"s": "b-old"}),
+    ("same second: first name", [("zeta", T0, "s"), ("alpha", T0, "s")], {"s": "alpha"}),
+    ("three claimants, two names", [("c", T2, "s"), ("b", T1, "s"), ("a", T2, "t")], {"s": "b", "t": "a"}),
+]
+
+
+@pytest.mark.parametrize(("case", "claims", "owners"), OWNERSHIP, ids=[c[0] for c in OWNERSHIP])
+def test_every_arrival_order_gives_the_same_owner(case: str, claims: list[tuple[str, str, str]],
+                                                  owners: dict[str, str]) -> None:
+    frameworks = {cr: fwk(name) for cr, _, name in claims}
+    for order in itertools.permutations(claims):
+        m = ProfileMap()
+        for cr, created, _ in order:
+            m.set(cr, frameworks[cr], created=created)
+        got = {name: m.owner_of(name) for name in owners}
+        assert got == owners, (case, [c[0] for c in order])
+        assert dict(m.current) == {n: frameworks[cr] for n, cr in owners.items()}
+
+
+def test_deleting_the_owner_hands_the_name_to_the_next_oldest() -> None:
+    m = ProfileMap()
+    m.set("c", fwk("s"), created=T2)
+    m.set("a", fwk("s"), created=T0)
+    m.set("b", fwk("s"), created=T1)
+    assert m.claimants("s") == ["a", "b", "c"]
+    change = m.remove("a")
+    assert m.owner_of("s") == "b" and change.names == {"s"}
+    assert change.others == {"b", "c"}          # b now serves; c now waits for b rather than a
+    change = m.remove("c")                     # a waiting claimant leaves: nobody else changes
+    assert change.names == frozenset() and change.others == frozenset() and m.owner_of("s") == "b"
+    change = m.remove("b")
+    assert change.names == {"s"} and "s" not in m.current and m.owner_of("s") is None
+
+
+def test_an_older_claim_arriving_late_takes_the_name_from_a_younger_one() -> None:
+    m = ProfileMap()
+    young = fwk("s")
+    assert m.set("young", young, created=T1).names == {"s"}
+    young.next_start_node_index = 7
+    old = fwk("s")
+    change = m.set("old", old, created=T0)
+    assert change.names == {"s"} and change.others == {"young"} and m.current["s"] is old
+    assert old.next_start_node_index == 7                   # the node scan goes on where it was
+
+
+@pytest.mark.parametrize(("case", "serving", "refused"), [
+    ("an owner renamed onto an older CR's name is refused and keeps serving", True, True),
+    ("a waiting claimant may move to another name", False, False),
+])
+def test_rename_onto_a_held_name(case: str, serving: bool, refused: bool) -> None:
+    m = ProfileMap()
+    m.set("holder", fwk("t"), created=T0)
+    if not serving:
+        m.set("owner-of-s", fwk("s"), created=T0)
+    m.set("p", fwk("s"), created=T1)
+    before = dict(m.current)
+    change = m.set("p", fwk("t"), created=T1)
+    assert (change.refused_by == "holder") is refused, case
+    if refused:
+        assert dict(m.current) == before and m.owner_of("s") == "p"
+    else:
+        assert m.owner_of("t") == "holder" and m.claimants("t") == ["holder", "p"]
+
+
+def test_renaming_the_owner_frees_its_old_name_for_the_next_claimant() -> None:
+    m = ProfileMap()
+    m.set("a", fwk("s"), created=T0)
+    m.set("b", fwk("s"), created=T1)
+    change = m.set("a", fwk("u"), created=T0)
+    assert change.names == {"s", "u"} and change.others == {"b"}
+    assert m.owner_of("s") == "b" and m.owner_of("u") == "a"
+
+
+def test_service_status_says_who_holds_the_name_and_is_rewritten_when_it_goes() -> None:
+    s = SchedulerService(MemoryClient())
+    young = s.on_profile("young", {"schedulerName": "s"}, {"creationTimestamp": T1, "generation": 1, "uid": "u1"})
+    assert young.accepted
+    old = s.on_profile("old", {"schedulerName": "s"}, {"creationTimestamp": T0, "generation": 3})
+    assert old.accepted and s.profiles.owner_of("s") == "old"
+    updates = s.take_profile_updates()
+    assert list(updates) == ["young"]
+    lost, generation = updates["young"]
+    assert not lost.accepted and lost.reason == "SchedulerNameConflict" and generation == 1
+    assert lost.message.startswith("spec.schedulerName:") and "'old'" in lost.message
+    assert lost.condition(1)["reason"] == "SchedulerNameConflict"
+    assert s.take_profile_updates() == {}
+    s.remove_profile("old")
+    updates = s.take_profile_updates()
+    assert list(updates) == ["young"] and updates["young"][0].accepted
+    assert s.profile_status["young"][0].accepted and "old" not in s.profile_status
+    assert s.profiles.owner_of("s") == "young"

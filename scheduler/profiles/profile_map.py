@@ -1,30 +1,85 @@
 """The live profile map: ``schedulerName -> Framework``, replaced in one assignment.
 
-A SchedulingProfile event compiles the new spec *first*; only a spec that compiles replaces the
-entry, so a bad edit leaves the last good framework serving. Readers take ``current`` once per
-cycle and use that mapping throughout, so a cycle never sees half a change. Two CRs claiming one
-``schedulerName`` are a conflict: the first keeps it, the second is rejected.
+A SchedulingProfile event compiles the new spec *first*; only a spec that compiles becomes the CR's
+*claim* (its last good framework), so a bad edit leaves the last good framework serving. Readers
+take ``current`` once per cycle and use that mapping throughout, so a cycle never sees half a change.
+
+**Who owns a schedulerName.** Several CRs may claim one ``schedulerName``; the *oldest* claimant
+serves it: the smallest ``(metadata.creationTimestamp, metadata.name)`` (``rank``). The owner is a
+function of the set of claims alone, never of the order their events arrived in (initial list,
+watch, Kopf's resume), so every replica and every restart agrees on it. The others wait: their
+status says who holds the name, and when the owner is deleted or renamed the next one in rank
+takes over. A CR that already *serves* a name and is edited to a name an older CR holds is refused,
+like an invalid edit: its last good version keeps serving.
+
+Each change returns a ``ClaimChange``: the schedulerNames whose serving framework changed (their
+pods are requeued, or parked when nobody serves the name any more) and the *other* CRs whose
+standing changed (their status is rewritten).
 """
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from types import MappingProxyType
 
-from scheduler.errors import ProfileError
 from scheduler.framework.runtime import Framework
 from scheduler.model import Pod
 
-__all__ = ["ProfileMap"]
+__all__ = ["Claim", "ClaimChange", "ProfileMap", "owner", "rank"]
+
+
+def rank(created: str, cr_name: str) -> tuple[float, str]:
+    """The ownership order: older ``creationTimestamp`` first, then the name. A timestamp that is
+    missing or unreadable ranks after every readable one, so it never takes a name from a dated CR."""
+    try:
+        t = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() if created else math.inf
+    except ValueError:
+        t = math.inf
+    return t, cr_name
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A CR's claim on a schedulerName: its last good framework."""
+
+    cr_name: str
+    created: str
+    framework: Framework
+
+    @property
+    def scheduler_name(self) -> str:
+        return self.framework.profile_name
+
+    @property
+    def rank(self) -> tuple[float, str]:
+        return rank(self.created, self.cr_name)
+
+
+def owner(claims: Iterable[Claim]) -> Claim | None:
+    """The claim that serves a name among ``claims`` (all for that name): the smallest rank."""
+    return min(claims, key=lambda c: c.rank, default=None)
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """What a ``set`` or ``remove`` changed beyond the CR itself."""
+
+    names: frozenset[str] = frozenset()     # schedulerNames whose serving framework changed or went away
+    others: frozenset[str] = frozenset()    # other CRs whose standing (owner or waiting, and for whom) changed
+    refused_by: str | None = None           # set: the older CR that holds the new name; nothing changed
 
 
 class ProfileMap:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_scheduler: Mapping[str, Framework] = MappingProxyType({})
-        self._owner: dict[str, str] = {}  # schedulerName -> CR name
-        self._cr: dict[str, str] = {}  # CR name -> schedulerName
+        # CR name -> its last good framework; replaced, never mutated, so readers need no lock.
+        self._claims: Mapping[str, Claim] = MappingProxyType({})
+        self._owners: Mapping[str, str] = MappingProxyType({})  # schedulerName -> the CR serving it
 
     @property
     def current(self) -> Mapping[str, Framework]:
@@ -33,39 +88,80 @@ class ProfileMap:
     def for_pod(self, pod: Pod) -> Framework | None:
         return self._by_scheduler.get(pod.scheduler_name)
 
-    def set(self, cr_name: str, framework: Framework) -> Framework | None:
-        """Install ``framework`` for CR ``cr_name``; returns the framework it replaced."""
-        name = framework.profile_name
-        with self._lock:
-            owner = self._owner.get(name)
-            if owner is not None and owner != cr_name:
-                raise ProfileError(f"schedulerName {name!r} is already served by SchedulingProfile {owner!r}",
-                                   field="spec.schedulerName")
-            new = dict(self._by_scheduler)
-            old_name = self._cr.get(cr_name)
-            if old_name is not None and old_name != name:
-                new.pop(old_name, None)
-                self._owner.pop(old_name, None)
-            previous = new.get(name)
+    def _claimants(self, scheduler_name: str) -> list[Claim]:
+        return [c for c in self._claims.values() if c.scheduler_name == scheduler_name]
+
+    def _standing(self, names: Iterable[str]) -> dict[str, str | None]:
+        """CR name -> the owner of its name (itself when it serves), for every claimant of ``names``."""
+        out: dict[str, str | None] = {}
+        for n in names:
+            claims = self._claimants(n)
+            top = owner(claims)
+            for c in claims:
+                out[c.cr_name] = top.cr_name if top is not None else None
+        return out
+
+    def _swap(self, names: Iterable[str], before: dict[str, str | None], exclude: str) -> ClaimChange:
+        """Install each name's owner; report the names and the other CRs that changed."""
+        new = dict(self._by_scheduler)
+        owners = dict(self._owners)
+        changed: set[str] = set()
+        for n in names:
+            top = owner(self._claimants(n))
+            previous = new.get(n)
+            if top is None:
+                owners.pop(n, None)
+                if new.pop(n, None) is not None:
+                    changed.add(n)
+                continue
+            owners[n] = top.cr_name
+            fwk = top.framework
+            if fwk is previous:
+                continue
             if previous is not None:
                 # Keep the round-robin position: a live edit should not restart the node scan.
-                framework.next_start_node_index = previous.next_start_node_index
-            new[name] = framework
-            self._owner[name] = cr_name
-            self._cr[cr_name] = name
-            self._by_scheduler = MappingProxyType(new)
-            return previous
+                fwk.next_start_node_index = previous.next_start_node_index
+            new[n] = fwk
+            changed.add(n)
+        self._by_scheduler = MappingProxyType(new)
+        self._owners = MappingProxyType(owners)
+        after = self._standing(names)
+        others = {cr for cr in before.keys() | after.keys() if cr != exclude and before.get(cr) != after.get(cr)}
+        return ClaimChange(frozenset(changed), frozenset(others))
 
-    def remove(self, cr_name: str) -> str | None:
+    def set(self, cr_name: str, framework: Framework, *, created: str = "") -> ClaimChange:
+        """Make ``framework`` CR ``cr_name``'s claim; ``created`` is its ``creationTimestamp``."""
+        claim = Claim(cr_name, created, framework)
+        name = claim.scheduler_name
         with self._lock:
-            name = self._cr.pop(cr_name, None)
-            if name is None:
-                return None
-            new = dict(self._by_scheduler)
-            new.pop(name, None)
-            self._owner.pop(name, None)
-            self._by_scheduler = MappingProxyType(new)
-            return name
+            prev = self._claims.get(cr_name)
+            names = {name} | ({prev.scheduler_name} if prev is not None else set())
+            if prev is not None and prev.scheduler_name != name and self.owner_of(prev.scheduler_name) == cr_name:
+                holder = owner(self._claimants(name))
+                if holder is not None and holder.rank < claim.rank:
+                    return ClaimChange(refused_by=holder.cr_name)
+            before = self._standing(names)
+            self._claims = MappingProxyType({**self._claims, cr_name: claim})
+            return self._swap(names, before, cr_name)
+
+    def remove(self, cr_name: str) -> ClaimChange:
+        """Drop CR ``cr_name``'s claim; the next claimant in rank, if any, takes its name."""
+        with self._lock:
+            prev = self._claims.get(cr_name)
+            if prev is None:
+                return ClaimChange()
+            names = {prev.scheduler_name}
+            before = self._standing(names)
+            self._claims = MappingProxyType({k: c for k, c in self._claims.items() if k != cr_name})
+            return self._swap(names, before, cr_name)
+
+    def claim(self, cr_name: str) -> Claim | None:
+        return self._claims.get(cr_name)
 
     def owner_of(self, scheduler_name: str) -> str | None:
-        return self._owner.get(scheduler_name)
+        """The CR that serves ``scheduler_name``, if any."""
+        return self._owners.get(scheduler_name)
+
+    def claimants(self, scheduler_name: str) -> list[str]:
+        """Every CR claiming ``scheduler_name``, the owner first, then in rank order."""
+        return [c.cr_name for c in sorted(self._claimants(scheduler_name), key=lambda c: c.rank)]
