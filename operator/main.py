@@ -7,20 +7,43 @@ probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespace
 (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf starts.
 """
 
+import hashlib
+import json
 import logging
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 import kopf
+
+PREFIX = "scheduling.kopf-scheduler.io"
+
+
+class DigestDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):
+    """Kopf's last-handled configuration as a digest of the essence, not the essence itself.
+
+    Kopf's own storage copies the whole essence (spec, labels, annotations) into one annotation, so
+    a profile of about 256 KiB or more makes every patch Kopf sends fail on a real cluster: all the
+    annotations together may hold at most 262,144 bytes. Change detection needs only "same or not",
+    and our handlers read the current ``spec``, never ``old``, ``new`` or ``diff`` (which are now
+    digests), so the annotation is about 130 bytes (key and value) whatever the profile's size.
+    """
+
+    def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
+        essence = cast(dict[str, Any], super().build(body=body, extra_fields=extra_fields))
+        annotations = essence.get("metadata", {}).get("annotations", {})
+        for key in [k for k in annotations if k.startswith(f"{self.prefix}/")]:
+            del annotations[key]        # progress records and markers: Kopf's clear() cannot see into a digest
+        text = json.dumps(essence, sort_keys=True, separators=(",", ":"))
+        return cast(kopf.BodyEssence, {"sha256": hashlib.sha256(text.encode()).hexdigest()})
 
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    # Profiles keep Kopf's state in annotations: status belongs to the scheduler.
-    prefix = "scheduling.kopf-scheduler.io"
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=prefix)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=prefix,
-                                                                            key="last-handled-configuration")
-    settings.persistence.finalizer = f"{prefix}/finalizer"
+    # Profiles keep Kopf's state in annotations: status belongs to the scheduler. The last-handled
+    # configuration is a digest, so a large profile never makes an annotation the API server refuses.
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
+    settings.persistence.diffbase_storage = DigestDiffBaseStorage(prefix=PREFIX, key="last-handled-configuration")
+    settings.persistence.finalizer = f"{PREFIX}/finalizer"
     settings.posting.level = logging.WARNING        # only warnings (a rejected profile) become Events
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
