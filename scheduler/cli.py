@@ -207,7 +207,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
         raise click.ClickException(f"the scheduling worker failed to start: {runtime.failed}")
     try:
         # The worker thread's end stops Kopf too: a scheduler that cannot schedule must exit.
-        kopf.run(**runtime.kopf_kwargs(stop_flag=runtime.fatal))
+        kopf.run(**runtime.kopf_kwargs(stop_flag=runtime.kopf_stop))
     finally:
         runtime.stop()
     if runtime.failed is not None:

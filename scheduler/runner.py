@@ -27,6 +27,7 @@ cycles, so they overlap the next scheduling cycle, as upstream's binding gorouti
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import importlib.util
 import logging
@@ -231,6 +232,9 @@ class OperatorRuntime:
         # Set when the worker thread itself ends (not one of its loops, which restart): Kopf stops,
         # and ``kopf-scheduler run`` exits non-zero so Kubernetes restarts the container.
         self.fatal = threading.Event()
+        # Kopf's stop flag for that: a future, not a threading.Event, which Kopf would wait on in an
+        # executor thread that then blocks the interpreter's exit after a normal SIGTERM.
+        self.kopf_stop: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.service.health = self.health
         self.service.readiness = self.readiness
         # "thread" (the default) or "task": the worker as a task in Kopf's own loop. "task" exists to
@@ -256,6 +260,7 @@ class OperatorRuntime:
                 if self._stop is None or not self._stop.is_set():
                     self.failed = self.failed or RuntimeError("the scheduling worker thread ended")
                     self.fatal.set()
+                    self.release_kopf_stop()
                 loop.run_until_complete(self.api.close())
                 loop.close()
         self._thread = threading.Thread(target=main, name="scheduling-worker", daemon=True)
@@ -547,6 +552,11 @@ class OperatorRuntime:
             await self.api.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", body)
         except ClientError as e:
             log.warning("cannot post the FailedToReadNode event of node %s: %s", name, e)
+
+    def release_kopf_stop(self) -> None:
+        """Resolve Kopf's stop flag (thread-safe, idempotent): Kopf stops, or has stopped."""
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            self.kopf_stop.set_result(None)
 
     def submit(self, coro: Any) -> None:
         """Run a coroutine on the worker loop (from Kopf's thread), fire and forget."""

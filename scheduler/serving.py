@@ -13,12 +13,22 @@ worker's event loop, never on Kopf's.
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from scheduler.service import SchedulerService
 
 __all__ = ["parse_bind_address", "start_http"]
+
+# Idle connections on the serving ports: at most this many, each for at most this long. A probe or a
+# Prometheus scrape holds a connection for milliseconds; keep-alive between scrapes reconnects cheaply.
+MAX_IDLE = 128
+IDLE_SECONDS = 30.0
 
 
 def parse_bind_address(text: str) -> tuple[str, int]:
@@ -63,9 +73,38 @@ def _app(service: SchedulerService) -> web.Application:
     return app
 
 
-async def start_http(service: SchedulerService, addresses: list[tuple[str, int]]) -> tuple[web.AppRunner, list[int]]:
+async def _guard_connections(runner: web.AppRunner, max_idle: int, idle_seconds: float) -> None:
+    """Bound the idle connections: close those idle for ``idle_seconds``, and past ``max_idle`` the
+    oldest idle ones. A connection that never sends a request is never timed out by aiohttp, so a
+    pile of them would otherwise hold file descriptors until ``/healthz`` cannot even be accepted."""
+    first_seen: dict[RequestHandler, float] = {}
+    while True:
+        await asyncio.sleep(min(1.0, idle_seconds / 2))
+        if runner.server is None:
+            continue
+        now = time.monotonic()
+        first_seen = {h: first_seen.get(h, now) for h in runner.server.connections}
+        idle = sorted((t, id(h), h) for h, t in first_seen.items() if not getattr(h, "_request_in_progress", False))
+        excess = len(idle) - max_idle
+        for n, (t, _, h) in enumerate(idle):
+            if n < excess or now - t >= idle_seconds:
+                h.force_close()
+                if h.transport is not None:
+                    h.transport.close()
+
+
+async def start_http(service: SchedulerService, addresses: list[tuple[str, int]], *, max_idle: int = MAX_IDLE,
+                     idle_seconds: float = IDLE_SECONDS) -> tuple[web.AppRunner, list[int]]:
     """Serve every endpoint on each address; returns the runner and the bound ports."""
-    runner = web.AppRunner(_app(service), access_log=None, handle_signals=False)
+    app = _app(service)
+
+    async def guard(_: web.Application) -> AsyncIterator[None]:
+        task = asyncio.ensure_future(_guard_connections(runner, max_idle, idle_seconds))
+        yield
+        task.cancel()
+    if addresses:
+        app.cleanup_ctx.append(guard)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=idle_seconds)
     await runner.setup()
     ports = []
     for host, port in addresses:

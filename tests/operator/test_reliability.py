@@ -204,3 +204,60 @@ def test_the_worker_thread_ending_stops_the_process(tmp_path: Path) -> None:
         rt.start()
         assert rt.fatal.wait(10) and rt.synced.is_set()
         assert isinstance(rt.failed, OSError) and "address already in use" in str(rt.failed)
+
+
+# ---- 7. file descriptors --------------------------------------------------------------------------------------
+def test_idle_connections_cannot_starve_the_health_probe(tmp_path: Path) -> None:
+    """``kopf-scheduler run`` started with the common soft limit of 1,024 open files: 1,100 idle
+    connections to its serving port, and ``/healthz`` still answers. The process raised its soft limit
+    to the hard one, as Go programs do, and closes idle connections past its bound."""
+    import resource
+    import subprocess
+    import sys
+
+    from scheduler.simulator import SimulatedCluster
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4096 or soft < 1500:
+        pytest.skip(f"needs room for 1,100 sockets here and a hard limit above 1,024 (soft {soft}, hard {hard})")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    cluster = SimulatedCluster()
+    cluster.start()
+    p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+                          "--metrics-bind-address", f"127.0.0.1:{port}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard)))
+    idle: list[socket.socket] = []
+
+    def healthz() -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=3) as r:
+                return int(r.status)
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return 0
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and healthz() != 200:
+            time.sleep(0.2)
+        limits = Path(f"/proc/{p.pid}/limits").read_text()
+        row = next(line for line in limits.splitlines() if line.startswith("Max open files")).split()
+        assert row[3] == row[4] == str(hard)                     # soft raised to hard
+        for _ in range(1100):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        codes = []
+        for _ in range(5):
+            codes.append(healthz())
+            time.sleep(0.5)
+        assert codes[-1] == 200, codes
+        opened = len(list(Path(f"/proc/{p.pid}/fd").iterdir()))
+        assert opened < 600, f"{opened} descriptors open: idle connections are not bounded"
+    finally:
+        for s in idle:
+            s.close()
+        p.terminate()
+        p.wait(timeout=30)
+        cluster.stop()
