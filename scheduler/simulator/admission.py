@@ -50,8 +50,12 @@ class ApiError(Exception):
 
 
 def status_body(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:
+    """A failure ``Status``. An empty ``reason`` is left out, as Go's ``omitempty`` leaves out
+    ``StatusReasonUnknown``: that is how kube-apiserver passes on an error it does not recognise (etcd's)."""
     out: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                "reason": reason, "code": code}
+                "code": code}
+    if reason:
+        out["reason"] = reason
     if details:
         out["details"] = details
     return out

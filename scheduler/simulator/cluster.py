@@ -31,6 +31,7 @@ from scheduler.kubeapi import KubeClient, KubeConfig
 from scheduler.simulator.admission import ApiError
 from scheduler.simulator.faults import Faults
 from scheduler.simulator.server import ApiServer
+from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES
 from scheduler.simulator.tls import SelfSigned
 
 __all__ = ["LoadError", "SimulatedCluster", "iter_documents", "new_event_loop", "write_kubeconfig"]
@@ -86,12 +87,16 @@ class SimulatedCluster:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, kubeconfig: str | Path | None = None,
                  load: Iterable[str | Path] = (), faults: Faults | None = None, seed: int = 0,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
-                 history: int = 20_000, threaded: bool = True, token: str | None = None) -> None:
+                 history: int = 20_000, threaded: bool = True, token: str | None = None,
+                 storage_quota_bytes: int = MAX_TOTAL_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES,
+                 watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the simulated cluster serves on loopback only (127.0.0.1)")
         self.host, self.port = host, port
         self.server = ApiServer(token=token, faults=faults, history=history, pod_running_after=pod_running_after,
-                                pod_termination_seconds=pod_termination_seconds, seed=seed)
+                                pod_termination_seconds=pod_termination_seconds, seed=seed,
+                                storage_quota_bytes=storage_quota_bytes, max_object_bytes=max_object_bytes,
+                                watch_buffer_bytes=watch_buffer_bytes)
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig else None
         self._tmp = tempfile.TemporaryDirectory(prefix="kopf-scheduler-sim-")
         self.tls = SelfSigned(Path(self._tmp.name))

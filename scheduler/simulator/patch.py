@@ -7,6 +7,14 @@ lists with a merge key (``containers`` by ``name``, ``taints`` by ``key``, ``con
 ``$patch: delete``, ``$deleteFromPrimitiveList/<field>``, ``$setElementOrder/<field>`` and
 ``$retainKeys`` are understood. Field names are matched by name, whatever the object's depth, which is
 how the built-in types' patch metadata works out in practice.
+
+A JSON patch is the one body that can grow a document far beyond its own size: ``copy`` duplicates a
+subtree, so 23 self-copies double a document 23 times. kube-apiserver bounds it in two ways
+(``endpoints/handlers/patch.go``). A patch may hold at most ``MAX_JSON_PATCH_OPERATIONS`` operations,
+or the answer is 413. The bytes that ``copy`` adds, summed over the patch, may not exceed
+``COPY_SIZE_LIMIT``: evanphx/json-patch's ``AccumulatedCopySizeLimit``, which the apiserver sets to
+``JSONPatchMaxCopyBytes``, 3 MiB. Beyond that the answer is 422. Both checks happen before the
+document grows, so the work a patch can cause is bounded too.
 """
 
 from __future__ import annotations
@@ -14,7 +22,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]
+import orjson
+
+__all__ = ["COPY_SIZE_LIMIT", "MAX_JSON_PATCH_OPERATIONS", "PatchError", "json_patch", "merge_patch",
+           "strategic_merge_patch"]
+
+MAX_JSON_PATCH_OPERATIONS = 10_000
+COPY_SIZE_LIMIT = 3 * 1024 * 1024
 
 
 class PatchError(ValueError):
@@ -105,14 +119,22 @@ def _remove(doc: Any, pointer: str) -> Any:
     return doc
 
 
-def json_patch(target: Any, ops: Any) -> Any:
+def json_patch(target: Any, ops: Any, *, copy_limit: int = COPY_SIZE_LIMIT) -> Any:
     if not isinstance(ops, list):
         raise PatchError("json: cannot unmarshal object into Go value of type jsonpatch.Patch", 400)
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchError(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
+                         f"got {len(ops)}", 413)
     doc = copy.deepcopy(target)
+    copied = 0
     for op in ops:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError("Unable to parse patch operation", 400)
         kind, path = op["op"], op["path"]
+        if not isinstance(path, str) or ("from" in op and not isinstance(op["from"], str)):
+            raise PatchError("Unable to parse patch operation", 400)
+        if kind in ("move", "copy") and "from" not in op:
+            raise PatchError(f"{kind} operation failed to decode from: operation, missing from field")
         if kind == "add":
             doc = _add(doc, path, copy.deepcopy(op.get("value")))
         elif kind == "remove":
@@ -124,7 +146,12 @@ def json_patch(target: Any, ops: Any) -> Any:
             val = _get(doc, op["from"])
             doc = _add(_remove(doc, op["from"]), path, val)
         elif kind == "copy":
-            doc = _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
+            value = orjson.dumps(_get(doc, op["from"]))
+            copied += len(value)
+            if copied > copy_limit:
+                raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is {copied}, "
+                                 f"exceeding the limit {copy_limit}")
+            doc = _add(doc, path, orjson.loads(value))
         elif kind == "test":
             if _get(doc, path) != op.get("value"):
                 raise PatchError(f"testing value {path} failed: test failed")

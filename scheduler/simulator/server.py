@@ -7,8 +7,18 @@ the event loop, so each is atomic and totally ordered by resourceVersion, as etc
 
 Answers follow the real server: ``Status`` bodies with its reasons and messages (``NotFound``,
 ``AlreadyExists``, ``Conflict``, ``Invalid``, ``Gone``/``Expired``, ``BadRequest``,
-``UnsupportedMediaType``, ``RequestEntityTooLarge``, ``TooManyRequests``), Tables for kubectl, and
-watch streams of JSON lines. Faults (``faults.py``) are applied before dispatch.
+``UnsupportedMediaType``, ``RequestEntityTooLarge``, ``TooManyRequests``, ``Timeout``), Tables for
+kubectl, and watch streams of JSON lines. Faults (``faults.py``) are applied before dispatch.
+
+Whatever a client sends gets kube-apiserver's answer, in bounded time and memory:
+
+- Query parameters parse as apimachinery parses them (``params.py``): ``?limit=abc`` is a 400.
+- A name that is not a valid path segment (``..``) is a 400.
+- Bodies are at most 3 MiB, and YAML may not expand past that (``decode.py``).
+- JSON patches are bounded (``patch.py``).
+- Objects and the store are bounded, and so are slow watchers (``store.py``).
+- A read at a resourceVersion the store has not reached waits at most ``FRESH_WAIT`` seconds, then
+  answers ``504 Too large resource version``.
 
 Simulated controllers live here too, small as they are: namespace deletion cascades, PodDisruptionBudget
 status is kept current (as the disruption controller keeps it) and, when ``pod_running_after`` is set,
@@ -28,26 +38,39 @@ import secrets
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import orjson
-import yaml
 from aiohttp import web
 
 from scheduler.simulator import admission, schema, tables
 from scheduler.simulator.admission import ApiError, status_body
+from scheduler.simulator.decode import DecodeError, DepthError, TooLargeError, decode_yaml, encoded_size, summarize
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
+from scheduler.simulator.params import ParamError, go_quote, path_segment_errors, query_bool, query_int64
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.selectors import SelectorError, field_matcher, label_matcher
-from scheduler.simulator.store import Event, Store, Watcher, encode_event, external
+from scheduler.simulator.store import (
+    MAX_OBJECT_BYTES,
+    MAX_PENDING_BYTES,
+    MAX_TOTAL_BYTES,
+    WRITE_CHUNK,
+    Event,
+    Store,
+    Watcher,
+    encode_event,
+    external,
+)
 
 __all__ = ["ApiServer"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 MAX_BODY = 3 * 1024 * 1024
+FRESH_WAIT = 3.0                   # the watch cache's blockTimeout for a resourceVersion not reached yet
+_RV_TOO_HIGH_RETRY_SECONDS = 1     # resourceVersionTooHighRetrySeconds
 PUBLIC = {"/version", "/healthz", "/livez", "/readyz", "/version/"}
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-kopf-scheduler-sim", "gitCommit": "simulated",
@@ -90,6 +113,13 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
+def too_large_resource_version(wanted: int, current: int) -> ApiError:
+    """storage's ``NewTooLargeResourceVersionError``: a 504 Timeout the client retries after a second."""
+    return ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, current: {current}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                     "retryAfterSeconds": _RV_TOO_HIGH_RETRY_SECONDS})
+
+
 def _dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 
@@ -103,10 +133,13 @@ class ApiServer:
 
     def __init__(self, *, token: str | None = None, faults: Faults | None = None, history: int = 20_000,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, storage_quota_bytes: int = MAX_TOTAL_BYTES,
+                 max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         self.faults = faults or Faults(seed=seed)
-        self.store = Store(history)
+        self.store = Store(history, max_object_bytes=max_object_bytes, max_total_bytes=storage_quota_bytes)
+        self.watch_buffer_bytes = watch_buffer_bytes
+        self.terminated_watchers = 0   # apiserver_terminated_watchers_total: watchers dropped for falling behind
         self.registry = ResourceRegistry()
         self.pod_running_after = pod_running_after
         self.pod_termination_seconds = pod_termination_seconds
@@ -302,7 +335,7 @@ class ApiServer:
             namespace = ""
         q = request.query
         method = request.method
-        watch = q.get("watch") in ("1", "true", "True")
+        watch = query_bool(q, "watch")
         verb = {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
                 "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method)
         if verb is None:
@@ -331,21 +364,31 @@ class ApiServer:
                 return self.respond(code, status_body(code, reason, f"simulated fault: {reason}",
                                                       {"retryAfterSeconds": 1} if hdrs else None), hdrs)
         dry = q.get("dryRun") == "All"
+        if verb in ("watch", "list", "deletecollection"):
+            try:      # ListOptions, decoded as a whole before anything else: one bad parameter fails the request
+                limit, timeout = query_int64(q, "limit"), query_int64(q, "timeoutSeconds")
+            except ParamError as e:
+                raise bad_request(str(e)) from None
+        if name and verb != "watch" and (errs := path_segment_errors(name)):
+            # the registry's key functions (NamespaceKeyFunc, NoNamespaceKeyFunc) refuse it
+            raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(errs)}")
         if verb == "watch":
-            return await self.watch(request, rt, namespace or None, name)
+            return await self.watch(request, rt, namespace or None, name, timeout)
         if verb == "list":
-            return self.list(request, rt, namespace or None)
+            await self._wait_fresh(q.get("resourceVersion"))
+            return self.list(request, rt, namespace or None, limit or 0)
         if verb == "get":
             if sub in ("binding", "eviction"):
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                         "resource")
+            await self._wait_fresh(q.get("resourceVersion"))
             obj = self.store.get(rt, namespace, name)
             if obj is None:
                 raise not_found(rt, name)
             return self.send_obj(request, rt, obj)
         if verb == "deletecollection":
             return self.delete_collection(request, rt, namespace or None, dry)
-        body = await self.read_body(request, verb)
+        body = await self.read_body(request, verb, rt)
         if verb == "create":
             if sub == "binding" or rt.plural == "bindings":
                 return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
@@ -368,7 +411,7 @@ class ApiServer:
         code, out = self.delete(rt, namespace, name, body, dry=dry)
         return self.respond(code, out)
 
-    async def read_body(self, request: web.Request, verb: str) -> Any:
+    async def read_body(self, request: web.Request, verb: str, rt: ResourceType) -> Any:
         if request.content_length is not None and request.content_length > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
         raw = await request.read()
@@ -388,12 +431,21 @@ class ApiServer:
             raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
                            "media types include: application/json, application/yaml, "
                            "application/vnd.kubernetes.protobuf")
+        if ctype in ("application/yaml", "application/x-yaml"):
+            # YAML is slow to parse (seconds for a 3 MiB body): off the loop, so other requests go on.
+            try:
+                return await asyncio.get_running_loop().run_in_executor(None, decode_yaml, raw, MAX_BODY)
+            except DecodeError as e:     # transformDecodeError: no kind could be read from a broken body
+                raise bad_request(f"the object provided is unrecognized (must be of type {rt.kind}): {e} "
+                                  f"({summarize(raw)})") from None
+            except TooLargeError as e:
+                raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {e}") from None
         try:
-            if ctype in ("application/yaml", "application/x-yaml"):
-                return yaml.safe_load(raw)
-            return orjson.loads(raw)
-        except (orjson.JSONDecodeError, yaml.YAMLError) as e:
+            body = orjson.loads(raw)
+            encoded_size(body)
+        except (orjson.JSONDecodeError, DepthError) as e:
             raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+        return body
 
     def send_obj(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
         if "as=Table" in request.headers.get("Accept", ""):
@@ -419,7 +471,7 @@ class ApiServer:
             return lambda o: lm(o) and fm(o)
         return lm or fm
 
-    def list(self, request: web.Request, rt: ResourceType, namespace: str | None) -> web.Response:
+    def list(self, request: web.Request, rt: ResourceType, namespace: str | None, limit: int = 0) -> web.Response:
         q = request.query
         match = self._matchers(request, rt)
         rv = self.store.rv
@@ -445,7 +497,6 @@ class ApiServer:
                 raise bad_request("continue key is not valid: illegal base64 data") from None
             objs = [o for o in objs if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
             meta["resourceVersion"] = str(token.get("rv", rv))
-        limit = int(q.get("limit") or 0)
         if limit > 0 and len(objs) > limit:
             last = objs[limit - 1]["metadata"]
             meta["continue"] = base64.urlsafe_b64encode(_dumps({"rv": rv, "start": [last.get("namespace", ""),
@@ -458,15 +509,27 @@ class ApiServer:
         return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,
                                   "items": items})
 
+    async def _wait_fresh(self, raw_rv: str | None) -> None:
+        """A read at a resourceVersion the store has not reached: wait up to ``FRESH_WAIT`` for it, as the
+        watch cache does (``waitUntilFreshAndBlock``), then answer 504 Too large resource version."""
+        if raw_rv in (None, "", "0"):
+            return
+        want = self._parse_rv(raw_rv)
+        if want > self.store.rv and not await self.store.wait_for_rv(want, FRESH_WAIT):
+            raise too_large_resource_version(want, self.store.rv)
+
     @staticmethod
     def _parse_rv(text: str) -> int:
-        try:
+        """``ParseResourceVersion``: an unsigned 64-bit decimal (no sign, no spaces), or 400."""
+        if text.isascii() and text.isdigit() and len(text) <= 20 and int(text) < 2**64:
             return int(text)
-        except ValueError:
-            raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer') from None
+        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer')
 
-    async def watch(self, request: web.Request, rt: ResourceType, namespace: str | None,
-                    name: str) -> web.StreamResponse:
+    async def watch(self, request: web.Request, rt: ResourceType, namespace: str | None, name: str,
+                    timeout_seconds: int | None) -> web.StreamResponse:
+        """A watch stream. Everything that can fail is checked before the 200 goes out and before the
+        watcher is registered, and the watcher is registered in the same step as the snapshot it
+        continues, so no event falls between the two."""
         q = request.query
         match = self._matchers(request, rt, name)
         as_table = "as=Table" in request.headers.get("Accept", "")
@@ -477,39 +540,59 @@ class ApiServer:
                 ext = external(rt, obj)
                 return _dumps({"type": kind, "object": tables.table(
                     rt, [ext], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include)}) + b"\n"
-        w = Watcher(rt, namespace, match, encode)
         raw_rv = q.get("resourceVersion") or ""
+        since = None if raw_rv in ("", "0") else self._parse_rv(raw_rv)
+        bookmarks = query_bool(q, "allowWatchBookmarks")
+        loop = asyncio.get_running_loop()
+        # No timeoutSeconds (or 0): the server's minRequestTimeout (1800 s) times a random factor in [1, 2).
+        timeout = float(timeout_seconds) if timeout_seconds else 1800 + self.rng.random() * 1800
+        deadline = loop.time() + timeout
+        w = Watcher(rt, namespace, match, encode, max_pending_bytes=self.watch_buffer_bytes)
         initial: list[bytes] = []
         expired: bytes | None = None
-        if raw_rv in ("", "0"):
+        if since is None:
             for o in self.store.bucket(rt.store).items(namespace):
                 if match is None or match(o):
                     initial.append(w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o))
         else:
-            since = self._parse_rv(raw_rv)
+            if since > self.store.rv:
+                # Ahead of the store: the watch cache opens the stream and sends only what comes after
+                # ``since`` (it blocks for freshness only for sendInitialEvents, cacher.go).
+                w.after_rv = since
             events = None if self.faults.active and self.faults.force_gone() else self.store.since(rt, since)
             if events is None:
                 expired = _dumps({"type": "ERROR", "object": status_body(
                     410, "Expired", f"too old resource version: {since} ({self.store.bucket(rt.store).compacted})")}
                 ) + b"\n"
             else:
-                for ev in events:
-                    w.offer(ev)
+                initial.extend(data for ev in events if (data := w.render(ev)) is not None)
         resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON, "Cache-Control": "no-cache"})
         resp.enable_chunked_encoding()
-        await resp.prepare(request)
         if expired is not None:
+            await resp.prepare(request)
             await resp.write(expired)
             await resp.write_eof()
             return resp
         bucket = self.store.bucket(rt.store)
         bucket.watchers.add(w)
-        loop = asyncio.get_running_loop()
-        timeout = float(q.get("timeoutSeconds") or 1800 + self.rng.random() * 1800)
-        deadline = loop.time() + timeout
-        bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
-        w.pending.extend(initial)
+        # A watcher that falls behind is terminated (store.py); its stream is cut, whatever it is waiting for.
+        w.on_terminate = lambda: request.transport.abort() if request.transport is not None else None
+
+        async def send(chunk: bytes, n: int) -> bool:
+            if self.faults.active and any(self.faults.drop() for _ in range(n)):
+                if request.transport is not None:
+                    request.transport.close()
+                return False
+            await resp.write(chunk)
+            w.sent += n
+            return True
+
         try:
+            await resp.prepare(request)
+            for chunk, n in _chunks(initial):
+                if not await send(chunk, n):
+                    return resp
+            del initial
             while True:
                 if not w.pending:
                     if w.closed:
@@ -519,7 +602,7 @@ class ApiServer:
                         break
                     w.wake.clear()
                     try:
-                        await asyncio.wait_for(w.wake.wait(), min(remaining, 1.0 if bookmarks else remaining))
+                        await asyncio.wait_for(w.wake.wait(), min(remaining, 1.0 if bookmarks else 3600.0))
                     except TimeoutError:
                         if bookmarks and deadline - loop.time() > 0:
                             await resp.write(_dumps({"type": "BOOKMARK", "object": {
@@ -527,19 +610,15 @@ class ApiServer:
                                 "metadata": {"resourceVersion": str(self.store.rv)}}}) + b"\n")
                         continue
                     continue
-                chunk = b"".join(w.pending)
-                n = len(w.pending)
-                w.pending.clear()
-                if self.faults.active and any(self.faults.drop() for _ in range(n)):
-                    if request.transport is not None:
-                        request.transport.close()
+                if not await send(*w.take()):
                     return resp
-                await resp.write(chunk)
-                w.sent += n
         except (ConnectionResetError, ConnectionError):
             return resp
         finally:
             bucket.watchers.discard(w)
+            w.close()
+            if w.terminated:
+                self.terminated_watchers += 1
         with contextlib.suppress(ConnectionError):
             await resp.write_eof()
         return resp
@@ -834,6 +913,8 @@ class ApiServer:
                     raise bad_request("the patch must be a JSON object")
                 doc = merge_patch(current, body)
         except PatchError as e:
+            if e.code == 413:
+                raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {e}") from None
             raise ApiError(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e)) from None
         if not isinstance(doc, dict):
             raise bad_request("the patched object is not an object")
@@ -1025,7 +1106,10 @@ class ApiServer:
                             "disruptionsAllowed": allowed, "observedGeneration": pdb["metadata"].get("generation", 1)}
                     if any(st.get(k) != v for k, v in want.items()):
                         st.update(want)
-                        self._write(prt, pdb, {**pdb, "status": st})
+                        try:
+                            self._write(prt, pdb, {**pdb, "status": st})
+                        except ApiError:        # the store is full: the controller retries with the next change
+                            self._pdb_dirty.add(ns)
 
     def evict(self, namespace: str, name: str, body: Any) -> Obj:
         rt = self.rt("", "v1", "pods")
@@ -1075,6 +1159,20 @@ class ApiServer:
             if self.store.get(nrt, "", ns) is None:
                 self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         return self.create(rt, ns, obj, keep_status=True)
+
+
+def _chunks(events: list[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Encoded events joined into writes of about ``WRITE_CHUNK`` bytes, with how many each holds."""
+    parts: list[bytes] = []
+    size = 0
+    for data in events:
+        parts.append(data)
+        size += len(data)
+        if size >= WRITE_CHUNK:
+            yield b"".join(parts), len(parts)
+            parts, size = [], 0
+    if parts:
+        yield b"".join(parts), len(parts)
 
 
 def _int_or_percent(v: Any, total: int) -> int:

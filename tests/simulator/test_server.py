@@ -308,7 +308,7 @@ def test_watch_from_rv_replays_history_and_expires(api: Http) -> None:
 
 def test_watch_without_rv_starts_with_the_current_state_and_bookmarks(api: Http) -> None:
     api("POST", PODS, pod("a"))
-    events = api.watch_lines(PODS, {"timeoutSeconds": "1.5", "allowWatchBookmarks": "true"})
+    events = api.watch_lines(PODS, {"timeoutSeconds": "2", "allowWatchBookmarks": "true"})
     assert events[0]["type"] == "ADDED" and events[0]["object"]["metadata"]["name"] == "a"
     assert any(e["type"] == "BOOKMARK" and e["object"]["metadata"]["resourceVersion"] for e in events)
 
