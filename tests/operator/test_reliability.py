@@ -188,7 +188,7 @@ def test_a_stalled_worker_fails_healthz(tmp_path: Path, monkeypatch: pytest.Monk
                 time.sleep(3)
             return pop(timeout=timeout)
         monkeypatch.setattr(rt.service.queue, "pop", stuck)
-        code, text = env.wait(lambda: (r := get(env, "/healthz"))[0] == 500 and r, message="stalled")
+        _, text = env.wait(lambda: (r := get(env, "/healthz"))[0] == 500 and r, message="stalled")
         assert "[-]worker failed: stalled: no progress for" in text
         monkeypatch.setattr(rt.service.queue, "pop", pop)
         env.wait(lambda: get(env, "/healthz")[0] == 200, message="healthy once it moves again")
@@ -218,17 +218,19 @@ def test_idle_connections_cannot_starve_the_health_probe(tmp_path: Path) -> None
     from scheduler.simulator import SimulatedCluster
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 4096 or soft < 1500:
+    if (hard != resource.RLIM_INFINITY and hard < 4096) or soft < 1500:
         pytest.skip(f"needs room for 1,100 sockets here and a hard limit above 1,024 (soft {soft}, hard {hard})")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     cluster = SimulatedCluster()
     cluster.start()
-    p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+    # Lower the soft limit in the child only, then exec the scheduler in that process.
+    lower = (f"import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (1024, {hard})); "
+             "os.execv(sys.executable, [sys.executable, '-m', 'scheduler.cli', *sys.argv[1:]])")
+    p = subprocess.Popen([sys.executable, "-c", lower, "run", "--kubeconfig", str(cluster.kubeconfig),
                           "--metrics-bind-address", f"127.0.0.1:{port}"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard)))
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     idle: list[socket.socket] = []
 
     def healthz() -> int:
