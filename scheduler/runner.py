@@ -58,7 +58,7 @@ __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_
 
 log = logging.getLogger("kopf_scheduler")
 PLURAL = "schedulingprofiles"
-# The informers the initial sync lists, in the order their listings are applied.
+# The informers the initial sync lists (and /readyz reports), each on its own.
 SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", "schedulingprofiles", "pods")
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
@@ -381,37 +381,44 @@ class OperatorRuntime:
     async def initial_sync(self, stop: asyncio.Event | None = None) -> None:
         """List what the informers would, before the first scheduling cycle.
 
-        Each kind is listed on its own, concurrently, and retried on its own with client-go's
-        reflector backoff (0.8 s doubling to 30 s, jitter 1.0): one failing list neither restarts the
-        others nor throws away what they fetched. The listings are then applied in dependency order
-        (namespaces, nodes, budgets, profiles, pods), so a pod's node and namespace are known first.
+        Each kind is an informer of its own, as in client-go: listed concurrently, retried on its own
+        with the reflector's backoff (0.8 s doubling to 30 s, jitter 1.0), and applied as soon as it
+        arrives. One failing list neither restarts the others nor throws away what they synced, and
+        ``/readyz`` names the kinds still missing. Any arrival order is safe: the cache keeps a pod
+        whose node is not known yet on a placeholder row, and a pod whose profile is not known yet is
+        parked until it is.
         """
         stop = stop or asyncio.Event()
-        fetchers: dict[str, Callable[[], Awaitable[Any]]] = {
-            "namespaces": lambda: self.api.list("v1", "Namespace"),
-            "nodes": lambda: self.api.list("v1", "Node"),
-            "poddisruptionbudgets": lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
-            "schedulingprofiles": self._list_profiles,
-            "pods": lambda: self.api.list("v1", "Pod"),
-        }
-        listings = await asyncio.gather(*(self._list_until_synced(kind, fetchers[kind], stop) for kind in SYNC_ORDER))
-        if stop.is_set():
-            return
-        got = dict(zip(SYNC_ORDER, listings, strict=True))
         s = self.service
-        for ns in got["namespaces"]["items"]:
-            s.on_namespace("ADDED", ns)
-        self.synced_kinds.add("namespaces")
-        for node in got["nodes"]["items"]:
-            self.node_event("ADDED", node)
-        self.synced_kinds.add("nodes")
-        for pdb in got["poddisruptionbudgets"]["items"]:
-            s.on_pdb("ADDED", pdb)
-        self.synced_kinds.add("poddisruptionbudgets")
-        self.apply_profiles(got["schedulingprofiles"]["items"])
-        self.synced_kinds.add("schedulingprofiles")
-        self.apply_pod_listing(got["pods"])
-        self.synced_kinds.add("pods")
+
+        def apply_namespaces(listing: dict[str, Any]) -> None:
+            for ns in listing["items"]:
+                s.on_namespace("ADDED", ns)
+
+        def apply_nodes(listing: dict[str, Any]) -> None:
+            for node in listing["items"]:
+                self.node_event("ADDED", node)
+
+        def apply_budgets(listing: dict[str, Any]) -> None:
+            for pdb in listing["items"]:
+                s.on_pdb("ADDED", pdb)
+
+        informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
+            "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
+            "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
+            "poddisruptionbudgets": (lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
+                                     apply_budgets),
+            "schedulingprofiles": (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
+            "pods": (lambda: self.api.list("v1", "Pod"), self.apply_pod_listing),
+        }
+
+        async def sync(kind: str) -> None:
+            fetch, apply = informers[kind]
+            listing = await self._list_until_synced(kind, fetch, stop)
+            if listing is not None:
+                apply(listing)
+                self.synced_kinds.add(kind)
+        await asyncio.gather(*(sync(kind) for kind in SYNC_ORDER))
 
     async def _list_profiles(self) -> Any:
         try:
