@@ -319,3 +319,88 @@ def test_initial_sync_at_20_percent_errors_is_quick(tmp_path: Path) -> None:
         assert sorted(times)[1] < 5, times
     finally:
         cluster.stop()
+
+
+# ---- 9. smaller ones -----------------------------------------------------------------------------------------
+def test_an_unreadable_node_status_gets_an_event_and_a_metric(tmp_path: Path) -> None:
+    """kube-apiserver accepts a negative image size in ``status.images``; the scheduler cannot read it.
+    The node keeps its last readable state, gets one Warning Event, and is counted in a gauge."""
+    with running_operator(tmp_path) as env:
+        ready(env, nodes=1)
+        n0 = env.get_json("node", "n0")
+        n0["status"]["images"] = [{"names": ["busybox:1"], "sizeBytes": -1}]
+        n0["status"]["capacity"]["cpu"] = n0["status"]["allocatable"]["cpu"] = "64"
+        code, body = env.api("PUT", "/api/v1/nodes/n0/status", n0)
+        assert code == 200, body
+        env.wait(lambda: [e for e in env.get_json("events", "-n", "default")["items"]
+                          if e["reason"] == "FailedToReadNode" and e["involvedObject"]["name"] == "n0"],
+                 message="a Warning Event on the node")
+        assert 'kopf_scheduler_unreadable_objects{kind="Node"} 1.0' in env.metrics()
+        info = env.runtime.service.cache.table.info(env.runtime.service.cache.table.row_of["n0"])
+        assert info.node.allocatable["cpu"] == 8000                        # the last readable state
+        n0 = env.get_json("node", "n0")
+        n0["status"]["images"] = []
+        assert env.api("PUT", "/api/v1/nodes/n0/status", n0)[0] == 200
+        env.wait(lambda: 'kopf_scheduler_unreadable_objects{kind="Node"} 0.0' in env.metrics(), message="readable")
+        env.wait(lambda: env.runtime.service.cache.table.info(0).node.allocatable["cpu"] == 64000, message="updated")
+        events = [e for e in env.get_json("events", "-n", "default")["items"] if e["reason"] == "FailedToReadNode"]
+        assert len(events) == 1 and events[0]["type"] == "Warning"
+
+
+def test_a_black_holed_leader_drops_its_bindings_when_it_steps_down(tmp_path: Path) -> None:
+    """Bindings and the lease stop answering: the leader steps down at its renew deadline and its
+    in-flight bindings are cancelled then (requeued, none left assumed), not after the request timeout."""
+    election = {"namespace": "default", "name": "kopf-scheduler", "identity": "a", "lease_duration": 3.0,
+                "renew_deadline": 2.0, "retry_period": 0.5}
+    with running_operator(tmp_path, leader_election=election, runtime_kwargs={"request_timeout": 30.0}) as env:
+        service = env.runtime.service
+        ready(env)
+        env.wait(lambda: service.leader, message="leading")
+        faults = env.cluster.server.faults
+        faults.errors = [ErrorRule("create", "pods/binding", 1.0, BLACKHOLE), ErrorRule("*", "leases", 1.0, BLACKHOLE)]
+        env.apply(*[pod(f"p{i}") for i in range(20)])
+        env.wait(lambda: service.cache.assumed_count() == 20, message="20 bindings in flight")
+        env.wait(lambda: not service.leader, timeout=10, message="stepped down at the renew deadline")
+        stepped_down = time.monotonic()
+        env.wait(lambda: service.cache.assumed_count() == 0, timeout=5, message="bindings cancelled")
+        assert time.monotonic() - stepped_down < 3
+        assert get(env, "/healthz")[0] == 200
+        faults.errors = []
+        env.wait(lambda: all(bound(env).values()), timeout=60, message="bound once the partition heals")
+        assert set(env.cluster.server.binds.values()) == {1}
+
+
+def test_a_lease_renewal_timeout_is_logged_with_its_cause(caplog: pytest.LogCaptureFixture) -> None:
+    """``str(TimeoutError())`` is empty: the renew warning once read "cannot renew lease default/x: "."""
+    import asyncio
+
+    from scheduler.errors import NotFoundError
+    from scheduler.kubeapi.leaderelection import LeaderElector
+
+    class BlackHoledApi:
+        calls = 0
+
+        async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+            self.calls += 1
+            if self.calls == 1:
+                raise NotFoundError("not found", status=404)      # no lease yet: create it
+            if self.calls == 2:
+                return body
+            await asyncio.sleep(3600)                             # then nothing answers
+
+    async def scenario() -> None:
+        elector = LeaderElector(BlackHoledApi(), namespace="default", name="x", identity="a",  # type: ignore[arg-type]
+                                lease_duration=1.5, renew_deadline=1.0, retry_period=0.2)
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(elector.run(stop))
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if any("cannot renew" in r.getMessage() for r in caplog.records):
+                break
+        stop.set()
+        task.cancel()                 # standby's next campaign waits on the black hole too
+        await asyncio.wait([task], timeout=5)
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    renew = [r.getMessage() for r in caplog.records if "cannot renew" in r.getMessage()]
+    assert renew and all(re.search(r"no answer within \d+\.\d s", m) for m in renew), renew
