@@ -24,11 +24,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
@@ -62,8 +63,15 @@ def _start_cluster(kubeconfig: Path, faults: list[str] | None = None) -> subproc
         if not line:
             raise RuntimeError("the simulated cluster exited before it was ready")
         if line.startswith("kubeconfig: "):
+            # Keep draining its output: a full pipe would block the cluster's logging, and the cluster.
+            threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
             return proc
     raise RuntimeError("the simulated cluster did not start within 60 s")
+
+
+def _drain(stream: IO[str]) -> None:
+    for _ in stream:
+        pass
 
 
 def _stop(proc: subprocess.Popen[str] | None) -> None:

@@ -286,19 +286,31 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
               help="Bound pods deleted again, per pod created.")
 @click.option("--kill-every", type=click.FloatRange(1), default=30.0, show_default=True,
               help="Seconds between SIGKILLs of the leading replica.")
-@click.option("--error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True,
-              help="Share of all API requests answered 503.")
+@click.option("--error-rate", type=click.FloatRange(0, 0.2), default=0.05, show_default=True,
+              help="Share of all API requests answered 503 (at most 0.2).")
+@click.option("--latency", default="", metavar="DURATION[-DURATION]",
+              help="Latency added to every API request, e.g. 20ms or 200ms-500ms (default: none).")
+@click.option("--drop-watch", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Probability that each delivered watch event cuts its connection.")
 @click.option("--time-limit", type=click.FloatRange(10), default=1800.0, show_default=True)
 @click.option("--seed", default=0, show_default=True)
 def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, error_rate: float,
-         time_limit: float, seed: int) -> None:
+         latency: str, drop_watch: float, time_limit: float, seed: int) -> None:
     """Churn, API errors and leader kills against two replicas; report lost and double-bound pods (JSON)."""
     import json
 
+    from scheduler.simulator import Faults, parse_fault
+    from scheduler.simulator.faults import FaultError
     from scheduler.soak import run_soak
 
+    if latency:
+        try:
+            parse_fault(Faults(), f"latency={latency}")
+        except FaultError as e:
+            raise click.BadParameter(str(e), param_hint="--latency") from None
     report = run_soak(pods=pods, nodes=nodes, rate=rate, delete_share=delete_share, kill_every=kill_every,
-                      error_rate=error_rate, seed=seed, time_limit=time_limit)
+                      error_rate=error_rate, seed=seed, time_limit=time_limit, latency=latency,
+                      drop_watch=drop_watch)
     click.echo(json.dumps(report, indent=2))
     if report["lost"] or report["doubleBound"]:
         sys.exit(1)

@@ -3,7 +3,8 @@
 Processes, all on 127.0.0.1:
 
 * the simulated cluster (``kopf-scheduler cluster``) answering ``error_rate`` of all requests with
-  500, 503 or 429 (with Retry-After);
+  503 (with Retry-After), optionally adding ``latency`` to every request and cutting each delivered
+  watch event's connection with probability ``drop_watch``;
 * two operator replicas (``kopf-scheduler run --leader-elect``, short lease timings);
 * this driver, which creates ``pods`` pods at ``rate`` per second, deletes a share of the bound ones
   again, adds and removes nodes, and every ``kill_every`` seconds SIGKILLs whichever replica leads
@@ -16,7 +17,9 @@ because the pod was bound already) and reports:
 
 ``lost``          pods created, never deleted by the driver, and not bound at the end;
 ``doubleBound``   pods bound more than once, plus bindings refused as "already assigned";
-``bindLatencyP99Seconds``, ``peakRssBytes`` (the largest ``VmHWM`` of any replica), ``leaderKills``.
+``bindLatencyP99Seconds``, ``peakRssBytes`` (the largest ``VmHWM`` of any replica), ``leaderKills``;
+``failoverSeconds``: for each kill, the time until a replica's ``/readyz`` said it leads again
+(``failoverSecondsMax`` the worst of them).
 """
 
 from __future__ import annotations
@@ -90,10 +93,21 @@ def _pod(name: str) -> Obj:
 
 
 async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, error_rate: float,
-               seed: int, time_limit: float, home: Path) -> dict[str, Any]:
+               seed: int, time_limit: float, home: Path, latency: str, drop_watch: float) -> dict[str, Any]:
     rng = random.Random(seed)
     kubeconfig = home / "kubeconfig"
-    cluster = _start_cluster(kubeconfig, faults=[f"error:*:*={error_rate}/503"] if error_rate else [])
+    faults = [f"error:*:*={error_rate}/503"] if error_rate else []
+    faults += [f"latency={latency}"] if latency else []
+    faults += [f"drop-watch={drop_watch}"] if drop_watch else []
+    cluster = _start_cluster(kubeconfig, faults=faults)
+    failovers: list[float] = []
+    killed_at: float | None = None
+
+    def check_failover() -> None:
+        nonlocal killed_at
+        if killed_at is not None and any(r.proc.poll() is None and r.leading() for r in replicas):
+            failovers.append(time.monotonic() - killed_at)
+            killed_at = None
     replicas: list[_Replica] = []
     created: dict[str, float] = {}       # name -> creation time
     bound_at: dict[str, float] = {}
@@ -182,13 +196,15 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
                             gone = f"/api/v1/nodes/extra-{extra_nodes - 1}"
                             await _retry(lambda gone=gone: api.request("DELETE", gone))
                     extra_nodes += 1
-                if now >= next_kill:
+                check_failover()
+                if now >= next_kill and killed_at is None:
                     next_kill = now + kill_every
                     for k, r in enumerate(replicas):
                         r.sample()
                         if r.leading():
                             r.proc.kill()
                             r.proc.wait()
+                            killed_at = time.monotonic()
                             kills += 1
                             replicas[k] = _Replica(kubeconfig, home, len(replicas) + kills)
                             replicas.append(r)        # keep it for its peak RSS
@@ -199,9 +215,10 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
             if tasks:
                 await asyncio.wait(tasks, timeout=max(1.0, deadline - time.monotonic()))
             live = set(created) - deleted
-            while time.monotonic() < deadline and not live <= set(bound_at):
+            while time.monotonic() < deadline and (not live <= set(bound_at) or killed_at is not None):
                 for r in replicas:
                     r.sample()
+                check_failover()
                 await asyncio.sleep(0.2)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -221,12 +238,15 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
     return {"pods": len(created), "deleted": len(deleted), "bound": len(bound_at), "lost": len(lost),
             "doubleBound": double, "bindLatencyP99Seconds": round(p99, 3),
             "peakRssBytes": max((r.peak for r in replicas), default=0), "leaderKills": kills,
-            "errorRate": error_rate, "seconds": round(time.monotonic() - start, 1), "lostPods": lost[:20]}
+            "failoverSeconds": [round(f, 1) for f in failovers],
+            "failoverSecondsMax": round(max(failovers), 1) if failovers else None,
+            "errorRate": error_rate, "latency": latency or None, "dropWatch": drop_watch,
+            "seconds": round(time.monotonic() - start, 1), "lostPods": lost[:20]}
 
 
 def run_soak(*, pods: int = 20_000, nodes: int = 300, rate: float = 150.0, delete_share: float = 0.5,
-             kill_every: float = 30.0, error_rate: float = 0.05, seed: int = 0,
-             time_limit: float = 1800.0) -> dict[str, Any]:
+             kill_every: float = 30.0, error_rate: float = 0.05, seed: int = 0, time_limit: float = 1800.0,
+             latency: str = "", drop_watch: float = 0.0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kopf-scheduler-soak-") as home:
         return asyncio.run(_run(pods, nodes, rate, delete_share, kill_every, error_rate, seed, time_limit,
-                                Path(home)))
+                                Path(home), latency, drop_watch))
