@@ -46,7 +46,15 @@ from aiohttp import web
 
 from scheduler.simulator import admission, schema, tables
 from scheduler.simulator.admission import ApiError, status_body
-from scheduler.simulator.decode import DecodeError, DepthError, TooLargeError, decode_yaml, encoded_size, summarize
+from scheduler.simulator.decode import (
+    MAX_DEPTH,
+    DecodeError,
+    DepthError,
+    TooLargeError,
+    decode_yaml,
+    encoded_size,
+    summarize,
+)
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
 from scheduler.simulator.params import ParamError, go_quote, path_segment_errors, query_bool, query_int64
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
@@ -442,7 +450,8 @@ class ApiServer:
                 raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {e}") from None
         try:
             body = orjson.loads(raw)
-            encoded_size(body)
+            if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH:       # only then can it nest too deep
+                encoded_size(body)
         except (orjson.JSONDecodeError, DepthError) as e:
             raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
         return body

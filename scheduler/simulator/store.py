@@ -43,7 +43,7 @@ from typing import Any
 import orjson
 
 from scheduler.simulator.admission import ApiError
-from scheduler.simulator.decode import DepthError, encoded_size
+from scheduler.simulator.decode import MAX_DEPTH, DepthError, encoded_size
 from scheduler.simulator.resources import ResourceType
 
 __all__ = ["MAX_OBJECT_BYTES", "MAX_PENDING_BYTES", "MAX_TOTAL_BYTES", "Bucket", "Event", "Store", "Watcher"]
@@ -94,10 +94,15 @@ class Watcher:
         return self.match is None or self.match(obj)
 
     def offer(self, ev: Event) -> None:
-        if not self.closed:
-            data = self.render(ev)
-            if data is not None:
-                self.push(data)
+        if self.closed:
+            return
+        data = self.render(ev)
+        if data is not None:            # push(), inline: this runs for every watcher on every write
+            self.pending.append(data)
+            self.pending_bytes += len(data)
+            if len(self.pending) > MAX_PENDING or self.pending_bytes > self.max_pending_bytes:
+                self.terminate()
+            self.wake.set()
 
     def render(self, ev: Event) -> bytes | None:
         """The event as this watcher sees it, encoded; None when it does not see it."""
@@ -247,11 +252,15 @@ class Store:
             self.total_bytes -= b.sizes.get(key, 0)
             b.drop(key)
         else:
-            size = self._admit_size(b, key, obj)
+            # The encoding that this resource's watchers receive is also the size that counts.
+            data = encode_event(kind, rt, obj)
+            size = self._admit_size(b, key, obj, data)
             self.total_bytes += size - b.sizes.get(key, 0)
             b.sizes[key] = size
             b.put(key, obj)
         ev = Event(self.rv, kind, obj, old)
+        if kind != "DELETED":
+            ev.encoded[id(rt)] = data
         if len(b.history) == b.history.maxlen:
             b.compacted = b.history[0].rv
         b.history.append(ev)
@@ -263,12 +272,14 @@ class Store:
             self._wake_rv_waiters()
         return ev
 
-    def _admit_size(self, b: Bucket, key: Key, obj: Obj) -> int:
-        try:
-            size = encoded_size(obj)
-        except DepthError as e:
-            self.rv -= 1
-            raise ApiError(400, "BadRequest", f"couldn't get version/kind; json parse error: {e}") from None
+    def _admit_size(self, b: Bucket, key: Key, obj: Obj, data: bytes) -> int:
+        size = len(data)
+        if data.count(b"{") + data.count(b"[") > MAX_DEPTH:      # only then can it nest too deep
+            try:
+                encoded_size(obj)
+            except DepthError as e:
+                self.rv -= 1
+                raise ApiError(400, "BadRequest", f"couldn't get version/kind; json parse error: {e}") from None
         if size > self.max_object_bytes:
             self.rv -= 1
             raise ApiError(500, "", TOO_LARGE)
