@@ -1,10 +1,11 @@
 """The simulated cluster: an in-memory Kubernetes API server (aiohttp) that kubectl, Kopf and the
 Python client accept. An edge of the project: it depends on nothing in the core but quantity parsing.
 
-Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers)
-→ ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) → ``tables``
-(kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface) → ``cluster`` (the
-embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
+Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
+size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
+bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) →
+``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface) → ``cluster``
+(the embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
 """
 
 from scheduler.simulator.cluster import SimulatedCluster, iter_documents

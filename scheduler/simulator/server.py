@@ -502,6 +502,8 @@ class ApiServer:
             try:
                 token = orjson.loads(base64.urlsafe_b64decode(q["continue"]))
                 start = tuple(token["start"])
+                if len(start) != 2 or not all(isinstance(part, str) for part in start):
+                    raise ValueError("start must be a namespace and a name")    # compared with str tuples
             except Exception:
                 raise bad_request("continue key is not valid: illegal base64 data") from None
             objs = [o for o in objs if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]

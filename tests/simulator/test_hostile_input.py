@@ -8,6 +8,7 @@ its limit. Memory is judged by those sizes, not by RSS.
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import ssl
@@ -79,6 +80,9 @@ NAME_DOTDOT = "Name parameter invalid: \"..\": may not be '..'"
     ("GET", PODS, {"watch": "", "timeoutSeconds": "abc"}, 'strconv.ParseInt: parsing "abc": invalid syntax'),
     ("GET", PODS, {"watch": "1", "timeoutSeconds": "1.5"}, 'strconv.ParseInt: parsing "1.5": invalid syntax'),
     ("GET", PODS, {"watch": "true", "resourceVersion": "-1"}, 'resourceVersion: Invalid value: "-1"'),
+    ("GET", PODS, {"resourceVersion": "1_000"}, 'resourceVersion: Invalid value: "1_000"'),
+    ("GET", PODS, {"limit": "1", "continue": base64.urlsafe_b64encode(b'{"start": ["default", 5]}').decode()},
+     "continue key is not valid"),
     ("GET", f"{CMS}/..", {}, NAME_DOTDOT),
     ("GET", f"{CMS}/%2E%2E", {}, NAME_DOTDOT),
     ("DELETE", f"{CMS}/..", {}, NAME_DOTDOT),
