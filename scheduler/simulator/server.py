@@ -615,7 +615,7 @@ class ApiServer:
                     try:
                         await asyncio.wait_for(w.wake.wait(), min(remaining, 1.0 if bookmarks else 3600.0))
                     except TimeoutError:
-                        if bookmarks and deadline - loop.time() > 0:
+                        if bookmarks and deadline - loop.time() > 0 and self.store.rv > w.after_rv:
                             await resp.write(_dumps({"type": "BOOKMARK", "object": {
                                 "kind": rt.kind, "apiVersion": rt.api_version,
                                 "metadata": {"resourceVersion": str(self.store.rv)}}}) + b"\n")
