@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import copy
 import logging
 import random
@@ -78,6 +77,8 @@ log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 MAX_BODY = 3 * 1024 * 1024
 FRESH_WAIT = 3.0                   # the watch cache's blockTimeout for a resourceVersion not reached yet
+_WATCH_GRACE = 5.0                 # a watch whose write is still stuck this long after its deadline is cut
+_WATCHDOG_HORIZON = 10 * 86400.0   # no timer for absurd timeoutSeconds (int64 seconds overflow the loop)
 _RV_TOO_HIGH_RETRY_SECONDS = 1     # resourceVersionTooHighRetrySeconds
 PUBLIC = {"/version", "/healthz", "/livez", "/readyz", "/version/"}
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -559,12 +560,14 @@ class ApiServer:
         timeout = float(timeout_seconds) if timeout_seconds else 1800 + self.rng.random() * 1800
         deadline = loop.time() + timeout
         w = Watcher(rt, namespace, match, encode, max_pending_bytes=self.watch_buffer_bytes)
-        initial: list[bytes] = []
+        # The snapshot the stream starts with is a list of references, encoded chunk by chunk as it is sent:
+        # a client that does not read pins one chunk, not an encoded copy of the whole store.
+        initial: Iterator[bytes] = iter(())
         expired: bytes | None = None
         if since is None:
-            for o in self.store.bucket(rt.store).items(namespace):
-                if match is None or match(o):
-                    initial.append(w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o))
+            snapshot = [o for o in self.store.bucket(rt.store).items(namespace) if match is None or match(o)]
+            initial = (w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o)
+                       for o in snapshot)
         else:
             if since > self.store.rv:
                 # Ahead of the store: the watch cache opens the stream and sends only what comes after
@@ -576,7 +579,7 @@ class ApiServer:
                     410, "Expired", f"too old resource version: {since} ({self.store.bucket(rt.store).compacted})")}
                 ) + b"\n"
             else:
-                initial.extend(data for ev in events if (data := w.render(ev)) is not None)
+                initial = (data for ev in events if (data := w.render(ev)) is not None)
         resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON, "Cache-Control": "no-cache"})
         resp.enable_chunked_encoding()
         if expired is not None:
@@ -586,8 +589,15 @@ class ApiServer:
             return resp
         bucket = self.store.bucket(rt.store)
         bucket.watchers.add(w)
+
+        def cut() -> None:
+            if request.transport is not None:
+                request.transport.abort()
         # A watcher that falls behind is terminated (store.py); its stream is cut, whatever it is waiting for.
-        w.on_terminate = lambda: request.transport.abort() if request.transport is not None else None
+        w.on_terminate = cut
+        # A write still stuck some time after the deadline (a client that stopped reading before any new
+        # event could overflow its queue) is cut too: every watch ends near its timeout.
+        watchdog = loop.call_later(timeout + _WATCH_GRACE, cut) if timeout < _WATCHDOG_HORIZON else None
 
         async def send(chunk: bytes, n: int) -> bool:
             if self.faults.active and any(self.faults.drop() for _ in range(n)):
@@ -623,15 +633,17 @@ class ApiServer:
                     continue
                 if not await send(*w.take()):
                     return resp
+            bucket.watchers.discard(w)
+            await resp.write_eof()         # still under the watchdog: a client that stopped reading is cut
         except (ConnectionResetError, ConnectionError):
             return resp
         finally:
             bucket.watchers.discard(w)
             w.close()
+            if watchdog is not None:
+                watchdog.cancel()
             if w.terminated:
                 self.terminated_watchers += 1
-        with contextlib.suppress(ConnectionError):
-            await resp.write_eof()
         return resp
 
     # ---- writes ---------------------------------------------------------------------------------
@@ -1172,7 +1184,7 @@ class ApiServer:
         return self.create(rt, ns, obj, keep_status=True)
 
 
-def _chunks(events: list[bytes]) -> Iterator[tuple[bytes, int]]:
+def _chunks(events: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
     """Encoded events joined into writes of about ``WRITE_CHUNK`` bytes, with how many each holds."""
     parts: list[bytes] = []
     size = 0

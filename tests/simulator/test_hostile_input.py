@@ -263,7 +263,7 @@ def test_the_storage_quota_refuses_growth_but_not_deletes_or_shrinks() -> None:
 
 
 # ---- watchers that never read -------------------------------------------------------------------------
-def stuck_watch(sim: SimulatedCluster) -> ssl.SSLSocket:
+def stuck_watch(sim: SimulatedCluster, query: str = "watch=true") -> ssl.SSLSocket:
     """A watch whose client sends the request and then never reads (a small receive window)."""
     u = urlparse(sim.url)
     raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -271,7 +271,7 @@ def stuck_watch(sim: SimulatedCluster) -> ssl.SSLSocket:
     raw.settimeout(10)
     raw.connect((u.hostname or "127.0.0.1", u.port or 443))
     s = sim.tls.client_context().wrap_socket(raw, server_hostname=u.hostname)
-    s.sendall(f"GET {CMS}?watch=true HTTP/1.1\r\nHost: {u.hostname}\r\n"
+    s.sendall(f"GET {CMS}?{query} HTTP/1.1\r\nHost: {u.hostname}\r\n"
               f"Authorization: Bearer {sim.token}\r\n\r\n".encode())
     return s
 
@@ -301,3 +301,22 @@ def test_watchers_that_never_read_are_terminated_with_bounded_buffers() -> None:
             s.close()
         events = api.watch_lines(CMS, {"timeoutSeconds": "1"})   # and a new watch is served as usual
         assert all(e["type"] == "ADDED" for e in events)
+
+
+def test_a_watch_stuck_sending_its_initial_state_ends_near_its_timeout() -> None:
+    with cluster() as (sim, api):
+        for i in range(60):                                 # 6 MB of state: more than the socket buffers hold
+            assert api("POST", CMS, configmap(f"state-{i}", size=100_000))[0] == 201
+        socks = [stuck_watch(sim, "watch=true&timeoutSeconds=1") for _ in range(5)]
+        deadline = time.monotonic() + 5
+        while watchers(sim) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watchers(sim) == 5
+        assert_still_serving(api)
+        deadline = time.monotonic() + 15                    # timeoutSeconds, then the 5 s grace for a stuck write
+        while watchers(sim) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert watchers(sim) == 0
+        assert_still_serving(api)
+        for s in socks:
+            s.close()
