@@ -597,7 +597,7 @@ class ApiServer:
         w.on_terminate = cut
         # A write still stuck some time after the deadline (a client that stopped reading before any new
         # event could overflow its queue) is cut too: every watch ends near its timeout.
-        watchdog = loop.call_later(timeout + _WATCH_GRACE, cut) if timeout < _WATCHDOG_HORIZON else None
+        watchdog = loop.call_later(max(timeout, 0.0) + _WATCH_GRACE, cut) if timeout < _WATCHDOG_HORIZON else None
 
         async def send(chunk: bytes, n: int) -> bool:
             if self.faults.active and any(self.faults.drop() for _ in range(n)):

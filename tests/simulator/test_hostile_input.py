@@ -104,6 +104,17 @@ def test_a_dot_dot_name_never_reaches_the_namespace(api: Http) -> None:
     assert code == 400 and body["kind"] == "Status"          # not the Namespace "default"
 
 
+def test_a_negative_or_huge_timeout_is_a_timeout_not_a_crash(sim: SimulatedCluster, api: Http) -> None:
+    assert api("POST", PODS, pod("timeouts"))[0] == 201
+    start = time.monotonic()
+    events = api.watch_lines(PODS, {"timeoutSeconds": "-5"})      # already over: the starting state, then the end
+    assert events and {e["type"] for e in events} == {"ADDED"}
+    assert time.monotonic() - start < 1.0
+    code, body = api("GET", PODS, params={"watch": "true", "timeoutSeconds": str(2**63)})
+    assert (code, body["message"]) == (400, f'strconv.ParseInt: parsing "{2**63}": value out of range')
+    assert watchers(sim) == 0
+
+
 # ---- a resourceVersion the store has not reached ------------------------------------------------------
 def test_a_list_from_a_future_resource_version_waits_3s_then_answers_too_large(sim: SimulatedCluster,
                                                                                api: Http) -> None:
