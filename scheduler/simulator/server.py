@@ -600,7 +600,16 @@ class ApiServer:
         watchdog = loop.call_later(max(timeout, 0.0) + _WATCH_GRACE, cut) if timeout < _WATCHDOG_HORIZON else None
 
         async def send(chunk: bytes, n: int) -> bool:
-            if self.faults.active and any(self.faults.drop() for _ in range(n)):
+            cut_at = next((i for i in range(n) if self.faults.drop()), None) if self.faults.active else None
+            if cut_at is not None:
+                # A cut connection loses what is in flight, not what was sent before it: the events
+                # ahead of the cut arrive (one per line), so a client that resumes makes progress.
+                if cut_at:
+                    end = -1
+                    for _ in range(cut_at):
+                        end = chunk.index(b"\n", end + 1)
+                    await resp.write(chunk[: end + 1])
+                    w.sent += cut_at
                 if request.transport is not None:
                     request.transport.close()
                 return False
