@@ -71,6 +71,23 @@ def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str
         "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
 
 
+# apimachinery's TotalAnnotationSizeLimitB: all annotation keys and values together, in bytes.
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+
+def validate_annotations(kind: str, obj: Obj, group: str = "") -> None:
+    """``ValidateAnnotations``' size check, on every kind (CRs too): kube-apiserver refuses an object
+    whose annotations exceed 262,144 bytes, as client-side ``kubectl apply`` of a big object finds."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if not isinstance(annotations, dict):
+        return
+    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        raise invalid(kind, str((obj.get("metadata") or {}).get("name", "")), [(
+            "metadata.annotations", "FieldValueTooLong",
+            f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")], group)
+
+
 def validate_name(kind: str, name: str, *, label: bool = False, group: str = "") -> None:
     if not name:
         raise invalid(kind, name, [("metadata.name", "FieldValueRequired",

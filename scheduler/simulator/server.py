@@ -732,6 +732,7 @@ class ApiServer:
 
     def _admit(self, rt: ResourceType, obj: Obj, old: Obj | None, strict: bool = False) -> None:
         """Kind-specific defaulting and validation (create when ``old`` is None)."""
+        admission.validate_annotations(rt.kind, obj, rt.group)
         if rt.crd_name:
             dropped = schema.prune(rt.schema, obj)
             if strict and dropped:
@@ -1067,6 +1068,7 @@ class ApiServer:
         if annotations:
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
         new = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
+        admission.validate_annotations("Pod", new)      # the pod update a binding makes is validated
         self._write(rt, pod, new)
         self.binds[pod["metadata"]["uid"]] += 1
         self._pdb_dirty.add(namespace)

@@ -331,3 +331,21 @@ def test_a_watch_stuck_sending_its_initial_state_ends_near_its_timeout() -> None
         assert_still_serving(api)
         for s in socks:
             s.close()
+
+
+@pytest.mark.parametrize(("path", "obj"), [
+    ("/api/v1/namespaces/default/configmaps", {"apiVersion": "v1", "kind": "ConfigMap"}),
+    ("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node"}),
+], ids=["configmap", "node"])
+def test_annotations_over_262144_bytes_are_refused(sim: SimulatedCluster, path: str, obj: dict[str, Any]) -> None:
+    """apimachinery's TotalAnnotationSizeLimitB, on every kind: what client-side ``kubectl apply`` of a
+    big object runs into on a real cluster."""
+    api = Http(sim)
+    big = {"a": "x" * (256 * 1024 - 1)}                                    # key + value: exactly the limit
+    code, _ = api("POST", path, {**obj, "metadata": {"name": "fits", "annotations": big}})
+    assert code == 201
+    code, body = api("POST", path, {**obj, "metadata": {"name": "over", "annotations": {**big, "b": ""}}})
+    assert code == 422 and body["reason"] == "Invalid"
+    assert body["message"].endswith('"over" is invalid: metadata.annotations: Too long: may not be more than '
+                                    "262144 bytes")
+    assert body["details"]["causes"][0]["reason"] == "FieldValueTooLong"
