@@ -333,9 +333,9 @@ class OperatorRuntime:
         for comp in self.components.values():
             checks[comp.name] = comp.problem(now)
         checks["worker"] = checks["worker"] or _stalled(now - self.service.worker_beat, self.stall_after)
-        oldest = self.service.oldest_binding_age()
-        if oldest > self.service.binding_timeout + self.stall_after:
-            checks["binding"] = f"a binding cycle has been running for {oldest:.0f} s"
+        overdue = self.service.binding_overdue()
+        if overdue > self.stall_after:
+            checks["binding"] = f"a binding cycle is {overdue:.0f} s past its deadline"
         else:
             checks["binding"] = None
         if self.elector is not None:

@@ -118,7 +118,7 @@ class SchedulerService:
         self.worker_beat = time.monotonic()
         self.binding_timeout = binding_timeout
         self._slots: asyncio.Semaphore | None = None
-        self._bindings: dict[asyncio.Future[None], float] = {}     # in-flight binding cycle -> its start
+        self._bindings: dict[asyncio.Future[None], float] = {}     # in-flight binding cycle -> when it is due
         # The edge's health and readiness checks (name -> problem or None), for /healthz and /readyz.
         self.health: Callable[[], dict[str, str | None]] | None = None
         self.readiness: Callable[[], dict[str, str | None]] | None = None
@@ -348,9 +348,10 @@ class SchedulerService:
     def _binding_done(self, task: asyncio.Future[None]) -> None:
         self._bindings.pop(task, None)
 
-    def oldest_binding_age(self) -> float:
-        """Seconds the oldest in-flight binding cycle has run (0 with none): the binding watchdog."""
-        return time.monotonic() - min(self._bindings.values()) if self._bindings else 0.0
+    def binding_overdue(self) -> float:
+        """Seconds the most overdue in-flight binding cycle is past its deadline (0 with none): the
+        binding watchdog. Its deadline cancels it, so anything over a moment means the loop is stuck."""
+        return max(0.0, time.monotonic() - min(self._bindings.values())) if self._bindings else 0.0
 
     # ---- the worker -----------------------------------------------------------------------------
     async def run_worker(self, stop: asyncio.Event) -> None:
@@ -371,8 +372,11 @@ class SchedulerService:
         binding = self.metrics.goroutines.labels("binding")
         last_cleanup = time.monotonic()
 
+        def deadline_of(outcome: Any) -> float:
+            return self.binding_timeout + (outcome.permit_wait if isinstance(outcome, Binding) else 0.0)
+
         async def finish(outcome: Any) -> None:
-            deadline = self.binding_timeout + (outcome.permit_wait if isinstance(outcome, Binding) else 0.0)
+            deadline = deadline_of(outcome)
             binding.inc()
             try:
                 await asyncio.wait_for(self.scheduler.finish(outcome), deadline)
@@ -425,7 +429,7 @@ class SchedulerService:
             self.cycles += 1
             self.last_activity = time.monotonic()
             task = asyncio.ensure_future(finish(outcome))
-            tasks[task] = time.monotonic()
+            tasks[task] = time.monotonic() + deadline_of(outcome)
             task.add_done_callback(self._binding_done)
             # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
             # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),

@@ -194,6 +194,14 @@ def test_a_stalled_worker_fails_healthz(tmp_path: Path, monkeypatch: pytest.Monk
         assert "[-]worker failed: stalled: no progress for" in text
         monkeypatch.setattr(rt.service.queue, "pop", pop)
         env.wait(lambda: get(env, "/healthz")[0] == 200, message="healthy once it moves again")
+        # A binding cycle its deadline failed to cancel (a plugin that swallows the cancellation):
+        # the binding watchdog names it.
+        stuck: Any = object()
+        rt.service._bindings[stuck] = time.monotonic() - 5
+        code, text = get(env, "/healthz")
+        assert code == 500 and "[-]binding failed: a binding cycle is 5 s past its deadline" in text
+        del rt.service._bindings[stuck]
+        assert get(env, "/healthz")[0] == 200
 
 
 def test_the_worker_thread_ending_stops_the_process(tmp_path: Path) -> None:
