@@ -1,4 +1,5 @@
-"""Builders for API-shaped pods and nodes, and an in-memory SchedulerClient, for the tests."""
+"""Builders for API-shaped pods and nodes, an in-memory SchedulerClient, and runners that call a plugin
+through its extension points (``run_filter``, ``run_score``), for the tests."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
+from scheduler.cache import Snapshot
+from scheduler.framework import CycleState, Status
 from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import Rows
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
 from scheduler.queue import ClusterChange
 
@@ -117,3 +123,56 @@ def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: 
     fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=handle, metrics=metrics, seed=seed)
     profiles.set("default", fwk)
     return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client
+
+
+# --- running one plugin through its extension points (the plugin tables in tests/plugins/) ----
+def setup(nodes: list[Node], existing: list[Pod]) -> tuple[Snapshot, CycleState, Rows]:
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    for e in existing:
+        cache.add_pod(e)
+    snap = cache.snapshot()
+    return snap, CycleState(), np.array([snap.row_of(n.name) for n in nodes], np.int64)
+
+
+def run_filter(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = ()) -> list[Status | None]:
+    """Run PreFilter+Filter; per node the failure Status, or None when the node passes."""
+    snap, state, rows = setup(nodes, existing)
+    if hasattr(plugin, "pre_filter"):
+        _, s = plugin.pre_filter(state, p, snap)
+        if s.is_skip():
+            return [None] * len(nodes)
+        if not s.is_success():
+            return [s] * len(nodes)
+    v = plugin.filter_nodes(state, p, snap, rows)
+    out: list[Status | None] = []
+    for i in range(len(nodes)):
+        if not v.failed[i]:
+            out.append(None)
+        else:
+            out.append(v.statuses[0 if v.status_ids is None else int(v.status_ids[i])])
+    return out
+
+
+def run_score(plugin: object, p: Pod, nodes: list[Node], existing: list[Pod] = ()) -> list[int]:
+    """Run PreScore+Score+NormalizeScore; the normalised score per node (0 when PreScore skips)."""
+    snap, state, rows = setup(nodes, existing)
+    if hasattr(plugin, "pre_score"):
+        s = plugin.pre_score(state, p, snap, rows)
+        if s.is_skip():
+            return [0] * len(nodes)
+    scores = plugin.score_nodes(state, p, snap, rows)
+    ext = plugin.score_extensions()
+    if ext is not None:
+        ext.normalize_score(state, p, scores)
+    return scores.tolist()
+
+
+def reasons(statuses: list[Status | None]) -> list[tuple[str, ...] | None]:
+    return [None if s is None else s.reasons for s in statuses]
+
+
+def zoned() -> list[Node]:
+    return [node("a1", labels={"zone": "a"}), node("a2", labels={"zone": "a"}), node("b1", labels={"zone": "b"}),
+            node("c1")]

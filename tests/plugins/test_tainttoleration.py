@@ -1,0 +1,35 @@
+"""TaintToleration, after upstream's ``tainttoleration/taint_toleration_test.go``."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.plugins import tainttoleration
+from tests.builders import node, pod, run_filter, run_score
+
+TT = tainttoleration.TaintToleration()
+
+
+GPU = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize(("name", "tolerations", "want"), [
+    ("untolerated", [], ("node(s) had untolerated taint {dedicated: gpu}",)),
+    ("tolerated by equal", [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}], None),
+    ("tolerated by exists", [{"key": "dedicated", "operator": "Exists"}], None),
+    ("wildcard exists", [{"operator": "Exists"}], None),
+    ("wrong value", [{"key": "dedicated", "value": "cpu"}], ("node(s) had untolerated taint {dedicated: gpu}",)),
+    ("wrong effect", [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}],
+     ("node(s) had untolerated taint {dedicated: gpu}",)),
+])
+def test_taint_filter(name: str, tolerations: list[dict], want: tuple[str, ...] | None) -> None:
+    p = pod("p", spec={"tolerations": tolerations})
+    (got,) = run_filter(TT, p, [node("n", taints=GPU)])
+    assert (None if got is None else got.reasons) == want, name
+
+
+def test_taint_prefer_no_schedule_score() -> None:
+    soft = [{"key": "a", "value": "1", "effect": "PreferNoSchedule"}]
+    two = [*soft, {"key": "b", "value": "2", "effect": "PreferNoSchedule"}]
+    got = run_score(TT, pod("p"), [node("n0"), node("n1", taints=soft), node("n2", taints=two)])
+    assert got == [100, 50, 0]
