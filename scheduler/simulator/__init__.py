@@ -4,8 +4,9 @@ Python client accept. An edge of the project: it depends on nothing in the core 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
 size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
 bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) →
-``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface) → ``cluster``
-(the embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
+``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface and the
+storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers, eviction) →
+``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
 """
 
 from scheduler.simulator.cluster import SimulatedCluster, iter_documents

@@ -12,13 +12,18 @@ allocatable defaulting to capacity.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import parse_quantity
 
-__all__ = ["ApiError", "default_node", "default_pod", "invalid", "status_body", "validate_name"]
+if TYPE_CHECKING:
+    from scheduler.simulator.resources import ResourceType
+
+__all__ = ["ApiError", "conflict", "default_node", "default_pod", "invalid", "not_found", "now_iso", "status_body",
+           "validate_name"]
 
 Obj = dict[str, Any]
 
@@ -59,6 +64,31 @@ def status_body(code: int, reason: str, message: str, details: Obj | None = None
     if details:
         out["details"] = details
     return out
+
+
+_NOW: list[Any] = [0, ""]
+
+
+def now_iso() -> str:
+    """The current time as the API's RFC 3339 seconds, formatted once per second."""
+    t = int(time.time())
+    if t != _NOW[0]:
+        _NOW[0], _NOW[1] = t, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    return str(_NOW[1])
+
+
+def resource_name(rt: ResourceType) -> str:
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
+def not_found(rt: ResourceType, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{resource_name(rt)} "{name}" not found',
+                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+
+
+def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
+    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {resource_name(rt)} "{name}": {why}',
+                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
 
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> ApiError:

@@ -20,10 +20,8 @@ Whatever a client sends gets kube-apiserver's answer, in bounded time and memory
 - A read at a resourceVersion the store has not reached waits at most ``FRESH_WAIT`` seconds, then
   answers ``504 Too large resource version``.
 
-Simulated controllers live here too, small as they are: namespace deletion cascades, PodDisruptionBudget
-status is kept current (as the disruption controller keeps it) and, when ``pod_running_after`` is set,
-a bound pod becomes Running and Ready after that delay (the kubelet's part). Pods bound to a node
-are deleted after ``pod_termination_seconds`` (default 0: at once), the time a kubelet would take.
+The simulated controllers (kubelet, namespace, disruption, eviction) live in ``controllers.py``; they
+write through ``write`` and ``remove``, the same storage paths every request takes.
 """
 
 from __future__ import annotations
@@ -34,17 +32,17 @@ import copy
 import logging
 import random
 import secrets
-import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from scheduler.simulator import admission, schema, tables
-from scheduler.simulator.admission import ApiError, status_body
+from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
+from scheduler.simulator.controllers import Controllers
 from scheduler.simulator.decode import (
     MAX_DEPTH,
     DecodeError,
@@ -64,7 +62,6 @@ from scheduler.simulator.store import (
     MAX_PENDING_BYTES,
     MAX_TOTAL_BYTES,
     WRITE_CHUNK,
-    Event,
     Store,
     Watcher,
     encode_event,
@@ -91,31 +88,6 @@ _PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "
                 "application/apply-patch+yaml"}
 _WITH_GENERATION = {"apps/replicasets", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-_NOW: list[Any] = [0, ""]
-
-
-def now_iso() -> str:
-    """The current time as the API's RFC 3339 seconds, formatted once per second."""
-    t = int(time.time())
-    if t != _NOW[0]:
-        _NOW[0], _NOW[1] = t, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-    return str(_NOW[1])
-
-
-def _resource_name(rt: ResourceType) -> str:
-    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
-
-
-def not_found(rt: ResourceType, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{_resource_name(rt)} "{name}" not found',
-                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
-
-
-def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
-    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {_resource_name(rt)} "{name}": {why}',
-                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
 
 
 def bad_request(message: str) -> ApiError:
@@ -150,8 +122,6 @@ class ApiServer:
         self.watch_buffer_bytes = watch_buffer_bytes
         self.terminated_watchers = 0   # apiserver_terminated_watchers_total: watchers dropped for falling behind
         self.registry = ResourceRegistry()
-        self.pod_running_after = pod_running_after
-        self.pod_termination_seconds = pod_termination_seconds
         # Successful bindings per pod uid, and bindings refused because the pod was bound already:
         # the tests' proof that nothing is ever bound twice.
         self.binds: Counter[str] = Counter()
@@ -159,10 +129,9 @@ class ApiServer:
         self.rng = random.Random(seed)
         self.requests = 0
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
-        self._pdb_dirty: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._timers: set[asyncio.TimerHandle] = set()
-        self.store.listeners.append(self._on_event)
+        self.controllers = Controllers(self, pod_running_after=pod_running_after,
+                                       pod_termination_seconds=pod_termination_seconds)
+        self.store.listeners.append(self.controllers.disruption.on_event)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})
@@ -187,7 +156,7 @@ class ApiServer:
         return app
 
     async def _start_controllers(self, _: web.Application) -> None:
-        self._spawn(self._pdb_controller())
+        self.controllers.start()
 
     async def _close_watches(self, _: web.Application) -> None:
         for bucket in self.store.buckets.values():
@@ -195,30 +164,8 @@ class ApiServer:
                 w.close()
 
     async def _stop_controllers(self, _: web.Application) -> None:
-        for t in list(self._tasks):
-            t.cancel()
-        for h in list(self._timers):
-            h.cancel()
+        self.controllers.stop()
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _later(self, delay: float, fn: Callable[[], None]) -> None:
-        loop = asyncio.get_running_loop()
-        handle: asyncio.TimerHandle
-
-        def run() -> None:
-            self._timers.discard(handle)
-            try:
-                fn()
-            except ApiError:
-                pass
-            except Exception:
-                log.exception("simulated controller failed")
-        handle = loop.call_later(delay, run)
-        self._timers.add(handle)
 
     @staticmethod
     def respond(code: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
@@ -403,7 +350,7 @@ class ApiServer:
                 return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
                                                    body))
             if sub == "eviction":
-                return self.respond(201, self.evict(namespace, name, body))
+                return self.respond(201, self.controllers.eviction.evict(namespace, name, body))
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                         "resource")
@@ -710,7 +657,7 @@ class ApiServer:
             raise admission.invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
         self._namespace_ok(rt, namespace, name)
         if self.store.get(rt, namespace, name) is not None:
-            raise ApiError(409, "AlreadyExists", f'{_resource_name(rt)} "{name}" already exists',
+            raise ApiError(409, "AlreadyExists", f'{resource_name(rt)} "{name}" already exists',
                            {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
         if rt.has_status and not keep_status and rt.plural != "nodes":
             obj.pop("status", None)
@@ -769,7 +716,7 @@ class ApiServer:
                 raise admission.invalid("PodDisruptionBudget", obj["metadata"]["name"], [
                     ("spec", "FieldValueInvalid", "Invalid value: {}: minAvailable and maxUnavailable cannot be both "
                                                   "set")], "policy")
-            self._pdb_dirty.add(obj["metadata"].get("namespace", ""))
+            self.controllers.disruption.mark(obj["metadata"].get("namespace", ""))
 
     def _global_default_class(self) -> Obj | None:
         for pc in self.store.bucket("scheduling.k8s.io/priorityclasses").objects.values():
@@ -838,23 +785,20 @@ class ApiServer:
             "acceptedNames": names, "storedVersions": [v["name"] for v in crd["spec"]["versions"]
                                                        if v.get("storage")]}
         crt = self.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        self._write(crt, crd, {**crd, "status": status})
+        self.write(crt, crd, {**crd, "status": status})
 
-    def _write(self, rt: ResourceType, old: Obj, new: Obj) -> Obj:
+    def write(self, rt: ResourceType, old: Obj, new: Obj) -> Obj:
         """Store ``new`` in place of ``old`` with the next resourceVersion (MODIFIED)."""
         meta = new["metadata"] = dict(new["metadata"])
         meta["resourceVersion"] = str(self.store.next_rv())
         key = (meta.get("namespace", ""), meta["name"])
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._awaits_kubelet(rt, new):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not (
+                rt.store == "/pods" and self.controllers.kubelet.awaits(new)):
             self.store.commit(rt, "DELETED", key, new, old)
             self._after_delete(rt, new)
         else:
             self.store.commit(rt, "MODIFIED", key, new, old)
         return new
-
-    def _awaits_kubelet(self, rt: ResourceType, obj: Obj) -> bool:
-        return rt.store == "/pods" and bool((obj.get("spec") or {}).get("nodeName")) and \
-            self.pod_termination_seconds > 0 and obj["metadata"].get("deletionGracePeriodSeconds", 0) > 0
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
                dry: bool = False, fresh: bool = False) -> Obj:
@@ -919,7 +863,7 @@ class ApiServer:
             return old                    # a no-op write takes no resourceVersion and sends no event
         if dry:
             return new
-        out = self._write(rt, old, new)
+        out = self.write(rt, old, new)
         if rt.plural == "customresourcedefinitions" and not rt.crd_name and sub != "status":
             self._establish(out)
         return out
@@ -980,52 +924,35 @@ class ApiServer:
         meta = old["metadata"]
         if meta.get("deletionTimestamp"):
             return 200, external(rt, old)
-        bound_pod = rt.store == "/pods" and bool((old.get("spec") or {}).get("nodeName"))
-        if meta.get("finalizers") or rt.plural == "namespaces" or (
-                bound_pod and self.pod_termination_seconds > 0 and grace):
+        kubelet_holds = rt.store == "/pods" and self.controllers.kubelet.terminates(old, grace)
+        if meta.get("finalizers") or rt.plural == "namespaces" or kubelet_holds:
             new = dict(old)
             new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
                                "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
             if rt.plural == "namespaces":
                 new["status"] = {**old.get("status", {}), "phase": "Terminating"}
-            out = self._write(rt, old, new)
+            out = self.write(rt, old, new)
             if rt.plural == "namespaces":
-                self._later(0, lambda: self._finish_namespace(name))
-            elif bound_pod and self.pod_termination_seconds > 0 and grace:
-                self._later(min(float(grace), self.pod_termination_seconds),
-                            lambda: self._kubelet_delete(namespace, name, meta["uid"]))
+                self.controllers.namespaces.namespace_deleting(name)
+            elif kubelet_holds:
+                self.controllers.kubelet.pod_deleting(namespace, name, meta["uid"], grace)
             return 200, external(rt, out)
-        self._remove(rt, old)
+        self.remove(rt, old)
         return 200, external(rt, old)
 
-    def _remove(self, rt: ResourceType, old: Obj) -> None:
+    def remove(self, rt: ResourceType, old: Obj) -> None:
+        """Remove ``old`` from the store with the next resourceVersion (DELETED), and what depends on it."""
         new = dict(old)
         new["metadata"] = {**old["metadata"], "resourceVersion": str(self.store.next_rv())}
         self.store.commit(rt, "DELETED", (old["metadata"].get("namespace", ""), old["metadata"]["name"]), new, old)
         self._after_delete(rt, new)
-
-    def _kubelet_delete(self, namespace: str, name: str, uid: str) -> None:
-        rt = self.rt("", "v1", "pods")
-        cur = self.store.get(rt, namespace, name)
-        if cur is not None and cur["metadata"]["uid"] == uid and not cur["metadata"].get("finalizers"):
-            self._remove(rt, cur)
-
-    def _finish_namespace(self, name: str) -> None:
-        for rt in list(self.registry.by_path.values()):
-            if rt.namespaced and not rt.to_external:
-                for o in list(self.store.bucket(rt.store).items(name)):
-                    self._remove(rt, o)
-        nrt = self.rt("", "v1", "namespaces")
-        cur = self.store.get(nrt, "", name)
-        if cur is not None:
-            self._remove(nrt, cur)
 
     def _after_delete(self, rt: ResourceType, obj: Obj) -> None:
         if rt.plural == "customresourcedefinitions" and not rt.crd_name:
             gone = self.registry.remove_crd(obj["metadata"]["name"])
             if gone:
                 for o in list(self.store.bucket(gone[0].store).objects.values()):
-                    self._remove(gone[0], o)
+                    self.remove(gone[0], o)
 
     def delete_collection(self, request: web.Request, rt: ResourceType, namespace: str | None,
                           dry: bool) -> web.Response:
@@ -1037,7 +964,7 @@ class ApiServer:
         return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version,
                                   "metadata": {"resourceVersion": str(self.store.rv)}, "items": out})
 
-    # ---- pods/binding and pods/eviction ---------------------------------------------------------
+    # ---- pods/binding (pods/eviction is in controllers.py) ------------------------------------
     def bind(self, namespace: str, name: str, body: Any) -> Obj:
         rt = self.rt("", "v1", "pods")
         if not isinstance(body, dict) or not isinstance(body.get("target"), dict) or not body["target"].get("name"):
@@ -1069,110 +996,11 @@ class ApiServer:
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
         new = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
         admission.validate_annotations("Pod", new)      # the pod update a binding makes is validated
-        self._write(rt, pod, new)
+        self.write(rt, pod, new)
         self.binds[pod["metadata"]["uid"]] += 1
-        self._pdb_dirty.add(namespace)
-        if self.pod_running_after is not None:
-            uid_now = pod["metadata"]["uid"]
-            self._later(self.pod_running_after, lambda: self._kubelet_run(namespace, name, uid_now))
+        self.controllers.disruption.mark(namespace)
+        self.controllers.kubelet.pod_bound(namespace, name, pod["metadata"]["uid"])
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-
-    def _kubelet_run(self, namespace: str, name: str, uid: str) -> None:
-        rt = self.rt("", "v1", "pods")
-        pod = self.store.get(rt, namespace, name)
-        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
-            return
-        ts = now_iso()
-        n = self.store.rv
-        status = dict(pod.get("status") or {})
-        conds = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady",
-                                                                                  "Initialized")]
-        for t in ("Initialized", "Ready", "ContainersReady"):
-            conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts})
-        status.update({"phase": "Running", "conditions": conds, "startTime": ts, "hostIP": "10.0.0.1",
-                       "podIP": f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}",
-                       "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "ready": True,
-                                              "started": True, "restartCount": 0, "imageID": "",
-                                              "state": {"running": {"startedAt": ts}}}
-                                             for c in pod["spec"].get("containers") or []]})
-        self._write(rt, pod, {**pod, "status": status})
-        self._pdb_dirty.add(namespace)
-
-    def _healthy(self, pod: Obj) -> bool:
-        if pod["metadata"].get("deletionTimestamp") or not (pod.get("spec") or {}).get("nodeName"):
-            return False
-        if self.pod_running_after is None:
-            return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in (pod.get("status") or {}).get("conditions") or [])
-
-    def _pdb_numbers(self, pdb: Obj) -> tuple[int, int, int, int]:
-        """(expected, currentHealthy, desiredHealthy, disruptionsAllowed) as the disruption controller counts."""
-        ns = pdb["metadata"].get("namespace", "")
-        sel = (pdb.get("spec") or {}).get("selector")
-        pods = [p for p in self.store.bucket("/pods").items(ns) if _selector_matches(sel, p)
-                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-        expected = len(pods)
-        healthy = sum(1 for p in pods if self._healthy(p))
-        spec = pdb.get("spec") or {}
-        if "minAvailable" in spec:
-            desired = _int_or_percent(spec["minAvailable"], expected)
-        elif "maxUnavailable" in spec:
-            desired = max(0, expected - _int_or_percent(spec["maxUnavailable"], expected))
-        else:
-            desired = expected
-        return expected, healthy, desired, max(0, healthy - desired)
-
-    def _on_event(self, store: str, ev: Event) -> None:
-        if store == "/pods" and self.store.bucket("policy/poddisruptionbudgets").objects:
-            self._pdb_dirty.add(ev.obj["metadata"].get("namespace", ""))
-
-    async def _pdb_controller(self) -> None:
-        prt = self.rt("policy", "v1", "poddisruptionbudgets")
-        while True:
-            await asyncio.sleep(0.1)
-            dirty, self._pdb_dirty = self._pdb_dirty, set()
-            for ns in dirty:
-                for pdb in list(self.store.bucket(prt.store).items(ns)):
-                    expected, healthy, desired, allowed = self._pdb_numbers(pdb)
-                    st = dict(pdb.get("status") or {})
-                    want = {"expectedPods": expected, "currentHealthy": healthy, "desiredHealthy": desired,
-                            "disruptionsAllowed": allowed, "observedGeneration": pdb["metadata"].get("generation", 1)}
-                    if any(st.get(k) != v for k, v in want.items()):
-                        st.update(want)
-                        try:
-                            self._write(prt, pdb, {**pdb, "status": st})
-                        except ApiError:        # the store is full: the controller retries with the next change
-                            self._pdb_dirty.add(ns)
-
-    def evict(self, namespace: str, name: str, body: Any) -> Obj:
-        rt = self.rt("", "v1", "pods")
-        pod = self.store.get(rt, namespace, name)
-        if pod is None:
-            raise not_found(rt, name)
-        opts = (body or {}).get("deleteOptions") or {}
-        ok: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-        if not pod["spec"].get("nodeName") or pod.get("status", {}).get("phase") in ("Succeeded", "Failed") or \
-                pod["metadata"].get("deletionTimestamp"):
-            self.delete(rt, namespace, name, opts)
-            return ok
-        prt = self.rt("policy", "v1", "poddisruptionbudgets")
-        pdbs = [p for p in self.store.bucket(prt.store).items(namespace)
-                if _selector_matches((p.get("spec") or {}).get("selector"), pod)]
-        if len(pdbs) > 1:
-            raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction "
-                                                 "subresource does not support.")
-        if pdbs:
-            pdb = pdbs[0]
-            _, healthy, desired, allowed = self._pdb_numbers(pdb)
-            if self._healthy(pod) and allowed <= 0:
-                msg = (f"The disruption budget {pdb['metadata']['name']} needs {desired} healthy pods and has "
-                       f"{healthy} currently")
-                raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption "
-                               "budget.", {"causes": [{"reason": "DisruptionBudget", "message": msg}]})
-        self.delete(rt, namespace, name, opts)
-        self._pdb_dirty.add(namespace)
-        return ok
 
     # ---- loading --------------------------------------------------------------------------------
     def load(self, obj: Obj) -> Obj:
@@ -1207,26 +1035,3 @@ def _chunks(events: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
             parts, size = [], 0
     if parts:
         yield b"".join(parts), len(parts)
-
-
-def _int_or_percent(v: Any, total: int) -> int:
-    if isinstance(v, str) and v.endswith("%"):
-        return -(-int(v[:-1]) * total // 100)
-    return int(v)
-
-
-def _selector_matches(sel: Obj | None, obj: Obj) -> bool:
-    """A metav1.LabelSelector against an object's labels (an empty selector matches everything)."""
-    if sel is None:
-        return False
-    labels = obj["metadata"].get("labels") or {}
-    for k, v in (sel.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for r in sel.get("matchExpressions") or []:
-        op, key, vals = r.get("operator"), r.get("key"), r.get("values") or []
-        if (op == "In" and labels.get(key) not in vals) or (op == "NotIn" and labels.get(key) in vals):
-            return False
-        if (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
-            return False
-    return True
