@@ -1,5 +1,6 @@
 """The simulated cluster: an in-memory Kubernetes API server (aiohttp) that kubectl, Kopf and the
-Python client accept. An edge of the project: it depends on nothing in the core but quantity parsing.
+Python client accept. An edge of the project: it depends on nothing in the core but quantity parsing and label-selector
+matching (``scheduler.model.selectors``).
 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
 size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's

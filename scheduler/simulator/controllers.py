@@ -31,9 +31,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.admission import ApiError, not_found, now_iso
+from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:
+    from scheduler.model.selectors import LabelSelector
     from scheduler.simulator.server import ApiServer
 
 __all__ = ["Controllers", "DisruptionController", "Eviction", "Kubelet", "NamespaceController"]
@@ -189,8 +191,8 @@ class DisruptionController:
     def numbers(self, pdb: Obj) -> tuple[int, int, int, int]:
         """(expected, currentHealthy, desiredHealthy, disruptionsAllowed) as the disruption controller counts."""
         ns = pdb["metadata"].get("namespace", "")
-        sel = (pdb.get("spec") or {}).get("selector")
-        pods = [p for p in self.api.store.bucket("/pods").items(ns) if _selector_matches(sel, p)
+        sel = stored_label_selector((pdb.get("spec") or {}).get("selector"))
+        pods = [p for p in self.api.store.bucket("/pods").items(ns) if _matches(sel, p)
                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         expected = len(pods)
         healthy = sum(1 for p in pods if self.healthy(p))
@@ -244,7 +246,7 @@ class Eviction:
             return ok
         prt = api.rt("policy", "v1", "poddisruptionbudgets")
         pdbs = [p for p in api.store.bucket(prt.store).items(namespace)
-                if _selector_matches((p.get("spec") or {}).get("selector"), pod)]
+                if _matches(stored_label_selector((p.get("spec") or {}).get("selector")), pod)]
         if len(pdbs) > 1:
             raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction "
                                                  "subresource does not support.")
@@ -267,18 +269,6 @@ def _int_or_percent(v: Any, total: int) -> int:
     return int(v)
 
 
-def _selector_matches(sel: Obj | None, obj: Obj) -> bool:
-    """A metav1.LabelSelector against an object's labels (an empty selector matches everything)."""
-    if sel is None:
-        return False
-    labels = obj["metadata"].get("labels") or {}
-    for k, v in (sel.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for r in sel.get("matchExpressions") or []:
-        op, key, vals = r.get("operator"), r.get("key"), r.get("values") or []
-        if (op == "In" and labels.get(key) not in vals) or (op == "NotIn" and labels.get(key) in vals):
-            return False
-        if (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
-            return False
-    return True
+def _matches(selector: LabelSelector | None, obj: Obj) -> bool:
+    """A PDB's selector against an object's labels: no selector matches nothing, an empty one everything."""
+    return selector is not None and selector.matches(obj["metadata"].get("labels") or {})

@@ -1,19 +1,23 @@
-"""Label and field selectors as the API server parses them from ``?labelSelector=`` / ``?fieldSelector=``.
+"""Label and field selectors as the API server parses them from ``?labelSelector=`` / ``?fieldSelector=``,
+and the label selectors stored in objects (a PodDisruptionBudget's ``spec.selector``).
 
 Label selectors support every operator: ``=``, ``==``, ``!=``, ``in``, ``notin``, ``key`` (exists)
-and ``!key``. Field selectors support ``=``, ``==`` and ``!=`` on the fields a resource type
+and ``!key``. Both kinds of label selector are parsed here into the core's
+``scheduler.model.selectors.LabelSelector``, whose ``matches`` is the one implementation of label
+matching in the project. Field selectors support ``=``, ``==`` and ``!=`` on the fields a resource type
 declares (``ResourceType.field_labels``); others are a 400, as the real server answers
 (``field label not supported``). A compiled selector is a function from an object to bool, built once
 per request or watch.
 """
-
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SelectorError", "field_matcher", "label_matcher"]
+from scheduler.model.selectors import LABEL_OPERATORS, LabelSelector, Requirement
+
+__all__ = ["SelectorError", "field_matcher", "label_matcher", "stored_label_selector"]
 
 Matcher = Callable[[dict[str, Any]], bool]
 
@@ -46,32 +50,57 @@ _EQ_RE = re.compile(r"^([A-Za-z0-9_./-]+)\s*(==|!=|=)\s*([A-Za-z0-9_.-]*)$")
 _KEY_RE = re.compile(r"^(!?)\s*([A-Za-z0-9_./-]+)$")
 
 
+_QUERY_OPERATORS = {"in": "In", "=": "In", "notin": "NotIn", "!=": "NotIn", "exists": "Exists", "!": "DoesNotExist"}
+
+
 def label_matcher(text: str | None) -> Matcher | None:
     if not text:
         return None
-    tests: list[tuple[str, str, frozenset[str]]] = []       # (op, key, values)
+    reqs: list[Requirement] = []
     for part in _split_top(text):
         if m := _SET_RE.match(part):
             vals = frozenset(v.strip() for v in m.group(3).split(",") if v.strip())
-            tests.append((m.group(2), m.group(1), vals))
+            reqs.append(Requirement(m.group(1), _QUERY_OPERATORS[m.group(2)], vals))
         elif m := _EQ_RE.match(part):
-            tests.append(("!=" if m.group(2) == "!=" else "=", m.group(1), frozenset({m.group(3)})))
+            reqs.append(Requirement(m.group(1), _QUERY_OPERATORS["!=" if m.group(2) == "!=" else "="],
+                                    frozenset({m.group(3)})))
         elif m := _KEY_RE.match(part):
-            tests.append(("!" if m.group(1) == "!" else "exists", m.group(2), frozenset()))
+            reqs.append(Requirement(m.group(2), _QUERY_OPERATORS["!" if m.group(1) == "!" else "exists"]))
         else:
             raise SelectorError(f"unable to parse requirement: {part!r}")
-
-    def ok(labels: dict[str, str], op: str, key: str, vals: frozenset[str]) -> bool:
-        if op in ("in", "="):
-            return labels.get(key) in vals
-        if op in ("notin", "!="):
-            return labels.get(key) not in vals
-        return (key in labels) == (op == "exists")
+    selector = LabelSelector(tuple(reqs))
 
     def match(obj: dict[str, Any]) -> bool:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        return all(ok(labels, op, key, vals) for op, key, vals in tests)
+        return selector.matches((obj.get("metadata") or {}).get("labels") or {})
     return match
+
+
+def stored_label_selector(raw: Any) -> LabelSelector | None:
+    """A ``metav1.LabelSelector`` as stored in an object, for the simulated controllers; ``None`` (no
+    selector) matches nothing, ``{}`` everything.
+
+    Lenient, because the simulator does not validate these selectors on write: an unknown operator or an
+    entry that is not an object is ignored, and a key or value that is not a string can match no label
+    (a missing key, for ``NotIn`` and ``DoesNotExist``).
+    """
+    if not isinstance(raw, dict):
+        return None
+    reqs: list[Requirement] = []
+    labels = raw.get("matchLabels")
+    for k, v in (labels.items() if isinstance(labels, dict) else ()):
+        reqs.append(Requirement(_text(k), "In", frozenset((v,)) if isinstance(v, str) else frozenset()))
+    exprs = raw.get("matchExpressions")
+    for r in (exprs if isinstance(exprs, list) else ()):
+        if isinstance(r, dict) and r.get("operator") in LABEL_OPERATORS:
+            values = r.get("values")
+            reqs.append(Requirement(_text(r.get("key")), r["operator"], frozenset(
+                v for v in (values if isinstance(values, list) else ()) if isinstance(v, str))))
+    return LabelSelector(tuple(reqs))
+
+
+def _text(key: Any) -> str:
+    """A label key; one that is not a string is ``""``, which no label has."""
+    return key if isinstance(key, str) else ""
 
 
 def get_path(obj: dict[str, Any], path: str) -> str:
