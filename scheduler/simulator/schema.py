@@ -11,6 +11,7 @@ integer: "string"``.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any
 
@@ -18,6 +19,9 @@ __all__ = ["prune", "validate"]
 
 Obj = dict[str, Any]
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+# (keyword, its exclusive flag, what lies beyond it, the word of the message) for numbers
+_BOUNDS = (("minimum", "exclusiveMinimum", operator.lt, "greater than"),
+           ("maximum", "exclusiveMaximum", operator.gt, "less than"))
 
 
 def _type_name(v: Any) -> str:
@@ -80,14 +84,11 @@ def _check(s: Obj, v: Any, path: str, out: list[tuple[str, str, str]], top: bool
         allowed = ", ".join(_show(e) for e in s["enum"])
         out.append((shown, "FieldValueNotSupported", f"Unsupported value: {_show(v)}: supported values: {allowed}"))
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        if "minimum" in s and (v < s["minimum"] or (s.get("exclusiveMinimum") is True and v == s["minimum"])):
-            word = "greater than" if s.get("exclusiveMinimum") is True else "greater than or equal to"
-            out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {word} "
-                                                    f"{s['minimum']}"))
-        if "maximum" in s and (v > s["maximum"] or (s.get("exclusiveMaximum") is True and v == s["maximum"])):
-            word = "less than" if s.get("exclusiveMaximum") is True else "less than or equal to"
-            out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {word} "
-                                                    f"{s['maximum']}"))
+        for bound, exclusive, beyond, word in _BOUNDS:
+            if bound in s and (beyond(v, s[bound]) or (s.get(exclusive) is True and v == s[bound])):
+                rel = word if s.get(exclusive) is True else f"{word} or equal to"
+                out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {rel} "
+                                                        f"{s[bound]}"))
     if isinstance(v, str):
         if "maxLength" in s and len(v) > s["maxLength"]:
             out.append((shown, "FieldValueTooLong", f"Too long: may not be more than {s['maxLength']} bytes"))

@@ -127,7 +127,6 @@ class ApiServer:
         self.binds: Counter[str] = Counter()
         self.bind_conflicts = 0
         self.rng = random.Random(seed)
-        self.requests = 0
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
         self.controllers = Controllers(self, pod_running_after=pod_running_after,
                                        pod_termination_seconds=pod_termination_seconds)
@@ -176,7 +175,6 @@ class ApiServer:
 
     # ---- request entry --------------------------------------------------------------------------
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
-        self.requests += 1
         path = request.path.rstrip("/") or "/"
         if path not in PUBLIC and request.headers.get("Authorization") != f"Bearer {self.token}":
             return self.respond(401, status_body(401, "Unauthorized", "Unauthorized"))
@@ -556,12 +554,10 @@ class ApiServer:
                     for _ in range(cut_at):
                         end = chunk.index(b"\n", end + 1)
                     await resp.write(chunk[: end + 1])
-                    w.sent += cut_at
                 if request.transport is not None:
                     request.transport.close()
                 return False
             await resp.write(chunk)
-            w.sent += n
             return True
 
         try:

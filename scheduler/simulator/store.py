@@ -84,7 +84,6 @@ class Watcher:
         self.closed = False
         self.terminated = False         # closed because it fell behind
         self.on_terminate: Callable[[], None] | None = None
-        self.sent = 0
 
     def _visible(self, obj: Obj | None) -> bool:
         if obj is None:
@@ -97,7 +96,7 @@ class Watcher:
         if self.closed:
             return
         data = self.render(ev)
-        if data is not None:            # push(), inline: this runs for every watcher on every write
+        if data is not None:            # this runs for every watcher on every write: kept inline
             self.pending.append(data)
             self.pending_bytes += len(data)
             if len(self.pending) > MAX_PENDING or self.pending_bytes > self.max_pending_bytes:
@@ -138,13 +137,6 @@ class Watcher:
                 data = ev.encoded[key] = encode_event(kind, self.rt, ev.obj)
             return data
         return encode_event(kind, self.rt, ev.obj)
-
-    def push(self, data: bytes) -> None:
-        self.pending.append(data)
-        self.pending_bytes += len(data)
-        if len(self.pending) > MAX_PENDING or self.pending_bytes > self.max_pending_bytes:
-            self.terminate()
-        self.wake.set()
 
     def take(self) -> tuple[bytes, int]:
         """The next chunk to send (at most about ``WRITE_CHUNK`` bytes) and how many events it holds."""
