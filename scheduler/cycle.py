@@ -41,11 +41,12 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
+from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Metrics
 from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
-from scheduler.queue import ClusterChange, QueuedPodInfo, SchedulingQueue
+from scheduler.queue import SchedulingQueue
 
 __all__ = ["Binding", "Dropped", "Failure", "Outcome", "ScheduleResult", "Scheduler"]
 
@@ -322,7 +323,7 @@ class Scheduler:
             log.exception("Unreserve of %s failed", pod.key)
         self.cache.forget_pod(pod)
         # The freed resources may help other pods, as upstream's AssignedPodDelete.
-        self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=pod,
+        self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=pod,
                                                                label="AssignedPodDelete"))
         if isinstance(s.error, ConflictError | NotFoundError):
             # Someone else bound it, or it is gone: never retry, or we would double-bind.

@@ -32,12 +32,13 @@ from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
 from scheduler.framework.handle import Handle
+from scheduler.framework.types import ClusterEvent
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.profiles.profile_map import ClaimChange
-from scheduler.queue import ClusterChange, SchedulingQueue
+from scheduler.queue import SchedulingQueue
 
 __all__ = ["ProfileStatus", "SchedulerService"]
 
@@ -213,7 +214,7 @@ class SchedulerService:
                         del self._parked[uid]
                         self.queue.add(pod)
                 self.queue.move_all_to_active_or_backoff(
-                    ClusterChange("*", frozenset({"*"}), label="ProfileChange"),
+                    ClusterEvent("*", frozenset({"*"}), label="ProfileChange"),
                     pre_check=named(name))
             else:
                 for info in self.queue.pending():
@@ -236,7 +237,7 @@ class SchedulerService:
             old = self.cache.get_pod(uid)
             if old is not None:
                 self.cache.remove_pod(old)
-                self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=old,
+                self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
                                                                        label="AssignedPodDelete"))
             self.queue.delete(uid)
             return
@@ -248,13 +249,13 @@ class SchedulerService:
             if pod.phase in ("Succeeded", "Failed"):
                 if old is not None:
                     self.cache.remove_pod(old)
-                    self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=old,
+                    self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
                                                                            label="AssignedPodDelete"))
                 return
             confirming = old is not None and self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)
             if old is None or not confirming:
-                self.queue.move_all_to_active_or_backoff(ClusterChange(
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(
                     "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
                     label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
             return
@@ -277,7 +278,7 @@ class SchedulerService:
         if event == "DELETED":
             self._nodes.pop(name, None)
             self.cache.remove_node(name)
-            self.queue.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Delete"}), label="NodeDelete"))
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Delete"}), label="NodeDelete"))
             return
         node = parse_node(body)
         old = self._nodes.get(name)
@@ -285,7 +286,7 @@ class SchedulerService:
         self.cache.add_node(node)
         actions = node_change(old, node)
         if actions:
-            self.queue.move_all_to_active_or_backoff(ClusterChange(
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(
                 "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
 
     def on_pdb(self, event: str, body: Mapping[str, Any]) -> None:

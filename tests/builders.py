@@ -14,8 +14,8 @@ from scheduler.cache import Snapshot
 from scheduler.framework import CycleState, Status
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Rows
+from scheduler.framework.types import ClusterEvent
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
-from scheduler.queue import ClusterChange
 
 _uid = itertools.count()
 
@@ -90,7 +90,7 @@ class MemoryClient:
         if self.cache is not None and self.cache.get_pod(victim.uid) is not None:
             self.cache.remove_pod(victim)
             if self.queue is not None:
-                self.queue.move_all_to_active_or_backoff(ClusterChange("Pod", frozenset({"Delete"}), old=victim,
+                self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=victim,
                                                                        label="AssignedPodDelete"))
 
     async def clear_nomination(self, pod: Pod) -> None:

@@ -84,9 +84,9 @@ def test_unschedulable_pod_binds_after_node_added() -> None:
     s.queue.add(p)
     run(s)
     assert not client.bound
-    from scheduler.queue import ClusterChange
+    from scheduler.framework.types import ClusterEvent
     s.cache.add_node(node("big", cpu="8"))
-    s.queue.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Add"})))
+    s.queue.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"})))
     s.clock.advance(1.5)  # type: ignore[attr-defined]
     run(s)
     assert client.bound == {p.uid: "big"}

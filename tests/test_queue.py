@@ -1,7 +1,8 @@
 import pytest
 
 from scheduler.framework.status import Status
-from scheduler.queue import ClusterChange, SchedulingQueue, backoff_duration
+from scheduler.framework.types import ClusterEvent
+from scheduler.queue import SchedulingQueue, backoff_duration
 from tests.builders import Clock, make_scheduler, pod
 
 
@@ -37,8 +38,8 @@ def test_unschedulable_moves_only_on_interesting_event() -> None:
     assert q.where(info.uid) == "unschedulable"
     # A label change does interest NodeResourcesFit only via its registered events; an unrelated
     # resource does not move the pod.
-    assert q.move_all_to_active_or_backoff(ClusterChange("Namespace", frozenset({"Add"}))) == 0
-    assert q.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Add"}))) == 1
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Namespace", frozenset({"Add"}))) == 0
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"}))) == 1
     assert q.where(info.uid) == "backoff"  # 1 s backoff after the first attempt
     clock.advance(1.01)
     assert q.pop(0) is info and info.attempts == 2
@@ -49,7 +50,7 @@ def test_event_during_cycle_sends_pod_to_backoff() -> None:
     q.add(pod("p"))
     info = q.pop(0)
     assert info is not None
-    q.move_all_to_active_or_backoff(ClusterChange("Node", frozenset({"Add"})))  # while in flight
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"})))  # while in flight
     info.unschedulable_plugins = {"NodeResourcesFit"}
     q.add_unschedulable_if_not_present(info)
     assert q.where(info.uid) == "backoff"

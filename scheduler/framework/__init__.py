@@ -1,14 +1,89 @@
-"""The scheduling framework: ``status`` (Status/Code), ``cycle_state``, ``interfaces`` (one
-Protocol per extension point), ``diagnosis`` (per-node failures, the FitError text) and ``runtime``
-(a compiled profile running its plugins)."""
+"""The scheduling framework: ``status`` (Status/Code), ``cycle_state``, ``types`` (cluster events and
+queued pod info, shared with the queue), ``interfaces`` (one Protocol per extension point and per
+optional capability), ``handle`` (what a plugin factory gets), ``diagnosis`` (per-node failures, the
+FitError text) and ``runtime`` (a compiled profile running its plugins).
 
-from scheduler.framework.cycle_state import CycleState
+Out-of-tree plugin authors import the extension-point Protocols from here. The framework imports
+neither the queue nor the profiles; they import it.
+"""
+
+from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus, fit_error_message
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import MAX_NODE_SCORE, FilterVerdict, PostFilterResult, PreFilterResult
-from scheduler.framework.runtime import Framework, num_feasible_nodes_to_find
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVerdict,
+    NodeLocalFilter,
+    PermitPlugin,
+    Plugin,
+    PodNominator,
+    PodReadingPreFilter,
+    PostBindPlugin,
+    PostFilterContext,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScoreExtensionsPlugin,
+    ScorePlugin,
+    implements,
+)
+from scheduler.framework.runtime import Framework, FrameworkError, num_feasible_nodes_to_find
 from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
 
-__all__ = ["MAX_NODE_SCORE", "SUCCESS", "Code", "CycleState", "Diagnosis", "FilterVerdict", "Framework",
-           "Handle", "NodeToStatus", "PostFilterResult", "PreFilterResult", "Status", "fit_error_message",
-           "num_feasible_nodes_to_find"]
+__all__ = [
+    "MAX_NODE_SCORE",
+    "SUCCESS",
+    "BatchFilterPlugin",
+    "BatchScorePlugin",
+    "BindPlugin",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "Code",
+    "CycleState",
+    "Diagnosis",
+    "EnqueueExtensions",
+    "FilterPlugin",
+    "FilterVerdict",
+    "Framework",
+    "FrameworkError",
+    "Handle",
+    "NodeLocalFilter",
+    "NodeToStatus",
+    "PermitPlugin",
+    "Plugin",
+    "PodNominator",
+    "PodReadingPreFilter",
+    "PostBindPlugin",
+    "PostFilterContext",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "QueuedPodInfo",
+    "ReservePlugin",
+    "ScoreExtensions",
+    "ScoreExtensionsPlugin",
+    "ScorePlugin",
+    "StateMissingError",
+    "Status",
+    "fit_error_message",
+    "implements",
+    "num_feasible_nodes_to_find",
+]

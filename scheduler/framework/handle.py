@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scheduler.client import SchedulerClient
+    from scheduler.framework.interfaces import PodNominator
     from scheduler.metrics import Metrics
     from scheduler.model import LabelSelector, Pod, PodDisruptionBudget
-    from scheduler.queue.nominator import Nominator
 
 __all__ = ["Handle"]
 
@@ -28,7 +28,7 @@ class Handle:
     # it. The operator provides it from its listers; ``None`` means no default constraints.
     default_selector: Callable[[Pod], LabelSelector | None] | None = None
     # The queue's nominated pods (filters count them; preemption clears lower ones).
-    nominator: Nominator | None = None
+    nominator: PodNominator | None = None
     # The PodDisruptionBudgets the informer holds.
     pdbs: Callable[[], Sequence[PodDisruptionBudget]] | None = None
     # An assigned (or assumed) pod from the cache, by uid.

@@ -14,12 +14,26 @@ per-node ``filter`` / ``score`` (upstream's shape) and the framework loops for t
 
 ``QueueSortPlugin`` gives a sort *key* rather than upstream's ``Less``: heaps in Python order by
 keys, and any strict weak order ``Less`` can be written as one.
+
+Optional capabilities are Protocols too, found the same way once per compile:
+
+* ``EnqueueExtensions.events_to_register()``: the cluster events that may make a pod this plugin
+  rejected schedulable (a plugin without it is interested in every event, as upstream).
+* ``ScoreExtensionsPlugin.score_extensions()``: the plugin's ``NormalizeScore``, or ``None``.
+* ``NodeLocalFilter.filter_is_node_local``: Filter reads only the node and its own pods, so
+  preemption's dry run may batch nodes.
+* ``PodReadingPreFilter.pre_filter_reads_pods``: ``False`` when PreFilter reads only the pod, so
+  its state survives a change of the node's pods (``Framework._filter_refreshed``); absent means
+  ``True``.
+
+``PodNominator`` is what the framework reads of the queue's nominated pods; the queue's
+``Nominator`` provides it, so the framework never imports the queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,15 +41,15 @@ import numpy.typing as npt
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.status import Status
+from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
 from scheduler.model import Pod
 
 if TYPE_CHECKING:
     from scheduler.cache import NodeInfo, Snapshot
     from scheduler.framework.diagnosis import NodeToStatus
-    from scheduler.queue.pod_info import QueuedPodInfo
-    from scheduler.queue.scheduling_queue import ClusterChange
 
 __all__ = [
+    "EXTENSION_POINT_PROTOCOLS",
     "MAX_NODE_SCORE",
     "BatchFilterPlugin",
     "BatchScorePlugin",
@@ -46,22 +60,26 @@ __all__ = [
     "FilterPlugin",
     "FilterRunner",
     "FilterVerdict",
+    "NodeLocalFilter",
     "PermitPlugin",
     "Plugin",
+    "PodNominator",
+    "PodReadingPreFilter",
     "PostBindPlugin",
     "PostFilterContext",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
     "PreEnqueuePlugin",
-    "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
     "ReservePlugin",
     "ScoreExtensions",
+    "ScoreExtensionsPlugin",
     "ScorePlugin",
+    "implements",
 ]
 
 MAX_NODE_SCORE = 100
@@ -142,34 +160,6 @@ class FilterVerdict:
         return cls(failed, (status,))
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterEvent:
-    """``resource`` is Node, Pod (assigned), PodDelete, Namespace, ...; ``action`` a set of
-    Add, Update, UpdateNodeLabel, UpdateNodeTaint, UpdateNodeAllocatable, Delete, ``*``."""
-
-    resource: str
-    action: str = "*"
-    label: str = field(default="", compare=False)
-
-
-    def matches(self, resource: str, actions: frozenset[str]) -> bool:
-        if self.resource not in ("*", resource):
-            return False
-        if self.action == "*" or self.action in actions:
-            return True
-        return self.action == "Update" and any(a.startswith("Update") for a in actions)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterEventWithHint:
-    """An event a plugin cares about, with an optional queueing hint: ``hint(pod, change)`` says
-    whether the change may make the pod, which this plugin rejected, schedulable (Queue) or not
-    (QueueSkip). No hint means Queue."""
-
-    event: ClusterEvent
-    hint: Callable[[Pod, ClusterChange], bool] | None = None
-
-
 @runtime_checkable
 class Plugin(Protocol):
     name: str
@@ -191,18 +181,17 @@ class EnqueueExtensions(Plugin, Protocol):
 
 
 @runtime_checkable
-class PreFilterExtensions(Protocol):
-    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node: NodeInfo) -> Status: ...
-
-    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node: NodeInfo) -> Status: ...
-
-
-@runtime_checkable
 class PreFilterPlugin(Plugin, Protocol):
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]: ...
 
-    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+@runtime_checkable
+class PodReadingPreFilter(Protocol):
+    """Capability: ``pre_filter_reads_pods = False`` says PreFilter reads only the pod (not the
+    cluster's pods), so its state stays valid when a node's pods change."""
+
+    pre_filter_reads_pods: bool
 
 
 @runtime_checkable
@@ -213,6 +202,14 @@ class FilterPlugin(Plugin, Protocol):
 @runtime_checkable
 class BatchFilterPlugin(Plugin, Protocol):
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict: ...
+
+
+@runtime_checkable
+class NodeLocalFilter(Protocol):
+    """Capability: ``filter_is_node_local = True`` says Filter reads only the node and that node's
+    pods, so removing pods from one node cannot change another node's verdict."""
+
+    filter_is_node_local: bool
 
 
 @runtime_checkable
@@ -237,12 +234,16 @@ class ScoreExtensions(Protocol):
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]: ...
 
-    def score_extensions(self) -> ScoreExtensions | None: ...
-
 
 @runtime_checkable
 class BatchScorePlugin(Plugin, Protocol):
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores: ...
+
+
+@runtime_checkable
+class ScoreExtensionsPlugin(Protocol):
+    """Capability of a Score plugin (upstream's ``ScorePlugin.ScoreExtensions``): its
+    ``NormalizeScore``, or ``None``; a plugin without the method has none."""
 
     def score_extensions(self) -> ScoreExtensions | None: ...
 
@@ -276,3 +277,36 @@ class BindPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+class PodNominator(Protocol):
+    """The nominated pods, as the framework and its plugins read them (upstream's ``PodNominator``);
+    ``scheduler.queue.Nominator`` implements it."""
+
+    version: int
+
+    def __len__(self) -> int: ...
+
+    def node_of(self, uid: str) -> str: ...
+
+    def pods_for_node(self, node: str) -> list[Pod]: ...
+
+    def nominated_at_or_above(self, priority: int, exclude_uid: str) -> dict[str, list[Pod]]: ...
+
+    def delete(self, uid: str) -> None: ...
+
+
+# The Protocol(s) that make a plugin serve each extension point: ``implements`` is how
+# ``scheduler.profiles.compile`` and ``Framework`` match plugins to points (Filter and Score accept
+# the batched or the per-node shape).
+EXTENSION_POINT_PROTOCOLS: dict[str, tuple[type, ...]] = {
+    "preEnqueue": (PreEnqueuePlugin,), "queueSort": (QueueSortPlugin,), "preFilter": (PreFilterPlugin,),
+    "filter": (BatchFilterPlugin, FilterPlugin), "postFilter": (PostFilterPlugin,), "preScore": (PreScorePlugin,),
+    "score": (BatchScorePlugin, ScorePlugin), "reserve": (ReservePlugin,), "permit": (PermitPlugin,),
+    "preBind": (PreBindPlugin,), "bind": (BindPlugin,), "postBind": (PostBindPlugin,),
+}
+
+
+def implements(plugin: object, point: str) -> bool:
+    """Whether ``plugin`` serves extension point ``point`` (``preFilter``, ``score``, ...)."""
+    return isinstance(plugin, EXTENSION_POINT_PROTOCOLS[point])

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +42,14 @@ from scheduler.framework.interfaces import (
     BatchFilterPlugin,
     BatchScorePlugin,
     BindPlugin,
-    ClusterEventWithHint,
+    EnqueueExtensions,
     FilterPlugin,
     FilterVerdict,
+    NodeLocalFilter,
     PermitPlugin,
     Plugin,
+    PodNominator,
+    PodReadingPreFilter,
     PostBindPlugin,
     PostFilterContext,
     PostFilterPlugin,
@@ -59,15 +62,15 @@ from scheduler.framework.interfaces import (
     QueueSortPlugin,
     ReservePlugin,
     Rows,
+    ScoreExtensions,
+    ScoreExtensionsPlugin,
     ScorePlugin,
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
 from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics
 from scheduler.model import Pod
-from scheduler.queue.nominator import Nominator
-from scheduler.queue.pod_info import QueuedPodInfo
-from scheduler.queue.scheduling_queue import ClusterChange
 
 __all__ = [
     "MAX_TOTAL_SCORE",
@@ -107,19 +110,96 @@ class _Failures:
     parts: list[tuple[str, Rows, Any, Sequence[Status]]] = field(default_factory=list)
 
 
-def _hint_says_queue(events: Sequence[ClusterEventWithHint], pod: Pod, change: ClusterChange) -> bool:
-    """Whether one of ``events`` matches ``change`` and its queueing hint says Queue."""
+def _hint_says_queue(events: Sequence[ClusterEventWithHint], pod: Pod, event: ClusterEvent) -> bool:
+    """Whether one of ``events`` matches ``event`` and its queueing hint says Queue."""
     for e in events:
-        if e.event.matches(change.resource, change.actions):
+        if e.event.matches(event):
             try:
-                if e.hint is None or e.hint(pod, change):
+                if e.hint is None or e.hint(pod, event):
                     return True
             except Exception:  # a failing hint means Queue, as upstream treats errors
                 return True
     return False
 
 
+FilterFn = Callable[[CycleState, Pod, Snapshot, Rows], FilterVerdict]
+ScoreFn = Callable[[CycleState, Pod, Snapshot, Rows], Scores]
+
+
+class _ScoreFailed(Exception):
+    """A per-node Score plugin returned a non-success status (carried to ``run_score``)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class _FilterEntry:
+    """A Filter plugin as the runtime calls it: one batched call over rows, whatever its shape."""
+
+    name: str
+    run: FilterFn
+    node_local: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _ScoreEntry:
+    """A Score plugin as the runtime calls it: batched scores, its weight, its NormalizeScore."""
+
+    name: str
+    run: ScoreFn
+    weight: int
+    extensions: Callable[[], ScoreExtensions | None] | None
+
+
+def _filter_per_node(p: FilterPlugin) -> FilterFn:
+    """Upstream's per-node Filter, looped over the rows (out-of-tree plugins)."""
+    def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        statuses: list[Status] = []
+        index: dict[Status, int] = {}
+        failed = np.zeros(len(rows), np.bool_)
+        ids = np.zeros(len(rows), np.int64)
+        for i, row in enumerate(rows.tolist()):
+            try:
+                s = p.filter(state, pod, snapshot.node_info(row))
+            except Exception as e:  # an out-of-tree plugin's bug is an Error status, not a crash
+                s = Status.as_error(e)
+            if not s.is_success():
+                failed[i] = True
+                j = index.get(s)
+                if j is None:
+                    j = index[s] = len(statuses)
+                    statuses.append(s)
+                ids[i] = j
+        return FilterVerdict(failed, statuses, ids)
+    return run
+
+
+def _score_per_node(p: ScorePlugin) -> ScoreFn:
+    """Upstream's per-node Score, looped over the rows; a failed node raises ``_ScoreFailed``."""
+    def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        out = np.zeros(len(rows), np.int64)
+        for i, row in enumerate(rows.tolist()):
+            v, st = p.score(state, pod, snapshot.node_info(row))
+            if not st.is_success():
+                raise _ScoreFailed(st)
+            out[i] = v
+        return out
+    return run
+
+
+def _one_point(point: str, plugins: Sequence[Plugin], typed: Sequence[Plugin]) -> None:
+    """Refuse a plugin listed at ``point`` that does not implement it (upstream's ``updatePluginList``)."""
+    if len(typed) != len(plugins):
+        bad = next(p for p in plugins if not any(p is t for t in typed))
+        raise FrameworkError(f"plugin {bad.name!r} does not extend {point} plugin")
+
+
 class Framework:
+    """One compiled profile (upstream's ``frameworkImpl``): its plugins as typed lists per extension
+    point, built once here, and the ``run_*`` methods the scheduling and binding cycles call."""
+
     def __init__(
         self,
         profile_name: str,
@@ -132,26 +212,35 @@ class Framework:
         metrics: Metrics | None = None,
         seed: int | None = None,
         all_plugins: Sequence[Plugin] = (),
-        nominator: Nominator | None = None,
+        nominator: PodNominator | None = None,
     ) -> None:
         self.profile_name = profile_name
-        qs = list(plugins.get("queueSort", ()))
-        if len(qs) != 1:
+
+        def at(point: str) -> Sequence[Plugin]:
+            return plugins.get(point, ())
+
+        # Typed plugin lists, one per extension point, checked against the point's Protocol.
+        queue_sort = [p for p in at("queueSort") if isinstance(p, QueueSortPlugin)]
+        _one_point("QueueSort", at("queueSort"), queue_sort)
+        if len(queue_sort) != 1:
             raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
-                                 f"{profile_name!r}, got {len(qs)}")
-        binds = list(plugins.get("bind", ()))
-        if not binds:
-            raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name "
-                                 f"{profile_name!r}")
-        self.queue_sort: QueueSortPlugin = qs[0]  # type: ignore[assignment]
-        self.pre_enqueue: list[PreEnqueuePlugin] = list(plugins.get("preEnqueue", ()))  # type: ignore[arg-type]
-        self.pre_filter: list[PreFilterPlugin] = list(plugins.get("preFilter", ()))  # type: ignore[arg-type]
-        self.filter: list[Plugin] = list(plugins.get("filter", ()))
-        self.post_filter: list[PostFilterPlugin] = list(plugins.get("postFilter", ()))  # type: ignore[arg-type]
-        self.pre_score: list[PreScorePlugin] = list(plugins.get("preScore", ()))  # type: ignore[arg-type]
-        self.score: list[tuple[Plugin, int]] = []
+                                 f"{profile_name!r}, got {len(queue_sort)}")
+        self.queue_sort: QueueSortPlugin = queue_sort[0]
+        self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, PreEnqueuePlugin)]
+        _one_point("PreEnqueue", at("preEnqueue"), self.pre_enqueue)
+        self.pre_filter = [p for p in at("preFilter") if isinstance(p, PreFilterPlugin)]
+        _one_point("PreFilter", at("preFilter"), self.pre_filter)
+        self.filter = [p for p in at("filter") if isinstance(p, BatchFilterPlugin | FilterPlugin)]
+        _one_point("Filter", at("filter"), self.filter)
+        self.post_filter = [p for p in at("postFilter") if isinstance(p, PostFilterPlugin)]
+        _one_point("PostFilter", at("postFilter"), self.post_filter)
+        self.pre_score = [p for p in at("preScore") if isinstance(p, PreScorePlugin)]
+        _one_point("PreScore", at("preScore"), self.pre_score)
+        self.score: list[tuple[BatchScorePlugin | ScorePlugin, int]] = []
         total = 0
-        for p in plugins.get("score", ()):
+        for p in at("score"):
+            if not isinstance(p, BatchScorePlugin | ScorePlugin):
+                raise FrameworkError(f"plugin {p.name!r} does not extend Score plugin")
             w = score_weights.get(p.name, 1)
             if w <= 0:
                 raise FrameworkError(f"score plugin {p.name!r} weight must be positive, got {w}")
@@ -159,13 +248,32 @@ class Framework:
             if total > MAX_TOTAL_SCORE:
                 raise FrameworkError("total score of Score plugins could overflow")
             self.score.append((p, w))
-        self._filter_is_batch = [isinstance(p, BatchFilterPlugin) for p in self.filter]
-        self._score_is_batch = [isinstance(p, BatchScorePlugin) for p, _ in self.score]
-        self.reserve: list[ReservePlugin] = list(plugins.get("reserve", ()))  # type: ignore[arg-type]
-        self.permit: list[PermitPlugin] = list(plugins.get("permit", ()))  # type: ignore[arg-type]
-        self.pre_bind: list[PreBindPlugin] = list(plugins.get("preBind", ()))  # type: ignore[arg-type]
-        self.bind: list[BindPlugin] = binds  # type: ignore[assignment]
-        self.post_bind: list[PostBindPlugin] = list(plugins.get("postBind", ()))  # type: ignore[arg-type]
+        self.reserve = [p for p in at("reserve") if isinstance(p, ReservePlugin)]
+        _one_point("Reserve", at("reserve"), self.reserve)
+        self.permit = [p for p in at("permit") if isinstance(p, PermitPlugin)]
+        _one_point("Permit", at("permit"), self.permit)
+        self.pre_bind = [p for p in at("preBind") if isinstance(p, PreBindPlugin)]
+        _one_point("PreBind", at("preBind"), self.pre_bind)
+        self.bind = [p for p in at("bind") if isinstance(p, BindPlugin)]
+        _one_point("Bind", at("bind"), self.bind)
+        if not self.bind:
+            raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name "
+                                 f"{profile_name!r}")
+        self.post_bind = [p for p in at("postBind") if isinstance(p, PostBindPlugin)]
+        _one_point("PostBind", at("postBind"), self.post_bind)
+
+        # What the hot path calls: bound methods, the shapes and capabilities resolved here once.
+        self._filters = [_FilterEntry(p.name, p.filter_nodes if isinstance(p, BatchFilterPlugin)
+                                      else _filter_per_node(p),
+                                      isinstance(p, NodeLocalFilter) and p.filter_is_node_local)
+                         for p in self.filter]
+        self._scores = [_ScoreEntry(p.name, p.score_nodes if isinstance(p, BatchScorePlugin) else _score_per_node(p),
+                                    w, p.score_extensions if isinstance(p, ScoreExtensionsPlugin) else None)
+                        for p, w in self.score]
+        # The PreFilter plugins that read other pods (absent capability: they do), re-run when a
+        # node's pods change (``_filter_refreshed``).
+        self._pre_filter_reading_pods = [p for p in self.pre_filter
+                                         if not isinstance(p, PodReadingPreFilter) or p.pre_filter_reads_pods]
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
@@ -180,10 +288,9 @@ class Framework:
             for p in point:
                 self.plugins_by_name.setdefault(p.name, p)
         # Plugins that register no events are interested in every event (upstream's wildcard).
-        self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {}
-        for name, p in self.plugins_by_name.items():
-            reg = getattr(p, "events_to_register", None)
-            self._events[name] = reg() if callable(reg) else None
+        self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
+            name: p.events_to_register() if isinstance(p, EnqueueExtensions) else None
+            for name, p in self.plugins_by_name.items()}
 
     # --- metrics ---------------------------------------------------------------------------
     def _observe(self, point: str, status: Status, t0: float) -> None:
@@ -210,20 +317,20 @@ class Framework:
                 return s.with_plugin(p.name)
         return SUCCESS
 
-    def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterChange) -> bool:
+    def is_worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
         rejectors = info.unschedulable_plugins | info.pending_plugins
-        if not rejectors or change.resource == "*":
+        if not rejectors or event.resource == "*":
             return True
         for name in rejectors:
             events = self._events.get(name)
-            if events is None or _hint_says_queue(events, info.pod, change):
+            if events is None or _hint_says_queue(events, info.pod, event):
                 return True
         return False
 
-    def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterChange) -> bool:
-        """Whether ``change`` may lift the PreEnqueue rejection of a gated pod: only events its
+    def is_worth_ungating(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether ``event`` may lift the PreEnqueue rejection of a gated pod: only events its
         gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
-        return _hint_says_queue(self._events.get(info.gating_plugin) or (), info.pod, change)
+        return _hint_says_queue(self._events.get(info.gating_plugin) or (), info.pod, event)
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, *, observe: bool = True
@@ -256,48 +363,23 @@ class Framework:
                       failures: _Failures) -> tuple[Rows, Status]:
         """Positions (into ``rows``) that pass every filter; failures go to ``failures``."""
         alive = np.arange(len(rows), dtype=np.int64)
-        for p, is_batch in zip(self.filter, self._filter_is_batch, strict=True):
-            if p.name in state.skip_filter_plugins or len(alive) == 0:
+        for f in self._filters:
+            if f.name in state.skip_filter_plugins or len(alive) == 0:
                 continue
             t1 = time.perf_counter()
-            sub = rows[alive]
-            if is_batch:
-                verdict = p.filter_nodes(state, pod, snapshot, sub)  # type: ignore[attr-defined]
-            else:
-                verdict = self._filter_per_node(state, pod, snapshot, p, sub)  # type: ignore[arg-type]
+            verdict = f.run(state, pod, snapshot, rows[alive])
             failed = verdict.failed
             if failed.any():
                 ids = verdict.status_ids[failed] if verdict.status_ids is not None else None
                 for s in verdict.statuses:
                     if s.code == Code.ERROR:
-                        err = s.with_plugin(p.name)
-                        self._observe_plugin(state, p.name, "Filter", err, t1)
+                        err = s.with_plugin(f.name)
+                        self._observe_plugin(state, f.name, "Filter", err, t1)
                         return alive, err
-                failures.parts.append((p.name, alive[failed], ids, verdict.statuses))
+                failures.parts.append((f.name, alive[failed], ids, verdict.statuses))
                 alive = alive[~failed]
-            self._observe_plugin(state, p.name, "Filter", SUCCESS, t1)
+            self._observe_plugin(state, f.name, "Filter", SUCCESS, t1)
         return alive, SUCCESS
-
-    @staticmethod
-    def _filter_per_node(state: CycleState, pod: Pod, snapshot: Snapshot, p: FilterPlugin,
-                         rows: Rows) -> FilterVerdict:
-        statuses: list[Status] = []
-        index: dict[Status, int] = {}
-        failed = np.zeros(len(rows), np.bool_)
-        ids = np.zeros(len(rows), np.int64)
-        for i, row in enumerate(rows.tolist()):
-            try:
-                s = p.filter(state, pod, snapshot.node_info(row))
-            except Exception as e:  # an out-of-tree plugin's bug is an Error status, not a crash
-                s = Status.as_error(e)
-            if not s.is_success():
-                failed[i] = True
-                j = index.get(s)
-                if j is None:
-                    j = index[s] = len(statuses)
-                    statuses.append(s)
-                ids[i] = j
-        return FilterVerdict(failed, statuses, ids)
 
     def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                                      candidates: Rows, diagnosis: Diagnosis, *, num_to_find: int | None = None,
@@ -390,9 +472,7 @@ class Framework:
         plugins that read other pods (spread and affinity counts) run again, unobserved, into a copy;
         the ones that read only the pod (``pre_filter_reads_pods = False``) keep their state."""
         st = base.copy()
-        for p in self.pre_filter:
-            if not getattr(p, "pre_filter_reads_pods", True):
-                continue
+        for p in self._pre_filter_reading_pods:
             st.skip_filter_plugins.discard(p.name)
             _, s = p.pre_filter(st, pod, snapshot)
             if s.is_skip():
@@ -420,8 +500,7 @@ class Framework:
     def filters_are_node_local(self, state: CycleState) -> bool:
         """Whether every Filter that runs for this cycle's pod reads only the node and its own pods
         (``filter_is_node_local``): then removing pods from one node cannot change another's verdict."""
-        return all(getattr(p, "filter_is_node_local", False) or p.name in state.skip_filter_plugins
-                   for p in self.filter)
+        return all(f.node_local or f.name in state.skip_filter_plugins for f in self._filters)
 
     def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
                            ) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
@@ -514,43 +593,35 @@ class Framework:
         t0 = time.perf_counter()
         total = np.zeros(len(rows), np.int64)
         per_plugin: dict[str, Scores] = {}
-        for (p, weight), is_batch in zip(self.score, self._score_is_batch, strict=True):
-            if p.name in state.skip_score_plugins:
+        for e in self._scores:
+            if e.name in state.skip_score_plugins:
                 continue
             t1 = time.perf_counter()
-            get_ext = getattr(p, "score_extensions", None)
             try:
-                if is_batch:
-                    s = np.asarray(p.score_nodes(state, pod, snapshot, rows), np.int64)  # type: ignore[attr-defined]
-                else:
-                    sp: ScorePlugin = p  # type: ignore[assignment]
-                    s = np.zeros(len(rows), np.int64)
-                    for i, row in enumerate(rows.tolist()):
-                        v, st = sp.score(state, pod, snapshot.node_info(row))
-                        if not st.is_success():
-                            status = st.with_plugin(p.name)
-                            self._observe("Score", status, t0)
-                            return total, per_plugin, status
-                        s[i] = v
-                ext = get_ext() if callable(get_ext) else None
+                s = np.asarray(e.run(state, pod, snapshot, rows), np.int64)
+                ext = e.extensions() if e.extensions is not None else None
                 if ext is not None:
                     st = ext.normalize_score(state, pod, s)
                     if not st.is_success():
-                        return total, per_plugin, st.with_plugin(p.name)
-            except Exception as e:
-                status = Status.as_error(e).with_plugin(p.name)
+                        return total, per_plugin, st.with_plugin(e.name)
+            except _ScoreFailed as failed:
+                status = failed.status.with_plugin(e.name)
+                self._observe("Score", status, t0)
+                return total, per_plugin, status
+            except Exception as exc:
+                status = Status.as_error(exc).with_plugin(e.name)
                 self._observe("Score", status, t0)
                 return total, per_plugin, status
             if len(s) and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
-                status = Status(Code.ERROR, (f"plugin {p.name!r} returns an invalid score "
+                status = Status(Code.ERROR, (f"plugin {e.name!r} returns an invalid score "
                                              f"{int(s.max() if s.max() > MAX_NODE_SCORE else s.min())}, "
                                              f"it should in the range of [0, {MAX_NODE_SCORE}] after "
-                                             f"normalizing",), p.name)
+                                             f"normalizing",), e.name)
                 self._observe("Score", status, t0)
                 return total, per_plugin, status
-            per_plugin[p.name] = s
-            total += s * weight
-            self._observe_plugin(state, p.name, "Score", SUCCESS, t1)
+            per_plugin[e.name] = s
+            total += s * e.weight
+            self._observe_plugin(state, e.name, "Score", SUCCESS, t1)
         self._observe("Score", SUCCESS, t0)
         return total, per_plugin, SUCCESS
 

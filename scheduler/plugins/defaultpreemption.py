@@ -57,7 +57,6 @@ from scheduler.plugins.args import DefaultPreemptionArgs
 
 if TYPE_CHECKING:
     from scheduler.cache import Snapshot
-    from scheduler.queue.scheduling_queue import ClusterChange
 
 __all__ = ["NAME", "Candidate", "DefaultPreemption", "filter_pods_with_pdb_violation", "importance",
            "new", "pick_one_node_for_preemption"]
@@ -174,7 +173,7 @@ class DefaultPreemption:
         return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), self._victim_changed),
                 ClusterEventWithHint(ClusterEvent("Pod", "Update"), self._victim_changed))
 
-    def _victim_changed(self, pod: Pod, change: ClusterChange) -> bool:
+    def _victim_changed(self, pod: Pod, change: ClusterEvent) -> bool:
         victims = self._victims.get(pod.uid)
         if not victims:
             return False

@@ -39,7 +39,6 @@ from scheduler.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
-    PreFilterExtensions,
     PreFilterResult,
     Rows,
     ScoreExtensions,
@@ -128,9 +127,6 @@ class InterPodAffinity:
                 s.existing_anti[term.topology_key] = d if prev is None else prev + d
         state.write(_PREFILTER_KEY, s)
         return None, SUCCESS
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         s = state.get(_PREFILTER_KEY)

@@ -23,7 +23,6 @@ from scheduler.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
-    PreFilterExtensions,
     PreFilterResult,
     Rows,
     ScoreExtensions,
@@ -91,9 +90,6 @@ class NodeAffinity:
         if not names:
             return None, _POD
         return PreFilterResult(frozenset(names)), SUCCESS
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         t = snapshot.table

@@ -15,7 +15,6 @@ from scheduler.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
-    PreFilterExtensions,
     PreFilterResult,
     Rows,
 )
@@ -38,9 +37,6 @@ class NodePorts:
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:
         return None, (SUCCESS if pod.host_ports else _SKIP)
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         if not pod.host_ports:

@@ -47,7 +47,6 @@ from scheduler.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
-    PreFilterExtensions,
     PreFilterResult,
     Rows,
     ScoreExtensions,
@@ -118,9 +117,6 @@ class NodeResourcesFit:
                      if amount > 0 and name != "pods" and not self._ignored_resource(name))
         state.write(_PREFILTER_KEY, _Request(cols))
         return None, SUCCESS
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         req = state.get(_PREFILTER_KEY)

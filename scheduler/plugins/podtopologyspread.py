@@ -40,7 +40,6 @@ from scheduler.framework.interfaces import (
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
-    PreFilterExtensions,
     PreFilterResult,
     Rows,
     ScoreExtensions,
@@ -175,9 +174,6 @@ class PodTopologySpread:
             selfm.append(1 if c.selector is not None and c.selector.matches(pod.labels) else 0)
         state.write(_PREFILTER_KEY, _FilterState(constraints, counts, minimum, selfm))
         return None, SUCCESS
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         s = state.get(_PREFILTER_KEY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler.framework.handle import Handle
-from scheduler.queue.pod_info import QueuedPodInfo
+from scheduler.framework.types import QueuedPodInfo
 
 NAME = "PrioritySort"
 

@@ -14,6 +14,10 @@ The rules are upstream's, in order:
 4. **Args** from ``pluginConfig`` are validated by the plugin's args model; each plugin is built
    once and shared by every point it serves.
 
+A plugin serves the extension points whose Protocol it implements (``implements``: ``isinstance``
+against the ``runtime_checkable`` Protocols of ``scheduler.framework.interfaces``); ``Framework``
+then holds one typed list per point, built once here.
+
 Every error is a ``ProfileError`` whose ``field`` is the spec path (``plugins.score.enabled[1]``,
 ``pluginConfig[0].args.scoringStrategy.type``) so the CR status can name it.
 """
@@ -27,27 +31,14 @@ import pydantic
 
 from scheduler.errors import PluginArgsError, ProfileError, UnknownPluginError
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import Plugin
+from scheduler.framework.interfaces import Plugin, implements
 from scheduler.framework.runtime import Framework, FrameworkError
 from scheduler.metrics import Metrics
 from scheduler.plugins.registry import Registry
 from scheduler.profiles.defaults import default_plugins
 from scheduler.profiles.models import EXTENSION_POINTS, PluginRef, Plugins, PluginSet, SchedulingProfileSpec
 
-__all__ = ["compile_profile", "implements", "parse_spec", "pydantic_error_message"]
-
-# The method(s) that make a plugin serve an extension point.
-_METHODS: dict[str, tuple[str, ...]] = {
-    "preEnqueue": ("pre_enqueue",), "queueSort": ("sort_key",), "preFilter": ("pre_filter",),
-    "filter": ("filter_nodes", "filter"), "postFilter": ("post_filter",), "preScore": ("pre_score",),
-    "score": ("score_nodes", "score"), "reserve": ("reserve",), "permit": ("permit",),
-    "preBind": ("pre_bind",), "bind": ("bind",), "postBind": ("post_bind",),
-}
-
-
-def implements(plugin: object, point: str) -> bool:
-    return any(callable(getattr(plugin, m, None)) for m in _METHODS[point])
-
+__all__ = ["compile_profile", "parse_spec", "pydantic_error_message"]
 
 def pydantic_error_message(err: pydantic.ValidationError, prefix: str = "") -> tuple[str, str]:
     """(field path, message) of the first error, in Kubernetes' ``a.b[0].c`` notation."""

@@ -1,16 +1,19 @@
-"""The scheduling queue (``scheduling_queue``) and its entries (``pod_info``)."""
+"""The scheduling queue (``scheduling_queue``) and the nominated pods (``nominator``).
 
-from scheduler.queue.pod_info import QueuedPodInfo
+Its entries (``QueuedPodInfo``) and the cluster events that move them (``ClusterEvent``) are the
+framework's types (``scheduler.framework.types``): the queue imports the framework, never the reverse.
+"""
+
+from scheduler.queue.nominator import Nominator
 from scheduler.queue.scheduling_queue import (
     ACTIVE,
     BACKOFF,
     GATED,
     UNSCHEDULABLE,
-    ClusterChange,
     QueueProfile,
     SchedulingQueue,
     backoff_duration,
 )
 
-__all__ = ["ACTIVE", "BACKOFF", "GATED", "UNSCHEDULABLE", "ClusterChange", "QueueProfile",
-           "QueuedPodInfo", "SchedulingQueue", "backoff_duration"]
+__all__ = ["ACTIVE", "BACKOFF", "GATED", "UNSCHEDULABLE", "Nominator", "QueueProfile", "SchedulingQueue",
+           "backoff_duration"]

@@ -34,21 +34,19 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler.framework.status import Status
+from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Metrics
 from scheduler.model import Pod
 from scheduler.queue.nominator import Nominator
-from scheduler.queue.pod_info import QueuedPodInfo
 
 __all__ = [
     "ACTIVE",
     "BACKOFF",
     "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
     "UNSCHEDULABLE",
-    "ClusterChange",
     "QueueProfile",
     "SchedulingQueue",
     "backoff_duration",
@@ -57,22 +55,6 @@ __all__ = [
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL = 30.0
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterChange:
-    """A cluster event as the queue sees it: ``resource`` (Node, Pod, Namespace, ...), the set of
-    ``actions`` (Add, Delete, UpdateNodeLabel, ...), and the objects before and after."""
-
-    resource: str
-    actions: frozenset[str]
-    old: Any = None
-    new: Any = None
-    label: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.label or f"{self.resource}{'/'.join(sorted(self.actions))}"
 
 
 class QueueProfile(Protocol):
@@ -85,9 +67,9 @@ class QueueProfile(Protocol):
 
     def run_pre_enqueue(self, pod: Pod) -> Status: ...
 
-    def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterChange) -> bool: ...
+    def is_worth_requeuing(self, info: QueuedPodInfo, change: ClusterEvent) -> bool: ...
 
-    def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterChange) -> bool: ...
+    def is_worth_ungating(self, info: QueuedPodInfo, change: ClusterEvent) -> bool: ...
 
 
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
@@ -326,7 +308,7 @@ class SchedulingQueue:
         self.add_unschedulable_if_not_present(info, error=True)
 
     # --- cluster events --------------------------------------------------------------------
-    def move_all_to_active_or_backoff(self, change: ClusterChange,
+    def move_all_to_active_or_backoff(self, change: ClusterEvent,
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
         """Move the unschedulable pods that ``change`` may help. Returns how many moved."""
         with self._lock:

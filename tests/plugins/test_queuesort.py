@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.framework.types import QueuedPodInfo
 from scheduler.plugins import queuesort
-from scheduler.queue import QueuedPodInfo
 from tests.builders import pod
 
 
