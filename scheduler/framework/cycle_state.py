@@ -1,13 +1,16 @@
 """``CycleState``: per-cycle scratch space shared by one pod's plugin calls.
 
 A plugin writes its precomputed data once (PreFilter, PreScore) under a private key and reads it
-many times (Filter, Score). Each plugin module defines its key and a typed getter that raises a
-clear error when the state is missing, as upstream's ``getPreFilterState`` does. A cycle is
-single-threaded, so there is no lock.
+many times (Filter, Score). Each plugin module defines its key and a typed getter: ``read`` raises
+a clear error when the state is missing, as upstream's ``getPreFilterState`` does;
+``read_or_compute`` runs the plugin's own PreFilter first when it did not run (a Filter called
+alone, as preemption's what-ifs and the tests do) and gives ``None`` when PreFilter wrote nothing
+(it returned Skip). A cycle is single-threaded, so there is no lock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = ["CycleState", "StateMissingError"]
@@ -39,6 +42,16 @@ class CycleState:
         if not isinstance(value, kind):
             raise StateMissingError(f"{key!r} in cycleState is {type(value).__name__}, not {kind.__name__}")
         return value
+
+    def read_or_compute(self, key: str, kind: type[T], compute: Callable[[], object]) -> T | None:
+        """The ``kind`` entry under ``key``; if there is none, ``compute()`` (the plugin's PreFilter)
+        writes it first. ``None`` when ``compute`` wrote none (its PreFilter skipped)."""
+        value = self._data.get(key)
+        if isinstance(value, kind):
+            return value
+        compute()
+        value = self._data.get(key)
+        return value if isinstance(value, kind) else None
 
     def get(self, key: str) -> Any:
         return self._data.get(key)

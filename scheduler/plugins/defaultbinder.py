@@ -18,6 +18,8 @@ NAME = "DefaultBinder"
 
 
 class DefaultBinder:
+    """Upstream's ``defaultbinder.DefaultBinder``: Bind."""
+
     name = NAME
 
     def __init__(self, client: SchedulerClient | None) -> None:

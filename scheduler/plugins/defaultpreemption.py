@@ -140,6 +140,8 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
 
 
 class DefaultPreemption:
+    """Upstream's ``defaultpreemption.DefaultPreemption``: PostFilter, PreEnqueue, EnqueueExtensions."""
+
     name = NAME
 
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:

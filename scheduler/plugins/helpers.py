@@ -21,6 +21,7 @@ from scheduler.model.selectors import parse_int64
 
 __all__ = [
     "BoolArray",
+    "at_domain",
     "default_normalize_score",
     "derived",
     "labels_mask",
@@ -44,6 +45,17 @@ def derived(table: NodeTable, key: object, compute: Callable[[], T]) -> T:
     except KeyError:
         value = table.derived[key] = compute()
         return value
+
+
+def at_domain(table: NodeTable, key: str, rows: npt.NDArray[np.int64], per_domain: npt.NDArray[np.int64]
+              ) -> tuple[BoolArray, npt.NDArray[np.int64]]:
+    """For each of ``rows``: whether its node has label ``key``, and ``per_domain`` (indexed by the
+    label's value id) at that node's value, 0 for a node without the label."""
+    vals = table.label_column(key)[rows]
+    has = vals >= 0
+    if len(per_domain) == 0:
+        return has, np.zeros(len(rows), np.int64)
+    return has, np.where(has, per_domain[np.clip(vals, 0, len(per_domain) - 1)], 0)
 
 
 def _numeric_values(table: NodeTable, key: str) -> npt.NDArray[np.float64]:

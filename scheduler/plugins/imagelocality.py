@@ -21,6 +21,8 @@ MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 
 class ImageLocality:
+    """Upstream's ``imagelocality.ImageLocality``: Score."""
+
     name = NAME
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:

@@ -47,6 +47,7 @@ from scheduler.framework.interfaces import (
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodAffinityTerm
 from scheduler.plugins.args import InterPodAffinityArgs
+from scheduler.plugins.helpers import at_domain
 
 NAME = "InterPodAffinity"
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
@@ -95,7 +96,15 @@ class _ScoreState:
     topology_score: dict[str, IntArray] = field(default_factory=dict)
 
 
+def _score_state(state: CycleState) -> _ScoreState:
+    """PreScore's state (upstream's ``getPreScoreState``): an error if PreScore did not write it."""
+    return state.read(_PRESCORE_KEY, _ScoreState)
+
+
 class InterPodAffinity:
+    """Upstream's ``interpodaffinity.InterPodAffinity``: PreFilter, Filter, PreScore, Score (NormalizeScore),
+    EnqueueExtensions."""
+
     name = NAME
 
     def __init__(self, args: InterPodAffinityArgs) -> None:
@@ -129,12 +138,10 @@ class InterPodAffinity:
         return None, SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
-        s = state.get(_PREFILTER_KEY)
-        if not isinstance(s, _FilterState):
-            _, st = self.pre_filter(state, pod, snapshot)
-            if st.is_skip():
-                return FilterVerdict.passed(len(rows))
-            s = state.read(_PREFILTER_KEY, _FilterState)
+        # PreFilter's state, computed now if it did not run (None: it skipped).
+        s = state.read_or_compute(_PREFILTER_KEY, _FilterState, lambda: self.pre_filter(state, pod, snapshot))
+        if s is None:
+            return FilterVerdict.passed(len(rows))
         t = snapshot.table
         n = len(rows)
         aff_fail = np.zeros(n, np.bool_)
@@ -142,20 +149,17 @@ class InterPodAffinity:
             has_all = np.ones(n, np.bool_)
             pods_exist = np.ones(n, np.bool_)
             for key, d in s.affinity:
-                vals = t.label_column(key)[rows]
-                has = vals >= 0
+                has, count = at_domain(t, key, rows, d)
                 has_all &= has
-                pods_exist &= has & (d[np.clip(vals, 0, len(d) - 1)] > 0)
+                pods_exist &= count > 0
             first_of_group = s.affinity_map_empty and s.self_match_all
             aff_fail = ~has_all | (~pods_exist & (not first_of_group))
         anti_fail = np.zeros(n, np.bool_)
         for key, d in s.anti:
-            vals = t.label_column(key)[rows]
-            anti_fail |= (vals >= 0) & (d[np.clip(vals, 0, len(d) - 1)] > 0)
+            anti_fail |= at_domain(t, key, rows, d)[1] > 0
         exist_fail = np.zeros(n, np.bool_)
         for key, d in s.existing_anti.items():
-            vals = t.label_column(key)[rows]
-            exist_fail |= (vals >= 0) & (d[np.clip(vals, 0, len(d) - 1)] > 0)
+            exist_fail |= at_domain(t, key, rows, d)[1] > 0
         failed = aff_fail | anti_fail | exist_fail
         ids = np.where(aff_fail, 0, np.where(anti_fail, 1, 2)).astype(np.int64)
         return FilterVerdict(failed, _STATUSES, ids)
@@ -190,12 +194,11 @@ class InterPodAffinity:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
-        s = state.read(_PRESCORE_KEY, _ScoreState)
+        s = _score_state(state)
         t = snapshot.table
         out = np.zeros(len(rows), np.int64)
         for key, d in s.topology_score.items():
-            vals = t.label_column(key)[rows]
-            out += np.where(vals >= 0, d[np.clip(vals, 0, len(d) - 1)], 0)
+            out += at_domain(t, key, rows, d)[1]
         return out
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:

@@ -43,11 +43,12 @@ _SKIP = Status(Code.SKIP)
 
 
 class NodeAffinity:
+    """Upstream's ``nodeaffinity.NodeAffinity``: PreFilter, Filter, PreScore, Score (NormalizeScore),
+    EnqueueExtensions."""
+
     name = NAME
-    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
-    filter_is_node_local = True
-    # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
-    pre_filter_reads_pods = False
+    filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
+    pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self.args = args

@@ -85,11 +85,11 @@ class _Request:
 
 
 class NodeResourcesFit:
+    """Upstream's ``noderesources.Fit``: PreFilter, Filter, Score, EnqueueExtensions."""
+
     name = FIT_NAME
-    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
-    filter_is_node_local = True
-    # PreFilter reads only the pod: a preemption dry run keeps its state (see Framework._filter_refreshed).
-    pre_filter_reads_pods = False
+    filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
+    pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args
@@ -119,10 +119,9 @@ class NodeResourcesFit:
         return None, SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
-        req = state.get(_PREFILTER_KEY)
-        if not isinstance(req, _Request):
-            self.pre_filter(state, pod, snapshot)
-            req = state.read(_PREFILTER_KEY, _Request)
+        # PreFilter's state, computed now if it did not run (it always writes one).
+        req = state.read_or_compute(_PREFILTER_KEY, _Request, lambda: self.pre_filter(state, pod, snapshot))
+        assert req is not None
         t = snapshot.table
         pods_col = t.resources["pods"]
         if len(req.columns) > _MAX_PACKED:
@@ -322,6 +321,8 @@ def _exact_alloc_requested(snapshot: Snapshot, row: int, resource: str, pod_requ
 
 
 class NodeResourcesBalancedAllocation:
+    """Upstream's ``noderesources.BalancedAllocation``: PreScore, Score."""
+
     name = BALANCED_NAME
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:

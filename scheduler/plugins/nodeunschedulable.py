@@ -20,9 +20,10 @@ _STATUS = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
 
 
 class NodeUnschedulable:
+    """Upstream's ``nodeunschedulable.NodeUnschedulable``: Filter, EnqueueExtensions."""
+
     name = NAME
-    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
-    filter_is_node_local = True
+    filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         failed = snapshot.table.unschedulable[rows]

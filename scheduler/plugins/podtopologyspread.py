@@ -49,7 +49,14 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import LabelSelector, Pod, TopologySpreadConstraint
 from scheduler.model.pod import _spread
 from scheduler.plugins.args import PodTopologySpreadArgs
-from scheduler.plugins.helpers import BoolArray, derived, labels_mask, node_selector_mask, untolerated_taint_per_set
+from scheduler.plugins.helpers import (
+    BoolArray,
+    at_domain,
+    derived,
+    labels_mask,
+    node_selector_mask,
+    untolerated_taint_per_set,
+)
 
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -83,7 +90,15 @@ class _ScoreState:
     domain_counts: list[npt.NDArray[np.int64] | None]  # None for the hostname key (per-node counts)
 
 
+def _score_state(state: CycleState) -> _ScoreState:
+    """PreScore's state (upstream's ``getPreScoreState``): an error if PreScore did not write it."""
+    return state.read(_PRESCORE_KEY, _ScoreState)
+
+
 class PodTopologySpread:
+    """Upstream's ``podtopologyspread.PodTopologySpread``: PreFilter, Filter, PreScore, Score (NormalizeScore),
+    EnqueueExtensions."""
+
     name = NAME
 
     def __init__(self, args: PodTopologySpreadArgs, default_selector: DefaultSelectorFn | None = None) -> None:
@@ -176,21 +191,16 @@ class PodTopologySpread:
         return None, SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
-        s = state.get(_PREFILTER_KEY)
-        if not isinstance(s, _FilterState):
-            _, st = self.pre_filter(state, pod, snapshot)
-            if st.is_skip():
-                return FilterVerdict.passed(len(rows))
-            s = state.read(_PREFILTER_KEY, _FilterState)
+        # PreFilter's state, computed now if it did not run (None: it skipped).
+        s = state.read_or_compute(_PREFILTER_KEY, _FilterState, lambda: self.pre_filter(state, pod, snapshot))
+        if s is None:
+            return FilterVerdict.passed(len(rows))
         t = snapshot.table
         missing = np.zeros(len(rows), np.bool_)
         skewed = np.zeros(len(rows), np.bool_)
         for i, c in enumerate(s.constraints):
-            vals = t.label_column(c.topology_key)[rows]
-            has = vals >= 0
+            has, match = at_domain(t, c.topology_key, rows, s.domain_counts[i])
             missing |= ~has & ~skewed
-            dc = s.domain_counts[i]
-            match = np.where(has, dc[np.clip(vals, 0, len(dc) - 1)] if len(dc) else 0, 0)
             skew = match + s.self_match[i] - s.minimum[i]
             skewed |= has & ~missing & (skew > c.max_skew)
         failed = missing | skewed
@@ -231,19 +241,18 @@ class PodTopologySpread:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
-        s = state.read(_PRESCORE_KEY, _ScoreState)
+        s = _score_state(state)
         t = snapshot.table
         score = np.zeros(len(rows), np.float64)
         for i, c in enumerate(s.constraints):
-            vals = t.label_column(c.topology_key)[rows]
-            has = vals >= 0
             dc = s.domain_counts[i]
             cnt: npt.NDArray[np.int64] | npt.NDArray[np.int32]
             if dc is None:
+                has = t.label_column(c.topology_key)[rows] >= 0
                 cnt = (snapshot.counter(SpreadMatch(pod.namespace, c.selector))[rows]
                        if c.selector is not None else np.zeros(len(rows), np.int32))
             else:
-                cnt = dc[np.clip(vals, 0, len(dc) - 1)] if len(dc) else np.zeros(len(rows), np.int64)
+                has, cnt = at_domain(t, c.topology_key, rows, dc)
             score += np.where(has, cnt * s.weights[i] + (c.max_skew - 1), 0.0)
         out = np.floor(score + 0.5).astype(np.int64)
         out[s.ignored] = -1  # upstream's invalidScore, resolved in normalize_score

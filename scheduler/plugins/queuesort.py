@@ -11,6 +11,8 @@ NAME = "PrioritySort"
 
 
 class PrioritySort:
+    """Upstream's ``queuesort.PrioritySort``: QueueSort."""
+
     name = NAME
 
     def sort_key(self, info: QueuedPodInfo) -> Any:

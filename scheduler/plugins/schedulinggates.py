@@ -18,6 +18,8 @@ def reason(gates: Sequence[str]) -> str:
 
 
 class SchedulingGates:
+    """Upstream's ``schedulinggates.SchedulingGates``: PreEnqueue, EnqueueExtensions."""
+
     name = NAME
 
     def pre_enqueue(self, pod: Pod) -> Status:

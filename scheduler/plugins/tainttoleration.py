@@ -39,9 +39,10 @@ def untolerated_reason(taint: Taint) -> str:
 
 
 class TaintToleration:
+    """Upstream's ``tainttoleration.TaintToleration``: Filter, Score (NormalizeScore), EnqueueExtensions."""
+
     name = NAME
-    # Filter reads only the node and its own pods: preemption's dry run may batch nodes.
-    filter_is_node_local = True
+    filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         t = snapshot.table
