@@ -346,17 +346,10 @@ class SchedulingQueue:
         with self._lock:
             now = self._clock()
             changed = False
-            while self._backoff_heap:
-                expiry, _, uid, entry = self._backoff_heap[0]
-                hit = self._backoff.get(uid)
-                if hit is None or hit[1] != entry:
-                    heapq.heappop(self._backoff_heap)
-                    continue
-                if expiry > now:
-                    break
-                heapq.heappop(self._backoff_heap)
-                del self._backoff[uid]
-                self._admit(hit[0], "BackoffComplete")
+            while (expiry := self._next_backoff_expiry()) is not None and expiry <= now:
+                _, _, uid, _ = heapq.heappop(self._backoff_heap)
+                info, _ = self._backoff.pop(uid)
+                self._admit(info, "BackoffComplete")
                 changed = True
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
