@@ -5,6 +5,8 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
 ::
 
     on_profile(name, spec) ─► parse ─► compile ─► ProfileMap.set (atomic swap) ─► ProfileStatus
+                              (refused, the last good one serving: a name an older CR holds, or a
+                               QueueSort other than the other profiles')
     on_pod(type, body)      ─► assigned?  yes ─► cache.add/update/remove ─► queue.move_all (AssignedPod*)
                                           no  ─► profile for schedulerName? queue.add/update/delete
                                                                             else parked until one exists
@@ -146,6 +148,10 @@ class SchedulerService:
             return self._profile_result(cr_name, meta, ProfileStatus(False, str(e)))
         name = fwk.profile_name
         change = self.profiles.set(cr_name, fwk, created=str(meta.get("creationTimestamp") or ""))
+        if change.queue_sort_conflict:
+            self._compiled.pop(cr_name, None)
+            return self._profile_result(cr_name, meta, ProfileStatus(
+                False, f"spec.plugins.queueSort: {change.queue_sort_conflict}"))
         if change.refused_by is not None:
             self._compiled.pop(cr_name, None)
             return self._profile_result(cr_name, meta, ProfileStatus(

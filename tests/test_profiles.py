@@ -1,13 +1,16 @@
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel, Field
 
 from scheduler.errors import ProfileError
 from scheduler.framework.handle import Handle
 from scheduler.framework.runtime import Framework
-from scheduler.plugins.registry import Registry
+from scheduler.framework.types import QueuedPodInfo
+from scheduler.plugins.registry import PluginSpec, Registry
 from scheduler.profiles import ProfileMap, compile_profile, crd, parse_spec
 from scheduler.profiles.profile_map import rank
 from scheduler.service import SchedulerService
@@ -235,3 +238,104 @@ def test_service_status_says_who_holds_the_name_and_is_rewritten_when_it_goes() 
     assert list(updates) == ["young"] and updates["young"][0].accepted
     assert s.profile_status["young"][0].accepted and "old" not in s.profile_status
     assert s.profiles.owner_of("s") == "young"
+
+
+# ---- one QueueSort for every profile (upstream's profile.NewMap) -----------------------------------
+class FifoSort:
+    """A QueueSort plugin other than PrioritySort: first in, first out."""
+
+    name = "FifoSort"
+
+    def sort_key(self, info: QueuedPodInfo) -> Any:
+        return info.timestamp
+
+
+class TieBreakArgs(BaseModel):
+    newest_first: bool = Field(default=False, alias="newestFirst")
+
+
+class TieBreakSort:
+    """A QueueSort plugin with args."""
+
+    name = "TieBreakSort"
+
+    def __init__(self, args: TieBreakArgs) -> None:
+        self.sign = -1 if args.newest_first else 1
+
+    def sort_key(self, info: QueuedPodInfo) -> Any:
+        return (-info.pod.priority, self.sign * info.timestamp)
+
+
+SORTS = Registry(extra={
+    "FifoSort": PluginSpec("FifoSort", lambda a, h: FifoSort()),
+    "TieBreakSort": PluginSpec("TieBreakSort", lambda a, h: TieBreakSort(a or TieBreakArgs()), TieBreakArgs),
+})
+
+
+def sort_spec(scheduler: str, sort: str = "", args: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": scheduler}
+    if sort:
+        spec["plugins"] = {"queueSort": {"enabled": [{"name": sort}], "disabled": [{"name": "*"}]}}
+    if args is not None:
+        spec["pluginConfig"] = [{"name": sort, "args": args}]
+    return spec
+
+
+def sorted_fwk(scheduler: str, sort: str = "", args: dict[str, Any] | None = None) -> Framework:
+    return compile_profile(parse_spec(sort_spec(scheduler, sort, args)), registry=SORTS, handle=Handle())
+
+
+# Each case: the first CR's (sort, args), the second CR's, and upstream's error for the second ("" = accepted).
+QUEUE_SORTS = [
+    ("both default: PrioritySort", ("", None), ("", None), ""),
+    ("the same out-of-tree sort", ("FifoSort", None), ("FifoSort", None), ""),
+    ("a different plugin", ("", None), ("FifoSort", None),
+     'different queue sort plugins for profile "b": "FifoSort", first: "PrioritySort"'),
+    ("PrioritySort after another", ("FifoSort", None), ("", None),
+     'different queue sort plugins for profile "b": "PrioritySort", first: "FifoSort"'),
+    ("the same plugin with the same args", ("TieBreakSort", {"newestFirst": True}), ("TieBreakSort", {"newestFirst": True}),
+     ""),
+    ("the same plugin, args defaulted to the same values", ("TieBreakSort", {"newestFirst": False}),
+     ("TieBreakSort", None), ""),
+    ("the same plugin with other args", ("TieBreakSort", {"newestFirst": True}), ("TieBreakSort", None),
+     'different queue sort plugin args for profile "b"'),
+]
+
+
+@pytest.mark.parametrize(("case", "first", "second", "error"), QUEUE_SORTS, ids=[c[0] for c in QUEUE_SORTS])
+def test_profiles_share_one_queue_sort(case: str, first: tuple[str, dict[str, Any] | None],
+                                       second: tuple[str, dict[str, Any] | None], error: str) -> None:
+    m = ProfileMap()
+    a = sorted_fwk("a", *first)
+    assert m.set("cr-a", a, created=T0).names == {"a"}
+    before = dict(m.current)
+    change = m.set("cr-b", sorted_fwk("b", *second), created=T1)
+    assert change.queue_sort_conflict == error, case
+    if error:
+        assert dict(m.current) == before and m.claim("cr-b") is None and change.names == frozenset()
+    else:
+        assert m.owner_of("b") == "cr-b"
+
+
+def test_the_only_profile_may_change_its_queue_sort() -> None:
+    m = ProfileMap()
+    m.set("cr-a", sorted_fwk("a"), created=T0)
+    fifo = sorted_fwk("a", "FifoSort")
+    assert m.set("cr-a", fifo, created=T0).queue_sort_conflict == ""
+    assert m.current["a"] is fifo
+
+
+def test_service_refuses_a_different_queue_sort_and_keeps_the_last_good() -> None:
+    s = SchedulerService(MemoryClient(), registry=SORTS)
+    assert s.on_profile("a", sort_spec("s1"), {"creationTimestamp": T0}).accepted
+    assert s.on_profile("b", sort_spec("s2"), {"creationTimestamp": T1}).accepted
+    good = s.profiles.current["s2"]
+    edit = s.on_profile("b", sort_spec("s2", "FifoSort"), {"creationTimestamp": T1, "generation": 2})
+    assert not edit.accepted and edit.reason == ""
+    assert edit.message == ('spec.plugins.queueSort: different queue sort plugins for profile "s2": "FifoSort", '
+                            'first: "PrioritySort"')
+    assert edit.condition(2)["status"] == "False" and edit.condition(2)["reason"] == "Invalid"
+    assert s.profile_status["b"][0] is edit and s.profile_status["b"][1] == 2
+    assert s.profiles.current["s2"] is good and s.profiles.owner_of("s2") == "b"     # the last good one serves
+    new = s.on_profile("c", sort_spec("s3", "FifoSort"), {"creationTimestamp": T2})
+    assert not new.accepted and "s3" not in s.profiles.current

@@ -213,6 +213,7 @@ class Framework:
         seed: int | None = None,
         all_plugins: Sequence[Plugin] = (),
         nominator: PodNominator | None = None,
+        plugin_args: Mapping[str, object] | None = None,
     ) -> None:
         self.profile_name = profile_name
 
@@ -226,6 +227,8 @@ class Framework:
             raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
                                  f"{profile_name!r}, got {len(queue_sort)}")
         self.queue_sort: QueueSortPlugin = queue_sort[0]
+        # Its validated args (None without): every profile must share the plugin and its args.
+        self.queue_sort_args = (plugin_args or {}).get(self.queue_sort.name)
         self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, PreEnqueuePlugin)]
         _one_point("PreEnqueue", at("preEnqueue"), self.pre_enqueue)
         self.pre_filter = [p for p in at("preFilter") if isinstance(p, PreFilterPlugin)]

@@ -113,6 +113,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
         if name not in registry:
             raise UnknownPluginError(f"plugin {name!r} is not registered", field=f"spec.pluginConfig[{i}].name")
     instances: dict[str, Plugin] = {}
+    plugin_args: dict[str, object] = {}
     for point in ("multiPoint", *EXTENSION_POINTS):
         for ref in merged[point].enabled:
             if ref.name in instances:
@@ -138,6 +139,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
             if on_plugin is not None:
                 on_plugin(plugin)
             instances[ref.name] = plugin
+            plugin_args[ref.name] = args
 
     # Expand multiPoint into the points each plugin implements.
     per_point: dict[str, list[Plugin]] = {}
@@ -183,6 +185,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
             pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
             pod_max_backoff=float(spec.pod_max_backoff_seconds),
             metrics=metrics, seed=seed, all_plugins=list(instances.values()), nominator=handle.nominator,
+            plugin_args=plugin_args,
         )
     except FrameworkError as e:
         raise ProfileError(str(e), field="spec.plugins") from None

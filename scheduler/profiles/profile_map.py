@@ -12,6 +12,12 @@ status says who holds the name, and when the owner is deleted or renamed the nex
 takes over. A CR that already *serves* a name and is edited to a name an older CR holds is refused,
 like an invalid edit: its last good version keeps serving.
 
+**One QueueSort for all.** The queue keeps one activeQ heap for every profile, so sort keys from
+different profiles must compare: as upstream's ``profile.NewMap``, every profile uses the same
+QueueSort plugin with the same args. A claim whose QueueSort differs from the other CRs' claims is
+refused (``ClaimChange.queue_sort_conflict``, upstream's message) and changes nothing: the CR's last
+good framework, if any, keeps serving.
+
 Each change returns a ``ClaimChange``: the schedulerNames whose serving framework changed (their
 pods are requeued, or parked when nobody serves the name any more) and the *other* CRs whose
 standing changed (their status is rewritten).
@@ -19,6 +25,7 @@ standing changed (their status is rewritten).
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Iterable, Mapping
@@ -29,7 +36,7 @@ from types import MappingProxyType
 from scheduler.framework.runtime import Framework
 from scheduler.model import Pod
 
-__all__ = ["Claim", "ClaimChange", "ProfileMap", "owner", "rank"]
+__all__ = ["Claim", "ClaimChange", "ProfileMap", "owner", "queue_sort_conflict", "rank"]
 
 
 def rank(created: str, cr_name: str) -> tuple[float, str]:
@@ -71,9 +78,28 @@ class ClaimChange:
     names: frozenset[str] = frozenset()     # schedulerNames whose serving framework changed or went away
     others: frozenset[str] = frozenset()    # other CRs whose standing (owner or waiting, and for whom) changed
     refused_by: str | None = None           # set: the older CR that holds the new name; nothing changed
+    queue_sort_conflict: str = ""           # set: upstream's reason the QueueSort differs; nothing changed
+
+
+def _q(s: str) -> str:
+    """Go's ``%q`` for the names in upstream's messages."""
+    return json.dumps(s)
+
+
+def queue_sort_conflict(first: Framework, fwk: Framework) -> str:
+    """Why ``fwk`` may not join profiles whose QueueSort is ``first``'s (upstream's ``cfgValidator``
+    in ``pkg/scheduler/profile/profile.go``); ``""`` when it may."""
+    if fwk.queue_sort.name != first.queue_sort.name:
+        return (f"different queue sort plugins for profile {_q(fwk.profile_name)}: {_q(fwk.queue_sort.name)}, "
+                f"first: {_q(first.queue_sort.name)}")
+    if fwk.queue_sort_args != first.queue_sort_args:
+        return f"different queue sort plugin args for profile {_q(fwk.profile_name)}"
+    return ""
 
 
 class ProfileMap:
+    """``schedulerName -> Framework`` (upstream's ``profile.Map``), with the CRs' claims behind it."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_scheduler: Mapping[str, Framework] = MappingProxyType({})
@@ -134,6 +160,9 @@ class ProfileMap:
         claim = Claim(cr_name, created, framework)
         name = claim.scheduler_name
         with self._lock:
+            first = owner(c for c in self._claims.values() if c.cr_name != cr_name)
+            if first is not None and (conflict := queue_sort_conflict(first.framework, framework)):
+                return ClaimChange(queue_sort_conflict=conflict)
             prev = self._claims.get(cr_name)
             names = {name} | ({prev.scheduler_name} if prev is not None else set())
             if prev is not None and prev.scheduler_name != name and self.owner_of(prev.scheduler_name) == cr_name:
