@@ -73,9 +73,6 @@ class Metrics:
         self.rest_client_requests = Counter(
             "rest_client_requests", "Number of HTTP requests, partitioned by status code, method, and host.",
             ["code", "host", "method"], registry=r)
-        self.cache_size = Gauge(
-            "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-            ["type"], registry=r)
         self.goroutines = Gauge(
             "scheduler_goroutines", "Number of running goroutines split by the work they do such as binding.",
             ["operation"], registry=r)

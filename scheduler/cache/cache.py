@@ -104,14 +104,9 @@ class Cache:
         with self.lock:
             return self.table.set_node(node)
 
-    update_node = add_node
-
     def remove_node(self, name: str) -> None:
         with self.lock:
             self.table.remove_node(name)
-
-    def node_count(self) -> int:
-        return len(self._order_rows())
 
     # --- pods ------------------------------------------------------------------------------
     def _place(self, pod: Pod, node: str) -> None:
@@ -172,9 +167,6 @@ class Cache:
             self._place(pod, pod.node_name)
             self._pods[pod.uid] = _Entry(pod, pod.node_name, PodState.ADDED)
             self._assumed.discard(pod.uid)
-
-    def update_pod(self, pod: Pod) -> None:
-        self.add_pod(pod)
 
     def remove_pod(self, pod: Pod) -> None:
         with self.lock:

@@ -66,10 +66,3 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         return c
-
-    def clone(self) -> CycleState:
-        c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
-        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
-        c.skip_filter_plugins = set(self.skip_filter_plugins)
-        c.skip_score_plugins = set(self.skip_score_plugins)
-        return c

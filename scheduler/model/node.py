@@ -40,7 +40,6 @@ class Node:
     unschedulable: bool = False
     # image name -> size in bytes; every name of a multi-name image maps to its size.
     images: Mapping[str, int] = field(default_factory=dict)
-    resource_version: str = ""
 
 
 def parse_taint(raw: Any, field: str) -> Taint:
@@ -102,7 +101,6 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
             taints=taints,
             unschedulable=bool(spec.get("unschedulable")),
             images=images,
-            resource_version=meta.get("resourceVersion") or "",
         )
     except ParseError as e:
         raise e.located(where) from None

@@ -131,10 +131,7 @@ class Pod:
     # DisruptionTarget=True with reason PreemptionByScheduler: a victim of our preemption.
     preempted_by_scheduler: bool = False
     phase: str = "Pending"
-    creation_timestamp: str = ""
     start_time: str = ""
-    resource_version: str = ""
-    owner_uid: str = ""
 
     @property
     def key(self) -> str:
@@ -426,8 +423,6 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                             for i, t in enumerate(spec.get("tolerations") or []))
         priority = _int32(spec.get("priority"), "spec.priority", "PodSpec.spec.priority")
         gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or [])
-        owners = meta.get("ownerReferences") or []
-        owner_uid = next((o.get("uid", "") for o in owners if o.get("controller")), "")
         return Pod(
             namespace=ns,
             name=name,
@@ -456,10 +451,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             deleting=bool(meta.get("deletionTimestamp")),
             preempted_by_scheduler=_preempted_by_scheduler(status),
             phase=status.get("phase") or "Pending",
-            creation_timestamp=meta.get("creationTimestamp") or "",
             start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
-            resource_version=meta.get("resourceVersion") or "",
-            owner_uid=owner_uid,
         )
     except ParseError as e:
         raise e.located(where) from None
