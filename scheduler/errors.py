@@ -1,6 +1,6 @@
-"""Exceptions raised by the scheduling core.
+"""Exceptions raised by the scheduling core, and where every other exception class of the package sits.
 
-The hierarchy::
+The hierarchy (classes defined outside this module name their module)::
 
     SchedulerError                      base of everything the core raises on purpose
     ├── ParseError                      API JSON that cannot become a typed object
@@ -8,10 +8,33 @@ The hierarchy::
     ├── ProfileError                    a SchedulingProfile that cannot be compiled
     │   ├── UnknownPluginError          a plugin name no registry knows
     │   └── PluginArgsError             plugin args that fail validation
-    └── ClientError                     an API call made through ``scheduler.client`` failed
-        ├── ConflictError               409: e.g. the pod is already bound
-        ├── NotFoundError               404: e.g. the pod is gone
-        └── TransportError              no HTTP answer at all: refused, reset, TLS, or timed out
+    ├── ClientError                     an API call made through ``scheduler.client`` failed
+    │   ├── ConflictError               409: e.g. the pod is already bound
+    │   ├── NotFoundError               404: e.g. the pod is gone
+    │   ├── TransportError              no HTTP answer at all: refused, reset, TLS, or timed out
+    │   └── kubeapi.client.GoneError    410: the watch's resourceVersion is too old; list again
+    └── kubeapi.config.ConfigError      a kubeconfig or in-cluster config that cannot be used
+
+    Internal, never crossing the module that raises them:
+
+    ValueError
+    └── framework.runtime.FrameworkError        a broken Framework invariant (no QueueSort, no Bind,
+                                                a plugin at a point it does not implement); compile
+                                                turns it into a ProfileError naming spec.plugins
+    LookupError
+    └── framework.cycle_state.StateMissingError a plugin read CycleState its PreFilter/PreScore
+                                                never wrote (upstream's "error reading ... from cycleState")
+    Exception
+    └── framework.runtime._ScoreFailed          a per-node Score plugin's non-success status, carried
+                                                to run_score, which returns it as the Score status
+
+    The simulated API server's own errors (``scheduler.simulator``) become HTTP answers and never
+    reach the core: ``admission.ApiError`` (Exception; an error response with code, reason and
+    message), and ValueErrors the server answers with an error status: ``decode.DecodeError``,
+    ``decode.TooLargeError``, ``decode.DepthError`` (a request body), ``params.ParamError`` (a query
+    parameter), ``patch.PatchError`` (a patch), ``selectors.SelectorError`` (a label selector); and
+    two its command line reports: ``faults.FaultError`` (a bad fault rule) and ``cluster.LoadError``
+    (a cluster file that cannot be loaded).
 
 Transport failures are ``ClientError``s too, so every caller that handles an API failure handles a
 reset connection or a black-holed server the same way: a binding cycle unreserves, forgets and
