@@ -114,6 +114,9 @@ def truncate_message(msg: str) -> str:
 
 
 class Scheduler:
+    """Runs one pod's scheduling cycle (``schedule_one``, synchronous) and its binding cycle
+    (``finish``, async I/O), as upstream's ``schedule_one.go``, over the profile map, cache and queue."""
+
     def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
                  metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.profiles = profiles

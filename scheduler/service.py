@@ -86,6 +86,9 @@ def node_change(old: Node | None, new: Node) -> frozenset[str]:
 
 
 class SchedulerService:
+    """The scheduler as the operator runs it (upstream's ``Scheduler`` with its informer handlers):
+    profile, pod, node, PDB and namespace events in; the worker (``run_worker``) scheduling pods out."""
+
     def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
                  max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT) -> None:

@@ -66,6 +66,9 @@ class _Entry:
 
 
 class Cache:
+    """Nodes and assigned (or assumed) pods, as upstream's ``backend/cache``: the pod state machine
+    above, the ``NodeTable`` rows, the incremental pod counters, and the ``Snapshot`` a cycle reads."""
+
     def __init__(self, *, clock: Callable[[], float] = time.monotonic,
                  assumed_ttl: float = DEFAULT_ASSUMED_TTL) -> None:
         self.lock = threading.RLock()

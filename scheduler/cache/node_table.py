@@ -116,6 +116,9 @@ class SavedRow:
 
 
 class NodeTable:
+    """Every node's state as numpy columns, one row per node (upstream's ``NodeInfo`` list, turned
+    columnar): what Filter and Score plugins read for all candidate rows at once."""
+
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = capacity
         self.size = 0

@@ -84,6 +84,9 @@ def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
 
 
 class SchedulingQueue:
+    """Pending pods, as upstream's ``PriorityQueue``: activeQ, backoffQ and the unschedulable pods
+    (the state machine above), the pods in flight, and the ``Nominator``."""
+
     def __init__(self, profile_of: Callable[[Pod], QueueProfile | None], *,
                  clock: Callable[[], float] = time.monotonic, metrics: Metrics | None = None,
                  max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
