@@ -35,36 +35,19 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.cache import Snapshot
+from scheduler.framework import interfaces as fw
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
-    BatchFilterPlugin,
-    BatchScorePlugin,
-    BindPlugin,
-    EnqueueExtensions,
-    FilterPlugin,
     FilterVerdict,
-    NodeLocalFilter,
-    PermitPlugin,
     Plugin,
     PodNominator,
-    PodReadingPreFilter,
-    PostBindPlugin,
     PostFilterContext,
-    PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
-    QueueSortPlugin,
-    ReservePlugin,
     Rows,
     ScoreExtensions,
-    ScoreExtensionsPlugin,
-    ScorePlugin,
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
@@ -153,7 +136,7 @@ class _ScoreEntry:
     extensions: Callable[[], ScoreExtensions | None] | None
 
 
-def _filter_per_node(p: FilterPlugin) -> FilterFn:
+def _filter_per_node(p: fw.FilterPlugin) -> FilterFn:
     """Upstream's per-node Filter, looped over the rows (out-of-tree plugins)."""
     def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         statuses: list[Status] = []
@@ -176,7 +159,7 @@ def _filter_per_node(p: FilterPlugin) -> FilterFn:
     return run
 
 
-def _score_per_node(p: ScorePlugin) -> ScoreFn:
+def _score_per_node(p: fw.ScorePlugin) -> ScoreFn:
     """Upstream's per-node Score, looped over the rows; a failed node raises ``_ScoreFailed``."""
     def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         out = np.zeros(len(rows), np.int64)
@@ -221,28 +204,28 @@ class Framework:
             return plugins.get(point, ())
 
         # Typed plugin lists, one per extension point, checked against the point's Protocol.
-        queue_sort = [p for p in at("queueSort") if isinstance(p, QueueSortPlugin)]
+        queue_sort = [p for p in at("queueSort") if isinstance(p, fw.QueueSortPlugin)]
         _one_point("QueueSort", at("queueSort"), queue_sort)
         if len(queue_sort) != 1:
             raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
                                  f"{profile_name!r}, got {len(queue_sort)}")
-        self.queue_sort: QueueSortPlugin = queue_sort[0]
+        self.queue_sort: fw.QueueSortPlugin = queue_sort[0]
         # Its validated args (None without): every profile must share the plugin and its args.
         self.queue_sort_args = (plugin_args or {}).get(self.queue_sort.name)
-        self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, PreEnqueuePlugin)]
+        self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, fw.PreEnqueuePlugin)]
         _one_point("PreEnqueue", at("preEnqueue"), self.pre_enqueue)
-        self.pre_filter = [p for p in at("preFilter") if isinstance(p, PreFilterPlugin)]
+        self.pre_filter = [p for p in at("preFilter") if isinstance(p, fw.PreFilterPlugin)]
         _one_point("PreFilter", at("preFilter"), self.pre_filter)
-        self.filter = [p for p in at("filter") if isinstance(p, BatchFilterPlugin | FilterPlugin)]
+        self.filter = [p for p in at("filter") if isinstance(p, fw.BatchFilterPlugin | fw.FilterPlugin)]
         _one_point("Filter", at("filter"), self.filter)
-        self.post_filter = [p for p in at("postFilter") if isinstance(p, PostFilterPlugin)]
+        self.post_filter = [p for p in at("postFilter") if isinstance(p, fw.PostFilterPlugin)]
         _one_point("PostFilter", at("postFilter"), self.post_filter)
-        self.pre_score = [p for p in at("preScore") if isinstance(p, PreScorePlugin)]
+        self.pre_score = [p for p in at("preScore") if isinstance(p, fw.PreScorePlugin)]
         _one_point("PreScore", at("preScore"), self.pre_score)
-        self.score: list[tuple[BatchScorePlugin | ScorePlugin, int]] = []
+        self.score: list[tuple[fw.BatchScorePlugin | fw.ScorePlugin, int]] = []
         total = 0
         for p in at("score"):
-            if not isinstance(p, BatchScorePlugin | ScorePlugin):
+            if not isinstance(p, fw.BatchScorePlugin | fw.ScorePlugin):
                 raise FrameworkError(f"plugin {p.name!r} does not extend Score plugin")
             w = score_weights.get(p.name, 1)
             if w <= 0:
@@ -251,32 +234,32 @@ class Framework:
             if total > MAX_TOTAL_SCORE:
                 raise FrameworkError("total score of Score plugins could overflow")
             self.score.append((p, w))
-        self.reserve = [p for p in at("reserve") if isinstance(p, ReservePlugin)]
+        self.reserve = [p for p in at("reserve") if isinstance(p, fw.ReservePlugin)]
         _one_point("Reserve", at("reserve"), self.reserve)
-        self.permit = [p for p in at("permit") if isinstance(p, PermitPlugin)]
+        self.permit = [p for p in at("permit") if isinstance(p, fw.PermitPlugin)]
         _one_point("Permit", at("permit"), self.permit)
-        self.pre_bind = [p for p in at("preBind") if isinstance(p, PreBindPlugin)]
+        self.pre_bind = [p for p in at("preBind") if isinstance(p, fw.PreBindPlugin)]
         _one_point("PreBind", at("preBind"), self.pre_bind)
-        self.bind = [p for p in at("bind") if isinstance(p, BindPlugin)]
+        self.bind = [p for p in at("bind") if isinstance(p, fw.BindPlugin)]
         _one_point("Bind", at("bind"), self.bind)
         if not self.bind:
             raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name "
                                  f"{profile_name!r}")
-        self.post_bind = [p for p in at("postBind") if isinstance(p, PostBindPlugin)]
+        self.post_bind = [p for p in at("postBind") if isinstance(p, fw.PostBindPlugin)]
         _one_point("PostBind", at("postBind"), self.post_bind)
 
         # What the hot path calls: bound methods, the shapes and capabilities resolved here once.
-        self._filters = [_FilterEntry(p.name, p.filter_nodes if isinstance(p, BatchFilterPlugin)
+        self._filters = [_FilterEntry(p.name, p.filter_nodes if isinstance(p, fw.BatchFilterPlugin)
                                       else _filter_per_node(p),
-                                      isinstance(p, NodeLocalFilter) and p.filter_is_node_local)
+                                      isinstance(p, fw.NodeLocalFilter) and p.filter_is_node_local)
                          for p in self.filter]
-        self._scores = [_ScoreEntry(p.name, p.score_nodes if isinstance(p, BatchScorePlugin) else _score_per_node(p),
-                                    w, p.score_extensions if isinstance(p, ScoreExtensionsPlugin) else None)
+        self._scores = [_ScoreEntry(p.name, p.score_nodes if isinstance(p, fw.BatchScorePlugin) else _score_per_node(p),
+                                    w, p.score_extensions if isinstance(p, fw.ScoreExtensionsPlugin) else None)
                         for p, w in self.score]
         # The PreFilter plugins that read other pods (absent capability: they do), re-run when a
         # node's pods change (``_filter_refreshed``).
         self._pre_filter_reading_pods = [p for p in self.pre_filter
-                                         if not isinstance(p, PodReadingPreFilter) or p.pre_filter_reads_pods]
+                                         if not isinstance(p, fw.PodReadingPreFilter) or p.pre_filter_reads_pods]
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
@@ -292,7 +275,7 @@ class Framework:
                 self.plugins_by_name.setdefault(p.name, p)
         # Plugins that register no events are interested in every event (upstream's wildcard).
         self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
-            name: p.events_to_register() if isinstance(p, EnqueueExtensions) else None
+            name: p.events_to_register() if isinstance(p, fw.EnqueueExtensions) else None
             for name, p in self.plugins_by_name.items()}
 
     # --- metrics ---------------------------------------------------------------------------

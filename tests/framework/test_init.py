@@ -1,0 +1,22 @@
+"""``scheduler.framework``'s public names, pinned as httpx pins its exports: out-of-tree plugin
+authors import the extension-point Protocols from here, so a change to this list is an API change."""
+
+import scheduler.framework
+
+PUBLIC = [
+    "MAX_NODE_SCORE", "SUCCESS", "BatchFilterPlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent",
+    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterPlugin", "FilterVerdict",
+    "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin", "Plugin",
+    "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
+    "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
+    "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
+    "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find",
+]
+
+
+def test_public_api_is_pinned() -> None:
+    assert scheduler.framework.__all__ == PUBLIC
+
+
+def test_every_public_name_is_there() -> None:
+    assert all(hasattr(scheduler.framework, name) for name in PUBLIC)
