@@ -9,7 +9,8 @@ someone else.
 The rules follow upstream's ``UpdateNominatedPod``: an update that carries no nomination, for a pod
 that had none in the API either, keeps the in-memory nomination (the watch may deliver an older
 status right after PostFilter nominated the pod). Thread-safe: the queue's handlers and the
-scheduling worker both use it.
+scheduling worker both use it. The framework and its plugins read it through the framework's
+``PodNominator`` Protocol, so they never import the queue.
 """
 
 from __future__ import annotations
