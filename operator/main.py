@@ -3,7 +3,7 @@
 Everything here is an adapter: settings, the login from the scheduler's own kubeconfig, and the
 probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespaces) and
 ``on_budgets.py``; pods, the hot path, come from the runtime's own informer on the worker's loop
-(``scheduler/runner.py`` says why). The scheduler (``memo.service``) and its runtime
+(``scheduler/app/runtime.py`` says why). The scheduler (``memo.service``) and its runtime
 (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf starts.
 """
 
@@ -15,7 +15,9 @@ from typing import Any, cast
 
 import kopf
 
-PREFIX = "scheduling.kopf-scheduler.io"
+from scheduler.profiles.crd import GROUP
+
+PREFIX = GROUP              # Kopf's annotations (progress, last-handled digest) under the CRD's group
 
 
 class DigestDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):

@@ -18,9 +18,9 @@ from typing import Any
 
 import kopf
 
-from scheduler.runner import profile_status_body
+from scheduler.profiles.crd import API_VERSION, GROUP, KIND, PLURAL, VERSION, profiles_path
+from scheduler.service import profile_status_body
 
-GROUP, VERSION, PLURAL = "scheduling.kopf-scheduler.io", "v1alpha1", "schedulingprofiles"
 log = logging.getLogger("kopf_scheduler")
 
 
@@ -61,7 +61,7 @@ def warn_losers(memo: kopf.Memo, names: Iterable[str]) -> None:
     for other in names:
         st, _generation = memo.service.profile_status[other]
         if not st.accepted:
-            ref = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "SchedulingProfile",
+            ref = {"apiVersion": API_VERSION, "kind": KIND,
                    "metadata": {"name": other, "uid": memo.service.profile_uids.get(other, "")}}
             kopf.warn(ref, reason=st.reason or "InvalidProfile", message=st.message)
 
@@ -90,7 +90,7 @@ class StatusWriter:
                 if current is None:
                     continue                    # deleted meanwhile
                 try:
-                    await self.runtime.api.request("PATCH", f"/apis/{GROUP}/{VERSION}/{PLURAL}/{name}/status",
+                    await self.runtime.api.request("PATCH", profiles_path(name, "status"),
                                                    {"status": profile_status_body(*current)},
                                                    content_type="application/merge-patch+json")
                 except Exception as e:  # 404 (deleted meanwhile) or the network: a new leader rewrites all

@@ -42,7 +42,7 @@ from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.profiles.profile_map import ClaimChange
 from scheduler.queue import SchedulingQueue
 
-__all__ = ["ProfileStatus", "SchedulerService"]
+__all__ = ["ProfileStatus", "SchedulerService", "profile_status_body"]
 
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
@@ -69,6 +69,17 @@ class ProfileStatus:
                 "reason": self.reason or ("Compiled" if self.accepted else "Invalid"), "message": self.message,
                 "observedGeneration": generation,
                 "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, Any]:
+    """The SchedulingProfile ``status`` for a compile outcome (a rejected edit keeps the last good
+    plugins: only the condition and observedGeneration change). The runtime writes it when it gains
+    the lease, and ``operator/on_profiles.py`` after each profile event."""
+    body: dict[str, Any] = {"conditions": [st.condition(generation)], "observedGeneration": generation}
+    if st.accepted:
+        body.update(schedulerName=st.scheduler_name, plugins=st.plugins,
+                    percentageOfNodesToScore=st.percentage_of_nodes_to_score)
+    return body
 
 
 def node_change(old: Node | None, new: Node) -> frozenset[str]:

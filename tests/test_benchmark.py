@@ -9,10 +9,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from scheduler.app.cli import main
 from scheduler.benchmark.core import run_core
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import WORKLOADS, Size
-from scheduler.cli import main
 
 
 @pytest.mark.parametrize(("binds", "end", "want"), [
@@ -116,7 +116,7 @@ def test_bench_rejects_an_unknown_workload() -> None:
 
 
 def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
-    from scheduler.bench_e2e import run_e2e
+    from scheduler.benchmark.e2e import run_e2e
     r = run_e2e("SchedulingBasic", Size(5, 5, 20), time_limit=120)
     assert r.complete and r.bound == 20 and r.mode == "e2e"
     assert r.peak_rss > 0

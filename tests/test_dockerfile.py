@@ -39,7 +39,7 @@ def test_fresh_install_runs_the_entrypoint(tmp_path: Path) -> None:
     for flag in ("--kubeconfig", "--context", "--metrics-bind-address", "--health-bind-address", "--leader-elect",
                  "--log-format", "-v"):
         assert flag in out
-    loaded = subprocess.run([str(py), "-c", "from scheduler.runner import find_operator_dir, load_handlers; "
+    loaded = subprocess.run([str(py), "-c", "from scheduler.app.runtime import find_operator_dir, load_handlers; "
                              "print(len(load_handlers(find_operator_dir())))"], check=True, capture_output=True,
                             text=True, env=env, cwd=app, timeout=60).stdout
     assert loaded.strip() == str(len(list((REPO / "operator").glob("*.py"))))

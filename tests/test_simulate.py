@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from scheduler.cli import main
+from scheduler.app.cli import main
 
 DUMP = {"apiVersion": "v1", "kind": "List", "items": [
     {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "resourceVersion": "99", "uid": "x"},

@@ -68,7 +68,7 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
             if mode == "core":
                 r = _in_child(_core, name, size, seed + k) if isolate else _core(name, size, seed + k)
             else:
-                from scheduler.bench_e2e import run_e2e  # the edge: HTTP, the operator, a cluster process
+                from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
                 r = run_e2e(name, size, seed=seed + k)
             if not r.complete:
                 problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")

@@ -6,7 +6,7 @@ paths through discovery, streams watches as dicts, and raises ``scheduler.errors
 subclasses carrying the HTTP status, so the core can tell 404 and 409 from the rest.
 """
 
-from scheduler.kubeapi.client import KubeClient, resource_path
+from scheduler.kubeapi.client import KubeClient, new_event_loop, resource_path
 from scheduler.kubeapi.config import KubeConfig, load_config
 
-__all__ = ["KubeClient", "KubeConfig", "load_config", "resource_path"]
+__all__ = ["KubeClient", "KubeConfig", "load_config", "new_event_loop", "resource_path"]

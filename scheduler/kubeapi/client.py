@@ -22,7 +22,7 @@ import orjson
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
 
-__all__ = ["GoneError", "KubeClient", "resource_path"]
+__all__ = ["GoneError", "KubeClient", "new_event_loop", "resource_path"]
 
 Obj = dict[str, Any]
 USER_AGENT = "kopf-scheduler/0.1.0"
@@ -40,6 +40,17 @@ _KNOWN: dict[tuple[str, str], tuple[str, bool]] = {
 
 class GoneError(ClientError):
     """410: the resourceVersion is too old; list again."""
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """The loop every client of this package runs on (the operator's worker thread, the simulated
+    cluster, the CLI): uvloop where it is installed (it serves about twice the requests per second),
+    else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def resource_path(api_version: str, plural: str, namespace: str | None = None, name: str | None = None,

@@ -14,10 +14,13 @@ import yaml
 
 from scheduler.profiles.models import SchedulingProfileSpec
 
-__all__ = ["GROUP", "KIND", "PLURAL", "VERSION", "crd", "crd_yaml"]
+__all__ = ["API_VERSION", "GROUP", "KIND", "PLURAL", "VERSION", "crd", "crd_yaml", "profiles_path"]
 
+# The one place the CRD's coordinates are written: the runtime, the operator's handlers, simulate
+# and the benchmarks all take them from here.
 GROUP = "scheduling.kopf-scheduler.io"
 VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
 KIND = "SchedulingProfile"
 PLURAL = "schedulingprofiles"
 _DROP = {"title", "default"}
@@ -60,6 +63,16 @@ def _spec_schema() -> dict[str, Any]:
     defs = schema.pop("$defs", {})
     spec: dict[str, Any] = _structural(schema, defs)
     return spec
+
+
+def profiles_path(name: str | None = None, subresource: str | None = None) -> str:
+    """The REST path of the SchedulingProfiles, of one of them, or of its subresource (``status``)."""
+    path = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
+    if name is not None:
+        path += f"/{name}"
+    if subresource is not None:
+        path += f"/{subresource}"
+    return path
 
 
 def crd() -> dict[str, Any]:

@@ -27,14 +27,14 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.simulator.admission import ApiError
 from scheduler.simulator.faults import Faults
 from scheduler.simulator.server import ApiServer
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES
 from scheduler.simulator.tls import SelfSigned
 
-__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "new_event_loop", "write_kubeconfig"]
+__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "write_kubeconfig"]
 
 T = TypeVar("T")
 Obj = dict[str, Any]
@@ -42,15 +42,6 @@ Obj = dict[str, Any]
 
 class LoadError(ValueError):
     pass
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop where it is installed (it serves about twice the requests per second), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
 
 
 def iter_documents(path: str | Path) -> Iterator[Obj]:

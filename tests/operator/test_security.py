@@ -50,7 +50,7 @@ def test_no_secret_in_the_run_commands_output(tmp_path: Path) -> None:
     cluster = SimulatedCluster()
     cluster.start()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+        p = subprocess.Popen([sys.executable, "-m", "scheduler.app.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                               "--metrics-bind-address", "127.0.0.1:0", "-vv"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(4)
@@ -78,7 +78,7 @@ def test_metrics_and_health_bind_where_they_are_told() -> None:
     metrics, health = free(), free()
     cluster = SimulatedCluster()
     cluster.start()
-    p = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
+    p = subprocess.Popen([sys.executable, "-m", "scheduler.app.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                           "--metrics-bind-address", f"127.0.0.1:{metrics}",
                           "--health-bind-address", f"127.0.0.1:{health}"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

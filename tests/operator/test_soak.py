@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.soak import run_soak
+from scheduler.benchmark.soak import run_soak
 
 
 @pytest.mark.soak

@@ -29,18 +29,17 @@ import contextlib
 import math
 import random
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from scheduler.bench_e2e import _free_port, _peak_rss, _start_cluster, _stop
+from scheduler.benchmark import processes
 from scheduler.benchmark.workloads import make_node
 from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi import KubeClient, load_config
-from scheduler.profiles.crd import crd
+from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 
 __all__ = ["run_soak"]
 
@@ -49,13 +48,13 @@ Obj = dict[str, Any]
 
 class _Replica:
     def __init__(self, kubeconfig: Path, log_dir: Path, n: int) -> None:
-        self.port = _free_port()
+        self.port = processes.free_port()
         self.log = (log_dir / f"replica-{n}.log").open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(kubeconfig),
-             "--metrics-bind-address", f"127.0.0.1:{self.port}", "--leader-elect",
-             "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
-             "--leader-elect-retry-period", "500ms", "--leader-elect-resource-namespace", "default"],
+            processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address", f"127.0.0.1:{self.port}",
+                          "--leader-elect", "--leader-elect-lease-duration", "4s",
+                          "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms",
+                          "--leader-elect-resource-namespace", "default"),
             stdout=self.log, stderr=subprocess.STDOUT, text=True)
         self.peak = 0
 
@@ -68,7 +67,7 @@ class _Replica:
 
     def sample(self) -> None:
         if self.proc.poll() is None:
-            self.peak = max(self.peak, _peak_rss(self.proc.pid))
+            self.peak = max(self.peak, processes.peak_rss(self.proc.pid))
 
 
 async def _retry(call: Any, attempts: int = 20) -> Any:
@@ -99,7 +98,7 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
     faults = [f"error:*:*={error_rate}/503"] if error_rate else []
     faults += [f"latency={latency}"] if latency else []
     faults += [f"drop-watch={drop_watch}"] if drop_watch else []
-    cluster = _start_cluster(kubeconfig, faults=faults)
+    cluster, _ = processes.start_cluster(kubeconfig, faults=faults)
     failovers: list[float] = []
     killed_at: float | None = None
 
@@ -117,9 +116,8 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
         async with KubeClient(load_config(str(kubeconfig)), limit=72, timeout=30) as api:
             await _retry(lambda: api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                                              crd()))
-            await _retry(lambda: api.request("POST", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles",
-                                             {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1",
-                                              "kind": "SchedulingProfile", "metadata": {"name": "default"},
+            await _retry(lambda: api.request("POST", profiles_path(),
+                                             {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "default"},
                                               "spec": {"schedulerName": "default-scheduler"}}))
             await _retry(lambda: api.request("POST", "/api/v1/namespaces", {
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "soak"}}))
@@ -228,8 +226,8 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
                 r.sample()
     finally:
         for r in replicas:
-            _stop(r.proc)
-        _stop(cluster)
+            processes.stop(r.proc)
+        processes.stop(cluster)
     live = set(created) - deleted
     lost = sorted(live - set(bound_at))
     latencies = sorted(bound_at[n] - created[n] for n in bound_at if n in created)

@@ -27,18 +27,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
-from scheduler.profiles.crd import crd
+from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
-from scheduler.runner import OperatorRuntime
 from scheduler.simulator import SimulatedCluster, iter_documents
 
 __all__ = ["SimulationReport", "demo_objects", "format_table", "run_simulation"]
 
 QUIET = 0.5
-DEFAULT_PROFILE = {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+DEFAULT_PROFILE = {"apiVersion": API_VERSION, "kind": KIND,
                    "metadata": {"name": "default-scheduler"}, "spec": {"schedulerName": "default-scheduler"}}
 Obj = dict[str, Any]
 
@@ -124,7 +124,7 @@ async def _settled(api: KubeClient, runtime: OperatorRuntime) -> bool:
         return False
     if s.cache.assumed_count() or time.monotonic() - s.last_activity < QUIET:
         return False
-    items = (await api.request("GET", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"))["items"]
+    items = (await api.request("GET", profiles_path()))["items"]
     return all((p.get("status") or {}).get("observedGeneration") == p["metadata"].get("generation") for p in items)
 
 
@@ -149,7 +149,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
     async with SimulatedCluster(seed=seed) as cluster:
         api = cluster.client
         await api.create(crd())
-        if not any(o.get("kind") == "SchedulingProfile" for o in objects):
+        if not any(o.get("kind") == KIND for o in objects):
             objects = [DEFAULT_PROFILE, *objects]
         created = await _create_all(api, objects, report)
         runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30)
@@ -194,7 +194,7 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
                    report: SimulationReport, seconds: float) -> None:
     pods = (await api.list("v1", "Pod"))["items"]
     nodes = (await api.list("v1", "Node"))["items"]
-    profiles = (await api.request("GET", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"))["items"]
+    profiles = (await api.request("GET", profiles_path()))["items"]
     served = set(runtime.service.profiles.current)
     present = {_key(p) for p in pods}
     by_node: dict[str, list[Obj]] = {}

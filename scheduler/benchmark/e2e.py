@@ -20,77 +20,27 @@ import asyncio
 import contextlib
 import copy
 import random
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from scheduler.benchmark import processes
 from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import TEMPLATES, WORKLOADS, Churn, Size, Workload, make_node
 from scheduler.errors import ClientError
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.kubeapi.client import gather_limited
-from scheduler.profiles.crd import crd
+from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 
 __all__ = ["run_e2e"]
 
 Obj = dict[str, Any]
 IN_FLIGHT = 64
-GROUP_PATH = "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_cluster(kubeconfig: Path, faults: list[str] | None = None) -> subprocess.Popen[str]:
-    args = [a for f in faults or () for a in ("--fault", f)]
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "cluster", "--kubeconfig", str(kubeconfig), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the simulated cluster exited before it was ready")
-        if line.startswith("kubeconfig: "):
-            # Keep draining its output: a full pipe would block the cluster's logging, and the cluster.
-            threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
-            return proc
-    raise RuntimeError("the simulated cluster did not start within 60 s")
-
-
-def _drain(stream: IO[str]) -> None:
-    for _ in stream:
-        pass
-
-
-def _stop(proc: subprocess.Popen[str] | None) -> None:
-    if proc is None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def _peak_rss(pid: int) -> int:
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def _scrape(port: int) -> tuple[list[float], list[float]]:
@@ -187,13 +137,13 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
 
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path) -> RunResult:
     kubeconfig = home / "kubeconfig"
-    cluster = _start_cluster(kubeconfig)
+    cluster, _ = processes.start_cluster(kubeconfig)
     operator: subprocess.Popen[str] | None = None
     try:
         async with KubeClient(load_config(str(kubeconfig)), limit=IN_FLIGHT + 8, timeout=60) as api:
             await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
-            await api.request("POST", GROUP_PATH, {
-                "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            await api.request("POST", profiles_path(), {
+                "apiVersion": API_VERSION, "kind": KIND,
                 "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
             for ns in {w.init_namespace, w.namespace, "churn"}:
                 await api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
@@ -206,12 +156,11 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
                                if w.zones else None) for i in range(size.nodes))
             await _create_all(api, lambda o: "/api/v1/nodes", nodes)
-            metrics_port, health_port = _free_port(), _free_port()
+            metrics_port, health_port = processes.free_port(), processes.free_port()
             log = (home / "operator.log").open("w")
             operator = subprocess.Popen(
-                [sys.executable, "-m", "scheduler.cli", "run", "--kubeconfig", str(kubeconfig),
-                 "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
-                 "--health-bind-address", f"127.0.0.1:{health_port}"],
+                processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
+                              f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}"),
                 stdout=log, stderr=subprocess.STDOUT, text=True)
             if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
@@ -231,13 +180,13 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             if churner is not None:
                 await churner
             after = _scrape(metrics_port)
-            rss = _peak_rss(operator.pid)
+            rss = processes.peak_rss(operator.pid)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
     finally:
-        _stop(operator)
-        _stop(cluster)
+        processes.stop(operator)
+        processes.stop(cluster)
     bounds = after[0]
     delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
     binds = watch.measured_times

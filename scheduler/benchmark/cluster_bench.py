@@ -21,7 +21,6 @@ import asyncio
 import os
 import ssl
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -31,6 +30,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from scheduler.benchmark import processes
 from scheduler.kubeapi.config import load_config
 
 __all__ = ["RunResult", "run_bench"]
@@ -120,29 +120,14 @@ async def _one_run(server: str, token: str, ctx: ssl.SSLContext, run: int, pods:
 def run_bench(*, pods: int = 5000, watchers: int = 10, concurrency: int = 64, repeat: int = 3,
               time_limit: float = 60.0) -> dict[str, Any]:
     """Start ``kopf-scheduler cluster`` in a subprocess, run the phases ``repeat`` times, report medians."""
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "cluster"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc, kubeconfig = processes.start_cluster()
     try:
-        kubeconfig = ""
-        t0 = time.monotonic()
-        assert proc.stdout is not None
-        while time.monotonic() - t0 < 60:
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the simulated cluster exited before it was ready")
-            if line.startswith("kubeconfig: "):
-                kubeconfig = line.split(": ", 1)[1].strip()
-                break
-        cfg = load_config(kubeconfig)
+        cfg = load_config(str(kubeconfig))
         assert cfg.token is not None and isinstance(cfg.ssl_context, ssl.SSLContext)
         results = [asyncio.run(_one_run(cfg.server, cfg.token, cfg.ssl_context, k, pods, watchers, concurrency,
                                         time_limit)) for k in range(repeat)]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        processes.stop(proc)
     median = {f: statistics.median(getattr(r, f) for r in results)
               for f in ("creates_per_second", "bindings_per_second", "watch_events_per_second",
                         "watch_lag_seconds")}

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from scheduler.cli import main
+from scheduler.app.cli import main
 
 
 def test_cluster_bench_reports_medians_as_json() -> None:

@@ -82,7 +82,7 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
         await stop.wait()
         await c.__aexit__(None, None, None)
 
-    from scheduler.simulator.cluster import new_event_loop
+    from scheduler.kubeapi import new_event_loop
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         runner.run(serve())
 
@@ -100,7 +100,7 @@ def cluster_bench(pods: int, watchers: int, concurrency: int, repeat: int, time_
     """Measure the simulated cluster: pod creates/s, bindings/s, watch events/s (127.0.0.1 only)."""
     import json
 
-    from scheduler.simulator.bench import format_table, run_bench
+    from scheduler.benchmark.cluster_bench import format_table, run_bench
 
     report = run_bench(pods=pods, watchers=watchers, concurrency=concurrency, repeat=repeat, time_limit=time_limit)
     click.echo(json.dumps(report, indent=2) if output == "json" else format_table(report))
@@ -128,7 +128,7 @@ def _setup_logging(fmt: str, verbosity: int) -> None:
 
 
 def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
-    from scheduler.serving import parse_bind_address
+    from scheduler.app.serving import parse_bind_address
     if not value:
         return None
     try:
@@ -178,9 +178,9 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 
     import kopf
 
+    from scheduler.app.runtime import OperatorRuntime, raise_open_file_limit
     from scheduler.kubeapi.config import ConfigError, load_config
     from scheduler.kubeapi.leaderelection import validate_timings
-    from scheduler.runner import OperatorRuntime, raise_open_file_limit
 
     try:
         validate_timings(leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period)
@@ -229,8 +229,9 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     """Run the real operator against the embedded simulated cluster and report the placements."""
     import json
 
-    from scheduler.simulate import demo_objects, format_table, load_objects, run_simulation
-    from scheduler.simulator.cluster import LoadError, new_event_loop
+    from scheduler.app.simulate import demo_objects, format_table, load_objects, run_simulation
+    from scheduler.kubeapi import new_event_loop
+    from scheduler.simulator.cluster import LoadError
 
     _setup_logging("text", 0)
     try:
@@ -299,9 +300,9 @@ def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: fl
     """Churn, API errors and leader kills against two replicas; report lost and double-bound pods (JSON)."""
     import json
 
+    from scheduler.benchmark.soak import run_soak
     from scheduler.simulator import Faults, parse_fault
     from scheduler.simulator.faults import FaultError
-    from scheduler.soak import run_soak
 
     if latency:
         try:

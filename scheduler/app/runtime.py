@@ -45,21 +45,20 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
+from scheduler.app.serving import start_http
 from scheduler.errors import ClientError, ParseError
-from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
 from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
-from scheduler.profiles.crd import GROUP, VERSION
-from scheduler.service import ProfileStatus, SchedulerService
-from scheduler.serving import start_http
+from scheduler.profiles.crd import PLURAL, profiles_path
+from scheduler.service import SchedulerService, profile_status_body
 
 __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_file_limit"]
 
 log = logging.getLogger("kopf_scheduler")
-PLURAL = "schedulingprofiles"
 # The informers the initial sync lists (and /readyz reports), each on its own.
-SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", "schedulingprofiles", "pods")
+SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", PLURAL, "pods")
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -123,10 +122,10 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
 
 
 def find_operator_dir() -> Path:
-    """``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's ``operator/`` (editable installs), or
-    ``/app/operator`` (the container image)."""
+    """``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's ``operator/`` (editable installs: this file is
+    ``scheduler/app/runtime.py``), or ``/app/operator`` (the container image)."""
     candidates = [os.environ.get("KOPF_SCHEDULER_OPERATOR_DIR", ""),
-                  str(Path(__file__).resolve().parent.parent / "operator"), "/app/operator"]
+                  str(Path(__file__).resolve().parents[2] / "operator"), "/app/operator"]
     for c in candidates:
         if c and (Path(c) / "main.py").exists():
             return Path(c)
@@ -180,16 +179,6 @@ def _load(directory: Path) -> tuple[list[ModuleType], Any]:
         kopf.set_default_registry(previous)
     _LOADED[directory] = (mods, registry)
     return _LOADED[directory]
-
-
-def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, Any]:
-    """The SchedulingProfile ``status`` for a compile outcome (a rejected edit keeps the last good
-    plugins: only the condition and observedGeneration change)."""
-    body: dict[str, Any] = {"conditions": [st.condition(generation)], "observedGeneration": generation}
-    if st.accepted:
-        body.update(schedulerName=st.scheduler_name, plugins=st.plugins,
-                    percentageOfNodesToScore=st.percentage_of_nodes_to_score)
-    return body
 
 
 class OperatorRuntime:
@@ -246,7 +235,6 @@ class OperatorRuntime:
         if self.worker_mode == "task":
             return                   # started by Kopf's startup handler, in Kopf's loop
         def main() -> None:
-            from scheduler.simulator.cluster import new_event_loop
             loop = new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
@@ -372,7 +360,7 @@ class OperatorRuntime:
     async def write_profile_statuses(self) -> None:
         for name, (st, generation) in list(self.service.profile_status.items()):
             try:
-                await self.api.request("PATCH", f"/apis/{GROUP}/{VERSION}/{PLURAL}/{name}/status",
+                await self.api.request("PATCH", profiles_path(name, "status"),
                                        {"status": profile_status_body(st, generation)},
                                        content_type="application/merge-patch+json")
             except ClientError as e:
@@ -408,7 +396,7 @@ class OperatorRuntime:
             "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
             "poddisruptionbudgets": (lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
                                      apply_budgets),
-            "schedulingprofiles": (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
+            PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
             "pods": (lambda: self.api.list("v1", "Pod"), self.apply_pod_listing),
         }
 
@@ -422,7 +410,7 @@ class OperatorRuntime:
 
     async def _list_profiles(self) -> Any:
         try:
-            return await self.api.request("GET", f"/apis/{GROUP}/{VERSION}/{PLURAL}")
+            return await self.api.request("GET", profiles_path())
         except ClientError as e:
             if e.status != 404:
                 raise
