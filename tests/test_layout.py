@@ -1,11 +1,25 @@
-"""Guards for the project's layering and the `operator` trap (see ../shared/GUIDE.md)."""
+"""Guards for the project's layering and the `operator` trap (see ../shared/GUIDE.md).
 
-import ast
+The layering itself is import-linter's contracts in ``pyproject.toml`` (``lint-imports`` runs them in
+the README's test command; ``test_import_contracts_are_kept`` runs them from pytest too): the core
+never imports an edge, Kopf, aiohttp, kubernetes, requests, httpx or click; the core's layers; the
+edges' order. The tests here make sure the contracts cover every module.
+"""
+
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EDGES = {"app", "benchmark", "kubeapi", "simulator"}
+CONTRACTS = {c["id"]: c for c in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
+
+
+def _top_level_modules() -> set[str]:
+    pkg = REPO / "scheduler"
+    return ({p.stem for p in pkg.glob("*.py") if p.stem != "__init__"}
+            | {p.name for p in pkg.iterdir() if (p / "__init__.py").exists()})
 
 
 def test_operator_is_not_a_package() -> None:
@@ -15,15 +29,22 @@ def test_operator_is_not_a_package() -> None:
         assert stem not in sys.stdlib_module_names and stem != "scheduler", f"operator/{f.name} shadows a module"
 
 
-def test_core_never_imports_kopf_or_http() -> None:
-    for f in (REPO / "scheduler").rglob("*.py"):
-        rel = f.relative_to(REPO / "scheduler")
-        if rel.parts[0] in EDGES:
-            continue
-        tree = ast.parse(f.read_text())
-        for n in ast.walk(tree):
-            names = [a.name for a in n.names] if isinstance(n, ast.Import) else (
-                [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
-            for name in names:
-                top = name.split(".")[0]
-                assert top not in {"kopf", "aiohttp", "kubernetes", "requests", "httpx", "click"}, f"{rel} imports {name}"
+def test_every_edge_is_a_package_and_the_rest_is_core() -> None:
+    """A file's place says whether it is core or edge: no edge module beside the core at the top."""
+    modules = _top_level_modules()
+    assert {m for m in modules if (REPO / "scheduler" / m / "__init__.py").exists()} >= EDGES
+    forbidden = CONTRACTS["core-no-edges"]
+    assert set(forbidden["source_modules"]) == {f"scheduler.{m}" for m in modules - EDGES}
+    assert set(forbidden["forbidden_modules"]) >= {f"scheduler.{m}" for m in EDGES} | {
+        "kopf", "aiohttp", "kubernetes", "requests", "httpx", "click"}
+    layers = CONTRACTS["core-layers"]
+    assert layers["exhaustive"] is True and set(layers["exhaustive_ignores"]) == EDGES
+    placed = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    assert placed == modules - EDGES
+
+
+def test_import_contracts_are_kept() -> None:
+    out = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                          "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
