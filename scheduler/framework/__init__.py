@@ -17,6 +17,7 @@ from scheduler.framework.interfaces import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    FilterRunner,
     FilterVerdict,
     NodeLocalFilter,
     PermitPlugin,
@@ -45,11 +46,10 @@ from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, Queued
 
 __all__ = [
     "MAX_NODE_SCORE", "SUCCESS", "BatchFilterPlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent",
-    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterPlugin",
+    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterPlugin", "FilterRunner",
     "FilterVerdict", "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin",
     "Plugin", "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
-    "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult",
-    "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions",
-    "ScoreExtensionsPlugin", "ScorePlugin", "StateMissingError", "Status", "fit_error_message", "implements",
-    "num_feasible_nodes_to_find"
+    "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
+    "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
+    "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find"
 ]
