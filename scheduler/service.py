@@ -14,7 +14,7 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
     on_pdb(type, body)      ─► the PodDisruptionBudgets preemption reads
     run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
 
-The worker runs on its own event loop in its own thread (see ``operator/main.py``), so a long
+The worker runs on its own event loop in its own thread (``scheduler/app/runtime.py``), so a long
 scheduling cycle never delays Kopf's watch processing and the binding cycles of earlier pods run while
 the next pod is scheduled. Cache and queue are lock-protected; the profile map is swapped in one
 assignment; so handler threads and the worker never see half an update.

@@ -1,8 +1,10 @@
-"""The ``kopf-scheduler`` command line (an edge: it depends on the core, never the reverse).
+"""The ``kopf-scheduler`` command line: the ``[project.scripts]`` entry point (upstream's ``NewSchedulerCommand``).
 
-Commands: ``run`` (the operator against a cluster), ``simulate`` (the operator against the embedded
-simulated cluster), ``crd`` (print the SchedulingProfile CRD), ``cluster`` (serve the simulated
-cluster), ``cluster-bench``, and ``bench`` (the scheduler_perf workloads).
+Commands: ``run`` (the operator against a cluster: ``runtime``), ``simulate`` (the operator against the
+embedded simulated cluster: ``simulate``), ``crd`` (print the SchedulingProfile CRD), ``cluster``
+(serve the simulated cluster: ``scheduler.simulator``), and the measurements of ``scheduler.benchmark``:
+``cluster-bench``, ``bench`` (the scheduler_perf workloads) and ``soak``. Each command imports what it
+needs when it runs. Next to read: ``runtime``.
 """
 
 from __future__ import annotations

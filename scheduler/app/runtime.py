@@ -1,4 +1,5 @@
-"""The operator process (an edge): the worker thread, the initial sync, the HTTP endpoints, and Kopf.
+"""``OperatorRuntime``, the operator process (``kopf-scheduler run``): the worker thread, the initial
+sync, the pod informer, the HTTP endpoints (``serving``), leader election, and Kopf.
 
 Startup follows upstream's order:
 
@@ -7,8 +8,10 @@ Startup follows upstream's order:
 3. the worker thread starts its own event loop. On it, the initial sync lists namespaces, nodes, pods
    and SchedulingProfiles into the cache and the queue, as informers sync before kube-scheduler
    schedules. Then ``/healthz``, ``/readyz`` and ``/metrics`` are served, and the worker loop runs;
-4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path.
-   They share the service through ``memo.service``.
+4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path
+   (``find_operator_dir``: ``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's, or the image's
+   ``/app/operator``). They share the service through ``memo.service`` and serve the low-rate kinds:
+   SchedulingProfiles, nodes, namespaces and PodDisruptionBudgets.
 
 Pods are the one resource Kopf does not watch. They are the hot path (two events per scheduled pod),
 and Kopf's per-event machinery (an object logger, memories, cause detection, a patch per event)

@@ -1,4 +1,4 @@
-"""``kopf-scheduler simulate``: the real operator against the embedded simulated cluster (an edge).
+"""``kopf-scheduler simulate``: the real operator (``runtime``) against the embedded simulated cluster.
 
 A run:
 

@@ -1,8 +1,9 @@
 """``kopf-scheduler cluster-bench``: how fast the simulated cluster creates pods, binds them and
 feeds watchers.
 
-The cluster runs in a process of its own (``kopf-scheduler cluster``), as a real API server would,
-and one concurrent aiohttp client drives it over HTTPS on 127.0.0.1. Each run:
+The cluster runs in a process of its own (``kopf-scheduler cluster``, started by
+``processes.start_cluster``), as a real API server would, and one concurrent aiohttp client drives it
+over HTTPS on 127.0.0.1. Each run:
 
 1. opens ``watchers`` watches on all pods from the current resourceVersion;
 2. creates ``pods`` pods with ``concurrency`` requests in flight → *creates/s*;
@@ -33,7 +34,7 @@ import orjson
 from scheduler.benchmark import processes
 from scheduler.kubeapi.config import load_config
 
-__all__ = ["RunResult", "run_bench"]
+__all__ = ["RunResult", "format_table", "run_bench"]
 
 
 @dataclass

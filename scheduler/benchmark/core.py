@@ -13,7 +13,7 @@ One run: create the nodes, schedule the init pods (not measured), then create th
 while the workload's churn runs, until every measured pod is bound (or the time limit passes).
 Each bind of a measured pod is timestamped; ``throughput.samples`` replays upstream's 1 s ticker
 over them. Attempt latency comes from ``scheduler_scheduling_attempt_duration_seconds`` over the
-measured phase only. Each run is meant for a fresh process (``bench.run`` spawns one), so the peak
+measured phase only. Each run is meant for a fresh process (``report.run_bench`` spawns one), so the peak
 RSS (``ru_maxrss``) is this run's.
 """
 

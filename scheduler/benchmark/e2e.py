@@ -1,6 +1,7 @@
 """``kopf-scheduler bench --mode e2e``: a scheduler_perf workload through the real operator.
 
-Three processes, as in a real cluster, so no two share an interpreter:
+Three processes, as in a real cluster, so no two share an interpreter (``processes`` starts and
+stops them):
 
 * the simulated cluster (``kopf-scheduler cluster``), serving HTTPS on 127.0.0.1;
 * the operator (``kopf-scheduler run``: Kopf, the worker, ``/metrics``), whose peak RSS

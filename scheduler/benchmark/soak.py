@@ -1,6 +1,6 @@
 """``kopf-scheduler soak``: hours of a bad day in minutes; the proof that no pod is lost or bound twice.
 
-Processes, all on 127.0.0.1:
+Processes, all on 127.0.0.1 (``processes`` starts and stops them):
 
 * the simulated cluster (``kopf-scheduler cluster``) answering ``error_rate`` of all requests with
   503 (with Retry-After), optionally adding ``latency`` to every request and cutting each delivered

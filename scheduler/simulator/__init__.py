@@ -7,7 +7,8 @@ size limits) → ``params`` / ``decode`` (query parameters and bodies, read with
 bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) →
 ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface and the
 storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers, eviction) →
-``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig) → ``bench``.
+``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig). ``kopf-scheduler cluster-bench``,
+which measures it, is in ``scheduler.benchmark``.
 """
 
 from scheduler.simulator.cluster import SimulatedCluster, iter_documents
