@@ -24,6 +24,7 @@ __all__ = [
     "at_domain",
     "default_normalize_score",
     "derived",
+    "go_div",
     "labels_mask",
     "node_selector_mask",
     "requirement_mask",
@@ -148,6 +149,24 @@ def untolerated_taint_per_set(table: NodeTable, tolerations: tuple[Toleration, .
         return out
     # taint_sets only grows, so its length is part of the key.
     return derived(table, ("untolerated", tolerations, effects, len(table.taint_sets)), compute)
+
+
+IntOrArray = TypeVar("IntOrArray", int, npt.NDArray[np.int64])
+
+
+def go_div(a: IntOrArray, b: IntOrArray | int) -> IntOrArray:
+    """Go's integer ``a / b``: the quotient truncated toward zero.
+
+    Python's ``//`` floors, which differs whenever the signs differ: upstream's ``-1 / 10`` is 0,
+    Python's ``-1 // 10`` is -1. Every score formula that upstream writes with int64 ``/`` goes
+    through here, for scalars and for whole node columns alike. ``b`` must not be 0 (Go panics).
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        an, bn = np.asarray(a, np.int64), np.asarray(b, np.int64)
+        q = np.abs(an) // np.abs(bn)
+        return np.where((an < 0) != (bn < 0), -q, q)
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
 
 
 def default_normalize_score(scores: Scores, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
