@@ -60,9 +60,16 @@ async def start_worker_in_task_mode(memo: kopf.Memo, **_: Any) -> None:
 
 @kopf.on.login()
 def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
+    # Kopf logs in at start, when the token it holds has expired, and after a 401. In the last two
+    # cases the token we have is no good, so ask again: an exec plugin runs, a token file is re-read.
+    # (A sync handler: Kopf runs it in a thread, so a slow plugin does not stall its loop.)
     cfg = memo.runtime.config
+    if memo.get("logged_in"):
+        cfg.invalidate_bearer()
+    memo["logged_in"] = True
     return kopf.ConnectionInfo(server=cfg.server, ca_path=cfg.ca_path, insecure=cfg.insecure,
-                               token=cfg.bearer(), certificate_path=cfg.cert_path, private_key_path=cfg.key_path,
+                               token=cfg.bearer(), expiration=cfg.expiration(), proxy_url=cfg.proxy_url,
+                               certificate_path=cfg.cert_path, private_key_path=cfg.key_path,
                                default_namespace=cfg.namespace)
 
 

@@ -13,7 +13,10 @@ The hierarchy (classes defined outside this module name their module)::
     │   ├── NotFoundError               404: e.g. the pod is gone
     │   ├── TransportError              no HTTP answer at all: refused, reset, TLS, or timed out
     │   └── kubeapi.client.GoneError    410: the watch's resourceVersion is too old; list again
-    └── kubeapi.config.ConfigError      a kubeconfig or in-cluster config that cannot be used
+    ├── kubeapi.config.ConfigError      a kubeconfig or in-cluster config that cannot be used
+    └── kubeapi.credentials.CredentialError
+                                        an exec credential plugin that failed or printed no token;
+                                        KubeClient raises it to callers as a TransportError
 
     Internal, never crossing the module that raises them:
 

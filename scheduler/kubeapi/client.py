@@ -21,6 +21,7 @@ import orjson
 
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
+from scheduler.kubeapi.credentials import CredentialError
 
 __all__ = ["GoneError", "KubeClient", "new_event_loop", "resource_path"]
 
@@ -129,14 +130,48 @@ class KubeClient:
             h["Content-Type"] = content_type
         return h
 
+    async def _auth_headers(self, method: str, path: str, content_type: str | None = None) -> dict[str, str]:
+        """``_headers``, after refreshing a due token off the loop (an exec plugin may take seconds)."""
+        if not self.config.bearer_fresh():
+            try:
+                await asyncio.to_thread(self.config.bearer)
+            except CredentialError as e:
+                # No request could be sent: to every caller this is a failure on the way to the
+                # server, retried with backoff like a refused connection, and its text says why.
+                raise TransportError(f"{method} {path}: getting credentials: {e}") from None
+        return self._headers(content_type)
+
+    def _transport(self) -> dict[str, Any]:
+        """Per-request options from the kubeconfig's cluster: tls-server-name and proxy-url."""
+        out: dict[str, Any] = {}
+        if self.config.tls_server_name:
+            out["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy_url:
+            out["proxy"] = self.config.proxy_url
+        return out
+
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
                       content_type: str = "application/json", timeout: float | None = None) -> Any:
         data = orjson.dumps(body) if body is not None else None
+        # A 401 with a token that can change (an exec plugin's, a rotated file) is retried once with
+        # a fresh one, as client-go's exec authenticator does; a second 401 is the caller's.
+        retry = self.config.refreshable()
+        while True:
+            try:
+                return await self._send(method, path, data, params, content_type, timeout)
+            except ClientError as e:
+                if e.status != 401 or not retry:
+                    raise
+                retry = False
+                self.config.invalidate_bearer()
+
+    async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
+                    content_type: str, timeout: float | None) -> Any:
+        headers = await self._auth_headers(method, path, content_type if data is not None else None)
         try:
             ctx = self.session.request(
-                method, self.config.server + path, data=data, params=params,
-                headers=self._headers(content_type if data is not None else None),
-                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout))
+                method, self.config.server + path, data=data, params=params, headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout), **self._transport())
             resp = await ctx.__aenter__()
         except _TRANSPORT as e:
             self._count(method, None)
@@ -221,10 +256,15 @@ class KubeClient:
         if resource_version:
             q["resourceVersion"] = resource_version
         path = resource_path(api_version, plural, namespace)
+        headers = await self._auth_headers("GET", path + "?watch")
         try:
-            async with self.session.get(self.config.server + path, params=q, headers=self._headers(),
-                                        timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30)) as resp:
+            async with self.session.get(self.config.server + path, params=q, headers=headers,
+                                        timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30),
+                                        **self._transport()) as resp:
                 self._count("GET", resp.status)
+                if resp.status == 401:
+                    # The watcher re-opens after an error; let that attempt fetch a new token.
+                    self.config.invalidate_bearer()
                 if resp.status >= 400:
                     raw = await resp.read()
                     try:

