@@ -37,6 +37,7 @@ import logging
 import os
 import random
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -125,14 +126,21 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
 
 
 def find_operator_dir() -> Path:
-    """``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's ``operator/`` (editable installs: this file is
-    ``scheduler/app/runtime.py``), or ``/app/operator`` (the container image)."""
+    """``$KOPF_SCHEDULER_OPERATOR_DIR``; the checkout's ``operator/`` (editable installs: this file is
+    ``scheduler/app/runtime.py``); the copy a wheel or ``pip install .`` puts under
+    ``<prefix>/share/kopf-scheduler/operator`` (pyproject's data-files; the prefix of a ``--user``
+    install too); or ``/app/operator`` (the container image)."""
+    shipped = [Path(sysconfig.get_path("data", scheme)) / "share" / "kopf-scheduler" / "operator"
+               for scheme in dict.fromkeys([sysconfig.get_default_scheme(), f"{os.name}_user"])
+               if scheme in sysconfig.get_scheme_names()]
     candidates = [os.environ.get("KOPF_SCHEDULER_OPERATOR_DIR", ""),
-                  str(Path(__file__).resolve().parents[2] / "operator"), "/app/operator"]
+                  str(Path(__file__).resolve().parents[2] / "operator"),
+                  str(Path(sys.prefix) / "share" / "kopf-scheduler" / "operator"), *map(str, shipped), "/app/operator"]
     for c in candidates:
         if c and (Path(c) / "main.py").exists():
             return Path(c)
-    raise FileNotFoundError("the operator/ handler scripts were not found; set KOPF_SCHEDULER_OPERATOR_DIR")
+    raise FileNotFoundError("the operator/ handler scripts were not found (looked in: "
+                            + ", ".join(c for c in candidates if c) + "); set KOPF_SCHEDULER_OPERATOR_DIR")
 
 
 def raise_open_file_limit() -> tuple[int, int]:
