@@ -49,7 +49,7 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from scheduler.app.serving import start_http
+from scheduler.app.serving import ServingError, start_http
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
@@ -251,6 +251,9 @@ class OperatorRuntime:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self._main())
+            except ServingError as e:    # a clear one-liner: the main thread prints it and exits 1
+                self.failed = e
+                self.synced.set()
             except BaseException as e:   # surfaced to the main thread, which exits non-zero
                 self.failed = e
                 log.exception("the scheduling worker stopped")

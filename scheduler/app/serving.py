@@ -14,6 +14,7 @@ worker's event loop, never on Kopf's.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -21,9 +22,14 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from scheduler.errors import SchedulerError
 from scheduler.service import SchedulerService
 
-__all__ = ["parse_bind_address", "start_http"]
+__all__ = ["ServingError", "parse_bind_address", "start_http"]
+
+
+class ServingError(SchedulerError):
+    """An address to serve on cannot be bound (in use, not local, no permission): one line, exit 1."""
 
 # Idle connections on the serving ports: at most this many, each for at most this long. A probe or a
 # Prometheus scrape holds a connection for milliseconds; keep-alive between scrapes reconnects cheaply.
@@ -109,7 +115,11 @@ async def start_http(service: SchedulerService, addresses: list[tuple[str, int]]
     ports = []
     for host, port in addresses:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as e:
+            await runner.cleanup()
+            raise ServingError(f"cannot serve on {host}:{port}: {os.strerror(e.errno) if e.errno else e}") from None
         server = site._server
         ports.append(server.sockets[0].getsockname()[1] if server is not None else port)  # type: ignore[attr-defined]
     return runner, ports
