@@ -84,6 +84,23 @@ def test_invalid_profiles_name_the_field(spec: dict, field: str, text: str) -> N
     assert text in str(e.value)
 
 
+def test_every_mistake_of_an_edit_is_reported() -> None:
+    """As kube-apiserver's aggregated 422: all of them, so the user fixes them in one round."""
+    with pytest.raises(ProfileError) as e:
+        compiled({"percentageOfNodesToScore": 200, "plugins": {"score": {"enabled": [{"name": "", "weight": -1}]}},
+                  "bogus": 1})
+    assert e.value.field == "spec.percentageOfNodesToScore"
+    assert str(e.value) == ("spec.percentageOfNodesToScore: Input should be less than or equal to 100; "
+                            "spec.plugins.score.enabled[0].name: String should have at least 1 character; "
+                            "spec.plugins.score.enabled[0].weight: Input should be greater than or equal to 0; "
+                            "spec.bogus: unknown field")
+    with pytest.raises(ProfileError) as e:
+        compiled({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Fancy"},
+                                                                          "ignoredResourcez": []}}]})
+    assert "spec.pluginConfig[0].args.scoringStrategy.type" in str(e.value)
+    assert "spec.pluginConfig[0].args.ignoredResourcez: unknown field" in str(e.value)
+
+
 def test_upstream_profile_pastes_as_is() -> None:
     upstream = yaml.safe_load("""
 schedulerName: bin-packing

@@ -40,11 +40,9 @@ from scheduler.profiles.models import EXTENSION_POINTS, PluginRef, Plugins, Plug
 
 __all__ = ["compile_profile", "parse_spec", "pydantic_error_message"]
 
-def pydantic_error_message(err: pydantic.ValidationError, prefix: str = "") -> tuple[str, str]:
-    """(field path, message) of the first error, in Kubernetes' ``a.b[0].c`` notation."""
-    first = err.errors()[0]
+def _one(error: Any, prefix: str) -> tuple[str, str]:
     parts: list[str] = [prefix] if prefix else []
-    for loc in first["loc"]:
+    for loc in error["loc"]:
         if isinstance(loc, int):
             if parts:
                 parts[-1] += f"[{loc}]"
@@ -52,12 +50,24 @@ def pydantic_error_message(err: pydantic.ValidationError, prefix: str = "") -> t
                 parts.append(f"[{loc}]")
         else:
             parts.append(str(loc))
-    msg = first["msg"]
-    if first["type"] == "extra_forbidden":
+    msg = error["msg"]
+    if error["type"] == "extra_forbidden":
         msg = "unknown field"
     elif msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     return ".".join(parts), msg
+
+
+def pydantic_error_message(err: pydantic.ValidationError, prefix: str = "") -> tuple[str, str]:
+    """(field path of the first error, every error's message) in Kubernetes' ``a.b[0].c`` notation.
+
+    An edit with several mistakes reports them all, as kube-apiserver's aggregated 422 does, so a
+    user fixes them in one round: ``spec.a: m1; spec.b: m2`` (the first field is the error's
+    ``field``, and the message carries the others after the first)."""
+    errors = [_one(e, prefix) for e in err.errors()]
+    field, msg = errors[0]
+    rest = [f"{f}: {m}" if f else m for f, m in errors[1:]]
+    return field, "; ".join([msg, *rest])
 
 
 def parse_spec(raw: Mapping[str, Any]) -> SchedulingProfileSpec:
