@@ -9,7 +9,6 @@ probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespace
 
 import hashlib
 import json
-import logging
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -46,7 +45,10 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
     settings.persistence.diffbase_storage = DigestDiffBaseStorage(prefix=PREFIX, key="last-handled-configuration")
     settings.persistence.finalizer = f"{PREFIX}/finalizer"
-    settings.posting.level = logging.WARNING        # only warnings (a rejected profile) become Events
+    # Kopf posts no Events: it writes the namespace it posts to into involvedObject, where
+    # `kubectl describe` of a cluster-scoped object never looks. The warnings users must see (a
+    # rejected profile, a lost schedulerName) are posted by the runtime's client (on_profiles.warn).
+    settings.posting.enabled = False
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.networking.connect_timeout = 10

@@ -27,7 +27,7 @@ log = logging.getLogger("kopf_scheduler")
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
-async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kopf.Body, memo: kopf.Memo,
+async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, memo: kopf.Memo,
                           logger: kopf.Logger, **_: Any) -> None:
     st = memo.service.on_profile(name, dict(spec), meta)
     memo.service.profile_status[name] = (st, meta.get("generation"))
@@ -38,11 +38,12 @@ async def profile_changed(name: str, spec: kopf.Spec, meta: kopf.Meta, body: kop
     if st.accepted:
         logger.info(st.message)
     elif st.reason == "SchedulerNameConflict":
-        kopf.warn(body, reason=st.reason, message=st.message)
+        warn(memo, name, str(meta.get("uid", "")), st.reason, st.message)
     else:
         # The last good version keeps serving; the user sees why this edit was refused.
-        kopf.warn(body, reason="InvalidProfile", message=f"profile rejected, the previous version keeps "
-                                                         f"serving: {st.message}")
+        logger.warning("profile rejected: %s", st.message)
+        warn(memo, name, str(meta.get("uid", "")), "InvalidProfile",
+             f"profile rejected, the previous version keeps serving: {st.message}")
     warn_losers(memo, others)
 
 
@@ -57,13 +58,19 @@ async def profile_event(event: kopf.RawEvent, name: str, memo: kopf.Memo, **_: A
         warn_losers(memo, others)
 
 
+def warn(memo: kopf.Memo, name: str, uid: str, reason: str, message: str) -> None:
+    """A Warning Event on the profile. Not ``kopf.warn``: Kopf puts the namespace it posts to
+    into ``involvedObject`` too, and ``kubectl describe sp`` looks for events about a cluster-scoped
+    object with an empty ``involvedObject.namespace``, so Kopf's never showed there."""
+    memo.runtime.submit(memo.runtime.client.cluster_event(API_VERSION, KIND, name, uid, "Warning", reason,
+                                                          "Compile", message))
+
+
 def warn_losers(memo: kopf.Memo, names: Iterable[str]) -> None:
     for other in names:
         st, _generation = memo.service.profile_status[other]
         if not st.accepted:
-            ref = {"apiVersion": API_VERSION, "kind": KIND,
-                   "metadata": {"name": other, "uid": memo.service.profile_uids.get(other, "")}}
-            kopf.warn(ref, reason=st.reason or "InvalidProfile", message=st.message)
+            warn(memo, other, memo.service.profile_uids.get(other, ""), st.reason or "InvalidProfile", st.message)
 
 
 class StatusWriter:

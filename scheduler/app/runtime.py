@@ -548,19 +548,8 @@ class OperatorRuntime:
 
     async def node_warning(self, node: dict[str, Any], message: str) -> None:
         meta = node.get("metadata") or {}
-        name = str(meta.get("name", ""))
-        now = time.time()
-        micro = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
-        body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"name": f"{name}.{time.time_ns():x}", "namespace": "default"},
-                "eventTime": micro, "reportingController": "kopf-scheduler",
-                "reportingInstance": f"kopf-scheduler-{self.client.instance}", "action": "Scheduling",
-                "reason": "FailedToReadNode", "type": "Warning", "note": message[:1024],
-                "regarding": {"kind": "Node", "apiVersion": "v1", "name": name, "uid": str(meta.get("uid", ""))}}
-        try:
-            await self.api.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", body)
-        except ClientError as e:
-            log.warning("cannot post the FailedToReadNode event of node %s: %s", name, e)
+        await self.client.cluster_event("v1", "Node", str(meta.get("name", "")), str(meta.get("uid", "")),
+                                        "Warning", "FailedToReadNode", "Scheduling", message)
 
     def release_kopf_stop(self) -> None:
         """Resolve Kopf's stop flag (thread-safe, idempotent): Kopf stops, or has stopped."""

@@ -130,6 +130,26 @@ class ApiSchedulerClient:
         if len(self._condition) > MAX_SERIES:
             self._condition.pop(next(iter(self._condition)))
 
+    async def cluster_event(self, api_version: str, kind: str, name: str, uid: str, type_: str, reason: str,
+                            action: str, note: str, controller: str = "kopf-scheduler") -> None:
+        """An Event about a cluster-scoped object (a Node, a SchedulingProfile): in namespace
+        ``default`` with no namespace in ``regarding``, as client-go's recorder writes it, so that
+        ``kubectl describe`` (whose field selector has ``involvedObject.namespace=``) finds it."""
+        now = time.time()
+        body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": f"{name}.{time.time_ns():x}", "namespace": "default"},
+                "eventTime": _micro_time(now), "reportingController": controller,
+                "reportingInstance": f"{controller}-{self.instance}", "action": action, "reason": reason,
+                "type": type_, "note": note[:1024],
+                "regarding": {"kind": kind, "apiVersion": api_version, "name": name, "uid": uid}}
+        try:
+            await self.api.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", body)
+        except ClientError as e:
+            self.api_log.report(f"post {reason} event: {cause_of(e)}", "cannot post %s event for %s %s: %s",
+                                 reason, kind, name, e)
+            return
+        self.events_posted += 1
+
     async def event(self, namespace: str, name: str, uid: str, controller: str, type_: str, reason: str,
                     action: str, note: str, *, related: Pod | None = None) -> None:
         now = time.time()

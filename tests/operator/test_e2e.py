@@ -107,6 +107,11 @@ def test_invalid_edit_is_rejected_and_the_old_profile_keeps_scheduling(env: Env)
     warn = env.wait(lambda: [e for e in env.get_json("events")["items"] if e["reason"] == "InvalidProfile"],
                     message="warning event")
     assert warn[0]["type"] == "Warning"
+    # As for any cluster-scoped object: in namespace default, with no namespace in involvedObject,
+    # so that `kubectl describe sp` lists it (issue #15 §5).
+    assert warn[0]["metadata"]["namespace"] == "default" and not warn[0]["involvedObject"].get("namespace")
+    described = env.kubectl("describe", "sp", "default").stdout
+    assert "InvalidProfile" in described and "NoSuchPlugin" in described, described
     env.apply(pod("still-works"))
     env.wait(lambda: bound(env).get("still-works") == "n0", message="old profile still schedules")
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from scheduler.app.runtime import OperatorRuntime
+from scheduler.app.serving import ServingError
 from scheduler.kubeapi import load_config
 from scheduler.simulator import ErrorRule
 from scheduler.simulator.faults import BLACKHOLE, RESET
@@ -213,7 +214,10 @@ def test_the_worker_thread_ending_stops_the_process(tmp_path: Path) -> None:
         rt = OperatorRuntime(load_config(str(env.cluster.kubeconfig)), http_addresses=[taken.getsockname()])
         rt.start()
         assert rt.fatal.wait(10) and rt.synced.is_set()
-        assert isinstance(rt.failed, OSError) and "address already in use" in str(rt.failed)
+        # A ServingError (one line, no traceback: tests/app/test_startup.py), naming the address.
+        host, port = taken.getsockname()
+        assert isinstance(rt.failed, ServingError)
+        assert str(rt.failed) == f"cannot serve on {host}:{port}: Address already in use"
 
 
 # ---- 7. file descriptors --------------------------------------------------------------------------------------
