@@ -8,9 +8,25 @@ written for kube-scheduler work unchanged. ``kopf_scheduler_profile_reloads_tota
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+)
 
-__all__ = ["PLUGIN_METRICS_SAMPLE_PERCENT", "Metrics", "exponential_buckets"]
+# Upstream's (Go client's) exposition has no ``*_created`` series; a Prometheus that ingests them
+# gets a second series per counter and histogram that no kube-scheduler dashboard expects.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+# client-go's rest_client_request_duration_seconds buckets (k8s.io/component-base/metrics/prometheus/restclient).
+REST_CLIENT_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0]
+
+__all__ = ["PLUGIN_METRICS_SAMPLE_PERCENT", "REST_CLIENT_BUCKETS", "Metrics", "exponential_buckets"]
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
@@ -20,9 +36,16 @@ def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
 
 
 class Metrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, *, process: bool = False) -> None:
+        """``process``: also export ``process_*`` and ``python_*`` (what a Go binary's
+        ``process_*``/``go_*`` are to upstream's dashboards); the operator's registry has them, the
+        many throw-away registries of tests and benchmarks need not."""
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        if process:
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
+            GCCollector(registry=r)
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result. "
             "'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
@@ -64,6 +87,22 @@ class Metrics:
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
             "all plugins that caused it to not schedule and so this metric have meaning only when broken "
             "down by plugin.", ["plugin", "profile"], registry=r)
+        self.event_handling_duration = Histogram(
+            "scheduler_event_handling_duration_seconds", "Event handling latency in seconds.",
+            ["event"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+        self.plugin_evaluation_total = Counter(
+            "scheduler_plugin_evaluation", "Number of attempts to schedule pods by each plugin and the extension "
+            "point (available only in PreFilter, Filter, PreScore, and Score).",
+            ["plugin", "extension_point", "profile"], registry=r)
+        self.inflight_events = Gauge(
+            "scheduler_inflight_events", "Number of events currently tracked in the scheduling queue.",
+            ["event"], registry=r)
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.cache_size = Gauge(
+            "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"], registry=r)
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
         self.preemption_victims = Histogram(
@@ -73,6 +112,9 @@ class Metrics:
         self.rest_client_requests = Counter(
             "rest_client_requests", "Number of HTTP requests, partitioned by status code, method, and host.",
             ["code", "host", "method"], registry=r)
+        self.rest_client_request_duration = Histogram(
+            "rest_client_request_duration_seconds", "Request latency in seconds. Broken down by verb, and host.",
+            ["host", "verb"], buckets=REST_CLIENT_BUCKETS, registry=r)
         self.goroutines = Gauge(
             "scheduler_goroutines", "Number of running goroutines split by the work they do such as binding.",
             ["operation"], registry=r)

@@ -122,6 +122,7 @@ class SchedulerService:
         self._nodes: dict[str, Node] = {}
         self._binding_slots = max_binding_in_flight
         self._gauge_keys: set[tuple[str, str]] = set()
+        self._event_children: dict[str, Any] = {}
         self.synced = False
         # Leader election gates the worker and profile status writes; without it, always leading.
         self.leader = True
@@ -248,8 +249,21 @@ class SchedulerService:
                 self._profile_updates.add(other)
 
     # ---- cluster objects ------------------------------------------------------------------------
+    def _handled(self, label: str, t0: float) -> None:
+        """``scheduler_event_handling_duration_seconds{event}``, with upstream's event labels."""
+        child = self._event_children.get(label)
+        if child is None:
+            child = self._event_children[label] = self.metrics.event_handling_duration.labels(label)
+        child.observe(time.perf_counter() - t0)
+
     def on_pod(self, event: str, body: Mapping[str, Any]) -> None:
         """A pod watch event (ADDED, MODIFIED, DELETED); raises ParseError for a pod we cannot read."""
+        t0 = time.perf_counter()
+        self._handled(self._on_pod(event, body), t0)
+
+    def _on_pod(self, event: str, body: Mapping[str, Any]) -> str:
+        """Handle it; the event's label as upstream's handlers name it (``AssignedPodAdd``,
+        ``UnschedulablePodUpdate``, ...)."""
         self.last_activity = time.monotonic()
         if event == "DELETED":
             uid = str((body.get("metadata") or {}).get("uid", ""))
@@ -260,7 +274,7 @@ class SchedulerService:
                 self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
                                                                        label="AssignedPodDelete"))
             self.queue.delete(uid)
-            return
+            return "AssignedPodDelete" if old is not None else "UnschedulablePodDelete"
         pod = parse_pod(body)
         if pod.node_name:
             self._parked.pop(pod.uid, None)
@@ -271,35 +285,42 @@ class SchedulerService:
                     self.cache.remove_pod(old)
                     self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
                                                                            label="AssignedPodDelete"))
-                return
+                return "AssignedPodUpdate"
             confirming = old is not None and self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)
             if old is None or not confirming:
                 self.queue.move_all_to_active_or_backoff(ClusterEvent(
                     "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
                     label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
-            return
+            return "AssignedPodAdd" if old is None else "AssignedPodUpdate"
+        label = "UnschedulablePodUpdate" if pod.uid in self.queue or pod.uid in self._parked \
+            else "UnschedulablePodAdd"
         cached = self.cache.get_pod(pod.uid)
         if cached is not None and not self.cache.is_assumed(pod.uid):
             self.cache.remove_pod(cached)         # it was assigned and is not any more (a re-created pod)
         if pod.phase in ("Succeeded", "Failed"):
             self.queue.delete(pod.uid)
-            return
+            return label
         if self.profiles.for_pod(pod) is None:
             self._parked[pod.uid] = pod
-            return
+            return label
         if self.cache.is_assumed(pod.uid):
-            return                                  # our own binding is in flight; the watch will confirm it
+            return label                            # our own binding is in flight; the watch will confirm it
         self.queue.update(pod)
+        return label
 
     def on_node(self, event: str, body: Mapping[str, Any]) -> None:
+        t0 = time.perf_counter()
+        self._handled(self._on_node(event, body), t0)
+
+    def _on_node(self, event: str, body: Mapping[str, Any]) -> str:
         self.last_activity = time.monotonic()
         name = str((body.get("metadata") or {}).get("name", ""))
         if event == "DELETED":
             self._nodes.pop(name, None)
             self.cache.remove_node(name)
             self.queue.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Delete"}), label="NodeDelete"))
-            return
+            return "NodeDelete"
         node = parse_node(body)
         old = self._nodes.get(name)
         self._nodes[name] = node
@@ -308,6 +329,7 @@ class SchedulerService:
         if actions:
             self.queue.move_all_to_active_or_backoff(ClusterEvent(
                 "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
+        return "NodeAdd" if old is None else "NodeUpdate"
 
     def on_pdb(self, event: str, body: Mapping[str, Any]) -> None:
         """A PodDisruptionBudget watch event; a malformed one is logged and protects nothing."""
@@ -333,6 +355,20 @@ class SchedulerService:
             self.cache.remove_namespace(str(meta.get("name", "")))
         else:
             self.cache.set_namespace(str(meta.get("name", "")), dict(meta.get("labels") or {}))
+
+    def refresh_gauges(self) -> None:
+        """The gauges a scrape reads from the current state: unschedulable pods by plugin, the
+        cache's size (``scheduler_scheduler_cache_size{type}``: nodes, pods, assumed_pods) and the
+        pods in flight (``scheduler_inflight_events{event="PodPopped"}``: kopf-scheduler requeues
+        by the move-request cycle, not by recording each event during a pod's attempt, so no
+        other event is ever in flight)."""
+        self.refresh_unschedulable_gauge()
+        size = self.metrics.cache_size
+        with self.cache.lock:
+            size.labels("nodes").set(len(self._nodes))
+            size.labels("pods").set(self.cache.pod_count())
+            size.labels("assumed_pods").set(self.cache.assumed_count())
+        self.metrics.inflight_events.labels("PodPopped").set(self.queue.in_flight_count())
 
     def refresh_unschedulable_gauge(self) -> None:
         """``scheduler_unschedulable_pods{plugin,profile}``: each unschedulable pod counts once for

@@ -101,6 +101,42 @@ def test_unschedulable_gauge_counts_per_plugin() -> None:
     assert s.metrics.unschedulable_pods.labels("NodeResourcesFit", "s1")._value.get() == 1
 
 
+def sample(s: SchedulerService, name: str, **labels: str) -> float:
+    value = s.metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+def test_event_handling_plugin_evaluation_and_cache_size_metrics() -> None:
+    """Upstream's labels: UnschedulablePodAdd/Update, AssignedPodAdd/Delete, NodeAdd/Update; Filter
+    and Score count once per node evaluated, PreFilter and PreScore once per cycle."""
+    s, _ = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    for i in range(3):
+        s.on_node("ADDED", node_obj(f"n{i}"))
+    s.on_node("MODIFIED", node_obj("n0", labels={"a": "b"}))
+    s.on_pod("ADDED", pod_obj("a"))
+    s.on_pod("MODIFIED", pod_obj("a", cpu="200m"))
+    s.on_pod("ADDED", pod_obj("bound", node="n1", uid="uid-bound"))
+    s.on_pod("DELETED", pod_obj("bound", node="n1", uid="uid-bound"))
+    asyncio.run(drain(s))
+    count = "scheduler_event_handling_duration_seconds_count"
+    assert sample(s, count, event="NodeAdd") == 3 and sample(s, count, event="NodeUpdate") == 1
+    assert sample(s, count, event="UnschedulablePodAdd") == 1
+    assert sample(s, count, event="UnschedulablePodUpdate") == 1
+    assert sample(s, count, event="AssignedPodAdd") == 1 and sample(s, count, event="AssignedPodDelete") == 1
+    total = "scheduler_plugin_evaluation_total"
+    assert sample(s, total, plugin="NodeResourcesFit", extension_point="PreFilter", profile="s1") == 1
+    assert sample(s, total, plugin="NodeResourcesFit", extension_point="Filter", profile="s1") == 3
+    assert sample(s, total, plugin="NodeResourcesFit", extension_point="Score", profile="s1") == 3
+    assert sample(s, total, plugin="NodeResourcesBalancedAllocation", extension_point="PreScore", profile="s1") == 1
+    s.refresh_gauges()
+    size = "scheduler_scheduler_cache_size"
+    assert sample(s, size, type="nodes") == 3
+    assert sample(s, size, type="pods") == 1                # "a", bound by us ...
+    assert sample(s, size, type="assumed_pods") == 0        # ... and its binding confirmed (MemoryClient)
+    assert sample(s, "scheduler_inflight_events", event="PodPopped") == 0
+
+
 def test_worker_schedules_until_stopped() -> None:
     s, client = service()
     s.on_profile("p", {"schedulerName": "s1"})

@@ -55,6 +55,7 @@ from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
 from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
+from scheduler.metrics import Metrics
 from scheduler.profiles.crd import PLURAL, profiles_path
 from scheduler.service import SchedulerService, profile_status_body
 
@@ -123,6 +124,25 @@ def _stalled(idle: float, limit: float) -> str | None:
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
+def _rest_client_metrics(metrics: Metrics, host: str) -> Callable[[str, int | None, float], None]:
+    """client-go's ``rest_client_requests_total{code,host,method}`` and
+    ``rest_client_request_duration_seconds{host,verb}``, the label children resolved once each."""
+    counts: dict[tuple[str, str], Any] = {}
+    durations: dict[str, Any] = {}
+
+    def on_response(method: str, status: int | None, seconds: float) -> None:
+        code = str(status) if status is not None else "<error>"
+        c = counts.get((code, method))
+        if c is None:
+            c = counts[(code, method)] = metrics.rest_client_requests.labels(code, host, method)
+        c.inc()
+        d = durations.get(method)
+        if d is None:
+            d = durations[method] = metrics.rest_client_request_duration.labels(host, method)
+        d.observe(seconds)
+    return on_response
 
 
 def find_operator_dir() -> Path:
@@ -200,10 +220,9 @@ class OperatorRuntime:
         self.api = KubeClient(config, limit=128, timeout=request_timeout)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
-        self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout)
-        requests, host = self.service.metrics.rest_client_requests, urlparse(config.server).netloc
-        self.api.on_response = lambda method, status: requests.labels(
-            str(status) if status is not None else "<error>", host, method).inc()
+        self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout,
+                                        metrics=Metrics(process=True))
+        self.api.on_response = _rest_client_metrics(self.service.metrics, urlparse(config.server).netloc)
         self.http_addresses = list(http_addresses)
         self.elector: LeaderElector | None = None
         if leader_election is not None:

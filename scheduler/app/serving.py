@@ -67,7 +67,7 @@ def _app(service: SchedulerService) -> web.Application:
         return web.Response(status=200 if ok else 503, text=f"{text}{info}\n" if info else text)
 
     async def metrics(_: web.Request) -> web.Response:
-        service.refresh_unschedulable_gauge()
+        service.refresh_gauges()
         return web.Response(body=generate_latest(service.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 

@@ -273,6 +273,7 @@ class Framework:
         for point in plugins.values():
             for p in point:
                 self.plugins_by_name.setdefault(p.name, p)
+        self._evaluation_children: dict[tuple[str, str], Any] = {}
         # Plugins that register no events are interested in every event (upstream's wildcard).
         self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
             name: p.events_to_register() if isinstance(p, fw.EnqueueExtensions) else None
@@ -283,6 +284,18 @@ class Framework:
         if self.metrics is not None:
             self.metrics.framework_extension_point_duration.labels(
                 point, str(status.code), self.profile_name).observe(time.perf_counter() - t0)
+
+    def _evaluated(self, plugin: str, point: str, n: int = 1) -> None:
+        """``scheduler_plugin_evaluation_total``: upstream counts every call of an instrumented
+        PreFilter, Filter, PreScore and Score plugin, and Filter and Score run once per node, so
+        a batch over ``n`` nodes counts ``n``. The label children are resolved once per plugin."""
+        if self.metrics is None or n == 0:
+            return
+        child = self._evaluation_children.get((plugin, point))
+        if child is None:
+            child = self._evaluation_children[(plugin, point)] = self.metrics.plugin_evaluation_total.labels(
+                plugin, point, self.profile_name)
+        child.inc(n)
 
     def _observe_plugin(self, state: CycleState, plugin: str, point: str, status: Status, t0: float) -> None:
         if self.metrics is not None and state.record_plugin_metrics:
@@ -327,6 +340,7 @@ class Framework:
         narrowing: list[str] = []
         for p in self.pre_filter:
             t1 = time.perf_counter()
+            self._evaluated(p.name, "PreFilter")
             r, s = p.pre_filter(state, pod, snapshot)
             self._observe_plugin(state, p.name, "PreFilter", s, t1)
             if s.is_skip():
@@ -353,6 +367,7 @@ class Framework:
             if f.name in state.skip_filter_plugins or len(alive) == 0:
                 continue
             t1 = time.perf_counter()
+            self._evaluated(f.name, "Filter", len(alive))
             verdict = f.run(state, pod, snapshot, rows[alive])
             failed = verdict.failed
             if failed.any():
@@ -563,6 +578,7 @@ class Framework:
         status = SUCCESS
         for p in self.pre_score:
             t1 = time.perf_counter()
+            self._evaluated(p.name, "PreScore")
             s = p.pre_score(state, pod, snapshot, rows)
             self._observe_plugin(state, p.name, "PreScore", s, t1)
             if s.is_skip():
@@ -583,6 +599,7 @@ class Framework:
             if e.name in state.skip_score_plugins:
                 continue
             t1 = time.perf_counter()
+            self._evaluated(e.name, "Score", len(rows))
             try:
                 s = np.asarray(e.run(state, pod, snapshot, rows), np.int64)
                 ext = e.extensions() if e.extensions is not None else None
@@ -674,13 +691,19 @@ class Framework:
         """Upstream's ``WaitOnPermit``: block the binding cycle until allowed, rejected or timed out."""
         fut: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
         self.waiting_pods[pod.uid] = fut
+        t0 = time.perf_counter()
+        status = SUCCESS
         try:
-            return await asyncio.wait_for(fut, timeout)
+            status = await asyncio.wait_for(fut, timeout)
+            return status
         except TimeoutError:
-            return Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {timeout:g}s at plugin "
-                                               f"{plugin}",), plugin)
+            status = Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {timeout:g}s at plugin "
+                                                 f"{plugin}",), plugin)
+            return status
         finally:
             self.waiting_pods.pop(pod.uid, None)
+            if self.metrics is not None:       # scheduler_permit_wait_duration_seconds{result}: the code
+                self.metrics.permit_wait_duration.labels(str(status.code)).observe(time.perf_counter() - t0)
 
     # --- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

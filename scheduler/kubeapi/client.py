@@ -13,6 +13,7 @@ miss a case (a binding cycle that caught only HTTP errors once stranded its pod 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -98,8 +99,9 @@ class KubeClient:
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
         self._plurals: dict[tuple[str, str], tuple[str, bool]] = dict(_KNOWN)
-        # Called with (method, HTTP status or None for a connection error) after every request.
-        self.on_response: Callable[[str, int | None], None] | None = None
+        # Called with (method, HTTP status or None for a connection error, seconds until the
+        # response's headers, as client-go's request latency) after every request.
+        self.on_response: Callable[[str, int | None, float], None] | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -168,16 +170,17 @@ class KubeClient:
     async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                     content_type: str, timeout: float | None) -> Any:
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
+        t0 = time.perf_counter()
         try:
             ctx = self.session.request(
                 method, self.config.server + path, data=data, params=params, headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout or self._timeout), **self._transport())
             resp = await ctx.__aenter__()
         except _TRANSPORT as e:
-            self._count(method, None)
+            self._count(method, None, t0)
             raise transport_error(method, path, e, timeout or self._timeout) from e
         try:
-            self._count(method, resp.status)
+            self._count(method, resp.status, t0)
             try:
                 raw = await resp.read()
             except _TRANSPORT as e:
@@ -192,9 +195,9 @@ class KubeClient:
         finally:
             await ctx.__aexit__(None, None, None)
 
-    def _count(self, method: str, status: int | None) -> None:
+    def _count(self, method: str, status: int | None, t0: float) -> None:
         if self.on_response is not None:
-            self.on_response(method, status)
+            self.on_response(method, status, time.perf_counter() - t0)
 
     # ---- typed helpers --------------------------------------------------------------------------
     async def plural(self, api_version: str, kind: str) -> tuple[str, bool]:
@@ -257,11 +260,12 @@ class KubeClient:
             q["resourceVersion"] = resource_version
         path = resource_path(api_version, plural, namespace)
         headers = await self._auth_headers("GET", path + "?watch")
+        t0 = time.perf_counter()
         try:
             async with self.session.get(self.config.server + path, params=q, headers=headers,
                                         timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout + 30),
                                         **self._transport()) as resp:
-                self._count("GET", resp.status)
+                self._count("GET", resp.status, t0)
                 if resp.status == 401:
                     # The watcher re-opens after an error; let that attempt fetch a new token.
                     self.config.invalidate_bearer()
@@ -289,7 +293,7 @@ class KubeClient:
         except ClientError:
             raise
         except _TRANSPORT as e:      # orjson.JSONDecodeError is a ValueError: a stream cut mid-line
-            self._count("GET", None)
+            self._count("GET", None, t0)
             raise transport_error("GET", path + "?watch", e, timeout + 30) from e
 
 

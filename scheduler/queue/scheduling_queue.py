@@ -387,6 +387,11 @@ class SchedulingQueue:
             self._cond.notify_all()
 
     # --- inspection ------------------------------------------------------------------------
+    def in_flight_count(self) -> int:
+        """Pods popped and not yet done (their scheduling cycle, or binding, still running)."""
+        with self._lock:
+            return len(self._in_flight)
+
     def counts(self) -> Mapping[str, int]:
         with self._lock:
             gated = sum(1 for i in self._unschedulable.values() if i.gating_plugin)

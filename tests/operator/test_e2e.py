@@ -73,6 +73,16 @@ def test_200_pods_bound_with_scheduled_events_and_metrics(env: Env) -> None:
     assert "scheduler_pending_pods" in after and "scheduler_queue_incoming_pods_total" in after
     assert "scheduler_framework_extension_point_duration_seconds_bucket" in after
     assert 'kopf_scheduler_profile_reloads_total{profile="default",result="accepted"}' in after
+    # What a kube-scheduler dashboard reads besides (issue #15 §4): client-go's latency, the cache's
+    # size, the process; and no *_created series, which a Go exporter never has.
+    host = env.cluster.url.split("//", 1)[1]
+    assert f'rest_client_request_duration_seconds_count{{host="{host}",verb="POST"}}' in after
+    assert 'scheduler_scheduler_cache_size{type="nodes"} 5.0' in after
+    assert 'scheduler_scheduler_cache_size{type="pods"} 200.0' in after
+    assert 'scheduler_plugin_evaluation_total{extension_point="Filter",plugin="NodeResourcesFit",' in after
+    assert 'scheduler_event_handling_duration_seconds_count{event="UnschedulablePodAdd"} 200.0' in after
+    assert "process_resident_memory_bytes" in after and "python_info" in after
+    assert "_created" not in after
     import urllib.request
     with urllib.request.urlopen(f"http://127.0.0.1:{env.runtime.http_ports[0]}/readyz", timeout=5) as r:
         assert r.status == 200
