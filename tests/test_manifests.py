@@ -70,6 +70,12 @@ def test_deployment_is_hardened_and_probed() -> None:
     assert c["resources"]["requests"] and c["resources"]["limits"]
     assert c["args"][0] == "run" and pod["serviceAccountName"] == "kopf-scheduler"
     assert "--leader-elect" in c["args"] and dep["spec"]["replicas"] == 2
+    # The secure port: HTTPS probes on the always-allowed paths, and the API server's help to
+    # authenticate and authorize the scrapes (system:auth-delegator).
+    assert c["livenessProbe"]["httpGet"]["scheme"] == c["readinessProbe"]["httpGet"]["scheme"] == "HTTPS"
+    delegator = [b for b in by_kind("ClusterRoleBinding") if b["roleRef"]["name"] == "system:auth-delegator"]
+    assert delegator and delegator[0]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kopf-scheduler", "namespace": "kopf-scheduler"}]
 
 
 def allowed(rules: list[dict[str, Any]], verb: str, group: str, resource: str) -> bool:

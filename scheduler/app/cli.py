@@ -167,13 +167,24 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
 @click.option("--leader-elect-resource-name", default="kopf-scheduler", show_default=True)
 @click.option("--leader-elect-resource-namespace", default=None,
               help="Namespace of the Lease (default: $POD_NAMESPACE, else the in-cluster or kubeconfig namespace).")
+@click.option("--tls-cert-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made.")
+@click.option("--tls-private-key-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Serving certificate's private key (PEM).")
+@click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
+              help="Paths served without authentication or authorization (comma-separated; a trailing * is a prefix).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-v", "--verbose", count=True, help="-v info, -vv debug.")
 def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple[str, int],
         health_bind_address: tuple[str, int] | None, leader_elect: bool, leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float, leader_elect_retry_period: float, leader_elect_resource_name: str,
-        leader_elect_resource_namespace: str | None, log_format: str, verbose: int) -> None:
-    """Run the scheduler against a cluster (kubeconfig or in-cluster)."""
+        leader_elect_resource_namespace: str | None, tls_cert_file: str | None, tls_private_key_file: str | None,
+        authorization_always_allow_paths: str, log_format: str, verbose: int) -> None:
+    """Run the scheduler against a cluster (kubeconfig or in-cluster).
+
+    /metrics, /healthz, /readyz and /livez are served over HTTPS; every path but the always-allowed
+    ones needs a bearer token that the API server authenticates (TokenReview) and authorizes
+    (SubjectAccessReview), as kube-scheduler's secure port does."""
     import os
     import socket
     import uuid
@@ -181,9 +192,15 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     import kopf
 
     from scheduler.app.runtime import OperatorRuntime, raise_open_file_limit
+    from scheduler.app.serving import SecureServing
     from scheduler.kubeapi.config import ConfigError, load_config
     from scheduler.kubeapi.leaderelection import validate_timings
 
+    if (tls_cert_file is None) != (tls_private_key_file is None):
+        raise click.BadParameter("give both --tls-cert-file and --tls-private-key-file, or neither",
+                                 param_hint="--tls-cert-file")
+    secure = SecureServing(tls_cert_file, tls_private_key_file,
+                           tuple(p.strip() for p in authorization_always_allow_paths.split(",") if p.strip()))
     try:
         validate_timings(leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period)
     except ValueError as e:
@@ -201,7 +218,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
                     "retry_period": leader_elect_retry_period}
     addresses = [metrics_bind_address] + ([health_bind_address] if health_bind_address else [])
     raise_open_file_limit()
-    runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election)
+    runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election, secure_serving=secure)
     runtime.start()
     while not runtime.synced.wait(1.0):
         pass

@@ -49,7 +49,7 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from scheduler.app.serving import ServingError, start_http
+from scheduler.app.serving import SecureServing, ServingError, start_http
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
@@ -215,8 +215,10 @@ def _load(directory: Path) -> tuple[list[ModuleType], Any]:
 class OperatorRuntime:
     def __init__(self, config: KubeConfig, *, http_addresses: Iterable[tuple[str, int]] = (),
                  seed: int | None = None, series_interval: float = 30.0,
-                 leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0) -> None:
+                 leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0,
+                 secure_serving: SecureServing | None = None) -> None:
         self.config = config
+        self.secure_serving = secure_serving
         self.api = KubeClient(config, limit=128, timeout=request_timeout)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
@@ -296,7 +298,8 @@ class OperatorRuntime:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         self._runner, self.http_ports = await start_http(
-            self.service, self.http_addresses if self.worker_mode == "thread" else [])
+            self.service, self.http_addresses if self.worker_mode == "thread" else [],
+            secure=self.secure_serving, api=self.api)
         stop = self._stop
         await self.initial_sync(stop)
         if stop.is_set():

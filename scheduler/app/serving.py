@@ -1,5 +1,8 @@
 """The scheduler's HTTP endpoints (an edge: aiohttp): ``/healthz``, ``/livez``, ``/readyz`` and
-``/metrics``, as kube-scheduler serves them on its secure port (10259) — here over plain HTTP.
+``/metrics``, as kube-scheduler serves them on its secure port (10259): over HTTPS (a given
+certificate, else a self-signed one made at start), every path but the always-allowed probes
+authenticated and authorized by the API server (``auth.py``). ``kopf-scheduler run`` always serves
+securely; plain HTTP is left for in-process tests and tools that build ``OperatorRuntime`` themselves.
 
 ``/healthz`` (and ``/livez``) answer 500 naming the check that fails: a loop of the worker thread
 that died and awaits its restart, or stalled, a binding cycle past its deadline, or the leader
@@ -15,17 +18,47 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from scheduler.app.auth import ALWAYS_ALLOW_PATHS, DelegatingAuth
 from scheduler.errors import SchedulerError
+from scheduler.kubeapi import KubeClient
 from scheduler.service import SchedulerService
 
-__all__ = ["ServingError", "parse_bind_address", "start_http"]
+__all__ = ["SecureServing", "ServingError", "parse_bind_address", "start_http"]
+
+
+@dataclass(frozen=True)
+class SecureServing:
+    """``--tls-cert-file``/``--tls-private-key-file`` (both or neither: neither makes a self-signed
+    pair, as kube-scheduler does) and ``--authorization-always-allow-paths``."""
+
+    cert_file: str | None = None
+    key_file: str | None = None
+    always_allow_paths: Sequence[str] = ALWAYS_ALLOW_PATHS
+
+    def ssl_context(self) -> ssl.SSLContext:
+        cert, key = self.cert_file, self.key_file
+        if cert is None or key is None:
+            from scheduler.simulator.tls import SelfSigned
+            pair = SelfSigned(Path(tempfile.mkdtemp(prefix="kopf-scheduler-serving-")),
+                              common_name="kopf-scheduler", stem="kopf-scheduler", hosts=(os.uname().nodename,))
+            cert, key = str(pair.cert_file), str(pair.key_file)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (OSError, ssl.SSLError) as e:
+            raise ServingError(f"cannot load --tls-cert-file {cert} / --tls-private-key-file {key}: {e}") from None
+        return ctx
 
 
 class ServingError(SchedulerError):
@@ -35,6 +68,23 @@ class ServingError(SchedulerError):
 # Prometheus scrape holds a connection for milliseconds; keep-alive between scrapes reconnects cheaply.
 MAX_IDLE = 128
 IDLE_SECONDS = 30.0
+# A connection that never finishes its TLS handshake is not yet a connection aiohttp (or the idle
+# guard) can see; asyncio closes it after this long (its default, 60 s, lets a burst of them hold
+# a thousand descriptors for a minute).
+TLS_HANDSHAKE_TIMEOUT = 5.0
+
+
+class _Site(web.TCPSite):
+    """``web.TCPSite`` with a TLS handshake timeout (aiohttp passes none to ``create_server``)."""
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)
+        server = self._runner.server
+        assert server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            server, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
+            reuse_address=self._reuse_address, reuse_port=self._reuse_port,
+            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT if self._ssl_context is not None else None)
 
 
 def parse_bind_address(text: str) -> tuple[str, int]:
@@ -53,7 +103,7 @@ def _report(checks: dict[str, str | None], what: str) -> tuple[bool, str]:
     return ok, "\n".join(lines) + "\n"
 
 
-def _app(service: SchedulerService) -> web.Application:
+def _app(service: SchedulerService, auth: DelegatingAuth | None = None) -> web.Application:
     async def healthz(_: web.Request) -> web.Response:
         ok, text = _report(service.health() if service.health is not None else {"ping": None}, "healthz")
         return web.Response(status=200 if ok else 500, text=text)
@@ -71,7 +121,7 @@ def _app(service: SchedulerService) -> web.Application:
         return web.Response(body=generate_latest(service.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    app = web.Application()
+    app = web.Application(middlewares=[auth.middleware] if auth is not None else [])
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/livez", healthz)
     app.router.add_get("/readyz", readyz)
@@ -100,9 +150,13 @@ async def _guard_connections(runner: web.AppRunner, max_idle: int, idle_seconds:
 
 
 async def start_http(service: SchedulerService, addresses: list[tuple[str, int]], *, max_idle: int = MAX_IDLE,
-                     idle_seconds: float = IDLE_SECONDS) -> tuple[web.AppRunner, list[int]]:
-    """Serve every endpoint on each address; returns the runner and the bound ports."""
-    app = _app(service)
+                     idle_seconds: float = IDLE_SECONDS, secure: SecureServing | None = None,
+                     api: KubeClient | None = None) -> tuple[web.AppRunner, list[int]]:
+    """Serve every endpoint on each address (HTTPS with delegated auth through ``api`` when
+    ``secure``); returns the runner and the bound ports."""
+    ctx = secure.ssl_context() if secure is not None else None
+    auth = DelegatingAuth(api, always_allow=secure.always_allow_paths) if secure is not None and api else None
+    app = _app(service, auth)
 
     async def guard(_: web.Application) -> AsyncIterator[None]:
         task = asyncio.ensure_future(_guard_connections(runner, max_idle, idle_seconds))
@@ -114,7 +168,7 @@ async def start_http(service: SchedulerService, addresses: list[tuple[str, int]]
     await runner.setup()
     ports = []
     for host, port in addresses:
-        site = web.TCPSite(runner, host, port)
+        site = _Site(runner, host, port, ssl_context=ctx)
         try:
             await site.start()
         except OSError as e:

@@ -24,7 +24,6 @@ import random
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,9 +43,10 @@ Obj = dict[str, Any]
 IN_FLIGHT = 64
 
 
-def _scrape(port: int) -> tuple[list[float], list[float]]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
+def _scrape(port: int, token: str | None) -> tuple[list[float], list[float]]:
+    code, text = processes.served(port, "/metrics", token)     # the secure port: the admin token may read it
+    if code != 200:
+        raise RuntimeError(f"GET /metrics: {code}: {text[:200]}")
     counts: dict[float, float] = {}
     for line in text.splitlines():
         if line.startswith("scheduler_scheduling_attempt_duration_seconds_bucket{"):
@@ -58,8 +58,7 @@ def _scrape(port: int) -> tuple[list[float], list[float]]:
 
 def _ready(port: int) -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-            return bool(r.status == 200)
+        return processes.served(port, "/readyz", timeout=2)[0] == 200
     except OSError:
         return False
 
@@ -170,7 +169,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             watcher = asyncio.create_task(watch.run(rv))
             await _create_all(api, _pod_path, _for_api(pod_objects(w.init, w.init_namespace, size.init_pods)))
             await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
-            before = _scrape(metrics_port)
+            before = _scrape(metrics_port, api.config.bearer())
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
             t0 = time.monotonic()
@@ -180,7 +179,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             stop.set()
             if churner is not None:
                 await churner
-            after = _scrape(metrics_port)
+            after = _scrape(metrics_port, api.config.bearer())
             rss = processes.peak_rss(operator.pid)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

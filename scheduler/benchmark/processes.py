@@ -9,6 +9,8 @@ processes of its own, as a real cluster would, so no two share an interpreter (o
 * ``cli`` is the command line of any other ``kopf-scheduler`` command (``run`` for the operator),
   through this interpreter, so a checkout runs without an installed entry point;
 * ``free_port`` picks a port for an operator's ``/metrics`` and probes on 127.0.0.1;
+* ``served`` asks an operator's secure port for a path (HTTPS, its own self-signed certificate on
+  loopback; ``/metrics`` needs a token, the cluster's admin token will do);
 * ``stop`` ends a process (SIGTERM, then SIGKILL after 20 s);
 * ``peak_rss`` reads a process's peak resident set (``VmHWM``), the memory figure every report gives.
 """
@@ -17,14 +19,17 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import IO
 
-__all__ = ["cli", "free_port", "peak_rss", "start_cluster", "stop"]
+__all__ = ["cli", "free_port", "peak_rss", "served", "start_cluster", "stop"]
 
 START_TIMEOUT = 60.0
 
@@ -32,6 +37,20 @@ START_TIMEOUT = 60.0
 def cli(*args: str) -> list[str]:
     """The argv of ``kopf-scheduler ARGS...`` run by this interpreter."""
     return [sys.executable, "-m", "scheduler.app.cli", *args]
+
+
+def served(port: int, path: str, token: str | None = None, timeout: float = 10.0) -> tuple[int, str]:
+    """(HTTP status, body) of ``GET https://127.0.0.1:PORT/PATH`` on an operator's secure port;
+    OSError when nothing answers. The certificate is not verified: it is the operator's own
+    self-signed one, on loopback."""
+    req = urllib.request.Request(f"https://127.0.0.1:{port}{path}")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=ssl._create_unverified_context()) as r:
+            return int(r.status), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return int(e.code), e.read().decode()
 
 
 def free_port() -> int:

@@ -31,7 +31,6 @@ import random
 import subprocess
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +59,7 @@ class _Replica:
 
     def leading(self) -> bool:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2) as r:
-                return "is leading" in r.read().decode()
+            return "is leading" in processes.served(self.port, "/readyz", timeout=2)[1]
         except OSError:
             return False
 

@@ -43,6 +43,7 @@ from aiohttp import web
 
 from scheduler.simulator import admission, schema, tables
 from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
+from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
 from scheduler.simulator.decode import (
     MAX_DEPTH,
@@ -119,13 +120,17 @@ class ApiServer:
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
-        # real cluster accepts short-lived tokens that an exec credential plugin hands out.
+        # real cluster accepts short-lived tokens that an exec credential plugin hands out; and
+        # who each is (``add_token``; the admin, if not said).
         self.tokens: dict[str, float | None] = {}
+        self.token_users: dict[str, UserInfo] = {}
         self.faults = faults or Faults(seed=seed)
         self.store = Store(history, max_object_bytes=max_object_bytes, max_total_bytes=storage_quota_bytes)
         self.watch_buffer_bytes = watch_buffer_bytes
         self.terminated_watchers = 0   # apiserver_terminated_watchers_total: watchers dropped for falling behind
         self.registry = ResourceRegistry()
+        for review in REVIEW_TYPES:              # created and answered, never stored
+            self.registry.add(review)
         # Successful bindings per pod uid, and bindings refused because the pod was bound already:
         # the tests' proof that nothing is ever bound twice.
         self.binds: Counter[str] = Counter()
@@ -178,13 +183,33 @@ class ApiServer:
         return self.respond(err.code, err.body(), err.headers)
 
     # ---- request entry --------------------------------------------------------------------------
+    def add_token(self, token: str, user: UserInfo | None = None, until: float | None = None) -> None:
+        """Accept ``token`` (until the epoch time ``until``) as ``user`` (the admin if None)."""
+        self.tokens[token] = until
+        if user is not None:
+            self.token_users[token] = user
+
+    def user_of(self, token: str) -> UserInfo | None:
+        """Who a bearer token is, or None (unknown or expired), as TokenReview answers."""
+        if token == self.token:
+            return ADMIN
+        if token not in self.tokens:
+            return None
+        until = self.tokens[token]
+        if until is not None and time.time() >= until:
+            return None
+        return self.token_users.get(token, ADMIN)
+
     def _authenticated(self, authorization: str | None) -> bool:
         if authorization == f"Bearer {self.token}":
             return True
         if not self.tokens or not authorization or not authorization.startswith("Bearer "):
             return False
-        until = self.tokens.get(authorization[7:], 0.0)
-        return until is None or time.time() < until
+        return self.user_of(authorization[7:]) is not None
+
+    def _requester(self, request: web.Request) -> UserInfo:
+        header = request.headers.get("Authorization", "")
+        return (self.user_of(header[7:]) if header.startswith("Bearer ") else None) or ADMIN
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
@@ -356,6 +381,9 @@ class ApiServer:
             return self.delete_collection(request, rt, namespace or None, dry)
         body = await self.read_body(request, verb, rt)
         if verb == "create":
+            if rt in REVIEW_TYPES and not name:
+                return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
+                                                       lambda store: list(self.store.bucket(store).items(None))))
             if sub == "binding" or rt.plural == "bindings":
                 return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
                                                    body))

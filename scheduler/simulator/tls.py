@@ -20,24 +20,30 @@ __all__ = ["SelfSigned"]
 
 
 class SelfSigned:
-    def __init__(self, directory: Path) -> None:
+    """A key and a self-signed certificate (its own CA) for localhost, 127.0.0.1, ::1 and ``hosts``,
+    written to ``directory/<stem>.crt`` and ``.key``. The simulated cluster uses one; so does the
+    scheduler's secure port when no ``--tls-cert-file`` is given, as kube-scheduler generates one."""
+
+    def __init__(self, directory: Path, *, common_name: str = "kopf-scheduler-sim", stem: str = "apiserver",
+                 hosts: tuple[str, ...] = ()) -> None:
         key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kopf-scheduler-sim")])
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
         now = dt.datetime.now(dt.UTC)
         cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
                 .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
                 .not_valid_after(now + dt.timedelta(days=30))
                 .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
                                                             x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                                                            x509.IPAddress(ipaddress.ip_address("::1"))]),
+                                                            x509.IPAddress(ipaddress.ip_address("::1")),
+                                                            *(x509.DNSName(h) for h in hosts)]),
                                critical=False)
                 .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
                 .sign(key, hashes.SHA256()))
         self.cert_pem = cert.public_bytes(serialization.Encoding.PEM)
         key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                     serialization.NoEncryption())
-        self.cert_file = directory / "apiserver.crt"
-        self.key_file = directory / "apiserver.key"
+        self.cert_file = directory / f"{stem}.crt"
+        self.key_file = directory / f"{stem}.key"
         self.cert_file.write_bytes(self.cert_pem)
         self.key_file.write_bytes(key_pem)
         self.key_file.chmod(0o600)

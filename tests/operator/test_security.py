@@ -66,8 +66,8 @@ def test_no_secret_in_the_run_commands_output(tmp_path: Path) -> None:
 
 def test_metrics_and_health_bind_where_they_are_told() -> None:
     import socket
-    import urllib.request
 
+    from scheduler.benchmark.processes import served
     from scheduler.simulator import SimulatedCluster
 
     def free() -> int:
@@ -86,13 +86,13 @@ def test_metrics_and_health_bind_where_they_are_told() -> None:
         deadline, ready = time.monotonic() + 30, ""
         while time.monotonic() < deadline and "readyz check passed" not in ready:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
-                    ready = r.read().decode()
+                ready = served(health, "/readyz", timeout=2)[1]        # HTTPS, and open
             except OSError:
                 time.sleep(0.2)
         assert "readyz check passed" in ready
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
-            assert "scheduler_pending_pods" in r.read().decode()
+        assert served(metrics, "/metrics")[0] == 401                  # the secure port: a token is needed
+        code, text = served(metrics, "/metrics", cluster.token)
+        assert code == 200 and "scheduler_pending_pods" in text
     finally:
         p.terminate()
         p.wait(timeout=30)

@@ -1,0 +1,166 @@
+"""Who a token is, and what RBAC lets it do: the simulated cluster's authentication and
+authorization APIs, for the tokens it knows.
+
+- ``authentication.k8s.io/v1``: ``TokenReview`` (a delegating server asks who a bearer token is)
+  and ``SelfSubjectReview`` (``kubectl auth whoami``);
+- ``authorization.k8s.io/v1``: ``SubjectAccessReview`` (may user U do V on path P / resource R?)
+  and ``SelfSubjectAccessReview`` (``kubectl auth can-i``).
+
+These kinds are never stored: a review is created and answered in one request, as kube-apiserver
+does. The admin token of the cluster is a member of ``system:masters`` and may do anything; every
+other token the server knows (``ApiServer.add_token``) is whichever user and groups it was given,
+and RBAC decides for it from the ClusterRoles, Roles and their bindings in the store, with
+upstream's matching: verbs and ``*``; API groups, resources (``res/sub``) and resource names;
+non-resource URLs exact or with a trailing ``*``; subjects by User, Group or ServiceAccount
+(``system:serviceaccount:NS:NAME``, and its groups ``system:serviceaccounts[:NS]``). Aggregated
+ClusterRoles are not evaluated. Errors are kube-apiserver's 422 causes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.simulator.admission import ApiError, invalid
+from scheduler.simulator.resources import ResourceType
+
+__all__ = ["ADMIN", "REVIEW_TYPES", "UserInfo", "answer_review"]
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    username: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+
+    def as_obj(self) -> Obj:
+        out: Obj = {"username": self.username, "groups": list(self.groups)}
+        if self.uid:
+            out["uid"] = self.uid
+        return out
+
+
+ADMIN = UserInfo("kopf-scheduler-sim-admin", "", ("system:masters", "system:authenticated"))
+
+REVIEW_TYPES = [
+    ResourceType("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False, verbs=("create",)),
+    ResourceType("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+                 verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
+                 verbs=("create",)),
+]
+
+
+def _matches(values: Iterable[str], want: str) -> bool:
+    return any(v in ("*", want) for v in values)
+
+
+def _url_matches(urls: Iterable[str], path: str) -> bool:
+    return any(u in ("*", path) or (u.endswith("*") and path.startswith(u[:-1])) for u in urls)
+
+
+def _rule_allows(rule: Obj, attrs: Obj, non_resource: bool) -> bool:
+    if not _matches(rule.get("verbs") or (), str(attrs.get("verb", ""))):
+        return False
+    if non_resource:
+        return _url_matches(rule.get("nonResourceURLs") or (), str(attrs.get("path", "")))
+    if rule.get("nonResourceURLs"):
+        return False
+    resource = str(attrs.get("resource", ""))
+    if attrs.get("subresource"):
+        resource = f"{resource}/{attrs['subresource']}"
+    names = rule.get("resourceNames") or ()
+    return (_matches(rule.get("apiGroups") or (), str(attrs.get("group", "")))
+            and _matches(rule.get("resources") or (), resource)
+            and (not names or str(attrs.get("name", "")) in names))
+
+
+def _subject_is(subject: Obj, user: UserInfo, binding_ns: str) -> bool:
+    kind, name = subject.get("kind"), subject.get("name")
+    if kind == "User":
+        return bool(name == user.username)
+    if kind == "Group":
+        return name in user.groups
+    if kind == "ServiceAccount":
+        ns = subject.get("namespace") or binding_ns
+        return user.username == f"system:serviceaccount:{ns}:{name}"
+    return False
+
+
+def authorize(buckets: Any, user: UserInfo, attrs: Obj, non_resource: bool) -> tuple[bool, str]:
+    """(allowed, reason) as kube-apiserver's RBAC authorizer answers; ``buckets(store)`` yields
+    the stored objects of a kind (``rbac.authorization.k8s.io/clusterroles`` ...)."""
+    if "system:masters" in user.groups:
+        return True, ""
+    roles = {r["metadata"]["name"]: r for r in buckets("rbac.authorization.k8s.io/clusterroles")}
+    bindings = [(b, "") for b in buckets("rbac.authorization.k8s.io/clusterrolebindings")]
+    namespace = "" if non_resource else str(attrs.get("namespace", ""))
+    if namespace:
+        ns_roles = {r["metadata"]["name"]: r for r in buckets("rbac.authorization.k8s.io/roles")
+                    if r["metadata"].get("namespace") == namespace}
+        bindings += [(b, namespace) for b in buckets("rbac.authorization.k8s.io/rolebindings")
+                     if b["metadata"].get("namespace") == namespace]
+    for binding, ns in bindings:
+        ref = binding.get("roleRef") or {}
+        if not any(_subject_is(s, user, ns) for s in binding.get("subjects") or ()):
+            continue
+        role = (roles if ref.get("kind") == "ClusterRole" else ns_roles).get(str(ref.get("name")))
+        if role is None:
+            continue
+        if any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
+            kind = "RoleBinding" if ns else "ClusterRoleBinding"
+            where = f' of {ref.get("kind")} "{ref.get("name")}"'
+            bound = f'"{binding["metadata"]["name"]}"' + (f' in namespace "{ns}"' if ns else "")
+            return True, f"RBAC: allowed by {kind} {bound}{where} to {_who(user)}"
+    return False, ""
+
+
+def _who(user: UserInfo) -> str:
+    if user.username.startswith("system:serviceaccount:"):
+        _, _, ns, name = user.username.split(":", 3)
+        return f'ServiceAccount "{name}/{ns}"'
+    return f'User "{user.username}"'
+
+
+def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: Any, buckets: Any) -> Obj:
+    """The created review, with its ``status``; ApiError 422 for a spec kube-apiserver refuses.
+    ``token_user(token)`` is the UserInfo of a token, or None."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", f"the body of the request was not a {rt.kind}")
+    spec = body.get("spec") or {}
+    out: Obj = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": body.get("metadata") or {},
+                "spec": spec}
+    if rt.kind == "TokenReview":
+        token = spec.get("token")
+        if not isinstance(token, str) or not token:
+            raise invalid(rt.kind, "", [("spec.token", "FieldValueRequired", "Required value")], rt.group)
+        user = token_user(token)
+        out["status"] = ({"authenticated": True, "user": user.as_obj(), "audiences": spec.get("audiences") or []}
+                         if user is not None else {"user": {}, "error": "invalid bearer token"})
+        return out
+    if rt.kind == "SelfSubjectReview":
+        out["status"] = {"userInfo": requester.as_obj()}
+        return out
+    if rt.kind == "SubjectAccessReview":
+        user = UserInfo(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
+        if not user.username and not user.groups:
+            raise invalid(rt.kind, "", [("spec.user", "FieldValueInvalid",
+                                         'Invalid value: "": at least one of user or group must be specified')],
+                          rt.group)
+    else:
+        user = requester
+    res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if (res is None) == (non is None):
+        field = "spec.resourceAttributes"
+        raise invalid(rt.kind, "", [(field, "FieldValueInvalid", "Invalid value: \"null\": exactly one of "
+                                     "nonResourceAttributes or resourceAttributes must be specified")], rt.group)
+    attrs = res if res is not None else non
+    if not isinstance(attrs, dict):
+        raise ApiError(400, "BadRequest", f"{rt.kind}: the attributes must be an object")
+    allowed, reason = authorize(buckets, user, attrs, non is not None)
+    out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
+    return out

@@ -1,0 +1,146 @@
+"""The secure port as kube-scheduler serves it (issue #15 §3): HTTPS, the probes open, /metrics
+only for a token the API server authenticates (TokenReview) and RBAC authorizes
+(SubjectAccessReview, non-resource URL /metrics, verb get); both answers cached."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scheduler.app.auth import DelegatingAuth
+from scheduler.app.runtime import OperatorRuntime
+from scheduler.app.serving import SecureServing
+from scheduler.errors import ClientError
+from scheduler.kubeapi import load_config
+from scheduler.simulator import SimulatedCluster
+from scheduler.simulator.auth import UserInfo
+from scheduler.simulator.tls import SelfSigned
+from tests.simulator.helpers import Http
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def get(port: int, path: str, token: str | None = None, ca: bytes | None = None) -> tuple[int, str]:
+    ctx = ssl.create_default_context(cadata=ca.decode()) if ca else ssl._create_unverified_context()
+    req = urllib.request.Request(f"https://127.0.0.1:{port}{path}")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SimulatedCluster, OperatorRuntime, bytes]]:
+    cluster = SimulatedCluster()
+    cluster.start()
+    pair = SelfSigned(tmp_path_factory.mktemp("tls"), common_name="sched", stem="sched")
+    rt = OperatorRuntime(load_config(str(cluster.kubeconfig)), http_addresses=[("127.0.0.1", 0)],
+                         secure_serving=SecureServing(str(pair.cert_file), str(pair.key_file)))
+    rt.start()
+    assert rt.synced.wait(30) and rt.failed is None
+    http = Http(cluster)
+    http("POST", f"{RBAC}/clusterroles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                                          "metadata": {"name": "metrics-reader"},
+                                          "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]})
+    http("POST", f"{RBAC}/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "prom"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "metrics-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}]})
+    cluster.server.add_token("prom-token", UserInfo("system:serviceaccount:monitoring:prometheus", "",
+                                                    ("system:serviceaccounts", "system:authenticated")))
+    cluster.server.add_token("dev-token", UserInfo("dev", "", ("system:authenticated",)))
+    try:
+        yield cluster, rt, pair.cert_pem
+    finally:
+        rt.stop()
+        cluster.stop()
+
+
+def test_probes_stay_open_over_https(served: Any) -> None:
+    _, rt, ca = served
+    for path in ("/healthz", "/livez", "/readyz"):
+        code, text = get(rt.http_ports[0], path, ca=ca)       # the given certificate is the one served
+        assert code == 200, (path, text)
+
+
+def test_anonymous_metrics_is_401(served: Any) -> None:
+    _, rt, _ = served
+    code, text = get(rt.http_ports[0], "/metrics")
+    assert code == 401 and json.loads(text)["reason"] == "Unauthorized"
+    assert get(rt.http_ports[0], "/metrics", "not-a-token")[0] == 401
+
+
+def test_a_token_without_rbac_is_403(served: Any) -> None:
+    _, rt, _ = served
+    code, text = get(rt.http_ports[0], "/metrics", "dev-token")
+    body = json.loads(text)
+    assert code == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == 'forbidden: User "dev" cannot get path "/metrics"'
+
+
+def test_a_permitted_token_reads_the_metrics(served: Any) -> None:
+    cluster, rt, _ = served
+    code, text = get(rt.http_ports[0], "/metrics", "prom-token")
+    assert code == 200 and "scheduler_pending_pods" in text
+    assert get(rt.http_ports[0], "/metrics", cluster.token)[0] == 200      # system:masters
+
+
+class FakeApi:
+    """Answers reviews as an API server would, and counts them."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.fail = False
+
+    async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+        self.calls.append(path.rsplit("/", 1)[1])
+        if self.fail:
+            raise ClientError("boom", status=503)
+        if path.endswith("tokenreviews"):
+            ok = body["spec"]["token"] == "good"
+            return {"status": {"authenticated": ok, "user": {"username": "u", "groups": ["g"]} if ok else {}}}
+        return {"status": {"allowed": body["spec"]["nonResourceAttributes"]["path"] == "/metrics"}}
+
+
+def test_reviews_are_cached_for_ten_seconds() -> None:
+    api, now = FakeApi(), [0.0]
+    auth = DelegatingAuth(api, clock=lambda: now[0])     # type: ignore[arg-type]
+
+    async def go() -> None:
+        user = await auth.authenticate("good")
+        assert user is not None and user.name == "u"
+        assert await auth.authenticate("good") == user and await auth.authenticate("bad") is None
+        assert await auth.authenticate("bad") is None
+        assert (await auth.authorize(user, "/metrics", "get"))[0]
+        assert (await auth.authorize(user, "/metrics", "get"))[0]
+        assert not (await auth.authorize(user, "/other", "get"))[0]
+        assert api.calls == ["tokenreviews", "tokenreviews", "subjectaccessreviews", "subjectaccessreviews"]
+        now[0] = 10.5                                     # past the TTL: asked again
+        await auth.authenticate("good")
+        await auth.authorize(user, "/metrics", "get")
+        assert api.calls[-2:] == ["tokenreviews", "subjectaccessreviews"]
+    asyncio.run(go())
+
+
+def test_always_allow_paths() -> None:
+    auth = DelegatingAuth(FakeApi(), always_allow=["/healthz", "/debug/*"])    # type: ignore[arg-type]
+    assert auth.allowed_without_auth("/healthz") and auth.allowed_without_auth("/debug/pprof/heap")
+    assert not auth.allowed_without_auth("/metrics") and not auth.allowed_without_auth("/healthzz")
+
+
+def test_bad_certificate_files_are_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "c.crt").write_text("not a certificate")
+    from scheduler.app.serving import ServingError
+    with pytest.raises(ServingError, match="cannot load --tls-cert-file"):
+        SecureServing(str(tmp_path / "c.crt"), str(tmp_path / "c.crt")).ssl_context()
