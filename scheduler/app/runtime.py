@@ -216,10 +216,11 @@ class OperatorRuntime:
     def __init__(self, config: KubeConfig, *, http_addresses: Iterable[tuple[str, int]] = (),
                  seed: int | None = None, series_interval: float = 30.0,
                  leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0,
-                 secure_serving: SecureServing | None = None) -> None:
+                 secure_serving: SecureServing | None = None, qps: float | None = None,
+                 burst: int | None = None) -> None:
         self.config = config
         self.secure_serving = secure_serving
-        self.api = KubeClient(config, limit=128, timeout=request_timeout)
+        self.api = KubeClient(config, limit=128, timeout=request_timeout, qps=qps, burst=burst)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
         self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout,

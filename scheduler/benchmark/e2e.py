@@ -160,7 +160,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             log = (home / "operator.log").open("w")
             operator = subprocess.Popen(
                 processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
-                              f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}"),
+                              f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}",
+                              *processes.SCHEDULER_PERF_CLIENT),
                 stdout=log, stderr=subprocess.STDOUT, text=True)
             if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")

@@ -29,9 +29,12 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-__all__ = ["cli", "free_port", "peak_rss", "served", "start_cluster", "stop"]
+__all__ = ["SCHEDULER_PERF_CLIENT", "cli", "free_port", "peak_rss", "served", "start_cluster", "stop"]
 
 START_TIMEOUT = 60.0
+# The operator's client as scheduler_perf sets it: "client rate limit is set to 5000" (util.go
+# mustSetupCluster), where a deployed kube-scheduler (and `run`) defaults to 50 QPS, burst 100.
+SCHEDULER_PERF_CLIENT = ("--kube-api-qps", "5000", "--kube-api-burst", "5000")
 
 
 def cli(*args: str) -> list[str]:

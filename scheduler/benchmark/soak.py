@@ -51,7 +51,7 @@ class _Replica:
         self.log = (log_dir / f"replica-{n}.log").open("w")
         self.proc = subprocess.Popen(
             processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address", f"127.0.0.1:{self.port}",
-                          "--leader-elect", "--leader-elect-lease-duration", "4s",
+                          *processes.SCHEDULER_PERF_CLIENT, "--leader-elect", "--leader-elect-lease-duration", "4s",
                           "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms",
                           "--leader-elect-resource-namespace", "default"),
             stdout=self.log, stderr=subprocess.STDOUT, text=True)

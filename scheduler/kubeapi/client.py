@@ -23,6 +23,7 @@ import orjson
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
 from scheduler.kubeapi.credentials import CredentialError
+from scheduler.kubeapi.ratelimit import TokenBucket
 
 __all__ = ["GoneError", "KubeClient", "new_event_loop", "resource_path"]
 
@@ -93,8 +94,13 @@ def _error(status: int, body: Any, headers: Mapping[str, str]) -> ClientError:
 
 
 class KubeClient:
-    def __init__(self, config: KubeConfig, *, limit: int = 100, timeout: float = 30.0) -> None:
+    def __init__(self, config: KubeConfig, *, limit: int = 100, timeout: float = 30.0,
+                 qps: float | None = None, burst: int | None = None) -> None:
+        """``qps``/``burst``: client-go's token bucket on every request (None: no limit); events
+        (``events.k8s.io``) draw from a bucket of their own, as upstream's event client does."""
         self.config = config
+        self._limiter = TokenBucket(qps, burst or 1) if qps is not None else None
+        self._event_limiter = TokenBucket(qps, burst or 1) if qps is not None else None
         self._limit = limit
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
@@ -167,8 +173,14 @@ class KubeClient:
                 retry = False
                 self.config.invalidate_bearer()
 
+    async def _throttle(self, path: str) -> None:
+        limiter = self._event_limiter if path.startswith("/apis/events.k8s.io/") else self._limiter
+        if limiter is not None:
+            await limiter.wait()
+
     async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                     content_type: str, timeout: float | None) -> Any:
+        await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
         t0 = time.perf_counter()
         try:
@@ -259,6 +271,7 @@ class KubeClient:
         if resource_version:
             q["resourceVersion"] = resource_version
         path = resource_path(api_version, plural, namespace)
+        await self._throttle(path)
         headers = await self._auth_headers("GET", path + "?watch")
         t0 = time.perf_counter()
         try:
