@@ -38,7 +38,8 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from scheduler.framework.decision import DecisionRecord, DecisionStore, top_scores
+from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message, reason_histogram
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
@@ -105,6 +106,8 @@ class _Attempt:
     evaluated: int = 0
     feasible: int = 0
     num_all_nodes: int = 0
+    # (rows, totals, per-plugin normalised scores) of the Score run, kept for a decision record.
+    scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
 
 
 def truncate_message(msg: str) -> str:
@@ -118,8 +121,10 @@ class Scheduler:
     (``finish``, async I/O), as upstream's ``schedule_one.go``, over the profile map, cache and queue."""
 
     def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
-                 metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic,
+                 decisions: DecisionStore | None = None) -> None:
         self.profiles = profiles
+        self.decisions = decisions
         self.cache = cache
         self.queue = queue
         self.client = client
@@ -150,6 +155,7 @@ class Scheduler:
                 self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
             if attempt.node is None:
                 return self._failure(fwk, state, info, attempt, started, snapshot)
+            self._record(fwk, info, attempt, snapshot, None)
             assumed = self.cache.assume_pod(pod, attempt.node)
             self.queue.nominator.delete(pod.uid)
             result = ScheduleResult(attempt.node, attempt.evaluated, attempt.feasible)
@@ -217,22 +223,44 @@ class Scheduler:
         if not s.is_success():
             a.status = s
             return a
-        totals, _, s = fwk.run_score(state, pod, snapshot, feasible)
+        totals, per_plugin, s = fwk.run_score(state, pod, snapshot, feasible)
         if not s.is_success():
             a.status = s
             return a
+        if self.decisions is not None and self.decisions.enabled:
+            a.scored = (feasible, totals, per_plugin)
         a.node = snapshot.node_info(fwk.select_host(feasible, totals)).name
         return a
+
+    def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
+                preemption: dict[str, object] | None) -> None:
+        """Keep this attempt's decision record (``framework/decision.py``), when recording is on."""
+        store = self.decisions
+        if store is None or not store.enabled:
+            return
+        scores: list[dict[str, object]] = []
+        if a.scored is not None:
+            rows, totals, per_plugin = a.scored
+            scores = top_scores([snapshot.node_info(int(r)).name for r in rows], totals, per_plugin,
+                                fwk.score_weights(), store.top_nodes)
+        # A pod left pending: the FitError's histogram, nodes a PreFilter excluded included. A pod
+        # placed: the nodes evaluated and rejected on the way (the search stopped once it had enough).
+        nts = a.diagnosis.node_to_status
+        filtered = dict(reason_histogram(a.num_all_nodes if a.node is None else len(nts), a.diagnosis))
+        store.put(DecisionRecord(info.key, fwk.profile_name, fwk.generation, info.attempts, time.time(), a.node,
+                                 a.evaluated, a.feasible, filtered, scores, preemption))
 
     def _failure(self, fwk: Framework, state: CycleState, info: QueuedPodInfo, a: _Attempt, started: float,
                  snapshot: Snapshot, *, run_post_filter: bool = True) -> Failure:
         s = a.status
         if s.code == Code.ERROR:
             log.error("error scheduling pod %s: %s", info.key, s.message())
+            self._record(fwk, info, a, snapshot, None)
             return Failure(info, fwk, s, s.message() or "internal error", started, error=True)
         diag = a.diagnosis
         nominated: str | None = None
         if s.message() == NO_NODES_AVAILABLE:
+            self._record(fwk, info, a, snapshot, None)
             return Failure(info, fwk, s, NO_NODES_AVAILABLE, started)
         if run_post_filter and fwk.post_filter:
             result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status, snapshot)
@@ -248,6 +276,8 @@ class Scheduler:
                     self.queue.nominator.add(info.pod, nominated)
         info.unschedulable_plugins = set(diag.unschedulable_plugins)
         info.pending_plugins = set(diag.pending_plugins)
+        self._record(fwk, info, a, snapshot, None if not nominated else {
+            "nominatedNode": nominated, "victims": sorted(getattr(result, "victims", ()) or ())})
         message = fit_error_message(a.num_all_nodes, diag)
         return Failure(info, fwk, s, message, started, nominated_node=nominated)
 

@@ -33,6 +33,7 @@ from scheduler.cache import Cache
 from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
+from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
 from scheduler.framework.handle import Handle
 from scheduler.framework.types import ClusterEvent
 from scheduler.metrics import Metrics
@@ -102,7 +103,8 @@ class SchedulerService:
 
     def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
-                 max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT) -> None:
+                 max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT,
+                 decision_records: int = DEFAULT_CAPACITY, decision_top_nodes: int = DEFAULT_TOP_NODES) -> None:
         self.registry = registry or Registry()
         self.metrics = metrics or Metrics()
         self.client = client
@@ -110,7 +112,9 @@ class SchedulerService:
         self.profiles = ProfileMap()
         self.cache = Cache()
         self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
-        self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics)
+        self.decisions = DecisionStore(decision_records, decision_top_nodes)
+        self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
+                                   decisions=self.decisions)
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
@@ -162,6 +166,8 @@ class SchedulerService:
             self._compiled.pop(cr_name, None)
             return self._profile_result(cr_name, meta, ProfileStatus(False, str(e)))
         name = fwk.profile_name
+        generation = meta.get("generation")
+        fwk.generation = int(generation) if isinstance(generation, int) else None
         change = self.profiles.set(cr_name, fwk, created=str(meta.get("creationTimestamp") or ""))
         if change.queue_sort_conflict:
             self._compiled.pop(cr_name, None)
@@ -266,7 +272,9 @@ class SchedulerService:
         ``UnschedulablePodUpdate``, ...)."""
         self.last_activity = time.monotonic()
         if event == "DELETED":
-            uid = str((body.get("metadata") or {}).get("uid", ""))
+            meta = body.get("metadata") or {}
+            uid = str(meta.get("uid", ""))
+            self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
             self._parked.pop(uid, None)
             old = self.cache.get_pod(uid)
             if old is not None:

@@ -167,6 +167,10 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
 @click.option("--leader-elect-resource-name", default="kopf-scheduler", show_default=True)
 @click.option("--leader-elect-resource-namespace", default=None,
               help="Namespace of the Lease (default: $POD_NAMESPACE, else the in-cluster or kubeconfig namespace).")
+@click.option("--decision-records", default=10_000, show_default=True, type=click.IntRange(0),
+              help="Keep the latest decision record of this many pods (GET /debug/decisions/NS/NAME); 0: off.")
+@click.option("--decision-top-nodes", default=3, show_default=True, type=click.IntRange(0),
+              help="Nodes per decision record, with their per-plugin scores.")
 @click.option("--kube-api-qps", default=50.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Requests per second to the API server (client-go's token bucket; kube-scheduler's default).")
 @click.option("--kube-api-burst", default=100, show_default=True, type=click.IntRange(1),
@@ -182,7 +186,8 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
 def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple[str, int],
         health_bind_address: tuple[str, int] | None, leader_elect: bool, leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float, leader_elect_retry_period: float, leader_elect_resource_name: str,
-        leader_elect_resource_namespace: str | None, kube_api_qps: float, kube_api_burst: int,
+        leader_elect_resource_namespace: str | None, decision_records: int, decision_top_nodes: int,
+        kube_api_qps: float, kube_api_burst: int,
         tls_cert_file: str | None, tls_private_key_file: str | None,
         authorization_always_allow_paths: str, log_format: str, verbose: int) -> None:
     """Run the scheduler against a cluster (kubeconfig or in-cluster).
@@ -224,7 +229,8 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     addresses = [metrics_bind_address] + ([health_bind_address] if health_bind_address else [])
     raise_open_file_limit()
     runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election, secure_serving=secure,
-                              qps=kube_api_qps, burst=kube_api_burst)
+                              qps=kube_api_qps, burst=kube_api_burst, decision_records=decision_records,
+                              decision_top_nodes=decision_top_nodes)
     runtime.start()
     while not runtime.synced.wait(1.0):
         pass

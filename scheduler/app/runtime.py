@@ -51,6 +51,7 @@ from aiohttp import web
 
 from scheduler.app.serving import SecureServing, ServingError, start_http
 from scheduler.errors import ClientError, ParseError
+from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
 from scheduler.kubeapi.leaderelection import LeaderElector
@@ -217,14 +218,16 @@ class OperatorRuntime:
                  seed: int | None = None, series_interval: float = 30.0,
                  leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0,
                  secure_serving: SecureServing | None = None, qps: float | None = None,
-                 burst: int | None = None) -> None:
+                 burst: int | None = None, decision_records: int = DEFAULT_CAPACITY,
+                 decision_top_nodes: int = DEFAULT_TOP_NODES) -> None:
         self.config = config
         self.secure_serving = secure_serving
         self.api = KubeClient(config, limit=128, timeout=request_timeout, qps=qps, burst=burst)
         self.client = ApiSchedulerClient(self.api, series_interval=series_interval)
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
         self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout,
-                                        metrics=Metrics(process=True))
+                                        metrics=Metrics(process=True), decision_records=decision_records,
+                                        decision_top_nodes=decision_top_nodes)
         self.api.on_response = _rest_client_metrics(self.service.metrics, urlparse(config.server).netloc)
         self.http_addresses = list(http_addresses)
         self.elector: LeaderElector | None = None

@@ -121,7 +121,19 @@ def _app(service: SchedulerService, auth: DelegatingAuth | None = None) -> web.A
         return web.Response(body=generate_latest(service.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
+    async def decision(request: web.Request) -> web.Response:
+        """The latest decision record of a pod (``framework/decision.py``), as /metrics guarded."""
+        key = f"{request.match_info['namespace']}/{request.match_info['name']}"
+        record = service.decisions.get(key)
+        if record is None:
+            why = "decision records are off (--decision-records 0)" if not service.decisions.enabled else \
+                f"no decision recorded for pod {key}"
+            return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": why, "reason": "NotFound", "code": 404}, status=404)
+        return web.json_response(record.to_json())
+
     app = web.Application(middlewares=[auth.middleware] if auth is not None else [])
+    app.router.add_get("/debug/decisions/{namespace}/{name}", decision)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/livez", healthz)
     app.router.add_get("/readyz", readyz)

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from scheduler.framework.status import Code, Status
 
-__all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "NodeToStatus", "fit_error_message"]
+__all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "NodeToStatus", "fit_error_message", "reason_histogram"]
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 Rows = npt.NDArray[np.int64]
@@ -103,20 +103,27 @@ class Diagnosis:
     post_filter_msg: str = ""
 
 
+def reason_histogram(num_all_nodes: int, diagnosis: Diagnosis) -> Counter[str]:
+    """Nodes per reason, as the FitError counts them: each rejected node once for every reason of
+    its status, the nodes a PreFilter result left out under ``absent``'s reasons."""
+    histogram: Counter[str] = Counter()
+    nts = diagnosis.node_to_status
+    for status, n in nts.status_counts().items():
+        for reason in status.reasons:
+            histogram[reason] += n
+    absent = num_all_nodes - len(nts)
+    if nts.absent is not None and absent > 0:
+        for reason in nts.absent.reasons:
+            histogram[reason] += absent
+    return histogram
+
+
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     msg = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
-        histogram: Counter[str] = Counter()
-        nts = diagnosis.node_to_status
-        for status, n in nts.status_counts().items():
-            for reason in status.reasons:
-                histogram[reason] += n
-        absent = num_all_nodes - len(nts)
-        if nts.absent is not None and absent > 0:
-            for reason in nts.absent.reasons:
-                histogram[reason] += absent
+        histogram = reason_histogram(num_all_nodes, diagnosis)
         if histogram:
             msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."
     if diagnosis.post_filter_msg:

@@ -199,6 +199,8 @@ class Framework:
         plugin_args: Mapping[str, object] | None = None,
     ) -> None:
         self.profile_name = profile_name
+        # The SchedulingProfile's metadata.generation this framework was compiled from (records).
+        self.generation: int | None = None
 
         def at(point: str) -> Sequence[Plugin]:
             return plugins.get(point, ())
@@ -742,6 +744,10 @@ class Framework:
         self._observe("PostBind", SUCCESS, t0)
 
     # --- introspection ---------------------------------------------------------------------
+    def score_weights(self) -> dict[str, int]:
+        """Each Score plugin's weight (decision records weigh the normalised scores with it)."""
+        return {e.name: e.weight for e in self._scores}
+
     def effective_plugins(self) -> dict[str, list[dict[str, Any]]]:
         """Per extension point, the enabled plugins (and weights for Score): for the CR status."""
         points: dict[str, Sequence[Plugin]] = {

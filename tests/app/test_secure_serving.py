@@ -144,3 +144,18 @@ def test_bad_certificate_files_are_one_clear_error(tmp_path: Path) -> None:
     from scheduler.app.serving import ServingError
     with pytest.raises(ServingError, match="cannot load --tls-cert-file"):
         SecureServing(str(tmp_path / "c.crt"), str(tmp_path / "c.crt")).ssl_context()
+
+
+def test_decision_records_are_served_as_metrics_are(served: Any) -> None:
+    """GET /debug/decisions/{namespace}/{name}: the pod's latest record, with /metrics' authorization."""
+    from scheduler.framework.decision import DecisionRecord
+    cluster, rt, _ = served
+    rt.service.decisions.put(DecisionRecord("shop/web-0", "default-scheduler", 3, 2, 0.0, "n7", 5, 2,
+                                            {"Insufficient cpu": 3}, [], None))
+    port = rt.http_ports[0]
+    assert get(port, "/debug/decisions/shop/web-0")[0] == 401
+    assert get(port, "/debug/decisions/shop/web-0", "dev-token")[0] == 403
+    code, text = get(port, "/debug/decisions/shop/web-0", cluster.token)
+    assert code == 200 and json.loads(text)["node"] == "n7" and json.loads(text)["filtered"] == {"Insufficient cpu": 3}
+    code, text = get(port, "/debug/decisions/shop/nope", cluster.token)
+    assert code == 404 and json.loads(text)["message"] == "no decision recorded for pod shop/nope"

@@ -1,0 +1,133 @@
+"""Decision records (issue #20 §1): the JSON shape, the top nodes, the bounded store, and the
+records a real cycle leaves: placed, pending with the FitError's counts, and preempting."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scheduler.framework.decision import DecisionRecord, DecisionStore, top_scores
+from scheduler.service import SchedulerService
+from tests.builders import MemoryClient
+
+SHAPE = ["pod", "profile", "profileGeneration", "attempt", "time", "node", "evaluatedNodes", "feasibleNodes",
+         "filtered", "scores", "preemption"]
+
+
+def test_json_shape_is_exactly_the_contract() -> None:
+    r = DecisionRecord("shop/web-0", "default-scheduler", 3, 2, 1796292000.0, "n7", 500, 212,
+                       {"Insufficient cpu": 250}, [{"node": "n7", "total": 412, "plugins": {"A": 12}}], None)
+    out = r.to_json()
+    assert list(out) == SHAPE
+    assert out["time"] == "2026-12-03T10:00:00Z" and out["profileGeneration"] == 3 and out["preemption"] is None
+
+
+def test_top_scores_are_the_best_totals_with_weighted_plugin_scores() -> None:
+    totals = np.array([10, 50, 30, 50, 5], np.int64)
+    per = {"A": np.array([1, 5, 3, 5, 0], np.int64), "B": np.array([0, 0, 0, 0, 5], np.int64)}
+    top = top_scores(["n0", "n1", "n2", "n3", "n4"], totals, per, {"A": 10, "B": 1}, 3)
+    assert [t["node"] for t in top] == ["n1", "n3", "n2"]          # ties in the given order
+    assert top[0] == {"node": "n1", "total": 50, "plugins": {"A": 50, "B": 0}}
+    assert top_scores(["n0"], np.array([7], np.int64), {}, {}, 3) == [{"node": "n0", "total": 7, "plugins": {}}]
+    assert top_scores([], np.zeros(0, np.int64), {}, {}, 3) == []
+
+
+def test_store_keeps_the_latest_per_pod_and_is_bounded() -> None:
+    store = DecisionStore(capacity=2)
+
+    def rec(pod: str, attempt: int) -> DecisionRecord:
+        return DecisionRecord(pod, "p", None, attempt, 0.0, None, 0, 0)
+    store.put(rec("a/1", 1))
+    store.put(rec("a/1", 2))
+    store.put(rec("a/2", 1))
+    store.put(rec("a/3", 1))
+    assert store.get("a/1") is None and store.get("a/2") is not None and len(store) == 2
+    store.forget("a/2")
+    assert store.get("a/2") is None
+    off = DecisionStore(capacity=0)
+    off.put(rec("a/1", 1))
+    assert not off.enabled and off.get("a/1") is None
+    with pytest.raises(ValueError):
+        DecisionStore(capacity=-1)
+
+
+def pod_obj(name: str, cpu: str = "100m", priority: int = 0) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"schedulerName": "s1", "priority": priority, "containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": "Pending"}}
+
+
+def node_obj(name: str, cpu: str = "4", taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": {"taints": taints or []},
+            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def service(**kw: Any) -> SchedulerService:
+    client = MemoryClient()
+    s = SchedulerService(client, seed=1, **kw)
+    client.cache = s.cache
+    s.on_profile("p", {"schedulerName": "s1"}, {"generation": 4})
+    return s
+
+
+def failures(s: SchedulerService) -> list[tuple[str, str, str, str | None]]:
+    client = s.client
+    assert isinstance(client, MemoryClient)
+    return client.failures
+
+
+def test_a_placed_pod_records_its_node_scores_and_the_nodes_filtered_out() -> None:
+    s = service()
+    s.on_node("ADDED", node_obj("big", cpu="8"))
+    s.on_node("ADDED", node_obj("small", cpu="4"))
+    s.on_node("ADDED", node_obj("tiny", cpu="1"))
+    s.on_node("ADDED", node_obj("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]))
+    s.on_pod("ADDED", pod_obj("web", cpu="2"))
+    asyncio.run(s.scheduler.run_until_idle())
+    r = s.decisions.get("default/web")
+    assert r is not None
+    out = r.to_json()
+    assert out["node"] == "big" and out["profile"] == "s1" and out["profileGeneration"] == 4 and out["attempt"] == 1
+    assert out["evaluatedNodes"] == 4 and out["feasibleNodes"] == 2
+    assert sum(out["filtered"].values()) == 2 and out["filtered"]["Insufficient cpu"] == 1
+    assert [t["node"] for t in out["scores"]] == ["big", "small"]
+    for t in out["scores"]:
+        assert sum(t["plugins"].values()) == t["total"]        # weighted scores add up to the total
+    assert out["scores"][0]["plugins"]["TaintToleration"] % 3 == 0    # weight 3 applied
+
+
+def test_a_pending_pod_records_the_fit_errors_counts() -> None:
+    s = service()
+    s.on_node("ADDED", node_obj("a", cpu="1"))
+    s.on_node("ADDED", node_obj("b", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]))
+    s.on_pod("ADDED", pod_obj("huge", cpu="2"))
+    asyncio.run(s.scheduler.run_until_idle())
+    out = s.decisions.get("default/huge").to_json()       # type: ignore[union-attr]
+    assert out["node"] is None and out["feasibleNodes"] == 0 and out["scores"] == []
+    # Exactly the FitError's counts, as the FailedScheduling event prints them.
+    (_, _, message, _), = [f for f in failures(s) if f[0] == "default/huge"]
+    counted = message.split("available: ", 1)[1].split(".", 1)[0]
+    fit = {reason: int(n) for n, reason in re.findall(r"(\d+) ([^,]+)", counted)}
+    assert out["filtered"] == fit and sum(fit.values()) == 2
+
+
+def test_a_preempting_pod_records_the_nomination_and_recording_off_costs_nothing() -> None:
+    s = service()
+    s.on_node("ADDED", node_obj("only", cpu="1"))
+    s.on_pod("ADDED", pod_obj("low", cpu="800m"))
+    asyncio.run(s.scheduler.run_until_idle())
+    s.on_pod("ADDED", pod_obj("high", cpu="800m", priority=100))
+    asyncio.run(s.scheduler.run_until_idle())
+    out = s.decisions.get("default/high").to_json()       # type: ignore[union-attr]
+    assert out["node"] is None and out["preemption"]["nominatedNode"] == "only"
+    off = service(decision_records=0)
+    off.on_node("ADDED", node_obj("only"))
+    off.on_pod("ADDED", pod_obj("web"))
+    asyncio.run(off.scheduler.run_until_idle())
+    assert off.decisions.get("default/web") is None and len(off.decisions) == 0
