@@ -47,17 +47,20 @@ class SecureServing:
     always_allow_paths: Sequence[str] = ALWAYS_ALLOW_PATHS
 
     def ssl_context(self) -> ssl.SSLContext:
-        cert, key = self.cert_file, self.key_file
-        if cert is None or key is None:
-            from scheduler.simulator.tls import SelfSigned
-            pair = SelfSigned(Path(tempfile.mkdtemp(prefix="kopf-scheduler-serving-")),
-                              common_name="kopf-scheduler", stem="kopf-scheduler", hosts=(os.uname().nodename,))
-            cert, key = str(pair.cert_file), str(pair.key_file)
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        if self.cert_file is None or self.key_file is None:
+            from scheduler.simulator.tls import SelfSigned
+            with tempfile.TemporaryDirectory(prefix="kopf-scheduler-serving-") as tmp:
+                # The context keeps the pair in memory: the files live only while it loads them.
+                pair = SelfSigned(Path(tmp), common_name="kopf-scheduler", stem="kopf-scheduler",
+                                  hosts=(os.uname().nodename,))
+                ctx.load_cert_chain(str(pair.cert_file), str(pair.key_file))
+            return ctx
         try:
-            ctx.load_cert_chain(cert, key)
+            ctx.load_cert_chain(self.cert_file, self.key_file)
         except (OSError, ssl.SSLError) as e:
-            raise ServingError(f"cannot load --tls-cert-file {cert} / --tls-private-key-file {key}: {e}") from None
+            raise ServingError(f"cannot load --tls-cert-file {self.cert_file} / --tls-private-key-file "
+                               f"{self.key_file}: {e}") from None
         return ctx
 
 

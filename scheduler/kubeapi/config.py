@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import hashlib
 import os
 import ssl
 import tempfile
@@ -82,15 +83,28 @@ class KubeConfig:
 
 
 def _data_file(entry: dict[str, Any], key: str) -> str | None:
+    """The path of ``key``, or of ``key-data`` written to a file: one file per distinct content
+    (named by its digest, mode 0600), so loading a kubeconfig again does not leave another copy
+    in the temporary directory each time."""
     if entry.get(key):
         return str(entry[key])
     data = entry.get(f"{key}-data")
-    if data:
-        fd, name = tempfile.mkstemp(prefix="kopf-scheduler-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(base64.b64decode(data))
-        return name
-    return None
+    if not data:
+        return None
+    try:
+        raw = base64.b64decode(data)
+    except ValueError:
+        raise ConfigError(f"{key}-data is not base64") from None
+    path = Path(tempfile.gettempdir()) / f"kopf-scheduler-{hashlib.sha256(raw).hexdigest()[:32]}"
+    try:
+        if not path.exists() or path.read_bytes() != raw:
+            fd, tmp = tempfile.mkstemp(prefix="kopf-scheduler-", dir=path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+            os.replace(tmp, path)
+    except OSError as e:
+        raise ConfigError(f"cannot write {key}-data to {path}: {e}") from None
+    return str(path)
 
 
 def load_config(kubeconfig: str | None = None, context: str | None = None) -> KubeConfig:
