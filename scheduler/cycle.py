@@ -38,7 +38,7 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.decision import DecisionRecord, DecisionStore, top_scores
+from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, top_scores
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message, reason_histogram
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
@@ -107,7 +107,7 @@ class _Attempt:
     feasible: int = 0
     num_all_nodes: int = 0
     # (rows, totals, per-plugin normalised scores) of the Score run, kept for a decision record.
-    scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
+    scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int] | None = None
 
 
 def truncate_message(msg: str) -> str:
@@ -227,9 +227,10 @@ class Scheduler:
         if not s.is_success():
             a.status = s
             return a
+        row = fwk.select_host(feasible, totals)
         if self.decisions is not None and self.decisions.enabled:
-            a.scored = (feasible, totals, per_plugin)
-        a.node = snapshot.node_info(fwk.select_host(feasible, totals)).name
+            a.scored = (feasible, totals, per_plugin, row)
+        a.node = snapshot.node_info(row).name
         return a
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
@@ -238,11 +239,12 @@ class Scheduler:
         store = self.decisions
         if store is None or not store.enabled:
             return
-        scores: list[dict[str, object]] = []
+        scores: TopScores | list[dict[str, object]] = []
         if a.scored is not None:
-            rows, totals, per_plugin = a.scored
-            scores = top_scores([snapshot.node_info(int(r)).name for r in rows], totals, per_plugin,
-                                fwk.score_weights(), store.top_nodes)
+            rows, totals, per_plugin, row = a.scored
+            chosen = np.flatnonzero(rows == row)
+            scores = top_scores(rows, totals, per_plugin, fwk.score_weights(), store.top_nodes,
+                                lambda r: snapshot.table.info(r).name, int(chosen[0]) if len(chosen) else None)
         # A pod left pending: the FitError's histogram, nodes a PreFilter excluded included. A pod
         # placed: the nodes evaluated and rejected on the way (the search stopped once it had enough).
         nts = a.diagnosis.node_to_status

@@ -256,7 +256,9 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 86_400),
               help="Seconds before an unsettled run is ended (exit code 1).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str) -> None:
+@click.option("--explain", is_flag=True, help="Add each pod's decision record to --output json as \"decision\".")
+def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str,
+             explain: bool) -> None:
     """Run the real operator against the embedded simulated cluster and report the placements."""
     import json
 
@@ -270,7 +272,7 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     except (LoadError, OSError) as e:
         raise click.ClickException(str(e)) from None
     with asyncio.Runner(loop_factory=new_event_loop) as r:
-        report = r.run(run_simulation(objects, timeout=timeout, seed=seed))
+        report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain))
     click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report))
     if not report.settled:
         raise SystemExit(1)

@@ -144,7 +144,10 @@ def _fmt(resource: str, v: int) -> str:
 
 
 async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: int = 0,
-                         progress: Callable[[str], None] | None = _progress) -> SimulationReport:
+                         progress: Callable[[str], None] | None = _progress, explain: bool = False
+                         ) -> SimulationReport:
+    """``explain``: each pod's report carries its last decision record (``"decision"``, None when
+    it was never attempted), as ``GET /debug/decisions`` serves it."""
     report = SimulationReport()
     async with SimulatedCluster(seed=seed) as cluster:
         api = cluster.client
@@ -177,7 +180,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
             seconds = time.monotonic() - t0 - (QUIET if report.settled else 0)
             if progress is not None:
                 progress("")
-            await _collect(api, runtime, created, report, max(seconds, 1e-6))
+            await _collect(api, runtime, created, report, max(seconds, 1e-6), explain)
         finally:
             stop.set()
             kopf_thread.join(timeout=15)
@@ -191,7 +194,7 @@ def _run_kopf(runtime: OperatorRuntime, stop: threading.Event) -> None:
 
 
 async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple[str, str]],
-                   report: SimulationReport, seconds: float) -> None:
+                   report: SimulationReport, seconds: float, explain: bool = False) -> None:
     pods = (await api.list("v1", "Pod"))["items"]
     nodes = (await api.list("v1", "Node"))["items"]
     profiles = (await api.request("GET", profiles_path()))["items"]
@@ -216,6 +219,9 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
             by_node.setdefault(node, []).append(p)
         report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
                             "node": node, "message": message, "deleted": False})
+        if explain:
+            record = runtime.service.decisions.get("/".join(_key(p)))
+            report.pods[-1]["decision"] = record.to_json() if record is not None else None
     for ns, name in sorted(created - present):
         report.pods.append({"namespace": ns, "name": name, "schedulerName": None, "node": None,
                             "message": "deleted during the run", "deleted": True})

@@ -25,16 +25,36 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "DecisionRecord", "DecisionStore", "top_scores"]
+__all__ = ["DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "DecisionRecord", "DecisionStore", "TopScores", "best_indices",
+           "top_scores"]
 
+_FLOOR = int(np.iinfo(np.int64).min)
 DEFAULT_CAPACITY = 10_000
 DEFAULT_TOP_NODES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class TopScores:
+    """The best nodes of a Score run, as arrays: formatted only when a record is read, so the
+    cycle pays for a few numpy slices, not for building dicts nobody may ever ask for."""
+
+    nodes: tuple[str, ...]
+    totals: tuple[int, ...]                       # per node
+    plugins: tuple[str, ...]
+    scores: tuple[tuple[int, ...], ...]           # per plugin: per node, normalised (unweighted)
+    weights: tuple[int, ...]                      # per plugin
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"node": node, "total": int(self.totals[j]),
+                 "plugins": {p: int(self.scores[i][j]) * self.weights[i] for i, p in enumerate(self.plugins)}}
+                for j, node in enumerate(self.nodes)]
 
 
 @dataclass(slots=True)
@@ -48,31 +68,50 @@ class DecisionRecord:
     evaluated_nodes: int
     feasible_nodes: int
     filtered: dict[str, int] = field(default_factory=dict)
-    scores: list[dict[str, Any]] = field(default_factory=list)
+    scores: TopScores | list[dict[str, Any]] = field(default_factory=list)
     preemption: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        scores = self.scores.to_json() if isinstance(self.scores, TopScores) else list(self.scores)
         return {"pod": self.pod, "profile": self.profile, "profileGeneration": self.profile_generation,
                 "attempt": self.attempt,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.time)),
                 "node": self.node, "evaluatedNodes": self.evaluated_nodes, "feasibleNodes": self.feasible_nodes,
-                "filtered": dict(self.filtered), "scores": list(self.scores), "preemption": self.preemption}
+                "filtered": dict(self.filtered), "scores": scores, "preemption": self.preemption}
 
 
-def top_scores(names: list[str], totals: npt.NDArray[np.int64], per_plugin: dict[str, npt.NDArray[np.int64]],
-               weights: dict[str, int], k: int) -> list[dict[str, Any]]:
-    """The ``k`` best nodes by total (ties: the node's position, as given), with weighted plugin scores.
-    ``names[i]``, ``totals[i]`` and ``per_plugin[p][i]`` describe the i-th scored node."""
+def best_indices(totals: npt.NDArray[np.int64], k: int, chosen: int | None = None) -> list[int]:
+    """Positions of the ``k`` best totals, best first: the ``chosen`` position (the node the cycle
+    picked, a best total) first, then ties in the given order. ``k`` is small (3 by default), so
+    ``k`` argmax passes beat any sort or partition of the hundreds of scored nodes."""
     n = len(totals)
     if n == 0 or k <= 0:
         return []
-    if n > k:
-        part = np.argpartition(-totals, k - 1)[:k]
-        best = part[np.lexsort((part, -totals[part]))]
-    else:
-        best = np.lexsort((np.arange(n), -totals))
-    return [{"node": names[int(i)], "total": int(totals[i]),
-             "plugins": {p: int(s[i]) * weights.get(p, 1) for p, s in per_plugin.items()}} for i in best]
+    t = totals.astype(np.int64, copy=True)
+    floor = _FLOOR
+    out: list[int] = []
+    if chosen is not None and 0 <= chosen < n:
+        out.append(chosen)
+        t[chosen] = floor
+    while len(out) < min(k, n):
+        i = int(t.argmax())              # the first of the largest: ties in the given order
+        out.append(i)
+        t[i] = floor
+    return out
+
+
+def top_scores(rows: npt.NDArray[np.int64], totals: npt.NDArray[np.int64],
+               per_plugin: dict[str, npt.NDArray[np.int64]], weights: dict[str, int], k: int,
+               name_of: Callable[[int], str], chosen: int | None = None) -> TopScores:
+    """The ``k`` best of the scored ``rows`` by total (``best_indices``; ``chosen`` is a position
+    into ``rows``), with each plugin's normalised score and weight. Only the picked rows are
+    named: a cycle scores hundreds of nodes, a record keeps three."""
+    idx = best_indices(totals, k, chosen)
+    plugins = tuple(per_plugin)
+    # Scalars, not fancy indexing: for three positions, item access is several times cheaper.
+    return TopScores(tuple(name_of(int(rows[i])) for i in idx), tuple(totals[i] for i in idx), plugins,
+                     tuple(tuple(per_plugin[p][i] for i in idx) for p in plugins),
+                     tuple(weights.get(p, 1) for p in plugins))
 
 
 class DecisionStore:

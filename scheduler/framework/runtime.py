@@ -276,6 +276,7 @@ class Framework:
             for p in point:
                 self.plugins_by_name.setdefault(p.name, p)
         self._evaluation_children: dict[tuple[str, str], Any] = {}
+        self._weights: dict[str, int] | None = None
         # Plugins that register no events are interested in every event (upstream's wildcard).
         self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
             name: p.events_to_register() if isinstance(p, fw.EnqueueExtensions) else None
@@ -746,7 +747,9 @@ class Framework:
     # --- introspection ---------------------------------------------------------------------
     def score_weights(self) -> dict[str, int]:
         """Each Score plugin's weight (decision records weigh the normalised scores with it)."""
-        return {e.name: e.weight for e in self._scores}
+        if self._weights is None:
+            self._weights = {e.name: e.weight for e in self._scores}
+        return self._weights
 
     def effective_plugins(self) -> dict[str, list[dict[str, Any]]]:
         """Per extension point, the enabled plugins (and weights for Score): for the CR status."""

@@ -29,11 +29,18 @@ def test_json_shape_is_exactly_the_contract() -> None:
 def test_top_scores_are_the_best_totals_with_weighted_plugin_scores() -> None:
     totals = np.array([10, 50, 30, 50, 5], np.int64)
     per = {"A": np.array([1, 5, 3, 5, 0], np.int64), "B": np.array([0, 0, 0, 0, 5], np.int64)}
-    top = top_scores(["n0", "n1", "n2", "n3", "n4"], totals, per, {"A": 10, "B": 1}, 3)
-    assert [t["node"] for t in top] == ["n1", "n3", "n2"]          # ties in the given order
+    rows = np.array([10, 11, 12, 13, 14], np.int64)
+
+    def name(r: int) -> str:
+        return f"n{r - 10}"
+    top = top_scores(rows, totals, per, {"A": 10, "B": 1}, 3, name).to_json()
+    assert [t["node"] for t in top] == ["n1", "n3", "n2"]          # ties in the given order ...
+    chosen = top_scores(rows, totals, per, {"A": 10, "B": 1}, 2, name, chosen=3).to_json()
+    assert [t["node"] for t in chosen] == ["n3", "n1"]             # ... but the chosen node first
     assert top[0] == {"node": "n1", "total": 50, "plugins": {"A": 50, "B": 0}}
-    assert top_scores(["n0"], np.array([7], np.int64), {}, {}, 3) == [{"node": "n0", "total": 7, "plugins": {}}]
-    assert top_scores([], np.zeros(0, np.int64), {}, {}, 3) == []
+    one = top_scores(rows[:1], np.array([7], np.int64), {}, {}, 3, name).to_json()
+    assert one == [{"node": "n0", "total": 7, "plugins": {}}]
+    assert top_scores(rows[:0], np.zeros(0, np.int64), {}, {}, 3, name).to_json() == []
 
 
 def test_store_keeps_the_latest_per_pod_and_is_bounded() -> None:
