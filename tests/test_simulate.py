@@ -56,3 +56,19 @@ def test_simulate_demo_cluster_table(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "12/12 pods scheduled, 0 unschedulable" in result.stdout
     assert "default-scheduler: accepted" in result.stdout
+
+
+def test_simulate_explain_adds_each_pods_decision(tmp_path: Path) -> None:
+    """``--explain``: each pod's report gains ``"decision"``, the record ``/debug/decisions`` serves."""
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(DUMP))
+    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60", "--explain"])
+    assert result.exit_code == 0, result.output
+    pods = {p["name"]: p for p in json.loads(result.stdout)["pods"]}
+    web = pods["web-0"]["decision"]
+    assert list(web) == ["pod", "profile", "profileGeneration", "attempt", "time", "node", "evaluatedNodes",
+                         "feasibleNodes", "filtered", "scores", "preemption"]
+    assert (web["pod"], web["node"], web["profile"], web["evaluatedNodes"]) == ("shop/web-0", "n1", "default-scheduler", 1)
+    huge = pods["huge"]["decision"]
+    assert huge["node"] is None and huge["filtered"] == {"Insufficient cpu": 1} and huge["scores"] == []
+    assert pods["elsewhere"]["decision"] is None           # no profile serves it: never attempted
