@@ -175,7 +175,8 @@ class Scheduler:
                 attempt.diagnosis.unschedulable_plugins.add(s.plugin)
             return self._failure(fwk, state, info, attempt, started, snapshot, run_post_filter=False)
 
-    def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> _Attempt:
+    def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, *,
+                      explain: bool = False, all_nodes: bool = False) -> _Attempt:
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
         if snapshot.num_nodes == 0:
             a.status = Status.unresolvable(NO_NODES_AVAILABLE)
@@ -200,14 +201,16 @@ class Scheduler:
             diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
         feasible: np.ndarray | None = None
         nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)
-        if nominated:
+        if nominated and not all_nodes:
             # The node preemption made room on: try it alone first (upstream's evaluateNominatedNode).
             row = snapshot.row_of(nominated)
             if (row is not None and bool(np.isin(row, candidates))
                     and fwk.run_filter_with_nominated_pods(state, pod, snapshot, row).is_success()):
                 feasible = np.array([row], np.int64)
         if feasible is None:
-            feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag)
+            feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag,
+                                                           num_to_find=len(candidates) if all_nodes else None,
+                                                           rotate=not explain)
             if not s.is_success():
                 a.status = s
                 return a
@@ -216,7 +219,7 @@ class Scheduler:
         if len(feasible) == 0:
             a.status = Status(Code.UNSCHEDULABLE)
             return a
-        if len(feasible) == 1:
+        if len(feasible) == 1 and not explain:
             a.node = snapshot.node_info(int(feasible[0])).name
             return a
         s = fwk.run_pre_score(state, pod, snapshot, feasible)
@@ -228,7 +231,7 @@ class Scheduler:
             a.status = s
             return a
         row = fwk.select_host(feasible, totals)
-        if self.decisions is not None and self.decisions.enabled:
+        if explain or (self.decisions is not None and self.decisions.enabled):
             a.scored = (feasible, totals, per_plugin, row)
         a.node = snapshot.node_info(row).name
         return a
@@ -239,18 +242,59 @@ class Scheduler:
         store = self.decisions
         if store is None or not store.enabled:
             return
+        store.put(self._make_record(fwk, info, a, snapshot, preemption, store.top_nodes))
+
+    def _make_record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
+                     preemption: dict[str, object] | None, top_nodes: int) -> DecisionRecord:
         scores: TopScores | list[dict[str, object]] = []
         if a.scored is not None:
             rows, totals, per_plugin, row = a.scored
             chosen = np.flatnonzero(rows == row)
-            scores = top_scores(rows, totals, per_plugin, fwk.score_weights(), store.top_nodes,
+            scores = top_scores(rows, totals, per_plugin, fwk.score_weights(), top_nodes,
                                 lambda r: snapshot.table.info(r).name, int(chosen[0]) if len(chosen) else None)
         # A pod left pending: the FitError's histogram, nodes a PreFilter excluded included. A pod
         # placed: the nodes evaluated and rejected on the way (the search stopped once it had enough).
         nts = a.diagnosis.node_to_status
         filtered = dict(reason_histogram(a.num_all_nodes if a.node is None else len(nts), a.diagnosis))
-        store.put(DecisionRecord(info.key, fwk.profile_name, fwk.generation, info.attempts, time.time(), a.node,
-                                 a.evaluated, a.feasible, filtered, scores, preemption))
+        return DecisionRecord(info.key, fwk.profile_name, fwk.generation, info.attempts, time.time(), a.node,
+                              a.evaluated, a.feasible, filtered, scores, preemption)
+
+    def explain(self, fwk: Framework, pod: Pod, *, all_nodes: bool = False, top_nodes: int = 3
+                ) -> tuple[DecisionRecord, list[dict[str, object]]]:
+        """What ``fwk`` would decide for ``pod`` on the cache as it is, without assuming, binding or
+        preempting anything (``kopf-scheduler explain``). With ``all_nodes``, every node is filtered
+        (no sampling) and every feasible one scored, and the second value lists each node: its
+        first failing plugin and reasons, or its total and weighted per-plugin scores."""
+        info = QueuedPodInfo(pod, time.monotonic(), time.monotonic(), attempts=1)
+        with self.cache.lock:
+            snapshot = self.cache.snapshot()
+            state = fwk.new_cycle_state()
+            a = self._schedule_pod(fwk, state, pod, snapshot, explain=True, all_nodes=all_nodes)
+            k = snapshot.num_nodes if all_nodes else top_nodes
+            record = self._make_record(fwk, info, a, snapshot, None, top_nodes)
+            nodes: list[dict[str, object]] = []
+            if all_nodes:
+                scored: dict[str, dict[str, object]] = {}
+                if a.scored is not None:
+                    rows, totals, per_plugin, row = a.scored
+                    chosen = np.flatnonzero(rows == row)
+                    for s in top_scores(rows, totals, per_plugin, fwk.score_weights(), k,
+                                        lambda r: snapshot.table.info(r).name,
+                                        int(chosen[0]) if len(chosen) else None).to_json():
+                        scored[str(s["node"])] = s
+                nts = a.diagnosis.node_to_status
+                for row in snapshot.node_order.tolist():
+                    name = snapshot.table.info(row).name
+                    if name in scored:
+                        nodes.append({"node": name, "feasible": True, "total": scored[name]["total"],
+                                      "plugins": scored[name]["plugins"]})
+                        continue
+                    st = nts.get(row)
+                    nodes.append({"node": name, "feasible": st is None and a.feasible > 0,
+                                  "plugin": st.plugin if st is not None else None,
+                                  "reasons": list(st.reasons) if st is not None else
+                                  ([a.status.message()] if not a.status.is_success() else [])})
+        return record, nodes
 
     def _failure(self, fwk: Framework, state: CycleState, info: QueuedPodInfo, a: _Attempt, started: float,
                  snapshot: Snapshot, *, run_post_filter: bool = True) -> Failure:

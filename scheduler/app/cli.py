@@ -33,6 +33,50 @@ def crd() -> None:
 
 
 @main.command()
+@click.argument("pod", metavar="NAMESPACE/NAME")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
+@click.option("--context", default=None, help="Kubeconfig context (default: current-context).")
+@click.option("--profile", default=None, help="Ask this profile (CR name or schedulerName) instead of the pod's own.")
+@click.option("--all-nodes", is_flag=True, help="List every node: its first failing filter, or its scores.")
+@click.option("--top-nodes", default=3, show_default=True, type=click.IntRange(1), help="Best nodes in the record.")
+@click.option("--scheduler-url", default=None, help="The running scheduler's secure port, for its own record "
+              "(default: through the API server's service proxy to kopf-scheduler/kopf-scheduler-metrics).")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str | None, all_nodes: bool,
+            top_nodes: int, scheduler_url: str | None, output: str) -> None:
+    """Why the pod is (or would be) placed where it is, or why it stays pending: its profile run
+    over the cluster's current state, locally, without binding anything."""
+    import json
+
+    from scheduler.app.explain import ExplainError, explain_pod, format_explanation, recorded_decision
+    from scheduler.kubeapi import KubeClient, new_event_loop
+    from scheduler.kubeapi.config import ConfigError, load_config
+
+    namespace, sep, name = pod.partition("/")
+    if not sep or not namespace or not name:
+        raise click.BadParameter("expected NAMESPACE/NAME", param_hint="POD")
+    try:
+        cfg = load_config(kubeconfig, context)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+
+    async def go() -> dict[str, object]:
+        async with KubeClient(cfg) as api:
+            out = await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes)
+            out["recorded"], why = await recorded_decision(api, namespace, name, scheduler_url)
+            if why:
+                out["recordedError"] = why
+            return out
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            result = r.run(go())
+    except ExplainError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
+
+
+@main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on (loopback only).")
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, writable=True), default=None,
