@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -301,11 +303,16 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
               help="Seconds before an unsettled run is ended (exit code 1).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--explain", is_flag=True, help="Add each pod's decision record to --output json as \"decision\".")
+@click.option("--compare", "compare", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="SchedulingProfiles to replay the input with, in place of its own (repeatable: one run each).")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write a self-contained HTML page: utilisation heatmaps per run, and the pods placed differently.")
 def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str,
-             explain: bool) -> None:
+             explain: bool, compare: tuple[str, ...], report_file: str | None) -> None:
     """Run the real operator against the embedded simulated cluster and report the placements."""
     import json
 
+    from scheduler.app.compare import report_html, run_compare, summarize
     from scheduler.app.simulate import demo_objects, format_table, load_objects, run_simulation
     from scheduler.kubeapi import new_event_loop
     from scheduler.simulator.cluster import LoadError
@@ -313,14 +320,60 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     _setup_logging("text", 0)
     try:
         objects = load_objects(files) if files else demo_objects(nodes, pods, seed)
+        profiles = [(f, [o for o in load_objects([f]) if o.get("kind") == "SchedulingProfile"]) for f in compare]
     except (LoadError, OSError) as e:
         raise click.ClickException(str(e)) from None
+    for f, found in profiles:
+        if not found:
+            raise click.BadParameter(f"{f} holds no SchedulingProfile", param_hint="--compare")
+    if compare:
+        if explain:
+            raise click.BadParameter("--explain reports one run; use it without --compare", param_hint="--explain")
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed))
+        if report_file:
+            Path(report_file).write_text(report_html(result, reports))
+        click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
+        if not all(rep.settled for rep in reports):
+            raise SystemExit(1)
+        return
     with asyncio.Runner(loop_factory=new_event_loop) as r:
         report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain))
+    if report_file:
+        zones = {str(o["metadata"]["name"]): str((o["metadata"].get("labels") or {}).get(
+            "topology.kubernetes.io/zone", "")) for o in objects if o.get("kind") == "Node"}
+        one = {"runs": [{"profiles": [p["name"] for p in report.profiles], "summary": summarize(report, zones)}],
+               "differences": []}
+        Path(report_file).write_text(report_html(one, [report]))
     click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report))
     if not report.settled:
         raise SystemExit(1)
 
+
+def format_comparison(result: dict[str, Any]) -> str:
+    """The side-by-side summary of ``simulate --compare``."""
+    runs = result["runs"]
+    names = [", ".join(r["profiles"]) for r in runs]
+    width = max(12, *(len(n) for n in names))
+    rows: list[tuple[str, list[str]]] = [
+        ("pods", [str(r["summary"]["pods"]) for r in runs]),
+        ("scheduled", [str(r["summary"]["scheduled"]) for r in runs]),
+        ("pending", [str(r["summary"]["pending"]) for r in runs]),
+        ("nodes used", [str(r["summary"]["nodesUsed"]) for r in runs])]
+    for res in ("cpu", "memory"):
+        rows.append((f"{res} util mean", [f"{r['summary']['utilisation'][res]['mean']:.0%}" for r in runs]))
+        rows.append((f"{res} util stdev", [f"{r['summary']['utilisation'][res]['stdev']:.0%}" for r in runs]))
+        rows.append((f"{res} stranded", [f"{r['summary']['fragmentation'][res]:.0%}" for r in runs]))
+    zones = sorted({z for r in runs for z in r["summary"]["zones"]})
+    rows += [(f"zone {z}", [str(r["summary"]["zones"].get(z, 0)) for r in runs]) for z in zones]
+    lines = [f"{'':18} " + " ".join(f"{n:>{width}}" for n in names)]
+    lines += [f"{label:18} " + " ".join(f"{v:>{width}}" for v in values) for label, values in rows]
+    diffs = result["differences"]
+    lines += ["", f"{len(diffs)} pod(s) placed differently"]
+    lines += [f"  {d['pod']:40} " + "  ".join(n or "<pending>" for n in d["nodes"]) for d in diffs[:50]]
+    if len(diffs) > 50:
+        lines.append(f"  ... and {len(diffs) - 50} more (--output json lists all)")
+    return "\n".join(lines)
 
 
 @main.command()

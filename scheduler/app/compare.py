@@ -1,0 +1,132 @@
+"""``simulate --compare A --compare B``: the same cluster replayed once per profile file, and
+what each decided (issue #20 §4).
+
+Each ``--compare`` file holds SchedulingProfiles; in its run they replace the input's own, and the
+rest of the input (nodes, pods, everything else) is replayed unchanged, from the same empty
+cluster with the same seed. Per run, a summary:
+
+- ``pods``, ``scheduled``, ``pending``; ``nodesUsed`` (nodes holding at least one pod);
+- ``utilisation``: per resource (cpu, memory), the mean and population standard deviation over the
+  nodes of requested / allocatable;
+- ``fragmentation``: per resource, the free capacity stranded on partly used nodes (0 < requested
+  < allocatable), as a share of all allocatable;
+- ``zones``: scheduled pods per ``topology.kubernetes.io/zone``.
+
+``differences`` lists every pod whose node is not the same in all runs, with its node in each run
+(``null`` where it stayed pending). ``report_html`` draws the same as one self-contained page:
+per run, a heatmap of each node's utilisation per resource, and the differences table.
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from scheduler.app.simulate import SimulationReport, run_simulation
+from scheduler.profiles.crd import KIND
+from scheduler.quantity import resource_value
+
+__all__ = ["RESOURCES", "ZONE_LABEL", "report_html", "run_compare", "summarize"]
+
+Obj = dict[str, Any]
+RESOURCES = ("cpu", "memory")
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _usage(report: SimulationReport) -> list[tuple[str, int, dict[str, float]]]:
+    """Per node: (name, pods, resource -> requested / allocatable)."""
+    out = []
+    for n in report.nodes:
+        ratios = {}
+        for r in RESOURCES:
+            alloc = resource_value(r, str(n["allocatable"].get(r, "0")))
+            req = resource_value(r, str(n["requested"].get(r, "0")))
+            ratios[r] = req / alloc if alloc > 0 else 0.0
+        out.append((n["name"], int(n["pods"]), ratios))
+    return out
+
+
+def summarize(report: SimulationReport, zones: dict[str, str]) -> Obj:
+    pods = [p for p in report.pods if not p["deleted"]]
+    scheduled = [p for p in pods if p["node"]]
+    usage = _usage(report)
+    utilisation, fragmentation = {}, {}
+    for r in RESOURCES:
+        ratios = [u[2][r] for u in usage]
+        utilisation[r] = {"mean": round(statistics.fmean(ratios), 4) if ratios else 0.0,
+                          "stdev": round(statistics.pstdev(ratios), 4) if ratios else 0.0}
+        total = stranded = 0
+        for n in report.nodes:
+            alloc = resource_value(r, str(n["allocatable"].get(r, "0")))
+            req = resource_value(r, str(n["requested"].get(r, "0")))
+            total += alloc
+            if 0 < req < alloc:
+                stranded += alloc - req
+        fragmentation[r] = round(stranded / total, 4) if total else 0.0
+    per_zone: dict[str, int] = {}
+    for p in scheduled:
+        zone = zones.get(str(p["node"]))
+        if zone:
+            per_zone[zone] = per_zone.get(zone, 0) + 1
+    return {"pods": len(pods), "scheduled": len(scheduled), "pending": len(pods) - len(scheduled),
+            "nodesUsed": sum(1 for u in usage if u[1] > 0), "utilisation": utilisation,
+            "fragmentation": fragmentation, "zones": dict(sorted(per_zone.items()))}
+
+
+async def run_compare(objects: list[Obj], compare: list[tuple[str, list[Obj]]], *, timeout: float = 120.0,
+                      seed: int = 0, progress: Callable[[str], None] | None = None
+                      ) -> tuple[Obj, list[SimulationReport]]:
+    """The JSON of ``--output json`` and each run's full report (for the HTML page)."""
+    base = [o for o in objects if o.get("kind") != KIND]
+    zones = {str(o["metadata"]["name"]): str(((o.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL, ""))
+             for o in base if o.get("kind") == "Node" and (o.get("metadata") or {}).get("name")}
+    runs, reports, placements = [], [], []
+    for name, profiles in compare:
+        report = await run_simulation([*profiles, *base], timeout=timeout, seed=seed, progress=progress)
+        reports.append(report)
+        runs.append({"profiles": [name], "summary": summarize(report, zones)})
+        placements.append({f"{p['namespace']}/{p['name']}": p["node"] for p in report.pods if not p["deleted"]})
+    keys = sorted(set().union(*placements)) if placements else []
+    differences = [{"pod": k, "nodes": [pl.get(k) for pl in placements]} for k in keys
+                   if len({pl.get(k) for pl in placements}) > 1]
+    return {"runs": runs, "differences": differences}, reports
+
+
+def _cell(ratio: float) -> str:
+    # white (0) to red (1); over-committed stays full red
+    v = max(0.0, min(1.0, ratio))
+    g = int(255 - 200 * v)
+    return (f'<td class="heat" data-ratio="{ratio:.3f}" style="background:rgb(255,{g},{g})" '
+            f'title="{ratio:.0%}">{ratio:.0%}</td>')
+
+
+def report_html(result: Obj, reports: list[SimulationReport]) -> str:
+    """One self-contained page (inline CSS, no script, no network): a utilisation heatmap per run,
+    side by side, then the summary and the pods placed differently."""
+    cols = []
+    for run, report in zip(result["runs"], reports, strict=True):
+        rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{pods}</td>{''.join(_cell(r[x]) for x in RESOURCES)}</tr>"
+                       for name, pods, r in _usage(report))
+        s = run["summary"]
+        cols.append(
+            f'<section class="run"><h2>{html.escape(", ".join(run["profiles"]))}</h2>'
+            f'<p>{s["scheduled"]}/{s["pods"]} scheduled, {s["pending"]} pending, {s["nodesUsed"]} nodes used; '
+            f'cpu {s["utilisation"]["cpu"]["mean"]:.0%} &plusmn; {s["utilisation"]["cpu"]["stdev"]:.0%}, '
+            f'memory {s["utilisation"]["memory"]["mean"]:.0%} &plusmn; {s["utilisation"]["memory"]["stdev"]:.0%}</p>'
+            f'<table class="heatmap"><tr><th>node</th><th>pods</th>{"".join(f"<th>{r}</th>" for r in RESOURCES)}</tr>'
+            f"{rows}</table></section>")
+    names = [", ".join(r["profiles"]) for r in result["runs"]]
+    diff_rows = "".join(f"<tr><td>{html.escape(d['pod'])}</td>"
+                        f"{''.join(f'<td>{html.escape(n) if n else chr(8212)}</td>' for n in d['nodes'])}</tr>"
+                        for d in result["differences"]) or f'<tr><td colspan="{len(names) + 1}">none</td></tr>'
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>kopf-scheduler simulate</title><style>"
+            "body{font-family:sans-serif;margin:1em}.runs{display:flex;gap:2em;align-items:flex-start}"
+            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}"
+            "td.heat{min-width:3em;text-align:right}</style></head><body>"
+            "<h1>kopf-scheduler simulate</h1>"
+            f'<div class="runs">{"".join(cols)}</div>'
+            f'<h2>Pods placed differently</h2><table id="differences"><tr><th>pod</th>'
+            f'{"".join(f"<th>{html.escape(n)}</th>" for n in names)}</tr>{diff_rows}</table>'
+            "</body></html>\n")
