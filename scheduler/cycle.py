@@ -230,14 +230,14 @@ class Scheduler:
         if not s.is_success():
             a.status = s
             return a
-        row = fwk.select_host(feasible, totals)
+        pos = fwk.select_position(totals)
         if explain or (self.decisions is not None and self.decisions.enabled):
-            a.scored = (feasible, totals, per_plugin, row)
-        a.node = snapshot.node_info(row).name
+            a.scored = (feasible, totals, per_plugin, pos)
+        a.node = snapshot.node_info(int(feasible[pos])).name
         return a
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
-                preemption: dict[str, object] | None) -> None:
+                preemption: tuple[str, tuple[str, ...]] | None) -> None:
         """Keep this attempt's decision record (``framework/decision.py``), when recording is on."""
         store = self.decisions
         if store is None or not store.enabled:
@@ -245,17 +245,19 @@ class Scheduler:
         store.put(self._make_record(fwk, info, a, snapshot, preemption, store.top_nodes))
 
     def _make_record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
-                     preemption: dict[str, object] | None, top_nodes: int) -> DecisionRecord:
-        scores: TopScores | list[dict[str, object]] = []
+                     preemption: tuple[str, tuple[str, ...]] | None, top_nodes: int) -> DecisionRecord:
+        scores: TopScores | None = None
         if a.scored is not None:
-            rows, totals, per_plugin, row = a.scored
-            chosen = np.flatnonzero(rows == row)
+            rows, totals, per_plugin, pos = a.scored
             scores = top_scores(rows, totals, per_plugin, fwk.score_weights(), top_nodes,
-                                lambda r: snapshot.table.info(r).name, int(chosen[0]) if len(chosen) else None)
+                                lambda r: snapshot.table.info(r).name, pos)
         # A pod left pending: the FitError's histogram, nodes a PreFilter excluded included. A pod
         # placed: the nodes evaluated and rejected on the way (the search stopped once it had enough).
         nts = a.diagnosis.node_to_status
-        filtered = dict(reason_histogram(a.num_all_nodes if a.node is None else len(nts), a.diagnosis))
+        if a.node is not None and not len(nts):
+            filtered: tuple[tuple[str, int], ...] = ()           # nothing rejected on the way
+        else:
+            filtered = tuple(reason_histogram(a.num_all_nodes if a.node is None else len(nts), a.diagnosis).items())
         return DecisionRecord(info.key, fwk.profile_name, fwk.generation, info.attempts, time.time(), a.node,
                               a.evaluated, a.feasible, filtered, scores, preemption)
 
@@ -276,11 +278,9 @@ class Scheduler:
             if all_nodes:
                 scored: dict[str, dict[str, object]] = {}
                 if a.scored is not None:
-                    rows, totals, per_plugin, row = a.scored
-                    chosen = np.flatnonzero(rows == row)
+                    rows, totals, per_plugin, pos = a.scored
                     for s in top_scores(rows, totals, per_plugin, fwk.score_weights(), k,
-                                        lambda r: snapshot.table.info(r).name,
-                                        int(chosen[0]) if len(chosen) else None).to_json():
+                                        lambda r: snapshot.table.info(r).name, pos).to_json():
                         scored[str(s["node"])] = s
                 nts = a.diagnosis.node_to_status
                 for row in snapshot.node_order.tolist():
@@ -322,8 +322,8 @@ class Scheduler:
                     self.queue.nominator.add(info.pod, nominated)
         info.unschedulable_plugins = set(diag.unschedulable_plugins)
         info.pending_plugins = set(diag.pending_plugins)
-        self._record(fwk, info, a, snapshot, None if not nominated else {
-            "nominatedNode": nominated, "victims": sorted(getattr(result, "victims", ()) or ())})
+        self._record(fwk, info, a, snapshot, None if not nominated else (
+            nominated, tuple(sorted(getattr(result, "victims", ()) or ()))))
         message = fit_error_message(a.num_all_nodes, diag)
         return Failure(info, fwk, s, message, started, nominated_node=nominated)
 

@@ -385,10 +385,12 @@ def format_comparison(result: dict[str, Any]) -> str:
 @click.option("--mode", type=click.Choice(["core", "e2e"]), default="core", show_default=True,
               help="core: the scheduling core in-process; e2e: the operator against the simulated cluster.")
 @click.option("--repeat", type=click.IntRange(1, 50), default=1, show_default=True, help="Runs per workload (medians).")
+@click.option("--decision-records", default=10_000, show_default=True, type=click.IntRange(0),
+              help="As run --decision-records: 0 measures the scheduler with recording off.")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
 def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
-          repeat: int, output: str, seed: int) -> None:
+          repeat: int, decision_records: int, output: str, seed: int) -> None:
     """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
     import json
 
@@ -400,7 +402,7 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
         raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
                                  param_hint="--workload")
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
-                                  mode=mode, repeat=repeat, seed=seed,
+                                  mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   progress=lambda m: click.echo(m, err=True))
     click.echo(json.dumps({"results": results}, indent=2) if output == "json" else format_table(results))
     for p in problems:

@@ -32,6 +32,7 @@ from typing import Any
 
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import WORKLOADS, Churn, Size, Workload, make_node, template
+from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.service import SchedulerService
 
@@ -188,9 +189,10 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), churn.interval)
 
 
-async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any]) -> RunResult:
+async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any],
+               decision_records: int = DEFAULT_CAPACITY) -> RunResult:
     sink = SinkClient()
-    service = SchedulerService(sink, seed=seed)
+    service = SchedulerService(sink, seed=seed, decision_records=decision_records)
     sink.service = service
     st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
     if not st.accepted:
@@ -239,7 +241,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
 
 
 def run_core(workload: str, size: Size, *, seed: int = 0, time_limit: float = 600.0,
-             profile: dict[str, Any] | None = None) -> RunResult:
-    """One run of ``workload`` at ``size`` in this process (a fresh event loop)."""
+             profile: dict[str, Any] | None = None, decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+    """One run of ``workload`` at ``size`` in this process (a fresh event loop); ``decision_records``
+    as ``run --decision-records`` (the product's default: on)."""
     logging.getLogger("kopf_scheduler").setLevel(logging.WARNING)
-    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}))
+    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}, decision_records))

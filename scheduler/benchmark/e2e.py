@@ -33,6 +33,7 @@ from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import TEMPLATES, WORKLOADS, Churn, Size, Workload, make_node
 from scheduler.errors import ClientError
+from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.kubeapi.client import gather_limited
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
@@ -135,7 +136,8 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), churn.interval)
 
 
-async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path) -> RunResult:
+async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path,
+               decision_records: int = DEFAULT_CAPACITY) -> RunResult:
     kubeconfig = home / "kubeconfig"
     cluster, _ = processes.start_cluster(kubeconfig)
     operator: subprocess.Popen[str] | None = None
@@ -161,7 +163,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             operator = subprocess.Popen(
                 processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
                               f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}",
-                              *processes.SCHEDULER_PERF_CLIENT),
+                              *processes.SCHEDULER_PERF_CLIENT, "--decision-records", str(decision_records)),
                 stdout=log, stderr=subprocess.STDOUT, text=True)
             if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
@@ -198,6 +200,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         peak_rss=rss, seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete)
 
 
-def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0) -> RunResult:
+def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,
+            decision_records: int = DEFAULT_CAPACITY) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="kopf-scheduler-bench-") as home:
-        return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home)))
+        return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home), decision_records))

@@ -22,14 +22,15 @@ from typing import Any
 
 from scheduler.benchmark.core import RunResult, run_core
 from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.framework.decision import DEFAULT_CAPACITY
 
 __all__ = ["format_table", "median_result", "run_bench"]
 
 Runner = Callable[[str, Size], RunResult]
 
 
-def _core(workload: str, size: Size, seed: int) -> RunResult:
-    return run_core(workload, size, seed=seed)
+def _core(workload: str, size: Size, seed: int, decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+    return run_core(workload, size, seed=seed, decision_records=decision_records)
 
 
 def _in_child(fn: Callable[..., RunResult], *args: Any) -> RunResult:
@@ -52,7 +53,8 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
 
 def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: int | None = None,
               pods: int | None = None, mode: str = "core", repeat: int = 1, seed: int = 0, isolate: bool = True,
-              progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+              progress: Callable[[str], None] | None = None, decision_records: int = DEFAULT_CAPACITY
+              ) -> tuple[list[dict[str, Any]], list[str]]:
     """Results (medians) per workload, and the problems seen: runs that did not finish, and medians
     below the workload's threshold at its thresholded size."""
     results: list[dict[str, Any]] = []
@@ -66,10 +68,11 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
         runs: list[RunResult] = []
         for k in range(repeat):
             if mode == "core":
-                r = _in_child(_core, name, size, seed + k) if isolate else _core(name, size, seed + k)
+                r = (_in_child(_core, name, size, seed + k, decision_records) if isolate
+                     else _core(name, size, seed + k, decision_records))
             else:
                 from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
-                r = run_e2e(name, size, seed=seed + k)
+                r = run_e2e(name, size, seed=seed + k, decision_records=decision_records)
             if not r.complete:
                 problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
             if progress is not None:

@@ -26,8 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -40,25 +39,28 @@ DEFAULT_CAPACITY = 10_000
 DEFAULT_TOP_NODES = 3
 
 
-@dataclass(frozen=True, slots=True)
-class TopScores:
-    """The best nodes of a Score run, as arrays: formatted only when a record is read, so the
-    cycle pays for a few numpy slices, not for building dicts nobody may ever ask for."""
+class TopScores(NamedTuple):
+    """The best nodes of a Score run: formatted only when a record is read, so the cycle pays
+    for a few scalar reads, not for building dicts nobody may ever ask for. Plain tuples of ints
+    and strings, so the garbage collector untracks them: ten thousand kept records must not make
+    every full collection of the scheduler's process longer."""
 
     nodes: tuple[str, ...]
     totals: tuple[int, ...]                       # per node
     plugins: tuple[str, ...]
-    scores: tuple[tuple[int, ...], ...]           # per plugin: per node, normalised (unweighted)
-    weights: tuple[int, ...]                      # per plugin
+    scores: tuple[int, ...]                       # plugin-major, then node: normalised (unweighted); flat,
+    weights: tuple[int, ...]                      # per plugin                  so one GC pass untracks it
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [{"node": node, "total": int(self.totals[j]),
-                 "plugins": {p: int(self.scores[i][j]) * self.weights[i] for i, p in enumerate(self.plugins)}}
+        k = len(self.nodes)
+        return [{"node": node, "total": self.totals[j],
+                 "plugins": {p: self.scores[i * k + j] * self.weights[i] for i, p in enumerate(self.plugins)}}
                 for j, node in enumerate(self.nodes)]
 
 
-@dataclass(slots=True)
-class DecisionRecord:
+class DecisionRecord(NamedTuple):
+    """One attempt's decision; a tuple of atomic values for the same reason as ``TopScores``."""
+
     pod: str
     profile: str
     profile_generation: int | None
@@ -67,17 +69,18 @@ class DecisionRecord:
     node: str | None
     evaluated_nodes: int
     feasible_nodes: int
-    filtered: dict[str, int] = field(default_factory=dict)
-    scores: TopScores | list[dict[str, Any]] = field(default_factory=list)
-    preemption: dict[str, Any] | None = None
+    filtered: tuple[tuple[str, int], ...] = ()
+    scores: TopScores | None = None
+    preemption: tuple[str, tuple[str, ...]] | None = None      # (nominated node, victims)
 
     def to_json(self) -> dict[str, Any]:
-        scores = self.scores.to_json() if isinstance(self.scores, TopScores) else list(self.scores)
         return {"pod": self.pod, "profile": self.profile, "profileGeneration": self.profile_generation,
                 "attempt": self.attempt,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.time)),
                 "node": self.node, "evaluatedNodes": self.evaluated_nodes, "feasibleNodes": self.feasible_nodes,
-                "filtered": dict(self.filtered), "scores": scores, "preemption": self.preemption}
+                "filtered": dict(self.filtered), "scores": self.scores.to_json() if self.scores else [],
+                "preemption": None if self.preemption is None else {
+                    "nominatedNode": self.preemption[0], "victims": list(self.preemption[1])}}
 
 
 def best_indices(totals: npt.NDArray[np.int64], k: int, chosen: int | None = None) -> list[int]:
@@ -108,21 +111,34 @@ def top_scores(rows: npt.NDArray[np.int64], totals: npt.NDArray[np.int64],
     named: a cycle scores hundreds of nodes, a record keeps three."""
     idx = best_indices(totals, k, chosen)
     plugins = tuple(per_plugin)
-    # Scalars, not fancy indexing: for three positions, item access is several times cheaper.
-    return TopScores(tuple(name_of(int(rows[i])) for i in idx), tuple(totals[i] for i in idx), plugins,
-                     tuple(tuple(per_plugin[p][i] for i in idx) for p in plugins),
-                     tuple(weights.get(p, 1) for p in plugins))
+    # Scalar reads (.item(): Python ints, no numpy objects kept), not fancy indexing: for three
+    # positions, item access is several times cheaper.
+    return TopScores(tuple([name_of(rows.item(i)) for i in idx]), tuple([totals.item(i) for i in idx]), plugins,
+                     tuple([per_plugin[p].item(i) for p in plugins for i in idx]),
+                     tuple([weights.get(p, 1) for p in plugins]))
+
+
+def _plain(record: DecisionRecord) -> tuple[Any, ...]:
+    """The record as exact tuples: CPython's collector untracks only *exact* tuples of atomic
+    values (never a NamedTuple), and a kept record must cost no full collection anything."""
+    scores = tuple(record.scores) if record.scores is not None else None
+    pre = record.preemption
+    return (*record[:9], scores, tuple(pre) if pre is not None else None)
+
+
+def _record(t: tuple[Any, ...]) -> DecisionRecord:
+    return DecisionRecord._make((*t[:9], TopScores._make(t[9]) if t[9] is not None else None, t[10]))
 
 
 class DecisionStore:
     """The latest record per pod (``namespace/name``), bounded; thread-safe (the worker writes,
-    the serving handler and the runtime read)."""
+    the serving handler and the runtime read). Records are kept as plain tuples (``_plain``)."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, top_nodes: int = DEFAULT_TOP_NODES) -> None:
         if capacity < 0 or top_nodes < 0:
             raise ValueError("capacity and top_nodes must be >= 0")
         self.capacity, self.top_nodes = capacity, top_nodes
-        self._records: OrderedDict[str, DecisionRecord] = OrderedDict()
+        self._records: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -132,15 +148,22 @@ class DecisionStore:
     def put(self, record: DecisionRecord) -> None:
         if not self.capacity:
             return
+        plain = _plain(record)
         with self._lock:
-            self._records[record.pod] = record
+            self._records[record.pod] = plain
             self._records.move_to_end(record.pod)
             while len(self._records) > self.capacity:
                 self._records.popitem(last=False)
 
     def get(self, key: str) -> DecisionRecord | None:
         with self._lock:
-            return self._records.get(key)
+            t = self._records.get(key)
+        return _record(t) if t is not None else None
+
+    def kept(self) -> list[tuple[Any, ...]]:
+        """The stored tuples themselves (tests: that the collector can untrack them)."""
+        with self._lock:
+            return list(self._records.values())
 
     def forget(self, key: str) -> None:
         with self._lock:

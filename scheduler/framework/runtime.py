@@ -633,8 +633,12 @@ class Framework:
 
     def select_host(self, rows: Rows, totals: Scores) -> int:
         """The row with the highest total; ties are broken uniformly at random (seedable)."""
+        return int(rows[self.select_position(totals)])
+
+    def select_position(self, totals: Scores) -> int:
+        """``select_host``'s choice as a position into the scored rows (decision records use it)."""
         best = np.flatnonzero(totals == totals.max())
-        return int(rows[best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]])
+        return int(best[0] if len(best) == 1 else best[self.rng.randrange(len(best))])
 
     # --- Reserve / Permit ------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:

@@ -151,7 +151,7 @@ def test_decision_records_are_served_as_metrics_are(served: Any) -> None:
     from scheduler.framework.decision import DecisionRecord
     cluster, rt, _ = served
     rt.service.decisions.put(DecisionRecord("shop/web-0", "default-scheduler", 3, 2, 0.0, "n7", 5, 2,
-                                            {"Insufficient cpu": 3}, [], None))
+                                            (("Insufficient cpu", 3),)))
     port = rt.http_ports[0]
     assert get(port, "/debug/decisions/shop/web-0")[0] == 401
     assert get(port, "/debug/decisions/shop/web-0", "dev-token")[0] == 403

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler.framework.decision import DecisionRecord, DecisionStore, top_scores
+from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, top_scores
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -20,10 +20,30 @@ SHAPE = ["pod", "profile", "profileGeneration", "attempt", "time", "node", "eval
 
 def test_json_shape_is_exactly_the_contract() -> None:
     r = DecisionRecord("shop/web-0", "default-scheduler", 3, 2, 1796292000.0, "n7", 500, 212,
-                       {"Insufficient cpu": 250}, [{"node": "n7", "total": 412, "plugins": {"A": 12}}], None)
+                       (("Insufficient cpu", 250),), TopScores(("n7",), (412,), ("A", "B"), (100, 12), (4, 1)),
+                       None)
     out = r.to_json()
     assert list(out) == SHAPE
     assert out["time"] == "2026-12-03T10:00:00Z" and out["profileGeneration"] == 3 and out["preemption"] is None
+    assert out["filtered"] == {"Insufficient cpu": 250}
+    assert out["scores"] == [{"node": "n7", "total": 412, "plugins": {"A": 400, "B": 12}}]
+    assert r._replace(preemption=("n2", ("a/v1",))).to_json()["preemption"] == {"nominatedNode": "n2",
+                                                                               "victims": ["a/v1"]}
+
+
+def test_records_hold_only_atomic_values() -> None:
+    """So the garbage collector untracks them (ten thousand kept records, no longer full collections)."""
+    import gc
+    rec = DecisionRecord("a/b", "p", 1, 1, 0.0, "n", 3, 3, (("r", 1),),
+                         top_scores(np.array([0, 1], np.int64), np.array([5, 9], np.int64),
+                                    {"A": np.array([1, 2], np.int64)}, {"A": 2}, 3, lambda r: f"n{r}"))
+    store = DecisionStore()
+    store.put(rec)
+    for _ in range(3):          # an exact tuple is untracked once the collector sees only atomic values in it
+        gc.collect()
+    (kept,) = store.kept()
+    assert not gc.is_tracked(kept) and not any(gc.is_tracked(x) for x in kept)
+    assert store.get("a/b") == rec                                  # and read back as it went in
 
 
 def test_top_scores_are_the_best_totals_with_weighted_plugin_scores() -> None:
