@@ -134,7 +134,8 @@ def test_a_median_below_the_bar_fails_with_upstreams_text(monkeypatch: pytest.Mo
     from scheduler.benchmark import report
     from scheduler.benchmark.core import RunResult
 
-    def fake(workload: str, size: Size, seed: int) -> RunResult:
+    def fake(workload: str, size: Size, seed: int, decision_records: int) -> RunResult:
+        assert decision_records == 10000    # the default store is on in every bench run
         avg = 600.0 + seed           # seeds 0, 1, 2: median 601
         return RunResult(workload, "core", size, summary([avg, avg]), 0.001, 0.002, 1, 10.0, size.pods, True)
 
