@@ -65,6 +65,7 @@ MAX_UTILIZATION = 100
 # more resources than that (many extended resources) takes the row-matrix path instead.
 _MAX_PACKED = 60
 _PREFILTER_KEY = "PreFilter" + FIT_NAME
+_PRESCORE_KEY = "PreScore" + FIT_NAME
 _SKIP = Status(Code.SKIP)
 
 
@@ -85,7 +86,11 @@ class _Request:
 
 
 class NodeResourcesFit:
-    """Upstream's ``noderesources.Fit``: PreFilter, Filter, Score, EnqueueExtensions."""
+    """Upstream's ``noderesources.Fit``: PreFilter, Filter, PreScore, Score, EnqueueExtensions.
+
+    PreScore computes the pod's request for each scored resource once per cycle (upstream's
+    ``calculatePodResourceRequestList``, with the non-zero defaults for cpu and memory) and Score
+    reads it; Score computes it itself when called without PreScore (explain, tests)."""
 
     name = FIT_NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
@@ -186,13 +191,23 @@ class NodeResourcesFit:
         full_ids[failed] = ids.reshape(-1)
         return FilterVerdict(failed, statuses, full_ids)
 
-    # --- Score -----------------------------------------------------------------------------
+    # --- PreScore / Score ------------------------------------------------------------------
+    def _score_requests(self, pod: Pod) -> tuple[int, ...]:
+        return tuple(_pod_request(pod, name, non_zero=True) for name, _ in self._resources)
+
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        # Never Skip: the non-zero defaults give every pod a cpu and memory request to score.
+        state.write(_PRESCORE_KEY, self._score_requests(pod))
+        return SUCCESS
+
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
         big = _big_positions(snapshot, rows)
-        for name, weight in self._resources:
-            pod_req = _pod_request(pod, name, non_zero=True)
+        requests = state.get(_PRESCORE_KEY)
+        if not isinstance(requests, tuple) or len(requests) != len(self._resources):
+            requests = self._score_requests(pod)
+        for (name, weight), pod_req in zip(self._resources, requests):
             if pod_req == 0 and _is_extended(name):
                 continue  # an extended resource the pod doesn't request is not scored
             pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
@@ -381,9 +396,10 @@ def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handl
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin
+    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin, PreScorePlugin
 
     _: type[BatchFilterPlugin] = NodeResourcesFit
     __: type[BatchScorePlugin] = NodeResourcesFit
     ___: type[PreFilterPlugin] = NodeResourcesFit
+    _____: type[PreScorePlugin] = NodeResourcesFit
     ____: type[BatchScorePlugin] = NodeResourcesBalancedAllocation

@@ -2,8 +2,9 @@
 
 Filter: a node with a NoSchedule or NoExecute taint the pod does not tolerate is
 UnschedulableAndUnresolvable, with ``node(s) had untolerated taint {key: value}`` naming the first
-such taint. Score: the number of PreferNoSchedule taints not tolerated by the pod's tolerations with
-an empty or PreferNoSchedule effect, normalised in reverse (fewer is better).
+such taint. PreScore: the pod's tolerations with an empty or PreferNoSchedule effect, once per cycle (upstream's
+``getAllTolerationPreferNoSchedule``). Score: the number of PreferNoSchedule taints those do not
+tolerate, normalised in reverse (fewer is better).
 
 Both are computed once per *distinct taint set* and fanned out to the rows with one fancy index.
 """
@@ -27,10 +28,11 @@ from scheduler.framework.interfaces import (
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Status
-from scheduler.model import Pod, Taint
+from scheduler.model import Pod, Taint, Toleration
 from scheduler.plugins.helpers import default_normalize_score, derived, untolerated_taint_per_set
 
 NAME = "TaintToleration"
+_PRESCORE_KEY = "PreScore" + NAME
 _HARD = frozenset({"NoSchedule", "NoExecute"})
 
 
@@ -39,7 +41,8 @@ def untolerated_reason(taint: Taint) -> str:
 
 
 class TaintToleration:
-    """Upstream's ``tainttoleration.TaintToleration``: Filter, Score (NormalizeScore), EnqueueExtensions."""
+    """Upstream's ``tainttoleration.TaintToleration``: Filter, PreScore, Score (NormalizeScore),
+    EnqueueExtensions."""
 
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
@@ -56,9 +59,18 @@ class TaintToleration:
                     for x in per_set]
         return FilterVerdict(failed, statuses, set_ids.astype(np.int64))
 
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        # Never Skip: a pod without tolerations is still scored (an untolerated PreferNoSchedule
+        # taint counts against the node), as upstream.
+        state.write(_PRESCORE_KEY, _prefer_no_schedule(pod))
+        return SUCCESS
+
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         t = snapshot.table
-        prefer = tuple(tol for tol in pod.tolerations if tol.effect in ("", "PreferNoSchedule"))
+        # PreScore's state; computed here when a caller scores without it (explain, tests).
+        prefer = state.get(_PRESCORE_KEY)
+        if not isinstance(prefer, tuple):
+            prefer = _prefer_no_schedule(pod)
 
         def counts() -> Scores:
             return np.array([sum(1 for x in taints if x.effect == "PreferNoSchedule"
@@ -79,12 +91,17 @@ class TaintToleration:
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")))
 
 
+def _prefer_no_schedule(pod: Pod) -> tuple[Toleration, ...]:
+    return tuple(tol for tol in pod.tolerations if tol.effect in ("", "PreferNoSchedule"))
+
+
 def new(args: None, handle: Handle) -> TaintToleration:
     return TaintToleration()
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin
+    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreScorePlugin
 
     _: type[BatchFilterPlugin] = TaintToleration
     __: type[BatchScorePlugin] = TaintToleration
+    ___: type[PreScorePlugin] = TaintToleration

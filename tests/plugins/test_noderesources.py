@@ -154,3 +154,18 @@ def test_balanced_allocation_at_extremes() -> None:
     # 1e30 CPUs half used, memory idle: exactly upstream's |0.5 - 0| / 2 = 0.25 -> 75.
     assert run_score(plugin, pod("p", "1m", "1"), [node("n", "1e30", "1e30")],
                      [pod("e", "5e29", None, node_name="n")]) == [75]
+
+
+def test_fit_prescore_never_skips_and_score_agrees_without_it() -> None:
+    # Upstream's Fit.PreScore (fit.go) always succeeds, writing the pod's requests per scored resource
+    # with the non-zero defaults: a pod that requests nothing is scored as 100m cpu / 200Mi memory.
+    from tests.builders import setup
+    plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
+    nodes = [node("n1", "4", "10000", pods=110), node("n2", "6", "10000", pods=110)]
+    for p in (pod("p", "3", "5000"), pod("empty")):
+        snap, state, rows = setup(nodes, [])
+        assert plugin.pre_score(state, p, snap, rows).is_success()
+        with_state = plugin.score_nodes(state, p, snap, rows).tolist()
+        snap, state, rows = setup(nodes, [])
+        assert plugin.score_nodes(state, p, snap, rows).tolist() == with_state
+    assert run_score(plugin, pod("empty"), nodes) != [0, 0]

@@ -33,3 +33,17 @@ def test_taint_prefer_no_schedule_score() -> None:
     two = [*soft, {"key": "b", "value": "2", "effect": "PreferNoSchedule"}]
     got = run_score(TT, pod("p"), [node("n0"), node("n1", taints=soft), node("n2", taints=two)])
     assert got == [100, 50, 0]
+
+
+def test_taint_prescore_never_skips_and_score_agrees_without_it() -> None:
+    # Upstream's PreScore (taint_toleration.go) always succeeds: a pod without tolerations is
+    # still scored. Score called without PreScore (explain) gives the same numbers.
+    from tests.builders import setup
+    soft = [{"key": "a", "value": "1", "effect": "PreferNoSchedule"}]
+    nodes = [node("n0"), node("n1", taints=soft)]
+    for p in (pod("p"), pod("q", spec={"tolerations": [{"key": "a", "operator": "Exists"}]})):
+        snap, state, rows = setup(nodes, [])
+        assert TT.pre_score(state, p, snap, rows).is_success()
+        with_state = TT.score_nodes(state, p, snap, rows).tolist()
+        snap, state, rows = setup(nodes, [])
+        assert TT.score_nodes(state, p, snap, rows).tolist() == with_state
