@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from typing import TextIO
 
 import click
 
@@ -40,7 +41,7 @@ def config() -> None:
 
 @config.command("import")
 @click.argument("file", type=click.File("r"))
-def config_import(file: click.utils.LazyFile) -> None:
+def config_import(file: TextIO) -> None:
     """Print one SchedulingProfile per profiles[] entry of a KubeSchedulerConfiguration (v1) FILE ('-': stdin).
 
     The top-level percentageOfNodesToScore and backoff settings are folded into each profile. Each
