@@ -1,7 +1,8 @@
 """The ``kopf-scheduler`` command line: the ``[project.scripts]`` entry point (upstream's ``NewSchedulerCommand``).
 
 Commands: ``run`` (the operator against a cluster: ``runtime``), ``simulate`` (the operator against the
-embedded simulated cluster: ``simulate``), ``crd`` (print the SchedulingProfile CRD), ``cluster``
+embedded simulated cluster: ``simulate``), ``crd`` (print the SchedulingProfile CRD), ``config import``
+(a KubeSchedulerConfiguration as SchedulingProfiles: ``scheduler.profiles.import_config``), ``cluster``
 (serve the simulated cluster: ``scheduler.simulator``), and the measurements of ``scheduler.benchmark``:
 ``cluster-bench``, ``bench`` (the scheduler_perf workloads) and ``soak``. Each command imports what it
 needs when it runs. Next to read: ``runtime``.
@@ -13,7 +14,7 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -32,6 +33,45 @@ def main() -> None:
 def crd() -> None:
     """Print the SchedulingProfile CustomResourceDefinition as YAML."""
     click.echo(crd_yaml(), nl=False)
+
+
+@main.group()
+def config() -> None:
+    """Bring a kube-scheduler configuration across."""
+
+
+@config.command("import")
+@click.argument("file", type=click.File("r"))
+def config_import(file: TextIO) -> None:
+    """Print one SchedulingProfile per profiles[] entry of a KubeSchedulerConfiguration (v1) FILE ('-': stdin).
+
+    The top-level percentageOfNodesToScore and backoff settings are folded into each profile. Each
+    field that does not come across is named on stderr, and so is a profile that would be rejected."""
+    import yaml
+
+    from scheduler.errors import ProfileError
+    from scheduler.plugins.registry import Registry
+    from scheduler.profiles.compile import compile_profile, parse_spec
+    from scheduler.profiles.import_config import import_configuration
+    try:
+        docs = [d for d in yaml.safe_load_all(file) if d is not None]
+    except yaml.YAMLError as e:
+        raise click.ClickException(f"{file.name}: not YAML: {e}") from None
+    if len(docs) != 1:
+        raise click.ClickException(f"{file.name}: expected one KubeSchedulerConfiguration document, found {len(docs)}")
+    try:
+        result = import_configuration(docs[0])
+    except ProfileError as e:
+        raise click.ClickException(f"{file.name}: {e}") from None
+    for line in result.unsupported:
+        click.echo(f"warning: {line}", err=True)
+    registry = Registry()
+    for i, obj in enumerate(result.profiles):
+        try:
+            compile_profile(parse_spec(obj["spec"]), registry=registry)
+        except ProfileError as e:
+            click.echo(f"warning: profiles[{i}] ({obj['spec']['schedulerName']}): would be rejected: {e}", err=True)
+    click.echo(yaml.safe_dump_all(result.profiles, sort_keys=False), nl=False)
 
 
 @main.command()
