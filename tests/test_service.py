@@ -219,3 +219,63 @@ def test_profiles_configure_or_disable_preemption() -> None:
     (_, _, message, _), = client.failures
     assert message == "0/1 nodes are available: 1 Insufficient cpu."      # no PostFilter, no preemption
     assert client.preempted == []
+
+
+def test_an_unreadable_pod_gets_a_failed_scheduling_event_naming_the_field_and_keeps_its_queue_entry(
+        monkeypatch: Any) -> None:
+    """A pod the scheduler cannot read (here a field of the wrong JSON type, which cannot become a
+    Go object either) is reported where it is read: ``on_pod`` raises a ParseError naming the pod and
+    the field and changes nothing, so the version already queued stays queued and is scheduled; the
+    operator's watch handler turns the error into a FailedScheduling Warning Event and
+    PodScheduled=False with that text. A pod unreadable from the start is queued once readable."""
+    import pytest
+
+    from scheduler.app.runtime import OperatorRuntime
+    from scheduler.errors import ParseError
+    from scheduler.kubeapi.config import KubeConfig
+
+    def unreadable(name: str) -> dict[str, Any]:
+        body = pod_obj(name)
+        body["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": "z1"}]}]}}}
+        return body
+    field = ("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+             ".matchExpressions[0].values")
+    problem = f"Pod default/web {field}: must be a list of strings"
+
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("web"))
+    with pytest.raises(ParseError) as e:
+        s.on_pod("MODIFIED", unreadable("web"))
+    assert str(e.value) == problem
+    assert s.queue.where("uid-web") == "active"
+    asyncio.run(drain(s))
+    assert client.bound == {"uid-web": "n1"}
+
+    rt = OperatorRuntime(KubeConfig(server="https://127.0.0.1:9"), seed=1)      # never started: no connection
+    events: list[tuple[str, str, str, str]] = []
+    conditions: list[tuple[str, str, str]] = []
+
+    async def event(namespace: str, name: str, uid: str, controller: str, type_: str, reason: str, action: str,
+                    note: str, **_: Any) -> None:
+        events.append((name, type_, reason, note))
+
+    async def set_condition(namespace: str, name: str, uid: str, reason: str, message: str,
+                            nominated_node: str | None) -> None:
+        conditions.append((name, reason, message))
+    monkeypatch.setattr(rt.client, "event", event)
+    monkeypatch.setattr(rt.client, "set_condition", set_condition)
+    monkeypatch.setattr(rt, "submit", asyncio.run)           # the worker loop's job, done in place
+    rt.service.on_profile("p", {"schedulerName": "s1"})
+    rt.pod_event("ADDED", pod_obj("web"))
+    rt.pod_event("MODIFIED", unreadable("web"))
+    note = f"the scheduler cannot read this pod: {problem}"
+    assert events == [("web", "Warning", "FailedScheduling", note)]
+    assert conditions == [("web", "SchedulerError", note)]
+    assert rt.service.queue.where("uid-web") == "active"
+    rt.pod_event("ADDED", unreadable("late"))
+    assert rt.service.queue.where("uid-late") is None and [e[0] for e in events] == ["web", "late"]
+    rt.pod_event("MODIFIED", pod_obj("late"))
+    assert rt.service.queue.where("uid-late") == "active"
