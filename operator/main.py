@@ -1,8 +1,9 @@
 """Kopf entry script of kopf-scheduler (loaded by path: ``operator/`` is not a package).
 
 Everything here is an adapter: settings, the login from the scheduler's own kubeconfig, and the
-probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespaces) and
-``on_budgets.py``; pods, the hot path, come from the runtime's own informer on the worker's loop
+probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespaces),
+``on_budgets.py`` and ``on_selectors.py`` (Services and controllers); pods, the hot path, come
+from the runtime's own informer on the worker's loop
 (``scheduler/app/runtime.py`` says why). The scheduler (``memo.service``) and its runtime
 (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf starts.
 """

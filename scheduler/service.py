@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Cache
+from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
@@ -115,6 +116,10 @@ class SchedulerService:
         self.decisions = DecisionStore(decision_records, decision_top_nodes)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
                                    decisions=self.decisions)
+        # Services and controllers: PodTopologySpread's default selector (upstream's DefaultSelector).
+        self.selector_owners = SelectorOwners()
+        if default_selector is None:
+            default_selector = self.selector_owners.default_selector
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
@@ -350,6 +355,15 @@ class SchedulerService:
                 log.warning("%s", pdb.problem)
             self._pdbs[pdb.key] = pdb
         self._pdb_list = tuple(self._pdbs.values())
+
+    def on_selector_owner(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
+        """A Service, ReplicationController, ReplicaSet or StatefulSet watch event. When the
+        selectors a default spread constraint reads change, the pods a plugin rejected and that
+        registered the kind (PodTopologySpread) are moved, as upstream requeues on these kinds."""
+        if self.selector_owners.on_event(kind, event, body):
+            action = {"ADDED": "Add", "DELETED": "Delete"}.get(event, "Update")
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}),
+                                                                  label=f"{kind}{action}"))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run API work off the cycle (async preemption); ``run_worker`` waits for it on stop."""

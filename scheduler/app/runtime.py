@@ -11,7 +11,8 @@ Startup follows upstream's order:
 4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path
    (``find_operator_dir``: ``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's, or the image's
    ``/app/operator``). They share the service through ``memo.service`` and serve the low-rate kinds:
-   SchedulingProfiles, nodes, namespaces and PodDisruptionBudgets.
+   SchedulingProfiles, nodes, namespaces, PodDisruptionBudgets, and the Services and controllers
+   (ReplicationControllers, ReplicaSets, StatefulSets) whose selectors drive default spreading.
 
 Pods are the one resource Kopf does not watch. They are the hot path (two events per scheduled pod),
 and Kopf's per-event machinery (an object logger, memories, cause detection, a patch per event)
@@ -42,6 +43,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,6 +52,7 @@ from urllib.parse import urlparse
 from aiohttp import web
 
 from scheduler.app.serving import SecureServing, ServingError, start_http
+from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
@@ -64,7 +67,8 @@ __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_
 
 log = logging.getLogger("kopf_scheduler")
 # The informers the initial sync lists (and /readyz reports), each on its own.
-SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", PLURAL, "pods")
+SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", *(plural for _, _, plural, _ in SELECTOR_OWNER_KINDS),
+              PLURAL, "pods")
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -431,11 +435,21 @@ class OperatorRuntime:
             for pdb in listing["items"]:
                 s.on_pdb("ADDED", pdb)
 
+        def owners(kind: str) -> Callable[[dict[str, Any]], None]:
+            def apply(listing: dict[str, Any]) -> None:
+                for obj in listing["items"]:
+                    s.on_selector_owner(kind, "ADDED", obj)
+            return apply
+
         informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
             "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
             "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
             "poddisruptionbudgets": (lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
                                      apply_budgets),
+            # Services and controllers: the selectors PodTopologySpread's default constraints read.
+            **{plural: (partial(self.api.request, "GET", f"/api/{version}/{plural}" if not group
+                                else f"/apis/{group}/{version}/{plural}"), owners(kind))
+               for group, version, plural, kind in SELECTOR_OWNER_KINDS},
             PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
             "pods": (lambda: self.api.list("v1", "Pod"), self.apply_pod_listing),
         }

@@ -6,6 +6,7 @@ Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``.
 from scheduler.model.node import Node, Taint, parse_node
 from scheduler.model.pdb import PodDisruptionBudget, parse_pdb
 from scheduler.model.pod import (
+    ControllerRef,
     HostPort,
     Pod,
     PodAffinityTerm,
@@ -17,6 +18,7 @@ from scheduler.model.pod import (
 from scheduler.model.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
 
 __all__ = [
+    "ControllerRef",
     "HostPort",
     "LabelSelector",
     "Node",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from scheduler.errors import ParseError
 from scheduler.model.node import TAINT_EFFECTS, Taint
@@ -99,6 +99,14 @@ class HostPort:
     port: int
 
 
+class ControllerRef(NamedTuple):
+    """A pod's controlling ownerReference: ``apiVersion``, ``kind`` and ``name``."""
+
+    api_version: str
+    kind: str
+    name: str
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Pod:
     """A pod as the scheduler sees it. Identity is ``uid`` (equality is by identity)."""
@@ -132,6 +140,10 @@ class Pod:
     preempted_by_scheduler: bool = False
     phase: str = "Pending"
     start_time: str = ""
+    # The ownerReference with ``controller: true`` (upstream's ``metav1.GetControllerOf``):
+    # PodTopologySpread's default selector reads the owning ReplicaSet, StatefulSet or
+    # ReplicationController through it.
+    controller: ControllerRef | None = None
 
     @property
     def key(self) -> str:
@@ -147,6 +159,18 @@ class Pod:
 
 
 # --- parsing -------------------------------------------------------------------------------------
+
+def _controller_ref(raw: Any) -> ControllerRef | None:
+    """The controlling owner, if any. The API server validates ownerReferences (at most one
+    controller), so a malformed entry is skipped rather than failing the pod."""
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        return None
+    for ref in raw:
+        if (isinstance(ref, Mapping) and ref.get("controller") is True and isinstance(ref.get("kind"), str)
+                and isinstance(ref.get("name"), str) and isinstance(ref.get("apiVersion"), str)):
+            return ControllerRef(ref["apiVersion"], ref["kind"], ref["name"])
+    return None
+
 
 def _str_map(raw: Any, field: str) -> dict[str, str]:
     if raw is None:
@@ -448,6 +472,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             host_ports=tuple(ports),
             images=tuple(images),
             scheduling_gates=gates,
+            controller=_controller_ref(meta.get("ownerReferences")),
             deleting=bool(meta.get("deletionTimestamp")),
             preempted_by_scheduler=_preempted_by_scheduler(status),
             phase=status.get("phase") or "Pending",

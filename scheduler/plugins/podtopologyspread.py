@@ -225,8 +225,11 @@ class PodTopologySpread:
             if c.topology_key == HOSTNAME:
                 size = len(kept)
             else:
+                # Under System defaulting a node without the key is not ignored: upstream files it
+                # under the pair (key, "") and counts that as one more domain in the weight
+                # (TestPreScoreStateEmptyNodes, "system default constraints and a replicaset").
                 v = col[kept]
-                size = len(np.unique(v[v >= 0]))
+                size = len(np.unique(v[v >= 0])) + int(bool((v < 0).any()))
             weights.append(math.log(size + 2))
             if c.topology_key == HOSTNAME:
                 domain_counts.append(None)
@@ -277,7 +280,14 @@ class PodTopologySpread:
         def same_namespace(pod: Pod, change: object) -> bool:
             other = getattr(change, "new", None) or getattr(change, "old", None)
             return not isinstance(other, Pod) or other.namespace == pod.namespace
-        return (ClusterEventWithHint(ClusterEvent("Pod", "*"), same_namespace),
+        def uses_defaults(pod: Pod, change: object) -> bool:
+            # Only a pod without constraints of its own reads the Services' and controllers' selectors.
+            return not pod.topology_spread
+        owners = () if not self._defaults else tuple(
+            ClusterEventWithHint(ClusterEvent(kind, "*"), uses_defaults)
+            for kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"))
+        return (*owners,
+                ClusterEventWithHint(ClusterEvent("Pod", "*"), same_namespace),
                 ClusterEventWithHint(ClusterEvent("Node", "Add")),
                 ClusterEventWithHint(ClusterEvent("Node", "Delete")),
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")),

@@ -67,3 +67,33 @@ def test_spread_system_defaults_need_a_default_selector() -> None:
     assert run_score(without, p, nodes, existing) == [0, 0]  # no constraints: PreScore skips
     got = run_score(with_selector, p, nodes, existing)
     assert got[1] == 100 and got[0] < 100  # hostname maxSkew 3, zone maxSkew 5: spread away from a1
+
+
+def test_prescore_state_system_defaults_and_a_replicaset() -> None:
+    """scoring_test.go TestPreScoreStateEmptyNodes, "system default constraints and a replicaset":
+    nodes without a zone are not excluded under System defaulting; they are one more zone, so
+    the weights are log(4+2) for the hostname and log(2+2) for the zone."""
+    import math
+
+    from scheduler.cache.selector_owners import SelectorOwners
+    from scheduler.model import parse_pod
+    from tests.builders import setup
+
+    owners = SelectorOwners()
+    owners.on_event("ReplicaSet", "ADDED", {"metadata": {"namespace": "default", "name": "rs1"},
+                                            "spec": {"selector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}})
+    plugin = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(defaultingType="System"),
+                                                 owners.default_selector)
+    p = parse_pod({"metadata": {"name": "p", "namespace": "default", "labels": {"foo": "tar", "baz": "sup"},
+                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs1",
+                                                     "uid": "u", "controller": True}]},
+                   "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    zone = {"topology.kubernetes.io/zone": "mars"}
+    nodes = [node("node-a", labels=zone), node("node-b", labels=zone), node("node-c"), node("node-d")]
+    snap, state, rows = setup(nodes, [])
+    assert plugin.pre_score(state, p, snap, rows).is_success()
+    got = state.read("PreScore" + podtopologyspread.NAME, object)
+    assert [c.topology_key for c in got.constraints] == [podtopologyspread.HOSTNAME, podtopologyspread.ZONE]
+    assert [c.max_skew for c in got.constraints] == [3, 5]
+    assert got.weights == [math.log(4 + 2), math.log(2 + 2)]
+    assert not got.ignored.any()
