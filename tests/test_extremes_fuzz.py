@@ -105,13 +105,16 @@ init_container = st.builds(lambda c, always: {**c, **({"restartPolicy": "Always"
                            container, st.booleans())
 key = st.sampled_from(["zone", "kubernetes.io/hostname", "rack", "k"])
 label_value = st.sampled_from(["a", "b", "1", "9" * 19, "-9223372036854775808", "x" * 63])
-selector = st.fixed_dictionaries({"matchLabels": st.dictionaries(key, label_value, max_size=2)})
+# Values inside selectors and affinity terms must be label values (labels.NewRequirement: the API
+# server refuses the pod, and upstream's scheduler errors on it), so no leading "-" there.
+selector_value = st.sampled_from(["a", "b", "1", "9" * 19, "9223372036854775807", "x" * 63])
+selector = st.fixed_dictionaries({"matchLabels": st.dictionaries(key, selector_value, max_size=2)})
 node_requirement = st.one_of(
     st.fixed_dictionaries({"key": key, "operator": st.sampled_from(["In", "NotIn"]),
-                           "values": st.lists(label_value, min_size=1, max_size=3)}),
+                           "values": st.lists(selector_value, min_size=1, max_size=3)}),
     st.fixed_dictionaries({"key": key, "operator": st.sampled_from(["Exists", "DoesNotExist"])}),
     st.fixed_dictionaries({"key": key, "operator": st.sampled_from(["Gt", "Lt"]),
-                           "values": st.sampled_from([["0"], ["9223372036854775807"], ["-9223372036854775808"]]
+                           "values": st.sampled_from([["0"], ["9223372036854775807"], ["0" * 40 + "1"]]
                                                      ).map(list)}))
 term = st.fixed_dictionaries({"matchExpressions": st.lists(node_requirement, min_size=1, max_size=3)})
 pod_term = st.fixed_dictionaries({"labelSelector": selector, "topologyKey": key})

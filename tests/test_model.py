@@ -90,10 +90,6 @@ def spread(max_skew: object, **more: object) -> dict:
     ("node affinity weight as a string", {"containers": [], "affinity": {"nodeAffinity": {
         "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": "5", "preference": {}}]}}},
      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight", "cannot unmarshal string"),
-    ("Gt past int64", {"containers": [], "affinity": {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "k", "operator": "Gt", "values": ["9" * 400]}]}]}}}},
-     "values[0]", "must be an integer"),
 ])
 def test_wrongly_typed_numbers_name_the_field_and_the_type(name: str, spec: dict, field: str, problem: str) -> None:
     with pytest.raises(ParseError) as e:
@@ -135,3 +131,15 @@ def test_malformed_node_is_a_parse_error() -> None:
     with pytest.raises(ParseError) as e:
         parse_node({"metadata": {"name": "n"}, "status": {"images": ["not-an-object"]}})
     assert "Node n" in str(e.value)
+
+
+def test_a_gt_bound_past_int64_drops_its_required_term_as_upstream() -> None:
+    """Not a parse error: upstream's NewLazyErrorNodeSelector keeps the pod and the term's error,
+    and the term matches no node (the API server does not check Gt/Lt bounds)."""
+    p = parse_pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [], "affinity": {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "k", "operator": "Gt", "values": ["9" * 400]}]}]}}}}})
+    assert p.required_node_affinity is not None
+    (err,) = p.required_node_affinity.parse_errors()
+    assert "matchExpressions[0].values[0]" in str(err) and "must be an integer" in str(err)
+    assert not p.required_node_affinity.matches({"k": "1"}, "n")
