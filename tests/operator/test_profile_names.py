@@ -158,3 +158,27 @@ def test_a_300_kib_profile_leaves_no_annotation_over_the_limit(tmp_path: Path) -
         assert sum(len(k) + len(v) for k, v in ours.items()) < 1024, ours
         env.apply(pod("p"))
         env.wait(lambda: bound(env).get("p") == "n0", message="the big profile schedules")
+
+
+def test_a_deleted_profile_stops_scheduling_without_a_finalizer(tmp_path: Path) -> None:
+    """Issue #14 item 10: after `kubectl delete sp X` a new pod for X stays Pending and is not
+    attempted (no FailedScheduling, no attempt counted): the watch's DELETED event removes the
+    profile, and no finalizer is added to see it."""
+    with operator(tmp_path) as env:
+        env.apply(node("n0"))
+        create(env, profile("only", NAME))
+        env.wait(lambda: (c := condition(env, "only")) and c["status"] == "True", message="accepted")
+        assert not env.get_json("sp", "only")["metadata"].get("finalizers")
+        env.apply(pod("before"))
+        env.wait(lambda: bound(env).get("before") == "n0", message="the profile schedules")
+        env.kubectl("delete", "sp", "only", "--wait=true", "--timeout=20s")
+        env.wait(lambda: env.runtime.service.profiles.owner_of(NAME) is None, message="the profile is gone")
+        attempts = env.runtime.service.cycles
+        env.apply(pod("after"))
+        time.sleep(2)
+        p = env.get_json("pod", "after")
+        assert not p["spec"].get("nodeName") and p["status"].get("phase", "Pending") == "Pending"
+        assert not [c for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"]
+        assert not [e for e in env.get_json("events")["items"]
+                    if e["involvedObject"].get("name") == "after" or e.get("regarding", {}).get("name") == "after"]
+        assert env.runtime.service.cycles == attempts
