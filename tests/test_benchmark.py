@@ -48,6 +48,7 @@ SMOKE = {
     "SchedulingPreferredPodAffinity": Size(5, 5, 10), "SchedulingPreferredPodAntiAffinity": Size(5, 5, 10),
     "Unschedulable": Size(5, 1, 10), "SchedulingWithMixedChurn": Size(10, 0, 100),
     "PreemptionBasic": Size(5, 20, 5), "PreemptionAsync": Size(5, 20, 5),
+    "DefaultTopologySpreading": Size(5, 10, 10),
 }
 
 
@@ -66,6 +67,21 @@ def test_workload_schedules_every_measured_pod(name: str) -> None:
     if name == "SchedulingPodAntiAffinity":
         # 1 init + 4 measured pods that repel each other by hostname: 5 pods on 5 different nodes.
         assert len(set(r.placements.values())) == 4
+
+
+def test_default_topology_spreading_spreads_by_the_services_selector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Service the workload creates gives its pods the System default constraints: under
+    MostAllocated they spread over the nodes; without the Service, nothing selects them and they pack."""
+    from dataclasses import replace
+
+    from scheduler.benchmark import workloads
+    most = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}
+    with_service = run_core("DefaultTopologySpreading", Size(6, 0, 12), profile=most, time_limit=60)
+    monkeypatch.setitem(workloads.WORKLOADS, "DefaultTopologySpreading",
+                        replace(WORKLOADS["DefaultTopologySpreading"], services=()))
+    without = run_core("DefaultTopologySpreading", Size(6, 0, 12), profile=most, time_limit=60)
+    assert len(set(with_service.placements.values())) == 6
+    assert len(set(without.placements.values())) == 1
 
 
 def test_preemption_basic_preempts_three_low_pods_per_high_pod() -> None:

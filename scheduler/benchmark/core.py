@@ -31,7 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
-from scheduler.benchmark.workloads import WORKLOADS, Churn, Size, Workload, make_node, template
+from scheduler.benchmark.workloads import (
+    SERVICES,
+    WORKLOADS,
+    Churn,
+    Size,
+    Workload,
+    make_node,
+    service_object,
+    template,
+)
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.service import SchedulerService
@@ -172,6 +181,8 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
             for kind, name in previous:
                 if kind == "node":
                     service.on_node("DELETED", {"metadata": {"name": name}})
+                elif kind == "service":
+                    service.on_selector_owner("Service", "DELETED", {"metadata": {"name": name, "namespace": "churn"}})
                 else:
                     sink.delete(name)
             previous = []
@@ -180,6 +191,10 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
                 name = f"node-churn-{n}"
                 service.on_node("ADDED", make_node(name, pods="0"))
                 previous.append(("node", name))
+            elif t in SERVICES:
+                svc = service_object(t, "churn", n)
+                service.on_selector_owner("Service", "ADDED", svc)
+                previous.append(("service", svc["metadata"]["name"]))
             else:
                 body = next(pod_objects(t, "churn", 1, n, tag="churn-"))
                 sink.add(body)
@@ -201,6 +216,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     for i in range(size.nodes):
         labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
         service.on_node("ADDED", make_node(f"scheduler-perf-{i}", labels))
+    for k, name in enumerate(w.services):
+        service.on_selector_owner("Service", "ADDED", service_object(name, w.namespace, k))
     stop = asyncio.Event()
     worker = asyncio.create_task(service.run_worker(stop))
     try:

@@ -31,7 +31,16 @@ from typing import Any
 from scheduler.benchmark import processes
 from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
-from scheduler.benchmark.workloads import TEMPLATES, WORKLOADS, Churn, Size, Workload, make_node
+from scheduler.benchmark.workloads import (
+    SERVICES,
+    TEMPLATES,
+    WORKLOADS,
+    Churn,
+    Size,
+    Workload,
+    make_node,
+    service_object,
+)
 from scheduler.errors import ClientError
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.kubeapi import KubeClient, load_config
@@ -127,6 +136,10 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
                     node = make_node(f"node-churn-{n}", pods="0")
                     await api.request("POST", "/api/v1/nodes", node)
                     previous.append(f"/api/v1/nodes/{node['metadata']['name']}")
+                elif t in SERVICES:
+                    svc = service_object(t, "churn", n)
+                    await api.request("POST", "/api/v1/namespaces/churn/services", svc)
+                    previous.append(f"/api/v1/namespaces/churn/services/{svc['metadata']['name']}")
                 else:
                     (body,) = _for_api(pod_objects(t, "churn", 1, n, tag="churn-"))
                     await api.request("POST", "/api/v1/namespaces/churn/pods", body)
@@ -158,6 +171,9 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
                                if w.zones else None) for i in range(size.nodes))
             await _create_all(api, lambda o: "/api/v1/nodes", nodes)
+            for k, name in enumerate(w.services):
+                await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
+                                  service_object(name, w.namespace, k))
             metrics_port, health_port = processes.free_port(), processes.free_port()
             log = (home / "operator.log").open("w")
             operator = subprocess.Popen(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TEMPLATES", "WORKLOADS", "Churn", "Size", "Workload", "make_node", "template"]
+__all__ = ["SERVICES", "TEMPLATES", "WORKLOADS", "Churn", "Size", "Workload", "make_node", "service_object", "template"]
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -82,6 +82,29 @@ TEMPLATES: dict[str, Obj] = {
 }
 
 
+# templates/pod-with-label.yaml: no requests, selected by templates/service.yaml.
+TEMPLATES["pod-with-label"] = {"apiVersion": "v1", "kind": "Pod",
+                               "metadata": {"generateName": "pod-", "labels": {"app": "scheduler-perf"}},
+                               "spec": {"containers": [{"name": "pause", "image": PAUSE}]}}
+
+# Objects other than pods, created with ``createAny`` or churned: upstream's templates/service.yaml
+# and templates/churn/service-default.yaml.
+SERVICES: dict[str, Obj] = {
+    "service": {"apiVersion": "v1", "kind": "Service", "metadata": {"generateName": "service-"},
+                "spec": {"selector": {"app": "scheduler-perf"},
+                         "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8000}]}},
+    "service-churn": {"apiVersion": "v1", "kind": "Service", "metadata": {"generateName": "service-churn-"},
+                      "spec": {"selector": {"app": "foo"},
+                               "ports": [{"protocol": "TCP", "port": 8080, "targetPort": 8080}]}},
+}
+
+
+def service_object(name: str, namespace: str, n: int = 0) -> Obj:
+    """Service template ``name`` as an object named as generateName would (``service-0``, ...)."""
+    base = SERVICES[name]
+    return {**base, "metadata": {"name": f"{base['metadata']['generateName']}{n}", "namespace": namespace}}
+
+
 def template(name: str) -> Obj:
     return TEMPLATES[name]
 
@@ -126,6 +149,8 @@ class Workload:
     churn: Churn | None = None
     note: str = ""
     e2e_threshold: float | None = None
+    # Service templates created in ``namespace`` before any pod (upstream's ``createAny``).
+    services: tuple[str, ...] = ()
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at the thresholded (default) size, as upstream's CI."""
@@ -164,8 +189,10 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     _w("Unschedulable", "pod-default", [(5000, 100, 10000)], 590,
        churn=Churn("create", ("pod-high-priority-large-cpu",), 0.2)),
     _w("SchedulingWithMixedChurn", "pod-default", [(5000, 0, 10000)], 710,
-       churn=Churn("recreate", ("node", "pod-high-priority-large-cpu"), 1.0),
-       note="upstream also recreates a Service each second; kopf-scheduler does not watch Services"),
+       churn=Churn("recreate", ("node", "pod-high-priority-large-cpu", "service-churn"), 1.0)),
+    # Default spreading: the System default constraints with the selector derived from a Service.
+    _w("DefaultTopologySpreading", "pod-with-label", [(5000, 5000, 50000), (5000, 5000, 10000), (500, 1000, 1000)],
+       160, zones=_MOON, namespace="service-ns", services=("service",)),
     _w("PreemptionBasic", "pod-high-priority", [(500, 2000, 500), (1000, 4000, 1000)], None,
        init="pod-low-priority"),
     _w("PreemptionAsync", "pod-default", [(5000, 20000, 5000), (500, 2000, 500)], 570,
