@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import itertools
 import logging
 import random
 import secrets
@@ -55,7 +56,15 @@ from scheduler.simulator.decode import (
     summarize,
 )
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
-from scheduler.simulator.params import ParamError, go_quote, path_segment_errors, query_bool, query_int64
+from scheduler.simulator.params import (
+    ListOptions,
+    ParamError,
+    go_quote,
+    list_options,
+    path_segment_errors,
+    query_bool,
+    validate_list_options,
+)
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.selectors import SelectorError, field_matcher, label_matcher
@@ -90,10 +99,20 @@ _PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "
                 "application/apply-patch+yaml"}
 _WITH_GENERATION = {"apps/replicasets", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"   # metav1.InitialEventsAnnotationKey
 
 
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
+
+
+def list_options_invalid(causes: list[tuple[str, str, str]]) -> ApiError:
+    """``NewInvalid(ListOptions.meta.k8s.io, "", errs)``: no name, so none in the details (``omitempty``)."""
+    text = ", ".join(f"{f}: {d}" for f, _, d in causes)
+    text = f"[{text}]" if len(causes) > 1 else text
+    return ApiError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
+                    {"group": "meta.k8s.io", "kind": "ListOptions",
+                     "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
 
 
 def too_large_resource_version(wanted: int, current: int) -> ApiError:
@@ -357,17 +376,19 @@ class ApiServer:
         dry = q.get("dryRun") == "All"
         if verb in ("watch", "list", "deletecollection"):
             try:      # ListOptions, decoded as a whole before anything else: one bad parameter fails the request
-                limit, timeout = query_int64(q, "limit"), query_int64(q, "timeoutSeconds")
+                opts = list_options(q, verb == "watch")
             except ParamError as e:
                 raise bad_request(str(e)) from None
+            if causes := validate_list_options(opts):
+                raise list_options_invalid(causes)
         if name and verb != "watch" and (errs := path_segment_errors(name)):
             # the registry's key functions (NamespaceKeyFunc, NoNamespaceKeyFunc) refuse it
             raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(errs)}")
         if verb == "watch":
-            return await self.watch(request, rt, namespace or None, name, timeout)
+            return await self.watch(request, rt, namespace or None, name, opts)
         if verb == "list":
             await self._wait_fresh(q.get("resourceVersion"))
-            return self.list(request, rt, namespace or None, limit or 0)
+            return self.list(request, rt, namespace or None, opts.limit)
         if verb == "get":
             if sub in ("binding", "eviction"):
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
@@ -523,10 +544,22 @@ class ApiServer:
         raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer')
 
     async def watch(self, request: web.Request, rt: ResourceType, namespace: str | None, name: str,
-                    timeout_seconds: int | None) -> web.StreamResponse:
+                    opts: ListOptions) -> web.StreamResponse:
         """A watch stream. Everything that can fail is checked before the 200 goes out and before the
         watcher is registered, and the watcher is registered in the same step as the snapshot it
-        continues, so no event falls between the two."""
+        continues, so no event falls between the two.
+
+        Where it starts is the watch cache's choice (``Cacher.Watch``, ``getAllEventsSinceLocked``):
+
+        - ``sendInitialEvents=true`` (also a legacy watch from ``""`` or ``"0"``, which ``list_options``
+          defaults to it): the current state as ADDED events, after waiting up to ``FRESH_WAIT`` for a
+          ``resourceVersion`` the store has not reached. A streaming list (``allowWatchBookmarks`` too) then
+          gets a BOOKMARK at the snapshot's resourceVersion annotated ``k8s.io/initial-events-end: "true"``,
+          which client-go's WatchList reflector (kubectl ``wait``, informers) waits for;
+        - ``sendInitialEvents=false``: from now, or the events after ``resourceVersion``;
+        - otherwise (a legacy watch from a resourceVersion): the events after it, or 410 Gone when the
+          history no longer reaches back to it.
+        """
         q = request.query
         match = self._matchers(request, rt, name)
         as_table = "as=Table" in request.headers.get("Accept", "")
@@ -534,26 +567,38 @@ class ApiServer:
         encode = None
         if as_table:
             def encode(kind: str, obj: Obj) -> bytes:
-                ext = external(rt, obj)
+                ext = external(rt, obj) if kind != "BOOKMARK" else obj
                 return _dumps({"type": kind, "object": tables.table(
                     rt, [ext], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include)}) + b"\n"
-        raw_rv = q.get("resourceVersion") or ""
-        since = None if raw_rv in ("", "0") else self._parse_rv(raw_rv)
-        bookmarks = query_bool(q, "allowWatchBookmarks")
+        since = None if opts.resource_version in ("", "0") else self._parse_rv(opts.resource_version)
+        bookmarks = opts.allow_watch_bookmarks
         loop = asyncio.get_running_loop()
         # No timeoutSeconds (or 0): the server's minRequestTimeout (1800 s) times a random factor in [1, 2).
-        timeout = float(timeout_seconds) if timeout_seconds else 1800 + self.rng.random() * 1800
+        timeout = float(opts.timeout_seconds) if opts.timeout_seconds else 1800 + self.rng.random() * 1800
         deadline = loop.time() + timeout
         w = Watcher(rt, namespace, match, encode, max_pending_bytes=self.watch_buffer_bytes)
         # The snapshot the stream starts with is a list of references, encoded chunk by chunk as it is sent:
         # a client that does not read pins one chunk, not an encoded copy of the whole store.
         initial: Iterator[bytes] = iter(())
         expired: bytes | None = None
-        if since is None:
-            snapshot = [o for o in self.store.bucket(rt.store).items(namespace) if match is None or match(o)]
-            initial = (w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o)
-                       for o in snapshot)
-        else:
+        if opts.send_initial_events:
+            # waitUntilWatchCacheFreshAndForceAllEvents: a streaming list never starts behind what it asked for.
+            if since is not None and since > self.store.rv and not await self.store.wait_for_rv(since, FRESH_WAIT):
+                expired = _dumps({"type": "ERROR", "object": too_large_resource_version(since, self.store.rv).body()}
+                                 ) + b"\n"
+            else:
+                # From here to the watcher's registration nothing awaits: the snapshot and the stream are one.
+                snapshot = [o for o in self.store.bucket(rt.store).items(namespace) if match is None or match(o)]
+                added = (w.custom_encode("ADDED", o) if w.custom_encode else encode_event("ADDED", rt, o)
+                         for o in snapshot)
+                if opts.watch_list:
+                    end = self._bookmark(rt, self.store.rv, initial_events_end=True)
+                    end_line = w.custom_encode("BOOKMARK", end) if w.custom_encode else _dumps(
+                        {"type": "BOOKMARK", "object": end}) + b"\n"
+                    initial = itertools.chain(added, (end_line,))
+                else:
+                    initial = added
+        elif since is not None:     # (sendInitialEvents=false from "" or "0" starts now: nothing to replay)
             if since > self.store.rv:
                 # Ahead of the store: the watch cache opens the stream and sends only what comes after
                 # ``since`` (it blocks for freshness only for sendInitialEvents, cacher.go).
@@ -618,9 +663,9 @@ class ApiServer:
                         await asyncio.wait_for(w.wake.wait(), min(remaining, 1.0 if bookmarks else 3600.0))
                     except TimeoutError:
                         if bookmarks and deadline - loop.time() > 0 and self.store.rv > w.after_rv:
-                            await resp.write(_dumps({"type": "BOOKMARK", "object": {
-                                "kind": rt.kind, "apiVersion": rt.api_version,
-                                "metadata": {"resourceVersion": str(self.store.rv)}}}) + b"\n")
+                            mark = self._bookmark(rt, self.store.rv)
+                            await resp.write(w.custom_encode("BOOKMARK", mark) if w.custom_encode else _dumps(
+                                {"type": "BOOKMARK", "object": mark}) + b"\n")
                         continue
                     continue
                 if not await send(*w.take()):
@@ -637,6 +682,15 @@ class ApiServer:
             if w.terminated:
                 self.terminated_watchers += 1
         return resp
+
+    @staticmethod
+    def _bookmark(rt: ResourceType, rv: int, *, initial_events_end: bool = False) -> Obj:
+        """A BOOKMARK's object: an empty object of the kind that carries only the resourceVersion (and,
+        once, the ``k8s.io/initial-events-end`` annotation that ends a streaming list's initial events)."""
+        meta: Obj = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
 
     # ---- writes ---------------------------------------------------------------------------------
     def _namespace_ok(self, rt: ResourceType, namespace: str, name: str) -> None:
