@@ -207,7 +207,7 @@ class NodeResourcesFit:
         requests = state.get(_PRESCORE_KEY)
         if not isinstance(requests, tuple) or len(requests) != len(self._resources):
             requests = self._score_requests(pod)
-        for (name, weight), pod_req in zip(self._resources, requests):
+        for (name, weight), pod_req in zip(self._resources, requests, strict=True):
             if pod_req == 0 and _is_extended(name):
                 continue  # an extended resource the pod doesn't request is not scored
             pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)

@@ -39,7 +39,8 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 # Top-level fields with no place in a profile, and what to do instead.
 _ELSEWHERE = {
-    "clientConnection": "use run --kubeconfig, --kube-api-qps and --kube-api-burst (content types are the client's own)",
+    "clientConnection": ("use run --kubeconfig, --kube-api-qps and --kube-api-burst"
+                         " (content types are the client's own)"),
     "leaderElection": "use run --leader-elect and the --leader-elect-* flags",
     "parallelism": "kopf-scheduler filters and scores a whole node column at once; there is no worker pool to size",
     "healthzBindAddress": "use run --health-bind-address",
