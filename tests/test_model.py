@@ -22,6 +22,13 @@ def container(cpu: str | None = None, mem: str | None = None, restart: str | Non
      1500, 0, 1500),
     ("overhead added", {"containers": [container("100m")], "overhead": {"cpu": "50m"}}, 150, 0, 150),
     ("no requests", {"containers": [container()]}, 0, 0, 100),
+    # component-helpers resource.PodRequests with NonMissingContainerRequests (issue #14 item 1): the
+    # default replaces an absent request only; "0" is a request of 0; no containers count 0.
+    ("explicit zero is a request", {"containers": [container("0", "0")]}, 0, 0, 0),
+    ("zero and absent per container", {"containers": [container("0"), container()]}, 0, 0, 100),
+    ("no containers", {"containers": []}, 0, 0, 0),
+    ("pod-level cpu without containers", {"containers": [], "resources": {"requests": {"cpu": "1"}}},
+     1000, 0, 1000),
     ("pod-level resources", {"containers": [container("100m")], "resources": {"requests": {"cpu": "2"}}},
      2000, 0, 2000),
 ])
@@ -30,6 +37,16 @@ def test_pod_requests(name: str, spec: dict, cpu: int, mem: int, nz_cpu: int) ->
     assert p.requests.get("cpu", 0) == cpu, name
     assert p.requests.get("memory", 0) == mem, name
     assert p.non_zero_cpu == nz_cpu, name
+
+
+@pytest.mark.parametrize(("name", "spec", "nz_memory"), [
+    ("absent memory is 200Mi", {"containers": [container("1")]}, 200 * 1024 * 1024),
+    ("explicit 0 memory stays 0", {"containers": [container("1", "0")]}, 0),
+    ("no containers", {"containers": []}, 0),
+])
+def test_pod_non_zero_memory(name: str, spec: dict, nz_memory: int) -> None:
+    p = parse_pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    assert p.non_zero_memory == nz_memory, name
 
 
 def test_bad_quantity_names_object_and_field() -> None:

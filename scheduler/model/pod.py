@@ -10,7 +10,8 @@ Requests are computed as upstream's ``resource.PodRequests`` does:
 
 ``non_zero_cpu`` / ``non_zero_memory`` are the same aggregate where a container without a CPU or
 memory request counts as 100m / 200MiB: scoring uses them (so empty pods still spread), filtering
-never does.
+never does. Only an *absent* request is defaulted (upstream's ``NonMissingContainerRequests``): an
+explicit ``"0"`` counts 0, and a pod with no containers at all counts 0.
 """
 
 from __future__ import annotations
@@ -263,9 +264,11 @@ def _aggregate(containers: Sequence[dict[str, int]], inits: Sequence[tuple[dict[
 
 
 def _with_defaults(r: dict[str, int]) -> dict[str, int]:
+    # Upstream's NonMissingContainerRequests: the defaults replace an *absent* request only; an
+    # explicit "0" is a request of 0 and stays one.
     return {
-        "cpu": r.get("cpu") or DEFAULT_MILLI_CPU_REQUEST,
-        "memory": r.get("memory") or DEFAULT_MEMORY_REQUEST,
+        "cpu": r.get("cpu", DEFAULT_MILLI_CPU_REQUEST),
+        "memory": r.get("memory", DEFAULT_MEMORY_REQUEST),
     }
 
 
@@ -410,7 +413,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
         for k, v in pod_level.items():
             requests[k] = v
-            if k in nz:
+            if k in nz or k in ("cpu", "memory"):
                 nz[k] = v
         overhead = _requests(spec.get("overhead"), "spec.overhead")
         _add(requests, overhead)
@@ -458,8 +461,9 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             priority=priority,
             preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
             requests=requests,
-            non_zero_cpu=nz.get("cpu", DEFAULT_MILLI_CPU_REQUEST),
-            non_zero_memory=nz.get("memory", DEFAULT_MEMORY_REQUEST),
+            # No containers (only possible in tests) means no defaulted request: 0, as upstream.
+            non_zero_cpu=nz.get("cpu", 0),
+            non_zero_memory=nz.get("memory", 0),
             node_selector=node_selector,
             required_node_affinity=req_na,
             preferred_node_affinity=tuple(pref_na),

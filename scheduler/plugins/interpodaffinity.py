@@ -134,6 +134,12 @@ class InterPodAffinity:
                 d = _holder_domains(snapshot, term.topology_key, rows)
                 prev = s.existing_anti.get(term.topology_key)
                 s.existing_anti[term.topology_key] = d if prev is None else prev + d
+        if not pod.affinity_required and not pod.anti_affinity_required and not any(
+                d.any() for d in s.existing_anti.values()):
+            # Upstream's Skip: no existing pod's required anti-affinity counts against this pod (no
+            # term matches it, or no holder's node has the term's topology key), and it has no
+            # required terms of its own, so Filter could refuse no node.
+            return None, _SKIP
         state.write(_PREFILTER_KEY, s)
         return None, SUCCESS
 

@@ -12,14 +12,16 @@ Scoring strategies (``scoringStrategy.type``), all over the non-zero requests fo
 
 * LeastAllocated: ``(allocatable - requested) * 100 / allocatable``
 * MostAllocated: ``requested * 100 / allocatable`` (requested capped at allocatable)
-* RequestedToCapacityRatio: a broken-linear ``shape`` over utilisation, scores ×10, averaged with
-  rounding.
+* RequestedToCapacityRatio: a broken-linear ``shape`` over utilisation (interpolated with Go's
+  truncating ``/``), scores ×10, averaged with rounding; a resource the node has none of, or whose
+  shaped score is 0, counts in neither the sum nor the weight.
 
 BalancedAllocation scores ``(1 - std(requested/allocatable)) * 100`` over its resources, using
 actual requests; a pod that requests none of them is skipped (best-effort pods don't unbalance).
 
 Everything is computed with integer numpy arithmetic on the node table's columns, matching Go's
-int64 semantics (all operands are non-negative, so floor division equals truncation).
+int64 semantics: where all operands are non-negative floor division equals truncation; where they
+are not (a decreasing shape segment) ``helpers.go_div`` truncates as Go does.
 
 **No overflow.** Upstream computes ``(capacity - requested) * MaxNodeScore / capacity`` on int64
 (``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``) and
@@ -55,6 +57,7 @@ from scheduler.framework.interfaces import (
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from scheduler.plugins.helpers import go_div
 
 FIT_NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
@@ -235,9 +238,12 @@ class NodeResourcesFit:
                 else:
                     util[p] = r * MAX_UTILIZATION // a if a > 0 and r <= a else MAX_UTILIZATION
             if self._strategy == "RequestedToCapacityRatio":
-                s = self._broken_linear(util)
-                node_score += s * weight
-                weight_sum += weight
+                s = broken_linear(self._shape, util)
+                # requested_to_capacity_ratio.go: a resource the node has none of, or whose shaped
+                # score is 0, is left out of both the sum and the weight.
+                counted = present & (s > 0)
+                node_score += np.where(counted, s * weight, 0)
+                weight_sum += np.where(counted, weight, 0)
             else:
                 node_score += np.where(present, s * weight, 0)
                 weight_sum += np.where(present, weight, 0)
@@ -247,20 +253,6 @@ class NodeResourcesFit:
                 out = np.where(weight_sum > 0, np.floor(node_score / np.maximum(weight_sum, 1) + 0.5), 0)
             return out.astype(np.int64)
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
-
-    def _broken_linear(self, util: Scores) -> Scores:
-        shape = self._shape
-        out = np.full(len(util), shape[-1][1], np.int64)
-        done = np.zeros(len(util), np.bool_)
-        for i, (u, s) in enumerate(shape):
-            hit = ~done & (util <= u)
-            if i == 0:
-                out[hit] = s
-            else:
-                pu, ps = shape[i - 1]
-                out[hit] = ps + (s - ps) * (util[hit] - pu) // (u - pu)
-            done |= hit
-        return out
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
@@ -276,6 +268,24 @@ class NodeResourcesFit:
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeAllocatable")),
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")),
                 ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], util: Scores) -> Scores:
+    """Upstream's ``helper.BuildBrokenLinearFunction`` over a column of utilisations: the first
+    point's score below it, the last point's above it, linear in between. The interpolation is Go's
+    int64 ``/``, which truncates toward zero: on a decreasing segment that is one point more than
+    Python's floor would give (``(0,2)(40,10)(100,0)`` scores 10, 8, 5, 1 at 41, 55, 71, 99)."""
+    out = np.full(len(util), shape[-1][1], np.int64)
+    done = np.zeros(len(util), np.bool_)
+    for i, (u, s) in enumerate(shape):
+        hit = ~done & (util <= u)
+        if i == 0:
+            out[hit] = s
+        else:
+            pu, ps = shape[i - 1]
+            out[hit] = ps + go_div((s - ps) * (util[hit] - pu), u - pu)
+        done |= hit
+    return out
 
 
 def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:

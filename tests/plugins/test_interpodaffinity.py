@@ -41,3 +41,24 @@ def test_inter_pod_affinity_preferred_score() -> None:
         {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}}]}}}
     got = run_score(IPA, pod("p", spec=spec), zoned()[:3], [pod("db", labels={"app": "db"}, node_name="b1")])
     assert got == [0, 0, 100]
+
+
+@pytest.mark.parametrize(("name", "p", "existing", "skip"), [
+    # filtering.go PreFilter (issue #14 item 9): Skip when the pod has no required terms and no existing
+    # pod's required anti-affinity counts against it, as upstream's wantPreFilterStatus: fwk.Skip cases.
+    ("no terms, no existing pods", pod("p"), [], True),
+    ("no terms; an existing anti-affinity term that does not match the pod", pod("p", labels={"app": "web"}),
+     [pod("db", node_name="b1", spec=affinity("podAntiAffinity", match={"app": "cache"}))], True),
+    ("no terms; the matching holder's node lacks the topology key", pod("p", labels={"app": "web"}),
+     [pod("db", node_name="c1", spec=affinity("podAntiAffinity", match={"app": "web"}))], True),
+    ("no terms; an existing anti-affinity term matches the pod", pod("p", labels={"app": "web"}),
+     [pod("db", node_name="b1", spec=affinity("podAntiAffinity", match={"app": "web"}))], False),
+    ("required affinity of its own", pod("p", spec=affinity("podAffinity")), [], False),
+    ("required anti-affinity of its own", pod("p", spec=affinity("podAntiAffinity")), [], False),
+])
+def test_inter_pod_affinity_pre_filter_skip(name: str, p: Pod, existing: list[Pod], skip: bool) -> None:
+    from tests.builders import setup
+    snap, state, _ = setup(zoned(), existing)
+    _, status = IPA.pre_filter(state, p, snap)
+    assert status.is_skip() == skip, name
+    assert status.is_success() != skip, name

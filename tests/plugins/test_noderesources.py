@@ -1,5 +1,6 @@
-"""NodeResourcesFit and NodeResourcesBalancedAllocation, after upstream's ``noderesources/fit_test.go`` and
-``balanced_allocation_test.go``, plus extreme quantities (issue #12)."""
+"""NodeResourcesFit and NodeResourcesBalancedAllocation, after upstream's ``noderesources/fit_test.go``,
+``balanced_allocation_test.go`` and ``requested_to_capacity_ratio_test.go``, plus extreme quantities
+(issue #12) and the request/arithmetic semantics of issue #14 (items 1-3)."""
 
 from __future__ import annotations
 
@@ -169,3 +170,144 @@ def test_fit_prescore_never_skips_and_score_agrees_without_it() -> None:
         snap, state, rows = setup(nodes, [])
         assert plugin.score_nodes(state, p, snap, rows).tolist() == with_state
     assert run_score(plugin, pod("empty"), nodes) != [0, 0]
+
+
+# --- issue #14 items 1-3 -------------------------------------------------------------------------------
+
+def _no_containers(name: str, node_name: str = "") -> Pod:
+    """st.MakePod().Obj(): a pod without containers (only possible in tests), which requests nothing."""
+    return pod(name, node_name=node_name, spec={"containers": []})
+
+
+def _containers(name: str, *reqs: dict[str, str], node_name: str = "") -> Pod:
+    return pod(name, node_name=node_name, spec={"containers": [
+        {"name": f"c{i}", "image": "i", "resources": {"requests": r}} for i, r in enumerate(reqs)]})
+
+
+def _rtcr(shape: list[tuple[int, int]], resources: list[tuple[str, int]] | None = None
+          ) -> noderesources.NodeResourcesFit:
+    strategy: dict[str, object] = {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
+        "shape": [{"utilization": u, "score": s} for u, s in shape]}}
+    if resources is not None:
+        strategy["resources"] = [{"name": n, "weight": w} for n, w in resources]
+    return noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy=strategy))
+
+
+@pytest.mark.parametrize(("strategy", "cpu", "memory", "want"), [
+    # An explicit "0" is a request of 0: an idle 4-CPU / 10000-byte node is untouched by the pod.
+    ("LeastAllocated", "0", "0", 100),
+    ("MostAllocated", "0", "0", 0),
+    # Absent requests count 100m / 200Mi (here: the node's memory is full, cpu 100m of 4).
+    ("LeastAllocated", None, None, (97 + 0) // 2),
+    ("MostAllocated", None, None, (2 + 100) // 2),
+])
+def test_zero_request_is_a_request(strategy: str, cpu: str | None, memory: str | None, want: int) -> None:
+    plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy=ScoringStrategy(type=strategy)))
+    assert run_score(plugin, pod("p", cpu, memory), [node("n", "4", "10000")]) == [want]
+
+
+def test_balanced_allocation_counts_explicit_zero_as_zero() -> None:
+    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
+    # cpu 0 of 4, memory 5000 of 10000: |0 - 0.5| / 2 = 0.25 -> 75 (upstream uses the actual requests).
+    assert run_score(plugin, pod("p", "0", "5000"), [node("n", "4", "10000")]) == [75]
+
+
+# requested_to_capacity_ratio_test.go, TestRequestedToCapacityRatioScoringStrategy: shape (0,10)(100,0),
+# cpu and memory weight 1; nodes' capacities are plain numbers ("4000" CPUs, "10000" bytes).
+RTCR_STRATEGY = [
+    ("nothing scheduled, nothing requested (default - least requested nodes have priority)",
+     _no_containers("p"), [("node1", "4000", "10000"), ("node2", "4000", "10000")],
+     [_no_containers("e1", "node1"), _no_containers("e2", "node1")], [100, 100]),
+    ("nothing scheduled, resources requested, differently sized nodes (default - least requested nodes have "
+     "priority)", _containers("p", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"}),
+     [("node1", "4000", "10000"), ("node2", "6000", "10000")],
+     [_no_containers("e1", "node1"), _no_containers("e2", "node1")], [38, 50]),
+    ("no resources requested, pods scheduled with resources (default - least requested nodes have priority)",
+     _no_containers("p"), [("node1", "4000", "10000"), ("node2", "6000", "10000")],
+     [_containers("e1", {"cpu": "3000", "memory": "5000"}, node_name="node1"),
+      _containers("e2", {"cpu": "3000", "memory": "5000"}, node_name="node2")], [38, 50]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "existing", "want"), RTCR_STRATEGY, ids=[c[0] for c in RTCR_STRATEGY])
+def test_requested_to_capacity_ratio_strategy(name: str, p: Pod, nodes: list[tuple[str, str, str]],
+                                              existing: list[Pod], want: list[int]) -> None:
+    plugin = _rtcr([(0, 10), (100, 0)])
+    assert run_score(plugin, p, [node(n, c, m) for n, c, m in nodes], existing) == want
+
+
+# requested_to_capacity_ratio_test.go, TestBrokenLinearFunction; the last case is issue #14's
+# decreasing segment, where Go's truncating "/" gives one point more than Python's floor would.
+BROKEN_LINEAR = [
+    ([(10, 1), (90, 9)], [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2), (89, 8), (90, 9),
+                          (99, 9), (100, 9), (110, 9)]),
+    ([(0, 2), (40, 10), (100, 0)], [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)]),
+    ([(0, 2), (40, 2), (100, 2)], [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2), (100, 2), (110, 2)]),
+    ([(0, 2), (40, 10), (100, 0)], [(41, 10), (55, 8), (71, 5), (99, 1)]),
+]
+
+
+@pytest.mark.parametrize(("shape", "assertions"), BROKEN_LINEAR)
+def test_broken_linear_function(shape: list[tuple[int, int]], assertions: list[tuple[int, int]]) -> None:
+    import numpy as np
+    util = np.array([p for p, _ in assertions], np.int64)
+    assert noderesources.broken_linear(shape, util).tolist() == [want for _, want in assertions]
+
+
+def _ext_node(name: str, extended: dict[str, str]) -> object:
+    # makeNode(name, 4000, 10000*1024*1024, extended) in upstream's helpers
+    return node(name, "4", str(10000 * 1024 * 1024), extra=extended)
+
+
+# requested_to_capacity_ratio_test.go, TestResourceBinPackingSingleExtended: shape (0,0)(100,1), intel.com/foo.
+SINGLE_EXTENDED = [
+    ("nothing scheduled, nothing requested", _no_containers("p"), [], [0, 0]),
+    ("resources requested, pods scheduled with less resources", _containers("p", {"intel.com/foo": "2"}),
+     [_no_containers("e")], [2, 5]),
+    ("resources requested, pods scheduled with resources, on node with existing pod running ",
+     _containers("p", {"intel.com/foo": "2"}), [_containers("e", {"intel.com/foo": "2"}, node_name="node2")],
+     [2, 10]),
+    ("resources requested, pods scheduled with more resources", _containers("p", {"intel.com/foo": "4"}),
+     [_no_containers("e")], [5, 10]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "existing", "want"), SINGLE_EXTENDED, ids=[c[0] for c in SINGLE_EXTENDED])
+def test_resource_bin_packing_single_extended(name: str, p: Pod, existing: list[Pod], want: list[int]) -> None:
+    plugin = _rtcr([(0, 0), (100, 1)], [("intel.com/foo", 1)])
+    nodes = [_ext_node("node1", {"intel.com/foo": "8"}), _ext_node("node2", {"intel.com/foo": "4"})]
+    assert run_score(plugin, p, nodes, existing) == want
+
+
+# requested_to_capacity_ratio_test.go, TestResourceBinPackingMultipleExtended: foo weight 3, bar weight 5.
+MULTIPLE_EXTENDED = [
+    ("nothing scheduled, nothing requested", _no_containers("p"), [], [0, 0]),
+    ("resources requested, pods scheduled with less resources",
+     _containers("p", {"intel.com/foo": "2", "intel.com/bar": "2"}), [_no_containers("e")], [4, 3]),
+    ("resources requested, pods scheduled with resources, on node with existing pod running ",
+     _containers("p", {"intel.com/foo": "2", "intel.com/bar": "2"}),
+     [_containers("e", {"intel.com/foo": "4", "intel.com/bar": "2"}, node_name="node2")], [4, 7]),
+    ("resources requested, pods scheduled with more resources",
+     _containers("p", {"intel.com/foo": "4", "intel.com/bar": "2"}), [_no_containers("e")], [5, 5]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "existing", "want"), MULTIPLE_EXTENDED, ids=[c[0] for c in MULTIPLE_EXTENDED])
+def test_resource_bin_packing_multiple_extended(name: str, p: Pod, existing: list[Pod], want: list[int]) -> None:
+    plugin = _rtcr([(0, 0), (100, 1)], [("intel.com/foo", 3), ("intel.com/bar", 5)])
+    nodes = [_ext_node("node1", {"intel.com/foo": "8", "intel.com/bar": "4"}),
+             _ext_node("node2", {"intel.com/foo": "4", "intel.com/bar": "8"})]
+    assert run_score(plugin, p, nodes, existing) == want
+
+
+@pytest.mark.parametrize(("name", "nodes", "want"), [
+    # requested_to_capacity_ratio.go: a resource with allocatable 0 is skipped, and one whose shaped
+    # score is 0 counts in neither the sum nor the weight. Shape (0,0)(100,10), cpu weight 1, memory 3.
+    # cpu 2 of 4 -> 50; memory 0 of 10000 -> 0: left out, so 50 (not (50 + 0) / 4 = 13).
+    ("zero-scored resource left out", [("n", "4", "10000")], [50]),
+    # A node without memory: only cpu counts.
+    ("zero allocatable skipped", [("n", "4", "0")], [50]),
+])
+def test_requested_to_capacity_ratio_skips(name: str, nodes: list[tuple[str, str, str]], want: list[int]) -> None:
+    plugin = _rtcr([(0, 0), (100, 10)], [("cpu", 1), ("memory", 3)])
+    assert run_score(plugin, pod("p", "2", "0"), [node(n, c, m) for n, c, m in nodes]) == want, name
