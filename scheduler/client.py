@@ -7,6 +7,7 @@ as ``scheduler.errors.ClientError`` subclasses (``ConflictError`` for 409, ``Not
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from scheduler.model import Pod
@@ -38,4 +39,9 @@ class SchedulerClient(Protocol):
 
     async def clear_nomination(self, pod: Pod) -> None:
         """Clear ``status.nominatedNodeName`` of a lower-priority pod whose node was taken."""
+        ...
+
+    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
+        """Merge ``annotations`` into the pod's ``metadata.annotations`` (a merge patch): the decision
+        record of a pod that asked for it (``scheduling.kopf-scheduler.io/explain: "true"``)."""
         ...

@@ -27,6 +27,7 @@ bindings are still in flight, as upstream runs binding in a goroutine.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -38,7 +39,14 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, top_scores
+from scheduler.framework.decision import (
+    DECISION_ANNOTATION,
+    DEFAULT_TOP_NODES,
+    DecisionRecord,
+    DecisionStore,
+    TopScores,
+    top_scores,
+)
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message, reason_histogram
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
@@ -74,6 +82,7 @@ class Binding:
     started: float
     permit_wait: float = 0.0
     permit_plugin: str = ""
+    decision: DecisionRecord | None = None      # kept for a pod that asked for it (EXPLAIN_ANNOTATION)
 
 
 @dataclass(slots=True)
@@ -85,6 +94,7 @@ class Failure:
     started: float
     nominated_node: str | None = None
     error: bool = False
+    decision: DecisionRecord | None = None
 
 
 @dataclass(slots=True)
@@ -155,7 +165,7 @@ class Scheduler:
                 self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
             if attempt.node is None:
                 return self._failure(fwk, state, info, attempt, started, snapshot)
-            self._record(fwk, info, attempt, snapshot, None)
+            decision = self._record(fwk, info, attempt, snapshot, None)
             assumed = self.cache.assume_pod(pod, attempt.node)
             self.queue.nominator.delete(pod.uid)
             result = ScheduleResult(attempt.node, attempt.evaluated, attempt.feasible)
@@ -164,8 +174,8 @@ class Scheduler:
                 s, wait = fwk.run_permit(state, assumed, attempt.node)
                 if s.is_success() or s.is_wait():
                     if s.is_wait():
-                        return Binding(info, fwk, state, assumed, result, started, wait, s.plugin)
-                    return Binding(info, fwk, state, assumed, result, started)
+                        return Binding(info, fwk, state, assumed, result, started, wait, s.plugin, decision)
+                    return Binding(info, fwk, state, assumed, result, started, decision=decision)
             # Reserve or Permit rejected: undo, and fail as upstream does (a FitError over 1 node).
             fwk.run_unreserve(state, assumed, attempt.node)
             self.cache.forget_pod(assumed)
@@ -231,18 +241,25 @@ class Scheduler:
             a.status = s
             return a
         pos = fwk.select_position(totals)
-        if explain or (self.decisions is not None and self.decisions.enabled):
+        if explain or pod.explain or (self.decisions is not None and self.decisions.enabled):
             a.scored = (feasible, totals, per_plugin, pos)
         a.node = snapshot.node_info(int(feasible[pos])).name
         return a
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
-                preemption: tuple[str, tuple[str, ...]] | None) -> None:
-        """Keep this attempt's decision record (``framework/decision.py``), when recording is on."""
+                preemption: tuple[str, tuple[str, ...]] | None) -> DecisionRecord | None:
+        """Keep this attempt's decision record (``framework/decision.py``) when recording is on; return
+        it when the pod asked for it on itself (``EXPLAIN_ANNOTATION``), which it gets even when the
+        store is off: the annotation is the pod owner's explicit request."""
         store = self.decisions
-        if store is None or not store.enabled:
-            return
-        store.put(self._make_record(fwk, info, a, snapshot, preemption, store.top_nodes))
+        recording = store is not None and store.enabled
+        if not recording and not info.pod.explain:
+            return None
+        record = self._make_record(fwk, info, a, snapshot, preemption,
+                                   store.top_nodes if store is not None else DEFAULT_TOP_NODES)
+        if recording and store is not None:
+            store.put(record)
+        return record if info.pod.explain else None
 
     def _make_record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
                      preemption: tuple[str, tuple[str, ...]] | None, top_nodes: int) -> DecisionRecord:
@@ -301,13 +318,13 @@ class Scheduler:
         s = a.status
         if s.code == Code.ERROR:
             log.error("error scheduling pod %s: %s", info.key, s.message())
-            self._record(fwk, info, a, snapshot, None)
-            return Failure(info, fwk, s, s.message() or "internal error", started, error=True)
+            decision = self._record(fwk, info, a, snapshot, None)
+            return Failure(info, fwk, s, s.message() or "internal error", started, error=True, decision=decision)
         diag = a.diagnosis
         nominated: str | None = None
         if s.message() == NO_NODES_AVAILABLE:
-            self._record(fwk, info, a, snapshot, None)
-            return Failure(info, fwk, s, NO_NODES_AVAILABLE, started)
+            decision = self._record(fwk, info, a, snapshot, None)
+            return Failure(info, fwk, s, NO_NODES_AVAILABLE, started, decision=decision)
         if run_post_filter and fwk.post_filter:
             result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status, snapshot)
             if ps.code == Code.ERROR:
@@ -322,10 +339,10 @@ class Scheduler:
                     self.queue.nominator.add(info.pod, nominated)
         info.unschedulable_plugins = set(diag.unschedulable_plugins)
         info.pending_plugins = set(diag.pending_plugins)
-        self._record(fwk, info, a, snapshot, None if not nominated else (
+        decision = self._record(fwk, info, a, snapshot, None if not nominated else (
             nominated, tuple(sorted(getattr(result, "victims", ()) or ()))))
         message = fit_error_message(a.num_all_nodes, diag)
-        return Failure(info, fwk, s, message, started, nominated_node=nominated)
+        return Failure(info, fwk, s, message, started, nominated_node=nominated, decision=decision)
 
     # --- the I/O half ----------------------------------------------------------------------
     async def finish(self, outcome: Outcome) -> None:
@@ -346,6 +363,20 @@ class Scheduler:
         self._observe_attempt(f.framework, result, f.started)
         await self._report(info, REASON_SCHEDULER_ERROR if f.error else REASON_UNSCHEDULABLE, f.message,
                            f.nominated_node)
+        await self._annotate(info, f.decision)
+
+    async def _annotate(self, info: QueuedPodInfo, decision: DecisionRecord | None) -> None:
+        """Write the decision record on a pod that asked for it. Best effort, like events: a failed
+        write is logged once per cause and never touches the pod's scheduling. (The annotation is
+        not a scheduling property, so the pod update it causes requeues nothing.)"""
+        if decision is None:
+            return
+        try:
+            await self.client.annotate(info.pod, {DECISION_ANNOTATION: json.dumps(
+                decision.to_json(), separators=(",", ":"))})
+        except Exception as e:
+            self.api_log.report(f"annotate decision: {cause_of(e)}", "cannot write the decision record on %s: %s",
+                                info.key, e)
 
     async def _report(self, info: QueuedPodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         try:
@@ -390,6 +421,7 @@ class Scheduler:
             await self.client.report_scheduled(pod, node, f"Successfully assigned {pod.key} to {node}")
         except Exception as e:
             self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
+        await self._annotate(b.info, b.decision)
 
     def _undo_binding(self, b: Binding, s: Status, *, rejected: bool = False) -> bool:
         """Upstream's ``handleBindingCycleError``, its synchronous half: Unreserve, forget the assumed

@@ -4,7 +4,7 @@ through its extension points (``run_filter``, ``run_score``), for the tests."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,7 @@ class MemoryClient:
         self.failures: list[tuple[str, str, str, str | None]] = []
         self.preempted: list[tuple[str, str, str]] = []   # (victim, preemptor, node)
         self.cleared: list[str] = []
+        self.annotations: dict[str, dict[str, str]] = {}
         self.bind_error: Exception | None = None
         self.preempt_error: Exception | None = None
 
@@ -95,6 +96,9 @@ class MemoryClient:
 
     async def clear_nomination(self, pod: Pod) -> None:
         self.cleared.append(pod.key)
+
+    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
+        self.annotations.setdefault(pod.key, {}).update(annotations)
 
 
 class Clock:

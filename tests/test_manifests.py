@@ -124,6 +124,13 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
                            {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}})
         env.wait(lambda: env.get_json("pod", "fits")["spec"].get("nodeName"), message="bound")
         env.wait(lambda: env.get_json("pod", "too-big")["status"].get("conditions"), message="condition")
+        # A pod that asks for its decision record gets it written on it (patch pods).
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": "asks", "annotations": {"scheduling.kopf-scheduler.io/explain": "true"}},
+            "spec": {"schedulerName": "kopf-scheduler", "containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"cpu": "8"}}}]}})
+        env.wait(lambda: "scheduling.kopf-scheduler.io/decision" in env.get_json("pod", "asks")["metadata"].get(
+            "annotations", {}), message="decision annotation")
         # Preemption: a higher-priority pod evicts "fits" (delete pods, the PDB informer).
         env.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "vip"},
                    "value": 1000},
@@ -146,6 +153,7 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
     assert ("create", "", "pods/binding") in ours and ("patch", "", "pods/status") in ours
     assert ("update", "coordination.k8s.io", "leases") in ours
     assert ("delete", "", "pods") in ours and ("watch", "policy", "poddisruptionbudgets") in ours
+    assert ("patch", "", "pods") in ours
     missing = sorted(c for c in ours if not allowed(rules, *c))
     assert missing == [], f"RBAC lacks {missing}"
     granted = {(v, g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}

@@ -16,6 +16,7 @@ the pod is shown beside the local one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from scheduler.errors import ClientError, ParseError, SchedulerError
@@ -50,6 +51,9 @@ class _NoWrites:
         raise RuntimeError("explain never preempts")
 
     async def clear_nomination(self, pod: Pod) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         raise RuntimeError("explain never writes")
 
 

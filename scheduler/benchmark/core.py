@@ -26,7 +26,7 @@ import logging
 import random
 import resource
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +117,11 @@ class SinkClient:
 
     async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
         self.events += 1
+
+    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
+        body = self.bodies.get(pod.uid)
+        if body is not None:
+            body.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.events += 1

@@ -18,6 +18,10 @@ One record per scheduling attempt, in exactly this JSON shape (``DecisionRecord.
 The records are a by-product of what the cycle computed anyway: no plugin runs again, and the
 top nodes are picked with one ``argpartition`` over the totals. ``DecisionStore`` keeps the latest
 record per pod, at most ``capacity`` pods (oldest dropped first); capacity 0 records nothing.
+
+A pod that opts in with the annotation ``scheduling.kopf-scheduler.io/explain: "true"`` gets each
+attempt's record written on it as the annotation ``DECISION_ANNOTATION`` (compact JSON), after its
+binding or its failure is reported, whether the store records or not.
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "DecisionRecord", "DecisionStore", "TopScores", "best_indices",
-           "top_scores"]
+__all__ = ["DECISION_ANNOTATION", "DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "DecisionRecord", "DecisionStore",
+           "TopScores", "best_indices", "top_scores"]
 
 _FLOOR = int(np.iinfo(np.int64).min)
 DEFAULT_CAPACITY = 10_000
 DEFAULT_TOP_NODES = 3
+# Where the record goes on a pod annotated ``scheduling.kopf-scheduler.io/explain: "true"``.
+DECISION_ANNOTATION = "scheduling.kopf-scheduler.io/decision"
 
 
 class TopScores(NamedTuple):

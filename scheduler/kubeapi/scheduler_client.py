@@ -21,6 +21,7 @@ import logging
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,11 @@ class ApiSchedulerClient:
         self._series.pop(pod.uid, None)
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Normal", "Scheduled", "Binding",
                          message)
+
+    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
+        await self.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
+                               {"metadata": {"annotations": dict(annotations)}},
+                               content_type="application/merge-patch+json")
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",

@@ -6,6 +6,7 @@ Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``.
 from scheduler.model.node import Node, Taint, parse_node
 from scheduler.model.pdb import PodDisruptionBudget, parse_pdb
 from scheduler.model.pod import (
+    EXPLAIN_ANNOTATION,
     ControllerRef,
     HostPort,
     Pod,
@@ -18,6 +19,7 @@ from scheduler.model.pod import (
 from scheduler.model.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
 
 __all__ = [
+    "EXPLAIN_ANNOTATION",
     "ControllerRef",
     "HostPort",
     "LabelSelector",

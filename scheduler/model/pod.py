@@ -35,6 +35,7 @@ from scheduler.quantity import resource_value
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "EXPLAIN_ANNOTATION",
     "HostPort",
     "Pod",
     "PodAffinityTerm",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 DEFAULT_MILLI_CPU_REQUEST = 100
+# A pod annotated with this set to "true" gets its decision record written on it (issue #20).
+EXPLAIN_ANNOTATION = "scheduling.kopf-scheduler.io/explain"
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 
@@ -137,6 +140,9 @@ class Pod:
     images: tuple[str, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     deleting: bool = False
+    # Annotated ``scheduling.kopf-scheduler.io/explain: "true"``: the scheduler writes its decision
+    # record on the pod (``framework.decision.DECISION_ANNOTATION``).
+    explain: bool = False
     # DisruptionTarget=True with reason PreemptionByScheduler: a victim of our preemption.
     preempted_by_scheduler: bool = False
     phase: str = "Pending"
@@ -478,6 +484,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             scheduling_gates=gates,
             controller=_controller_ref(meta.get("ownerReferences")),
             deleting=bool(meta.get("deletionTimestamp")),
+            explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
             preempted_by_scheduler=_preempted_by_scheduler(status),
             phase=status.get("phase") or "Pending",
             start_time=status.get("startTime") or meta.get("creationTimestamp") or "",

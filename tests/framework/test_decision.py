@@ -158,3 +158,49 @@ def test_a_preempting_pod_records_the_nomination_and_recording_off_costs_nothing
     off.on_pod("ADDED", pod_obj("web"))
     asyncio.run(off.scheduler.run_until_idle())
     assert off.decisions.get("default/web") is None and len(off.decisions) == 0
+
+
+def explained(name: str, cpu: str = "100m", value: str = "true") -> dict[str, Any]:
+    obj = pod_obj(name, cpu)
+    obj["metadata"]["annotations"] = {"scheduling.kopf-scheduler.io/explain": value}
+    return obj
+
+
+@pytest.mark.parametrize("records", [10_000, 0])
+def test_a_pod_that_asks_gets_its_record_as_an_annotation(records: int) -> None:
+    """The opt-in annotation (§1): the record goes on the pod after its binding or its failure, also
+    with the store off (the pod's owner asked); pods that did not ask get nothing written."""
+    import json
+    s = service(decision_records=records)
+    s.on_node("ADDED", node_obj("a", cpu="4"))
+    s.on_node("ADDED", node_obj("b", cpu="2"))
+    s.on_pod("ADDED", explained("placed", cpu="1"))
+    s.on_pod("ADDED", explained("pending", cpu="8"))
+    s.on_pod("ADDED", explained("not-asked", cpu="1", value="false"))
+    s.on_pod("ADDED", pod_obj("plain", cpu="1"))
+    asyncio.run(s.scheduler.run_until_idle())
+    client = s.client
+    assert isinstance(client, MemoryClient)
+    assert set(client.annotations) == {"default/placed", "default/pending"}
+    placed = json.loads(client.annotations["default/placed"]["scheduling.kopf-scheduler.io/decision"])
+    assert list(placed) == SHAPE
+    assert placed["node"] == client.bound["uid-placed"] and placed["pod"] == "default/placed"
+    assert [t["node"] for t in placed["scores"]][0] == placed["node"]
+    pending = json.loads(client.annotations["default/pending"]["scheduling.kopf-scheduler.io/decision"])
+    assert pending["node"] is None and pending["filtered"] == {"Insufficient cpu": 2}
+    assert (len(s.decisions) > 0) == (records > 0)
+
+
+def test_a_failed_annotation_write_never_touches_scheduling() -> None:
+    class Refusing(MemoryClient):
+        async def annotate(self, pod: Any, annotations: Any) -> None:
+            raise RuntimeError("apiserver says no")
+    client = Refusing()
+    s = SchedulerService(client, seed=1)
+    client.cache = s.cache
+    s.on_profile("p", {"schedulerName": "s1"}, {"generation": 1})
+    s.on_node("ADDED", node_obj("a"))
+    s.on_pod("ADDED", explained("web"))
+    asyncio.run(s.scheduler.run_until_idle())
+    assert client.bound == {"uid-web": "a"} and client.scheduled == [("default/web", "Successfully assigned "
+                                                                                    "default/web to a")]

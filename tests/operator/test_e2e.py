@@ -143,3 +143,28 @@ def test_unschedulable_pod_gets_failed_scheduling_then_binds_when_a_node_arrives
     env.apply(node("large", cpu="8"))
     env.wait(lambda: bound(env).get("big") == "large", message="binds once a node is added")
 
+
+
+def test_a_pod_that_asks_for_its_decision_gets_it_as_an_annotation(env: Env) -> None:
+    """Issue #20 §1: ``scheduling.kopf-scheduler.io/explain: "true"`` on a pod makes the scheduler write
+    the record on it (``scheduling.kopf-scheduler.io/decision``), through the real API and kubectl."""
+    import json
+    env.apply(profile("default", "kopf-scheduler"), node("n0", cpu="2"), node("n1", cpu="4"))
+    env.wait(lambda: accepted(env, "default"), message="profile accepted")
+    asked, pending = pod("asked", cpu="1"), pod("too-big", cpu="16")
+    for p in (asked, pending):
+        p["metadata"]["annotations"] = {"scheduling.kopf-scheduler.io/explain": "true"}
+    env.apply(asked, pending, pod("plain"))
+
+    def decision(name: str) -> dict[str, Any] | None:
+        text = env.get_json("pod", name)["metadata"].get("annotations", {}).get(
+            "scheduling.kopf-scheduler.io/decision")
+        return json.loads(text) if text else None
+    placed = env.wait(lambda: decision("asked"), message="decision written on the placed pod")
+    assert placed["node"] == env.get_json("pod", "asked")["spec"]["nodeName"] == "n1"
+    assert placed["profile"] == "kopf-scheduler" and placed["scores"][0]["node"] == "n1"
+    left = env.wait(lambda: decision("too-big"), message="decision written on the pending pod")
+    assert left["node"] is None and left["filtered"] == {"Insufficient cpu": 2}
+    env.wait(lambda: bound(env).get("plain"), message="the plain pod binds")
+    assert "scheduling.kopf-scheduler.io/decision" not in env.get_json("pod", "plain")["metadata"].get(
+        "annotations", {})
