@@ -55,6 +55,7 @@ from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Metrics
 from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
+from scheduler.profiles.shadows import Shadow, ShadowDifference, Shadows
 from scheduler.queue import SchedulingQueue
 
 __all__ = ["Binding", "Dropped", "Failure", "Outcome", "ScheduleResult", "Scheduler"]
@@ -132,9 +133,10 @@ class Scheduler:
 
     def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
                  metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic,
-                 decisions: DecisionStore | None = None) -> None:
+                 decisions: DecisionStore | None = None, shadows: Shadows | None = None) -> None:
         self.profiles = profiles
         self.decisions = decisions
+        self.shadows = shadows
         self.cache = cache
         self.queue = queue
         self.client = client
@@ -163,6 +165,9 @@ class Scheduler:
             attempt = self._schedule_pod(fwk, state, pod, snapshot)
             if self.metrics is not None:
                 self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
+            shadows = self.shadows.for_live(fwk.profile_name) if self.shadows is not None else ()
+            for shadow in shadows:
+                self._run_shadow(shadow, fwk, state, pod, snapshot, attempt)
             if attempt.node is None:
                 return self._failure(fwk, state, info, attempt, started, snapshot)
             decision = self._record(fwk, info, attempt, snapshot, None)
@@ -186,7 +191,7 @@ class Scheduler:
             return self._failure(fwk, state, info, attempt, started, snapshot, run_post_filter=False)
 
     def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, *,
-                      explain: bool = False, all_nodes: bool = False) -> _Attempt:
+                      explain: bool = False, all_nodes: bool = False, shadow: bool = False) -> _Attempt:
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
         if snapshot.num_nodes == 0:
             a.status = Status.unresolvable(NO_NODES_AVAILABLE)
@@ -241,10 +246,76 @@ class Scheduler:
             a.status = s
             return a
         pos = fwk.select_position(totals)
-        if explain or pod.explain or (self.decisions is not None and self.decisions.enabled):
+        if (explain or shadow or pod.explain or (self.decisions is not None and self.decisions.enabled)
+                or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):
             a.scored = (feasible, totals, per_plugin, pos)
         a.node = snapshot.node_info(int(feasible[pos])).name
         return a
+
+    # --- shadow profiles (profiles/shadows.py) --------------------------------------------
+    def _run_shadow(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                    a: _Attempt) -> None:
+        """Decide ``pod`` with ``shadow`` on the live cycle's snapshot and count how it compares. A
+        shadow never changes the live cycle: it works on copies, and its failures are only logged."""
+        try:
+            outcome, difference = self._shadow_decision(shadow, live, state, pod, snapshot, a)
+        except Exception as e:
+            self.api_log.report(f"shadow {shadow.cr_name}: {type(e).__name__}",
+                                "shadow profile %s failed on %s: %s", shadow.cr_name, pod.key, e)
+            return
+        shadow.stats.record(outcome, difference)
+        if self.metrics is not None:
+            self.metrics.shadow_decisions.labels(shadow.cr_name, outcome).inc()
+
+    def _shadow_decision(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                         a: _Attempt) -> tuple[str, ShadowDifference | None]:
+        sfw = shadow.framework
+        plan = shadow.plan(live)
+        live_score = int(a.scored[1][a.scored[3]]) if a.scored is not None and a.node is not None else None
+        node: str | None
+        score: int | None = None
+        reason = ""
+        if not plan.filters_same or a.status.code == Code.ERROR:
+            # It filters differently: its own whole algorithm, on the same snapshot.
+            sa = self._schedule_pod(sfw, sfw.new_cycle_state(), pod, snapshot, shadow=True)
+            node = sa.node
+            if sa.scored is not None and node is not None:
+                score = int(sa.scored[1][sa.scored[3]])
+                if a.node is not None and a.node != node:
+                    rows, totals = sa.scored[0], sa.scored[1]
+                    live_row = snapshot.row_of(a.node)
+                    hit = np.flatnonzero(rows == live_row)
+                    if len(hit) and totals[hit[0]] == totals.max():
+                        node = a.node                       # a tie: the shadow accepts the live node
+            if node is None:
+                reason = sa.status.message() or fit_error_message(sa.num_all_nodes, sa.diagnosis)
+        elif a.node is None:
+            node, reason = None, a.status.message() or fit_error_message(a.num_all_nodes, a.diagnosis)
+        elif a.scored is None:
+            node = a.node                                   # one feasible node: any scoring picks it
+        else:
+            rows, _, live_per_plugin, pos = a.scored
+            s_state = state.copy()
+            s_state.skip_score_plugins -= plan.rescored
+            s = sfw.run_pre_score(s_state, pod, snapshot, rows, only=plan.rescored)
+            totals = np.zeros(len(rows), np.int64)
+            if s.is_success():
+                totals, _, s = sfw.run_score(s_state, pod, snapshot, rows, only=plan.rescored)
+            if not s.is_success():
+                node, reason = None, s.message()
+            else:
+                for name, weight in sfw.score_weights().items():
+                    if name in plan.reused and name in live_per_plugin:
+                        totals = totals + live_per_plugin[name] * weight
+                best = int(totals.max())
+                if int(totals[pos]) == best:
+                    node, score = a.node, best              # the live node is among the shadow's best
+                else:
+                    node, score = snapshot.node_info(int(rows[sfw.select_position(totals)])).name, best
+        if node == a.node:
+            return "agreed", None
+        outcome = "wouldBePending" if node is None else "differed"
+        return outcome, ShadowDifference(pod.key, time.time(), a.node, live_score, node, score, reason)
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
                 preemption: tuple[str, tuple[str, ...]] | None) -> DecisionRecord | None:

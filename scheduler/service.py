@@ -36,12 +36,14 @@ from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
 from scheduler.framework.handle import Handle
+from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.profiles.profile_map import ClaimChange
+from scheduler.profiles.shadows import Shadows
 from scheduler.queue import SchedulingQueue
 
 __all__ = ["ProfileStatus", "SchedulerService", "profile_status_body"]
@@ -65,6 +67,7 @@ class ProfileStatus:
     plugins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
     reason: str = ""        # the condition's reason when not the default (Compiled or Invalid)
+    shadow_of: str = ""     # a shadow profile: the live schedulerName it follows
 
     def condition(self, generation: int | None) -> dict[str, Any]:
         return {"type": "Accepted", "status": "True" if self.accepted else "False",
@@ -79,8 +82,9 @@ def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, 
     the lease, and ``operator/on_profiles.py`` after each profile event."""
     body: dict[str, Any] = {"conditions": [st.condition(generation)], "observedGeneration": generation}
     if st.accepted:
+        # shadowOf null removes it from a profile that stopped being a shadow (a merge patch).
         body.update(schedulerName=st.scheduler_name, plugins=st.plugins,
-                    percentageOfNodesToScore=st.percentage_of_nodes_to_score)
+                    percentageOfNodesToScore=st.percentage_of_nodes_to_score, shadowOf=st.shadow_of or None)
     return body
 
 
@@ -111,11 +115,12 @@ class SchedulerService:
         self.client = client
         self.seed = seed
         self.profiles = ProfileMap()
+        self.shadows = Shadows()
         self.cache = Cache()
         self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
         self.decisions = DecisionStore(decision_records, decision_top_nodes)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
-                                   decisions=self.decisions)
+                                   decisions=self.decisions, shadows=self.shadows)
         # Services and controllers: PodTopologySpread's default selector (upstream's DefaultSelector).
         self.selector_owners = SelectorOwners()
         if default_selector is None:
@@ -165,14 +170,20 @@ class SchedulerService:
             self.profile_uids[cr_name] = str(meta["uid"])
         try:
             parsed = parse_spec(spec)
-            fwk = compile_profile(parsed, registry=self.registry, handle=self.handle, metrics=self.metrics,
-                                  seed=self.seed)
+            # A shadow's cycles must not count in the live profiles' metrics (it may share the name).
+            fwk = compile_profile(parsed, registry=self.registry, handle=self.handle,
+                                  metrics=None if parsed.shadow_of else self.metrics, seed=self.seed)
         except ProfileError as e:
-            self._compiled.pop(cr_name, None)
+            if self.shadows.get(cr_name) is None:
+                self._compiled.pop(cr_name, None)
             return self._profile_result(cr_name, meta, ProfileStatus(False, str(e)))
         name = fwk.profile_name
         generation = meta.get("generation")
         fwk.generation = int(generation) if isinstance(generation, int) else None
+        if parsed.shadow_of:
+            return self._shadow_profile(cr_name, meta, fwk, parsed.shadow_of, parsed.percentage_of_nodes_to_score)
+        if self.shadows.remove(cr_name):
+            log.info("profile %s is no longer a shadow", cr_name)
         change = self.profiles.set(cr_name, fwk, created=str(meta.get("creationTimestamp") or ""))
         if change.queue_sort_conflict:
             self._compiled.pop(cr_name, None)
@@ -192,9 +203,30 @@ class SchedulerService:
             log.info("profile %s accepted: schedulerName=%s", cr_name, name)
         return self._profile_result(cr_name, meta, st)
 
+    def _shadow_profile(self, cr_name: str, meta: Mapping[str, Any], fwk: Framework, shadow_of: str,
+                        percentage: int | None) -> ProfileStatus:
+        """Make the CR a shadow of ``shadow_of`` (``profiles/shadows.py``): it releases any
+        schedulerName it served (the next claimant takes over) and binds nothing."""
+        if self.profiles.claim(cr_name) is not None:
+            self._apply_claim_change(self.profiles.remove(cr_name))
+        self.shadows.set(cr_name, shadow_of, fwk)
+        serving = self.profiles.owner_of(shadow_of)
+        st = ProfileStatus(True, f"shadow profile compiled: decides alongside schedulerName {shadow_of} "
+                                 f"({'served by SchedulingProfile ' + repr(serving) if serving else 'not served now'})"
+                                 f" and binds nothing", fwk.profile_name, fwk.effective_plugins(), percentage,
+                           reason="Shadow", shadow_of=shadow_of)
+        self._compiled[cr_name] = st
+        log.info("profile %s accepted as a shadow of schedulerName %s", cr_name, shadow_of)
+        return self._profile_result(cr_name, meta, st)
+
+    def take_shadow_updates(self) -> dict[str, dict[str, Any] | None]:
+        """Each shadow CR's ``status.shadow`` that changed since the last call (None: no longer a shadow)."""
+        return self.shadows.take_updates()
+
     def remove_profile(self, cr_name: str) -> None:
         """Stop serving the profile; the next CR claiming its schedulerName (oldest first) takes
         it over, else its pending pods are parked, untouched."""
+        self.shadows.remove(cr_name)
         claim = self.profiles.claim(cr_name)
         change = self.profiles.remove(cr_name)
         self._compiled.pop(cr_name, None)

@@ -150,8 +150,9 @@ def test_a_median_below_the_bar_fails_with_upstreams_text(monkeypatch: pytest.Mo
     from scheduler.benchmark import report
     from scheduler.benchmark.core import RunResult
 
-    def fake(workload: str, size: Size, seed: int, decision_records: int) -> RunResult:
+    def fake(workload: str, size: Size, seed: int, decision_records: int, shadow: object = None) -> RunResult:
         assert decision_records == 10000    # the default store is on in every bench run
+        assert shadow is None
         avg = 600.0 + seed           # seeds 0, 1, 2: median 601
         return RunResult(workload, "core", size, summary([avg, avg]), 0.001, 0.002, 1, 10.0, size.pods, True)
 
@@ -160,3 +161,41 @@ def test_a_median_below_the_bar_fails_with_upstreams_text(monkeypatch: pytest.Mo
     assert results[0]["throughput"]["average"] == 601.0
     assert problems == ["SchedulingBasic: expected SchedulingThroughput Average to be higher: got 601.00, want 680"]
     assert "0.88" in report.format_table(results)
+
+
+def test_baseline_pairs_each_run_and_reports_the_median_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--baseline: before each configured run, the baseline (no shadow, recording off) with the same
+    seed; the configured result carries the median of the per-pair ratios."""
+    from scheduler.benchmark import report
+    from scheduler.benchmark.core import RunResult
+    calls: list[tuple[int, int, object]] = []
+
+    def fake(workload: str, size: Size, seed: int, decision_records: int, shadow: object = None) -> RunResult:
+        calls.append((seed, decision_records, shadow))
+        avg = 1000.0 if shadow is None else (900.0, 950.0, 800.0)[seed]       # ratios .9 .95 .8: median .9
+        r = RunResult(workload, "core", size, summary([avg, avg]), 0.001, 0.002, 1, 10.0, size.pods, True)
+        r.shadow = None if shadow is None else {"agreed": 1, "differed": 2, "wouldBePending": 0}
+        return r
+
+    monkeypatch.setattr(report, "_core", fake)
+    spec = {"pluginConfig": []}
+    results, _ = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False, decision_records=0, shadow=spec,
+                                  baseline=True)
+    assert calls == [(0, 0, None), (0, 0, spec), (1, 0, None), (1, 0, spec), (2, 0, None), (2, 0, spec)]
+    base, configured = results
+    assert base["variant"] == "baseline" and "shadow" not in base and "baselineRatio" not in base
+    assert configured["variant"] == "configured" and configured["baselineRatio"] == pytest.approx(0.9)
+    assert configured["shadow"] == {"agreed": 3, "differed": 6, "wouldBePending": 0}
+    table = report.format_table(results)
+    assert "SchedulingBasic (configured) +shadow" in table and "cost 10.0 %" in table
+
+
+def test_a_shadow_runs_beside_the_workload_and_changes_no_placement() -> None:
+    """--shadow in core mode: the shadow decides every pod the workload's profile does, and the live
+    placements are exactly those of the run without it."""
+    spec = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}
+    plain = run_core("SchedulingBasic", Size(20, 10, 40), seed=3, time_limit=60)
+    shadowed = run_core("SchedulingBasic", Size(20, 10, 40), seed=3, time_limit=60, shadow=spec)
+    assert plain.shadow is None and shadowed.shadow is not None
+    assert sum(shadowed.shadow.values()) == 50 and shadowed.shadow["differed"] > 0
+    assert shadowed.placements == plain.placements

@@ -427,12 +427,19 @@ def format_comparison(result: dict[str, Any]) -> str:
 @click.option("--repeat", type=click.IntRange(1, 50), default=1, show_default=True, help="Runs per workload (medians).")
 @click.option("--decision-records", default=10_000, show_default=True, type=click.IntRange(0),
               help="As run --decision-records: 0 measures the scheduler with recording off.")
+@click.option("--shadow", "shadow_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A SchedulingProfile (YAML) run as a shadow of the workload's profile (core mode).")
+@click.option("--baseline", is_flag=True,
+              help="Also run the baseline (no shadow, --decision-records 0) before each run and report the ratio.")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
 def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
-          repeat: int, decision_records: int, output: str, seed: int) -> None:
+          repeat: int, decision_records: int, shadow_file: str | None, baseline: bool, output: str,
+          seed: int) -> None:
     """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
     import json
+
+    import yaml
 
     from scheduler.benchmark.report import format_table, run_bench
     from scheduler.benchmark.workloads import WORKLOADS
@@ -441,9 +448,17 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
     if unknown:
         raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
                                  param_hint="--workload")
+    shadow: dict[str, Any] | None = None
+    if shadow_file is not None:
+        if mode != "core":
+            raise click.BadParameter("a shadow is measured in core mode", param_hint="--shadow")
+        doc = yaml.safe_load(Path(shadow_file).read_text())
+        shadow = doc.get("spec", doc) if isinstance(doc, dict) else None
+        if not isinstance(shadow, dict):
+            raise click.BadParameter(f"{shadow_file}: not a SchedulingProfile or its spec", param_hint="--shadow")
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
-                                  progress=lambda m: click.echo(m, err=True))
+                                  shadow=shadow, baseline=baseline, progress=lambda m: click.echo(m, err=True))
     click.echo(json.dumps({"results": results}, indent=2) if output == "json" else format_table(results))
     for p in problems:
         click.echo(f"error: {p}", err=True)

@@ -76,6 +76,8 @@ BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
 # ends at WATCH_TIMEOUT and its read timeout is 30 s more, so a live informer beats within that.
 STALL_AFTER = 60.0
 MAX_REMEMBERED = 10_000
+# How often shadow profiles' status.shadow is written (only what changed, only by the leader).
+SHADOW_STATUS_PERIOD = 2.0
 
 
 class Backoff:
@@ -253,6 +255,7 @@ class OperatorRuntime:
         self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
         self.components = {c.name: c for c in (
             Component("worker"), Component("pod-informer", stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER),
+            Component("shadow-status"),
             *([Component("leader-election")] if self.elector is not None else []))}
         self.synced_kinds: set[str] = set()
         self.sync_errors: dict[str, str] = {}
@@ -315,7 +318,9 @@ class OperatorRuntime:
             return
         self.service.synced = True
         self.synced.set()
-        loops = [asyncio.ensure_future(self.supervise(self.components["pod-informer"], self.watch_pods, stop))]
+        loops = [asyncio.ensure_future(self.supervise(self.components["pod-informer"], self.watch_pods, stop)),
+                 asyncio.ensure_future(self.supervise(self.components["shadow-status"], self.write_shadow_statuses,
+                                                      stop))]
         if self.elector is not None:
             # The elector steps down as it dies (its own ``finally``), so a restart is safe.
             loops.append(asyncio.ensure_future(self.supervise(self.components["leader-election"], self.elector.run,
@@ -409,6 +414,21 @@ class OperatorRuntime:
                                        content_type="application/merge-patch+json")
             except ClientError as e:
                 log.warning("cannot write the status of profile %s: %s", name, e)
+
+    async def write_shadow_statuses(self, stop: asyncio.Event, period: float = SHADOW_STATUS_PERIOD) -> None:
+        """Every ``period``, the leader writes each shadow profile's ``status.shadow`` that changed
+        (counts and last differences), and removes it from a CR that stopped being a shadow. A failed
+        write is retried with the next change; a standby writes nothing."""
+        while not stop.is_set():
+            await _sleep_unless(stop, period)
+            if not self.service.leader:
+                continue
+            for name, body in self.service.take_shadow_updates().items():
+                try:
+                    await self.api.request("PATCH", profiles_path(name, "status"), {"status": {"shadow": body}},
+                                           content_type="application/merge-patch+json")
+                except ClientError as e:
+                    log.warning("cannot write the shadow status of profile %s: %s", name, e)
 
     async def initial_sync(self, stop: asyncio.Event | None = None) -> None:
         """List what the informers would, before the first scheduling cycle.

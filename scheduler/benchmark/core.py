@@ -65,12 +65,16 @@ class RunResult:
     bound: int
     complete: bool
     placements: dict[str, str] = field(default_factory=dict)
+    shadow: dict[str, int] | None = None        # the shadow profile's counts, when one ran (--shadow)
 
     def as_json(self) -> dict[str, Any]:
-        return {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
-                "initPods": self.size.init_pods, "pods": self.size.pods, "throughput": self.throughput,
-                "attemptLatencySeconds": {"p50": self.attempt_p50, "p99": self.attempt_p99},
-                "peakRssBytes": self.peak_rss, "seconds": self.seconds}
+        out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
+               "initPods": self.size.init_pods, "pods": self.size.pods, "throughput": self.throughput,
+               "attemptLatencySeconds": {"p50": self.attempt_p50, "p99": self.attempt_p99},
+               "peakRssBytes": self.peak_rss, "seconds": self.seconds}
+        if self.shadow is not None:
+            out["shadow"] = self.shadow
+        return out
 
 
 def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str = "") -> Iterator[Obj]:
@@ -210,13 +214,18 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
 
 
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any],
-               decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+               decision_records: int = DEFAULT_CAPACITY, shadow: dict[str, Any] | None = None) -> RunResult:
     sink = SinkClient()
     service = SchedulerService(sink, seed=seed, decision_records=decision_records)
     sink.service = service
     st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
     if not st.accepted:
         raise ValueError(f"benchmark profile rejected: {st.message}")
+    if shadow is not None:
+        st = service.on_profile("bench-shadow", {"schedulerName": "default-scheduler", **shadow,
+                                                 "shadowOf": "default-scheduler"})
+        if not st.accepted:
+            raise ValueError(f"benchmark shadow profile rejected: {st.message}")
     rng = random.Random(seed)
     for i in range(size.nodes):
         labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
@@ -253,8 +262,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     bounds = after[0]
     delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
     binds = sink.bind_times
+    shadow_stats = service.shadows.get("bench-shadow")
     return RunResult(
         workload=w.name, mode="core", size=size,
+        shadow=dict(shadow_stats.stats.counts) if shadow_stats is not None else None,
         throughput=summary(samples(t0, binds, end if not complete else None)),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -263,8 +274,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
 
 
 def run_core(workload: str, size: Size, *, seed: int = 0, time_limit: float = 600.0,
-             profile: dict[str, Any] | None = None, decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+             profile: dict[str, Any] | None = None, decision_records: int = DEFAULT_CAPACITY,
+             shadow: dict[str, Any] | None = None) -> RunResult:
     """One run of ``workload`` at ``size`` in this process (a fresh event loop); ``decision_records``
-    as ``run --decision-records`` (the product's default: on)."""
+    as ``run --decision-records`` (the product's default: on); ``shadow``, a SchedulingProfile spec
+    run as a shadow of the workload's profile (``spec.shadowOf``)."""
     logging.getLogger("kopf_scheduler").setLevel(logging.WARNING)
-    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}, decision_records))
+    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}, decision_records, shadow))

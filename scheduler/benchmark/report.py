@@ -29,8 +29,9 @@ __all__ = ["format_table", "median_result", "run_bench"]
 Runner = Callable[[str, Size], RunResult]
 
 
-def _core(workload: str, size: Size, seed: int, decision_records: int = DEFAULT_CAPACITY) -> RunResult:
-    return run_core(workload, size, seed=seed, decision_records=decision_records)
+def _core(workload: str, size: Size, seed: int, decision_records: int = DEFAULT_CAPACITY,
+          shadow: dict[str, Any] | None = None) -> RunResult:
+    return run_core(workload, size, seed=seed, decision_records=decision_records, shadow=shadow)
 
 
 def _in_child(fn: Callable[..., RunResult], *args: Any) -> RunResult:
@@ -48,39 +49,63 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
                                     for k in ("p50", "p99")}
     out["peakRssBytes"] = int(statistics.median(d["peakRssBytes"] for d in docs))
     out["seconds"] = statistics.median(d["seconds"] for d in docs)
+    if "shadow" in out:                 # the shadow's counts summed over the runs
+        out["shadow"] = {k: sum(d["shadow"][k] for d in docs) for k in out["shadow"]}
     return out
 
 
 def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: int | None = None,
               pods: int | None = None, mode: str = "core", repeat: int = 1, seed: int = 0, isolate: bool = True,
-              progress: Callable[[str], None] | None = None, decision_records: int = DEFAULT_CAPACITY
+              progress: Callable[[str], None] | None = None, decision_records: int = DEFAULT_CAPACITY,
+              shadow: dict[str, Any] | None = None, baseline: bool = False
               ) -> tuple[list[dict[str, Any]], list[str]]:
     """Results (medians) per workload, and the problems seen: runs that did not finish, and medians
-    below the workload's threshold at its thresholded size."""
+    below the workload's threshold at its thresholded size.
+
+    With ``baseline``, each repeat also runs the baseline (no shadow, recording off) right before the
+    configured run, with the same seed: the cost of recording or of a shadow is then a ratio measured
+    in one run of the benchmark, pair by pair, not across runs on a machine whose speed drifts. The
+    baseline's result comes first, with ``"variant": "baseline"``; the configured one carries
+    ``"variant": "configured"`` and ``"baselineRatio"``, the median of the per-pair average ratios."""
     results: list[dict[str, Any]] = []
     problems: list[str] = []
+    if shadow is not None and mode != "core":
+        raise ValueError("--shadow is measured in core mode")
+    variants: list[tuple[str, int, dict[str, Any] | None]] = [("configured", decision_records, shadow)]
+    if baseline:
+        variants.insert(0, ("baseline", 0, None))
     for name in workloads:
         w = WORKLOADS[name]
         size = w.default
         size = replace(size, nodes=nodes if nodes is not None else size.nodes,
                        init_pods=init_pods if init_pods is not None else size.init_pods,
                        pods=pods if pods is not None else size.pods)
-        runs: list[RunResult] = []
+        runs: dict[str, list[RunResult]] = {v: [] for v, _, _ in variants}
         for k in range(repeat):
-            if mode == "core":
-                r = (_in_child(_core, name, size, seed + k, decision_records) if isolate
-                     else _core(name, size, seed + k, decision_records))
-            else:
-                from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
-                r = run_e2e(name, size, seed=seed + k, decision_records=decision_records)
-            if not r.complete:
-                problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
-            if progress is not None:
-                progress(f"{name} {mode} run {k + 1}/{repeat}: {r.throughput['average']:.0f} pods/s average, "
-                         f"{r.seconds:.1f} s")
-            runs.append(r)
-        result = median_result(runs)
-        results.append(result)
+            for variant, records, shadow_spec in variants:
+                if mode == "core":
+                    r = (_in_child(_core, name, size, seed + k, records, shadow_spec) if isolate
+                         else _core(name, size, seed + k, records, shadow_spec))
+                else:
+                    from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
+                    r = run_e2e(name, size, seed=seed + k, decision_records=records)
+                if not r.complete:
+                    problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
+                if progress is not None:
+                    progress(f"{name} {mode} {variant + ' ' if baseline else ''}run {k + 1}/{repeat}: "
+                             f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
+                             + (f", shadow {r.shadow}" if r.shadow is not None else ""))
+                runs[variant].append(r)
+        for variant, _, _ in variants:
+            out = median_result(runs[variant])
+            if baseline:
+                out["variant"] = variant
+            if baseline and variant == "configured":
+                out["baselineRatio"] = statistics.median(
+                    c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
+                    for b, c in zip(runs["baseline"], runs["configured"], strict=True))
+            results.append(out)
+        result = results[-1]
         threshold = w.threshold_for(mode, size)
         if threshold is not None and result["throughput"]["average"] < threshold:
             # upstream's failure text, as scheduler_perf prints it
@@ -97,7 +122,8 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
         t = r["throughput"]
         w = WORKLOADS[r["workload"]]
         threshold = w.threshold_for(r["mode"], Size(r["nodes"], r["initPods"], r["pods"]))
-        rows.append((r["workload"], r["mode"], f"{r['nodes']}/{r['initPods']}/{r['pods']}",
+        label = r["workload"] + (f" ({r['variant']})" if "variant" in r else "") + (" +shadow" if "shadow" in r else "")
+        rows.append((label, r["mode"], f"{r['nodes']}/{r['initPods']}/{r['pods']}",
                      f"{t['average']:.0f}", f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['p99']:.0f}",
                      f"{threshold:.0f}" if threshold else "-",
                      f"{t['average'] / threshold:.2f}" if threshold else "-",
@@ -105,4 +131,11 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
                      f"{r['attemptLatencySeconds']['p99'] * 1000:.1f}ms",
                      f"{r['peakRssBytes'] / 2**20:.0f}MiB", f"{r['seconds']:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows)
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    for r in results:
+        if "baselineRatio" in r:
+            lines.append(f"{r['workload']}: configured / baseline average = {r['baselineRatio']:.3f} "
+                         f"(median of per-repeat pairs; cost {100 * (1 - r['baselineRatio']):.1f} %)")
+        if "shadow" in r:
+            lines.append(f"{r['workload']}: shadow decisions {r['shadow']}")
+    return "\n".join(lines)

@@ -16,6 +16,7 @@ from scheduler.framework.interfaces import (
     BatchScorePlugin,
     BindPlugin,
     EnqueueExtensions,
+    FilterConfigured,
     FilterPlugin,
     FilterRunner,
     FilterVerdict,
@@ -46,7 +47,8 @@ from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, Queued
 
 __all__ = [
     "MAX_NODE_SCORE", "SUCCESS", "BatchFilterPlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent",
-    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterPlugin", "FilterRunner",
+    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterConfigured", "FilterPlugin",
+    "FilterRunner",
     "FilterVerdict", "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin",
     "Plugin", "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
     "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",

@@ -57,6 +57,7 @@ __all__ = [
     "ClusterEvent",
     "ClusterEventWithHint",
     "EnqueueExtensions",
+    "FilterConfigured",
     "FilterPlugin",
     "FilterRunner",
     "FilterVerdict",
@@ -210,6 +211,16 @@ class NodeLocalFilter(Protocol):
     pods, so removing pods from one node cannot change another node's verdict."""
 
     filter_is_node_local: bool
+
+
+@runtime_checkable
+class FilterConfigured(Protocol):
+    """Capability: ``filter_config`` is the part of the plugin's args that PreFilter and Filter read
+    (absent: all of them). Two instances with equal ``filter_config`` filter alike, so a shadow
+    profile that changes only a plugin's scoring args reuses the live profile's search."""
+
+    @property
+    def filter_config(self) -> object: ...
 
 
 @runtime_checkable

@@ -212,8 +212,10 @@ class Framework:
             raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
                                  f"{profile_name!r}, got {len(queue_sort)}")
         self.queue_sort: fw.QueueSortPlugin = queue_sort[0]
-        # Its validated args (None without): every profile must share the plugin and its args.
-        self.queue_sort_args = (plugin_args or {}).get(self.queue_sort.name)
+        # Each plugin's validated args (None without). Every profile must share the QueueSort and its
+        # args; a shadow profile reuses the live one's results for the plugins configured alike.
+        self.plugin_args: Mapping[str, object] = dict(plugin_args or {})
+        self.queue_sort_args = self.plugin_args.get(self.queue_sort.name)
         self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, fw.PreEnqueuePlugin)]
         _one_point("PreEnqueue", at("preEnqueue"), self.pre_enqueue)
         self.pre_filter = [p for p in at("preFilter") if isinstance(p, fw.PreFilterPlugin)]
@@ -576,10 +578,14 @@ class Framework:
         return result, final
 
     # --- PreScore / Score ------------------------------------------------------------------
-    def run_pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def run_pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, *,
+                      only: Collection[str] | None = None) -> Status:
+        """PreScore; with ``only``, just those plugins (a shadow profile re-scoring what differs)."""
         t0 = time.perf_counter()
         status = SUCCESS
         for p in self.pre_score:
+            if only is not None and p.name not in only:
+                continue
             t1 = time.perf_counter()
             self._evaluated(p.name, "PreScore")
             s = p.pre_score(state, pod, snapshot, rows)
@@ -592,14 +598,15 @@ class Framework:
         self._observe("PreScore", status, t0)
         return status
 
-    def run_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
-                  ) -> tuple[Scores, dict[str, Scores], Status]:
-        """Weighted total per row, the per-plugin normalised scores, and the status."""
+    def run_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, *,
+                  only: Collection[str] | None = None) -> tuple[Scores, dict[str, Scores], Status]:
+        """Weighted total per row, the per-plugin normalised scores, and the status; with ``only``,
+        over just those plugins."""
         t0 = time.perf_counter()
         total = np.zeros(len(rows), np.int64)
         per_plugin: dict[str, Scores] = {}
         for e in self._scores:
-            if e.name in state.skip_score_plugins:
+            if e.name in state.skip_score_plugins or (only is not None and e.name not in only):
                 continue
             t1 = time.perf_counter()
             self._evaluated(e.name, "Score", len(rows))
@@ -749,6 +756,16 @@ class Framework:
         self._observe("PostBind", SUCCESS, t0)
 
     # --- introspection ---------------------------------------------------------------------
+    def filter_signature(self) -> tuple[object, ...]:
+        """What decides which nodes are feasible and which are evaluated: the PreFilter and Filter
+        plugins in order with their args, and ``percentageOfNodesToScore``. Two frameworks with equal
+        signatures find the same feasible nodes on one snapshot (a shadow profile reuses the live
+        one's search when they are equal)."""
+        def config(p: Plugin) -> object:
+            return p.filter_config if isinstance(p, fw.FilterConfigured) else self.plugin_args.get(p.name)
+        return (tuple((p.name, config(p)) for p in self.pre_filter), tuple((p.name, config(p)) for p in self.filter),
+                self.percentage_of_nodes_to_score)
+
     def score_weights(self) -> dict[str, int]:
         """Each Score plugin's weight (decision records weigh the normalised scores with it)."""
         if self._weights is None:

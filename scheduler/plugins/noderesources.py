@@ -110,6 +110,11 @@ class NodeResourcesFit:
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = tuple(args.ignored_resource_groups)
 
+    @property
+    def filter_config(self) -> object:
+        """FilterConfigured: Filter reads only the ignored resources; the scoring strategy is Score's."""
+        return (self._ignored, self._ignored_groups)
+
     def _ignored_resource(self, name: str) -> bool:
         if not _is_extended(name):
             return False
@@ -406,10 +411,17 @@ def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handl
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin, PreScorePlugin
+    from scheduler.framework.interfaces import (
+        BatchFilterPlugin,
+        BatchScorePlugin,
+        FilterConfigured,
+        PreFilterPlugin,
+        PreScorePlugin,
+    )
 
     _: type[BatchFilterPlugin] = NodeResourcesFit
     __: type[BatchScorePlugin] = NodeResourcesFit
     ___: type[PreFilterPlugin] = NodeResourcesFit
     _____: type[PreScorePlugin] = NodeResourcesFit
+    ______: type[FilterConfigured] = NodeResourcesFit
     ____: type[BatchScorePlugin] = NodeResourcesBalancedAllocation

@@ -85,6 +85,11 @@ class SchedulingProfileSpec(_Model):
     pod_max_backoff_seconds: int = Field(default=10, ge=1, le=86400, alias="podMaxBackoffSeconds")
     plugins: Plugins | None = None
     plugin_config: tuple[PluginConfig, ...] = Field(default=(), alias="pluginConfig")
+    shadow_of: str | None = Field(
+        default=None, alias="shadowOf", min_length=1, max_length=253,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+        description="Make this a shadow of the profile serving this schedulerName: it binds nothing, "
+                    "decides alongside it for each of its pods, and counts agreements in status.shadow.")
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulingProfileSpec:

@@ -185,7 +185,7 @@ def test_a_pod_that_asks_gets_its_record_as_an_annotation(records: int) -> None:
     placed = json.loads(client.annotations["default/placed"]["scheduling.kopf-scheduler.io/decision"])
     assert list(placed) == SHAPE
     assert placed["node"] == client.bound["uid-placed"] and placed["pod"] == "default/placed"
-    assert [t["node"] for t in placed["scores"]][0] == placed["node"]
+    assert placed["scores"][0]["node"] == placed["node"]
     pending = json.loads(client.annotations["default/pending"]["scheduling.kopf-scheduler.io/decision"])
     assert pending["node"] is None and pending["filtered"] == {"Insufficient cpu": 2}
     assert (len(s.decisions) > 0) == (records > 0)

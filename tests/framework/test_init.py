@@ -5,7 +5,8 @@ import scheduler.framework
 
 PUBLIC = [
     "MAX_NODE_SCORE", "SUCCESS", "BatchFilterPlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent",
-    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterPlugin", "FilterRunner",
+    "ClusterEventWithHint", "Code", "CycleState", "Diagnosis", "EnqueueExtensions", "FilterConfigured", "FilterPlugin",
+    "FilterRunner",
     "FilterVerdict", "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin",
     "Plugin", "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
     "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",

@@ -168,3 +168,29 @@ def test_a_pod_that_asks_for_its_decision_gets_it_as_an_annotation(env: Env) -> 
     env.wait(lambda: bound(env).get("plain"), message="the plain pod binds")
     assert "scheduling.kopf-scheduler.io/decision" not in env.get_json("pod", "plain")["metadata"].get(
         "annotations", {})
+
+
+def test_a_shadow_profile_reports_its_differences_in_its_status(env: Env) -> None:
+    """Issue #20 §3: a MostAllocated shadow of a LeastAllocated live profile binds nothing and shows
+    its agreements and differences in ``status.shadow``."""
+    shadow = profile("packer", "kopf-scheduler", "MostAllocated")
+    shadow["spec"]["shadowOf"] = "kopf-scheduler"
+    env.apply(profile("default", "kopf-scheduler", "LeastAllocated"), shadow,
+              node("n0", cpu="2"), node("n1", cpu="4"), node("n2", cpu="8"))
+    env.wait(lambda: accepted(env, "default"), message="live profile accepted")
+    cond = env.wait(lambda: accepted(env, "packer"), message="shadow accepted")
+    assert cond["reason"] == "Shadow" and cond["status"] == "True"
+    env.apply(*[pod(f"p{i}", cpu="500m") for i in range(8)])
+    env.wait(lambda: len(bound(env)) == 8, message="the live profile binds every pod")
+
+    def shadow_status() -> dict[str, Any] | None:
+        st = env.get_json("sp", "packer").get("status", {}).get("shadow")
+        return st if st and st["agreed"] + st["differed"] + st["wouldBePending"] == 8 else None
+    st = env.wait(shadow_status, timeout=20, message="status.shadow counts all 8 pods")
+    assert st["shadowOf"] == "kopf-scheduler" and st["differed"] > 0 and st["wouldBePending"] == 0
+    assert len(st["differences"]) == st["differed"]
+    placed = bound(env)
+    for d in st["differences"]:
+        assert d["live"]["node"] == placed[d["pod"].split("/")[1]] != d["shadow"]["node"]
+    assert env.get_json("sp", "packer")["status"]["shadowOf"] == "kopf-scheduler"
+    assert 'scheduler_shadow_decisions_total{outcome="differed",profile="packer"}' in env.metrics()
