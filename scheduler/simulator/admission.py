@@ -3,16 +3,23 @@
 Errors are ``ApiError``s carrying the ``Status`` the server answers: ``400 BadRequest`` for what
 cannot be decoded (an unparsable quantity), ``422 Invalid`` for failed validation with the field
 path, ``403 Forbidden`` for admission (Priority) refusals. Defaulting follows the built-in
-defaulters and admission plugins that a scheduler can observe: ``schedulerName``, ``phase``,
+defaulters and admission plugins that a scheduler can observe: requests from limits (a container
+with ``limits`` and no request for a resource gets the limit as its request), ports' ``TCP``,
+``schedulerName``, ``enableServiceLinks``, ``phase``,
 ``priority``/``preemptionPolicy`` from PriorityClasses (the Priority admission plugin), the
 ``not-ready``/``unreachable`` tolerations (DefaultTolerationSeconds), ``qosClass``, and node
 allocatable defaulting to capacity.
+
+The order is kube-apiserver's: decode (``typecheck``: a wrong JSON type is a 400), default, then
+validate (``validation``: 422s with upstream's causes), then admit. ``typecheck`` and ``validation``
+raise this module's ``ApiError``, so the functions here import them where they run.
 """
 
 from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,11 +99,15 @@ def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
 
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> ApiError:
-    """422 Invalid; ``causes`` are (field, reason, detail) with reason a FieldValue* constant."""
+    """422 Invalid; ``causes`` are (field, reason, detail) with reason a FieldValue* constant.
+
+    The message names the qualified kind (``PriorityClass.scheduling.k8s.io``), as ``NewInvalid``
+    prints its ``GroupKind``; the details carry the bare kind and the group apart."""
     text = ", ".join(f"{f}: {d}" for f, _, d in causes)
     if len(causes) > 1:
         text = f"[{text}]"
-    return ApiError(422, "Invalid", f'{kind} "{name}" is invalid: {text}', {
+    qualified = f"{kind}.{group}" if group and not kind.endswith(f".{group}") else kind
+    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {text}', {
         "name": name, **({"group": group} if group else {}), "kind": kind,
         "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
 
@@ -155,31 +166,50 @@ def _resource_list(kind: str, field: str, rl: Any, causes: list[tuple[str, str, 
 PriorityLookup = Callable[[str], Obj | None]
 
 
+def _default_requests_from_limits(container: Obj) -> None:
+    """``SetDefaults_Pod``: a resource with a limit and no request gets the limit as its request, for
+    every resource (an extended resource such as ``nvidia.com/gpu`` too), in app and init containers."""
+    res = container.get("resources")
+    if not isinstance(res, dict) or not isinstance(res.get("limits"), dict) or not res["limits"]:
+        return
+    requests = res.get("requests")
+    if not isinstance(requests, dict):
+        requests = res["requests"] = {}
+    for name, value in res["limits"].items():
+        requests.setdefault(name, value)
+
+
 def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], Obj | None]) -> None:
-    """Validate and default a pod being created (mutates ``pod``); raises ``ApiError``."""
+    """Decode, default and validate a pod being created, as kube-apiserver does in that order
+    (mutates ``pod``); raises ``ApiError``: 400 for what Go could not decode, 422 for what
+    ``ValidatePodCreate`` refuses, 403 for the Priority admission plugin's refusals."""
+    from scheduler.simulator.typecheck import check_types
+    from scheduler.simulator.validation import validate_pod
+
+    check_types(pod, "", "v1", "Pod")
     meta = pod.setdefault("metadata", {})
     name = meta.get("name", "")
     spec = pod.get("spec")
-    causes: list[tuple[str, str, str]] = []
     if not isinstance(spec, dict):
         raise invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
-    containers = spec.get("containers")
-    if not containers or not isinstance(containers, list):
-        causes.append(("spec.containers", "FieldValueRequired", "Required value"))
-        containers = []
+    causes: list[tuple[str, str, str]] = []
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             path = f"spec.{group}[{i}]"
-            if not isinstance(c, dict):
-                raise ApiError(400, "BadRequest", f'Pod in version "v1" cannot be handled as a Pod: {path}: '
-                                                  "expected an object")
-            if not c.get("name"):
-                causes.append((f"{path}.name", "FieldValueRequired", "Required value"))
-            if not c.get("image"):
-                causes.append((f"{path}.image", "FieldValueRequired", "Required value"))
             res = c.get("resources") or {}
             _resource_list("Pod", f"{path}.resources.requests", res.get("requests"), causes)
             _resource_list("Pod", f"{path}.resources.limits", res.get("limits"), causes)
+            # Defaulting (SetDefaults_Pod, SetDefaults_ContainerPort) runs before validation.
+            _default_requests_from_limits(c)
+            for p in c.get("ports") or []:
+                p.setdefault("protocol", "TCP")
+                if spec.get("hostNetwork") and not p.get("hostPort"):
+                    p["hostPort"] = p.get("containerPort")
+    causes = validate_pod(pod) + causes
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            path = f"spec.{group}[{i}]"
+            res = c.get("resources") or {}
             for r, raw in (res.get("requests") or {}).items():
                 lim = (res.get("limits") or {}).get(r)
                 if lim is not None and parse_quantity(str(raw)) > parse_quantity(str(lim)):
@@ -196,6 +226,7 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
         _resource_list("Pod", "spec.resources.requests", spec["resources"].get("requests"), causes)
     if causes:
         raise invalid("Pod", name, causes)
+    containers = spec.get("containers") or []
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("dnsPolicy", "ClusterFirst")
@@ -256,27 +287,35 @@ def _qos(containers: list[Obj]) -> str:
 
 
 def default_node(node: Obj) -> None:
+    """Decode, default and validate a node (``ValidateNode``'s labels and taints); raises ``ApiError``."""
+    from scheduler.simulator.typecheck import check_types
+    from scheduler.simulator.validation import validate_node
+
+    check_types(node, "", "v1", "Node")
     name = node.get("metadata", {}).get("name", "")
     status = node.setdefault("status", {})
     causes: list[tuple[str, str, str]] = []
     _resource_list("Node", "status.capacity", status.get("capacity"), causes)
     _resource_list("Node", "status.allocatable", status.get("allocatable"), causes)
-    for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
-        if not isinstance(t, dict) or not t.get("key"):
-            causes.append((f"spec.taints[{i}].key", "FieldValueRequired", "Required value"))
-        elif t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            causes.append((f"spec.taints[{i}].effect", "FieldValueNotSupported",
-                           f'Unsupported value: "{t.get("effect", "")}": supported values: "NoSchedule", '
-                           '"PreferNoSchedule", "NoExecute"'))
+    causes = validate_node(node) + causes
     if causes:
         raise invalid("Node", name, causes)
     if "capacity" in status and "allocatable" not in status:
         status["allocatable"] = dict(status["capacity"])
     status.setdefault("conditions", [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                       "message": "kubelet is posting ready status (simulated)"}])
-    status.setdefault("nodeInfo", {"kubeletVersion": "v1.37.0-sim", "osImage": "simulated", "kernelVersion": "",
-                                   "containerRuntimeVersion": "sim://1.0", "architecture": "amd64",
-                                   "operatingSystem": "linux"})
+    # Every NodeSystemInfo field is required in the API's schema: typed clients (the official Python
+    # client, kubernetes_asyncio, lightkube) refuse a node without them. The IDs are stable per name.
+    info = status.get("nodeInfo")
+    if not isinstance(info, dict):
+        info = status["nodeInfo"] = {}
+    ident = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.nodes.simulated"))
+    for key, value in (("machineID", ident.replace("-", "")), ("systemUUID", ident),
+                       ("bootID", str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.boot.simulated"))),
+                       ("kernelVersion", "6.1.0-sim"), ("osImage", "simulated"),
+                       ("containerRuntimeVersion", "sim://1.0"), ("kubeletVersion", "v1.37.0-sim"),
+                       ("kubeProxyVersion", ""), ("operatingSystem", "linux"), ("architecture", "amd64")):
+        info.setdefault(key, value)
 
 
 def validate_priority_class(pc: Obj, others: list[Obj]) -> None:

@@ -1,0 +1,245 @@
+"""The type check that Go's JSON decoder makes as kube-apiserver decodes a built-in object.
+
+kube-apiserver decodes a request body into the kind's Go struct (``sigs.k8s.io/json``, a fork of
+``encoding/json``) before anything else runs. A value of the wrong JSON type for its field cannot be
+decoded: ``"nodeSelector": "ssd"``, or ``tolerations`` written as one object instead of a list. The
+answer is ``400 BadRequest``::
+
+    Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct
+    field PodSpec.spec.nodeSelector of type map[string]string
+
+The server here stores JSON as it comes, so without this check such a body would be stored and then
+break every reader that trusts the schema: the scheduler, kubectl, and the server's own validation
+(which answered ``tolerations: {key: a}`` with a 500). This module walks the object against the
+kind's OpenAPI schema (``apidefs``) and raises the error the decoder would, for the first mismatch in
+document order (the decoder keeps the first type error it meets).
+
+As in Go's decoder:
+
+- the field path is the JSON names from the root, without list indexes or map keys; the struct named
+  is the Go type holding the last field (``PodSpec``), and the type is the Go type the value was to
+  fill (``[]v1.Toleration``, ``map[string]string``, ``int32``, ``v1.Affinity``);
+- ``null`` fits anything; a number with a fraction or out of range for an integer field is named with
+  its text (``number 1.5``), any other mismatch by its JSON kind (``string``, ``number``, ``object``,
+  ``array``, ``bool``);
+- types that decode themselves (``Quantity``, ``IntOrString``, ``RawExtension``, ``JSON``) are not walked
+  here: quantities have their own check in ``admission``, the rest accept any JSON. ``Time`` and
+  ``MicroTime`` are parsed as their ``UnmarshalJSON`` does (RFC 3339; six fraction digits for
+  ``MicroTime``), and their error is ``time.Parse``'s (``parsing time "x" as "2006-01-02T15:04:05Z07:00":
+  cannot parse "x" as "2006"``).
+
+Unknown fields are not this module's concern (``fieldValidation`` is ``openapi.FieldChecker``'s).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from scheduler.simulator import apidefs
+from scheduler.simulator.admission import ApiError
+
+__all__ = ["check_types"]
+
+Obj = dict[str, Any]
+
+_REF = "#/components/schemas/"
+# Types with their own UnmarshalJSON: any JSON may reach them, and their errors are not the decoder's.
+_SELF_DECODING = frozenset({
+    "io.k8s.apimachinery.pkg.api.resource.Quantity",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
+})
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+_RFC3339 = ("2006", "-", "01", "-", "02", "T", "15", ":", "04", ":", "05", "Z07:00")
+_RFC3339_MICRO = ("2006", "-", "01", "-", "02", "T", "15", ":", "04", ":", "05", ".000000", "Z07:00")
+_TIME_LAYOUTS = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time": _RFC3339,
+                 "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": _RFC3339_MICRO}
+_RANGES = {"01": (1, 12, "month"), "02": (1, 31, "day"), "15": (0, 23, "hour"), "04": (0, 59, "minute"),
+           "05": (0, 59, "second")}
+
+
+class _TimeError(Exception):
+    """The error ``metav1.Time``/``MicroTime``'s ``UnmarshalJSON`` returns (``time.Parse``'s)."""
+
+
+def _parse_time(value: str, layout: tuple[str, ...]) -> None:
+    """``time.Parse(layout, value)``'s verdict, for the two layouts the API uses: raise its error text.
+
+    Go walks the layout element by element; the first element the value does not fit names both
+    (``cannot parse "x" as "2006"``). A fraction after the seconds is accepted even where the layout
+    has none; ``.000000`` takes exactly six digits."""
+    shown = f'parsing time {json.dumps(value)} as {json.dumps("".join(layout))}'
+    rest = value
+    for i, elem in enumerate(layout):
+        if elem in ("2006", "01", "02", "15", "04", "05"):
+            n = 4 if elem == "2006" else 2
+            if len(rest) < n or not rest[:n].isdigit():
+                raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+            number, rest = int(rest[:n]), rest[n:]
+            if elem in _RANGES and not _RANGES[elem][0] <= number <= _RANGES[elem][1]:
+                raise _TimeError(f"parsing time {json.dumps(value)}: {_RANGES[elem][2]} out of range")
+            if elem == "05" and layout[i + 1] != ".000000" and rest[:1] in (".", ","):
+                digits = len(rest[1:]) - len(rest[1:].lstrip("0123456789"))
+                rest = rest[1 + digits:]
+        elif elem == ".000000":
+            if len(rest) < 7 or rest[0] != "." or not rest[1:7].isdigit():
+                raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+            rest = rest[7:]
+        elif elem == "Z07:00":
+            if rest[:1] == "Z":
+                rest = rest[1:]
+            elif (len(rest) >= 6 and rest[0] in "+-" and rest[1:3].isdigit() and rest[3] == ":"
+                  and rest[4:6].isdigit()):
+                rest = rest[6:]
+            else:
+                raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+        elif rest.startswith(elem):
+            rest = rest[len(elem):]
+        else:
+            raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+    if rest:
+        raise _TimeError(f"parsing time {json.dumps(value)}: extra text: {json.dumps(rest)}")
+
+
+class _Mismatch(Exception):
+    def __init__(self, value: str, struct: str, path: tuple[str, ...], go_type: str) -> None:
+        super().__init__(value)
+        self.value, self.struct, self.path, self.go_type = value, struct, path, go_type
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _resolve(schema: Obj) -> str | None:
+    """The definition a schema refers to, directly or through ``allOf: [{$ref}]`` (a described ref)."""
+    ref = schema.get("$ref")
+    if ref is None and schema.get("allOf"):
+        ref = schema["allOf"][0].get("$ref")
+    return ref[len(_REF):] if isinstance(ref, str) and ref.startswith(_REF) else None
+
+
+def _short(definition: str) -> str:
+    """``io.k8s.api.core.v1.Toleration`` → ``v1.Toleration``, as Go prints a named type."""
+    parts = definition.split(".")
+    return ".".join(parts[-2:])
+
+
+def _go_type(schema: Obj) -> str:
+    definition = _resolve(schema)
+    if definition is not None:
+        return _short(definition)
+    kind = schema.get("type")
+    if kind == "array":
+        return "[]" + _go_type(schema.get("items") or {})
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        return "map[string]" + (_go_type(extra) if isinstance(extra, dict) else "interface {}")
+    if kind == "integer":
+        return str(schema.get("format") or "int64")
+    if kind == "number":
+        return "float64"
+    if kind == "boolean":
+        return "bool"
+    if kind == "string":
+        return "[]uint8" if schema.get("format") == "byte" else "string"
+    return "interface {}"
+
+
+@functools.cache
+def _definitions() -> dict[str, Obj]:
+    return apidefs.schemas()
+
+
+def _walk(value: Any, schema: Obj, struct: str, path: tuple[str, ...]) -> None:
+    if value is None:
+        return
+    definition = _resolve(schema)
+    if definition is not None:
+        layout = _TIME_LAYOUTS.get(definition)
+        if layout is not None:
+            if not isinstance(value, str):
+                raise _TimeError(f"json: cannot unmarshal {_json_kind(value)} into Go value of type string")
+            _parse_time(value, layout)
+            return
+        if definition in _SELF_DECODING:
+            return
+        target = _definitions().get(definition)
+        if target is None:
+            return
+        if not isinstance(value, dict):
+            raise _Mismatch(_json_kind(value), struct, path, _short(definition))
+        holder = definition.rsplit(".", 1)[-1]
+        for name, sub in (target.get("properties") or {}).items():
+            if name in value:
+                _walk(value[name], sub, holder, (*path, name))
+        return
+    kind = schema.get("type")
+    if kind == "array":
+        if not isinstance(value, list):
+            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
+        items = schema.get("items") or {}
+        for item in value:
+            _walk(item, items, struct, path)
+    elif kind == "object":
+        if not isinstance(value, dict):
+            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for item in value.values():
+                _walk(item, extra, struct, path)
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise _Mismatch(_json_kind(value), struct, path, "bool")
+    elif kind == "integer":
+        go = _go_type(schema)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Mismatch(_json_kind(value), struct, path, go)
+        lo, hi = _INT_RANGES.get(go, _INT_RANGES["int64"])
+        if isinstance(value, float) and not value.is_integer():
+            raise _Mismatch(f"number {value!r}", struct, path, go)
+        if not lo <= value <= hi:
+            raise _Mismatch(f"number {value!r}", struct, path, go)
+    elif kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise _Mismatch(_json_kind(value), struct, path, "float64")
+
+
+def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
+    """Raise the 400 kube-apiserver gives when ``obj`` cannot be decoded into ``kind``'s Go struct.
+
+    Kinds without a built-in definition (custom resources) are not checked here: their schema is the
+    CRD's, and apiextensions validates them as 422s."""
+    definition = apidefs.kind_definitions().get((group, version, kind))
+    if definition is None:
+        return
+    try:
+        _walk(obj, {"$ref": _REF + definition}, kind, ())
+    except _TimeError as e:
+        raise ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
+                       ) from None
+    except _Mismatch as m:
+        raise ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: '
+                                          f"json: cannot unmarshal {m.value} into Go struct field "
+                                          f"{m.struct}.{'.'.join(m.path)} of type {m.go_type}") from None

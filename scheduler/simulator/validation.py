@@ -1,0 +1,508 @@
+"""Validation as kube-apiserver's ``pkg/apis/*/validation`` does it, for what a scheduler touches.
+
+Each function returns upstream's ``field.ErrorList`` as (field, reason, detail) causes for
+``admission.invalid`` (a 422 whose message and ``details.causes`` match kube-apiserver's), or raises
+the ``ApiError`` kube-apiserver answers where it does not answer 422. The messages are upstream's
+``field.Error`` renderings: ``Invalid value: "x": ...`` (strings quoted, numbers bare, structs as
+JSON), ``Unsupported value: "x": supported values: "a", "b"``, ``Duplicate value: ...``,
+``Required value``, ``Forbidden: ...``.
+
+Covered (the fields the scheduler reads, and the bodies the scheduler writes):
+
+- pods (``ValidatePodCreate``/``ValidatePodSpec``): metadata labels; containers (required, names as
+  DNS-1123 labels and unique across init and app containers, image required, ports); ``nodeSelector``
+  as labels; ``nodeName``; tolerations (``validateTolerations``); affinity (node selector terms,
+  pod (anti-)affinity terms with their ``topologyKey`` and selectors, weights);
+  ``topologySpreadConstraints``; scheduling gates;
+- pod updates: tolerations may only be added (``validateOnlyAddedTolerations``);
+- pod status: ``nominatedNodeName`` is a node name (``ValidatePodStatusUpdate``);
+- nodes: labels and taints (``validateNodeTaints``: key, value, effect, unique by key and effect);
+- bindings (``BindingREST.Create``, ``ValidatePodBinding``);
+- events.k8s.io/v1 Events (``ValidateEventCreate``, strict for the new API) and core/v1 Events
+  (its legacy rules);
+- Leases (``ValidateLeaseSpec``).
+
+Wrong JSON types never reach these functions: ``typecheck.check_types`` answers them first with the
+decoder's 400, as kube-apiserver decodes before it validates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from scheduler.model.selectors import label_key_errors, label_value_errors, requirement_errors
+from scheduler.simulator.admission import LABEL_MSG, SUBDOMAIN_MSG, ApiError
+
+__all__ = ["Cause", "validate_binding", "validate_event", "validate_labels", "validate_lease", "validate_node",
+           "validate_pod", "validate_pod_status", "validate_pod_update"]
+
+Obj = dict[str, Any]
+Cause = tuple[str, str, str]
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_INCLUSION_POLICIES = ("Honor", "Ignore")
+_LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+NOT_POSITIVE = "must be greater than zero"
+# pkg/apis/core/validation: the events' length limits.
+REPORTING_INSTANCE_LIMIT = 128
+ACTION_LIMIT = 128
+REASON_LIMIT = 128
+NOTE_LIMIT = 1024
+
+
+# --- field.Error's renderings -----------------------------------------------------------------------
+
+def _go_json(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _shown(value: object) -> str:
+    """How ``field.Error`` shows a bad value: a string quoted (``%q``), a number or bool bare, ``null``
+    for nothing, anything else as JSON."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return _go_json(value)
+
+
+def invalid(path: str, value: object, detail: str) -> Cause:
+    return path, "FieldValueInvalid", f"Invalid value: {_shown(value)}: {detail}"
+
+
+def required(path: str, detail: str = "") -> Cause:
+    return path, "FieldValueRequired", "Required value" + (f": {detail}" if detail else "")
+
+
+def not_supported(path: str, value: object, supported: Iterable[str]) -> Cause:
+    return path, "FieldValueNotSupported", (f"Unsupported value: {_shown(value)}: supported values: "
+                                            + ", ".join(json.dumps(s) for s in supported))
+
+
+def duplicate(path: str, value: object, detail: str = "") -> Cause:
+    return path, "FieldValueDuplicate", f"Duplicate value: {_shown(value)}" + (f": {detail}" if detail else "")
+
+
+def forbidden(path: str, detail: str) -> Cause:
+    return path, "FieldValueForbidden", f"Forbidden: {detail}"
+
+
+# --- the shared checks ------------------------------------------------------------------------------
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def validate_labels(labels: Any, path: str) -> list[Cause]:
+    """``ValidateLabels``: each key a qualified name, each value a label value, both reported at the map."""
+    out: list[Cause] = []
+    if not isinstance(labels, Mapping):
+        return out
+    for k, v in labels.items():
+        out += [invalid(path, k, msg) for msg in label_key_errors(str(k))]
+        out += [invalid(path, v, msg) for msg in label_value_errors(_str(v))]
+    return out
+
+
+def _label_name(value: str, path: str) -> list[Cause]:
+    """``ValidateLabelName``: a qualified name, reported at ``path``."""
+    return [invalid(path, value, msg) for msg in label_key_errors(value)]
+
+
+def _node_name_errors(name: str) -> list[str]:
+    """``ValidateNodeName`` (``NameIsDNSSubdomain``)."""
+    errs = []
+    if len(name) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.match(name):
+        errs.append(SUBDOMAIN_MSG)
+    return errs
+
+
+def _label_selector(raw: Any, path: str) -> list[Cause]:
+    """``ValidateLabelSelector``: ``matchLabels`` as labels, each expression's operator and values."""
+    out: list[Cause] = []
+    if not isinstance(raw, Mapping):
+        return out
+    out += validate_labels(raw.get("matchLabels"), f"{path}.matchLabels")
+    for i, e in enumerate(raw.get("matchExpressions") or []):
+        at = f"{path}.matchExpressions[{i}]"
+        op, values = _str(e.get("operator")), e.get("values") or []
+        if op in ("In", "NotIn"):
+            if not values:
+                out.append(required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                out.append(forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or "
+                                                     "'DoesNotExist'"))
+        else:
+            out.append(invalid(f"{at}.operator", op, "not a valid selector operator"))
+        out += _label_name(_str(e.get("key")), f"{at}.key")
+        for v in values:
+            out += [invalid(f"{at}.values", v, msg) for msg in label_value_errors(_str(v))]
+    return out
+
+
+# --- pods -------------------------------------------------------------------------------------------
+
+def _containers(spec: Obj) -> list[Cause]:
+    out: list[Cause] = []
+    containers = spec.get("containers")
+    if not containers:
+        out.append(required("spec.containers"))
+    names: set[str] = set()
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            at = f"spec.{group}[{i}]"
+            name = _str(c.get("name"))
+            if not name:
+                out.append(required(f"{at}.name"))
+            else:
+                if len(name) > 63 or not _DNS1123_LABEL.match(name):
+                    out.append(invalid(f"{at}.name", name, LABEL_MSG))
+                if name in names:
+                    out.append(duplicate(f"{at}.name", name))
+                names.add(name)
+            if not c.get("image"):
+                out.append(required(f"{at}.image"))
+            for j, p in enumerate(c.get("ports") or []):
+                pat = f"{at}.ports[{j}]"
+                cp = p.get("containerPort")
+                if not isinstance(cp, int) or not 1 <= cp <= 65535:
+                    out.append(invalid(f"{pat}.containerPort", cp if cp is not None else 0,
+                                       "must be between 1 and 65535, inclusive"))
+                hp = p.get("hostPort")
+                if hp not in (None, 0) and (not isinstance(hp, int) or not 1 <= hp <= 65535):
+                    out.append(invalid(f"{pat}.hostPort", hp, "must be between 1 and 65535, inclusive"))
+                proto = p.get("protocol")
+                if proto is None:
+                    out.append(required(f"{pat}.protocol"))
+                elif proto not in _PROTOCOLS:
+                    out.append(not_supported(f"{pat}.protocol", proto, _PROTOCOLS))
+    return out
+
+
+def _tolerations(tolerations: Any, path: str) -> list[Cause]:
+    """``validateTolerations``."""
+    out: list[Cause] = []
+    for i, t in enumerate(tolerations or []):
+        at = f"{path}[{i}]"
+        key, op, value, effect = _str(t.get("key")), _str(t.get("operator")), _str(t.get("value")), \
+            _str(t.get("effect"))
+        if key:
+            out += _label_name(key, f"{at}.key")
+        if not key and op != "Exists":
+            out.append(invalid(f"{at}.operator", op, 'operator must be Exists when `key` is empty, which means '
+                                                     '"match all values and all keys"'))
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            out.append(invalid(f"{at}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if op in ("Equal", ""):
+            errs = label_value_errors(value)
+            if errs:
+                out.append(invalid(f"{at}.operator", value, ";".join(errs)))
+        elif op == "Exists":
+            if value:
+                out.append(invalid(f"{at}.operator", {k: v for k, v in t.items() if v not in (None, "")},
+                                   "value must be empty when `operator` is 'Exists'"))
+        else:
+            out.append(not_supported(f"{at}.operator", op, ("Equal", "Exists")))
+        if effect and effect not in _TAINT_EFFECTS:
+            out.append(not_supported(f"{at}.effect", effect, _TAINT_EFFECTS))
+    return out
+
+
+def _node_selector_term(term: Any, path: str) -> list[Cause]:
+    out: list[Cause] = []
+    if not isinstance(term, Mapping):
+        return out
+    for i, r in enumerate(term.get("matchExpressions") or []):
+        at = f"{path}.matchExpressions[{i}]"
+        op = _str(r.get("operator"))
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+            out.append(not_supported(f"{at}.operator", op,
+                                     ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn")))
+            continue
+        for e in requirement_errors(_str(r.get("key")), op, r.get("values")):
+            out.append((f"{at}.{e.path}" if e.path else at, "FieldValueInvalid", e.problem))
+    for i, r in enumerate(term.get("matchFields") or []):
+        at = f"{path}.matchFields[{i}]"
+        if _str(r.get("key")) != "metadata.name":
+            out.append(invalid(f"{at}.key", _str(r.get("key")), "not a valid field selector key"))
+        if _str(r.get("operator")) not in ("In", "NotIn"):
+            out.append(not_supported(f"{at}.operator", _str(r.get("operator")), ("In", "NotIn")))
+        elif len(r.get("values") or []) != 1:
+            out.append(required(f"{at}.values", "must be only one value when `operator` is 'In' or 'NotIn' for "
+                                                "node field selector"))
+    return out
+
+
+def _pod_affinity_term(term: Any, path: str) -> list[Cause]:
+    """``validatePodAffinityTerm``: an empty ``topologyKey`` is Required *and* not a label name."""
+    out: list[Cause] = []
+    if not isinstance(term, Mapping):
+        return out
+    out += _label_selector(term.get("labelSelector"), f"{path}.labelSelector")
+    out += _label_selector(term.get("namespaceSelector"), f"{path}.namespaceSelector")
+    for ns in term.get("namespaces") or []:
+        if len(_str(ns)) > 63 or not _DNS1123_LABEL.match(_str(ns)):
+            out.append(invalid(f"{path}.namespace", ns, LABEL_MSG))
+    key = _str(term.get("topologyKey"))
+    if not key:
+        out.append(required(f"{path}.topologyKey", "can not be empty"))
+    out += _label_name(key, f"{path}.topologyKey")
+    return out
+
+
+def _weight(raw: Any, path: str) -> list[Cause]:
+    w = raw.get("weight") if isinstance(raw, Mapping) else None
+    if not isinstance(w, int) or not 1 <= w <= 100:
+        return [invalid(f"{path}.weight", w if w is not None else 0, "must be in the range 1-100")]
+    return []
+
+
+def _affinity(affinity: Any) -> list[Cause]:
+    out: list[Cause] = []
+    if not isinstance(affinity, Mapping):
+        return out
+    na = affinity.get("nodeAffinity") or {}
+    at = "spec.affinity.nodeAffinity"
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(req, Mapping):
+        terms = req.get("nodeSelectorTerms") or []
+        if not terms:
+            out.append(required(f"{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+                                "must have at least one node selector term"))
+        for i, t in enumerate(terms):
+            out += _node_selector_term(
+                t, f"{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]")
+    for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        pat = f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        out += _weight(p, pat)
+        out += _node_selector_term(p.get("preference"), f"{pat}.preference")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        a = affinity.get(kind) or {}
+        at = f"spec.affinity.{kind}"
+        for i, t in enumerate(a.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+            out += _pod_affinity_term(t, f"{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}]")
+        for i, w in enumerate(a.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            pat = f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            out += _weight(w, pat)
+            out += _pod_affinity_term(w.get("podAffinityTerm"), f"{pat}.podAffinityTerm")
+    return out
+
+
+def _spread(constraints: Any) -> list[Cause]:
+    """``validateTopologySpreadConstraints``."""
+    out: list[Cause] = []
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(constraints or []):
+        at = f"spec.topologySpreadConstraints[{i}]"
+        skew = c.get("maxSkew")
+        if not isinstance(skew, int) or skew <= 0:
+            out.append(invalid(f"{at}.maxSkew", skew if skew is not None else 0, NOT_POSITIVE))
+        key = _str(c.get("topologyKey"))
+        if not key:
+            out.append(required(f"{at}.topologyKey", "can not be empty"))
+        when = _str(c.get("whenUnsatisfiable"))
+        if when not in _WHEN_UNSATISFIABLE:
+            out.append(not_supported(f"{at}.whenUnsatisfiable", when, _WHEN_UNSATISFIABLE))
+        if (key, when) in seen:
+            out.append(duplicate(f"{at}.{{topologyKey, whenUnsatisfiable}}", f"{{{key}, {when}}}"))
+        seen.add((key, when))
+        min_domains = c.get("minDomains")
+        if min_domains is not None:
+            if not isinstance(min_domains, int) or min_domains <= 0:
+                out.append(invalid(f"{at}.minDomains", min_domains, NOT_POSITIVE))
+            if when != "DoNotSchedule":
+                out.append(invalid(f"{at}.minDomains", min_domains,
+                                   f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"))
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            value = c.get(policy)
+            if value is not None and value not in _INCLUSION_POLICIES:
+                out.append(not_supported(f"{at}.{policy}", value, _INCLUSION_POLICIES))
+        for j, k in enumerate(c.get("matchLabelKeys") or []):
+            out += _label_name(_str(k), f"{at}.matchLabelKeys[{j}]")
+        out += _label_selector(c.get("labelSelector"), f"{at}.labelSelector")
+    return out
+
+
+def validate_pod(pod: Obj) -> list[Cause]:
+    """``ValidatePodCreate``'s checks on the fields above, in upstream's order."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    out = validate_labels(meta.get("labels"), "metadata.labels")
+    out += _containers(spec)
+    out += validate_labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    node_name = _str(spec.get("nodeName"))
+    if node_name:
+        out += [invalid("spec.nodeName", node_name, msg) for msg in _node_name_errors(node_name)]
+    out += _tolerations(spec.get("tolerations"), "spec.tolerations")
+    out += _affinity(spec.get("affinity"))
+    out += _spread(spec.get("topologySpreadConstraints"))
+    gates: set[str] = set()
+    for i, g in enumerate(spec.get("schedulingGates") or []):
+        name = _str(g.get("name"))
+        out += _label_name(name, f"spec.schedulingGates[{i}].name")
+        if name in gates:
+            out.append(duplicate(f"spec.schedulingGates[{i}].name", name))
+        gates.add(name)
+    return out
+
+
+def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePodUpdate``'s label and toleration rules: an existing toleration may change only its
+    ``tolerationSeconds``, and none may be removed (``validateOnlyAddedTolerations``)."""
+    out = validate_labels((new.get("metadata") or {}).get("labels"), "metadata.labels")
+    new_t = list((new.get("spec") or {}).get("tolerations") or [])
+    for o in (old.get("spec") or {}).get("tolerations") or []:
+        if not any({**o, "tolerationSeconds": n.get("tolerationSeconds")} == {**n, "tolerationSeconds":
+                   n.get("tolerationSeconds")} for n in new_t):
+            out.append(forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                                                     "tolerationSeconds"))
+            return out
+    out += _tolerations(new_t, "spec.tolerations")
+    return out
+
+
+def validate_pod_status(pod: Obj) -> list[Cause]:
+    """``ValidatePodStatusUpdate``: a nominated node must be a valid node name."""
+    nominated = _str((pod.get("status") or {}).get("nominatedNodeName"))
+    if not nominated:
+        return []
+    return [invalid("status.nominatedNodeName", nominated, msg) for msg in _node_name_errors(nominated)]
+
+
+# --- nodes ------------------------------------------------------------------------------------------
+
+def validate_node(node: Obj) -> list[Cause]:
+    """``ValidateNode``'s labels and ``validateNodeTaints``."""
+    out = validate_labels((node.get("metadata") or {}).get("labels"), "metadata.labels")
+    unique: dict[str, set[str]] = {}
+    for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
+        at = f"spec.taints[{i}]"
+        key, value, effect = _str(t.get("key")), _str(t.get("value")), _str(t.get("effect"))
+        out += _label_name(key, f"{at}.key")
+        errs = label_value_errors(value)
+        if errs:
+            out.append(invalid(f"{at}.value", value, ";".join(errs)))
+        if not effect:
+            out.append(required(f"{at}.effect"))
+        elif effect not in _TAINT_EFFECTS:
+            out.append(not_supported(f"{at}.effect", effect, _TAINT_EFFECTS))
+        if key in unique.get(effect, ()):
+            shown = {"key": key, **({"value": value} if value else {}), "effect": effect}
+            out.append(duplicate(at, shown, "taints must be unique by key and effect pair"))
+            continue
+        unique.setdefault(effect, set()).add(key)
+    return out
+
+
+# --- bindings, events, leases -----------------------------------------------------------------------
+
+def validate_binding(url_name: str, binding: Obj) -> list[Cause]:
+    """``BindingREST.Create``: 400 when the body names another pod; then ``ValidatePodBinding``.
+
+    Upstream returns ``ValidatePodBinding``'s errors as a bare aggregate, which kube-apiserver turns
+    into a 500; the causes here are answered as a 422 instead (never a 500, never accepted)."""
+    if _str((binding.get("metadata") or {}).get("name")) != url_name:
+        raise ApiError(400, "BadRequest", "name in URL does not match name in Binding object")
+    target = binding.get("target") or {}
+    out: list[Cause] = []
+    kind = _str(target.get("kind"))
+    if kind and kind != "Node":
+        out.append(not_supported("target.kind", kind, ("Node", "<empty>")))
+    if not _str(target.get("name")):
+        out.append(required("target.name"))
+    return out
+
+
+def validate_event(event: Obj, group: str) -> list[Cause]:
+    """``ValidateEventCreate``: the legacy rules for core/v1, strict ones for events.k8s.io/v1 (whose
+    ``note`` and ``deprecated*`` fields are the internal type's ``message``, ``firstTimestamp``, ...)."""
+    out: list[Cause] = []
+    ns = _str((event.get("metadata") or {}).get("namespace"))
+    new_api = group == "events.k8s.io"
+    message = event.get("note" if new_api else "message")
+    regarding = event.get("regarding" if new_api else "involvedObject") or {}
+    if new_api:
+        controller, instance = event.get("reportingController"), event.get("reportingInstance")
+    else:
+        controller, instance = event.get("reportingComponent"), event.get("reportingInstance")
+    controller_field = "reportingController" if new_api else "reportingComponent"
+    if not event.get("eventTime"):
+        involved_ns = _str(regarding.get("namespace"))
+        if (not involved_ns and ns not in ("", "default")) or (involved_ns and ns != involved_ns):
+            out.append(invalid("involvedObject.namespace", involved_ns, "does not match event.namespace"))
+    else:
+        if not _str(regarding.get("namespace")) and ns not in ("default", "kube-system"):
+            out.append(invalid("involvedObject.namespace", _str(regarding.get("namespace")),
+                               "does not match event.namespace"))
+        if not _str(controller):
+            out.append(required(controller_field))
+        out += [invalid(controller_field, _str(controller), m) for m in label_key_errors(_str(controller))]
+        if not _str(instance):
+            out.append(required("reportingInstance"))
+        if len(_str(instance)) > REPORTING_INSTANCE_LIMIT:
+            out.append(invalid("reportingInstance", "", f"can have at most {REPORTING_INSTANCE_LIMIT} characters"))
+        if not _str(event.get("action")):
+            out.append(required("action"))
+        if len(_str(event.get("action"))) > ACTION_LIMIT:
+            out.append(invalid("action", "", f"can have at most {ACTION_LIMIT} characters"))
+        if not _str(event.get("reason")):
+            out.append(required("reason"))
+        if len(_str(event.get("reason"))) > REASON_LIMIT:
+            out.append(invalid("reason", "", f"can have at most {REASON_LIMIT} characters"))
+        if len(_str(message)) > NOTE_LIMIT:
+            out.append(invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    if not _DNS1123_SUBDOMAIN.match(ns):
+        out.append(invalid("namespace", ns, SUBDOMAIN_MSG))
+    if not new_api:
+        return out
+    series = event.get("series")
+    if isinstance(series, Mapping):
+        count = series.get("count")
+        if not isinstance(count, int) or count < 2:
+            out.append(invalid("series.count", "", "should be at least 2"))
+        if not series.get("lastObservedTime"):
+            out.append(required("series.lastObservedTime"))
+    if not event.get("eventTime"):
+        out.append(required("eventTime"))
+    if event.get("type") not in ("Normal", "Warning"):
+        out.append(invalid("type", "", f"has invalid value: {_str(event.get('type'))}"))
+    for api_field, internal in (("deprecatedFirstTimestamp", "deprecatedFirstTimestamp"),
+                                ("deprecatedLastTimestamp", "deprecatedLastTimestamp")):
+        if event.get(api_field):
+            out.append(invalid(internal, "", "needs to be unset"))
+    if event.get("deprecatedCount"):
+        out.append(invalid("deprecatedCount", "", "needs to be unset"))
+    source = event.get("deprecatedSource") or {}
+    if source.get("component") or source.get("host"):
+        out.append(invalid("deprecatedSource", "", "needs to be unset"))
+    return out
+
+
+def validate_lease(lease: Obj) -> list[Cause]:
+    """``ValidateLeaseSpec``."""
+    spec = lease.get("spec") or {}
+    out: list[Cause] = []
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and duration <= 0:
+        out.append(invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and transitions < 0:
+        out.append(invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
+    if spec.get("preferredHolder") and not spec.get("strategy"):
+        out.append(forbidden("spec.preferredHolder", "may only be specified if `strategy` is defined"))
+    return out
