@@ -180,13 +180,12 @@ def _default_requests_from_limits(container: Obj) -> None:
 
 
 def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], Obj | None]) -> None:
-    """Decode, default and validate a pod being created, as kube-apiserver does in that order
-    (mutates ``pod``); raises ``ApiError``: 400 for what Go could not decode, 422 for what
-    ``ValidatePodCreate`` refuses, 403 for the Priority admission plugin's refusals."""
-    from scheduler.simulator.typecheck import check_types
+    """Default and validate a pod being created (already type-checked: ``typecheck.check_types``), as
+    kube-apiserver does in that order (mutates ``pod``); raises ``ApiError``: 400 for an unparsable
+    quantity, 422 for what ``ValidatePodCreate`` refuses, 403 for the Priority admission plugin's
+    refusals."""
     from scheduler.simulator.validation import validate_pod
 
-    check_types(pod, "", "v1", "Pod")
     meta = pod.setdefault("metadata", {})
     name = meta.get("name", "")
     spec = pod.get("spec")
@@ -287,11 +286,9 @@ def _qos(containers: list[Obj]) -> str:
 
 
 def default_node(node: Obj) -> None:
-    """Decode, default and validate a node (``ValidateNode``'s labels and taints); raises ``ApiError``."""
-    from scheduler.simulator.typecheck import check_types
+    """Default and validate a node (``ValidateNode``'s labels and taints); raises ``ApiError``."""
     from scheduler.simulator.validation import validate_node
 
-    check_types(node, "", "v1", "Node")
     name = node.get("metadata", {}).get("name", "")
     status = node.setdefault("status", {})
     causes: list[tuple[str, str, str]] = []

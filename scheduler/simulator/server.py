@@ -78,6 +78,14 @@ from scheduler.simulator.store import (
     encode_event,
     external,
 )
+from scheduler.simulator.typecheck import check_types
+from scheduler.simulator.validation import (
+    validate_binding,
+    validate_event,
+    validate_lease,
+    validate_pod_status,
+    validate_pod_update,
+)
 
 __all__ = ["ApiServer"]
 
@@ -716,6 +724,9 @@ class ApiServer:
         if body.get("apiVersion") and body["apiVersion"] != rt.api_version:
             raise bad_request(f"the API version in the data ({body['apiVersion']}) does not match the expected API "
                               f"version ({rt.api_version})")
+        if not rt.crd_name:
+            # Decoding into the kind's Go type comes first in kube-apiserver: a wrong JSON type is a 400.
+            check_types(body, rt.group, rt.version, rt.kind)
         obj = body if fresh else _copy(body)
         if rt.from_external:
             obj = rt.from_external(obj)
@@ -726,6 +737,15 @@ class ApiServer:
 
     def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
                keep_status: bool = False, fresh: bool = False) -> Obj:
+        if rt.plural == "events" and not rt.crd_name and isinstance(body, dict):
+            # ValidateEventCreate reads the version the client wrote (events.k8s.io/v1 has stricter
+            # rules than core/v1), so it runs on the body as sent, once it decodes.
+            check_types(body, rt.group, rt.version, rt.kind)
+            meta = body.get("metadata") or {}
+            causes = validate_event(body, rt.group, namespace or str(meta.get("namespace") or ""))
+            if causes:
+                raise admission.invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
+                                        rt.group)
         obj = self._check_kind(rt, body, fresh=fresh)
         obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
         obj["kind"] = rt.kind
@@ -784,6 +804,9 @@ class ApiServer:
             pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
             admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
         elif key == "/pods" and old is not None:
+            causes = validate_pod_update(obj, old)
+            if causes:
+                raise admission.invalid("Pod", obj["metadata"].get("name", ""), causes)
             self._check_pod_update(obj, old)
         elif key == "/nodes":
             admission.default_node(obj)
@@ -794,6 +817,9 @@ class ApiServer:
                 raise admission.invalid("PriorityClass", obj["metadata"]["name"], [
                     ("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")],
                     "scheduling.k8s.io")
+        elif key == "coordination.k8s.io/leases":
+            if causes := validate_lease(obj):
+                raise admission.invalid("Lease", obj["metadata"].get("name", ""), causes, rt.group)
         elif key == "/namespaces":
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
             obj.setdefault("status", {}).setdefault("phase", "Active")
@@ -900,6 +926,10 @@ class ApiServer:
         if meta.get("name") and meta["name"] != name:
             raise bad_request("the name of the object does not match the name on the URL")
         want_rv = meta.get("resourceVersion")
+        if not want_rv and rt.crd_name:
+            # A custom resource's update strategy requires the precondition (AllowUnconditionalUpdate false).
+            raise admission.invalid(rt.kind, name, [("metadata.resourceVersion", "FieldValueInvalid",
+                                                     "Invalid value: 0x0: must be specified for an update")], rt.group)
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
@@ -943,6 +973,8 @@ class ApiServer:
             if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
                     != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
                 new["metadata"]["generation"] = old["metadata"]["generation"] + 1
+        if rt.store == "/pods" and sub == "status" and (causes := validate_pod_status(new)):
+            raise admission.invalid("Pod", name, causes)
         if rt.crd_name and sub == "status":
             schema.prune(rt.schema, new)
             causes = schema.validate(rt.schema, new)
@@ -1057,8 +1089,11 @@ class ApiServer:
     # ---- pods/binding (pods/eviction is in controllers.py) ------------------------------------
     def bind(self, namespace: str, name: str, body: Any) -> Obj:
         rt = self.rt("", "v1", "pods")
-        if not isinstance(body, dict) or not isinstance(body.get("target"), dict) or not body["target"].get("name"):
-            raise admission.invalid("Binding", name, [("target.name", "FieldValueRequired", "Required value")])
+        if not isinstance(body, dict):
+            raise bad_request("couldn't get version/kind; json parse error: expected an object")
+        check_types(body, "", "v1", "Binding")
+        if causes := validate_binding(name, body):
+            raise admission.invalid("Binding", name, causes)
         node = str(body["target"]["name"])
         pod = self.store.get(rt, namespace, name)
         if pod is None:

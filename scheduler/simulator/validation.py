@@ -428,11 +428,11 @@ def validate_binding(url_name: str, binding: Obj) -> list[Cause]:
     return out
 
 
-def validate_event(event: Obj, group: str) -> list[Cause]:
-    """``ValidateEventCreate``: the legacy rules for core/v1, strict ones for events.k8s.io/v1 (whose
-    ``note`` and ``deprecated*`` fields are the internal type's ``message``, ``firstTimestamp``, ...)."""
+def validate_event(event: Obj, group: str, namespace: str) -> list[Cause]:
+    """``ValidateEventCreate`` of an event created in ``namespace``: the legacy rules for core/v1, strict
+    ones for events.k8s.io/v1 (whose ``note`` is the internal type's ``message``)."""
     out: list[Cause] = []
-    ns = _str((event.get("metadata") or {}).get("namespace"))
+    ns = namespace
     new_api = group == "events.k8s.io"
     message = event.get("note" if new_api else "message")
     regarding = event.get("regarding" if new_api else "involvedObject") or {}

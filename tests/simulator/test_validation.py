@@ -5,6 +5,7 @@ Go's JSON decoder's 400 for a wrong type), and the defaults that the scheduler r
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -307,7 +308,7 @@ GOOD_EVENT = {"metadata": {"name": "e", "namespace": "default"}, "eventTime": "2
 ])
 def test_events_k8s_io_events(name: str, change: dict[str, Any], want: list[tuple[str, str, str]]) -> None:
     event = {**GOOD_EVENT, **change}
-    assert validate_event(event, "events.k8s.io") == want, name
+    assert validate_event(event, "events.k8s.io", "default") == want, name
 
 
 @pytest.mark.parametrize(("name", "spec", "want"), [
@@ -319,3 +320,70 @@ def test_events_k8s_io_events(name: str, change: dict[str, Any], want: list[tupl
 ])
 def test_leases(name: str, spec: dict[str, Any], want: list[tuple[str, str, str]]) -> None:
     assert validate_lease({"spec": spec}) == want, name
+
+
+# --- the same validators, through the server ----------------------------------------------------
+
+EVENTS = "/apis/events.k8s.io/v1/namespaces/default/events"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+
+
+def test_updates_statuses_bindings_events_and_leases_are_validated(sim: SimulatedCluster, api: Http) -> None:
+    code, _ = api("POST", PODS, pod("upd", tolerations=[TOLERATION]))
+    assert code == 201
+    # Removing a toleration (merge patch replaces the list) is refused; adding one is not.
+    code, status = api("PATCH", f"{PODS}/upd", {"spec": {"tolerations": []}}, ctype="application/merge-patch+json")
+    assert code == 422 and status["details"]["causes"][0] == {
+        "reason": "FieldValueForbidden", "field": "spec.tolerations",
+        "message": "Forbidden: existing toleration can not be modified except its tolerationSeconds"}
+    # (The stored pod also has the not-ready/unreachable tolerations admission added: keep them too.)
+    added = [*api("GET", f"{PODS}/upd")[1]["spec"]["tolerations"], {"key": "c", "operator": "Exists"}]
+    assert api("PATCH", f"{PODS}/upd", {"spec": {"tolerations": added}},
+               ctype="application/merge-patch+json")[0] == 200
+    # An invalid nominatedNodeName in a status patch.
+    code, status = api("PATCH", f"{PODS}/upd/status", {"status": {"nominatedNodeName": "Bad Node"}},
+                       ctype="application/merge-patch+json")
+    assert code == 422 and status["details"]["causes"][0]["field"] == "status.nominatedNodeName"
+    # Bindings: another pod's name in the body, a target that is not a Node, a wrong type.
+    code, status = api("POST", f"{PODS}/upd/binding", {"metadata": {"name": "other"}, "target": {"name": "n"}})
+    assert (code, status["message"]) == (400, "name in URL does not match name in Binding object")
+    code, status = api("POST", f"{PODS}/upd/binding", {"metadata": {"name": "upd"},
+                                                       "target": {"kind": "Pod", "name": "n"}})
+    assert code == 422 and status["details"]["causes"][0]["field"] == "target.kind"
+    code, status = api("POST", f"{PODS}/upd/binding", {"metadata": {"name": "upd"}, "target": "n"})
+    assert code == 400 and "cannot unmarshal string into Go struct field Binding.target of type v1.ObjectReference" \
+        in status["message"]
+    # events.k8s.io/v1: strict validation of new events.
+    event = {**GOOD_EVENT, "metadata": {"name": "e1"}}
+    assert api("POST", EVENTS, event)[0] == 201
+    code, status = api("POST", EVENTS, {**event, "metadata": {"name": "e2"}, "type": "Bogus", "action": ""})
+    assert code == 422 and status["message"].startswith('Event.events.k8s.io "e2" is invalid: [')
+    assert [c["field"] for c in status["details"]["causes"]] == ["action", "type"]
+    # Leases.
+    lease = {"metadata": {"name": "l1"}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 0}}
+    code, status = api("POST", LEASES, lease)
+    assert code == 422 and status["details"]["causes"][0]["message"] == "Invalid value: 0: must be greater than 0"
+    code, status = api("POST", LEASES, {"metadata": {"name": "l2"}, "spec": {"renewTime": "yesterday"}})
+    assert code == 400 and status["message"] == (
+        'Lease in version "v1" cannot be handled as a Lease: parsing time "yesterday" as '
+        '"2006-01-02T15:04:05.000000Z07:00": cannot parse "yesterday" as "2006"')
+    api("DELETE", f"{PODS}/upd", params={"gracePeriodSeconds": "0"})
+
+
+def test_a_custom_resource_put_needs_a_resource_version(sim: SimulatedCluster, api: Http) -> None:
+    from scheduler.profiles.crd import crd
+    api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+    path = "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"
+    deadline = time.monotonic() + 10
+    while api("GET", path)[0] != 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    body = {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": "p"}, "spec": {"schedulerName": "x"}}
+    code, created = api("POST", path, body)
+    assert code == 201, created
+    code, status = api("PUT", f"{path}/p", body)
+    assert code == 422 and status["details"]["causes"][0] == {
+        "reason": "FieldValueInvalid", "field": "metadata.resourceVersion",
+        "message": "Invalid value: 0x0: must be specified for an update"}
+    with_rv = {**body, "metadata": {"name": "p", "resourceVersion": created["metadata"]["resourceVersion"]}}
+    assert api("PUT", f"{path}/p", with_rv)[0] == 200
