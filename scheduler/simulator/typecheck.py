@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from scheduler.simulator import apidefs
@@ -170,60 +171,150 @@ def _definitions() -> dict[str, Obj]:
     return apidefs.schemas()
 
 
-def _walk(value: Any, schema: Obj, struct: str, path: tuple[str, ...]) -> None:
-    if value is None:
-        return
+# Compiled schema nodes: a schema is resolved once into what the walk needs, so the walk of a pod
+# looks at the object's own fields (a handful) and never at the schema's (PodSpec has forty).
+_ANY, _STRUCT, _ARRAY, _MAP, _STRING, _BOOL, _INT, _NUMBER, _TIME = range(9)
+
+
+class _Node:
+    __slots__ = ("definition", "fields", "go_type", "holder", "item", "kind", "layout", "range")
+
+    def __init__(self, kind: int, go_type: str = "") -> None:
+        self.kind, self.go_type = kind, go_type
+        self.fields: dict[str, _Node] = {}
+        self.item: _Node | None = None
+        self.holder = ""
+        self.definition = ""
+        self.layout: tuple[str, ...] = ()
+        self.range = _INT_RANGES["int64"]
+
+
+_NODES: dict[int, _Node] = {}           # id(schema) -> its node; the schemas live as long as the cache
+_STRUCTS: dict[str, _Node] = {}
+
+
+def _compile(schema: Obj) -> _Node:
+    node = _NODES.get(id(schema))
+    if node is not None:
+        return node
     definition = _resolve(schema)
     if definition is not None:
-        layout = _TIME_LAYOUTS.get(definition)
-        if layout is not None:
-            if not isinstance(value, str):
-                raise _TimeError(f"json: cannot unmarshal {_json_kind(value)} into Go value of type string")
-            _parse_time(value, layout)
+        node = _struct(definition)
+    else:
+        kind = schema.get("type")
+        if kind == "array":
+            node = _Node(_ARRAY, _go_type(schema))
+            node.item = _compile(schema.get("items") or {})
+        elif kind == "object" and isinstance(schema.get("additionalProperties"), dict):
+            node = _Node(_MAP, _go_type(schema))
+            node.item = _compile(schema["additionalProperties"])
+        elif kind == "object":
+            node = _Node(_MAP, _go_type(schema))
+        elif kind == "string":
+            node = _Node(_STRING, _go_type(schema))
+        elif kind == "boolean":
+            node = _Node(_BOOL, "bool")
+        elif kind == "integer":
+            node = _Node(_INT, _go_type(schema))
+            node.range = _INT_RANGES.get(node.go_type, _INT_RANGES["int64"])
+        elif kind == "number":
+            node = _Node(_NUMBER, "float64")
+        else:
+            node = _Node(_ANY)
+    _NODES[id(schema)] = node
+    return node
+
+
+def _struct(definition: str) -> _Node:
+    node = _STRUCTS.get(definition)
+    if node is not None:
+        return node
+    layout = _TIME_LAYOUTS.get(definition)
+    target = _definitions().get(definition)
+    if layout is not None:
+        node = _Node(_TIME, "string")
+        node.layout = layout
+    elif definition in _SELF_DECODING or target is None:
+        node = _Node(_ANY)
+    else:
+        node = _Node(_STRUCT, _short(definition))
+        node.holder = definition.rsplit(".", 1)[-1]
+    node.definition = definition
+    _STRUCTS[definition] = node               # before the fields: definitions refer to themselves
+    if node.kind == _STRUCT and target is not None:
+        node.fields = {name: _compile(sub) for name, sub in (target.get("properties") or {}).items()}
+    return node
+
+
+def _check_scalar(value: Any, node: _Node, struct: str, path: tuple[str, ...], name: str | None = None) -> None:
+    """A scalar field (``name`` under ``path``, or at ``path`` itself); the path is built only to fail."""
+    kind = node.kind
+    if kind == _STRING:
+        if type(value) is str:
             return
-        if definition in _SELF_DECODING:
+        bad = _json_kind(value)
+    elif kind == _BOOL:
+        if type(value) is bool:
             return
-        target = _definitions().get(definition)
-        if target is None:
-            return
-        if not isinstance(value, dict):
-            raise _Mismatch(_json_kind(value), struct, path, _short(definition))
-        holder = definition.rsplit(".", 1)[-1]
-        for name, sub in (target.get("properties") or {}).items():
-            if name in value:
-                _walk(value[name], sub, holder, (*path, name))
-        return
-    kind = schema.get("type")
-    if kind == "array":
-        if not isinstance(value, list):
-            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
-        items = schema.get("items") or {}
-        for item in value:
-            _walk(item, items, struct, path)
-    elif kind == "object":
-        if not isinstance(value, dict):
-            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for item in value.values():
-                _walk(item, extra, struct, path)
-    elif kind == "string":
-        if not isinstance(value, str):
-            raise _Mismatch(_json_kind(value), struct, path, _go_type(schema))
-    elif kind == "boolean":
-        if not isinstance(value, bool):
-            raise _Mismatch(_json_kind(value), struct, path, "bool")
-    elif kind == "integer":
-        go = _go_type(schema)
+        bad = _json_kind(value)
+    elif kind in (_INT, _NUMBER):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _Mismatch(_json_kind(value), struct, path, go)
-        lo, hi = _INT_RANGES.get(go, _INT_RANGES["int64"])
-        if isinstance(value, float) and not value.is_integer():
-            raise _Mismatch(f"number {value!r}", struct, path, go)
-        if not lo <= value <= hi:
-            raise _Mismatch(f"number {value!r}", struct, path, go)
-    elif kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise _Mismatch(_json_kind(value), struct, path, "float64")
+            bad = _json_kind(value)
+        elif kind == _NUMBER:
+            return
+        else:
+            lo, hi = node.range
+            if not ((isinstance(value, float) and not value.is_integer()) or not lo <= value <= hi):
+                return
+            bad = f"number {value!r}"
+    elif kind == _TIME:
+        if type(value) is not str:
+            raise _TimeError(f"json: cannot unmarshal {_json_kind(value)} into Go value of type string")
+        _parse_time(value, node.layout)
+        return
+    else:
+        return
+    raise _Mismatch(bad, struct, path if name is None else (*path, name), node.go_type)
+
+
+def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...]) -> None:
+    """Check ``value`` against ``node``, in the value's own order (the decoder's order)."""
+    kind = node.kind
+    if value is None or kind == _ANY:
+        return
+    if kind == _STRUCT:
+        if type(value) is not dict:
+            raise _Mismatch(_json_kind(value), struct, path, node.go_type)
+        fields, holder = node.fields, node.holder
+        for name, v in value.items():
+            sub = fields.get(name)
+            if sub is None or v is None:
+                continue
+            if sub.kind >= _STRING:
+                _check_scalar(v, sub, holder, path, name)
+            elif sub.kind != _ANY:
+                _walk(v, sub, holder, (*path, name))
+        return
+    if kind in (_ARRAY, _MAP):
+        values: Iterable[Any]
+        if kind == _ARRAY and type(value) is list:
+            values = value
+        elif kind == _MAP and type(value) is dict:
+            values = value.values()
+        else:
+            raise _Mismatch(_json_kind(value), struct, path, node.go_type)
+        item = node.item
+        if item is None or item.kind == _ANY:
+            return
+        for v in values:
+            if v is None:
+                continue
+            if item.kind >= _STRING:
+                _check_scalar(v, item, struct, path)
+            else:
+                _walk(v, item, struct, path)
+        return
+    _check_scalar(value, node, struct, path)
 
 
 def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
@@ -235,7 +326,7 @@ def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
     if definition is None:
         return
     try:
-        _walk(obj, {"$ref": _REF + definition}, kind, ())
+        _walk(obj, _struct(definition), kind, ())
     except _TimeError as e:
         raise ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
                        ) from None
