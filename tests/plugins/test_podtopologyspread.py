@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from scheduler.model import Pod
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.args import PodTopologySpreadArgs
 from tests.builders import node, pod, run_filter, run_score, zoned
+from tests.wrappers import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, MakeLabelSelector, MakeNode, MakePod
 
 PTS = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(defaultingType="List"))
 
@@ -97,3 +100,278 @@ def test_prescore_state_system_defaults_and_a_replicaset() -> None:
     assert [c.max_skew for c in got.constraints] == [3, 5]
     assert got.weights == [math.log(4 + 2), math.log(2 + 2)]
     assert not got.ignored.any()
+
+
+# --- filtering_test.go TestSingleConstraint, case by case ---------------------------------------------
+FOO = MakeLabelSelector().Exists("foo").Obj()
+BAR = MakeLabelSelector().Exists("bar").Obj()
+OK, UNSCHED, UNRESOLVABLE = "Success", "Unschedulable", "UnschedulableAndUnresolvable"
+
+
+def four_nodes(zone_b: str = "zone") -> list[Any]:
+    return [MakeNode().Name("node-a").Label("zone", "zone1").Label("node", "node-a").Obj(),
+            MakeNode().Name("node-b").Label(zone_b, "zone1").Label("node", "node-b").Obj(),
+            MakeNode().Name("node-x").Label("zone", "zone2").Label("node", "node-x").Obj(),
+            MakeNode().Name("node-y").Label("zone", "zone2").Label("node", "node-y").Obj()]
+
+
+def foo_pods(*where: tuple[str, str]) -> list[Pod]:
+    return [MakePod().Name(name).Node(node).Label("foo", "").Obj() for name, node in where]
+
+
+SPREAD_2103 = foo_pods(("p-a1", "node-a"), ("p-a2", "node-a"), ("p-b1", "node-b"), ("p-y1", "node-y"),
+                       ("p-y2", "node-y"), ("p-y3", "node-y"))
+
+SINGLE_CONSTRAINT = [
+    ("no existing pods",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), [], [OK, OK, OK, OK]),
+    ("no existing pods, incoming pod doesn't match itself",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, BAR).Obj(),
+     four_nodes(), [], [OK, OK, OK, OK]),
+    ("existing pods in a different namespace do not count",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(),
+     [MakePod().Name("p-a1").Namespace("ns1").Node("node-a").Label("foo", "").Obj(),
+      MakePod().Name("p-b1").Namespace("ns2").Node("node-a").Label("foo", "").Obj(),
+      *foo_pods(("p-x1", "node-x"), ("p-y1", "node-y"))],
+     [OK, OK, UNSCHED, UNSCHED]),
+    ("pods spread across zones as 3/3, all nodes fit",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), SPREAD_2103, [OK, OK, OK, OK]),
+    ("pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(zone_b="zon"), foo_pods(("p-a1", "node-a"), ("p-b1", "node-b"), ("p-x1", "node-x"),
+                                        ("p-y1", "node-y")),
+     [OK, UNRESOLVABLE, UNSCHED, UNSCHED]),
+    ("pod cannot be scheduled as all nodes don't have label 'rack'",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "rack", DO_NOT_SCHEDULE, FOO).Obj(),
+     [MakeNode().Name("node-a").Label("zone", "zone1").Label("node", "node-a").Obj(),
+      MakeNode().Name("node-x").Label("zone", "zone2").Label("node", "node-x").Obj()], [],
+     [UNRESOLVABLE, UNRESOLVABLE]),
+    ("pods spread across nodes as 2/1/0/3, only node-x fits",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "node", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), SPREAD_2103, [UNSCHED, UNSCHED, OK, UNSCHED]),
+    ("pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(2, "node", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), SPREAD_2103, [UNSCHED, OK, OK, UNSCHED]),
+    ("pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
+     MakePod().Name("p").Label("bar", "").SpreadConstraint(1, "node", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), SPREAD_2103, [UNSCHED, OK, OK, UNSCHED]),
+    ("incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
+     MakePod().Name("p").Label("foo", "").NodeAffinityIn("node", ["node-a", "node-y"])
+     .SpreadConstraint(1, "node", DO_NOT_SCHEDULE, FOO).Obj(),
+     four_nodes(), SPREAD_2103, [OK, OK, OK, UNSCHED]),     # node-b, node-x: "in real case, it's false"
+    ("terminating Pods should be excluded",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "node", DO_NOT_SCHEDULE, FOO).Obj(),
+     [MakeNode().Name("node-a").Label("node", "node-a").Obj(), MakeNode().Name("node-b").Label("node", "node-b").Obj()],
+     [MakePod().Name("p-a").Node("node-a").Label("foo", "").Terminating().Obj(),
+      MakePod().Name("p-b").Node("node-b").Label("foo", "").Obj()],
+     [OK, UNSCHED]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "existing", "want"), SINGLE_CONSTRAINT,
+                         ids=[c[0] for c in SINGLE_CONSTRAINT])
+def test_single_constraint(name: str, p: Pod, nodes: list[Any], existing: list[Pod], want: list[str]) -> None:
+    """filtering_test.go TestSingleConstraint: PreFilter, then each node's Filter status code."""
+    got = run_filter(PTS, p, nodes, existing)
+    assert [OK if g is None else ("Unschedulable" if g.code.name == "UNSCHEDULABLE" else
+                                  "UnschedulableAndUnresolvable" if g.code.name == "UNSCHEDULABLE_AND_UNRESOLVABLE"
+                                  else g.code.name) for g in got] == want, name
+
+
+def zone_and_node(zone_selector: dict[str, Any], node_selector: dict[str, Any], *labels: str) -> Pod:
+    p = MakePod().Name("p")
+    for label in labels:
+        p = p.Label(label, "")
+    return (p.SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, zone_selector)
+            .SpreadConstraint(1, "node", DO_NOT_SCHEDULE, node_selector).Obj())
+
+
+def labelled(name: str, node: str, *labels: str) -> Pod:
+    p = MakePod().Name(name).Node(node)
+    for label in labels:
+        p = p.Label(label, "")
+    return p.Obj()
+
+
+MULTIPLE_CONSTRAINTS = [
+    ("two Constraints on zone and node, spreads = [3/3, 2/1/0/3]", zone_and_node(FOO, FOO, "foo"),
+     four_nodes(), SPREAD_2103, [UNSCHED, UNSCHED, OK, UNSCHED]),
+    ("two Constraints on zone and node, spreads = [3/4, 2/1/0/4]", zone_and_node(FOO, FOO, "foo"),
+     four_nodes(), [*SPREAD_2103, *foo_pods(("p-y4", "node-y"))], [UNSCHED, UNSCHED, UNSCHED, UNSCHED]),
+    ("Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]", zone_and_node(FOO, BAR, "foo", "bar"),
+     four_nodes(), [labelled("p-a1", "node-a", "foo"), labelled("p-y1", "node-y", "bar")],
+     [UNSCHED, UNSCHED, OK, UNSCHED]),
+    ("Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]", zone_and_node(FOO, BAR, "foo", "bar"),
+     four_nodes(), [labelled("p-a1", "node-a", "foo"), labelled("p-x1", "node-x", "bar"),
+                    labelled("p-y1", "node-y", "bar")],
+     [UNSCHED, UNSCHED, UNSCHED, UNSCHED]),
+    ("Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]", zone_and_node(FOO, BAR, "foo", "bar"),
+     four_nodes(), [labelled("p-a1", "node-a", "foo"), labelled("p-a2", "node-a", "foo", "bar"),
+                    labelled("p-y1", "node-y", "foo"), labelled("p-y2", "node-y", "foo", "bar"),
+                    labelled("p-y3", "node-y", "foo")],
+     [UNSCHED, OK, UNSCHED, UNSCHED]),
+    ("Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
+     zone_and_node(FOO, BAR, "bar"), four_nodes(),
+     [labelled("p-a1", "node-a", "foo"), labelled("p-x1", "node-x", "bar"), labelled("p-y1", "node-y", "bar")],
+     [OK, OK, UNSCHED, UNSCHED]),
+    ("two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]",
+     zone_and_node(FOO, FOO, "foo"),
+     [MakeNode().Name("node-a").Label("zone", "zone1").Label("node", "node-a").Obj(),
+      MakeNode().Name("node-b").Label("zone", "zone1").Label("node", "node-b").Obj(),
+      MakeNode().Name("node-x").Label("zone", "zone2").Obj(),
+      MakeNode().Name("node-y").Label("zone", "zone2").Label("node", "node-y").Obj()],
+     foo_pods(("p-a1", "node-a"), ("p-y3", "node-y")), [UNSCHED, OK, UNRESOLVABLE, UNSCHED]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "existing", "want"), MULTIPLE_CONSTRAINTS,
+                         ids=[c[0] for c in MULTIPLE_CONSTRAINTS])
+def test_multiple_constraints(name: str, p: Pod, nodes: list[Any], existing: list[Pod], want: list[str]) -> None:
+    """filtering_test.go TestMultipleConstraints."""
+    test_single_constraint(name, p, nodes, existing, want)
+
+
+def test_pre_filter_disabled() -> None:
+    """filtering_test.go TestPreFilterDisabled: upstream's Filter without its PreFilter state is an
+    Error; ours computes the state itself (CycleState.read_or_compute), so a Filter called alone
+    gives the verdict PreFilter would have led to — here, a pod with no constraints fits."""
+    from tests.builders import setup
+    snap, state, rows = setup([MakeNode().Name("n").Obj()], [])
+    verdict = PTS.filter_nodes(state, MakePod().Name("p").Obj(), snap, rows)
+    assert not verdict.failed.any()
+
+
+# --- scoring_test.go TestPodTopologySpreadScore ------------------------------------------------------
+
+HOST = "kubernetes.io/hostname"
+
+
+def hosts(*names: str, zones: dict[str, str] | None = None, key: str = HOST) -> list[Any]:
+    out = []
+    for n in names:
+        b = MakeNode().Name(n)
+        if zones is not None:
+            b = b.Label("zone", zones[n])
+        out.append(b.Label(key, n).Obj())
+    return out
+
+
+def pods_with(*spec: tuple[str, str, tuple[str, ...]]) -> list[Pod]:
+    return [labelled(name, node, *labels) for name, node, labels in spec]
+
+
+def counted(node: str, n: int, start: int = 1, label: str = "foo") -> list[Pod]:
+    return [labelled(f"p-{node[-1]}{i}", node, label) for i in range(start, start + n)]
+
+
+def one(max_skew: int, key: str, selector: dict[str, Any] | None, *labels: str) -> Pod:
+    p = MakePod().Name("p")
+    for label in labels or ("foo",):
+        p = p.Label(label, "")
+    return p.SpreadConstraint(max_skew, key, SCHEDULE_ANYWAY, selector).Obj()
+
+
+def two(first: tuple[str, dict[str, Any]], second: tuple[str, dict[str, Any]]) -> Pod:
+    return (MakePod().Name("p").Label("foo", "").Label("bar", "")
+            .SpreadConstraint(1, first[0], SCHEDULE_ANYWAY, first[1])
+            .SpreadConstraint(1, second[0], SCHEDULE_ANYWAY, second[1]).Obj())
+
+
+ZONES4 = {"node-a": "zone1", "node-b": "zone1", "node-x": "zone2", "node-y": "zone2"}
+SPREAD_4213 = [*counted("node-a", 4), *counted("node-b", 2), *counted("node-x", 1), *counted("node-y", 3)]
+
+SCORE = [
+    ("one constraint on node, no existing pods", one(1, HOST, FOO), [], hosts("node-a", "node-b"), [], [100, 100]),
+    ("one constraint on node, only one node is candidate", one(1, HOST, FOO),
+     [*counted("node-a", 2), *counted("node-b", 1)], hosts("node-a"), hosts("node-b"), [100]),
+    ("one constraint on node, all nodes have the same number of matching pods", one(1, HOST, FOO),
+     [*counted("node-a", 1), *counted("node-b", 1)], hosts("node-a", "node-b"), [], [100, 100]),
+    ("one constraint on node, all 4 nodes are candidates", one(1, HOST, FOO),
+     [*counted("node-a", 2), *counted("node-b", 1), *counted("node-d", 3)],
+     hosts("node-a", "node-b", "node-c", "node-d"), [], [20, 60, 100, 0]),
+    ("one constraint on node, null selector", one(1, HOST, None),
+     [*counted("node-a", 2), *counted("node-b", 1), *counted("node-d", 3)],
+     hosts("node-a", "node-b", "node-c", "node-d"), [], [100, 100, 100, 100]),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=2", one(2, HOST, FOO),
+     [*counted("node-a", 2), *counted("node-b", 1), *counted("node-d", 3)],
+     hosts("node-a", "node-b", "node-c", "node-d"), [], [33, 66, 100, 16]),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=3", one(3, HOST, FOO),
+     [*counted("node-a", 4), *counted("node-b", 3), *counted("node-c", 2), *counted("node-d", 1)],
+     hosts("node-a", "node-b", "node-c", "node-d"), [], [44, 66, 77, 100]),
+    ("one constraint on node, 3 out of 4 nodes are candidates", one(1, HOST, FOO), SPREAD_4213,
+     hosts("node-a", "node-b", "node-x"), hosts("node-y"), [33, 83, 100]),
+    ("one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+     one(1, HOST, FOO), SPREAD_4213,
+     [*hosts("node-a"), MakeNode().Name("node-b").Label("n", "node-b").Obj(), *hosts("node-x")], hosts("node-y"),
+     [16, 0, 100]),
+    ("one constraint on zone, 3 out of 4 nodes are candidates", one(1, "zone", FOO), SPREAD_4213,
+     hosts("node-a", "node-b", "node-x", zones=ZONES4), hosts("node-y", zones=ZONES4), [75, 75, 100]),
+    ("two Constraints on zone and node, 2 out of 4 nodes are candidates",
+     MakePod().Name("p").Label("foo", "").SpreadConstraint(1, "zone", SCHEDULE_ANYWAY, FOO)
+     .SpreadConstraint(1, HOST, SCHEDULE_ANYWAY, FOO).Obj(),
+     [*counted("node-a", 2), *counted("node-b", 1), *counted("node-x", 2), *counted("node-y", 4)],
+     hosts("node-a", "node-x", zones=ZONES4), hosts("node-b", "node-y", zones=ZONES4), [100, 63]),
+    ("two Constraints on zone, 2 out of 4 nodes are candidates", two(("zone", FOO), ("zone", BAR)),
+     pods_with(("p-a1", "node-a", ("foo", "bar")), ("p-a2", "node-a", ("foo",)), ("p-b1", "node-b", ("foo", "bar")),
+               ("p-y1", "node-y", ("foo",)), ("p-y2", "node-y", ("foo", "bar")), ("p-y3", "node-y", ("foo",))),
+     [MakeNode().Name("node-a").Label("zone", "zone1").Obj(), MakeNode().Name("node-x").Label("zone", "zone2").Obj()],
+     [MakeNode().Name("node-b").Label("zone", "zone1").Obj(), MakeNode().Name("node-y").Label("zone", "zone2").Obj()],
+     [85, 100]),
+    ("two Constraints on zone and node, with different labelSelectors", two(("zone", FOO), (HOST, BAR)),
+     pods_with(("p-a1", "node-a", ("foo",)), ("p-b1", "node-b", ("foo", "bar")), ("p-y1", "node-y", ("foo",)),
+               ("p-y2", "node-y", ("bar",))),
+     hosts("node-a", "node-b", "node-x", "node-y", zones=ZONES4), [], [60, 20, 100, 60]),
+    ("two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+     two(("zone", FOO), (HOST, BAR)),
+     pods_with(("p-b1", "node-b", ("bar",)), ("p-x1", "node-x", ("foo",)), ("p-y1", "node-y", ("foo", "bar"))),
+     hosts("node-a", "node-b", "node-x", "node-y", zones=ZONES4), [], [100, 60, 40, 0]),
+    ("two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+     two(("zone", FOO), (HOST, BAR)),
+     pods_with(("p-a1", "node-a", ("foo",)), ("p-b1", "node-b", ("foo", "bar")), ("p-y1", "node-y", ("foo",)),
+               ("p-y2", "node-y", ("bar",))),
+     hosts("node-a", "node-b", "node-x", zones=ZONES4), hosts("node-y", zones=ZONES4), [50, 25, 100]),
+    ("existing pods in a different namespace do not count", one(1, HOST, FOO),
+     [MakePod().Name("p-a1").Namespace("ns1").Node("node-a").Label("foo", "").Obj(),
+      *foo_pods(("p-a2", "node-a"), ("p-b1", "node-b"), ("p-b2", "node-b"))],
+     hosts("node-a", "node-b"), [], [100, 33]),
+    ("terminating Pods should be excluded", one(1, HOST, FOO),
+     [MakePod().Name("p-a").Node("node-a").Label("foo", "").Terminating().Obj(), *foo_pods(("p-b", "node-b"))],
+     hosts("node-a", "node-b"), [], [100, 0]),
+]
+
+
+def score_candidates(plugin: Any, p: Pod, existing: list[Pod], nodes: list[Any], failed: list[Any]) -> list[int]:
+    """Score ``nodes`` (the candidates) on a snapshot that also holds ``failed`` (upstream's
+    failedNodes: in the cluster, not candidates), as upstream's test does."""
+    import numpy as np
+
+    from tests.builders import setup
+    snap, state, _ = setup([*nodes, *failed], existing)
+    rows = np.array([snap.row_of(n.name) for n in nodes], np.int64)
+    assert plugin.pre_score(state, p, snap, rows).is_success()
+    scores = plugin.score_nodes(state, p, snap, rows)
+    plugin.score_extensions().normalize_score(state, p, scores)
+    return [int(s) for s in scores]
+
+
+@pytest.mark.parametrize(("name", "p", "existing", "nodes", "failed", "want"), SCORE, ids=[c[0] for c in SCORE])
+def test_pod_topology_spread_score(name: str, p: Pod, existing: list[Pod], nodes: list[Any], failed: list[Any],
+                                   want: list[int]) -> None:
+    assert score_candidates(PTS, p, existing, nodes, failed) == want, name
+
+
+def test_pod_topology_spread_score_system_defaulting_with_a_service() -> None:
+    """scoring_test.go TestPodTopologySpreadScore, "system defaulting, nodes don't have zone, pods match
+    service": the same scores as one spreading constraint on the hostname."""
+    from scheduler.cache.selector_owners import SelectorOwners
+    owners = SelectorOwners()
+    owners.on_event("Service", "ADDED", {"metadata": {"namespace": "default", "name": "s"},
+                                         "spec": {"selector": {"foo": ""}}})
+    plugin = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(), owners.default_selector)
+    existing = [*counted("node-a", 4), *counted("node-b", 3), *counted("node-c", 2), *counted("node-d", 1)]
+    got = score_candidates(plugin, MakePod().Name("p").Label("foo", "").Obj(), existing,
+                           hosts("node-a", "node-b", "node-c", "node-d"), [])
+    assert got == [44, 66, 77, 100]
