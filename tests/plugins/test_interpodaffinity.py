@@ -253,3 +253,112 @@ def test_required_affinity_multiple_nodes(name: str, p: Pod, existing: list[Pod]
                                           want: list[tuple[str, str] | None]) -> None:
     got = run_filter(IPA, p, nodes, existing)
     assert [None if g is None else (g.code.name, g.reasons[0]) for g in got] == want, name
+
+
+# --- scoring_test.go TestPreferredAffinity -----------------------------------------------------------
+# Left out: the NamespaceSelector cases (they need namespace objects in the snapshot; covered by the
+# operator tests) and the "{{.bad-value.}}" cases (our parser refuses such a pod before any cycle).
+
+S1, S2 = {"security": "S1"}, {"security": "S2"}
+RG_CHINA, RG_INDIA, AZ1, AZ2 = {"region": "China"}, {"region": "India"}, {"az": "az1"}, {"az": "az2"}
+RG_CHINA_AZ1 = {"region": "China", "az": "az1"}
+
+
+def weighted(weight: int, topology: str, *requirements: dict) -> dict:
+    return {"weight": weight, "podAffinityTerm": term(topology, *requirements)}
+
+
+STAY_WITH_S1_IN_REGION = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    weighted(5, "region", req("security", "In", ["S1"]))]}}
+STAY_WITH_S2_IN_REGION = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    weighted(6, "region", req("security", "In", ["S2"]))]}}
+AFFINITY3 = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    weighted(8, "region", req("security", "NotIn", ["S1"]), req("security", "In", ["S2"])),
+    weighted(2, "region", req("security", "Exists"), req("wrongkey", "DoesNotExist"))]}}
+HARD_AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    term("region", req("security", "In", ["S1", "value2"])),
+    term("region", req("security", "Exists"), req("wrongkey", "DoesNotExist"))]}}
+AWAY_FROM_S1_IN_AZ = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    weighted(5, "az", req("security", "In", ["S1"]))]}}
+AWAY_FROM_S2_IN_AZ = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    weighted(5, "az", req("security", "In", ["S2"]))]}}
+STAY_WITH_S1_AWAY_FROM_S2 = {
+    "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [weighted(8, "region", req("security", "In", ["S1"]))]},
+    "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        weighted(5, "az", req("security", "In", ["S2"]))]}}
+
+_n = iter(range(10**6))
+
+
+def apod(labels: dict | None = None, node: str = "", affinity: dict | None = None) -> Pod:
+    spec: dict = {"containers": []}
+    if affinity is not None:
+        spec["affinity"] = affinity
+    return pod(f"x{next(_n)}", None, None, labels=labels or {}, node_name=node, spec=spec)
+
+
+PREFERRED = [
+    ("Affinity: pod that matches topology key & pods in nodes will get high score comparing to otherswhich doesn't "
+     "match either pods in nodes or in topology key", apod(S1, affinity=STAY_WITH_S1_IN_REGION),
+     [apod(S1, "node1"), apod(S2, "node2"), apod(S1, "node3")],
+     [("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", AZ1)], [100, 0, 0]),
+    ("All the nodes that have the same topology key & label value with one of them has an existing pod that match "
+     "the affinity rules, have the same score", apod(affinity=STAY_WITH_S1_IN_REGION), [apod(S1, "node1")],
+     [("node1", RG_CHINA), ("node2", RG_CHINA_AZ1), ("node3", RG_INDIA)], [100, 100, 0]),
+    ("Affinity: nodes in one region has more matching pods comparing to other region, so the region which has more "
+     "matches will get high score", apod(S1, affinity=STAY_WITH_S2_IN_REGION),
+     [apod(S2, "node1"), apod(S2, "node1"), apod(S2, "node2"), apod(S2, "node3"), apod(S2, "node4"), apod(S2, "node5")],
+     [("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", RG_CHINA), ("node4", RG_CHINA), ("node5", RG_INDIA)],
+     [100, 0, 100, 100, 0]),
+    ("Affinity: different Label operators and values for pod affinity scheduling preference, including some match "
+     "failures ", apod(S1, affinity=AFFINITY3), [apod(S1, "node1"), apod(S2, "node2"), apod(S1, "node3")],
+     [("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", AZ1)], [20, 100, 0]),
+    ("Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+     apod(S2), [apod(S1, "node1", STAY_WITH_S1_IN_REGION), apod(S2, "node2", STAY_WITH_S2_IN_REGION)],
+     [("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", AZ1)], [0, 100, 0]),
+    ("Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+     apod(S1), [apod(S1, "node1", HARD_AFFINITY), apod(S2, "node2", HARD_AFFINITY)],
+     [("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", AZ1)], [100, 100, 0]),
+    ("Anti Affinity: pod that does not match existing pods in node will get high score ",
+     apod(S1, affinity=AWAY_FROM_S1_IN_AZ), [apod(S1, "node1"), apod(S2, "node2")],
+     [("node1", AZ1), ("node2", RG_CHINA)], [0, 100]),
+    ("Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score comparing "
+     "to others ", apod(S1, affinity=AWAY_FROM_S1_IN_AZ), [apod(S1, "node1"), apod(S1, "node2")],
+     [("node1", AZ1), ("node2", RG_CHINA)], [0, 100]),
+    ("Anti Affinity: one node has more matching pods comparing to other node, so the node which has more unmatches "
+     "will get high score", apod(S1, affinity=AWAY_FROM_S1_IN_AZ),
+     [apod(S1, "node1"), apod(S1, "node1"), apod(S2, "node2")], [("node1", AZ1), ("node2", RG_INDIA)], [0, 100]),
+    ("Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
+     apod(S2), [apod(S1, "node1", AWAY_FROM_S2_IN_AZ), apod(S2, "node2", AWAY_FROM_S1_IN_AZ)],
+     [("node1", AZ1), ("node2", AZ2)], [0, 100]),
+    ("Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod "
+     "affinity & anti affinity", apod(S1, affinity=STAY_WITH_S1_AWAY_FROM_S2), [apod(S1, "node1"), apod(S1, "node2")],
+     [("node1", RG_CHINA), ("node2", AZ1)], [100, 0]),
+    ("Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and existing pods "
+     "have the same labels", apod(S1, affinity=STAY_WITH_S1_AWAY_FROM_S2),
+     [apod(S1, "node1"), apod(S1, "node1"), apod(S1, "node2"), apod(S1, "node3"), apod(S1, "node3"), apod(S1, "node4"),
+      apod(S1, "node5")],
+     [("node1", RG_CHINA_AZ1), ("node2", RG_INDIA), ("node3", RG_CHINA), ("node4", RG_CHINA), ("node5", RG_INDIA)],
+     [100, 0, 100, 100, 0]),
+    ("Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution in "
+     "both pod affinity & anti affinity & symmetry", apod(S1, affinity=STAY_WITH_S1_AWAY_FROM_S2),
+     [apod(S1, "node1"), apod(S2, "node2"), apod(None, "node3", STAY_WITH_S1_AWAY_FROM_S2),
+      apod(None, "node4", AWAY_FROM_S1_IN_AZ)],
+     [("node1", RG_CHINA), ("node2", AZ1), ("node3", RG_INDIA), ("node4", AZ2)], [100, 0, 100, 0]),
+    ("Avoid panic when partial nodes in a topology don't have pods with affinity", apod(S1),
+     [apod(S1, "node1"), apod(None, "node2", STAY_WITH_S1_AWAY_FROM_S2)],
+     [("node1", RG_CHINA), ("node2", RG_CHINA)], [0, 0]),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "existing", "nodes", "want"), PREFERRED, ids=[c[0][:80] for c in PREFERRED])
+def test_preferred_affinity(name: str, p: Pod, existing: list[Pod], nodes: list[tuple[str, dict]],
+                            want: list[int]) -> None:
+    assert run_score(IPA, p, nodes_labelled(*nodes), existing) == want, name
+
+
+def test_preferred_affinity_skips_without_any_affinity() -> None:
+    """TestPreferredAffinity, "all nodes are same priority as Affinity is nil": PreScore Skips."""
+    from tests.builders import setup
+    snap, state, rows = setup(nodes_labelled(("node1", RG_CHINA), ("node2", RG_INDIA), ("node3", AZ1)), [])
+    assert IPA.pre_score(state, apod(S1), snap, rows).is_skip()
