@@ -39,9 +39,8 @@ def test_fit_error_text_as_upstream() -> None:
     assert (key, reason) == ("default/big", "Unschedulable")
     # Every node is unresolvable (too little total cpu, an untolerated taint), so DefaultPreemption,
     # in the default profile, has no candidate: upstream appends its own FitError.
-    assert message == ("0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint "
-                       "{dedicated: gpu}. preemption: 0/5 nodes are available: 5 Preemption is not helpful "
-                       "for scheduling.")
+    assert message == ("0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint(s). "
+                       "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.")
     assert s.queue.where(next(iter(s.queue.pending())).uid) == "unschedulable"
 
 

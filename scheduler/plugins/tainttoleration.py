@@ -1,9 +1,10 @@
 """TaintToleration.
 
 Filter: a node with a NoSchedule or NoExecute taint the pod does not tolerate is
-UnschedulableAndUnresolvable, with ``node(s) had untolerated taint {key: value}`` naming the first
-such taint. PreScore: the pod's tolerations with an empty or PreferNoSchedule effect, once per cycle (upstream's
-``getAllTolerationPreferNoSchedule``). Score: the number of PreferNoSchedule taints those do not
+UnschedulableAndUnresolvable, with upstream's reason ``node(s) had untolerated taint(s)`` (upstream
+stopped naming the taint's key and value: a FailedScheduling event must not disclose them).
+PreScore: the pod's tolerations with an empty or PreferNoSchedule effect, once per cycle
+(upstream's ``getAllTolerationPreferNoSchedule``). Score: the number of PreferNoSchedule taints those do not
 tolerate, normalised in reverse (fewer is better).
 
 Both are computed once per *distinct taint set* and fanned out to the rows with one fancy index.
@@ -28,7 +29,7 @@ from scheduler.framework.interfaces import (
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Status
-from scheduler.model import Pod, Taint, Toleration
+from scheduler.model import Pod, Toleration
 from scheduler.plugins.helpers import default_normalize_score, derived, untolerated_taint_per_set
 
 NAME = "TaintToleration"
@@ -36,8 +37,8 @@ _PRESCORE_KEY = "PreScore" + NAME
 _HARD = frozenset({"NoSchedule", "NoExecute"})
 
 
-def untolerated_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {taint}"
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+_UNTOLERATED = Status.unresolvable(ERR_REASON_UNTOLERATED)
 
 
 class TaintToleration:
@@ -55,9 +56,8 @@ class TaintToleration:
         failed = bad[set_ids]
         if not failed.any():
             return FilterVerdict(failed)
-        statuses = [Status.unresolvable(untolerated_reason(x)) if x is not None else Status()
-                    for x in per_set]
-        return FilterVerdict(failed, statuses, set_ids.astype(np.int64))
+        # One reason for every untolerated taint set, so one status for all failing rows.
+        return FilterVerdict(failed, [_UNTOLERATED], np.zeros(len(rows), np.int64))
 
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
         # Never Skip: a pod without tolerations is still scored (an untolerated PreferNoSchedule

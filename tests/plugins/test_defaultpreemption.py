@@ -61,7 +61,7 @@ CASES = [
          [("a", "n1", "1", 1), ("b", "n2", "4", 1)], ("4", 10), "n2", {"b"}, tainted={"n1"}),
     Case("only unresolvable nodes: preemption is not helpful", [("n1", "4"), ("n2", "2")],
          [("a", "n1", "1", 1)], ("3", 10), None, tainted={"n1"},
-         message="0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: x}. "
+         message="0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
                  "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
     Case("the issue's message", [("n1", "4"), ("n2", "2"), ("n3", "2")],
          [("a", "n1", "4", 10)], ("3", 10), None,

@@ -14,13 +14,13 @@ GPU = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
 
 
 @pytest.mark.parametrize(("name", "tolerations", "want"), [
-    ("untolerated", [], ("node(s) had untolerated taint {dedicated: gpu}",)),
+    ("untolerated", [], ("node(s) had untolerated taint(s)",)),
     ("tolerated by equal", [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}], None),
     ("tolerated by exists", [{"key": "dedicated", "operator": "Exists"}], None),
     ("wildcard exists", [{"operator": "Exists"}], None),
-    ("wrong value", [{"key": "dedicated", "value": "cpu"}], ("node(s) had untolerated taint {dedicated: gpu}",)),
+    ("wrong value", [{"key": "dedicated", "value": "cpu"}], ("node(s) had untolerated taint(s)",)),
     ("wrong effect", [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}],
-     ("node(s) had untolerated taint {dedicated: gpu}",)),
+     ("node(s) had untolerated taint(s)",)),
 ])
 def test_taint_filter(name: str, tolerations: list[dict], want: tuple[str, ...] | None) -> None:
     p = pod("p", spec={"tolerations": tolerations})
