@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from scheduler.model import Pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesFitArgs, ScoringStrategy
 from tests.builders import node, pod, reasons, run_filter, run_score
+from tests.wrappers import MakeNode, MakePod
 
 FIT = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
 
@@ -311,3 +314,120 @@ def test_resource_bin_packing_multiple_extended(name: str, p: Pod, existing: lis
 def test_requested_to_capacity_ratio_skips(name: str, nodes: list[tuple[str, str, str]], want: list[int]) -> None:
     plugin = _rtcr([(0, 0), (100, 10)], [("cpu", 1), ("memory", 3)])
     assert run_score(plugin, pod("p", "2", "0"), [node(n, c, m) for n, c, m in nodes]) == want, name
+
+
+# --- least_allocated_test.go / most_allocated_test.go ----------------------------------------------------
+# "Resources not set, pods scheduled with error" is left out: our args default and validate the
+# resources list, so no profile can have it empty.
+EXT = "abc.com/xyz"
+DEFAULT_RESOURCES = [("cpu", 1), ("memory", 1)]
+EXTENDED_SET = [("cpu", 1), ("memory", 1), (EXT, 1)]
+
+
+def two_containers() -> Pod:
+    return MakePod().Req({"cpu": "1000", "memory": "2000"}).Req({"cpu": "2000", "memory": "3000"}).Obj()
+
+
+def on(node_name: str, cpu: str, memory: str) -> Pod:
+    return MakePod().Name(f"e-{node_name}-{cpu}-{memory}").Node(node_name).Req({"cpu": cpu, "memory": memory}).Obj()
+
+
+def xnode(name: str, cpu: str, memory: str, ext: str | None = None) -> Any:
+    res = {"cpu": cpu, "memory": memory, **({EXT: ext} if ext else {})}
+    return MakeNode().Name(name).Capacity(res).Obj()
+
+
+LEAST = [
+    ("nothing scheduled, nothing requested", MakePod().Obj(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "4000", "10000")], [], DEFAULT_RESOURCES, [100, 100]),
+    ("nothing scheduled, resources requested, differently sized nodes", two_containers(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "6000", "10000")], [], DEFAULT_RESOURCES, [37, 50]),
+    ("no resources requested, pods scheduled", MakePod().Obj(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "4000", "10000")],
+     [MakePod().Name(f"e{i}").Node(n).Obj() for i, n in enumerate(("node1", "node1", "node2", "node2"))],
+     DEFAULT_RESOURCES, [100, 100]),
+    ("no resources requested, pods scheduled with resources", MakePod().Obj(),
+     [xnode("node1", "10000", "20000"), xnode("node2", "10000", "20000")],
+     [MakePod().Name("a").Node("node1").Req({"cpu": "3000", "memory": "0"}).Obj(),
+      MakePod().Name("b").Node("node1").Req({"cpu": "3000", "memory": "0"}).Obj(),
+      on("node2", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [70, 57]),
+    ("resources requested, pods scheduled with resources", two_containers(),
+     [xnode("node1", "10000", "20000"), xnode("node2", "10000", "20000")],
+     [on("node1", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [57, 45]),
+    ("resources requested, pods scheduled with resources, differently sized nodes", two_containers(),
+     [xnode("node1", "10000", "20000"), xnode("node2", "10000", "50000")],
+     [on("node1", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [57, 60]),
+    ("requested resources exceed node capacity", MakePod().Req({"cpu": "3000", "memory": "0"}).Obj(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "4000", "10000")],
+     [on("node1", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [50, 25]),
+    ("zero node resources, pods scheduled with resources", MakePod().Obj(),
+     [MakeNode().Name("node1").Obj(), MakeNode().Name("node2").Obj()],
+     [on("node1", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [0, 0]),
+    ("nothing scheduled, resources requested with different weight on CPU and memory, differently sized nodes",
+     two_containers(), [xnode("node1", "4000", "10000"), xnode("node2", "6000", "10000")], [],
+     [("memory", 2), ("cpu", 1)], [41, 50]),
+    ("bypass extended resource if the pod does not request", two_containers(),
+     [xnode("node1", "6000", "10000"), xnode("node2", "6000", "10000", "4")], [], EXTENDED_SET, [50, 50]),
+]
+
+MOST = [
+    ("nothing scheduled, nothing requested", MakePod().Obj(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "4000", "10000")], [], DEFAULT_RESOURCES, [0, 0]),
+    ("nothing scheduled, resources requested, differently sized nodes", two_containers(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "6000", "10000")], [], DEFAULT_RESOURCES, [62, 50]),
+    ("no resources requested, pods scheduled with resources", MakePod().Obj(),
+     [xnode("node1", "10000", "20000"), xnode("node2", "10000", "20000")],
+     [MakePod().Name("a").Node("node1").Req({"cpu": "3000", "memory": "0"}).Obj(),
+      MakePod().Name("b").Node("node1").Req({"cpu": "3000", "memory": "0"}).Obj(),
+      on("node2", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [30, 42]),
+    ("resources requested, pods scheduled with resources", two_containers(),
+     [xnode("node1", "10000", "20000"), xnode("node2", "10000", "20000")],
+     [on("node1", "3000", "0"), on("node2", "3000", "5000")], DEFAULT_RESOURCES, [42, 55]),
+    ("resources requested equal node capacity",
+     MakePod().Req({"cpu": "2000", "memory": "4000"}).Req({"cpu": "3000", "memory": "5000"}).Obj(),
+     [xnode("node1", "5000", "10000"), xnode("node2", "10000", "9000")], [], DEFAULT_RESOURCES, [95, 75]),
+    ("nothing scheduled, resources requested, differently sized nodes (memory weight 2)", two_containers(),
+     [xnode("node1", "4000", "10000"), xnode("node2", "6000", "10000")], [], [("memory", 2), ("cpu", 1)], [58, 50]),
+    ("no resources requested, pods scheduled, nonzero request for resource",
+     MakePod().Req({}).Obj(), [xnode("node1", "250m", "1000Mi"), xnode("node2", "250m", "1000Mi")],
+     [MakePod().Name("a").Node("node1").Req({}).Obj(), MakePod().Name("b").Node("node1").Req({}).Obj()],
+     DEFAULT_RESOURCES, [80, 30]),
+    ("bypass extended resource if the pod does not request", two_containers(),
+     [xnode("node1", "6000", "10000"), xnode("node2", "6000", "10000", "4")], [], EXTENDED_SET, [50, 50]),
+    ("honor extended resource if the pod request", MakePod().Req({"cpu": "3000", "memory": "5000", EXT: "2"}).Obj(),
+     [xnode("node1", "6000", "10000", "4"), xnode("node2", "6000", "10000", "10")], [], EXTENDED_SET, [50, 40]),
+    ("if the node doesn't have a resource", MakePod().Req({"cpu": "3000", "memory": "4000"}).Obj(),
+     [xnode("node1", "6000", "10000"), xnode("node2", "6000", "10000", "4")], [],
+     [(EXT, 2), ("cpu", 1), ("memory", 1)], [45, 45]),
+]
+
+
+def _strategy_plugin(kind: str, resources: list[tuple[str, int]]) -> noderesources.NodeResourcesFit:
+    return noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy={
+        "type": kind, "resources": [{"name": n, "weight": w} for n, w in resources]}))
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "existing", "resources", "want"), LEAST, ids=[c[0][:70] for c in LEAST])
+def test_least_allocated_scoring_strategy(name: str, p: Pod, nodes: list[Any], existing: list[Pod],
+                                          resources: list[tuple[str, int]], want: list[int]) -> None:
+    assert run_score(_strategy_plugin("LeastAllocated", resources), p, nodes, existing) == want, name
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "existing", "resources", "want"), MOST, ids=[c[0][:70] for c in MOST])
+def test_most_allocated_scoring_strategy(name: str, p: Pod, nodes: list[Any], existing: list[Pod],
+                                         resources: list[tuple[str, int]], want: list[int]) -> None:
+    assert run_score(_strategy_plugin("MostAllocated", resources), p, nodes, existing) == want, name
+
+
+@pytest.mark.parametrize(("kind", "resources", "field"), [
+    # "resource with negative weight" / "zero weight" / "weight larger than MaxNodeScore", both tables
+    (kind, res, field) for kind in ("LeastAllocated", "MostAllocated") for res, field in (
+        ([("memory", -1), ("cpu", 1)], "scoringStrategy.resources[0].weight"),
+        ([("memory", 1), ("cpu", 0)], "scoringStrategy.resources[1].weight"),
+        ([("memory", 101)], "scoringStrategy.resources[0].weight"))])
+def test_scoring_strategy_weights_are_validated(kind: str, resources: list[tuple[str, int]], field: str) -> None:
+    import pydantic
+    with pytest.raises(pydantic.ValidationError) as e:
+        _strategy_plugin(kind, resources)
+    where = ".".join(str(x) for x in e.value.errors()[0]["loc"])
+    assert where.replace(".0.", "[0].").replace(".1.", "[1].") == field, where
