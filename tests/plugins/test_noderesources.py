@@ -504,3 +504,85 @@ def test_node_resources_balanced_allocation_skips_best_effort() -> None:
     plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
     snap, state, rows = setup([mnode("node1", 4000, 10000), mnode("node2", 4000, 10000)], [])
     assert plugin.pre_score(state, MakePod().Obj(), snap, rows).is_skip()
+
+
+# --- fit_test.go TestEnoughRequests (the cpu, memory, init-container and extended-resource cases) -------
+# Node allocatable: makeAllocatableResources(10, 20, 32, 5, 20, 5). The status code follows current
+# upstream's fitsRequest: UnschedulableAndUnresolvable when a request exceeds the node's allocatable
+# itself (the table these cases come from predates that split and said Unschedulable throughout).
+
+EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
+UNSCHED_, UNRESOLV_ = "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE"
+
+
+def res(cpu_m: int = 0, mem: int = 0, scalars: dict[str, int] | None = None) -> dict[str, str]:
+    out = {"cpu": f"{cpu_m}m", "memory": str(mem)}
+    out.update({k: str(v) for k, v in (scalars or {}).items()})
+    return out
+
+
+def resource_pod(*usages: dict[str, str], init: tuple[dict[str, str], ...] = ()) -> Pod:
+    spec: dict[str, Any] = {"containers": [{"name": f"c{i}", "image": "i", "resources": {"requests": u}}
+                                           for i, u in enumerate(usages)],
+                            "initContainers": [{"name": f"i{i}", "image": "i", "resources": {"requests": u}}
+                                               for i, u in enumerate(init)]}
+    return pod("p", None, None, spec=spec)
+
+
+def a(n: int) -> dict[str, int]:
+    return {EXT_A: n}
+
+
+ENOUGH = [
+    ("no resources requested always fits", resource_pod(), res(10, 20), None),
+    ("too many resources fails", resource_pod(res(1, 1)), res(10, 20),
+     (UNSCHED_, ("Insufficient cpu", "Insufficient memory"))),
+    ("too many resources fails due to init container cpu", resource_pod(res(1, 1), init=(res(3, 1),)), res(8, 19),
+     (UNSCHED_, ("Insufficient cpu",))),
+    ("too many resources fails due to highest init container cpu",
+     resource_pod(res(1, 1), init=(res(3, 1), res(2, 1))), res(8, 19), (UNSCHED_, ("Insufficient cpu",))),
+    ("too many resources fails due to init container memory", resource_pod(res(1, 1), init=(res(1, 3),)), res(9, 19),
+     (UNSCHED_, ("Insufficient memory",))),
+    ("too many resources fails due to highest init container memory",
+     resource_pod(res(1, 1), init=(res(1, 3), res(1, 2))), res(9, 19), (UNSCHED_, ("Insufficient memory",))),
+    ("init container fits because it's the max, not sum, of containers and init containers",
+     resource_pod(res(1, 1), init=(res(1, 1),)), res(9, 19), None),
+    ("multiple init containers fit because it's the max, not sum, of containers and init containers",
+     resource_pod(res(1, 1), init=(res(1, 1), res(1, 1))), res(9, 19), None),
+    ("both resources fit", resource_pod(res(1, 1)), res(5, 5), None),
+    ("one resource memory fits", resource_pod(res(2, 1)), res(9, 5), (UNSCHED_, ("Insufficient cpu",))),
+    ("one resource cpu fits", resource_pod(res(1, 2)), res(5, 19), (UNSCHED_, ("Insufficient memory",))),
+    ("equal edge case", resource_pod(res(5, 1)), res(5, 19), None),
+    ("equal edge case for init container", resource_pod(res(4, 1), init=(res(5, 1),)), res(5, 19), None),
+    ("extended resource fits", resource_pod(res(scalars=a(1))), res(), None),
+    ("extended resource fits for init container", resource_pod(res(), init=(res(scalars=a(1)),)), res(), None),
+    ("extended resource capacity enforced", resource_pod(res(1, 1, a(10))), res(scalars=a(0)),
+     (UNRESOLV_, (f"Insufficient {EXT_A}",))),
+    ("extended resource capacity enforced for init container", resource_pod(res(), init=(res(1, 1, a(10)),)),
+     res(scalars=a(0)), (UNRESOLV_, (f"Insufficient {EXT_A}",))),
+    ("extended resource allocatable enforced", resource_pod(res(1, 1, a(1))), res(scalars=a(5)),
+     (UNSCHED_, (f"Insufficient {EXT_A}",))),
+    ("extended resource allocatable enforced for init container", resource_pod(res(), init=(res(1, 1, a(1)),)),
+     res(scalars=a(5)), (UNSCHED_, (f"Insufficient {EXT_A}",))),
+    ("extended resource allocatable enforced for multiple containers",
+     resource_pod(res(1, 1, a(3)), res(1, 1, a(3))), res(scalars=a(2)), (UNRESOLV_, (f"Insufficient {EXT_A}",))),
+    ("extended resource allocatable admits multiple init containers",
+     resource_pod(res(), init=(res(1, 1, a(3)), res(1, 1, a(3)))), res(scalars=a(2)), None),
+    ("extended resource allocatable enforced for multiple init containers",
+     resource_pod(res(), init=(res(1, 1, a(6)), res(1, 1, a(3)))), res(scalars=a(2)),
+     (UNRESOLV_, (f"Insufficient {EXT_A}",))),
+    ("extended resource allocatable enforced for unknown resource", resource_pod(res(1, 1, {EXT_B: 1})),
+     res(), (UNRESOLV_, (f"Insufficient {EXT_B}",))),
+    ("extended resource allocatable enforced for unknown resource for init container",
+     resource_pod(res(), init=(res(1, 1, {EXT_B: 1}),)), res(), (UNRESOLV_, (f"Insufficient {EXT_B}",))),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "used", "want"), ENOUGH, ids=[c[0][:70] for c in ENOUGH])
+def test_enough_requests(name: str, p: Pod, used: dict[str, str], want: tuple[str, tuple[str, ...]] | None) -> None:
+    n = MakeNode().Name("n").Capacity({"cpu": "10m", "memory": "20", "pods": "32", EXT_A: "5",
+                                       "ephemeral-storage": "20", "hugepages-2Mi": "5"}).Obj()
+    existing = pod("e", None, None, node_name="n", spec={"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": used}}]})
+    (got,) = run_filter(FIT, p, [n], [existing])
+    assert (None if got is None else (got.code.name, got.reasons)) == want, name
