@@ -586,3 +586,78 @@ def test_enough_requests(name: str, p: Pod, used: dict[str, str], want: tuple[st
         {"name": "c", "image": "i", "resources": {"requests": used}}]})
     (got,) = run_filter(FIT, p, [n], [existing])
     assert (None if got is None else (got.code.name, got.reasons)) == want, name
+
+
+HUGE_A = "hugepages-2Mi"
+ENOUGH_MORE = [
+    ("kubernetes.io resource capacity enforced", resource_pod(res(1, 1, {"kubernetes.io/something": 10})), res(),
+     (UNRESOLV_, ("Insufficient kubernetes.io/something",)), ()),
+    ("kubernetes.io resource capacity enforced for init container",
+     resource_pod(res(), init=(res(1, 1, {"subdomain.kubernetes.io/something": 10}),)), res(),
+     (UNRESOLV_, ("Insufficient subdomain.kubernetes.io/something",)), ()),
+    ("hugepages resource capacity enforced", resource_pod(res(1, 1, {HUGE_A: 10})), res(scalars={HUGE_A: 0}),
+     (UNRESOLV_, (f"Insufficient {HUGE_A}",)), ()),
+    ("hugepages resource capacity enforced for init container", resource_pod(res(), init=(res(1, 1, {HUGE_A: 10}),)),
+     res(scalars={HUGE_A: 0}), (UNRESOLV_, (f"Insufficient {HUGE_A}",)), ()),
+    ("hugepages resource allocatable enforced for multiple containers",
+     resource_pod(res(1, 1, {HUGE_A: 3}), res(1, 1, {HUGE_A: 3})), res(scalars={HUGE_A: 2}),
+     (UNRESOLV_, (f"Insufficient {HUGE_A}",)), ()),
+    ("skip checking ignored extended resource", resource_pod(res(1, 1, {EXT_B: 1})), res(), None, (EXT_B,)),
+]
+
+
+@pytest.mark.parametrize(("name", "p", "used", "want", "ignored"), ENOUGH_MORE, ids=[c[0][:70] for c in ENOUGH_MORE])
+def test_enough_requests_scalars(name: str, p: Pod, used: dict[str, str], want: tuple[str, tuple[str, ...]] | None,
+                                 ignored: tuple[str, ...]) -> None:
+    """TestEnoughRequests, continued: kubernetes.io-prefixed and hugepages resources, ignoredResources."""
+    n = MakeNode().Name("n").Capacity({"cpu": "10m", "memory": "20", "pods": "32", EXT_A: "5",
+                                       "ephemeral-storage": "20", HUGE_A: "5"}).Obj()
+    existing = pod("e", None, None, node_name="n", spec={"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": used}}]})
+    fit = noderesources.NodeResourcesFit(NodeResourcesFitArgs(ignoredResources=ignored))
+    (got,) = run_filter(fit, p, [n], [existing])
+    assert (None if got is None else (got.code.name, got.reasons)) == want, name
+
+
+def overhead_pod(cpu: str, memory: str) -> Pod:
+    return pod("p", None, None, spec={"containers": [{"name": "c", "image": "i", "resources": {"requests": res(1, 1)}}],
+                                      "overhead": {"cpu": cpu, "memory": memory}})
+
+
+@pytest.mark.parametrize(("name", "p", "want"), [
+    ("resources + pod overhead fits", overhead_pod("3m", "13"), None),
+    ("requests + overhead does not fit for memory", overhead_pod("1m", "15"), (UNSCHED_, ("Insufficient memory",))),
+])
+def test_enough_requests_with_overhead(name: str, p: Pod, want: tuple[str, tuple[str, ...]] | None) -> None:
+    test_enough_requests(name, p, res(5, 5), want)
+
+
+@pytest.mark.parametrize(("name", "p", "used"), [
+    # fit_test.go TestNotEnoughRequests: allocatable pods 1, and one pod is already there.
+    ("even without specified resources predicate fails when there's no space for additional pod", resource_pod(),
+     res(10, 20)),
+    ("even if both resources fit predicate fails when there's no space for additional pod", resource_pod(res(1, 1)),
+     res(5, 5)),
+    ("even for equal edge case predicate fails when there's no space for additional pod", resource_pod(res(5, 1)),
+     res(5, 19)),
+    ("even for equal edge case predicate fails when there's no space for additional pod due to init container",
+     resource_pod(res(5, 1), init=(res(5, 1),)), res(5, 19)),
+])
+def test_not_enough_requests(name: str, p: Pod, used: dict[str, str]) -> None:
+    n = MakeNode().Name("n").Capacity({"cpu": "10m", "memory": "20", "pods": "1"}).Obj()
+    existing = pod("e", None, None, node_name="n", spec={"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": used}}]})
+    (got,) = run_filter(FIT, p, [n], [existing])
+    assert got is not None and (got.code.name, got.reasons) == (UNSCHED_, ("Too many pods",)), name
+
+
+@pytest.mark.parametrize(("name", "p", "used", "want"), [
+    # fit_test.go TestStorageRequests
+    ("due to container scratch disk", resource_pod(res(1, 1)), res(10, 10), (UNSCHED_, ("Insufficient cpu",))),
+    ("pod fit", resource_pod(res(1, 1)), res(2, 10), None),
+    ("storage ephemeral local storage request exceeds allocatable",
+     resource_pod({"ephemeral-storage": "25"}), res(2, 2), (UNRESOLV_, ("Insufficient ephemeral-storage",))),
+    ("pod fits", resource_pod({"ephemeral-storage": "10"}), res(2, 2), None),
+])
+def test_storage_requests(name: str, p: Pod, used: dict[str, str], want: tuple[str, tuple[str, ...]] | None) -> None:
+    test_enough_requests(name, p, used, want)
