@@ -8,6 +8,13 @@ PreScore: the pod's tolerations with an empty or PreferNoSchedule effect, once p
 tolerate, normalised in reverse (fewer is better).
 
 Both are computed once per *distinct taint set* and fanned out to the rows with one fancy index.
+
+EnqueueExtensions: Node/Add and Node/UpdateNodeTaint, with upstream's queueing hint
+(``isSchedulableAfterNodeChange``): a pod this plugin rejected is requeued only when the node had an
+untolerated NoSchedule/NoExecute taint (or is new) and now has none. Anything that is not a node is
+an error, which the runtime reads as Queue, as upstream. The pod's own toleration updates
+(upstream's Pod/UpdatePodToleration hint, Queue for the target pod) are the queue's rule for a
+pending pod's spec change (``SchedulingQueue.update``), so no hint is registered for them.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from scheduler.framework.interfaces import (
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Status
-from scheduler.model import Pod, Toleration
+from scheduler.model import Node, Pod, Taint, Toleration
 from scheduler.plugins.helpers import default_normalize_score, derived, untolerated_taint_per_set
 
 NAME = "TaintToleration"
@@ -87,8 +94,24 @@ class TaintToleration:
         return self
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")))
+        return (ClusterEventWithHint(ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
+
+
+def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterNodeChange``: Queue only when the change took away the last
+    untolerated NoSchedule/NoExecute taint (a node added counts as having had one). Raises
+    ``TypeError`` for objects that are not nodes (upstream's ``util.As`` error: Queue)."""
+    old, new = event.old, event.new
+    if not isinstance(new, Node) or not (old is None or isinstance(old, Node)):
+        raise TypeError(f"expected nodes, got {type(old).__name__} and {type(new).__name__}")
+    was_untolerated = old is None or _has_untolerated(old.taints, pod.tolerations)
+    return was_untolerated and not _has_untolerated(new.taints, pod.tolerations)
+
+
+def _has_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
+    """Upstream's ``FindMatchingUntoleratedTaint`` with ``DoNotScheduleTaintsFilterFunc``."""
+    return any(t.effect in _HARD and not any(tol.tolerates(t) for tol in tolerations) for t in taints)
 
 
 def _prefer_no_schedule(pod: Pod) -> tuple[Toleration, ...]:
