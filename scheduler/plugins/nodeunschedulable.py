@@ -1,5 +1,13 @@
-"""NodeUnschedulable: ``spec.unschedulable`` nodes are out, unless the pod tolerates
-``node.kubernetes.io/unschedulable:NoSchedule``."""
+"""NodeUnschedulable: ``spec.unschedulable`` nodes are out (UnschedulableAndUnresolvable), unless the
+pod tolerates ``node.kubernetes.io/unschedulable:NoSchedule``.
+
+EnqueueExtensions: Node/Add and Node/UpdateNodeTaint (which ``spec.unschedulable`` changes raise),
+with upstream's queueing hint (``isSchedulableAfterNodeChange``): a rejected pod is requeued only by a
+schedulable node added or a node turned schedulable. Anything that is not a node is an error, which
+the runtime reads as Queue, as upstream. The pod's own toleration updates (upstream's
+Pod/UpdatePodToleration hint) are the queue's rule for a pending pod's spec change
+(``SchedulingQueue.update``), so no hint is registered for them.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
 from scheduler.framework.status import Status
-from scheduler.model import Pod, Taint
+from scheduler.model import Node, Pod, Taint
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -32,8 +40,18 @@ class NodeUnschedulable:
         return FilterVerdict.uniform(failed, _STATUS)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")))
+        return (ClusterEventWithHint(ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
+                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
+
+
+def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterNodeChange``: Queue for a schedulable node added, or a node
+    that was unschedulable and is not any more. Raises ``TypeError`` for objects that are not
+    nodes (upstream's ``util.As`` error: Queue)."""
+    old, new = event.old, event.new
+    if not isinstance(new, Node) or not (old is None or isinstance(old, Node)):
+        raise TypeError(f"expected nodes, got {type(old).__name__} and {type(new).__name__}")
+    return not new.unschedulable and (old is None or old.unschedulable)
 
 
 def new(args: None, handle: Handle) -> NodeUnschedulable:
