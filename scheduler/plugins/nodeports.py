@@ -1,5 +1,16 @@
 """NodePorts: a pod's host ports must be free on the node (same protocol and port, and the same
-host IP or either side ``0.0.0.0``). Pods without host ports skip the Filter entirely."""
+host IP or either side ``0.0.0.0``). Pods without host ports skip the Filter entirely.
+
+Unlike upstream's, the Filter keeps no PreFilter state: it reads the pod's ports itself, so a
+Filter called alone (upstream's ``TestPreFilterDisabled`` is an Error there) gives the verdict
+PreFilter would have led to.
+
+EnqueueExtensions, as upstream with queueing hints: Pod/Delete with ``isSchedulableAfterPodDeleted``
+(Queue only when the deleted pod was on a node or nominated to one, and one of its host ports
+conflicts with one the pending pod wants; anything that is not a pod is an error, which the runtime
+reads as Queue), and Node/Add without a hint. Pod updates are not registered: a pod's ports are
+immutable.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +30,7 @@ from scheduler.framework.interfaces import (
     Rows,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
-from scheduler.model import Pod
+from scheduler.model import HostPort, Pod
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -47,11 +58,28 @@ class NodePorts:
         return FilterVerdict.uniform(failed, _STATUS)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        def frees_port(pod: Pod, change: object) -> bool:
-            old = getattr(change, "old", None)
-            return old is None or bool(set(getattr(old, "host_ports", ())) & set(pod.host_ports))
-        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), frees_port),
+        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
                 ClusterEventWithHint(ClusterEvent("Node", "Add")))
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterPodDeleted``. Raises ``TypeError`` when the deleted object is
+    not a pod (upstream's ``util.As`` error: Queue)."""
+    deleted = event.old
+    if not isinstance(deleted, Pod):
+        raise TypeError(f"expected a deleted pod, got {type(deleted).__name__}")
+    if not deleted.node_name and not deleted.nominated_node_name:
+        return False    # it held no ports anywhere
+    return ports_conflict(pod.host_ports, deleted.host_ports)
+
+
+def ports_conflict(wanted: Sequence[HostPort], used: Sequence[HostPort]) -> bool:
+    """Upstream's ``HostPortInfo.CheckConflict`` over ``wanted``: the same protocol and port, and
+    the same host IP or ``0.0.0.0`` on either side (the parser already defaulted an empty IP to
+    ``0.0.0.0`` and an empty protocol to TCP, as ``HostPortInfo.sanitize``)."""
+    return any(w.protocol == u.protocol and w.port == u.port
+               and (w.host_ip == u.host_ip or "0.0.0.0" in (w.host_ip, u.host_ip))
+               for w in wanted for u in used)
 
 
 def new(args: None, handle: Handle) -> NodePorts:

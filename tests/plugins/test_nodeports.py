@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.framework import ClusterEvent
 from scheduler.model import Pod
 from scheduler.plugins import nodeports
-from tests.builders import node, pod, reasons, run_filter, setup
+from tests.builders import make_scheduler, node, pod, reasons, run_filter, setup
 
 
 def test_node_ports() -> None:
@@ -97,3 +98,62 @@ FITS = [
 def test_fits(desc: str, ports: list[str], existing_ports: list[str], fits: bool) -> None:
     (got,) = run_filter(NP, new_pod("p", "", *ports), [node("m1")], [new_pod("e", "m1", *existing_ports)])
     assert (got is None) == fits, desc
+
+
+def test_pre_filter_disabled() -> None:
+    """node_ports_test.go TestPreFilterDisabled: upstream's Filter without its PreFilter state is an
+    Error; ours keeps no state and reads the pod's ports itself, so a Filter called alone gives the
+    verdict PreFilter would have led to: a pod with no ports fits."""
+    snap, state, rows = setup([node("n")], [])
+    verdict = NP.filter_nodes(state, pod("p", None, None, spec={"containers": []}), snap, rows)
+    assert not verdict.failed.any()
+
+
+# --- node_ports_test.go Test_isSchedulableAfterAssignedPodDeleted, through the queue: a pod NodePorts
+# rejected waits in unschedulablePods, and the Pod/Delete event either moves it (Queue) or not
+# (QueueSkip). A hint that fails (an object that is not a pod) means Queue, as upstream's error.
+def host_port(name: str, port: int = 0, node_name: str = "") -> Pod:
+    """``st.MakePod().HostPort(port)``, and ``.Node(node_name)``: one container, the port with no
+    host IP or protocol (defaulted to 0.0.0.0 and TCP)."""
+    ports = [{"containerPort": port, "hostPort": port}] if port else []
+    spec = {"containers": [{"name": "container", "image": "pause", "ports": ports}]}
+    return pod(name, None, None, node_name=node_name, spec=spec)
+
+
+AFTER_POD_DELETED = [
+    ("backoff-wrong-old-object", "not-a-pod", True),
+    ("skip-queue-on-unscheduled", host_port("deleted"), False),
+    ("skip-queue-on-non-hostport", host_port("deleted", node_name="fake-node"), False),
+    ("skip-queue-on-unrelated-hostport", host_port("deleted", 8081, "fake-node"), False),
+    ("queue-on-released-hostport", host_port("deleted", 8080, "fake-node"), True),
+]
+
+
+@pytest.mark.parametrize(("name", "deleted", "queue"), AFTER_POD_DELETED, ids=[c[0] for c in AFTER_POD_DELETED])
+def test_is_schedulable_after_pod_deleted(name: str, deleted: object, queue: bool) -> None:
+    """Test_isSchedulableAfterAssignedPodDeleted (the hint also runs on its own: an error for a non-pod)."""
+    s, _ = make_scheduler()
+    p = host_port("p", 8080)
+    s.queue.add(p)
+    info = s.queue.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {nodeports.NAME}
+    s.queue.add_unschedulable_if_not_present(info)
+    event = ClusterEvent("Pod", "Delete", old=deleted)
+    assert s.queue.move_all_to_active_or_backoff(event) == int(queue), name
+    if not isinstance(deleted, Pod):
+        with pytest.raises(TypeError):
+            nodeports.is_schedulable_after_pod_deleted(p, event)
+
+
+@pytest.mark.parametrize(("wanted", "used", "conflict"), [
+    ("TCP/0.0.0.0/8080", "TCP/127.0.0.1/8080", True),
+    ("TCP/127.0.0.1/8080", "TCP/0.0.0.0/8080", True),
+    ("TCP/127.0.0.1/8080", "TCP/127.0.0.2/8080", False),
+    ("UDP/0.0.0.0/8080", "TCP/0.0.0.0/8080", False),
+])
+def test_deleted_pod_hint_uses_check_conflict(wanted: str, used: str, conflict: bool) -> None:
+    """The hint's port test is HostPortInfo.CheckConflict's (0.0.0.0 on either side conflicts), as
+    the Filter's, not an exact match of the ports."""
+    event = ClusterEvent("Pod", "Delete", old=new_pod("deleted", "fake-node", used))
+    assert nodeports.is_schedulable_after_pod_deleted(new_pod("p", "", wanted), event) is conflict
