@@ -47,7 +47,9 @@ UPSTREAM = [
 
 # Ours, on top of upstream's (kopf_scheduler_*): never under an upstream name.
 OURS = {"kopf_scheduler_leader_transitions_total", "kopf_scheduler_unreadable_objects",
-        "kopf_scheduler_component_restarts_total", "kopf_scheduler_profile_reloads_total"}
+        "kopf_scheduler_component_restarts_total", "kopf_scheduler_profile_reloads_total",
+        # Not upstream's, but issue #20 §3 names it so: shadow profiles' outcomes.
+        "scheduler_shadow_decisions_total"}
 
 
 def collectors(m: Metrics) -> dict[str, Any]:
