@@ -19,6 +19,10 @@
                  cancelled (deadline passed, leadership lost): Unreserve ─► forget ─► requeue
         Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
 
+A profile's HTTP extenders (``framework/extender.py``) filter after the Filter plugins and add
+their scores after Score, inside the synchronous cycle (each call bounded by its timeout), and an
+extender that binds takes the Bind plugins' place in the binding cycle.
+
 ``schedule_one`` returns an outcome object; ``finish`` carries out its I/O through the
 ``SchedulerClient``. Splitting them is what lets the worker start the next cycle while earlier
 bindings are still in flight, as upstream runs binding in a goroutine.
@@ -47,7 +51,19 @@ from scheduler.framework.decision import (
     TopScores,
     top_scores,
 )
-from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message, reason_histogram
+from scheduler.framework.diagnosis import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    NodeToStatus,
+    fit_error_message,
+    reason_histogram,
+)
+from scheduler.framework.extender import (
+    EXTENDER_NAME,
+    extenders_bind,
+    find_nodes_that_pass_extenders,
+    prioritize_with_extenders,
+)
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
@@ -222,6 +238,15 @@ class Scheduler:
             if (row is not None and bool(np.isin(row, candidates))
                     and fwk.run_filter_with_nominated_pods(state, pod, snapshot, row).is_success()):
                 feasible = np.array([row], np.int64)
+                if fwk.extenders:
+                    # The extenders must accept it too; their verdict on it is kept only by the
+                    # full search below (upstream logs an error here and searches on).
+                    kept, s = find_nodes_that_pass_extenders(fwk.extenders, pod, snapshot, feasible,
+                                                             NodeToStatus())
+                    if not s.is_success():
+                        log.error("Evaluation failed on nominated node pod=%s node=%s: %s", pod.key, nominated,
+                                  s.message())
+                    feasible = kept if s.is_success() and len(kept) else None
         if feasible is None:
             feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag,
                                                            num_to_find=len(candidates) if all_nodes else None,
@@ -229,6 +254,16 @@ class Scheduler:
             if not s.is_success():
                 a.status = s
                 return a
+            if fwk.extenders and len(feasible):
+                n = len(feasible)
+                feasible, s = find_nodes_that_pass_extenders(fwk.extenders, pod, snapshot, feasible,
+                                                             diag.node_to_status)
+                if not s.is_success():
+                    a.status = s
+                    return a
+                if len(feasible) != n:
+                    # Extenders register no events: any cluster event may help (upstream #122019).
+                    diag.unschedulable_plugins.add(EXTENDER_NAME)
         a.feasible = len(feasible)
         a.evaluated = len(feasible) + len(diag.node_to_status)
         if len(feasible) == 0:
@@ -245,6 +280,9 @@ class Scheduler:
         if not s.is_success():
             a.status = s
             return a
+        if fwk.extenders:
+            totals = prioritize_with_extenders(fwk.extenders, pod, [snapshot.node_info(r).node
+                                                                    for r in feasible.tolist()], totals, per_plugin)
         pos = fwk.select_position(totals)
         if (explain or shadow or pod.explain or (self.decisions is not None and self.decisions.enabled)
                 or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):
@@ -275,8 +313,9 @@ class Scheduler:
         node: str | None
         score: int | None = None
         reason = ""
-        if not plan.filters_same or a.status.code == Code.ERROR:
-            # It filters differently: its own whole algorithm, on the same snapshot.
+        if not plan.filters_same or a.status.code == Code.ERROR or sfw.extenders or live.extenders:
+            # It filters differently (or extenders take part, whose scores are no per-plugin scores
+            # to reuse): its own whole algorithm, on the same snapshot.
             sa = self._schedule_pod(sfw, sfw.new_cycle_state(), pod, snapshot, shadow=True)
             node = sa.node
             if sa.scored is not None and node is not None:
@@ -466,7 +505,11 @@ class Scheduler:
             if not rejected:
                 s = await fwk.run_pre_bind(state, pod, node)
                 if s.is_success():
-                    s = await fwk.run_bind(state, pod, node)
+                    # An extender that binds, and is interested in the pod, binds it instead of the
+                    # Bind plugins (upstream's extendersBinding, before RunBindPlugins).
+                    bound, s = await extenders_bind(fwk.extenders, pod, node) if fwk.extenders else (False, s)
+                    if not bound:
+                        s = await fwk.run_bind(state, pod, node)
         except asyncio.CancelledError:
             # Abandoned: its deadline passed, or this replica stopped leading. Undo it here, while
             # cancelled (no I/O is possible), so the pod is never left assumed.

@@ -14,6 +14,10 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
     on_pdb(type, body)      ─► the PodDisruptionBudgets preemption reads
     run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
 
+HTTP extenders (a profile's ``spec.extenders``) are built by the ``extender_factory`` the edge
+passes in, over ``bodies``: the pod and node objects as served, kept only while a profile has
+extenders (``framework/extender.py``).
+
 The worker runs on its own event loop in its own thread (``scheduler/app/runtime.py``), so a long
 scheduling cycle never delays Kopf's watch processing and the binding cycles of earlier pods run while
 the next pod is scheduled. Cache and queue are lock-protected; the profile map is swapped in one
@@ -35,6 +39,7 @@ from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
+from scheduler.framework.extender import Extender, ObjectBodies, ObjectSource
 from scheduler.framework.handle import Handle
 from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent
@@ -42,11 +47,12 @@ from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
+from scheduler.profiles.models import ExtenderConfig
 from scheduler.profiles.profile_map import ClaimChange
 from scheduler.profiles.shadows import Shadows
 from scheduler.queue import SchedulingQueue
 
-__all__ = ["ProfileStatus", "SchedulerService", "profile_status_body"]
+__all__ = ["ExtenderFactory", "ProfileStatus", "SchedulerService", "profile_status_body"]
 
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
@@ -55,6 +61,8 @@ CONFLICT_REASON = "SchedulerNameConflict"
 # How long a binding cycle (PreBind, Bind) may take beyond its Permit wait before it is abandoned
 # and the pod requeued: twice the API client's request timeout, so one slow retry still fits.
 BINDING_TIMEOUT = 60.0
+# Builds an HTTP extender (the edge's) from its config, reading the objects it sends from the source.
+ExtenderFactory = Callable[[ExtenderConfig, ObjectSource], Extender]
 
 
 @dataclass
@@ -109,8 +117,12 @@ class SchedulerService:
     def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
                  max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT,
-                 decision_records: int = DEFAULT_CAPACITY, decision_top_nodes: int = DEFAULT_TOP_NODES) -> None:
+                 decision_records: int = DEFAULT_CAPACITY, decision_top_nodes: int = DEFAULT_TOP_NODES,
+                 extender_factory: ExtenderFactory | None = None) -> None:
         self.registry = registry or Registry()
+        self.extender_factory = extender_factory
+        self.bodies = ObjectBodies()
+        self._extender_crs: set[str] = set()       # CRs whose compiled framework calls extenders
         self.metrics = metrics or Metrics()
         self.client = client
         self.seed = seed
@@ -171,12 +183,16 @@ class SchedulerService:
         try:
             parsed = parse_spec(spec)
             # A shadow's cycles must not count in the live profiles' metrics (it may share the name).
+            factory = self.extender_factory
             fwk = compile_profile(parsed, registry=self.registry, handle=self.handle,
-                                  metrics=None if parsed.shadow_of else self.metrics, seed=self.seed)
+                                  metrics=None if parsed.shadow_of else self.metrics, seed=self.seed,
+                                  extender_factory=None if factory is None else (
+                                      lambda cfg: factory(cfg, self.bodies)))
         except ProfileError as e:
             if self.shadows.get(cr_name) is None:
                 self._compiled.pop(cr_name, None)
             return self._profile_result(cr_name, meta, ProfileStatus(False, str(e)))
+        self._uses_extenders(cr_name, bool(fwk.extenders))
         name = fwk.profile_name
         generation = meta.get("generation")
         fwk.generation = int(generation) if isinstance(generation, int) else None
@@ -227,6 +243,7 @@ class SchedulerService:
         """Stop serving the profile; the next CR claiming its schedulerName (oldest first) takes
         it over, else its pending pods are parked, untouched."""
         self.shadows.remove(cr_name)
+        self._uses_extenders(cr_name, False)
         claim = self.profiles.claim(cr_name)
         change = self.profiles.remove(cr_name)
         self._compiled.pop(cr_name, None)
@@ -238,6 +255,17 @@ class SchedulerService:
             successor = self.profiles.owner_of(claim.scheduler_name)
             log.info("profile %s deleted: schedulerName %s is %s", cr_name, claim.scheduler_name,
                      f"now served by {successor}" if successor else "no longer scheduled")
+
+    def _uses_extenders(self, cr_name: str, uses: bool) -> None:
+        """Keep the objects' bodies while some CR's framework calls extenders. (A refused edit
+        keeps the last good framework, and its extenders, serving: only a compiled one counts.)"""
+        if uses:
+            self._extender_crs.add(cr_name)
+        else:
+            self._extender_crs.discard(cr_name)
+        if self.bodies.enabled != bool(self._extender_crs):
+            self.bodies.enable(bool(self._extender_crs))
+            log.info("%s the API objects for HTTP extenders", "keeping" if self._extender_crs else "no longer keeping")
 
     def take_profile_updates(self) -> dict[str, tuple[ProfileStatus, int | None]]:
         """The statuses of CRs that changed because of *another* CR's event, since the last call."""
@@ -312,6 +340,7 @@ class SchedulerService:
             meta = body.get("metadata") or {}
             uid = str(meta.get("uid", ""))
             self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+            self.bodies.set_pod(uid, None)
             self._parked.pop(uid, None)
             old = self.cache.get_pod(uid)
             if old is not None:
@@ -321,6 +350,8 @@ class SchedulerService:
             self.queue.delete(uid)
             return "AssignedPodDelete" if old is not None else "UnschedulablePodDelete"
         pod = parse_pod(body)
+        # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
+        self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
         if pod.node_name:
             self._parked.pop(pod.uid, None)
             self.queue.delete(pod.uid)             # bound (by us or anyone): no longer pending
@@ -363,10 +394,12 @@ class SchedulerService:
         name = str((body.get("metadata") or {}).get("name", ""))
         if event == "DELETED":
             self._nodes.pop(name, None)
+            self.bodies.set_node(name, None)
             self.cache.remove_node(name)
             self.queue.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Delete"}), label="NodeDelete"))
             return "NodeDelete"
         node = parse_node(body)
+        self.bodies.set_node(name, body)
         old = self._nodes.get(name)
         self._nodes[name] = node
         self.cache.add_node(node)

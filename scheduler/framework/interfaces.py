@@ -47,6 +47,7 @@ from scheduler.model import Pod
 if TYPE_CHECKING:
     from scheduler.cache import NodeInfo, Snapshot
     from scheduler.framework.diagnosis import NodeToStatus
+    from scheduler.framework.extender import Extender
 
 __all__ = [
     "EXTENSION_POINT_PROTOCOLS",
@@ -134,10 +135,13 @@ class FilterRunner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PostFilterContext:
-    """The cycle's view for PostFilter: the snapshot the filters ran on, and the framework."""
+    """The cycle's view for PostFilter: the snapshot the filters ran on, the framework, and the
+    profile's HTTP extenders (preemption lets those that support it revise its candidates:
+    ``framework.extender.call_extenders_for_preemption``)."""
 
     snapshot: Snapshot
     framework: FilterRunner
+    extenders: Sequence[Extender] = ()
 
 
 @dataclass(slots=True)

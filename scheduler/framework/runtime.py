@@ -20,6 +20,10 @@ equal or higher priority are nominated to must pass the filters twice, once with
 (a what-if on the snapshot, with PreFilter re-run so spread and affinity counts include them) and
 once as it is. Only nodes with such nominations pay for the second pass, and only after they passed
 the batched first one, so a cluster with no nominations runs exactly the plain search.
+
+A profile's HTTP extenders (``extenders``, ``framework/extender.py``) travel with its framework;
+the cycle calls them after Filter and Score, and, as upstream, they make the search find more than
+one node even without Score plugins.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from scheduler.cache import Snapshot
 from scheduler.framework import interfaces as fw
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus
+from scheduler.framework.extender import Extender
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
     FilterVerdict,
@@ -197,8 +202,10 @@ class Framework:
         all_plugins: Sequence[Plugin] = (),
         nominator: PodNominator | None = None,
         plugin_args: Mapping[str, object] | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self.profile_name = profile_name
+        self.extenders: tuple[Extender, ...] = tuple(extenders)
         # The SchedulingProfile's metadata.generation this framework was compiled from (records).
         self.generation: int | None = None
 
@@ -533,9 +540,9 @@ class Framework:
         return True
 
     def num_nodes_to_find(self, n: int) -> int:
-        if not self.score:
-            # No scoring: the first feasible node is as good as any (upstream returns 1 when there
-            # are no extenders and no score plugins).
+        if not self.score and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
+            # No scoring: the first feasible node is as good as any (upstream returns 1 when no
+            # extender filters, and neither a Score plugin nor an extender prioritizes).
             return min(n, 1) if n else 0
         return num_feasible_nodes_to_find(self.percentage_of_nodes_to_score or 0, n)
 
@@ -556,7 +563,7 @@ class Framework:
         result: PostFilterResult | None = None
         final = Status(Code.UNSCHEDULABLE)
         reasons: list[str] = []
-        ctx = PostFilterContext(snapshot, self)
+        ctx = PostFilterContext(snapshot, self, self.extenders)
         for p in self.post_filter:
             try:
                 r, s = p.post_filter(state, pod, statuses, ctx)
@@ -764,7 +771,7 @@ class Framework:
         def config(p: Plugin) -> object:
             return p.filter_config if isinstance(p, fw.FilterConfigured) else self.plugin_args.get(p.name)
         return (tuple((p.name, config(p)) for p in self.pre_filter), tuple((p.name, config(p)) for p in self.filter),
-                self.percentage_of_nodes_to_score)
+                self.percentage_of_nodes_to_score, tuple(e.config for e in self.extenders))
 
     def score_weights(self) -> dict[str, int]:
         """Each Score plugin's weight (decision records weigh the normalised scores with it)."""

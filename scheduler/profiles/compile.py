@@ -18,6 +18,12 @@ A plugin serves the extension points whose Protocol it implements (``implements`
 against the ``runtime_checkable`` Protocols of ``scheduler.framework.interfaces``); ``Framework``
 then holds one typed list per point, built once here.
 
+5. **Extenders** (``spec.extenders``) are built by the ``extender_factory`` the service was given
+   (the edge's HTTP client); without one, a profile that names extenders is refused rather than
+   run without them. As upstream's ``buildExtenders``: the ignorable ones are called after the
+   others, and the managed resources marked ``ignoredByScheduler`` become NodeResourcesFit's
+   ``ignoredResources`` (replacing any configured there).
+
 Every error is a ``ProfileError`` whose ``field`` is the spec path (``plugins.score.enabled[1]``,
 ``pluginConfig[0].args.scoringStrategy.type``) so the CR status can name it.
 """
@@ -30,15 +36,27 @@ from typing import Any
 import pydantic
 
 from scheduler.errors import PluginArgsError, ProfileError, UnknownPluginError
+from scheduler.framework.extender import Extender
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Plugin, implements
 from scheduler.framework.runtime import Framework, FrameworkError
 from scheduler.metrics import Metrics
 from scheduler.plugins.registry import Registry
 from scheduler.profiles.defaults import default_plugins
-from scheduler.profiles.models import EXTENSION_POINTS, PluginRef, Plugins, PluginSet, SchedulingProfileSpec
+from scheduler.profiles.models import (
+    EXTENSION_POINTS,
+    ExtenderConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    SchedulingProfileSpec,
+)
 
-__all__ = ["compile_profile", "parse_spec", "pydantic_error_message"]
+__all__ = ["ExtenderBuilder", "build_extenders", "compile_profile", "parse_spec", "pydantic_error_message"]
+
+# Builds one extender from its config; raises ProfileError (its field relative to the entry) or
+# any exception for a config it cannot serve (an unreadable certificate file, say).
+ExtenderBuilder = Callable[[ExtenderConfig], Extender]
 
 def _one(error: Any, prefix: str) -> tuple[str, str]:
     parts: list[str] = [prefix] if prefix else []
@@ -103,10 +121,33 @@ def _merge(default: Plugins, custom: Plugins | None) -> dict[str, PluginSet]:
     return {p: _merge_set(default.point(p), custom.point(p)) for p in points}
 
 
+def build_extenders(spec: SchedulingProfileSpec, factory: ExtenderBuilder | None) -> list[Extender]:
+    """One extender per ``spec.extenders`` entry, in the order they are called in: the entries'
+    order, the ignorable ones moved to the end (upstream's ``buildExtenders``)."""
+    if not spec.extenders:
+        return []
+    if factory is None:
+        raise ProfileError("HTTP extenders are configured, but this process has no extender client "
+                           "(only the operator and simulate call extenders)", field="spec.extenders")
+    out: list[Extender] = []
+    for i, cfg in enumerate(spec.extenders):
+        where = f"spec.extenders[{i}]"
+        try:
+            out.append(factory(cfg))
+        except ProfileError as e:
+            raise ProfileError(str(e) if not e.field else str(e)[len(e.field) + 2:],
+                               field=f"{where}.{e.field}" if e.field else where) from None
+        except Exception as e:
+            raise ProfileError(f"{type(e).__name__}: {e}", field=where) from None
+    return [e for e in out if not e.is_ignorable()] + [e for e in out if e.is_ignorable()]
+
+
 def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: Handle | None = None,
                     metrics: Metrics | None = None, seed: int | None = None,
-                    on_plugin: Callable[[Plugin], None] | None = None) -> Framework:
+                    on_plugin: Callable[[Plugin], None] | None = None,
+                    extender_factory: ExtenderBuilder | None = None) -> Framework:
     handle = handle or Handle()
+    extenders = build_extenders(spec, extender_factory)
     merged = _merge(default_plugins(), spec.plugins)
     user_points = {p: (spec.plugins.point(p) if spec.plugins else PluginSet())
                    for p in ("multiPoint", *EXTENSION_POINTS)}
@@ -118,7 +159,16 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
         return f"spec.plugins.{point}"
 
     # Instantiate every enabled plugin once.
-    args_by_name = {pc.name: (i, pc.args) for i, pc in enumerate(spec.plugin_config)}
+    args_by_name: dict[str, tuple[int | None, dict[str, Any] | None]] = {
+        pc.name: (i, pc.args) for i, pc in enumerate(spec.plugin_config)}
+    ignored = [r.name for ext in spec.extenders for r in ext.managed_resources if r.ignored_by_scheduler]
+    if ignored:
+        # The resources extenders manage alone: NodeResourcesFit must not count them (buildExtenders).
+        if not any(ref.name == "NodeResourcesFit" for point in ("multiPoint", *EXTENSION_POINTS)
+                   for ref in merged[point].enabled):
+            raise ProfileError("can't find NodeResourcesFitArgs in plugin config", field="spec.extenders")
+        i, fit_args = args_by_name.get("NodeResourcesFit", (None, None))
+        args_by_name["NodeResourcesFit"] = (i, {**(fit_args or {}), "ignoredResources": ignored})
     for name, (i, _) in args_by_name.items():
         if name not in registry:
             raise UnknownPluginError(f"plugin {name!r} is not registered", field=f"spec.pluginConfig[{i}].name")
@@ -195,7 +245,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
             pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
             pod_max_backoff=float(spec.pod_max_backoff_seconds),
             metrics=metrics, seed=seed, all_plugins=list(instances.values()), nominator=handle.nominator,
-            plugin_args=plugin_args,
+            plugin_args=plugin_args, extenders=extenders,
         )
     except FrameworkError as e:
         raise ProfileError(str(e), field="spec.plugins") from None

@@ -12,12 +12,14 @@ SchedulingProfile per ``profiles[]`` entry, as upstream's defaulting reads the f
   every profile, where kopf-scheduler keeps them;
 - ``plugins`` and ``pluginConfig`` are carried as they are: a SchedulingProfile's spec *is* a
   ``profiles[]`` entry, and the same defaulting and multiPoint expansion run on it when it is
-  compiled, so its status shows the plugins and weights upstream would run.
+  compiled, so its status shows the plugins and weights upstream would run;
+- the top-level ``extenders`` (upstream: one list, called for every profile) go into every
+  profile's ``spec.extenders``, as they are, and are validated there as ``validateExtenders`` does.
 
 What has no place in a SchedulingProfile is named, one line each, for the caller to print on
 stderr, with where it goes instead (a ``run`` flag, or nothing): ``clientConnection``,
-``leaderElection``, ``parallelism``, ``extenders`` (kopf-scheduler does not call extenders yet), and
-so on. Nothing is dropped silently, and nothing unknown is guessed at.
+``leaderElection``, ``parallelism``, and so on. Nothing is dropped silently, and nothing unknown is
+guessed at.
 """
 
 from __future__ import annotations
@@ -48,12 +50,11 @@ _ELSEWHERE = {
     "enableProfiling": "not served",
     "enableContentionProfiling": "not served",
     "delayCacheUntilActive": "the cache always fills before the lease is taken (--leader-elect)",
-    "extenders": "HTTP extenders are not supported yet; their pods would be scheduled without them",
     "featureGates": "kopf-scheduler has no feature gates",
 }
 _PROFILE_FIELDS = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
 _TOP_FIELDS = {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "podInitialBackoffSeconds",
-               "podMaxBackoffSeconds", *_ELSEWHERE}
+               "podMaxBackoffSeconds", "extenders", *_ELSEWHERE}
 _DNS_LABEL = re.compile(r"[^a-z0-9.-]+")
 
 
@@ -101,6 +102,9 @@ def import_configuration(doc: Any) -> ImportResult:
         raise ProfileError("profiles: must be a list")
     global_pct = doc.get("percentageOfNodesToScore")
     backoff = {k: doc[k] for k in ("podInitialBackoffSeconds", "podMaxBackoffSeconds") if doc.get(k) is not None}
+    extenders = doc.get("extenders")
+    if extenders is not None and not isinstance(extenders, list):
+        raise ProfileError("extenders: must be a list")
     taken: set[str] = set()
     for i, entry in enumerate(profiles):
         if not isinstance(entry, dict):
@@ -118,6 +122,8 @@ def import_configuration(doc: Any) -> ImportResult:
             spec["plugins"] = entry["plugins"]
         if entry.get("pluginConfig"):
             spec["pluginConfig"] = entry["pluginConfig"]
+        if extenders:
+            spec["extenders"] = extenders
         out.profiles.append({"apiVersion": API_VERSION, "kind": KIND,
                              "metadata": {"name": _object_name(scheduler_name, taken)}, "spec": spec})
     return out

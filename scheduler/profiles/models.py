@@ -5,6 +5,10 @@ A profile pasted from a kube-scheduler config validates as it is: the same field
 (``schedulerName``, ``plugins.<point>.enabled/disabled``, ``multiPoint``, ``pluginConfig``,
 ``percentageOfNodesToScore``). These models are also the source of the CRD's OpenAPI schema
 (``scheduler.profiles.crd``), so the API server rejects the grossest errors before we see them.
+
+``extenders`` is upstream's top-level ``extenders[]`` (HTTP extenders), per profile here; its
+entries are ``ExtenderConfig`` (``extender_config.py``), validated as upstream's
+``validateExtenders``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["EXTENSION_POINTS", "PluginConfig", "PluginRef", "PluginSet", "Plugins", "SchedulingProfileSpec"]
+from scheduler.profiles.extender_config import ExtenderConfig, extenders_errors
+
+__all__ = ["EXTENSION_POINTS", "ExtenderConfig", "PluginConfig", "PluginRef", "PluginSet", "Plugins",
+           "SchedulingProfileSpec"]
 
 # Extension points in upstream's field order, as they appear under ``plugins``.
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
@@ -90,6 +97,8 @@ class SchedulingProfileSpec(_Model):
         pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
         description="Make this a shadow of the profile serving this schedulerName: it binds nothing, "
                     "decides alongside it for each of its pods, and counts agreements in status.shadow.")
+    extenders: tuple[ExtenderConfig, ...] = Field(
+        default=(), description="HTTP extenders this profile calls, as KubeSchedulerConfiguration's extenders[].")
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulingProfileSpec:
@@ -100,4 +109,7 @@ class SchedulingProfileSpec(_Model):
             if pc.name in seen:
                 raise ValueError(f"pluginConfig[{i}].name: Duplicate value: {pc.name!r}")
             seen[pc.name] = i
+        errors = extenders_errors(self.extenders)
+        if errors:
+            raise ValueError("; ".join(errors))
         return self

@@ -122,16 +122,36 @@ def test_multipoint_disable_all_then_enable() -> None:
 
 def test_global_settings_fold_into_each_profile() -> None:
     """percentageOfNodesToScore: the profile's own wins over the global one (defaults.go); the
-    backoff settings are global upstream and go into every profile here."""
+    backoff settings and the extenders (#15 §8) are global upstream and go into every profile here."""
+    ext = [{"urlPrefix": "http://127.0.0.1:1"}]
     got = import_configuration(config(percentageOfNodesToScore=30, podInitialBackoffSeconds=2, podMaxBackoffSeconds=20,
-                                      parallelism=32, extenders=[{"urlPrefix": "http://127.0.0.1:1"}],
+                                      parallelism=32, extenders=ext,
                                       leaderElection={"leaderElect": True},
                                       profiles=[{"schedulerName": "a"},
                                                 {"schedulerName": "b", "percentageOfNodesToScore": 70}]))
     assert [p["spec"] for p in got.profiles] == [
-        {"schedulerName": "a", "percentageOfNodesToScore": 30, "podInitialBackoffSeconds": 2, "podMaxBackoffSeconds": 20},
-        {"schedulerName": "b", "percentageOfNodesToScore": 70, "podInitialBackoffSeconds": 2, "podMaxBackoffSeconds": 20}]
-    assert [line.split(":")[0] for line in got.unsupported] == ["parallelism", "extenders", "leaderElection"]
+        {"schedulerName": "a", "percentageOfNodesToScore": 30, "podInitialBackoffSeconds": 2, "podMaxBackoffSeconds": 20,
+         "extenders": ext},
+        {"schedulerName": "b", "percentageOfNodesToScore": 70, "podInitialBackoffSeconds": 2, "podMaxBackoffSeconds": 20,
+         "extenders": ext}]
+    assert [line.split(":")[0] for line in got.unsupported] == ["parallelism", "leaderElection"]
+
+
+def test_extenders_come_across_and_validate() -> None:
+    """An extender as upstream's docs configure one (scheduler-extender.md: a GPU extender that
+    filters, prioritizes and binds the pods requesting its resource) lands in every profile and
+    validates there; upstream's validation still applies (a second binder is refused)."""
+    gpu = {"urlPrefix": "http://127.0.0.1:8888/scheduler", "filterVerb": "filter", "prioritizeVerb": "prioritize",
+           "weight": 5, "bindVerb": "bind", "enableHTTPS": False, "nodeCacheCapable": True, "httpTimeout": "10s",
+           "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}], "ignorable": False}
+    got = import_configuration(config(extenders=[gpu]))
+    spec = parse_spec(got.profiles[0]["spec"])
+    assert got.unsupported == [] and spec.extenders[0].timeout == 10.0
+    assert spec.extenders[0].managed == {"example.com/gpu"}
+    two = import_configuration(config(extenders=[gpu, {**gpu, "managedResources": []}]))
+    with pytest.raises(ProfileError, match='extenders: Invalid value: "found 2 extenders implementing bind": '
+                                           'only one extender can implement bind'):
+        parse_spec(two.profiles[0]["spec"])
 
 
 def test_unknown_fields_are_named() -> None:
