@@ -7,7 +7,8 @@ pod, the SchedulingProfiles), fills a scheduler of its own with them, and runs t
 the real plugins and weights, but no Reserve, no Permit, no binding and no preemption (PostFilter
 would evict). The answer is the decision record ``GET /debug/decisions`` serves, and with
 ``--all-nodes`` every node with its first failing plugin and reasons, or its scores. Nothing is
-written to the cluster: the scheduler it builds has a client that refuses every write.
+written to the cluster: the scheduler it builds has a client that refuses every write. A profile's
+HTTP extenders are asked to filter and prioritize as the scheduler asks them (never to bind).
 
 Where the running scheduler is reachable (``--scheduler-url``, else through the API server's
 service proxy to ``kopf-scheduler/kopf-scheduler-metrics:10259``), its own recorded decision for
@@ -21,6 +22,7 @@ from typing import Any
 
 from scheduler.errors import ClientError, ParseError, SchedulerError
 from scheduler.kubeapi import KubeClient
+from scheduler.kubeapi.extender import http_extender
 from scheduler.model import Pod, parse_pod
 from scheduler.profiles.crd import profiles_path
 from scheduler.service import SchedulerService
@@ -94,7 +96,7 @@ async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: st
         target = parse_pod(body)
     except ParseError as e:
         raise ExplainError(f"pod {namespace}/{name} cannot be read: {e}") from None
-    service = SchedulerService(_NoWrites(), seed=0, decision_records=0)
+    service = SchedulerService(_NoWrites(), seed=0, decision_records=0, extender_factory=http_extender)
     for ns in await _items(api, "/api/v1/namespaces"):
         service.on_namespace("ADDED", ns)
     crs = await _items(api, profiles_path())

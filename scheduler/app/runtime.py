@@ -57,6 +57,7 @@ from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.kubeapi.client import GoneError
+from scheduler.kubeapi.extender import http_extender
 from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.metrics import Metrics
@@ -233,7 +234,7 @@ class OperatorRuntime:
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
         self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout,
                                         metrics=Metrics(process=True), decision_records=decision_records,
-                                        decision_top_nodes=decision_top_nodes)
+                                        decision_top_nodes=decision_top_nodes, extender_factory=http_extender)
         self.api.on_response = _rest_client_metrics(self.service.metrics, urlparse(config.server).netloc)
         self.http_addresses = list(http_addresses)
         self.elector: LeaderElector | None = None
