@@ -3,7 +3,9 @@ the real ``HTTPExtender`` and extenders served on 127.0.0.1.
 
 ``SCHEDULER_WITH_EXTENDERS`` is upstream's ``pkg/scheduler/extender_test.go`` TestSchedulerWithExtenders
 (tests 1 to 11), its ``FakeExtender``s served over HTTP (``tests/extender_server.py``) and its test
-plugins (TrueFilter, EqualPrioritizerPlugin, Node2Prioritizer) registered out of tree. The rest
+plugins (TrueFilter, EqualPrioritizerPlugin, Node2Prioritizer) registered out of tree;
+``SCHEDULER_BINDING`` is ``schedule_one_test.go`` TestSchedulerBinding (its fakeExtender's interest in
+one pod is the pod requesting the resource the extender manages). The rest
 follows ``schedule_one.go``: extender failures in the FitError, ignorable extenders skipped, an
 extender that binds instead of DefaultBinder, and what a timeout or garbage does to the pod."""
 
@@ -470,3 +472,58 @@ def test_a_shadow_with_an_extender_decides_with_it(servers: ExitStack) -> None:
     shadow = s.shadows.get("shadow")
     assert shadow is not None and dict(shadow.stats.counts)["wouldBePending"] == 1
     assert srv.verbs_called() == ["filter"]
+
+
+# --- schedule_one_test.go TestSchedulerBinding ---------------------------------------------------
+@dataclass
+class BindFake:
+    """schedule_one_test.go's fakeExtender: a binder or not, interested in one pod (here: the pod
+    requesting the resource it manages), failing its binds or not."""
+
+    is_binder: bool
+    interested_pod_name: str
+    err_bind: bool = False
+    ignorable: bool = False
+
+    def serve(self, got: list[str]) -> ExtenderServer:
+        def bind(args: dict[str, Any]) -> Any:
+            if self.err_bind:
+                return {"Error": "bind error"}
+            got.append(args["PodName"])
+            return {}
+        return ExtenderServer(bind=bind)
+
+    def config(self, url: str, i: int) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"urlPrefix": url, "ignorable": self.ignorable,
+                               "managedResources": [{"name": f"example.com/ext{i}"}]}
+        if self.is_binder:
+            cfg["bindVerb"] = "bind"
+        return cfg
+
+
+SCHEDULER_BINDING: list[tuple[str, str, list[BindFake], int]] = [
+    ("the extender is not a binder", "pod0", [BindFake(False, "pod0")], -1),
+    ("one of the extenders is a binder and interested in pod", "pod0",
+     [BindFake(False, "pod0"), BindFake(True, "pod0")], 1),
+    ("one of the extenders is a binder, but not interested in pod", "pod1",
+     [BindFake(False, "pod1"), BindFake(True, "pod0")], -1),
+    ("ignore when extender bind returns error", "pod1", [BindFake(True, "pod1", err_bind=True, ignorable=True)], -1),
+]
+
+
+@pytest.mark.parametrize(("name", "pod_name", "fakes", "want_binder"), SCHEDULER_BINDING,
+                         ids=[c[0] for c in SCHEDULER_BINDING])
+def test_scheduler_binding(servers: ExitStack, name: str, pod_name: str, fakes: list[BindFake],
+                           want_binder: int) -> None:
+    got: list[list[str]] = [[] for _ in fakes]
+    urls = [start(servers, f.serve(g)).url for f, g in zip(fakes, got, strict=True)]
+    s, client = service(spec({}, [f.config(u, i) for i, (f, u) in enumerate(zip(fakes, urls, strict=True))]),
+                        ["node"])
+    # Interested in the pod: the extenders managing a resource it requests.
+    s.on_pod("ADDED", pod_obj(pod_name, requests={f"example.com/ext{i}": "1" for i, f in enumerate(fakes)
+                                                   if f.interested_pod_name == pod_name}))
+    run(s)
+    assert not client.failures
+    assert (client.bound == {f"uid-{pod_name}": "node"}) is (want_binder == -1)     # the default binding
+    for i, g in enumerate(got):
+        assert (g == [pod_name]) is (i == want_binder), (i, g)

@@ -1,25 +1,33 @@
-"""``framework/extender.py``: preemption's extender step (upstream's ``Evaluator.callExtenders``,
+"""``framework/extender.py``: upstream's ``schedule_one_test.go`` TestFindNodesThatPassExtenders;
+preemption's extender step (upstream's ``Evaluator.callExtenders``,
 as ``preemption.go`` runs it between the dry run and choosing a node), with HTTP extenders on
 127.0.0.1; the hook PostFilter plugins get it through (``PostFilterContext.extenders``); the
 bodies kept for extenders."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 from scheduler.cache import Cache
-from scheduler.framework import CycleState, PostFilterContext, PostFilterResult, Status
+from scheduler.framework import Code, CycleState, PostFilterContext, PostFilterResult, Status
 from scheduler.framework.diagnosis import NodeToStatus
-from scheduler.framework.extender import ObjectBodies, Victims, call_extenders_for_preemption
+from scheduler.framework.extender import (
+    ObjectBodies,
+    Victims,
+    call_extenders_for_preemption,
+    find_nodes_that_pass_extenders,
+)
 from scheduler.kubeapi.extender import HTTPExtender
 from scheduler.model import Pod
 from scheduler.plugins.registry import PluginSpec, Registry
 from scheduler.profiles import compile_profile, parse_spec
 from scheduler.profiles.extender_config import ExtenderConfig
 from tests.builders import node, pod
-from tests.extender_server import Raw, serving
+from tests.extender_server import ERROR, TRUE, Raw, fake_filter, serving
 
 
 def cluster() -> tuple[Cache, dict[str, Pod]]:
@@ -151,3 +159,67 @@ def test_object_bodies() -> None:
     assert b.pod(p) is None
     b.enable(False)
     assert len(b) == 0 and b.node("n") is None
+
+
+# --- schedule_one_test.go TestFindNodesThatPassExtenders -----------------------------------------
+def a_b_c(pod: dict[str, Any], node: str) -> tuple[str, str]:
+    """a passes, b is Unschedulable, anything else UnschedulableAndUnresolvable."""
+    if node == "a":
+        return "Success", ""
+    return ("Unschedulable" if node == "b" else "UnschedulableAndUnresolvable"), f'node "{node}" is not allowed'
+
+
+def only_a(pod: dict[str, Any], node: str) -> tuple[str, str]:
+    return ("Success", "") if node == "a" else ("Unschedulable", f'node "{node}" is not allowed')
+
+
+ABSENT = Status.unresolvable("node(s) didn't satisfy plugin(s) [PreFilter]")
+FIND_NODES_THAT_PASS_EXTENDERS: list[tuple[str, list[tuple[Any, ...]], list[str], dict[str, Status], bool,
+                                           list[str], dict[str, tuple[Code, str]]]] = [
+    ("error", [(ERROR,)], ["a"], {}, True, [], {}),
+    ("success", [(TRUE,)], ["a"], {}, False, ["a"], {}),
+    ("unschedulable", [(only_a,)], ["a", "b"], {}, False, ["a"],
+     {"b": (Code.UNSCHEDULABLE, 'FakeExtender: node "b" failed')}),
+    ("unschedulable and unresolvable", [(a_b_c,)], ["a", "b", "c"], {}, False, ["a"],
+     {"b": (Code.UNSCHEDULABLE, 'FakeExtender: node "b" failed'),
+      "c": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'FakeExtender: node "c" failed and unresolvable')}),
+    ("extender does not overwrite the previous statuses", [(a_b_c,)], ["a", "b"],
+     {"c": Status.unschedulable('FakeFilterPlugin: node "c" failed')}, False, ["a"],
+     {"b": (Code.UNSCHEDULABLE, 'FakeExtender: node "b" failed'),
+      "c": (Code.UNSCHEDULABLE, 'FakeFilterPlugin: node "c" failed')}),
+    ("multiple extenders", [(a_b_c,), (only_a,)], ["a", "b", "c"], {}, False, ["a"],
+     {"b": (Code.UNSCHEDULABLE, 'FakeExtender: node "b" failed'),
+      "c": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'FakeExtender: node "c" failed and unresolvable')}),
+]
+
+
+@pytest.mark.parametrize(("name", "predicates", "nodes", "before", "expects_err", "want_nodes", "want_statuses"),
+                         FIND_NODES_THAT_PASS_EXTENDERS, ids=[c[0] for c in FIND_NODES_THAT_PASS_EXTENDERS])
+def test_find_nodes_that_pass_extenders(name: str, predicates: list[tuple[Any, ...]], nodes: list[str],
+                                        before: dict[str, Status], expects_err: bool, want_nodes: list[str],
+                                        want_statuses: dict[str, tuple[Code, str]]) -> None:
+    cache = Cache()
+    for n in ("a", "b", "c"):
+        cache.add_node(node(n))
+    snap = cache.snapshot()
+    statuses = NodeToStatus()
+    statuses.absent = ABSENT
+    for n, st in before.items():
+        row = snap.row_of(n)
+        assert row is not None
+        statuses.set_row(row, st)
+    rows = np.array([snap.row_of(n) for n in nodes], np.int64)
+    with ExitStack() as stack:
+        exts = []
+        for preds in predicates:
+            srv = stack.enter_context(serving(filter=fake_filter(*preds)))
+            exts.append(HTTPExtender(ExtenderConfig.model_validate({"urlPrefix": srv.url, "filterVerb": "filter"}),
+                                     ObjectBodies()))
+        got, s = find_nodes_that_pass_extenders(exts, pod("1"), snap, rows, statuses)
+    if expects_err:
+        assert s.code == Code.ERROR and s.message() == "some error"
+        return
+    assert s.is_success()
+    assert [snap.node_info(r).name for r in got.tolist()] == want_nodes
+    assert {snap.node_info(r).name: (st.code, st.message()) for r, st in statuses.items()} == want_statuses
+    assert statuses.absent is ABSENT
