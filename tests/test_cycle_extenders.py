@@ -527,3 +527,27 @@ def test_scheduler_binding(servers: ExitStack, name: str, pod_name: str, fakes: 
     assert (client.bound == {f"uid-{pod_name}": "node"}) is (want_binder == -1)     # the default binding
     for i, g in enumerate(got):
         assert (g == [pod_name]) is (i == want_binder), (i, g)
+
+
+def test_preemption_lets_an_extender_revise_the_candidates(servers: ExitStack) -> None:
+    """preemption.go: between the dry run and choosing a node, an extender with preemptVerb revises
+    the candidates. node1's victim would be the natural pick (its pod started later); the extender
+    keeps only node2, so node2 is nominated and its pod is the one preempted."""
+    def keep_node2(args: dict[str, Any]) -> Any:
+        return {"NodeNameToMetaVictims": {"node2": args["NodeNameToMetaVictims"]["node2"]}}
+    srv = start(servers, ExtenderServer(preempt=keep_node2))
+    s, client = service({"schedulerName": "s1", "extenders": [
+        {"urlPrefix": srv.url, "preemptVerb": "preempt", "nodeCacheCapable": True}]})
+    for name, node, started in (("low1", "node1", "2026-01-02T00:00:00Z"), ("low2", "node2", "2026-01-01T00:00:00Z")):
+        body = pod_obj(name, requests={"cpu": "4"})
+        body["spec"]["nodeName"] = node
+        body["status"] = {"phase": "Running", "startTime": started}
+        s.on_pod("ADDED", body)
+    high = pod_obj("high", requests={"cpu": "4"})
+    high["spec"]["priority"] = 100
+    s.on_pod("ADDED", high)
+    run(s)
+    (victim, preemptor, node), = client.preempted
+    assert (victim, preemptor, node) == ("default/low2", "default/high", "node2")
+    assert set(srv.requests[0][1]["NodeNameToMetaVictims"]) == {"node1", "node2"}
+    assert client.failures[0][3] == "node2"            # the nomination

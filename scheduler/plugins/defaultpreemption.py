@@ -42,6 +42,7 @@ import numpy as np
 from scheduler.errors import ClientError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus, fit_error_message
+from scheduler.framework.extender import Victims, call_extenders_for_preemption
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import (
     ClusterEvent,
@@ -217,6 +218,16 @@ class DefaultPreemption:
             msg = fit_error_message(snap.num_nodes, Diagnosis(node_to_status=node_statuses))
             # An empty nomination clears the one the pod may have had.
             return PostFilterResult(""), Status.unschedulable(msg)
+        if ctx.extenders:
+            # Upstream's Evaluator.callExtenders: extenders that support preemption revise the
+            # candidates (node -> victims) before the best node is picked.
+            revised, s = call_extenders_for_preemption(
+                ctx.extenders, pod, {c.node: Victims(c.victims, c.num_pdb_violations) for c in candidates}, snap)
+            if not s.is_success():
+                return None, s
+            order = {c.node: i for i, c in enumerate(candidates)}
+            candidates = [Candidate(n, v.pods, v.num_pdb_violations)
+                          for n, v in sorted(revised.items(), key=lambda kv: order.get(kv[0], len(order)))]
         best = pick_one_node_for_preemption(candidates)
         if best is None:
             return None, Status.unschedulable(NO_CANDIDATE)
