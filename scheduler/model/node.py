@@ -26,7 +26,7 @@ class Taint:
     effect: str
 
     def __str__(self) -> str:
-        # Upstream formats taints in reasons as ``{key: value}``.
+        # ``{key: value}``, for logs. (Upstream's TaintToleration reason no longer names the taint.)
         return f"{{{self.key}: {self.value}}}"
 
 
