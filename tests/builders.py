@@ -180,3 +180,25 @@ def reasons(statuses: list[Status | None]) -> list[tuple[str, ...] | None]:
 def zoned() -> list[Node]:
     return [node("a1", labels={"zone": "a"}), node("a2", labels={"zone": "a"}), node("b1", labels={"zone": "b"}),
             node("c1")]
+
+
+def rejected_by(plugin: str, p: Pod) -> tuple[Any, str]:
+    """A queue holding ``p`` in unschedulablePods as rejected by ``plugin``, and its uid: the real path
+    an event takes to move it (a plugin's queueing hint says Queue) or not (QueueSkip)."""
+    s, _ = make_scheduler()
+    s.queue.add(p)
+    info = s.queue.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {plugin}
+    s.queue.add_unschedulable_if_not_present(info)
+    return s.queue, info.uid
+
+
+def node_event(old: object, new: object) -> Any:
+    """The event the service reports for a node change (``service.node_change``'s actions); an object
+    that is not a node (a hint must treat it as an error) gets Add or UpdateNodeTaint."""
+    from scheduler.framework import ClusterEvent
+    from scheduler.service import node_change
+    if isinstance(new, Node) and (old is None or isinstance(old, Node)):
+        return ClusterEvent("Node", node_change(old, new), old=old, new=new)
+    return ClusterEvent("Node", "Add" if old is None else "UpdateNodeTaint", old=old, new=new)

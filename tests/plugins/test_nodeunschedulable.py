@@ -8,8 +8,7 @@ from scheduler.framework import ClusterEvent, Status
 from scheduler.model import Node, Pod
 from scheduler.plugins import nodeunschedulable
 from scheduler.queue import SchedulingQueue
-from scheduler.service import node_change
-from tests.builders import make_scheduler, node, pod, reasons, run_filter
+from tests.builders import node, node_event, pod, reasons, rejected_by, run_filter
 from tests.wrappers import MakePod
 
 
@@ -43,20 +42,13 @@ def test_node_unschedulable_upstream(name: str, tolerations: list[dict[str, str]
 # in unschedulablePods, and the event either moves it (Queue) or not (QueueSkip). A hint that fails
 # (an object that is not a node) means Queue, as upstream's error.
 def _rejected(p: Pod) -> tuple[SchedulingQueue, str]:
-    s, _ = make_scheduler()
-    s.queue.add(p)
-    info = s.queue.pop(0)
-    assert info is not None
-    info.unschedulable_plugins = {nodeunschedulable.NAME}
-    s.queue.add_unschedulable_if_not_present(info)
-    return s.queue, info.uid
+    q, uid = rejected_by(nodeunschedulable.NAME, p)
+    return q, uid
 
 
 def _node_event(old: object, new: object) -> ClusterEvent:
-    """The event the service reports for a node change (``node_change``'s actions)."""
-    if isinstance(new, Node) and (old is None or isinstance(old, Node)):
-        return ClusterEvent("Node", node_change(old, new), old=old, new=new)
-    return ClusterEvent("Node", "Add" if old is None else "UpdateNodeTaint", old=old, new=new)
+    event: ClusterEvent = node_event(old, new)
+    return event
 
 
 NOT_READY = [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]

@@ -10,8 +10,7 @@ from scheduler.framework import ClusterEvent, Code
 from scheduler.model import Node, Pod, Toleration
 from scheduler.plugins import tainttoleration
 from scheduler.queue import SchedulingQueue
-from scheduler.service import node_change
-from tests.builders import make_scheduler, node, pod, run_filter, run_score
+from tests.builders import node, node_event, pod, rejected_by, run_filter, run_score
 
 TT = tainttoleration.TaintToleration()
 
@@ -226,20 +225,13 @@ def test_taint_toleration_filter_with_feature_gate(name: str, gate: bool, tolera
 # waits in unschedulablePods, and the event either moves it (Queue) or not (QueueSkip). A hint that
 # fails (an object that is not a node) means Queue, as upstream's error.
 def _rejected(p: Pod) -> tuple[SchedulingQueue, str]:
-    s, _ = make_scheduler()
-    s.queue.add(p)
-    info = s.queue.pop(0)
-    assert info is not None
-    info.unschedulable_plugins = {tainttoleration.NAME}
-    s.queue.add_unschedulable_if_not_present(info)
-    return s.queue, info.uid
+    q, uid = rejected_by(tainttoleration.NAME, p)
+    return q, uid
 
 
 def _node_event(old: object, new: object) -> ClusterEvent:
-    """The event the service reports for a node change (``node_change``'s actions)."""
-    if isinstance(new, Node) and (old is None or isinstance(old, Node)):
-        return ClusterEvent("Node", node_change(old, new), old=old, new=new)
-    return ClusterEvent("Node", "Add" if old is None else "UpdateNodeTaint", old=old, new=new)
+    event: ClusterEvent = node_event(old, new)
+    return event
 
 
 USER2 = tol("dedicated", "user2", NS, "Equal")
