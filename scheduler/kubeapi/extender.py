@@ -288,6 +288,13 @@ def _pem(data: str) -> str:
 
 
 # --- the extender ------------------------------------------------------------------------------
+def _deadline_error(url: str, headers_read: bool) -> ExtenderError:
+    """Go's http.Client timeout text: before the headers, or while reading the body."""
+    if headers_read:
+        return ExtenderError("context deadline exceeded (Client.Timeout or context cancellation while reading body)")
+    return ExtenderError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')
+
+
 class HTTPExtender:
     """One extender (upstream's ``HTTPExtender``); implements ``framework.extender.Extender``."""
 
@@ -513,11 +520,7 @@ class HTTPExtender:
                                         f"{MAX_BODY >> 20} MiB")
                 chunks.append(chunk)
         except TimeoutError:
-            if headers_read:
-                raise ExtenderError("context deadline exceeded (Client.Timeout or context cancellation while "
-                                    "reading body)") from None
-            raise ExtenderError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while '
-                                f"awaiting headers)") from None
+            raise _deadline_error(url, headers_read) from None
         except ssl.SSLCertVerificationError as e:
             raise ExtenderError(f'Post "{url}": tls: failed to verify certificate: {e.verify_message}') from None
         except http.client.RemoteDisconnected:
@@ -555,11 +558,7 @@ class HTTPExtender:
                     chunks.append(chunk)
                 data = b"".join(chunks)
         except TimeoutError:
-            if headers_read:
-                raise ExtenderError("context deadline exceeded (Client.Timeout or context cancellation while "
-                                    "reading body)") from None
-            raise ExtenderError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while '
-                                f"awaiting headers)") from None
+            raise _deadline_error(url, headers_read) from None
         except aiohttp.ClientConnectorCertificateError as e:
             raise ExtenderError(f'Post "{url}": tls: failed to verify certificate: {e.certificate_error}') from None
         except aiohttp.ClientConnectorError as e:
