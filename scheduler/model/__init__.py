@@ -1,6 +1,7 @@
 """The typed model: pods, nodes and selectors, parsed once from API JSON.
 
-Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``.
+Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``; ``volumes`` holds
+a pod's ``spec.volumes`` and the storage kinds the volume plugins read.
 """
 
 from scheduler.model.node import Node, Taint, parse_node
@@ -17,19 +18,35 @@ from scheduler.model.pod import (
     parse_pod,
 )
 from scheduler.model.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
+from scheduler.model.volumes import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PodVolume,
+    StorageClass,
+)
 
 __all__ = [
     "EXPLAIN_ANNOTATION",
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
     "ControllerRef",
     "HostPort",
     "LabelSelector",
     "Node",
     "NodeSelector",
     "NodeSelectorTerm",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",
+    "PodVolume",
     "Requirement",
+    "StorageClass",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",

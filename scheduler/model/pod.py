@@ -30,6 +30,7 @@ from scheduler.model.selectors import (
     parse_node_selector,
     parse_node_selector_term,
 )
+from scheduler.model.volumes import PodVolume, parse_pod_volumes
 from scheduler.quantity import resource_value
 
 __all__ = [
@@ -151,10 +152,18 @@ class Pod:
     # PodTopologySpread's default selector reads the owning ReplicaSet, StatefulSet or
     # ReplicationController through it.
     controller: ControllerRef | None = None
+    # ``spec.volumes``, reduced to what the volume plugins read (``model.volumes.PodVolume``).
+    volumes: tuple[PodVolume, ...] = ()
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def claim_names(self) -> tuple[str, ...]:
+        """The ``persistentVolumeClaim`` claim names of the pod's volumes (not the ephemeral ones),
+        as upstream's ``NodeInfo.PVCRefCounts`` counts them."""
+        return tuple(v.claim_name for v in self.volumes if v.claim_name is not None)
 
     @property
     def has_affinity_terms(self) -> bool:
@@ -483,6 +492,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             images=tuple(images),
             scheduling_gates=gates,
             controller=_controller_ref(meta.get("ownerReferences")),
+            volumes=parse_pod_volumes(spec.get("volumes")),
             deleting=bool(meta.get("deletionTimestamp")),
             explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
             preempted_by_scheduler=_preempted_by_scheduler(status),
