@@ -35,6 +35,7 @@ from typing import Any
 
 from scheduler.cache import Cache
 from scheduler.cache.selector_owners import SelectorOwners
+from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Scheduler
 from scheduler.errors import ProfileError
@@ -137,13 +138,15 @@ class SchedulerService:
         self.selector_owners = SelectorOwners()
         if default_selector is None:
             default_selector = self.selector_owners.default_selector
+        # PVs, PVCs, StorageClasses and the CSI kinds: what the volume plugins look up.
+        self.volumes = VolumeStore()
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
         self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector,
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
-                             spawn=self._spawn, seed=seed)
+                             spawn=self._spawn, seed=seed, volumes=self.volumes)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._binding_slots = max_binding_in_flight
@@ -429,6 +432,27 @@ class SchedulerService:
             action = {"ADDED": "Add", "DELETED": "Delete"}.get(event, "Update")
             self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}),
                                                                   label=f"{kind}{action}"))
+
+    def on_volume_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
+        """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver or
+        CSIStorageCapacity watch event (``cache.volumes.KINDS``): the store is updated, and the pods
+        a plugin rejected that registered the kind are moved, with the objects before and after for
+        the plugins' queueing hints."""
+        old: Any = None
+        meta = body.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        if kind == "PersistentVolumeClaim":
+            old = self.volumes.pvc(str(meta.get("namespace") or "default"), name)
+        elif kind == "PersistentVolume":
+            old = self.volumes.pv(name)
+        elif kind == "StorageClass":
+            old = self.volumes.storage_class(name)
+        elif kind == "CSINode":
+            old = self.volumes.csi_node(name)
+        new = self.volumes.on_event(kind, event, body)
+        action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
+                                                              label=f"{kind}{action}"))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run API work off the cycle (async preemption); ``run_worker`` waits for it on stop."""

@@ -1,10 +1,12 @@
 """Node and pod cache (``cache``), its columnar node state (``node_table``), incremental pod
-counts (``counters``) and the per-cycle view the plugins read (``snapshot``)."""
+counts (``counters``), the per-cycle view the plugins read (``snapshot``), and the storage objects
+the volume plugins look up (``volumes``)."""
 
 from scheduler.cache.cache import DEFAULT_ASSUMED_TTL, Cache, PodState, WhatIf
 from scheduler.cache.counters import AllTermsMatch, SpreadMatch, TermMatch, term_match
 from scheduler.cache.node_table import CAP, NZ_CPU, NZ_MEM, SCORE_SAFE, NodeInfo, NodeTable, normalized_image_name
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
+from scheduler.cache.volumes import VolumeStore
 
 __all__ = [
     "CAP",
@@ -20,6 +22,7 @@ __all__ = [
     "Snapshot",
     "SpreadMatch",
     "TermMatch",
+    "VolumeStore",
     "WhatIf",
     "normalized_image_name",
     "term_match",

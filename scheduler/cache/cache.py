@@ -81,6 +81,10 @@ class Cache:
         self._namespaces: dict[str, Mapping[str, str]] = {}
         self._counters = PodCounters(self.table.capacity, self.namespace_labels)
         self.holders = TermHolders()
+        # (namespace, claim name) -> how many placed pods use the claim (upstream's snapshot
+        # ``usedPVCSet``, counted: VolumeRestrictions' ReadWriteOncePod check reads it, and what-if
+        # moves keep it current, so preemption's dry run sees a victim's claim released).
+        self.pvc_refs: dict[tuple[str, str], int] = {}
         self._order_version = -1
         self._order = self.table.valid_rows()
 
@@ -123,6 +127,8 @@ class Cache:
         self.table.add_pod(row, pod, +1)
         self._counters.update(row, pod, +1)
         self.holders.update(row, pod, +1)
+        if pod.volumes:
+            self._count_claims(pod, +1)
 
     def _unplace(self, pod: Pod, node: str) -> None:
         row = self.table.row_of.get(node)
@@ -131,6 +137,18 @@ class Cache:
         self._counters.update(row, pod, -1)
         self.holders.update(row, pod, -1)
         self.table.add_pod(row, pod, -1)
+        if pod.volumes:
+            self._count_claims(pod, -1)
+
+    def _count_claims(self, pod: Pod, sign: int) -> None:
+        refs = self.pvc_refs
+        for claim in pod.claim_names:
+            key = (pod.namespace, claim)
+            n = refs.get(key, 0) + sign
+            if n > 0:
+                refs[key] = n
+            else:
+                refs.pop(key, None)
 
     def assume_pod(self, pod: Pod, node: str) -> Pod:
         """Count ``pod`` on ``node`` before the bind; returns the pod with ``node_name`` set."""

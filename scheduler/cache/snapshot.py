@@ -85,5 +85,9 @@ class Snapshot:
         """Hypothetical pod moves on this snapshot, undone on exit (see ``Cache.what_if``)."""
         return self._cache.what_if(columns_only=columns_only)
 
+    def pvc_in_use(self, namespace: str, claim: str) -> bool:
+        """Whether a pod placed on a node uses the claim (upstream's ``StorageInfos().IsPVCUsedByPods``)."""
+        return (namespace, claim) in self._cache.pvc_refs
+
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
         return self._cache.namespace_labels(namespace)

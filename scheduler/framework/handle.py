@@ -1,7 +1,7 @@
 """``Handle``: what a plugin factory may use besides its args (upstream's ``framework.Handle``).
 
 The service fills every field; tests and tools leave out what they do not need, and plugins treat a
-missing service as "nothing there" (no nominated pods, no PDBs) rather than failing.
+missing service as "nothing there" (no nominated pods, no PDBs, no storage objects) rather than failing.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scheduler.cache.volumes import VolumeStore
     from scheduler.client import SchedulerClient
     from scheduler.framework.interfaces import PodNominator
     from scheduler.metrics import Metrics
@@ -38,5 +39,9 @@ class Handle:
     # Run API work off the scheduling cycle's path (async preemption); the service tracks the task
     # so shutdown waits for it. ``None``: a task on the running loop.
     spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None
+    # PVs, PVCs, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities (upstream's storage
+    # listers), fed by the edge's informers. ``None`` reads as an empty store: the volume plugins
+    # then answer as upstream does when its listers return NotFound.
+    volumes: VolumeStore | None = None
     # Seeds plugins' random choices (preemption's dry-run offset), for reproducible runs.
     seed: int | None = None

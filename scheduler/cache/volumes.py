@@ -1,0 +1,148 @@
+"""The storage objects the volume plugins read: upstream's PV, PVC, StorageClass, CSINode, CSIDriver
+and CSIStorageCapacity listers, as one core store.
+
+The edge (the operator's informers) feeds it with ``on_event(kind, event, body)`` or the typed
+``upsert`` / ``delete``; the plugins read it through ``Handle.volumes`` with the lookups below. It
+does no I/O and holds the parsed objects only (``scheduler.model.volumes``), never their bodies.
+
+A lookup that finds nothing returns ``None``, and the plugins turn that into what upstream's listers'
+``NotFound`` leads to. Their error texts are the informer listers' (``persistentvolumeclaim "x" not
+found``: client-go's generated listers name the singular resource), built by ``not_found``. A body
+that does not parse is dropped and reported by the return value, so one bad object never blocks a
+cycle; the object then reads as absent, as an object the informer never delivered would.
+
+Without a store (``Handle.volumes is None``: tests and tools that do not watch storage) every
+lookup finds nothing, exactly as an empty store answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.model.volumes import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    parse_csi_driver,
+    parse_csi_node,
+    parse_csi_storage_capacity,
+    parse_pv,
+    parse_pvc,
+    parse_storage_class,
+)
+
+__all__ = ["KINDS", "VolumeObject", "VolumeStore", "not_found"]
+
+VolumeObject = PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | CSIDriver | CSIStorageCapacity
+
+# The kinds the edge watches for the store, as (group, version, plural, kind).
+KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("", "v1", "persistentvolumes", "PersistentVolume"),
+    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
+    ("storage.k8s.io", "v1", "storageclasses", "StorageClass"),
+    ("storage.k8s.io", "v1", "csinodes", "CSINode"),
+    ("storage.k8s.io", "v1", "csidrivers", "CSIDriver"),
+    ("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"),
+)
+_PARSERS: dict[str, Any] = {
+    "PersistentVolume": parse_pv, "PersistentVolumeClaim": parse_pvc, "StorageClass": parse_storage_class,
+    "CSINode": parse_csi_node, "CSIDriver": parse_csi_driver, "CSIStorageCapacity": parse_csi_storage_capacity,
+}
+# client-go's listers build NotFound from v1.Resource("persistentvolumeclaim") and friends: the
+# singular resource, with the group for storage.k8s.io kinds.
+_RESOURCE = {
+    "PersistentVolume": "persistentvolume", "PersistentVolumeClaim": "persistentvolumeclaim",
+    "StorageClass": "storageclass.storage.k8s.io", "CSINode": "csinode.storage.k8s.io",
+    "CSIDriver": "csidriver.storage.k8s.io", "CSIStorageCapacity": "csistoragecapacity.storage.k8s.io",
+}
+
+
+def not_found(kind: str, name: str) -> str:
+    """The text of the informer lister's NotFound error for ``kind`` ``name``."""
+    return f'{_RESOURCE[kind]} "{name}" not found'
+
+
+def _key(obj: VolumeObject) -> tuple[str, str]:
+    return (obj.namespace, obj.name) if isinstance(obj, PersistentVolumeClaim | CSIStorageCapacity) else ("", obj.name)
+
+
+class VolumeStore:
+    """PVs, PVCs, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities by (namespace, name).
+
+    ``version`` is bumped on every change, so a caller may cache what it derives from the store.
+    """
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[tuple[str, str], VolumeObject]] = {k: {} for k in _PARSERS}
+        self.version = 0
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._objects.values())
+
+    # --- writes ----------------------------------------------------------------------------
+    def upsert(self, obj: VolumeObject) -> None:
+        self._objects[type(obj).__name__][_key(obj)] = obj
+        self.version += 1
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        """Forget an object; whether it was there."""
+        gone = self._objects[kind].pop((namespace if kind in ("PersistentVolumeClaim", "CSIStorageCapacity")
+                                        else "", name), None) is not None
+        if gone:
+            self.version += 1
+        return gone
+
+    def on_event(self, kind: str, event: str, body: Mapping[str, Any]) -> VolumeObject | None:
+        """Apply one watch event (ADDED / MODIFIED / DELETED) of ``kind``; the parsed object, or
+        ``None`` for a deletion or a body that does not parse (then the object reads as absent)."""
+        meta = body.get("metadata") or {}
+        ns = str(meta.get("namespace") or "") if kind in ("PersistentVolumeClaim", "CSIStorageCapacity") else ""
+        if kind == "PersistentVolumeClaim":
+            ns = ns or "default"
+        name = str(meta.get("name") or "")
+        if event == "DELETED":
+            self.delete(kind, ns, name)
+            return None
+        try:
+            obj: VolumeObject = _PARSERS[kind](body)
+        except ParseError:
+            self.delete(kind, ns, name)
+            return None
+        self.upsert(obj)
+        return obj
+
+    # --- lookups (upstream's listers' Get) -------------------------------------------------
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        obj = self._objects["PersistentVolumeClaim"].get((namespace, name))
+        return obj if isinstance(obj, PersistentVolumeClaim) else None
+
+    def pv(self, name: str) -> PersistentVolume | None:
+        obj = self._objects["PersistentVolume"].get(("", name))
+        return obj if isinstance(obj, PersistentVolume) else None
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        obj = self._objects["StorageClass"].get(("", name))
+        return obj if isinstance(obj, StorageClass) else None
+
+    def csi_node(self, name: str) -> CSINode | None:
+        obj = self._objects["CSINode"].get(("", name))
+        return obj if isinstance(obj, CSINode) else None
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        obj = self._objects["CSIDriver"].get(("", name))
+        return obj if isinstance(obj, CSIDriver) else None
+
+    def pvs(self) -> Iterator[PersistentVolume]:
+        for obj in self._objects["PersistentVolume"].values():
+            if isinstance(obj, PersistentVolume):
+                yield obj
+
+    def capacities(self) -> Iterator[CSIStorageCapacity]:
+        for obj in self._objects["CSIStorageCapacity"].values():
+            if isinstance(obj, CSIStorageCapacity):
+                yield obj
