@@ -17,6 +17,8 @@ raise this module's ``ApiError``, so the functions here import them where they r
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import re
 import time
 import uuid
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import parse_quantity
+from scheduler.simulator.params import path_segment_errors
 
 if TYPE_CHECKING:
     from scheduler.simulator.resources import ResourceType
@@ -43,6 +46,10 @@ SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alph
 LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+               "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+               "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
 HIGHEST_USER_PRIORITY = 1_000_000_000
 SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 
@@ -129,13 +136,31 @@ def validate_annotations(kind: str, obj: Obj, group: str = "") -> None:
             f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")], group)
 
 
-def validate_name(kind: str, name: str, *, label: bool = False, group: str = "") -> None:
+# Which of apimachinery's name rules a kind's ValidateObjectMeta uses (the rest: a DNS-1123 subdomain).
+_LABEL_NAMED = frozenset({"/namespaces"})                       # ValidateNamespaceName
+_DNS1035_NAMED = frozenset({"/services"})                       # ValidateServiceName
+_PATH_SEGMENT_GROUPS = frozenset({"rbac.authorization.k8s.io"})     # ValidateRBACName
+
+
+def validate_name(kind: str, name: str, *, store: str = "", group: str = "") -> None:
+    """metadata.name by the kind's rule, with ValidateObjectMeta's causes."""
     if not name:
         raise invalid(kind, name, [("metadata.name", "FieldValueRequired",
                                     "Required value: name or generateName is required")], group)
-    pattern, msg = (_LABEL, LABEL_MSG) if label else (_SUBDOMAIN, SUBDOMAIN_MSG)
-    if len(name) > (63 if label else 253) or not pattern.match(name):
-        raise invalid(kind, name, [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')], group)
+    if group in _PATH_SEGMENT_GROUPS:
+        msgs = path_segment_errors(name)
+    elif store in _DNS1035_NAMED:
+        msgs = [] if _DNS1035.match(name) else [DNS1035_MSG]
+        if len(name) > 63:
+            msgs.insert(0, "must be no more than 63 characters")
+    else:
+        pattern, msg, limit = (_LABEL, LABEL_MSG, 63) if store in _LABEL_NAMED else (_SUBDOMAIN, SUBDOMAIN_MSG, 253)
+        msgs = [] if pattern.match(name) else [msg]
+        if len(name) > limit:
+            msgs.insert(0, f"must be no more than {limit} characters")
+    if msgs:
+        raise invalid(kind, name, [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {m}')
+                                   for m in msgs], group)
 
 
 def _quantity(kind: str, field: str, raw: Any) -> int:
@@ -283,6 +308,49 @@ def _qos(containers: list[Obj]) -> str:
     if not any_set:
         return "BestEffort"
     return "Guaranteed" if guaranteed else "Burstable"
+
+
+def default_secret(secret: Obj) -> None:
+    """The Secret strategy: ``stringData`` is written into ``data`` (base64, overriding) and never stored;
+    ``type`` defaults to Opaque."""
+    string_data = secret.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = secret.setdefault("data", {})
+        for k, v in string_data.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+    secret.setdefault("type", "Opaque")
+
+
+SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
+
+
+def default_service(svc: Obj, old: Obj | None, allocate: Callable[[], str]) -> None:
+    """``SetDefaults_Service`` and the ClusterIP allocator, for what ``kubectl get svc`` and endpoints
+    readers show: type ClusterIP, session affinity None, TCP ports targeting their port, one IPv4
+    cluster IP (kept on update; none for ExternalName or a headless ``clusterIP: None``)."""
+    spec = svc.setdefault("spec", {})
+    kind = spec.setdefault("type", "ClusterIP")
+    if kind != "ExternalName":
+        spec.setdefault("sessionAffinity", "None")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if kind != "ExternalName":
+                port.setdefault("targetPort", port.get("port"))
+    if kind == "ExternalName":
+        return
+    old_ip = ((old or {}).get("spec") or {}).get("clusterIP")
+    if old_ip and not spec.get("clusterIP"):
+        spec["clusterIP"], spec["clusterIPs"] = old_ip, (old or {}).get("spec", {}).get("clusterIPs", [old_ip])
+    elif not spec.get("clusterIP"):
+        ip = allocate()
+        spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
+    else:
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    if spec["clusterIP"] != "None":
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
 
 
 def default_node(node: Obj) -> None:

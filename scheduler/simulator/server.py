@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from scheduler.simulator import admission, schema, tables
+from scheduler.simulator import admission, media, protobuf, schema, tables
 from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
@@ -56,6 +56,7 @@ from scheduler.simulator.decode import (
     summarize,
 )
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
+from scheduler.simulator.openapi import FieldChecker, OpenAPI, definition_for
 from scheduler.simulator.params import (
     ListOptions,
     ParamError,
@@ -105,7 +106,9 @@ _VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-kopf-scheduler-s
 _JSON = "application/json"
 _PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json",
                 "application/apply-patch+yaml"}
-_WITH_GENERATION = {"apps/replicasets", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
+# Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not).
+_WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
+                    "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"   # metav1.InitialEventsAnnotationKey
 
@@ -158,6 +161,8 @@ class ApiServer:
         self.registry = ResourceRegistry()
         for review in REVIEW_TYPES:              # created and answered, never stored
             self.registry.add(review)
+        self.openapi_docs = OpenAPI(self.registry, str(_VERSION["gitVersion"]))
+        self.fields = FieldChecker()
         # Successful bindings per pod uid, and bindings refused because the pod was bound already:
         # the tests' proof that nothing is ever bound twice.
         self.binds: Counter[str] = Counter()
@@ -264,7 +269,7 @@ class ApiServer:
         if path == "/debug/binds":     # not Kubernetes: the soak test's double-bind audit
             return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
         if parts and parts[0] == "openapi":
-            return self.openapi(parts)
+            return self.openapi(request, parts)
         if parts == ["api"]:
             return self.respond(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]})
@@ -296,43 +301,48 @@ class ApiServer:
         return {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
                 "preferredVersion": {"groupVersion": f"{group}/{pref}", "version": pref}}
 
-    def openapi(self, parts: list[str]) -> web.Response:
-        """Just enough OpenAPI v3 for kubectl: one document per group-version whose PATCH operations
-        declare the ``fieldValidation`` parameter, so kubectl leaves validation to this server."""
-        groups = self.registry.groups()
+    def openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+        """``/openapi/v3`` (discovery), ``/openapi/v3/api[s]/GROUP/VERSION`` and ``/openapi/v2``: the
+        documents kubectl's validation, ``apply``'s strategic merge and ``explain`` read (``openapi.py``)."""
         if parts == ["openapi", "v3"]:
-            paths = {}
-            for g, vs in groups.items():
-                for v in vs:
-                    key = f"apis/{g}/{v}" if g else f"api/{v}"
-                    paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={self.store.rv}"}
-            return self.respond(200, {"paths": paths})
+            return web.Response(status=200, body=self.openapi_docs.discovery(), content_type=_JSON)
+        if parts == ["openapi", "v2"]:
+            # kube-openapi answers an Accept it cannot meet (kubectl asks for gnostic protobuf first)
+            # with 406; kubectl then does without v2, which only serves as its fallback.
+            accept = request.headers.get("Accept", "")
+            if accept and not any(t.split(";")[0].strip() in ("application/json", "*/*", "application/*")
+                                  for t in accept.split(",")):
+                return web.Response(status=406)
+            data, etag = self.openapi_docs.v2()
+            return self._openapi_answer(request, data, etag, hashed=False)
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
-            if parts[2] == "api":
+            if parts[2] == "api" and len(parts) == 4:
                 group, version = "", parts[3]
-            elif len(parts) == 5:
+            elif parts[2] == "apis" and len(parts) == 5:
                 group, version = parts[3], parts[4]
             else:
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
-            resources = self.registry.resources(group, version)
-            if not resources:
+            got = self.openapi_docs.group_version(group, version)
+            if got is None:
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
-            ops = {}
-            for rt in resources:
-                base = "/api/v1" if not group else f"/apis/{group}/{version}"
-                path = f"{base}/namespaces/{{namespace}}/{rt.plural}/{{name}}" if rt.namespaced else \
-                    f"{base}/{rt.plural}/{{name}}"
-                gvk = {"group": group, "version": version, "kind": rt.kind}
-                param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-                         {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
-                op = {"operationId": f"patch{rt.kind}", "x-kubernetes-group-version-kind": gvk,
-                      "x-kubernetes-action": "patch", "parameters": param, "responses": {"200": {"description": "OK"}}}
-                ops[path] = {"patch": op, "put": {**op, "operationId": f"replace{rt.kind}",
-                                                  "x-kubernetes-action": "put"}}
-            return self.respond(200, {"openapi": "3.0.0", "info": {"title": "Kubernetes (simulated)",
-                                                                  "version": "v1.37.0"},
-                                      "paths": ops, "components": {"schemas": {}}})
+            data, etag = got
+            asked = request.query.get("hash")
+            if asked is not None and asked != etag:
+                # kube-openapi: a stale hash is redirected to the current document's URL.
+                return web.Response(status=301, headers={"Location": f"{request.path}?hash={etag}"})
+            return self._openapi_answer(request, data, etag, hashed=asked is not None)
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    @staticmethod
+    def _openapi_answer(request: web.Request, data: bytes, etag: str, *, hashed: bool) -> web.Response:
+        """The document with kube-openapi's caching headers: a hashed URL never changes, so it may be
+        cached for a year; otherwise the ETag revalidates it (``If-None-Match`` → 304)."""
+        tag = f'"{etag}"'
+        cache = "public, immutable, max-age=31536000" if hashed else "no-cache, private"
+        headers = {"Etag": tag, "Cache-Control": cache, "Vary": "Accept"}
+        if request.headers.get("If-None-Match") == tag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(status=200, body=data, content_type=_JSON, headers=headers)
 
     # ---- URL → resource -------------------------------------------------------------------------
     async def resource_request(self, request: web.Request, group: str, version: str,
@@ -424,11 +434,13 @@ class ApiServer:
             obj = self.create(rt, namespace, body, dry=dry, strict=q.get("fieldValidation") == "Strict", fresh=True)
             return self.respond(201, external(rt, obj))
         if verb == "update":
-            obj = self.update(rt, namespace, name, body, sub, dry=dry, fresh=True)
+            obj = self.update(rt, namespace, name, body, sub, dry=dry, fresh=True,
+                              strict=q.get("fieldValidation") == "Strict")
             return self.respond(200, external(rt, obj))
         if verb == "patch":
             ctype = request.content_type
-            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry)
+            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry,
+                             strict=q.get("fieldValidation") == "Strict")
             return self.respond(200, external(rt, obj))
         assert verb == "delete"
         code, out = self.delete(rt, namespace, name, body, dry=dry)
@@ -450,10 +462,19 @@ class ApiServer:
             if ctype == "application/apply-patch+yaml":
                 raise ApiError(415, "UnsupportedMediaType", "server-side apply is not supported by the simulated "
                                "cluster; use client-side kubectl apply")
+        elif ctype == media.PROTOBUF and not rt.crd_name and protobuf.decodable(rt.group, rt.version, rt.kind):
+            # client-go's typed clients (kubectl create configmap|secret|job, auth can-i, drain) send
+            # built-in kinds only as protobuf, with no fallback to JSON.
+            try:
+                return protobuf.decode_object(raw, rt.group, rt.version, rt.kind)
+            except protobuf.ProtobufError as e:
+                raise bad_request(f"the object provided is unrecognized (must be of type {rt.kind}): {e}") from None
         elif ctype not in (_JSON, "application/yaml", "application/x-yaml", "", "application/octet-stream"):
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
-                           "media types include: application/json, application/yaml, "
-                           "application/vnd.kubernetes.protobuf")
+            # Advertise only what is served: protobuf only for the built-in kinds it can be read as.
+            served = [media.JSON, media.YAML]
+            if not rt.crd_name and protobuf.decodable(rt.group, rt.version, rt.kind):
+                served.append(media.PROTOBUF)
+            raise media.unsupported_media_type(served)
         if ctype in ("application/yaml", "application/x-yaml"):
             # YAML is slow to parse (seconds for a 3 MiB body): off the loop, so other requests go on.
             try:
@@ -714,9 +735,11 @@ class ApiServer:
             raise ApiError(403, "Forbidden", f'{rt.plural} "{name}" is forbidden: unable to create new content in '
                                              f"namespace {namespace} because it is being terminated")
 
-    def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False) -> Obj:
+    def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False, strict: bool = False) -> Obj:
         """Check apiVersion/kind and convert to the stored form; ``fresh`` bodies (just decoded from
-        the request, owned by nobody else) are used in place instead of copied."""
+        the request, owned by nobody else) are used in place instead of copied. A built-in kind's
+        unknown fields are dropped, as its typed decoding drops them, or refused with
+        ``fieldValidation=Strict`` (kubectl's default) as its strict decoding refuses them."""
         if not isinstance(body, dict):
             raise bad_request("couldn't get version/kind; json parse error: expected an object")
         if body.get("kind") and body["kind"] != rt.kind:
@@ -728,6 +751,12 @@ class ApiServer:
             # Decoding into the kind's Go type comes first in kube-apiserver: a wrong JSON type is a 400.
             check_types(body, rt.group, rt.version, rt.kind)
         obj = body if fresh else _copy(body)
+        definition = None if rt.crd_name else definition_for(rt.group, rt.version, rt.kind)
+        if definition is not None:
+            unknown = self.fields.unknown(definition, obj, drop=True)
+            if unknown and strict:
+                raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: strict '
+                                  "decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown))
         if rt.from_external:
             obj = rt.from_external(obj)
         obj.setdefault("metadata", {})
@@ -746,7 +775,7 @@ class ApiServer:
             if causes:
                 raise admission.invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
                                         rt.group)
-        obj = self._check_kind(rt, body, fresh=fresh)
+        obj = self._check_kind(rt, body, fresh=fresh, strict=strict)
         obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
         obj["kind"] = rt.kind
         meta = obj["metadata"]
@@ -762,7 +791,7 @@ class ApiServer:
             meta["name"] = meta["generateName"] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
         name = str(meta.get("name") or "")
         if rt.plural != "events":
-            admission.validate_name(rt.kind, name, label=rt.plural == "namespaces", group=rt.group)
+            admission.validate_name(rt.kind, name, store=rt.store, group=rt.group)
         elif not name:
             raise admission.invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
         self._namespace_ok(rt, namespace, name)
@@ -786,6 +815,15 @@ class ApiServer:
         if rt.plural == "customresourcedefinitions" and not rt.crd_name:
             self._establish(obj)
         return obj
+
+    def _allocate_cluster_ip(self) -> str:
+        """The next free address of the service range (10.96.0.0/12; .0 and .1, the API's own, skipped)."""
+        used = {str(((o.get("spec") or {}).get("clusterIP")) or "")
+                for o in self.store.bucket("/services").objects.values()}
+        for ip in itertools.islice(admission.SERVICE_CIDR.hosts(), 10, None):
+            if str(ip) not in used:
+                return str(ip)
+        raise ApiError(500, "InternalError", "Internal error occurred: failed to allocate a serviceIP: range is full")
 
     def _admit(self, rt: ResourceType, obj: Obj, old: Obj | None, strict: bool = False) -> None:
         """Kind-specific defaulting and validation (create when ``old`` is None)."""
@@ -826,6 +864,13 @@ class ApiServer:
             obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
         elif key == "apiextensions.k8s.io/customresourcedefinitions":
             self._validate_crd(obj)
+        elif key == "/secrets":
+            admission.default_secret(obj)
+        elif key == "/services":
+            admission.default_service(obj, old, self._allocate_cluster_ip)
+        elif key in ("apps/deployments", "apps/replicasets", "apps/statefulsets") and isinstance(obj.get("spec"),
+                                                                                                   dict):
+            obj["spec"].setdefault("replicas", 1)
         elif key == "policy/poddisruptionbudgets":
             spec = obj.get("spec") or {}
             if "minAvailable" in spec and "maxUnavailable" in spec:
@@ -909,7 +954,9 @@ class ApiServer:
         meta["resourceVersion"] = str(self.store.next_rv())
         key = (meta.get("namespace", ""), meta["name"])
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not (
-                rt.store == "/pods" and self.controllers.kubelet.awaits(new)):
+                rt.store == "/pods" and self.controllers.kubelet.awaits(new)) and not (
+                rt.store == "/namespaces" and (new.get("spec") or {}).get("finalizers")):
+            # (a namespace's spec.finalizers hold it until the namespace controller has emptied it)
             self.store.commit(rt, "DELETED", key, new, old)
             self._after_delete(rt, new)
         else:
@@ -917,8 +964,8 @@ class ApiServer:
         return new
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
-               dry: bool = False, fresh: bool = False) -> Obj:
-        new = self._check_kind(rt, body, fresh=fresh)
+               dry: bool = False, fresh: bool = False, strict: bool = False) -> Obj:
+        new = self._check_kind(rt, body, fresh=fresh, strict=strict)
         old = self.store.get(rt, namespace, name)
         if old is None:
             raise not_found(rt, name)
@@ -933,9 +980,9 @@ class ApiServer:
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
-        return self._apply_update(rt, old, new, sub, dry)
+        return self._apply_update(rt, old, new, sub, dry, strict)
 
-    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool) -> Obj:
+    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool, strict: bool = False) -> Obj:
         name = old["metadata"]["name"]
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         if sub == "status":
@@ -965,7 +1012,7 @@ class ApiServer:
                     raise admission.invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
                                                              "Forbidden: no new finalizers can be added if the object "
                                                              "is being deleted")], rt.group)
-            self._admit(rt, new, old)
+            self._admit(rt, new, old, strict)
             if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
                     "nodeName"):
                 raise admission.invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
@@ -991,7 +1038,7 @@ class ApiServer:
         return out
 
     def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, ctype: str, sub: str = "", *,
-              dry: bool = False) -> Obj:
+              dry: bool = False, strict: bool = False) -> Obj:
         old = self.store.get(rt, namespace, name)
         if old is None:
             raise not_found(rt, name)
@@ -1022,8 +1069,8 @@ class ApiServer:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
         # A merge patch shares untouched subtrees with the stored object: copy it; the others copied already.
-        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json")
-        return self._apply_update(rt, old, new, sub, dry)
+        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json", strict=strict)
+        return self._apply_update(rt, old, new, sub, dry, strict)
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Any, *, dry: bool = False,
                ) -> tuple[int, Obj]:

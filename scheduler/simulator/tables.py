@@ -1,7 +1,9 @@
 """Server-side printing: the ``meta.k8s.io/v1`` Table that kubectl asks for with
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
-Columns match the real server's printers for pods, nodes, namespaces, events and leases; custom
+Columns match the real server's printers (``pkg/printers/internalversion``) for pods, nodes, namespaces,
+events (both APIs), leases, priority classes, services, config maps, secrets, service accounts, PDBs and
+the workload kinds; custom
 resources get their CRD's ``additionalPrinterColumns`` (JSONPath, simple ``.a.b[0].c`` paths) and
 everything else Name and Age, as the default table convertor prints them.
 """
@@ -88,7 +90,166 @@ def _event_row(o: Obj) -> list[Any]:
     return [age(last), o.get("type", ""), o.get("reason", ""), obj, o.get("message", "")]
 
 
+def _since(ts: str | None) -> str:
+    return age(ts) if ts else "<unknown>"
+
+
+def _created(o: Obj) -> str:
+    return age(o["metadata"].get("creationTimestamp"))
+
+
+def _template(o: Obj) -> list[str]:
+    """The Containers and Images cells of a workload's pod template (``layoutContainerCells``)."""
+    containers = (((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    return [",".join(str(c.get("name", "")) for c in containers), ",".join(str(c.get("image", ""))
+                                                                         for c in containers)]
+
+
+def _label_map(labels: Any) -> str:
+    """labels.FormatLabels: sorted ``k=v`` pairs, ``<none>`` when empty."""
+    if not isinstance(labels, dict) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def _selector(sel: Any) -> str:
+    """metav1.FormatLabelSelector: matchLabels then matchExpressions, ``<none>`` when empty."""
+    if not isinstance(sel, dict):
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for e in sel.get("matchExpressions") or []:
+        op, key, values = e.get("operator", ""), e.get("key", ""), e.get("values") or []
+        if op in ("In", "NotIn"):
+            parts.append(f"{key} {op.lower()} ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+        else:
+            parts.append(f"{key} {op} {values}")
+    return ",".join(parts) or "<none>"
+
+
+def _service_row(o: Obj) -> list[Any]:
+    spec = o.get("spec") or {}
+    kind = spec.get("type") or "ClusterIP"
+    external = list(spec.get("externalIPs") or [])
+    if kind == "LoadBalancer":
+        ingress = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        lb = [i.get("ip") or i.get("hostname") or "" for i in ingress] + external
+        ext = ",".join(lb) if lb else "<pending>"
+    elif kind == "ExternalName":
+        ext = str(spec.get("externalName", ""))
+    else:
+        ext = ",".join(external) if external else "<none>"
+    ports = []
+    for p in spec.get("ports") or []:
+        proto = p.get("protocol", "TCP")
+        ports.append(f"{p.get('port')}:{p['nodePort']}/{proto}" if p.get("nodePort") else f"{p.get('port')}/{proto}")
+    return [o["metadata"]["name"], kind, spec.get("clusterIP") or "<none>", ext, ",".join(ports) or "<none>",
+            _created(o), _label_map(spec.get("selector"))]
+
+
+def _deployment_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    return [o["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+            st.get("updatedReplicas", 0), st.get("availableReplicas", 0), _created(o), *_template(o),
+            _selector(spec.get("selector"))]
+
+
+def _replica_set_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    sel = spec.get("selector")
+    return [o["metadata"]["name"], spec.get("replicas", 1), st.get("replicas", 0), st.get("readyReplicas", 0),
+            _created(o), *_template(o), _label_map(sel) if o.get("kind") == "ReplicationController" else _selector(sel)]
+
+
+def _stateful_set_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    return [o["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", _created(o),
+            *_template(o)]
+
+
+def _daemon_set_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    node_sel = (((spec.get("template") or {}).get("spec") or {}).get("nodeSelector"))
+    return [o["metadata"]["name"], st.get("desiredNumberScheduled", 0), st.get("currentNumberScheduled", 0),
+            st.get("numberReady", 0), st.get("updatedNumberScheduled", 0), st.get("numberAvailable", 0),
+            _label_map(node_sel), _created(o), *_template(o), _selector(spec.get("selector"))]
+
+
+def _job_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    true = {c.get("type") for c in st.get("conditions") or [] if c.get("status") == "True"}
+    status = next((s for s in ("Complete", "Failed") if s in true), None)
+    if status is None:
+        status = "Terminating" if o["metadata"].get("deletionTimestamp") else next(
+            (s for s in ("Suspended", "FailureTarget", "SuccessCriteriaMet") if s in true), "Running")
+    succeeded = st.get("succeeded", 0)
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    else:
+        parallelism = int(spec.get("parallelism") or 0)
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    start, done = st.get("startTime"), st.get("completionTime")
+    duration = "" if not start else (age(start) if not done else _between(start, done))
+    return [o["metadata"]["name"], status, completions, duration, _created(o), *_template(o),
+            _selector(spec.get("selector"))]
+
+
+def _between(start: str, end: str) -> str:
+    try:
+        t1 = dt.datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return "<invalid>"
+    return age(start, t1)
+
+
+def _cron_job_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    job = ((spec.get("jobTemplate") or {}).get("spec") or {})
+    return [o["metadata"]["name"], spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+            bool(spec.get("suspend", False)), len(st.get("active") or []),
+            _since(st.get("lastScheduleTime")) if st.get("lastScheduleTime") else "<none>", _created(o),
+            *_template({"spec": job}), _selector(job.get("selector"))]
+
+
+def _pdb_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    return [o["metadata"]["name"], str(spec["minAvailable"]) if "minAvailable" in spec else "N/A",
+            str(spec["maxUnavailable"]) if "maxUnavailable" in spec else "N/A", st.get("disruptionsAllowed", 0),
+            _created(o)]
+
+
+_WORKLOAD_TAIL = [_col("Containers", priority=1), _col("Images", priority=1), _col("Selector", priority=1)]
+
 _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
+    "services": ([_col("Name", fmt="name"), _col("Type"), _col("Cluster-IP"), _col("External-IP"), _col("Port(s)"),
+                  _col("Age"), _col("Selector", priority=1)], _service_row),
+    "configmaps": ([_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],
+                   lambda o: [o["metadata"]["name"], len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+                              _created(o)]),
+    "secrets": ([_col("Name", fmt="name"), _col("Type"), _col("Data", "integer"), _col("Age")],
+                lambda o: [o["metadata"]["name"], o.get("type", "Opaque"), len(o.get("data") or {}), _created(o)]),
+    "serviceaccounts": ([_col("Name", fmt="name"), _col("Secrets", "integer"), _col("Age")],
+                        lambda o: [o["metadata"]["name"], len(o.get("secrets") or []), _created(o)]),
+    "deployments": ([_col("Name", fmt="name"), _col("Ready"), _col("Up-to-date", "integer"),
+                     _col("Available", "integer"), _col("Age"), *_WORKLOAD_TAIL], _deployment_row),
+    "replicasets": ([_col("Name", fmt="name"), _col("Desired", "integer"), _col("Current", "integer"),
+                     _col("Ready", "integer"), _col("Age"), *_WORKLOAD_TAIL], _replica_set_row),
+    "replicationcontrollers": ([_col("Name", fmt="name"), _col("Desired", "integer"), _col("Current", "integer"),
+                                _col("Ready", "integer"), _col("Age"), *_WORKLOAD_TAIL], _replica_set_row),
+    "statefulsets": ([_col("Name", fmt="name"), _col("Ready"), _col("Age"), _col("Containers", priority=1),
+                      _col("Images", priority=1)], _stateful_set_row),
+    "daemonsets": ([_col("Name", fmt="name"), _col("Desired", "integer"), _col("Current", "integer"),
+                    _col("Ready", "integer"), _col("Up-to-date", "integer"), _col("Available", "integer"),
+                    _col("Node Selector"), _col("Age"), *_WORKLOAD_TAIL], _daemon_set_row),
+    "jobs": ([_col("Name", fmt="name"), _col("Status"), _col("Completions"), _col("Duration"), _col("Age"),
+              *_WORKLOAD_TAIL], _job_row),
+    "cronjobs": ([_col("Name", fmt="name"), _col("Schedule"), _col("Timezone"), _col("Suspend", "boolean"),
+                  _col("Active", "integer"), _col("Last Schedule"), _col("Age"), *_WORKLOAD_TAIL], _cron_job_row),
+    "poddisruptionbudgets": ([_col("Name", fmt="name"), _col("Min Available"), _col("Max Unavailable"),
+                              _col("Allowed Disruptions", "integer"), _col("Age")], _pdb_row),
     "pods": ([_col("Name", fmt="name"), _col("Ready"), _col("Status"), _col("Restarts", "string"), _col("Age"),
               _col("IP", priority=1), _col("Node", priority=1), _col("Nominated Node", priority=1),
               _col("Readiness Gates", priority=1)], _pod_row),
