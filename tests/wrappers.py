@@ -169,6 +169,15 @@ class MakePod:
         return self._affinity_term("podAntiAffinity", topology_key,
                                    MakeLabelSelector().Exists(label_key).Obj(), required, weight)
 
+    def PVC(self, name: str) -> MakePod:
+        """``PVC(name)``: a volume named ``name`` using the claim ``name``."""
+        return self.Volume({"name": name, "persistentVolumeClaim": {"claimName": name}})
+
+    def Volume(self, volume: dict[str, Any]) -> MakePod:
+        """``Volume(v1.Volume{...})``, written as the API JSON of the volume."""
+        self._spec.setdefault("volumes", []).append(copy.deepcopy(volume))
+        return self
+
     def Obj(self) -> Pod:
         return parse_pod(copy.deepcopy(self._obj))
 

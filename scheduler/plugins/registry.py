@@ -37,6 +37,8 @@ from scheduler.plugins import (
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumerestrictions,
+    volumezone,
 )
 from scheduler.plugins.args import (
     DefaultPreemptionArgs,
@@ -70,6 +72,8 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(nodeaffinity.NAME, nodeaffinity.new, NodeAffinityArgs),
     PluginSpec(nodeports.NAME, nodeports.new),
     PluginSpec(noderesources.FIT_NAME, noderesources.new_fit, NodeResourcesFitArgs),
+    PluginSpec(volumerestrictions.NAME, volumerestrictions.new),
+    PluginSpec(volumezone.NAME, volumezone.new),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),
     PluginSpec(interpodaffinity.NAME, interpodaffinity.new, InterPodAffinityArgs),
     PluginSpec(defaultpreemption.NAME, defaultpreemption.new, DefaultPreemptionArgs),
