@@ -60,6 +60,11 @@ def status(s: Status | None) -> Want:
     return (s.code, s.message())
 
 
+def _uid(p: Pod, fallback: str) -> str:
+    """The pod's own uid if the table set one (ephemeral claims are owned by it), else ``fallback``."""
+    return p.uid if p.uid != f"{p.namespace}/{p.name}" else fallback
+
+
 def run(plugin: Any, pod: Pod, node: Node, node_pods: list[Pod] = (),  # type: ignore[assignment]
         cluster_pods: list[Pod] = ()) -> tuple[Want, Want]:  # type: ignore[assignment]
     """PreFilter, then (unless it did not succeed) Filter on ``node``; both as ``status()``.
@@ -69,11 +74,11 @@ def run(plugin: Any, pod: Pod, node: Node, node_pods: list[Pod] = (),  # type: i
     # Upstream's NodeInfo takes pods as they are; ours places them by nodeName and keys them by uid,
     # and the tables' pods often have neither (or share a name).
     for i, p in enumerate(node_pods):
-        cache.add_pod(replace(p, node_name=node.name, uid=f"node-pod-{i}"))
+        cache.add_pod(replace(p, node_name=node.name, uid=_uid(p, f"node-pod-{i}")))
     if cluster_pods:
         cache.add_node(MakeNode().Name("other-node").Obj())
         for i, p in enumerate(cluster_pods):
-            cache.add_pod(replace(p, node_name="other-node", uid=f"cluster-pod-{i}"))
+            cache.add_pod(replace(p, node_name="other-node", uid=_uid(p, f"cluster-pod-{i}")))
     with cache.lock:
         snap = cache.snapshot()
         state = CycleState()

@@ -1,0 +1,325 @@
+"""NodeVolumeLimits: the CSI attach limits a node publishes (upstream's ``nodevolumelimits.CSILimits``).
+
+A node's limits are its CSINode's ``spec.drivers[].allocatable.count``, per driver. A node without a
+CSINode, or whose drivers publish no count, has no limit. For a pod with volumes that can attach
+(PVCs, generic ephemeral volumes, inline in-tree disks that migrate to CSI), Filter counts, per
+driver, the distinct volumes the node's pods already use plus the new pod's volumes not among them,
+and rejects the node when a count goes over its limit: Unschedulable, ``node(s) exceed max volume
+count`` (preemption can free a slot).
+
+A volume is identified as upstream identifies it, ``<driver>/<volume handle>``:
+
+* a bound claim: its PV's ``csi`` driver and handle; an in-tree PV (``awsElasticBlockStore``,
+  ``gcePersistentDisk``, ``azureDisk``) translated as csi-translation-lib does once the node has a
+  CSINode (those three migrations are GA, so ``isCSIMigrationOn`` needs no annotation for them);
+  any other source is not counted;
+* an unbound claim, or one whose PV is missing: its class's provisioner (an in-tree one translated
+  to its CSI driver) and a handle unique to the claim, ``<random prefix>-<namespace>/<claim>``; a
+  claim without a class, or whose class is missing, is not counted;
+* a generic ephemeral volume: the claim ``<pod>-<volume>``, which must be controlled by the pod
+  (else an Error, as ``ephemeral.VolumeIsForPod``);
+* an inline in-tree disk: translated the same way.
+
+The new pod's claims must exist (a missing one is UnschedulableAndUnresolvable, with the lookup's
+text); an existing pod's missing claim is not counted.
+
+**Cost.** The new pod's volumes depend only on whether the node has a CSINode, so they are computed
+at most twice per cycle; an existing pod's are memoised per pod until the volume store changes.
+Rows whose CSINode publishes no limit pass without reading their pods.
+
+**Left out, with reasons.** Upstream (1.35+) also counts VolumeAttachments already on the node and,
+with the alpha ``VolumeLimitScaling`` gate, rejects nodes missing a driver whose CSIDriver sets
+``preventPodSchedulingIfMissing``. VolumeAttachments are not in the volume store (no plugin here
+reads them yet), and the gate is off by default. Inline and PV ``cinder`` and ``portworxVolume``
+sources are not modelled (``model.volumes``), so they are never counted.
+
+EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (Queue when a driver's limit
+grew or a driver appeared), Pod/Delete (Queue when the deleted, assigned pod had a volume that can
+attach), PersistentVolumeClaim/Add (Queue when the pod uses the claim, ephemeral claims included).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import Snapshot
+from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterVerdict,
+    PreFilterResult,
+    Rows,
+)
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.model import Pod
+from scheduler.model.volumes import (
+    AWS_EBS_PLUGIN,
+    AZURE_DISK_PLUGIN,
+    GCE_PD_PLUGIN,
+    CSINode,
+    InTreeDisk,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
+
+NAME = "NodeVolumeLimits"
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+_EXCEEDED = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+_SKIP = Status(Code.SKIP)
+
+# csi-translation-lib: in-tree plugin -> CSI driver, for the sources modelled here.
+CSI_DRIVER_OF = {
+    AWS_EBS_PLUGIN: "ebs.csi.aws.com",
+    GCE_PD_PLUGIN: "pd.csi.storage.gke.io",
+    AZURE_DISK_PLUGIN: "disk.csi.azure.com",
+}
+_AWS_VOLUME_ID = re.compile(r"^vol-[^/]*$")
+_GCE_ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+# Existing pods' volumes memoised at most this many pods (deleted pods' entries go when it is cleared).
+_MEMO_LIMIT = 100_000
+# volume unique name ("<driver>/<handle>") -> driver
+Volumes = dict[str, str]
+
+
+class VolumeError(Exception):
+    """upstream's ``filterAttachableVolumes`` errors; ``not_found`` marks a missing claim."""
+
+    def __init__(self, message: str, *, not_found: bool = False) -> None:
+        super().__init__(message)
+        self.not_found = not_found
+
+
+def translated_handle(disk: InTreeDisk, pv: PersistentVolume | None = None) -> str:
+    """The CSI volume handle csi-translation-lib gives an in-tree disk (inline, or a PV's source).
+    Raises ``ValueError`` where the translation fails."""
+    if disk.plugin == AWS_EBS_PLUGIN:
+        # KubernetesVolumeIDToEBSVolumeID: "aws://<zone>/<vol-id>" or a bare "vol-..." id.
+        if not disk.handle.startswith("aws://"):
+            return disk.handle
+        vol = disk.handle[len("aws://"):].split("/", 1)[-1].strip("/")
+        if not _AWS_VOLUME_ID.match(vol):
+            raise ValueError(f"Invalid format for AWS volume ({disk.handle})")
+        return vol
+    if disk.plugin == GCE_PD_PLUGIN:
+        zones = next((pv.labels[k] for k in _GCE_ZONE_LABELS if pv is not None and k in pv.labels), "")
+        zone_list = [z for z in zones.split("__") if z]
+        if len(zone_list) > 1:   # a regional disk
+            region = zone_list[0].rsplit("-", 1)[0]
+            return f"projects/UNSPECIFIED/regions/{region}/disks/{disk.handle}"
+        return f"projects/UNSPECIFIED/zones/{zone_list[0] if zone_list else 'UNSPECIFIED'}/disks/{disk.handle}"
+    return disk.handle   # azureDisk: the disk URI
+
+
+def is_csi_migration_on(csi_node: CSINode | None, plugin: str) -> bool:
+    """Upstream's ``isCSIMigrationOn`` for the modelled plugins: their migrations are GA and locked
+    on, so a CSINode is all it takes."""
+    return csi_node is not None and plugin in CSI_DRIVER_OF
+
+
+class NodeVolumeLimits:
+    """Upstream's ``nodevolumelimits.CSILimits``: PreFilter, Filter, EnqueueExtensions."""
+
+    name = NAME
+    filter_is_node_local = True     # NodeLocalFilter: reads the node's CSINode and its pods
+    pre_filter_reads_pods = False   # PodReadingPreFilter: reads only the pod
+
+    def __init__(self, volumes: VolumeStore | None = None, *, random_prefix: str | None = None) -> None:
+        self._volumes = volumes or VolumeStore()
+        # upstream's randomVolumeIDPrefix: handles of unbound claims never collide with real ones.
+        self._prefix = random_prefix if random_prefix is not None else secrets.token_hex(16)
+        self._memo: dict[tuple[str, bool], Volumes] = {}
+        self._memo_version = -1
+
+    # --- extension points --------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
+                   ) -> tuple[PreFilterResult | None, Status]:
+        if any(v.claim_name is not None or v.ephemeral or v.inline_disk is not None for v in pod.volumes):
+            return None, SUCCESS
+        return None, _SKIP
+
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        n = len(rows)
+        if not pod.volumes:
+            return FilterVerdict.passed(n)
+        if self._memo_version != self._volumes.version or len(self._memo) > _MEMO_LIMIT:
+            self._memo.clear()
+            self._memo_version = self._volumes.version
+        new_by_csi: dict[bool, Volumes] = {}
+        failed = np.zeros(n, np.bool_)
+        infos = snapshot.table.infos
+        for i, r in enumerate(rows.tolist()):
+            info = infos[r]
+            if info is None:
+                continue
+            csi_node = self._volumes.csi_node(info.name)
+            has_csi = csi_node is not None
+            new = new_by_csi.get(has_csi)
+            if new is None:
+                try:
+                    new = new_by_csi[has_csi] = self.attachable_volumes(pod, csi_node, new_pod=True)
+                except VolumeError as e:
+                    status = (Status.unresolvable(str(e)) if e.not_found else Status.as_error(e))
+                    return FilterVerdict.uniform(np.ones(n, np.bool_), status)
+            if not new:
+                continue
+            limits = csi_node.limits() if csi_node is not None else {}
+            if not limits:
+                continue
+            attached: Volumes = {}
+            try:
+                for other in info.pods.values():
+                    if other.volumes:
+                        attached.update(self._existing(other, csi_node))
+            except VolumeError as e:
+                return FilterVerdict.uniform(np.ones(n, np.bool_), Status.as_error(e))
+            failed[i] = _exceeds(new, attached, limits)
+        return FilterVerdict.uniform(failed, _EXCEEDED)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (ClusterEventWithHint(ClusterEvent("CSINode", "Add")),
+                ClusterEventWithHint(ClusterEvent("CSINode", "Update"), is_schedulable_after_csi_node_updated),
+                ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
+                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", "Add"), is_schedulable_after_pvc_added))
+
+    # --- counting ------------------------------------------------------------------------------
+    def _existing(self, pod: Pod, csi_node: CSINode | None) -> Volumes:
+        key = (pod.uid, csi_node is not None)
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = self.attachable_volumes(pod, csi_node, new_pod=False)
+        return got
+
+    def attachable_volumes(self, pod: Pod, csi_node: CSINode | None, *, new_pod: bool) -> Volumes:
+        """Upstream's ``filterAttachableVolumes``: the pod's volumes that count, by unique name."""
+        out: Volumes = {}
+        for vol in pod.volumes:
+            if vol.claim_name is not None:
+                claim, ephemeral = vol.claim_name, False
+            elif vol.ephemeral:
+                claim, ephemeral = f"{pod.name}-{vol.name}", True
+            else:
+                disk = vol.inline_disk
+                if disk is not None and is_csi_migration_on(csi_node, disk.plugin):
+                    try:
+                        handle = translated_handle(disk)
+                    except ValueError as e:
+                        raise VolumeError(f"converting volume({vol.name}) from inline to csi: {e}") from None
+                    driver = CSI_DRIVER_OF[disk.plugin]
+                    out[f"{driver}/{handle}"] = driver
+                continue
+            if not claim:
+                raise VolumeError("PersistentVolumeClaim had no name")
+            pvc = self._volumes.pvc(pod.namespace, claim)
+            if pvc is None:
+                if new_pod:   # it cannot run without the claim: bail out
+                    raise VolumeError(f"looking up PVC {pod.namespace}/{claim}: "
+                                      f"{not_found('PersistentVolumeClaim', claim)}", not_found=True)
+                continue      # an existing pod's missing claim is not counted
+            if ephemeral and (pvc.namespace != pod.namespace or not pvc.controller_uid
+                              or pvc.controller_uid != pod.uid):
+                raise VolumeError(f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
+                                  f"{pod.namespace}/{pod.name} (pod is not owner)")
+            driver, handle = self._driver_info(csi_node, pvc)
+            if driver and handle:
+                out[f"{driver}/{handle}"] = driver
+        return out
+
+    def _driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+        """Upstream's ``getCSIDriverInfo``: the driver and handle of a claim's volume."""
+        pv = self._volumes.pv(pvc.volume_name) if pvc.volume_name else None
+        if pv is None:
+            return self._driver_info_from_class(csi_node, pvc)
+        if pv.csi is not None:
+            return pv.csi
+        disk = pv.in_tree
+        if disk is None or not is_csi_migration_on(csi_node, disk.plugin):
+            return "", ""
+        try:
+            return CSI_DRIVER_OF[disk.plugin], translated_handle(disk, pv)
+        except ValueError:
+            return "", ""
+
+    def _driver_info_from_class(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+        """Upstream's ``getCSIDriverInfoFromSC``: an unbound claim counts against its class's driver."""
+        if not pvc.storage_class:
+            return "", ""   # no class: Immediate binding, so bound before scheduling
+        sc = self._volumes.storage_class(pvc.storage_class)
+        if sc is None:
+            return "", ""
+        handle = f"{self._prefix}-{pvc.namespace}/{pvc.name}"
+        provisioner = sc.provisioner
+        if provisioner in CSI_DRIVER_OF:
+            return (CSI_DRIVER_OF[provisioner], handle) if is_csi_migration_on(csi_node, provisioner) else ("", "")
+        return provisioner, handle
+
+
+def _exceeds(new: Volumes, attached: Volumes, limits: dict[str, int]) -> bool:
+    """The tail of upstream's Filter: a volume already attached is not counted again."""
+    attached_count: dict[str, int] = {}
+    for driver in attached.values():
+        attached_count[driver] = attached_count.get(driver, 0) + 1
+    new_count: dict[str, int] = {}
+    for unique, driver in new.items():
+        if unique not in attached:
+            new_count[driver] = new_count.get(driver, 0) + 1
+    return any(driver in limits and attached_count.get(driver, 0) + count > limits[driver]
+               for driver, count in new_count.items())
+
+
+def _can_attach(pod: Pod) -> bool:
+    return any(v.claim_name is not None or v.ephemeral or v.inline_disk is not None for v in pod.volumes)
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterPodDeleted``: Queue when the deleted pod was assigned and had
+    a claim, an ephemeral volume or an inline migratable disk. Raises ``TypeError`` for a non-pod."""
+    deleted = event.old
+    if not isinstance(deleted, Pod):
+        raise TypeError(f"expected a deleted pod, got {type(deleted).__name__}")
+    return bool(deleted.node_name) and _can_attach(deleted)
+
+
+def is_schedulable_after_pvc_added(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterPVCAdded``: Queue when the pod (same namespace) uses the claim,
+    directly or as an ephemeral volume's ``<pod>-<volume>``. Raises ``TypeError`` for a non-claim."""
+    pvc = event.new
+    if not isinstance(pvc, PersistentVolumeClaim):
+        raise TypeError(f"expected a PersistentVolumeClaim, got {type(pvc).__name__}")
+    if pvc.namespace != pod.namespace:
+        return False
+    return any(pvc.name == (v.claim_name if v.claim_name is not None else f"{pod.name}-{v.name}")
+               for v in pod.volumes if v.claim_name is not None or v.ephemeral)
+
+
+def is_schedulable_after_csi_node_updated(pod: Pod, event: ClusterEvent) -> bool:
+    """CSINode/Update: Queue when a driver appeared or its attach limit grew (a limit removed
+    counts as grown: no limit is no constraint). Raises ``TypeError`` for a non-CSINode."""
+    old, new = event.old, event.new
+    if not isinstance(new, CSINode) or not isinstance(old, CSINode):
+        raise TypeError(f"expected CSINodes, got {type(old).__name__} and {type(new).__name__}")
+    for name, d in new.drivers.items():
+        before = old.drivers.get(name)
+        if before is None or (before.count is not None and (d.count is None or d.count > before.count)):
+            return True
+    return False
+
+
+def new(args: None, handle: Handle) -> NodeVolumeLimits:
+    return NodeVolumeLimits(handle.volumes)
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
+
+    _: type[BatchFilterPlugin] = NodeVolumeLimits
+    __: type[PreFilterPlugin] = NodeVolumeLimits
+    ___: type[EnqueueExtensions] = NodeVolumeLimits
