@@ -1,7 +1,11 @@
 """Upstream's default plugin set (``apis/config/v1/default_plugins.go``), all via multiPoint.
 
-The in-tree volume plugins (VolumeRestrictions, the *Limits plugins, VolumeBinding, VolumeZone)
-are not part of kopf-scheduler yet; the order of everything else, and every weight, is upstream's.
+Upstream's set also has the volume plugins (VolumeRestrictions, the *Limits plugins, VolumeBinding,
+VolumeZone). VolumeRestrictions, NodeVolumeLimits and VolumeZone are registered (issue #18) and a
+profile may enable them, but they stay out of the default set until the operator feeds their
+``VolumeStore`` (``Handle.volumes``): with an empty store a pod with a claim would be
+UnschedulableAndUnresolvable everywhere (the claim reads as not found). The order of everything
+else, and every weight, is upstream's.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The inputs are upstream's own example configurations (kubernetes/website
 ``content/en/docs/reference/scheduling/config.md``). The oracle for the plugins each profile runs
 is upstream's ``pkg/scheduler/apis/config/testing/defaults/defaults.go`` (``ExpandedPluginsV1``),
 as ``cmd/kube-scheduler/app/server_test.go`` TestSetup uses it, less the volume and DRA plugins
-kopf-scheduler does not have yet (issues #18 and #19)."""
+kopf-scheduler's default set does not have yet (issues #18 and #19; the volume plugins that exist are
+registered but not default until the operator feeds their store: ``scheduler.profiles.defaults``)."""
 
 from __future__ import annotations
 
