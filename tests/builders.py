@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
-from scheduler.cache import Snapshot
+from scheduler.cache import Snapshot, VolumeStore
 from scheduler.framework import CycleState, Status
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Rows
@@ -113,7 +113,8 @@ class Clock:
 
 
 def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None,
-                   pdbs: Sequence[PodDisruptionBudget] = ()) -> tuple[Scheduler, MemoryClient]:
+                   pdbs: Sequence[PodDisruptionBudget] = (), volumes: VolumeStore | None = None
+                   ) -> tuple[Scheduler, MemoryClient]:
     """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise)."""
     clock = clock or Clock()
     cache = Cache(clock=clock)
@@ -123,7 +124,7 @@ def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: 
     client = MemoryClient(cache, queue)
     raw = {"schedulerName": "default-scheduler", **(spec or {})}
     handle = Handle(client=client, metrics=metrics, nominator=queue.nominator, pdbs=lambda: pdbs,
-                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed)
+                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed, volumes=volumes)
     fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=handle, metrics=metrics, seed=seed)
     profiles.set("default", fwk)
     return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client

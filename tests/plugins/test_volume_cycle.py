@@ -1,0 +1,86 @@
+"""The volume plugins through a whole scheduling cycle, with a profile that enables them (they are
+registered, not default): preemption resolves a ReadWriteOncePod conflict as upstream's does, a
+bound PV's zone steers the pod, and a full CSI attach limit sends the pod elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from scheduler.cache import VolumeStore
+from scheduler.model import Pod
+from tests.builders import make_scheduler, node, pod
+from tests.plugins.volumes import pv, pvc, store
+
+VOLUME_PLUGINS = {"plugins": {"multiPoint": {"enabled": [
+    {"name": "VolumeRestrictions"}, {"name": "NodeVolumeLimits"}, {"name": "VolumeZone"}]}}}
+
+
+def with_claim(name: str, claim: str, **kw: Any) -> Pod:
+    return pod(name, spec={"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}, **kw)
+
+
+def schedule(s: Any, p: Pod) -> None:
+    async def go() -> None:
+        s.queue.add(p)
+        info = s.queue.pop(timeout=0)
+        assert info is not None
+        await s.finish(s.schedule_one(info))
+        for _ in range(20):
+            await asyncio.sleep(0)
+    asyncio.run(go())
+
+
+def test_read_write_once_pod_conflict_is_resolved_by_preemption() -> None:
+    volumes = store(pv("pv-data"), pvc("data", volume_name="pv-data", access_modes=["ReadWriteOncePod"]))
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=volumes)
+    s.cache.add_node(node("n1"))
+    s.cache.add_node(node("n2"))
+    s.cache.add_pod(with_claim("low", "data", node_name="n1", priority=0))
+    schedule(s, with_claim("high", "data", priority=100))
+    (key, reason, message, nominated), = client.failures
+    assert key == "default/high"
+    assert reason == "Unschedulable"
+    assert "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode" in message
+    assert [(v, n) for v, _, n in client.preempted] == [("default/low", "n1")]
+    assert nominated == "n1"
+
+
+def test_read_write_once_pod_conflict_with_a_higher_priority_user_is_not_preempted() -> None:
+    volumes = store(pv("pv-data"), pvc("data", volume_name="pv-data", access_modes=["ReadWriteOncePod"]))
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=volumes)
+    s.cache.add_node(node("n1"))
+    s.cache.add_pod(with_claim("first", "data", node_name="n1", priority=100))
+    schedule(s, with_claim("second", "data", priority=0))
+    assert client.preempted == [] and not client.bound
+    assert client.failures[0][2] == ("0/1 nodes are available: 1 node has pod using PersistentVolumeClaim with the "
+                                     "same name and ReadWriteOncePod access mode. preemption: 0/1 nodes are available: "
+                                     "1 No preemption victims found for incoming pod.")
+
+
+def test_bound_volume_zone_steers_the_pod() -> None:
+    zone = "topology.kubernetes.io/zone"
+    volumes = store(pv("pv-b", {zone: "b"}), pvc("data", volume_name="pv-b"))
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=volumes)
+    for name, z in (("a1", "a"), ("a2", "a"), ("b1", "b")):
+        s.cache.add_node(node(name, labels={zone: z}))
+    p = with_claim("web", "data")
+    schedule(s, p)
+    assert client.bound == {p.uid: "b1"}
+
+
+def test_full_attach_limit_sends_the_pod_elsewhere() -> None:
+    driver = "ebs.csi.aws.com"
+    objects = [pv(f"pv{i}", csi={"driver": driver, "volumeHandle": f"vol-{i}"}) for i in range(2)]
+    objects += [pvc(f"c{i}", volume_name=f"pv{i}") for i in range(2)]
+    volumes: VolumeStore = store(*objects)
+    for n in ("n1", "n2"):
+        volumes.on_event("CSINode", "ADDED", {"metadata": {"name": n}, "spec": {"drivers": [
+            {"name": driver, "nodeID": n, "allocatable": {"count": 1}}]}})
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=volumes)
+    s.cache.add_node(node("n1", cpu="8"))    # emptier in CPU: it would win without the limit
+    s.cache.add_node(node("n2", cpu="4"))
+    s.cache.add_pod(with_claim("old", "c0", node_name="n1"))
+    p = with_claim("new", "c1")
+    schedule(s, p)
+    assert client.bound == {p.uid: "n2"}
