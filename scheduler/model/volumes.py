@@ -203,6 +203,7 @@ class PersistentVolume:
     in_tree: InTreeDisk | None = None               # a migratable in-tree source
     phase: str = ""
     deleting: bool = False
+    volume_attributes_class: str = ""
 
 
 def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
@@ -237,6 +238,7 @@ def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
             in_tree=in_tree,
             phase=_str(status.get("phase")),
             deleting=bool(meta.get("deletionTimestamp")),
+            volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
         )
     except ParseError as e:
         raise e.located(where) from None
@@ -260,6 +262,7 @@ class PersistentVolumeClaim:
     controller_uid: str = ""                        # the controlling ownerReference's uid
     phase: str = ""
     deleting: bool = False
+    volume_attributes_class: str = ""
 
     @property
     def key(self) -> str:
@@ -295,6 +298,7 @@ def parse_pvc(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
             controller_uid=owner,
             phase=_str(status.get("phase")),
             deleting=bool(meta.get("deletionTimestamp")),
+            volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
         )
     except ParseError as e:
         raise e.located(where) from None

@@ -38,6 +38,7 @@ from scheduler.plugins import (
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
     volumerestrictions,
     volumezone,
 )
@@ -75,6 +76,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(noderesources.FIT_NAME, noderesources.new_fit, NodeResourcesFitArgs),
     PluginSpec(volumerestrictions.NAME, volumerestrictions.new),
     PluginSpec(nodevolumelimits.NAME, nodevolumelimits.new),
+    PluginSpec(volumebinding.NAME, volumebinding.new),
     PluginSpec(volumezone.NAME, volumezone.new),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),
     PluginSpec(interpodaffinity.NAME, interpodaffinity.new, InterPodAffinityArgs),
