@@ -84,3 +84,21 @@ def test_full_attach_limit_sends_the_pod_elsewhere() -> None:
     p = with_claim("new", "c1")
     schedule(s, p)
     assert client.bound == {p.uid: "n2"}
+
+
+def test_preemption_frees_an_attach_slot() -> None:
+    """Preemption's dry run accounts for volume limits, as upstream's: the victim's volume leaves the
+    count, so the node fits once it goes."""
+    driver = "ebs.csi.aws.com"
+    objects = [pv(f"pv{i}", csi={"driver": driver, "volumeHandle": f"vol-{i}"}) for i in range(2)]
+    objects += [pvc(f"c{i}", volume_name=f"pv{i}") for i in range(2)]
+    volumes = store(*objects)
+    volumes.on_event("CSINode", "ADDED", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": driver, "nodeID": "n1", "allocatable": {"count": 1}}]}})
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=volumes)
+    s.cache.add_node(node("n1"))
+    s.cache.add_pod(with_claim("low", "c0", node_name="n1", priority=0))
+    schedule(s, with_claim("high", "c1", priority=100))
+    (_, reason, message, nominated), = client.failures
+    assert reason == "Unschedulable" and "node(s) exceed max volume count" in message
+    assert [(v, n) for v, _, n in client.preempted] == [("default/low", "n1")] and nominated == "n1"
