@@ -111,6 +111,16 @@ class PodVolumeClaims:
     volumes_by_class: dict[str, list[PersistentVolume]] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class PodVolumes:
+    """upstream's ``PodVolumes`` for one node, by name: (claim, PV) static bindings and the claims
+    to provision; ``status`` is the node's Filter status."""
+
+    status: Status = SUCCESS
+    static_bindings: list[tuple[str, str]] = field(default_factory=list)
+    dynamic_provisions: list[str] = field(default_factory=list)
+
+
 class VolumeBinding:
     """Upstream's ``volumebinding.VolumeBinding``: PreFilter, Filter, EnqueueExtensions (see the
     module docstring for the extension points left to the edge)."""
@@ -207,6 +217,22 @@ class VolumeBinding:
 
     # --- Filter --------------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+        return self._filter(state, pod, snapshot, rows)
+
+    def find_pod_volumes(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int) -> PodVolumes:
+        """Upstream's ``FindPodVolumes`` on one node, after PreFilter ran into ``state``: the status
+        Filter gives the node, the static bindings found, and (on success) the claims to provision
+        there: what Reserve will assume."""
+        record = PodVolumes()
+        v = self._filter(state, pod, snapshot, np.array([row], np.int64), record)
+        if v.failed[0]:
+            # As upstream: the static bindings found so far stay, the provisions do not.
+            return PodVolumes(v.statuses[0 if v.status_ids is None else int(v.status_ids[0])],
+                              record.static_bindings)
+        return record
+
+    def _filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
+                record: PodVolumes | None = None) -> FilterVerdict:
         n = len(rows)
         pvcs = state.get(_STATE_KEY)
         if not isinstance(pvcs, PodVolumeClaims):
@@ -235,10 +261,10 @@ class VolumeBinding:
         no_space = np.zeros(n, np.bool_)
         errors: dict[int, str] = {}
         if pvcs.delay_binding:
-            bind_conflict, no_space, errors = self._unbound(pvcs, snapshot, rows)
+            bind_conflict, no_space, errors = self._unbound(pvcs, snapshot, rows, record)
         return _verdict(n, node_conflict, bind_conflict, no_space, pv_missing, errors)
 
-    def _unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows
+    def _unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None
                  ) -> tuple[BoolArray, BoolArray, dict[int, str]]:
         t = snapshot.table
         n = len(rows)
@@ -258,6 +284,8 @@ class VolumeBinding:
             unmatched, chosen_pvs = self._match(c, pvcs.volumes_by_class.get(c.storage_class, []), t, rows, taken)
             for pv_name, mask in chosen_pvs.items():
                 taken[pv_name] = taken.get(pv_name, np.zeros(n, np.bool_)) | mask
+                if record is not None and mask[0] and not fast_fail[0]:
+                    record.static_bindings.append((c.name, pv_name))
             provision.append((c, unmatched))
         # checkVolumeProvisions: the first failing claim decides each row.
         outcome = np.zeros(n, np.int64)
@@ -271,6 +299,8 @@ class VolumeBinding:
             if message:
                 for i in np.flatnonzero(take & (o == _ERROR)).tolist():
                     errors[i] = message
+        if record is not None and not fast_fail[0] and not decided[0]:
+            record.dynamic_provisions.extend(c.name for c, applies in provision if applies[0])
         bind_conflict = fast_fail | (~fast_fail & (outcome == _BIND_CONFLICT))
         no_space = ~fast_fail & (outcome == _NO_SPACE)
         errors = {i: m for i, m in errors.items() if not fast_fail[i]}

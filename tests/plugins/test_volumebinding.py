@@ -1,5 +1,7 @@
 """VolumeBinding's PreFilter and Filter, after upstream's ``volumebinding/volume_binding_test.go``
-TestVolumeBinding, with its builders (``test_utils.go``: makeNode, makePV, makePVC, makePod).
+TestVolumeBinding, with its builders (``test_utils.go``: makeNode, makePV, makePVC, makePod), and
+``binder_test.go`` TestFindPodVolumesWithoutProvisioning and TestFindPodVolumesWithProvisioning
+(every scenario, under each of the three CSIDriver variants, through ``find_pod_volumes``).
 
 Every case is ported for its PreFilter status and result and its Filter statuses. Not ported: the
 cases' ``wantScores`` and ``wantPreScoreStatus`` (the storage-capacity Score is not implemented;
@@ -7,7 +9,11 @@ see ``plugins.volumebinding``), and ``wantStateAfterPreFilter`` as a structure (
 content shows in the Filter statuses). TestIsSchedulableAfterPersistentVolumeChange is not ported:
 no queueing hint is registered (every registered event requeues).
 
-Beyond upstream's table: binder_test.go-style cases for what its table leaves out (a provisioner,
+Not ported from binder_test.go: TestFindPodVolumesWithCSIMigration (the in-tree PV translation is
+not implemented), and the Assume/Bind/Revert tables (Reserve and PreBind are the edge's: see the
+plugin's docstring).
+
+Beyond upstream's tables: cases for what they leave out (a provisioner,
 allowedTopologies, CSIStorageCapacity, the selected-node fast path, a PV pre-bound to the claim,
 two claims of the pod competing for one PV).
 """
@@ -226,3 +232,214 @@ def test_claim_without_class_to_provision_is_an_error() -> None:
         v = plugin.filter_nodes(state, make_pod("data"), snap, np.array([0], np.int64))
     assert v.failed.tolist() == [True]
     assert status(v.statuses[0]) == (Code.ERROR, 'failed to find storage class "wait-sc"')
+
+
+# --- binder_test.go TestFindPodVolumesWithoutProvisioning / WithProvisioning -----------------------
+# Upstream's fixtures: namespace testns, node node1 labelled nodeKey=node1, PVs with node affinity on
+# nodeKey, classes waitClass (no-provisioner), immediateClass, waitClassWithProvisioner (allowed
+# topology nodeKey in [node1, reference-value]) and topoMismatchClass (reference-value only).
+# ``shouldFail`` (an error from GetPodVolumeClaims or FindPodVolumes) is here a PreFilter that does
+# not succeed, or an Error status from Filter: where upstream's helper errors, our PreFilter rejects.
+NODE_KEY, PROVISIONER = "nodeKey", "test-provisioner"
+BINDER_CLASSES = [
+    {"kind": "StorageClass", "metadata": {"name": "waitClassWithProvisioner"}, "provisioner": PROVISIONER,
+     "volumeBindingMode": "WaitForFirstConsumer",
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["node1", "reference-value"]}]}]},
+    {"kind": "StorageClass", "metadata": {"name": "immediateClass"}, "volumeBindingMode": "Immediate"},
+    {"kind": "StorageClass", "metadata": {"name": "waitClass"}, "provisioner": "kubernetes.io/no-provisioner",
+     "volumeBindingMode": "WaitForFirstConsumer"},
+    {"kind": "StorageClass", "metadata": {"name": "topoMismatchClass"}, "provisioner": PROVISIONER,
+     "volumeBindingMode": "WaitForFirstConsumer",
+     "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["reference-value"]}]}]},
+]
+UNBOUND, PREBOUND, BOUND, SELECTED = range(4)
+POD_UID = "test-pod-uid"   # upstream's test pod has no uid, nor has its claim's owner reference; ours must
+
+
+def make_test_pvc(name: str, size: str, node: str, state: int, pv_name: str, class_name: str,
+                  owner_uid: str = "") -> dict[str, Any]:
+    """makeTestPVC (the resource version is not modelled)."""
+    meta: dict[str, Any] = {"name": name, "namespace": "testns", "uid": "pvc-uid", "annotations": {}}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "test-pod", "uid": owner_uid,
+                                    "controller": True}]
+    spec: dict[str, Any] = {"resources": {"requests": {"storage": size}}, "storageClassName": class_name,
+                            "volumeMode": "Filesystem"}
+    if state == SELECTED:
+        meta["annotations"]["volume.kubernetes.io/selected-node"] = node
+    if state == BOUND:
+        meta["annotations"][volumebinding.ANN_BIND_COMPLETED] = "yes"
+    if state in (BOUND, PREBOUND):
+        spec["volumeName"] = pv_name
+    return {"kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def make_test_pv(name: str, node: str, capacity: str, bound_to: dict[str, Any] | None, class_name: str
+                 ) -> dict[str, Any]:
+    """makeTestPV."""
+    spec: dict[str, Any] = {"capacity": {"storage": capacity}, "storageClassName": class_name,
+                            "volumeMode": "Filesystem"}
+    if node:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": NODE_KEY, "operator": "In", "values": [node]}]}]}}
+    if bound_to is not None:
+        m = bound_to["metadata"]
+        spec["claimRef"] = {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"]}
+    return {"kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec, "status": {"phase": "Available"}}
+
+
+unbound_pvc = make_test_pvc("unbound-pvc", "1G", "", UNBOUND, "", "waitClass")
+unbound_pvc2 = make_test_pvc("unbound-pvc2", "5G", "", UNBOUND, "", "waitClass")
+prebound_pvc = make_test_pvc("prebound-pvc", "1G", "", PREBOUND, "pv-node1a", "waitClass")
+bound_pvc = make_test_pvc("bound-pvc", "1G", "", BOUND, "pv-bound", "waitClass")
+immediate_unbound_pvc = make_test_pvc("immediate-unbound-pvc", "1G", "", UNBOUND, "", "immediateClass")
+immediate_bound_pvc = make_test_pvc("immediate-bound-pvc", "1G", "", BOUND, "pv-bound-immediate", "immediateClass")
+provisioned_pvc = make_test_pvc("provisioned-pvc", "1Gi", "", UNBOUND, "", "waitClassWithProvisioner")
+no_provisioner_pvc = make_test_pvc("no-provisioner-pvc", "1Gi", "", UNBOUND, "", "waitClass")
+topo_mismatch_pvc = make_test_pvc("topo-mismatch-pvc", "1Gi", "", UNBOUND, "", "topoMismatchClass")
+selected_node_pvc = make_test_pvc("provisioned-pvc", "1Gi", "node1", SELECTED, "", "waitClassWithProvisioner")
+conflicting_generic_pvc = make_test_pvc("test-pod-test-volume", "1G", "", BOUND, "pv-bound", "immediateClass")
+correct_generic_pvc = make_test_pvc("test-pod-test-volume", "1G", "", BOUND, "pv-bound", "immediateClass",
+                                    owner_uid=POD_UID)
+pv_bound_generic = make_test_pv("pv-bound", "node1", "1G", correct_generic_pvc, "waitClass")
+pv_node1a = make_test_pv("pv-node1a", "node1", "5G", None, "waitClass")
+pv_node1b = make_test_pv("pv-node1b", "node1", "10G", None, "waitClass")
+pv_node2 = make_test_pv("pv-node2", "node2", "1G", None, "waitClass")
+pv_bound = make_test_pv("pv-bound", "node1", "1G", bound_pvc, "waitClass")
+pv_node1a_bound = make_test_pv("pv-node1a", "node1", "5G", unbound_pvc, "waitClass")
+pv_bound_immediate = make_test_pv("pv-bound-immediate", "node1", "1G", immediate_bound_pvc, "immediateClass")
+pv_bound_immediate_node2 = make_test_pv("pv-bound-immediate", "node2", "1G", immediate_bound_pvc, "immediateClass")
+TEST_NODE = parse_node({"metadata": {"name": "node1", "labels": {NODE_KEY: "node1"}}})
+
+
+def binder_pod(claims: list[dict[str, Any]] | None = None, *, empty_dir: bool = False,
+               ephemeral: str | None = None) -> Pod:
+    """makePod("test-pod").withNamespace("testns").withNodeName("node1").withPVCSVolume(...)."""
+    p = MakePod().Name("test-pod").Namespace("testns").UID(POD_UID)
+    for i, c in enumerate(claims or []):
+        p.Volume({"name": f"vol{i}", "persistentVolumeClaim": {"claimName": c["metadata"]["name"]}})
+    if empty_dir:
+        p.Volume({"name": "", "emptyDir": {}})
+    if ephemeral is not None:
+        p.Volume({"name": ephemeral, "ephemeral": {}})
+    return p.Obj()
+
+
+def find_pod_volumes(objects: list[dict[str, Any]], pod: Pod) -> tuple[bool, Any]:
+    """(failed, PodVolumes): upstream's findPodVolumes helper on TEST_NODE."""
+    plugin = VolumeBinding(store(*BINDER_CLASSES, *objects))
+    cache = Cache()
+    cache.add_node(TEST_NODE)
+    with cache.lock:
+        snap = cache.snapshot()
+        state = CycleState()
+        _, pre = plugin.pre_filter(state, pod, snap)
+        if pre.is_skip():
+            return False, volumebinding.PodVolumes()
+        if not pre.is_success():
+            return True, None
+        got = plugin.find_pod_volumes(state, pod, snap, 0)
+    return got.status.code == Code.ERROR, got
+
+
+def reasons_of(got: Any) -> list[str]:
+    return [] if got is None or got.status.is_success() else sorted(got.status.reasons)
+
+
+# name: (pvs, podPVCs, cachePVCs (None: podPVCs), pod (None: from podPVCs), expectedBindings, reasons, shouldFail)
+WITHOUT_PROVISIONING: dict[str, tuple[Any, ...]] = {
+    "no-volumes": ([], [], None, binder_pod(), [], [], False),
+    "no-pvcs": ([], [], None, binder_pod(empty_dir=True), [], [], False),
+    "pvc-not-found": ([], [bound_pvc], [], None, [], [], True),
+    "bound-pvc": ([pv_bound], [bound_pvc], None, None, [], [], False),
+    "bound-pvc,pv-not-exists": ([], [bound_pvc], None, None, [], [volumebinding.ERR_REASON_PV_NOT_EXIST], False),
+    "prebound-pvc": ([pv_node1a_bound], [prebound_pvc], None, None, [], [], True),
+    "unbound-pvc,pv-same-node": ([pv_node2, pv_node1a, pv_node1b], [unbound_pvc], None, None,
+                                 [("unbound-pvc", "pv-node1a")], [], False),
+    "unbound-pvc,pv-different-node": ([pv_node2], [unbound_pvc], None, None, [],
+                                      [volumebinding.ERR_REASON_BIND_CONFLICT], False),
+    "two-unbound-pvcs": ([pv_node1a, pv_node1b], [unbound_pvc, unbound_pvc2], None, None,
+                         [("unbound-pvc", "pv-node1a"), ("unbound-pvc2", "pv-node1b")], [], False),
+    "two-unbound-pvcs,order-by-size": ([pv_node1a, pv_node1b], [unbound_pvc2, unbound_pvc], None, None,
+                                       [("unbound-pvc", "pv-node1a"), ("unbound-pvc2", "pv-node1b")], [], False),
+    "two-unbound-pvcs,partial-match": ([pv_node1a], [unbound_pvc, unbound_pvc2], None, None,
+                                       [("unbound-pvc", "pv-node1a")],
+                                       [volumebinding.ERR_REASON_BIND_CONFLICT], False),
+    "one-bound,one-unbound": ([pv_bound, pv_node1a], [unbound_pvc, bound_pvc], None, None,
+                              [("unbound-pvc", "pv-node1a")], [], False),
+    "one-bound,one-unbound,no-match": ([pv_bound, pv_node2], [unbound_pvc, bound_pvc], None, None, [],
+                                       [volumebinding.ERR_REASON_BIND_CONFLICT], False),
+    "one-prebound,one-unbound": ([pv_node1a, pv_node1b], [unbound_pvc, prebound_pvc], None, None, [], [], True),
+    "immediate-bound-pvc": ([pv_bound_immediate], [immediate_bound_pvc], None, None, [], [], False),
+    "immediate-bound-pvc-wrong-node": ([pv_bound_immediate_node2], [immediate_bound_pvc], None, None, [],
+                                       [volumebinding.ERR_REASON_NODE_CONFLICT], False),
+    "immediate-unbound-pvc": ([], [immediate_unbound_pvc], None, None, [], [], True),
+    "immediate-unbound-pvc,delayed-mode-bound": ([pv_bound], [immediate_unbound_pvc, bound_pvc], None, None, [], [],
+                                                 True),
+    "immediate-unbound-pvc,delayed-mode-unbound": ([], [immediate_unbound_pvc, unbound_pvc], None, None, [], [], True),
+    "generic-ephemeral,no-pvc": ([], [], None, binder_pod(ephemeral="no-such-pvc"), [], [], True),
+    "generic-ephemeral,with-pvc": ([pv_bound_generic], [], [correct_generic_pvc],
+                                   binder_pod(ephemeral="test-volume"), [], [], False),
+    "generic-ephemeral,wrong-pvc": ([pv_bound_generic], [], [conflicting_generic_pvc],
+                                    binder_pod(ephemeral="test-volume"), [], [], True),
+}
+CSI_DRIVERS = {"no CSIDriver": None,
+               "CSIDriver with capacity tracking": True,
+               "CSIDriver without capacity tracking": False}
+
+
+def csi_driver(capacity: bool | None) -> list[dict[str, Any]]:
+    """makeCSIDriver(provisioner, storageCapacity)."""
+    return [] if capacity is None else [{"kind": "CSIDriver", "metadata": {"name": PROVISIONER},
+                                         "spec": {"storageCapacity": capacity}}]
+
+
+@pytest.mark.parametrize("driver", list(CSI_DRIVERS))
+@pytest.mark.parametrize("name", list(WITHOUT_PROVISIONING))
+def test_find_pod_volumes_without_provisioning(driver: str, name: str) -> None:
+    pvs, pod_pvcs, cache_pvcs, pod, bindings, reasons, should_fail = WITHOUT_PROVISIONING[name]
+    claims = pod_pvcs if cache_pvcs is None else cache_pvcs
+    failed, got = find_pod_volumes([*pvs, *claims, *csi_driver(CSI_DRIVERS[driver])],
+                                   pod if pod is not None else binder_pod(pod_pvcs))
+    assert failed == should_fail
+    if not should_fail:
+        assert reasons_of(got) == sorted(reasons)
+        assert got.static_bindings == bindings
+
+
+# name: (pvs, podPVCs, expectedBindings, expectedProvisions, reasons, shouldFail, needsCapacity)
+WITH_PROVISIONING: dict[str, tuple[Any, ...]] = {
+    "one-provisioned": ([], [provisioned_pvc], [], ["provisioned-pvc"], [], False, True),
+    "two-unbound-pvcs,one-matched,one-provisioned": ([pv_node1a], [unbound_pvc, provisioned_pvc],
+                                                     [("unbound-pvc", "pv-node1a")], ["provisioned-pvc"], [], False,
+                                                     True),
+    "one-bound,one-provisioned": ([pv_bound], [bound_pvc, provisioned_pvc], [], ["provisioned-pvc"], [], False, True),
+    "one-binding,one-selected-node": ([pv_bound], [bound_pvc, selected_node_pvc], [], ["provisioned-pvc"], [], False,
+                                      True),
+    "immediate-unbound-pvc": ([], [immediate_unbound_pvc], [], [], [], True, False),
+    "one-immediate-bound,one-provisioned": ([pv_bound_immediate], [immediate_bound_pvc, provisioned_pvc], [],
+                                            ["provisioned-pvc"], [], False, True),
+    "invalid-provisioner": ([], [no_provisioner_pvc], [], [], [volumebinding.ERR_REASON_BIND_CONFLICT], False, False),
+    "volume-topology-unsatisfied": ([], [topo_mismatch_pvc], [], [], [volumebinding.ERR_REASON_BIND_CONFLICT], False,
+                                    False),
+}
+
+
+@pytest.mark.parametrize("driver", list(CSI_DRIVERS))
+@pytest.mark.parametrize("name", list(WITH_PROVISIONING))
+def test_find_pod_volumes_with_provisioning(driver: str, name: str) -> None:
+    pvs, pod_pvcs, bindings, provisions, reasons, should_fail, needs_capacity = WITH_PROVISIONING[name]
+    capacity = CSI_DRIVERS[driver]
+    failed, got = find_pod_volumes([*pvs, *pod_pvcs, *csi_driver(capacity)], binder_pod(pod_pvcs))
+    assert failed == should_fail
+    if should_fail:
+        return
+    want_reasons = list(reasons)
+    if needs_capacity and capacity:
+        # Without CSIStorageCapacity objects, provisioning is blocked.
+        want_reasons.append(volumebinding.ERR_REASON_NOT_ENOUGH_SPACE)
+        provisions = []
+    assert reasons_of(got) == sorted(want_reasons)
+    if not want_reasons:
+        assert got.static_bindings == bindings
+        assert got.dynamic_provisions == provisions
