@@ -1,6 +1,6 @@
 """VolumeBinding's PreFilter and Filter, after upstream's ``volumebinding/volume_binding_test.go``
 TestVolumeBinding, with its builders (``test_utils.go``: makeNode, makePV, makePVC, makePod), and
-``binder_test.go`` TestFindPodVolumesWithoutProvisioning and TestFindPodVolumesWithProvisioning
+``binder_test.go`` TestFindPodVolumesWithoutProvisioning, TestFindPodVolumesWithProvisioning and TestCapacity
 (every scenario, under each of the three CSIDriver variants, through ``find_pod_volumes``).
 
 Every case is ported for its PreFilter status and result and its Filter statuses. Not ported: the
@@ -443,3 +443,52 @@ def test_find_pod_volumes_with_provisioning(driver: str, name: str) -> None:
     if not want_reasons:
         assert got.static_bindings == bindings
         assert got.dynamic_provisions == provisions
+
+
+# --- binder_test.go TestCapacity (the chosen capacity object, DynamicProvision.NodeCapacity, is not
+# recorded by find_pod_volumes: the scorer that reads it is not implemented) -----------------------
+def make_capacity(class_name: str, node: str | None, capacity: str, maximum: str) -> dict[str, Any]:
+    """makeCapacity("net", class, node, capacity, maximumVolumeSize): an empty nodeTopology (every
+    node) unless ``node`` is given."""
+    body: dict[str, Any] = {"kind": "CSIStorageCapacity", "metadata": {"name": "net", "namespace": "testns"},
+                            "storageClassName": class_name,
+                            "nodeTopology": {"matchLabels": {NODE_KEY: node}} if node else {}}
+    if capacity:
+        body["capacity"] = capacity
+    if maximum:
+        body["maximumVolumeSize"] = maximum
+    return body
+
+
+WCP = "waitClassWithProvisioner"
+NO_SPACE = [volumebinding.ERR_REASON_NOT_ENOUGH_SPACE]
+CAPACITY: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
+    "network-attached": ([make_capacity(WCP, None, "1Gi", "")], []),
+    "local-storage": ([make_capacity(WCP, "node1", "1Gi", "")], []),
+    "multiple": ([make_capacity(WCP, None, "1Gi", ""), make_capacity(WCP, "node2", "1Gi", ""),
+                  make_capacity(WCP, "node1", "1Gi", "")], []),
+    "no-storage": ([], NO_SPACE),
+    "wrong-node": ([make_capacity(WCP, "node2", "1Gi", "")], NO_SPACE),
+    "wrong-storage-class": ([make_capacity("waitClass", "node1", "1Gi", "")], NO_SPACE),
+    "insufficient-storage": ([make_capacity(WCP, "node1", "1Mi", "")], NO_SPACE),
+    "insufficient-volume-size": ([make_capacity(WCP, "node1", "1Gi", "1Mi")], NO_SPACE),
+    "zero-storage": ([make_capacity(WCP, "node1", "0Mi", "")], NO_SPACE),
+    "zero-volume-size": ([make_capacity(WCP, "node1", "", "0Mi")], NO_SPACE),
+    "nil-storage": ([make_capacity(WCP, "node1", "", "")], NO_SPACE),
+}
+
+
+@pytest.mark.parametrize("opt_in", [True, False], ids=["CSIDriver.StorageCapacity=true",
+                                                       "CSIDriver.StorageCapacity=false"])
+@pytest.mark.parametrize("name", list(CAPACITY))
+def test_capacity(opt_in: bool, name: str) -> None:
+    capacities, reasons = CAPACITY[name]
+    # Several capacity objects share upstream's name "net"; the store keys them by name, so they
+    # get distinct names here.
+    capacities = [{**c, "metadata": {**c["metadata"], "name": f"net-{i}"}} for i, c in enumerate(capacities)]
+    failed, got = find_pod_volumes([provisioned_pvc, *csi_driver(opt_in), *capacities], binder_pod([provisioned_pvc]))
+    assert not failed
+    want = reasons if opt_in else []
+    assert reasons_of(got) == want
+    if not want:
+        assert got.dynamic_provisions == ["provisioned-pvc"]
