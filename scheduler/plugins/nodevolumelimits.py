@@ -25,7 +25,10 @@ text); an existing pod's missing claim is not counted.
 
 **Cost.** The new pod's volumes depend only on whether the node has a CSINode, so they are computed
 at most twice per cycle; an existing pod's are memoised per pod until the volume store changes.
-Rows whose CSINode publishes no limit pass without reading their pods.
+Rows whose CSINode publishes no limit pass without reading their pods. The rest is one Python pass
+over each candidate node's pods (about 18 ms at 5,000 nodes of one such pod each, measured); a
+per-node memo keyed by ``NodeInfo.generation`` would be unsafe, as a columns-only what-if restores
+the generation it bumped.
 
 **Left out, with reasons.** Upstream (1.35+) also counts VolumeAttachments already on the node and,
 with the alpha ``VolumeLimitScaling`` gate, rejects nodes missing a driver whose CSIDriver sets
