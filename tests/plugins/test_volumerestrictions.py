@@ -1,4 +1,6 @@
-"""VolumeRestrictions, after upstream's ``volumerestrictions/volume_restrictions_test.go``.
+"""VolumeRestrictions, after upstream's ``volumerestrictions/volume_restrictions_test.go``: the four
+Test*DiskConflicts tables, TestAccessModeConflicts, Test_isSchedulableAfterPodDeleted and
+Test_isSchedulableAfterPersistentVolumeClaimChange.
 
 Each table keeps upstream's case names. A case's node is upstream's ``nodeInfo``: its pods are
 placed on the node. In TestAccessModeConflicts upstream's snapshot holds ``existingPods`` on
@@ -118,24 +120,74 @@ def test_filter_without_pre_filter_gives_pre_filters_verdict() -> None:
         volumerestrictions.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,)
 
 
-# --- queueing hints (isSchedulableAfterPodDeleted, isSchedulableAfterPersistentVolumeClaimAdded) ----
-def test_pod_deleted_hint() -> None:
-    gce = {"gcePersistentDisk": {"pdName": "foo"}}
-    pod = with_volume(gce)
+# --- Test_isSchedulableAfterPodDeleted -------------------------------------------------------------
+def disk_pod(source: dict[str, Any]) -> Pod:
+    return MakePod().Volume({"name": "", **source}).Obj()
+
+
+GCE1, GCE2 = {"gcePersistentDisk": {"pdName": "foo"}}, {"gcePersistentDisk": {"pdName": "bar"}}
+AWS1, AWS2 = {"awsElasticBlockStore": {"volumeID": "foo"}}, {"awsElasticBlockStore": {"volumeID": "bar"}}
+RBD1 = {"rbd": {"monitors": ["a", "b"], "pool": "foo", "image": "bar", "fsType": "ext4"}}
+RBD2 = {"rbd": {"monitors": ["c", "d"], "pool": "foo", "image": "bar", "fsType": "ext4"}}
+ISCSI1 = {"iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "fsType": "ext4",
+                    "lun": 0}}
+ISCSI2 = {"iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2017-12.server:storage.target01", "fsType": "ext4",
+                    "lun": 0}}
+POD_DELETED = [
+    ("queue-new-object-gcedisk-conflict", disk_pod(GCE1), disk_pod(GCE1), True),
+    ("skip-new-object-gcedisk-no-conflict", disk_pod(GCE1), disk_pod(GCE2), False),
+    ("queue-new-object-awsdisk-conflict", disk_pod(AWS1), disk_pod(AWS1), True),
+    ("skip-new-object-awsdisk-no-conflict", disk_pod(AWS1), disk_pod(AWS2), False),
+    ("queue-new-object-rbddisk-conflict", disk_pod(RBD1), disk_pod(RBD1), True),
+    ("skip-new-object-rbddisk-no-conflict", disk_pod(RBD1), disk_pod(RBD2), False),
+    ("queue-new-object-iscsidisk-conflict", disk_pod(ISCSI1), disk_pod(ISCSI1), True),
+    ("skip-new-object-iscsidisk-no-conflict", disk_pod(ISCSI1), disk_pod(ISCSI2), False),
+    ("queue-has-same-claim", MakePod().Name("pod1").PVC("claim-rwop").Obj(),
+     MakePod().Name("pod2").PVC("claim-rwop").Obj(), True),
+    ("skip-no-same-claim", MakePod().Name("pod1").PVC("claim-1-rwop").Obj(),
+     MakePod().Name("pod2").PVC("claim-2-rwop").Obj(), False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "deleted", "queue"), POD_DELETED, ids=[c[0] for c in POD_DELETED])
+def test_is_schedulable_after_pod_deleted(name: str, pod: Pod, deleted: Pod, queue: bool) -> None:
+    assert volumerestrictions.is_schedulable_after_pod_deleted(pod, ClusterEvent("Pod", "Delete", old=deleted)) is queue
+
+
+def test_is_schedulable_after_pod_deleted_other_namespace_and_non_pod() -> None:
+    """Upstream's namespace check and its util.As error (an error: the queue reads it as Queue)."""
     hint = volumerestrictions.is_schedulable_after_pod_deleted
-    assert hint(pod, ClusterEvent("Pod", "Delete", old=with_volume(gce)))
-    assert not hint(pod, ClusterEvent("Pod", "Delete", old=MakePod().Namespace("other").Volume(gce).Obj()))
-    assert hint(POD_WITH_ONE_CONFLICT, ClusterEvent("Pod", "Delete", old=POD_WITH_ONE_PVC))
-    assert not hint(POD_WITH_ONE_CONFLICT, ClusterEvent("Pod", "Delete", old=POD_WITH_RWX))
+    assert not hint(disk_pod(GCE1), ClusterEvent("Pod", "Delete", old=MakePod().Namespace("other").Volume(
+        {"name": "", **GCE1}).Obj()))
     with pytest.raises(TypeError):
-        hint(pod, ClusterEvent("Pod", "Delete", old="not-a-pod"))
+        hint(disk_pod(GCE1), ClusterEvent("Pod", "Delete", old="not-a-pod"))
 
 
-def test_pvc_added_hint() -> None:
-    s = store(RWOP_1, pvc("claim-with-rwop-1", "ns1"))
-    hint = volumerestrictions.is_schedulable_after_pvc_added
-    assert hint(POD_WITH_ONE_PVC, ClusterEvent("PersistentVolumeClaim", "Add", new=s.pvc("default", "claim-with-rwop-1")))
-    assert not hint(POD_WITH_ONE_PVC, ClusterEvent("PersistentVolumeClaim", "Add", new=s.pvc("ns1", "claim-with-rwop-1")))
-    assert not hint(POD_WITH_RWX, ClusterEvent("PersistentVolumeClaim", "Add", new=s.pvc("default", "claim-with-rwop-1")))
+# --- Test_isSchedulableAfterPersistentVolumeClaimChange ---------------------------------------------
+RWX_PVCS = store(pvc("claim-with-rwx-1", access_modes=["ReadWriteMany"]),
+                 pvc("claim-with-rwx-2", access_modes=["ReadWriteMany"]))
+PVC1, PVC2 = RWX_PVCS.pvc("default", "claim-with-rwx-1"), RWX_PVCS.pvc("default", "claim-with-rwx-2")
+POD_WITH_ONE_RWX = MakePod().Name("pod-with-one-pvc").Namespace("default").PVC("claim-with-rwx-1").Node("node-1").Obj()
+POD_WITH_TWO_RWX = (MakePod().Name("pod-with-two-pvcs").Namespace("default").PVC("claim-with-rwx-1")
+                    .PVC("claim-with-rwx-2").Node("node-1").Obj())
+POD_OTHER_NAMESPACE = (MakePod().Name("pod-with-one-pvc").Namespace("kube-system").PVC("claim-with-rwx-1")
+                       .Node("claim-with-rwx-2").Obj())
+PVC_CHANGE = [
+    ("queue-new-object-pvc-belong-pod", POD_WITH_TWO_RWX, PVC1, True),
+    ("skip-new-object-unused", POD_WITH_ONE_RWX, PVC2, False),
+    ("skip-nil-old-object", POD_WITH_ONE_RWX, PVC2, False),
+    ("skip-new-object-not-belong-pod", POD_WITH_ONE_RWX, PVC2, False),
+    ("skip-new-object-namespace-not-equal-pod", POD_OTHER_NAMESPACE, PVC1, False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "new", "queue"), PVC_CHANGE, ids=[c[0] for c in PVC_CHANGE])
+def test_is_schedulable_after_persistent_volume_claim_change(name: str, pod: Pod, new: Any, queue: bool) -> None:
+    event = ClusterEvent("PersistentVolumeClaim", "Add", new=new)
+    assert volumerestrictions.is_schedulable_after_pvc_added(pod, event) is queue
+
+
+def test_is_schedulable_after_pvc_added_non_claim() -> None:
     with pytest.raises(TypeError):
-        hint(POD_WITH_ONE_PVC, ClusterEvent("PersistentVolumeClaim", "Add", new="not-a-pvc"))
+        volumerestrictions.is_schedulable_after_pvc_added(
+            POD_WITH_ONE_PVC, ClusterEvent("PersistentVolumeClaim", "Add", new="not-a-pvc"))
