@@ -36,8 +36,9 @@ with the alpha ``VolumeLimitScaling`` gate, rejects nodes missing a driver whose
 reads them yet), and the gate is off by default. Inline and PV ``cinder`` and ``portworxVolume``
 sources are not modelled (``model.volumes``), so they are never counted.
 
-EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (Queue when a driver's limit
-grew or a driver appeared), Pod/Delete (Queue when the deleted, assigned pod had a volume that can
+EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (newer upstream has a hint,
+``isSchedulableAfterCSINodeUpdated``, whose source was not at hand: no hint here, so every CSINode
+update requeues, never later than upstream), Pod/Delete (Queue when the deleted, assigned pod had a volume that can
 attach), PersistentVolumeClaim/Add (Queue when the pod uses the claim, ephemeral claims included).
 """
 
@@ -189,7 +190,7 @@ class NodeVolumeLimits:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (ClusterEventWithHint(ClusterEvent("CSINode", "Add")),
-                ClusterEventWithHint(ClusterEvent("CSINode", "Update"), is_schedulable_after_csi_node_updated),
+                ClusterEventWithHint(ClusterEvent("CSINode", "Update")),
                 ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
                 ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", "Add"), is_schedulable_after_pvc_added))
 
@@ -301,19 +302,6 @@ def is_schedulable_after_pvc_added(pod: Pod, event: ClusterEvent) -> bool:
         return False
     return any(pvc.name == (v.claim_name if v.claim_name is not None else f"{pod.name}-{v.name}")
                for v in pod.volumes if v.claim_name is not None or v.ephemeral)
-
-
-def is_schedulable_after_csi_node_updated(pod: Pod, event: ClusterEvent) -> bool:
-    """CSINode/Update: Queue when a driver appeared or its attach limit grew (a limit removed
-    counts as grown: no limit is no constraint). Raises ``TypeError`` for a non-CSINode."""
-    old, new = event.old, event.new
-    if not isinstance(new, CSINode) or not isinstance(old, CSINode):
-        raise TypeError(f"expected CSINodes, got {type(old).__name__} and {type(new).__name__}")
-    for name, d in new.drivers.items():
-        before = old.drivers.get(name)
-        if before is None or (before.count is not None and (d.count is None or d.count > before.count)):
-            return True
-    return False
 
 
 def new(args: None, handle: Handle) -> NodeVolumeLimits:

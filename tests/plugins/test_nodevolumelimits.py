@@ -24,7 +24,6 @@ import pytest
 from scheduler.framework import ClusterEvent
 from scheduler.framework.status import Code
 from scheduler.model import Node, Pod, parse_node
-from scheduler.model.volumes import parse_csi_node
 from scheduler.plugins import nodevolumelimits
 from scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from tests.plugins.volumes import Want, pv, pvc, run, storage_class, store
@@ -263,18 +262,6 @@ ADDED_PVC = [
 def test_csi_limits_added_pvc_qhint(test: str, pod: Pod, pvc_obj: Any, queue: bool) -> None:
     assert nodevolumelimits.is_schedulable_after_pvc_added(
         pod, ClusterEvent("PersistentVolumeClaim", "Add", new=pvc_obj)) is queue
-
-
-def test_csi_node_updated_hint() -> None:
-    def cn(count: int | None) -> Any:
-        d: dict[str, Any] = {"name": EBS, "nodeID": "n"}
-        if count is not None:
-            d["allocatable"] = {"count": count}
-        return parse_csi_node({"metadata": {"name": "n"}, "spec": {"drivers": [d]}})
-    hint = nodevolumelimits.is_schedulable_after_csi_node_updated
-    assert hint(MakePod().Obj(), ClusterEvent("CSINode", "Update", old=cn(2), new=cn(3)))
-    assert not hint(MakePod().Obj(), ClusterEvent("CSINode", "Update", old=cn(3), new=cn(2)))
-    assert not hint(MakePod().Obj(), ClusterEvent("CSINode", "Update", old=cn(2), new=cn(2)))
 
 
 def test_translated_handles() -> None:
