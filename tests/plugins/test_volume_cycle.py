@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from scheduler.cache import VolumeStore
+from scheduler.framework.status import Code
 from scheduler.model import Pod
 from tests.builders import make_scheduler, node, pod
 from tests.plugins.volumes import pv, pvc, store
@@ -102,3 +103,18 @@ def test_preemption_frees_an_attach_slot() -> None:
     (_, reason, message, nominated), = client.failures
     assert reason == "Unschedulable" and "node(s) exceed max volume count" in message
     assert [(v, n) for v, _, n in client.preempted] == [("default/low", "n1")] and nominated == "n1"
+
+
+def test_without_a_volume_store_claims_read_as_not_found() -> None:
+    """Handle.volumes None: every plugin answers as upstream's does when its listers return NotFound."""
+    from scheduler.framework.handle import Handle
+    from scheduler.plugins import nodevolumelimits, volumebinding, volumerestrictions, volumezone
+    from tests.plugins.volumes import run
+    p = with_claim("web", "data")
+    n = node("n1")
+    missing = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "data" not found')
+    assert run(volumerestrictions.new(None, Handle()), p, n) == (missing, None)
+    assert run(volumezone.new(None, Handle()), p, n) == (missing, None)
+    assert run(volumebinding.new(None, Handle()), p, n) == (missing, None)
+    assert run(nodevolumelimits.new(None, Handle()), p, n) == (
+        None, (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'looking up PVC default/data: persistentvolumeclaim "data" not found'))
