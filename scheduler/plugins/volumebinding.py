@@ -47,7 +47,9 @@ Filter but nothing provisions its volume; hence this plugin is registered, not d
 
 Also not here: in-tree PVs translated to CSI before the affinity check (``tryTranslatePVToCSI``:
 only matters for PVs whose zone is in labels rather than node affinity), the storage-capacity
-Score (``StorageCapacityScoring``), and queueing hints (every registered event requeues, which is
+Score (upstream's PreScore/Score run only with the ``StorageCapacityScoring`` gate, alpha and off
+from 1.33, beta and on from 1.37; through 1.36 upstream's PreScore returns Skip, as having no Score
+does here), and queueing hints (every registered event requeues, which is
 never less eager than upstream's hints).
 """
 
