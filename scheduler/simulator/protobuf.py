@@ -135,28 +135,46 @@ def _ref(schema: Obj) -> str | None:
 
 
 def _well_known(name: str, raw: bytes) -> Any:
-    fields = {num: value for num, _, value in _fields(raw)}
+    """The JSON form of a well-known type's message. Each field must have its declared wire type (gogo's
+    ``proto: wrong wireType`` otherwise), so a malformed body is a ``ProtobufError`` (400), never a 500."""
+    fields = {num: (wire, value) for num, wire, value in _fields(raw)}
     if name in (_TIME, _MICRO):
         if not raw:
             return None                     # the zero time: gogo writes nothing
-        seconds, nanos = _signed(fields.get(1, 0)), fields.get(2, 0) & 0xFFFFFFFF
-        t = _EPOCH + dt.timedelta(seconds=seconds)
-        if name == _TIME:                    # Time keeps only seconds (time_proto.go), MicroTime microseconds
-            return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return (t + dt.timedelta(microseconds=nanos // 1000)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        seconds = _signed(_wk_varint(fields, 1, "Seconds"))
+        nanos = _wk_varint(fields, 2, "Nanos") & 0xFFFFFFFF
+        try:
+            t = _EPOCH + dt.timedelta(seconds=seconds)
+            if name == _TIME:                # Time keeps only seconds (time_proto.go), MicroTime microseconds
+                return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+            return (t + dt.timedelta(microseconds=nanos // 1000)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        except (OverflowError, ValueError):
+            # Go would decode it, but could never serve it: its JSON form does not exist. Refused here,
+            # rather than stored and then failing every read (Go's Time.MarshalJSON error).
+            raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]") from None
     if name == _DURATION:
-        return _go_duration(_signed(fields.get(1, 0)))
+        return _go_duration(_signed(_wk_varint(fields, 1, "Duration")))
     if name == _QUANTITY:
-        return _text(fields.get(1, b""))
+        return _text(fields.get(1, (2, b""))[1])
     if name == _INT_OR_STRING:
-        if fields.get(1, 0) == 1:
-            return _text(fields.get(3, b""))
-        return _signed(fields.get(2, 0))
-    data = fields.get(1, b"")                 # RawExtension, FieldsV1, apiextensions JSON
+        if _wk_varint(fields, 1, "Type") == 1:
+            return _text(fields.get(3, (2, b""))[1])
+        return _signed(_wk_varint(fields, 2, "IntVal"))
+    wire, data = fields.get(1, (2, b""))      # RawExtension, FieldsV1, apiextensions JSON
+    if wire != 2:
+        raise ProtobufError(f"proto: wrong wireType = {wire} for field Raw")
     try:
         return orjson.loads(data) if data else None
     except orjson.JSONDecodeError as e:
         raise ProtobufError(f"embedded JSON: {e}") from None
+
+
+def _wk_varint(fields: dict[int, tuple[int, Any]], num: int, go_name: str) -> int:
+    """A varint field of a well-known message (0 when absent, as gogo leaves it)."""
+    wire, value = fields.get(num, (0, 0))
+    if wire != 0:
+        raise ProtobufError(f"proto: wrong wireType = {wire} for field {go_name}")
+    return int(value)
 
 
 def _text(raw: Any) -> str:
@@ -202,7 +220,12 @@ class _Decoder:
         if table is None:
             entries = self.fields.get(message)
             if entries is None:
-                raise ProtobufError(f"no protobuf encoding known for {message}")
+                schema = self.schemas.get(message)
+                if schema is None or schema.get("type") != "object" or schema.get("properties"):
+                    raise ProtobufError(f"no protobuf encoding known for {message}")
+                # An empty struct (a CRD's ``subresources.status: {}``): no fields, so no numbers; its
+                # message decodes to ``{}`` as Go's does, whatever unknown fields it carries.
+                entries = ()
             table = self.by_number[message] = {num: (name, flags) for num, name, flags in entries}
         return table
 
