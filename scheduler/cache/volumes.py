@@ -13,6 +13,11 @@ cycle; the object then reads as absent, as an object the informer never delivere
 
 Without a store (``Handle.volumes is None``: tests and tools that do not watch storage) every
 lookup finds nothing, exactly as an empty store answers.
+
+**Assumed objects** (upstream's ``AssumeCache``): VolumeBinding's Reserve assumes the PV it
+pre-binds to a claim and the claim it annotates with the selected node, so the next cycle sees them
+so; ``restore`` (Unreserve) puts the informer's object back. The next watch event for the object
+(``on_event`` or ``upsert``) replaces the assumption, as the informer's newer version does upstream.
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ class VolumeStore:
 
     def __init__(self) -> None:
         self._objects: dict[str, dict[tuple[str, str], VolumeObject]] = {k: {} for k in _PARSERS}
+        # (kind, key) -> the informer's object an assumption shadows (None: there was none)
+        self._assumed: dict[tuple[str, tuple[str, str]], VolumeObject | None] = {}
         self.version = 0
 
     def __len__(self) -> int:
@@ -86,13 +93,40 @@ class VolumeStore:
 
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, obj: VolumeObject) -> None:
-        self._objects[type(obj).__name__][_key(obj)] = obj
+        """The informer's object: it replaces any assumption about it."""
+        kind, key = type(obj).__name__, _key(obj)
+        self._assumed.pop((kind, key), None)
+        self._objects[kind][key] = obj
         self.version += 1
+
+    def assume(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
+        """Shadow the informer's object with ``obj`` until ``restore`` or the next watch event."""
+        kind, key = type(obj).__name__, _key(obj)
+        if (kind, key) not in self._assumed:
+            self._assumed[(kind, key)] = self._objects[kind].get(key)
+        self._objects[kind][key] = obj
+        self.version += 1
+
+    def restore(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
+        """Undo ``assume`` for ``obj``'s key (nothing if no assumption is left)."""
+        kind, key = type(obj).__name__, _key(obj)
+        if (kind, key) not in self._assumed:
+            return
+        original = self._assumed.pop((kind, key))
+        if original is None:
+            self._objects[kind].pop(key, None)
+        else:
+            self._objects[kind][key] = original
+        self.version += 1
+
+    def is_assumed(self, obj: VolumeObject) -> bool:
+        return (type(obj).__name__, _key(obj)) in self._assumed
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:
         """Forget an object; whether it was there."""
-        gone = self._objects[kind].pop((namespace if kind in ("PersistentVolumeClaim", "CSIStorageCapacity")
-                                        else "", name), None) is not None
+        key = (namespace if kind in ("PersistentVolumeClaim", "CSIStorageCapacity") else "", name)
+        self._assumed.pop((kind, key), None)
+        gone = self._objects[kind].pop(key, None) is not None
         if gone:
             self.version += 1
         return gone

@@ -1,6 +1,6 @@
 """VolumeBinding, its scheduling-cycle half: which nodes a pod's claims can be bound or provisioned
 for (upstream's ``volumebinding`` PreFilter and Filter, with ``binder.go``'s ``GetPodVolumeClaims``
-and ``FindPodVolumes``).
+and ``FindPodVolumes``), and Reserve/Unreserve (``AssumePodVolumes`` / ``RevertAssumedPodVolumes``).
 
 **PreFilter** checks every ``persistentVolumeClaim`` and generic ephemeral claim exists, is not
 Lost or being deleted, and (ephemeral) is owned by the pod; each failure is
@@ -34,11 +34,15 @@ A pod without claims: Skip.
 
 All reasons of a row go in one UnschedulableAndUnresolvable status, in upstream's order.
 
-**What the edge must supply for the rest** (Reserve, PreBind and the Score are not here): Reserve
-needs an assume cache over the store's PVs and PVCs (a PV pre-bound to its claim, a claim
-annotated with the selected node) so the next cycle does not hand the same static PV to another
-pod, and Unreserve to restore it. PreBind must write those objects through the client protocol
-(PV ``spec.claimRef``; the claim's ``volume.kubernetes.io/selected-node``), then wait up to
+**Reserve** runs ``FindPodVolumes`` again for the chosen node (in the cycle's snapshot, which
+PreFilter keeps in the cycle state) and assumes in the volume store each matched PV with its
+``claimRef`` set and each claim to provision with ``volume.kubernetes.io/selected-node``, so the next
+cycle neither hands that PV out again nor moves that claim (upstream's assume caches);
+**Unreserve** restores them. ``VolumeBinding.reserved(state)`` gives what was assumed.
+
+**What the edge must supply for the rest** (PreBind and the Score are not here): PreBind must
+write the assumed objects through the client protocol (the PV's ``spec.claimRef``; the claim's
+``volume.kubernetes.io/selected-node``), then wait up to
 ``bindTimeoutSeconds`` (600 by default) for the PV controller to bind every claim, off the worker's
 loop, and fail the binding cycle on timeout so the pod is retried. The store must be fed by
 informers on PVs, PVCs, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities, whose
@@ -56,7 +60,7 @@ never less eager than upstream's hints).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -93,6 +97,8 @@ ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 HOSTNAME = "kubernetes.io/hostname"
 _STATE_KEY = NAME
+_SNAPSHOT_KEY = NAME + "/snapshot"
+_RESERVED_KEY = NAME + "/reserved"
 _SKIP = Status(Code.SKIP)
 BoolArray = npt.NDArray[np.bool_]
 
@@ -121,6 +127,17 @@ class PodVolumes:
     status: Status = SUCCESS
     static_bindings: list[tuple[str, str]] = field(default_factory=list)
     dynamic_provisions: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Reserved:
+    """What Reserve assumed for the pod on ``node_name`` (upstream's ``stateData.allBound`` and the
+    node's ``PodVolumes``): the PVs pre-bound to their claims and the claims annotated with the
+    node, which PreBind must write, then wait for; ``all_bound``: nothing to do."""
+
+    all_bound: bool = True
+    node_name: str = ""
+    assumed: list[PersistentVolume | PersistentVolumeClaim] = field(default_factory=list)
 
 
 class VolumeBinding:
@@ -202,6 +219,9 @@ class VolumeBinding:
         if pvcs.immediate:
             return None, Status.unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)
         state.write(_STATE_KEY, pvcs)
+        # Reserve looks the chosen node up in the cycle's snapshot (still valid: it runs under the
+        # cache lock, and this plugin reads only node labels, which Reserve's assumption keeps).
+        state.write(_SNAPSHOT_KEY, snapshot)
         eligible = self._eligible_nodes(pvcs.bound)
         return (None if eligible is None else PreFilterResult(eligible)), SUCCESS
 
@@ -366,6 +386,62 @@ class VolumeBinding:
         out[(out == _OK) & ~enough] = _NO_SPACE
         return out, ""
 
+    # --- Reserve / Unreserve ----------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``AssumePodVolumes``: a PV matched on the node is assumed pre-bound to its
+        claim (``claimRef``), a claim to provision is assumed annotated with the node, so the next
+        cycle does not hand them out again."""
+        pvcs = state.get(_STATE_KEY)
+        snapshot = state.get(_SNAPSHOT_KEY)
+        if not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
+            # No claims, or all fully bound (arePodVolumesBound): PreBind has nothing to do.
+            state.write(_RESERVED_KEY, Reserved())
+            return SUCCESS
+        row = snapshot.row_of(node_name) if isinstance(snapshot, Snapshot) else None
+        if row is None:
+            return Status.as_error(ValueError(f'no pod volumes found for node "{node_name}"'))
+        assert isinstance(snapshot, Snapshot)
+        found = self.find_pod_volumes(state, pod, snapshot, row)
+        if not found.status.is_success():
+            return found.status
+        assumed: list[PersistentVolume | PersistentVolumeClaim] = []
+        for claim_name, pv_name in found.static_bindings:
+            pv, claim = self._volumes.pv(pv_name), self._volumes.pvc(pod.namespace, claim_name)
+            if pv is None or claim is None:
+                self._restore(assumed)
+                return Status.as_error(ValueError(f'failed to assume PV "{pv_name}" for claim "{claim_name}"'))
+            if not _bound_to(pv, claim):        # a PV already pre-bound to it needs no assumption
+                bound = replace(pv, claim_ref=(claim.namespace, claim.name, claim.uid))
+                self._volumes.assume(bound)
+                assumed.append(bound)
+        for claim_name in found.dynamic_provisions:
+            claim = self._volumes.pvc(pod.namespace, claim_name)
+            if claim is None:
+                self._restore(assumed)
+                return Status.as_error(ValueError(f'failed to assume claim "{claim_name}"'))
+            annotated = replace(claim, annotations={**claim.annotations, SELECTED_NODE_ANNOTATION: node_name})
+            self._volumes.assume(annotated)
+            assumed.append(annotated)
+        state.write(_RESERVED_KEY, Reserved(False, node_name, assumed))
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Upstream's ``RevertAssumedPodVolumes``; idempotent."""
+        reserved = state.get(_RESERVED_KEY)
+        if isinstance(reserved, Reserved):
+            self._restore(reserved.assumed)
+            reserved.assumed = []
+
+    def _restore(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+        for obj in assumed:
+            self._volumes.restore(obj)
+
+    @staticmethod
+    def reserved(state: CycleState) -> Reserved | None:
+        """What Reserve assumed for this cycle's pod: the edge's PreBind writes it."""
+        got = state.get(_RESERVED_KEY)
+        return got if isinstance(got, Reserved) else None
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         add_update = frozenset({"Add", "Update"})
         return (ClusterEventWithHint(ClusterEvent("StorageClass", add_update)),
@@ -483,8 +559,9 @@ def new(args: None, handle: Handle) -> VolumeBinding:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
+    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin, ReservePlugin
 
     _: type[BatchFilterPlugin] = VolumeBinding
     __: type[PreFilterPlugin] = VolumeBinding
     ___: type[EnqueueExtensions] = VolumeBinding
+    ____: type[ReservePlugin] = VolumeBinding

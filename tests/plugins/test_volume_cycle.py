@@ -118,3 +118,29 @@ def test_without_a_volume_store_claims_read_as_not_found() -> None:
     assert run(volumebinding.new(None, Handle()), p, n) == (missing, None)
     assert run(nodevolumelimits.new(None, Handle()), p, n) == (
         None, (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'looking up PVC default/data: persistentvolumeclaim "data" not found'))
+
+
+def test_volume_binding_reserves_a_static_pv_for_one_pod_only() -> None:
+    """Two pods, one local PV on n1 for their WaitForFirstConsumer class (no provisioner): the first
+    goes to n1 and Reserve assumes the PV bound to its claim, so the second finds none."""
+    hostname = "kubernetes.io/hostname"
+    volumes = store(
+        {"kind": "StorageClass", "metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+         "volumeBindingMode": "WaitForFirstConsumer"},
+        {"kind": "PersistentVolume", "metadata": {"name": "local-n1"}, "status": {"phase": "Available"},
+         "spec": {"storageClassName": "local", "capacity": {"storage": "10Gi"}, "nodeAffinity": {"required": {
+             "nodeSelectorTerms": [{"matchExpressions": [{"key": hostname, "operator": "In", "values": ["n1"]}]}]}}}},
+        pvc("a", storage_class="local"), pvc("b", storage_class="local"))
+    spec = {"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}
+    s, client = make_scheduler(spec, volumes=volumes)
+    s.cache.add_node(node("n1"))
+    s.cache.add_node(node("n2"))
+    first, second = with_claim("first", "a"), with_claim("second", "b")
+    schedule(s, first)
+    assert client.bound == {first.uid: "n1"}
+    bound_pv = volumes.pv("local-n1")
+    assert bound_pv is not None and bound_pv.claim_ref is not None and bound_pv.claim_ref[:2] == ("default", "a")
+    schedule(s, second)
+    assert second.uid not in client.bound
+    assert client.failures[-1][2].startswith("0/2 nodes are available: 2 node(s) didn't find available persistent "
+                                             "volumes to bind.")

@@ -492,3 +492,76 @@ def test_capacity(opt_in: bool, name: str) -> None:
     assert reasons_of(got) == want
     if not want:
         assert got.dynamic_provisions == ["provisioned-pvc"]
+
+
+# --- Reserve / Unreserve (binder_test.go TestAssumePodVolumes' all-bound and one-binding, and
+# TestFindAssumeVolumes: after the assumption, finding again keeps the chosen PV) ----------------
+def reserve_on_node1(plugin: VolumeBinding, pod: Pod) -> tuple[CycleState, Any]:
+    cache = Cache()
+    cache.add_node(TEST_NODE)
+    with cache.lock:
+        snap = cache.snapshot()
+        state = CycleState()
+        plugin.pre_filter(state, pod, snap)
+        s = plugin.reserve(state, pod, "node1")
+    assert s.is_success(), s
+    return state, VolumeBinding.reserved(state)
+
+
+def test_assume_all_bound() -> None:
+    plugin = VolumeBinding(store(*BINDER_CLASSES, bound_pvc, pv_bound))
+    _, reserved = reserve_on_node1(plugin, binder_pod([bound_pvc]))
+    assert reserved.all_bound and reserved.assumed == []
+
+
+def test_assume_one_binding_then_find_again_and_unreserve() -> None:
+    volumes = store(*BINDER_CLASSES, unbound_pvc, pv_node2, pv_node1a, make_test_pv("pv-node1c", "node1", "5G", None,
+                                                                                   "waitClass"))
+    plugin = VolumeBinding(volumes)
+    pod = binder_pod([unbound_pvc])
+    state, reserved = reserve_on_node1(plugin, pod)
+    assert not reserved.all_bound and [o.name for o in reserved.assumed] == ["pv-node1a"]
+    pv = volumes.pv("pv-node1a")
+    assert pv is not None and pv.claim_ref == ("testns", "unbound-pvc", "pvc-uid") and volumes.is_assumed(pv)
+    for _ in range(5):   # TestFindAssumeVolumes: the assumed PV is found again, bound to its claim
+        cache = Cache()
+        cache.add_node(TEST_NODE)
+        with cache.lock:
+            snap = cache.snapshot()
+            st = CycleState()
+            plugin.pre_filter(st, pod, snap)
+            got = plugin.find_pod_volumes(st, pod, snap, 0)
+        assert got.status.is_success() and got.static_bindings == [("unbound-pvc", "pv-node1a")]
+    plugin.unreserve(state, pod, "node1")
+    pv = volumes.pv("pv-node1a")
+    assert pv is not None and pv.claim_ref is None and not volumes.is_assumed(pv)
+
+
+def test_an_assumed_pv_is_not_handed_to_another_claim() -> None:
+    other = make_test_pvc("other-pvc", "1G", "", UNBOUND, "", "waitClass")
+    volumes = store(*BINDER_CLASSES, unbound_pvc, other, pv_node1a)
+    plugin = VolumeBinding(volumes)
+    reserve_on_node1(plugin, binder_pod([unbound_pvc]))
+    cache = Cache()
+    cache.add_node(TEST_NODE)
+    with cache.lock:
+        snap = cache.snapshot()
+        st = CycleState()
+        pod2 = MakePod().Name("pod2").Namespace("testns").Volume(
+            {"name": "v", "persistentVolumeClaim": {"claimName": "other-pvc"}}).Obj()
+        plugin.pre_filter(st, pod2, snap)
+        got = plugin.find_pod_volumes(st, pod2, snap, 0)
+    assert reasons_of(got) == [volumebinding.ERR_REASON_BIND_CONFLICT]
+
+
+def test_assume_provision_annotates_the_claim_and_a_watch_event_replaces_it() -> None:
+    volumes = store(*BINDER_CLASSES, provisioned_pvc)
+    plugin = VolumeBinding(volumes)
+    _, reserved = reserve_on_node1(plugin, binder_pod([provisioned_pvc]))
+    claim = volumes.pvc("testns", "provisioned-pvc")
+    assert claim is not None and claim.annotations["volume.kubernetes.io/selected-node"] == "node1"
+    assert [o.name for o in reserved.assumed] == ["provisioned-pvc"]
+    volumes.on_event("PersistentVolumeClaim", "MODIFIED", provisioned_pvc)   # the informer's newer object
+    claim = volumes.pvc("testns", "provisioned-pvc")
+    assert claim is not None and "volume.kubernetes.io/selected-node" not in claim.annotations
+    assert not volumes.is_assumed(claim)
