@@ -297,8 +297,8 @@ class VolumeBinding:
         fast_fail = np.zeros(n, np.bool_)
         for c in selected:
             fast_fail |= names != c.annotations[SELECTED_NODE_ANNOTATION]
-        # findMatchingVolumes: per claim (smallest request first), per row, the chosen PV's index
-        # into that claim's candidates, or -1 (to provision).
+        # findMatchingVolumes: per claim (smallest request first), the rows where it found no PV
+        # (they go on to provisioning) and the PV it took on the others.
         to_match.sort(key=lambda c: c.request or 0)
         provision: list[tuple[PersistentVolumeClaim, BoolArray]] = [(c, np.ones(n, np.bool_)) for c in selected]
         taken: dict[str, BoolArray] = {}          # PV name -> rows where an earlier claim took it
