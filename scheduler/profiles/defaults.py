@@ -1,9 +1,9 @@
 """Upstream's default plugin set (``apis/config/v1/default_plugins.go``), all via multiPoint.
 
 Upstream's set also has the volume plugins (VolumeRestrictions, the *Limits plugins, VolumeBinding,
-VolumeZone). VolumeRestrictions, NodeVolumeLimits, VolumeZone and VolumeBinding (its PreFilter and
-Filter only) are registered (issue #18) and a profile may enable them, but they stay out of the
-default set until the operator feeds their ``VolumeStore`` (``Handle.volumes``): with an empty store
+VolumeZone). VolumeRestrictions, NodeVolumeLimits, VolumeZone and VolumeBinding (PreFilter, Filter
+and Reserve; no PreBind yet) are registered (issue #18) and a profile may enable them, but they stay
+out of the default set until the operator feeds their ``VolumeStore`` (``Handle.volumes``): with an empty store
 a pod with a claim would be UnschedulableAndUnresolvable everywhere (the claim reads as not found).
 EBSLimits, GCEPDLimits and AzureDiskLimits are not registered. The order of everything
 else, and every weight, is upstream's.
