@@ -68,12 +68,13 @@ class ResourceType:
         for sub in self.subresources:
             kind, verbs = _SUB_KIND.get(sub, (self.kind, ["get", "patch", "update"]))
             out.append({"name": f"{self.plural}/{sub}", "singularName": "", "namespaced": self.namespaced,
-                        "kind": kind, "verbs": verbs, **({"group": "policy", "version": "v1"}
-                                                         if sub == "eviction" else {})})
+                        "kind": kind, "verbs": verbs, **_SUB_GROUP.get(sub, {})})
         return out
 
 
-_SUB_KIND = {"binding": ("Binding", ["create"]), "eviction": ("Eviction", ["create"])}
+_SUB_KIND = {"binding": ("Binding", ["create"]), "eviction": ("Eviction", ["create"]),
+             "scale": ("Scale", ["get", "patch", "update"])}
+_SUB_GROUP = {"eviction": {"group": "policy", "version": "v1"}, "scale": {"group": "autoscaling", "version": "v1"}}
 
 _POD_FIELDS = frozenset({"spec.nodeName", "spec.schedulerName", "status.phase", "spec.serviceAccountName",
                          "spec.restartPolicy", "status.podIP", "status.nominatedNodeName", "spec.hostNetwork"})
@@ -131,13 +132,13 @@ BUILTIN: list[ResourceType] = [
     ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, short_names=("pdb",),
                  subresources=("status",)),
     ResourceType("", "v1", "replicationcontrollers", "ReplicationController", True, short_names=("rc",),
-                 categories=("all",), subresources=("status",)),
+                 categories=("all",), subresources=("status", "scale")),
     ResourceType("apps", "v1", "replicasets", "ReplicaSet", True, short_names=("rs",), categories=("all",),
-                 subresources=("status",)),
+                 subresources=("status", "scale")),
     ResourceType("apps", "v1", "statefulsets", "StatefulSet", True, short_names=("sts",), categories=("all",),
-                 subresources=("status",)),
+                 subresources=("status", "scale")),
     ResourceType("apps", "v1", "deployments", "Deployment", True, short_names=("deploy",), categories=("all",),
-                 subresources=("status",)),
+                 subresources=("status", "scale")),
     ResourceType("apps", "v1", "daemonsets", "DaemonSet", True, short_names=("ds",), categories=("all",),
                  subresources=("status",)),
     ResourceType("batch", "v1", "jobs", "Job", True, categories=("all",), subresources=("status",)),

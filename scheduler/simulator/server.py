@@ -37,12 +37,13 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from scheduler.simulator import admission, media, protobuf, schema, tables
+from scheduler.simulator import admission, managed, media, protobuf, schema, tables
 from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
@@ -88,7 +89,7 @@ from scheduler.simulator.validation import (
     validate_pod_update,
 )
 
-__all__ = ["ApiServer"]
+__all__ = ["ApiServer", "Writer"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
@@ -137,6 +138,33 @@ def _dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 
 
+Entries = list[Obj]          # metadata.managedFields (``list`` is a method name inside ApiServer)
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Who writes, from the request: the field manager (``fieldManager``, else the User-Agent's product, as
+    ``managerOrUserAgent``), the subresource, ``fieldValidation=Strict`` and ``force``."""
+    manager: str
+    sub: str = ""
+    strict: bool = False
+    force: bool = False
+    requested_manager: bool = True
+
+
+def _scale_of(obj: Obj) -> Obj:
+    """A workload's autoscaling/v1 Scale: desired and current replicas, and its selector as a string."""
+    meta = obj["metadata"]
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    sel = spec.get("selector")
+    selector = tables.label_map(sel) if obj.get("kind") == "ReplicationController" else tables.selector_string(sel)
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in meta},
+            "spec": {"replicas": spec.get("replicas", 1)},
+            "status": {"replicas": status.get("replicas", 0), "selector": "" if selector == "<none>" else selector}}
+
+
 def _copy(obj: Obj) -> Obj:
     return orjson.loads(orjson.dumps(obj))  # type: ignore[no-any-return]
 
@@ -163,6 +191,7 @@ class ApiServer:
             self.registry.add(review)
         self.openapi_docs = OpenAPI(self.registry, str(_VERSION["gitVersion"]))
         self.fields = FieldChecker()
+        self.managed = managed.FieldSets()
         # Successful bindings per pod uid, and bindings refused because the pod was bound already:
         # the tests' proof that nothing is ever bound twice.
         self.binds: Counter[str] = Counter()
@@ -415,10 +444,15 @@ class ApiServer:
             obj = self.store.get(rt, namespace, name)
             if obj is None:
                 raise not_found(rt, name)
+            if sub == "scale":
+                return self.respond(200, _scale_of(obj))
             return self.send_obj(request, rt, obj)
         if verb == "deletecollection":
             return self.delete_collection(request, rt, namespace or None, dry)
         body = await self.read_body(request, verb, rt)
+        writer = Writer(q.get("fieldManager") or request.headers.get("User-Agent", "").split("/")[0][:128],
+                        sub, q.get("fieldValidation") == "Strict", query_bool(q, "force"),
+                        bool(q.get("fieldManager")))
         if verb == "create":
             if rt in REVIEW_TYPES and not name:
                 return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
@@ -431,16 +465,25 @@ class ApiServer:
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                         "resource")
-            obj = self.create(rt, namespace, body, dry=dry, strict=q.get("fieldValidation") == "Strict", fresh=True)
+            obj = self.create(rt, namespace, body, dry=dry, strict=writer.strict, fresh=True, writer=writer)
             return self.respond(201, external(rt, obj))
+        if sub == "scale" and verb in ("update", "patch"):
+            return self.respond(200, self.scale(rt, namespace, name, body, request.content_type if verb == "patch"
+                                                else "", writer, dry=dry))
         if verb == "update":
-            obj = self.update(rt, namespace, name, body, sub, dry=dry, fresh=True,
-                              strict=q.get("fieldValidation") == "Strict")
+            obj = self.update(rt, namespace, name, body, sub, dry=dry, fresh=True, strict=writer.strict,
+                              writer=writer)
             return self.respond(200, external(rt, obj))
         if verb == "patch":
             ctype = request.content_type
-            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry,
-                             strict=q.get("fieldValidation") == "Strict")
+            if ctype == "application/apply-patch+yaml":
+                code, obj = self.server_side_apply(rt, namespace, name, body, writer, dry=dry)
+                return self.respond(code, external(rt, obj))
+            if writer.force:
+                raise admission.invalid("PatchOptions", "", [("force", "FieldValueForbidden",
+                                                              "Forbidden: may not be specified for non-apply patch")],
+                                        "meta.k8s.io")
+            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry, strict=writer.strict, writer=writer)
             return self.respond(200, external(rt, obj))
         assert verb == "delete"
         code, out = self.delete(rt, namespace, name, body, dry=dry)
@@ -460,8 +503,7 @@ class ApiServer:
                 raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
                                f"accepted media types include: {', '.join(sorted(_PATCH_TYPES))}")
             if ctype == "application/apply-patch+yaml":
-                raise ApiError(415, "UnsupportedMediaType", "server-side apply is not supported by the simulated "
-                               "cluster; use client-side kubectl apply")
+                ctype = "application/yaml"           # an apply configuration: YAML, or JSON (a YAML subset)
         elif ctype == media.PROTOBUF and not rt.crd_name and protobuf.decodable(rt.group, rt.version, rt.kind):
             # client-go's typed clients (kubectl create configmap|secret|job, auth can-i, drain) send
             # built-in kinds only as protobuf, with no fallback to JSON.
@@ -765,7 +807,10 @@ class ApiServer:
         return obj
 
     def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
-               keep_status: bool = False, fresh: bool = False) -> Obj:
+               keep_status: bool = False, fresh: bool = False, writer: Writer | None = None,
+               managed_fields: Entries | None = None) -> Obj:
+        """Create ``body``. ``writer``: an API request's, whose manager then owns what it set (none for the
+        simulated controllers' own writes); ``managed_fields``: already computed (server-side apply)."""
         if rt.plural == "events" and not rt.crd_name and isinstance(body, dict):
             # ValidateEventCreate reads the version the client wrote (events.k8s.io/v1 has stricter
             # rules than core/v1), so it runs on the body as sent, once it decodes.
@@ -801,6 +846,14 @@ class ApiServer:
         if rt.has_status and not keep_status and rt.plural != "nodes":
             obj.pop("status", None)
         self._admit(rt, obj, None, strict)
+        if managed_fields is not None:
+            meta["managedFields"] = managed_fields
+        elif writer is not None and writer.manager:
+            meta.pop("managedFields", None)
+            meta["managedFields"] = self.managed.update(None, obj, self._fields_schema(rt, obj), writer.manager,
+                                                        obj["apiVersion"], "", rt.has_status)
+        else:
+            meta.pop("managedFields", None)
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
         meta["uid"] = str(uuid.uuid4())
@@ -964,7 +1017,7 @@ class ApiServer:
         return new
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
-               dry: bool = False, fresh: bool = False, strict: bool = False) -> Obj:
+               dry: bool = False, fresh: bool = False, strict: bool = False, writer: Writer | None = None) -> Obj:
         new = self._check_kind(rt, body, fresh=fresh, strict=strict)
         old = self.store.get(rt, namespace, name)
         if old is None:
@@ -980,10 +1033,12 @@ class ApiServer:
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
-        return self._apply_update(rt, old, new, sub, dry, strict)
+        return self._apply_update(rt, old, new, sub, dry, strict, writer)
 
-    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool, strict: bool = False) -> Obj:
+    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool, strict: bool = False,
+                      writer: Writer | None = None, managed_fields: Entries | None = None) -> Obj:
         name = old["metadata"]["name"]
+        sent_fields = new["metadata"].get("managedFields")
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         if sub == "status":
             merged = dict(old)
@@ -1028,6 +1083,7 @@ class ApiServer:
             if causes:
                 raise admission.invalid(rt.kind, name, causes, rt.group)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self._track(rt, old, new, sub, sent_fields, writer, managed_fields)
         if new == old:
             return old                    # a no-op write takes no resourceVersion and sends no event
         if dry:
@@ -1038,7 +1094,7 @@ class ApiServer:
         return out
 
     def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, ctype: str, sub: str = "", *,
-              dry: bool = False, strict: bool = False) -> Obj:
+              dry: bool = False, strict: bool = False, writer: Writer | None = None) -> Obj:
         old = self.store.get(rt, namespace, name)
         if old is None:
             raise not_found(rt, name)
@@ -1070,7 +1126,112 @@ class ApiServer:
                                      "version and try again")
         # A merge patch shares untouched subtrees with the stored object: copy it; the others copied already.
         new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json", strict=strict)
-        return self._apply_update(rt, old, new, sub, dry, strict)
+        return self._apply_update(rt, old, new, sub, dry, strict, writer)
+
+    def scale(self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str, writer: Writer, *,
+              dry: bool = False) -> Obj:
+        """PUT or PATCH ``/scale``: the autoscaling/v1 Scale view of a workload, written back to its
+        ``spec.replicas`` (what ``kubectl scale`` and autoscalers do), owned by the writer's manager
+        with subresource ``scale``."""
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        current = _scale_of(old)
+        try:
+            if patch_type == "application/json-patch+json":
+                new_scale = json_patch(current, body)
+            elif patch_type:
+                if not isinstance(body, dict):
+                    raise bad_request("the patch must be a JSON object")
+                new_scale = merge_patch(current, body)
+            else:
+                new_scale = body
+        except PatchError as e:
+            raise ApiError(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e)) from None
+        if not isinstance(new_scale, dict):
+            raise bad_request("the body must be a Scale object")
+        want_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        replicas = (new_scale.get("spec") or {}).get("replicas", 0)
+        if isinstance(replicas, bool) or not isinstance(replicas, int):
+            raise bad_request('Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal into Go '
+                              "struct field ScaleSpec.spec.replicas of type int32")
+        if replicas < 0:
+            raise admission.invalid("Scale", name, [("spec.replicas", "FieldValueInvalid",
+                                                     f"Invalid value: {replicas}: must be greater than or equal to "
+                                                     "0")], "autoscaling")
+        new = {**old, "metadata": dict(old["metadata"]), "spec": {**(old.get("spec") or {}), "replicas": replicas}}
+        out = self._apply_update(rt, old, new, "", dry, False, writer)
+        return _scale_of(out)
+
+    # ---- field ownership ------------------------------------------------------------------------
+    def _fields_schema(self, rt: ResourceType, obj: Obj) -> managed.Schema:
+        """The compiled schema field ownership walks: the stored kind's (core/v1 Event for both APIs)."""
+        if rt.crd_name:
+            return managed.kind_schema(rt.group, rt.version, rt.kind, rt.schema or {})
+        group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+        return managed.kind_schema(group, version, str(obj.get("kind", "")), None)
+
+    def _track(self, rt: ResourceType, old: Obj, new: Obj, sub: str, sent: Any, writer: Writer | None,
+               computed: Entries | None) -> None:
+        """Set ``new``'s managedFields: as computed (apply); as sent (a request may set them, ``[]`` clears
+        them) with this write's changes owned by its manager; or the live ones, for the simulated
+        controllers' own writes."""
+        meta = new["metadata"]
+        if computed is not None:
+            meta["managedFields"] = computed
+            return
+        if sent is not None:
+            meta["managedFields"] = sent
+        elif "managedFields" in old["metadata"]:
+            meta["managedFields"] = old["metadata"]["managedFields"]
+        if not meta.get("managedFields"):
+            meta.pop("managedFields", None)
+        if writer is None or not writer.manager:
+            return
+        subresource = sub if sub == "status" else ("scale" if writer.sub == "scale" else "")
+        entries = self.managed.update(old, new, self._fields_schema(rt, new), writer.manager, new["apiVersion"],
+                                      subresource, rt.has_status)
+        if entries:
+            meta["managedFields"] = entries
+        else:
+            meta.pop("managedFields", None)
+
+    def server_side_apply(self, rt: ResourceType, namespace: str, name: str, body: Any, writer: Writer, *,
+                          dry: bool = False) -> tuple[int, Obj]:
+        """PATCH with ``application/apply-patch+yaml``: create or merge, owned by ``fieldManager``
+        (``managed.py``); 409 on another manager's field unless ``force=true``."""
+        if writer.sub:
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                           "accepted media types include: application/json-patch+json, "
+                           "application/merge-patch+json, application/strategic-merge-patch+json")
+        if not writer.requested_manager:
+            raise admission.invalid("PatchOptions", "", [("fieldManager", "FieldValueRequired",
+                                                          "Required value: is required for apply patch")],
+                                    "meta.k8s.io")
+        if not isinstance(body, dict):
+            raise bad_request("the apply configuration must be an object")
+        if not body.get("apiVersion") or not body.get("kind"):
+            raise bad_request("apiVersion and kind must be set in an apply configuration")
+        sent_meta = body.get("metadata")
+        sent_name = sent_meta.get("name") if isinstance(sent_meta, dict) else None
+        if sent_name and sent_name != name:
+            raise bad_request(f"the name of the object ({sent_name}) does not match the name on the URL ({name})")
+        old = self.store.get(rt, namespace, name)
+        config = self._check_kind(rt, body, strict=writer.strict)
+        config = external(rt, config) if rt.to_external else config
+        node = self._fields_schema(rt, {"apiVersion": rt.api_version, "kind": rt.kind})
+        live = external(rt, old) if old is not None else None
+        merged, entries = self.managed.apply(live, config, node, writer.manager, rt.api_version, writer.force,
+                                             rt.has_status)
+        merged.setdefault("metadata", {})["name"] = name
+        if old is None:
+            merged["metadata"].pop("managedFields", None)
+            return 201, self.create(rt, namespace, merged, dry=dry, strict=writer.strict, managed_fields=entries)
+        new = self._check_kind(rt, merged, strict=writer.strict)
+        return 200, self._apply_update(rt, old, new, "", dry, writer.strict, None, entries)
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Any, *, dry: bool = False,
                ) -> tuple[int, Obj]:
@@ -1078,6 +1239,10 @@ class ApiServer:
         if old is None:
             raise not_found(rt, name)
         opts = options if isinstance(options, dict) else {}
+        if opts:
+            # With a body, the DeleteOptions are the body's alone and the query is not read
+            # (handlers.DeleteResource): ``kubectl delete --dry-run=server`` sends its dryRun there.
+            dry = "All" in (opts.get("dryRun") or ())
         pre = opts.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
             raise conflict(rt, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "

@@ -18,7 +18,7 @@ import orjson
 
 from scheduler.simulator.resources import ResourceType
 
-__all__ = ["age", "table"]
+__all__ = ["age", "label_map", "selector_string", "table"]
 
 Obj = dict[str, Any]
 
@@ -105,14 +105,14 @@ def _template(o: Obj) -> list[str]:
                                                                          for c in containers)]
 
 
-def _label_map(labels: Any) -> str:
+def label_map(labels: Any) -> str:
     """labels.FormatLabels: sorted ``k=v`` pairs, ``<none>`` when empty."""
     if not isinstance(labels, dict) or not labels:
         return "<none>"
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
-def _selector(sel: Any) -> str:
+def selector_string(sel: Any) -> str:
     """metav1.FormatLabelSelector: matchLabels then matchExpressions, ``<none>`` when empty."""
     if not isinstance(sel, dict):
         return "<none>"
@@ -147,21 +147,22 @@ def _service_row(o: Obj) -> list[Any]:
         proto = p.get("protocol", "TCP")
         ports.append(f"{p.get('port')}:{p['nodePort']}/{proto}" if p.get("nodePort") else f"{p.get('port')}/{proto}")
     return [o["metadata"]["name"], kind, spec.get("clusterIP") or "<none>", ext, ",".join(ports) or "<none>",
-            _created(o), _label_map(spec.get("selector"))]
+            _created(o), label_map(spec.get("selector"))]
 
 
 def _deployment_row(o: Obj) -> list[Any]:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     return [o["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
             st.get("updatedReplicas", 0), st.get("availableReplicas", 0), _created(o), *_template(o),
-            _selector(spec.get("selector"))]
+            selector_string(spec.get("selector"))]
 
 
 def _replica_set_row(o: Obj) -> list[Any]:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     sel = spec.get("selector")
     return [o["metadata"]["name"], spec.get("replicas", 1), st.get("replicas", 0), st.get("readyReplicas", 0),
-            _created(o), *_template(o), _label_map(sel) if o.get("kind") == "ReplicationController" else _selector(sel)]
+            _created(o), *_template(o),
+            label_map(sel) if o.get("kind") == "ReplicationController" else selector_string(sel)]
 
 
 def _stateful_set_row(o: Obj) -> list[Any]:
@@ -175,7 +176,7 @@ def _daemon_set_row(o: Obj) -> list[Any]:
     node_sel = (((spec.get("template") or {}).get("spec") or {}).get("nodeSelector"))
     return [o["metadata"]["name"], st.get("desiredNumberScheduled", 0), st.get("currentNumberScheduled", 0),
             st.get("numberReady", 0), st.get("updatedNumberScheduled", 0), st.get("numberAvailable", 0),
-            _label_map(node_sel), _created(o), *_template(o), _selector(spec.get("selector"))]
+            label_map(node_sel), _created(o), *_template(o), selector_string(spec.get("selector"))]
 
 
 def _job_row(o: Obj) -> list[Any]:
@@ -194,7 +195,7 @@ def _job_row(o: Obj) -> list[Any]:
     start, done = st.get("startTime"), st.get("completionTime")
     duration = "" if not start else (age(start) if not done else _between(start, done))
     return [o["metadata"]["name"], status, completions, duration, _created(o), *_template(o),
-            _selector(spec.get("selector"))]
+            selector_string(spec.get("selector"))]
 
 
 def _between(start: str, end: str) -> str:
@@ -211,7 +212,7 @@ def _cron_job_row(o: Obj) -> list[Any]:
     return [o["metadata"]["name"], spec.get("schedule", ""), spec.get("timeZone") or "<none>",
             bool(spec.get("suspend", False)), len(st.get("active") or []),
             _since(st.get("lastScheduleTime")) if st.get("lastScheduleTime") else "<none>", _created(o),
-            *_template({"spec": job}), _selector(job.get("selector"))]
+            *_template({"spec": job}), selector_string(job.get("selector"))]
 
 
 def _pdb_row(o: Obj) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -124,6 +125,60 @@ def test_get_watch_bounded_by_request_timeout(kubectl, sim: SimulatedCluster) ->
     assert "watched-1" in lines and "watched-2" in lines
 
 
-def test_server_side_apply_is_refused_cleanly(kubectl) -> None:  # type: ignore[no-untyped-def]
-    p = kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(pod("ssa")), check=False)
-    assert p.returncode != 0 and "server-side apply is not supported" in p.stderr
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"app": "web"}},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}},
+                                    "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}}
+
+
+def managers(kubectl, kind: str, name: str) -> dict[tuple[str, str, str], dict]:  # type: ignore[no-untyped-def,type-arg]
+    got = json.loads(kubectl("get", kind, name, "-o", "json", "--show-managed-fields").stdout)
+    return {(e["manager"], e["operation"], e.get("subresource", "")): e["fieldsV1"]
+            for e in got["metadata"]["managedFields"]}
+
+
+def test_server_side_apply_owns_fields_conflicts_and_forces(kubectl) -> None:  # type: ignore[no-untyped-def]
+    p = kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(DEPLOYMENT))
+    assert p.stdout.strip() == "deployment.apps/web serverside-applied"
+    owned = managers(kubectl, "deployment", "web")[("kubectl", "Apply", "")]
+    assert owned["f:spec"]["f:replicas"] == {} and owned["f:spec"]["f:selector"] == {}   # atomic selector
+    assert owned["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}'] == {
+        ".": {}, "f:image": {}, "f:name": {}}
+    # Another manager changing a field kubectl owns: 409, upstream's message, until --force-conflicts.
+    other = copy.deepcopy(DEPLOYMENT)
+    other["spec"]["replicas"] = 3
+    p = kubectl("apply", "--server-side", "--field-manager=other", "-f", "-", stdin=yaml.safe_dump(other),
+                check=False)
+    assert p.returncode != 0
+    assert 'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas' in p.stderr
+    kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-",
+            stdin=yaml.safe_dump(other))
+    assert kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}").stdout == "3"
+    owners = managers(kubectl, "deployment", "web")
+    assert "f:replicas" not in owners[("kubectl", "Apply", "")]["f:spec"]
+    assert owners[("other", "Apply", "")]["f:spec"]["f:replicas"] == {}
+    # Sending the same value co-owns it: no conflict.
+    kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(other))
+
+
+def test_scale_takes_replicas_and_a_later_apply_conflicts_with_it(kubectl) -> None:  # type: ignore[no-untyped-def]
+    d = copy.deepcopy(DEPLOYMENT)
+    d["metadata"]["name"] = "scaled"
+    kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(d))
+    assert kubectl("scale", "deployment", "scaled", "--replicas=4").returncode == 0
+    scale = json.loads(kubectl("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/scaled/scale").stdout)
+    assert scale["spec"] == {"replicas": 4} and scale["status"]["selector"] == "app=web"
+    assert ("kubectl", "Update", "scale") in managers(kubectl, "deployment", "scaled")
+    p = kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(d), check=False)
+    assert 'conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas' in p.stderr
+
+
+def test_server_side_apply_removes_what_the_manager_stopped_sending(kubectl) -> None:  # type: ignore[no-untyped-def]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa-cm", "labels": {"a": "1", "b": "2"}},
+          "data": {"x": "1", "y": "2"}}
+    kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(cm))
+    kubectl("label", "configmap", "ssa-cm", "c=3")                       # another manager's label stays
+    del cm["data"]["y"], cm["metadata"]["labels"]["b"]
+    kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(cm))
+    got = json.loads(kubectl("get", "configmap", "ssa-cm", "-o", "json").stdout)
+    assert got["data"] == {"x": "1"} and got["metadata"]["labels"] == {"a": "1", "c": "3"}
