@@ -41,7 +41,7 @@ def test_fields_v1_marks_members_and_keys_associative_items() -> None:
     fields = managed.to_fields_v1(managed.field_set(p, node))
     assert fields["f:metadata"] == {"f:labels": {".": {}, "f:app": {}}}          # a map is a member
     container = fields["f:spec"]["f:containers"]['k:{"name":"c"}']
-    assert list(container)[0] == "."
+    assert next(iter(container)) == "."
     assert container["f:ports"] == {'k:{"containerPort":80,"protocol":"TCP"}': {
         ".": {}, "f:containerPort": {}, "f:protocol": {}}}
     assert container["f:resources"] == {"f:requests": {".": {}, "f:cpu": {}}}    # a struct is not
