@@ -28,10 +28,11 @@ DUMP = {"apiVersion": "v1", "kind": "List", "items": [
 def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
     f = tmp_path / "dump.yaml"
     f.write_text(yaml.safe_dump(DUMP))
-    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60"])
+    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60",
+                                       "--allow-rejected"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary"}
+    assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary", "unschedulable", "terminal"}
     pods = {p["name"]: p for p in report["pods"]}
     assert set(pods["web-0"]) == {"namespace", "name", "schedulerName", "node", "message", "deleted"}
     assert [pods[f"web-{i}"]["node"] for i in range(3)] == ["n1"] * 3
@@ -47,8 +48,10 @@ def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
     assert (node["name"], node["pods"], node["requested"]["cpu"]) == ("n1", 3, "1500m")
     assert report["profiles"] == [{"name": "default-scheduler", "accepted": True, "message": None}]
     s = report["summary"]
-    assert set(s) == {"pods", "scheduled", "unschedulable", "seconds", "podsPerSecond"}
-    assert (s["pods"], s["scheduled"], s["unschedulable"]) == (5, 3, 1)
+    assert set(s) == {"pods", "scheduled", "unschedulable", "seconds", "podsPerSecond", "terminal", "rejected"}
+    assert (s["pods"], s["scheduled"], s["unschedulable"], s["terminal"], s["rejected"]) == (5, 3, 1, 0, 1)
+    assert [(g["reason"], g["count"]) for g in report["unschedulable"]] == [
+        ("Insufficient cpu", 1), ("no SchedulingProfile serves schedulerName 'nobody'", 1)]
 
 
 def test_simulate_demo_cluster_table(tmp_path: Path) -> None:
@@ -62,7 +65,8 @@ def test_simulate_explain_adds_each_pods_decision(tmp_path: Path) -> None:
     """``--explain``: each pod's report gains ``"decision"``, the record ``/debug/decisions`` serves."""
     f = tmp_path / "dump.yaml"
     f.write_text(yaml.safe_dump(DUMP))
-    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60", "--explain"])
+    result = CliRunner().invoke(main, ["simulate", "-f", str(f), "--output", "json", "--timeout", "60", "--explain",
+                                       "--allow-rejected"])
     assert result.exit_code == 0, result.output
     pods = {p["name"]: p for p in json.loads(result.stdout)["pods"]}
     web = pods["web-0"]["decision"]

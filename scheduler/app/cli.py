@@ -20,7 +20,9 @@ import click
 
 from scheduler.profiles.crd import crd_yaml
 
-__all__ = ["main"]
+__all__ = ["EXIT_REJECTED", "main"]
+
+EXIT_REJECTED = 3      # simulate: the API refused input objects (without --allow-rejected)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -333,10 +335,11 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 
 
 @main.command()
-@click.option("-f", "--filename", "files", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Objects to load, in order (YAML/JSON, Lists flattened); repeatable.")
+@click.option("-f", "--filename", "files", multiple=True, type=click.Path(exists=True, allow_dash=True),
+              help="Objects to load, in order (YAML/JSON, Lists flattened; a dump or a KWOK snapshot): a file, "
+                   "'-' for stdin, or a directory (its .yaml/.yml/.json files, sorted); repeatable.")
 @click.option("--nodes", default=10, show_default=True, type=click.IntRange(0, 100_000),
-              help="Demo cluster size when no -f is given.")
+              help="Demo cluster size when no -f is given (0: no node; the run settles at once).")
 @click.option("--pods", default=50, show_default=True, type=click.IntRange(0, 1_000_000),
               help="Demo pods when no -f is given.")
 @click.option("--seed", default=0, show_default=True)
@@ -348,17 +351,26 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
               help="SchedulingProfiles to replay the input with, in place of its own (repeatable: one run each).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a self-contained HTML page: utilisation heatmaps per run, and the pods placed differently.")
+@click.option("--allow-rejected", is_flag=True,
+              help=f"Exit 0 even when the API refused input objects (else exit code {EXIT_REJECTED}).")
+@click.option("--show-pods", is_flag=True, help="List every pod in the table output (--output json always does).")
 def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str,
-             explain: bool, compare: tuple[str, ...], report_file: str | None) -> None:
-    """Run the real operator against the embedded simulated cluster and report the placements."""
+             explain: bool, compare: tuple[str, ...], report_file: str | None, allow_rejected: bool,
+             show_pods: bool) -> None:
+    """Run the real operator against the embedded simulated cluster and report the placements.
+
+    Exit codes: 0; 1 when the run did not settle within --timeout; 3 when the API refused input
+    objects (they are listed in the report), unless --allow-rejected."""
     import json
 
     from scheduler.app.compare import report_html, run_compare, summarize
-    from scheduler.app.simulate import demo_objects, format_table, load_objects, run_simulation
+    from scheduler.app.simulate import Progress, demo_objects, format_table, load_objects, run_simulation
     from scheduler.kubeapi import new_event_loop
     from scheduler.simulator.cluster import LoadError
 
     _setup_logging("text", 0)
+    if files.count("-") > 1:
+        raise click.BadParameter("stdin ('-') can be read once", param_hint="-f")
     try:
         objects = load_objects(files) if files else demo_objects(nodes, pods, seed)
         profiles = [(f, [o for o in load_objects([f]) if o.get("kind") == "SchedulingProfile"]) for f in compare]
@@ -377,18 +389,26 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
         click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
         if not all(rep.settled for rep in reports):
             raise SystemExit(1)
+        if any(rep.rejected for rep in reports) and not allow_rejected:
+            click.echo("input objects refused by the API (--allow-rejected to accept)", err=True)
+            raise SystemExit(EXIT_REJECTED)
         return
     with asyncio.Runner(loop_factory=new_event_loop) as r:
-        report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain))
+        report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress()))
     if report_file:
         zones = {str(o["metadata"]["name"]): str((o["metadata"].get("labels") or {}).get(
             "topology.kubernetes.io/zone", "")) for o in objects if o.get("kind") == "Node"}
         one = {"runs": [{"profiles": [p["name"] for p in report.profiles], "summary": summarize(report, zones)}],
                "differences": []}
         Path(report_file).write_text(report_html(one, [report]))
-    click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report))
+    click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report,
+                                                                                       show_pods=show_pods))
     if not report.settled:
         raise SystemExit(1)
+    if report.rejected and not allow_rejected:
+        click.echo(f"{len(report.rejected)} input object(s) refused by the API (--allow-rejected to accept)",
+                   err=True)
+        raise SystemExit(EXIT_REJECTED)
 
 
 def format_comparison(result: dict[str, Any]) -> str:

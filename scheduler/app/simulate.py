@@ -3,29 +3,47 @@
 A run:
 
 1. starts the simulated cluster in-process (its own thread and loop) and applies the CRD;
-2. creates the input objects in file order through the API, recording what the API refused. When no
+2. creates the input objects through the API (``replay``), recording what the API refused. When no
    SchedulingProfile is given, ``default-scheduler`` with upstream's defaults is applied first, so a
-   dump of a real cluster replays as it is;
+   dump of a real cluster (``kopf-scheduler dump``, ``kwokctl snapshot export``, ``kubectl get -o
+   yaml``) replays as it is. Objects go in input order, except that an object whose owner
+   (``ownerReferences``, by apiVersion, kind, name and uid, as KWOK's loader matches them) comes
+   later waits for it, and its references are rewritten to the owner's new uid; a reference to an
+   owner not in the input is dropped, so the garbage collector does not delete the replayed object.
+   Terminal pods (``Succeeded``, ``Failed``) get their status back through the status subresource
+   before the operator starts, so they keep their phase and use no resources, as in the real
+   cluster;
 3. starts the operator (worker thread, then Kopf on a thread of its own) against the cluster's
    kubeconfig, over HTTPS, exactly as ``kopf-scheduler run`` would;
 4. waits until the run has *settled*: every profile's status reflects its generation, no pod is in
    activeQ, backoffQ or in flight, no binding awaits confirmation, and nothing has changed for
    ``QUIET`` seconds. Pods whose schedulerName has no profile are reported unbound and do not hold
-   the run. ``timeout`` ends a run that never settles;
-5. reports per-pod placement or failure message, per-node utilisation, profiles and throughput.
+   the run. With no node at all, pods that were tried once and wait in backoff do not hold it either
+   (nothing in a simulation can add a node). ``timeout`` ends a run that never settles;
+5. reports per-pod placement or failure message, the unbound pods grouped by reason, per-node
+   utilisation, profiles and throughput.
+
+The progress line (``Progress``) shows ``bound N/M``; on a terminal it is one line redrawn in
+place, and a log record written meanwhile erases it first (``Progress.attach`` wraps the root
+logger's stream handlers), so log lines never run into it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
+import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+import yaml
 
 from scheduler.app.runtime import OperatorRuntime
 from scheduler.errors import ClientError, ParseError
@@ -34,12 +52,17 @@ from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents
+from scheduler.simulator.cluster import LoadError
 
-__all__ = ["SimulationReport", "demo_objects", "format_table", "run_simulation"]
+__all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
+           "load_objects", "replay", "run_simulation"]
 
 QUIET = 0.5
 DEFAULT_PROFILE = {"apiVersion": API_VERSION, "kind": KIND,
                    "metadata": {"name": "default-scheduler"}, "spec": {"schedulerName": "default-scheduler"}}
+TERMINAL = ("Succeeded", "Failed")
+# What a simulated cluster holds from its start: creating these again from a dump is no refusal.
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 Obj = dict[str, Any]
 
 
@@ -51,10 +74,14 @@ class SimulationReport:
     rejected: list[Obj] = field(default_factory=list)
     summary: Obj = field(default_factory=dict)
     settled: bool = True
+    # pods of the input in phase Succeeded or Failed: kept so, counted nowhere else
+    terminal: list[Obj] = field(default_factory=list)
+    # the unbound pods, one entry per reason (``group_unbound``)
+    unschedulable: list[Obj] = field(default_factory=list)
 
     def as_json(self) -> Obj:
         return {"pods": self.pods, "nodes": self.nodes, "profiles": self.profiles, "rejected": self.rejected,
-                "summary": self.summary}
+                "summary": self.summary, "unschedulable": self.unschedulable, "terminal": self.terminal}
 
 
 def demo_objects(nodes: int, pods: int, seed: int) -> list[Obj]:
@@ -81,48 +108,203 @@ def _key(o: Obj) -> tuple[str, str]:
     return str(m.get("namespace") or "default"), str(m.get("name") or "")
 
 
-async def _create_all(api: KubeClient, objects: Iterable[Obj], report: SimulationReport) -> set[tuple[str, str]]:
-    """Create in order; returns the keys of the pods that were created."""
-    pods: set[tuple[str, str]] = set()
-    namespaces: set[str] = {"default", "kube-system", "kube-public", "kube-node-lease"}
-    for obj in objects:
-        meta = obj.setdefault("metadata", {})
-        for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+def _owner_key(api_version: Any, kind: Any, name: Any, uid: Any) -> tuple[str, str, str, str]:
+    return str(api_version), str(kind), str(name), str(uid)
+
+
+@dataclass
+class Replayed:
+    """What ``replay`` created: the non-terminal pods (keys), the terminal ones, and the node count."""
+    pods: set[tuple[str, str]] = field(default_factory=set)
+    terminal: set[tuple[str, str]] = field(default_factory=set)
+    nodes: int = 0
+
+
+async def replay(api: KubeClient, objects: Iterable[Obj], report: SimulationReport) -> Replayed:
+    """Create the objects through the API, owners before their dependents (see the module's
+    docstring); each refusal goes to ``report.rejected``. The input objects are not changed."""
+    objects = list(objects)
+    out = Replayed()
+    namespaces: set[str] = set(BUILTIN_NAMESPACES)
+    in_input = {_owner_key(o.get("apiVersion"), o.get("kind"), (o.get("metadata") or {}).get("name"),
+                           (o.get("metadata") or {}).get("uid"))
+                for o in objects if (o.get("metadata") or {}).get("uid")}
+    created: dict[tuple[str, str, str, str], str] = {}
+    failed: set[tuple[str, str, str, str]] = set()
+    waiting: dict[tuple[str, str, str, str], list[Obj]] = {}
+
+    def reject(obj: Obj, e: ClientError) -> None:
+        meta = obj.get("metadata") or {}
+        report.rejected.append({"kind": obj.get("kind"), "name": meta.get("name") or meta.get("generateName"),
+                                "code": e.status, "message": str(e)})
+
+    async def create(obj: Obj) -> str | None:
+        """The new object's uid, or None when it was refused (and reported)."""
+        meta = dict(obj.get("metadata") or {})
+        for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink", "generation"):
             meta.pop(f, None)
-        ns = meta.get("namespace")
+        body = {**obj, "metadata": meta}
+        kind, ns = obj.get("kind"), meta.get("namespace")
         try:
-            if ns and ns not in namespaces and obj.get("kind") != "Namespace":
+            if ns and ns not in namespaces and kind != "Namespace":
                 try:
                     await api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
                 except ClientError as e:
                     if e.status != 409:
                         raise
                 namespaces.add(ns)
-            await api.create(obj)
-            if obj.get("kind") == "Namespace":
+            try:
+                result = await api.create(body)
+            except ClientError as e:
+                name = str(meta.get("name"))
+                if e.status == 409 and kind == "Namespace" and name in namespaces:
+                    # created already (built in, or for an earlier object): give it the dump's labels
+                    result = await api.patch("v1", "Namespace", name, {"metadata": {
+                        "labels": meta.get("labels") or {}, "annotations": meta.get("annotations") or {}}})
+                elif e.status == 409 and kind == "PriorityClass" and name.startswith("system-"):
+                    result = await api.get(str(obj.get("apiVersion")), "PriorityClass", name)
+                else:
+                    raise
+            if kind == "Namespace":
                 namespaces.add(str(meta.get("name")))
-            if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
-                pods.add(_key(obj))
+            if kind == "Node" and obj.get("apiVersion") == "v1":
+                out.nodes += 1
+            if kind == "Pod" and obj.get("apiVersion") == "v1":
+                status = obj.get("status") or {}
+                if status.get("phase") in TERMINAL:
+                    # The API drops a created pod's status, as kube-apiserver does; the kubelet
+                    # would have written it: so write it back before the scheduler starts.
+                    await api.patch("v1", "Pod", str(meta.get("name")), {"status": status},
+                                    ns or "default", sub="status")
+                    out.terminal.add(_key(obj))
+                else:
+                    out.pods.add(_key(obj))
+            return str((result.get("metadata") or {}).get("uid") or "") if isinstance(result, dict) else ""
         except ClientError as e:
-            report.rejected.append({"kind": obj.get("kind"), "name": meta.get("name") or meta.get("generateName"),
-                                    "code": e.status, "message": str(e)})
-    return pods
+            reject(obj, e)
+            return None
+
+    async def place(obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        refs = meta.get("ownerReferences") or []
+        for r in refs:
+            k = _owner_key(r.get("apiVersion"), r.get("kind"), r.get("name"), r.get("uid"))
+            if k in in_input and k not in created and k not in failed:
+                waiting.setdefault(k, []).append(obj)
+                return
+        if refs:
+            kept = [{**r, "uid": created[k]} for r in refs
+                    if (k := _owner_key(r.get("apiVersion"), r.get("kind"), r.get("name"), r.get("uid"))) in created]
+            meta = {**meta, "ownerReferences": kept}
+            if not kept:
+                del meta["ownerReferences"]
+            obj = {**obj, "metadata": meta}
+        uid = await create(obj)
+        if meta.get("uid"):
+            key = _owner_key(obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("uid"))
+            if uid is None:
+                failed.add(key)
+            else:
+                created[key] = uid
+            for dependent in waiting.pop(key, []):
+                await place(dependent)
+
+    for obj in objects:
+        await place(obj)
+    return out
 
 
-def _progress(text: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K" + text)
-    else:
-        sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+class Progress:
+    """The progress line on ``stream`` (stderr). On a terminal, one line redrawn in place; a log
+    record erases it before it is written and the line is drawn again after it (``attach``).
+    Elsewhere, one line per update, at most every ``every`` seconds."""
+
+    def __init__(self, stream: TextIO | None = None, *, every: float = 2.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.every = every
+        self.text = ""
+        self._shown = False
+        self._last = 0.0
+        self.lock = threading.RLock()
+
+    def __call__(self, text: str) -> None:
+        with self.lock:
+            self.text = text
+            if self.tty:
+                self.stream.write("\r\033[K" + text)
+                self._shown = bool(text)
+                self.stream.flush()
+            elif text and time.monotonic() - self._last >= self.every:
+                self._last = time.monotonic()
+                self.stream.write(text + "\n")
+                self.stream.flush()
+
+    def erase(self) -> None:
+        with self.lock:
+            if self._shown:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+                self._shown = False
+
+    def redraw(self) -> None:
+        with self.lock:
+            if self.tty and self.text and not self._shown:
+                self.stream.write(self.text)
+                self.stream.flush()
+                self._shown = True
+
+    def attach(self, logger: logging.Logger | None = None) -> Callable[[], None]:
+        """Wrap ``logger``'s (the root's) stream handlers so that each record erases the line first;
+        returns the function that restores them."""
+        logger = logger if logger is not None else logging.getLogger()
+        before = list(logger.handlers)
+        logger.handlers[:] = [_Erasing(h, self) if isinstance(h, logging.StreamHandler) else h for h in before]
+
+        def detach() -> None:
+            logger.handlers[:] = before
+        return detach
 
 
-async def _settled(api: KubeClient, runtime: OperatorRuntime) -> bool:
+class _Erasing(logging.Handler):
+    """A handler that erases the progress line, lets ``inner`` write the record, and redraws the
+    line, all under the progress line's lock (a record from another thread cannot slip between)."""
+
+    def __init__(self, inner: logging.Handler, progress: Progress) -> None:
+        super().__init__(inner.level)
+        self.inner, self.progress = inner, progress
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        with self.progress.lock:
+            self.progress.erase()
+            try:
+                return bool(self.inner.handle(record))
+            finally:
+                self.progress.redraw()
+
+    def emit(self, record: logging.LogRecord) -> None:     # pragma: no cover - handle() delegates
+        self.inner.emit(record)
+
+
+def progress_text(runtime: OperatorRuntime, elapsed: float) -> str:
+    """``bound N/M``: N pods bound (or assumed) in the scheduler's cache, M those plus the pending
+    ones (in the queue, or waiting for a profile), then the queue and the time."""
+    s = runtime.service
+    c = s.queue.counts()
+    bound = s.cache.pod_count()
+    pending = sum(c.get(k, 0) for k in ("active", "backoff", "unschedulable", "gated")) + len(s.parked)
+    return (f"bound {bound}/{bound + pending}  active {c.get('active', 0)}  backoff {c.get('backoff', 0)}  "
+            f"unschedulable {c.get('unschedulable', 0)}  cycles {s.cycles}  {elapsed:.1f}s")
+
+
+async def _settled(api: KubeClient, runtime: OperatorRuntime, nodes: int = 1) -> bool:
     s = runtime.service
     counts = s.queue.counts()
-    if counts.get("active", 0) or counts.get("backoff", 0) or counts.get("inFlight", 0):
+    if counts.get("active", 0) or counts.get("inFlight", 0) or s.cache.assumed_count():
         return False
-    if s.cache.assumed_count() or time.monotonic() - s.last_activity < QUIET:
+    # With no node, a pod that was tried waits in backoff for ever ("no nodes available"), and its
+    # retries never leave the run quiet: it is settled as soon as every pod was tried once.
+    if nodes and (counts.get("backoff", 0) or time.monotonic() - s.last_activity < QUIET):
         return False
     items = (await api.request("GET", profiles_path()))["items"]
     return all((p.get("status") or {}).get("observedGeneration") == p["metadata"].get("generation") for p in items)
@@ -144,47 +326,53 @@ def _fmt(resource: str, v: int) -> str:
 
 
 async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: int = 0,
-                         progress: Callable[[str], None] | None = _progress, explain: bool = False
+                         progress: Callable[[str], None] | None = None, explain: bool = False
                          ) -> SimulationReport:
-    """``explain``: each pod's report carries its last decision record (``"decision"``, None when
-    it was never attempted), as ``GET /debug/decisions`` serves it."""
+    """``progress``: called about four times a second with the progress line (``progress_text``),
+    and with ``""`` when the run has ended; a ``Progress`` also erases its line for each log record
+    meanwhile. ``explain``: each pod's report carries its last decision record (``"decision"``, None
+    when it was never attempted), as ``GET /debug/decisions`` serves it."""
     report = SimulationReport()
-    async with SimulatedCluster(seed=seed) as cluster:
-        api = cluster.client
-        await api.create(crd())
-        if not any(o.get("kind") == KIND for o in objects):
-            objects = [DEFAULT_PROFILE, *objects]
-        created = await _create_all(api, objects, report)
-        runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30)
-        t0 = time.monotonic()
-        runtime.start()
-        stop = threading.Event()
-        kopf_thread = threading.Thread(target=_run_kopf, args=(runtime, stop), name="kopf", daemon=True)
-        kopf_thread.start()
-        deadline = t0 + timeout
-        try:
-            while True:
-                await asyncio.sleep(0.25)
-                if runtime.failed is not None:
-                    raise RuntimeError(f"the operator failed: {runtime.failed}")
-                if runtime.synced.is_set() and runtime.service.synced and await _settled(api, runtime):
-                    break
-                if time.monotonic() > deadline:
-                    report.settled = False
-                    break
+    detach = progress.attach() if isinstance(progress, Progress) else None
+    try:
+        async with SimulatedCluster(seed=seed) as cluster:
+            api = cluster.client
+            await api.create(crd())
+            if not any(o.get("kind") == KIND for o in objects):
+                objects = [DEFAULT_PROFILE, *objects]
+            created = await replay(api, objects, report)
+            runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30)
+            t0 = time.monotonic()
+            runtime.start()
+            stop = threading.Event()
+            kopf_thread = threading.Thread(target=_run_kopf, args=(runtime, stop), name="kopf", daemon=True)
+            kopf_thread.start()
+            deadline = t0 + timeout
+            try:
+                while True:
+                    await asyncio.sleep(0.25)
+                    if runtime.failed is not None:
+                        raise RuntimeError(f"the operator failed: {runtime.failed}")
+                    if runtime.synced.is_set() and runtime.service.synced and await _settled(api, runtime,
+                                                                                             created.nodes):
+                        break
+                    if time.monotonic() > deadline:
+                        report.settled = False
+                        break
+                    if progress is not None:
+                        progress(progress_text(runtime, time.monotonic() - t0))
+                quiet = QUIET if report.settled and created.nodes else 0.0
+                seconds = time.monotonic() - t0 - quiet
                 if progress is not None:
-                    c = runtime.service.queue.counts()
-                    progress(f"cycles {runtime.service.cycles}  active {c.get('active', 0)}  backoff "
-                             f"{c.get('backoff', 0)}  unschedulable {c.get('unschedulable', 0)}  "
-                             f"{time.monotonic() - t0:.1f}s")
-            seconds = time.monotonic() - t0 - (QUIET if report.settled else 0)
-            if progress is not None:
-                progress("")
-            await _collect(api, runtime, created, report, max(seconds, 1e-6), explain)
-        finally:
-            stop.set()
-            kopf_thread.join(timeout=15)
-            runtime.stop()
+                    progress("")
+                await _collect(api, runtime, created, report, max(seconds, 1e-6), explain)
+            finally:
+                stop.set()
+                kopf_thread.join(timeout=15)
+                runtime.stop()
+    finally:
+        if detach is not None:
+            detach()
     return report
 
 
@@ -193,15 +381,58 @@ def _run_kopf(runtime: OperatorRuntime, stop: threading.Event) -> None:
     asyncio.run(kopf.operator(**runtime.kopf_kwargs(stop_flag=stop)))
 
 
-async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple[str, str]],
+_FIT = re.compile(r"^0/\d+ nodes are available: (.*)$", re.S)
+_COUNTED = re.compile(r"^\d+ (.+)$")
+
+
+def reason_of(message: str | None) -> str:
+    """The reason an unbound pod is grouped by: for upstream's FitError message, its reasons
+    without the node counts and without the preemption part (``Insufficient cpu, node(s) had
+    untolerated taint(s)``); any other message as it is."""
+    if not message:
+        return "not attempted yet"
+    m = _FIT.match(message)
+    if m is None:
+        return message
+    body = m.group(1)
+    cut = body.find(". preemption: ")
+    body = body[:cut] if cut >= 0 else body.removesuffix(".")
+    parts = body.split(", ")
+    reasons = [_COUNTED.match(p) for p in parts]
+    if not all(reasons):
+        return body                       # a PreFilter's message: one sentence, no counts
+    return ", ".join(r.group(1) for r in reasons if r is not None)
+
+
+def group_unbound(pods: list[Obj]) -> list[Obj]:
+    """The unbound (not deleted) pods by ``reason_of`` their message, most pods first: each group
+    with its count, one full message as an example, and the pods (``namespace/name``)."""
+    groups: dict[str, Obj] = {}
+    for p in pods:
+        if p["node"] or p["deleted"]:
+            continue
+        reason = reason_of(p["message"])
+        g = groups.setdefault(reason, {"reason": reason, "count": 0, "message": p["message"], "pods": []})
+        g["count"] += 1
+        g["pods"].append(f"{p['namespace']}/{p['name']}")
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
+
+
+async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                    report: SimulationReport, seconds: float, explain: bool = False) -> None:
-    pods = (await api.list("v1", "Pod"))["items"]
+    all_pods = (await api.list("v1", "Pod"))["items"]
+    pods = [p for p in all_pods if (p.get("status") or {}).get("phase") not in TERMINAL]
     nodes = (await api.list("v1", "Node"))["items"]
     profiles = (await api.request("GET", profiles_path()))["items"]
     served = set(runtime.service.profiles.current)
-    present = {_key(p) for p in pods}
+    present = {_key(p) for p in all_pods}
     by_node: dict[str, list[Obj]] = {}
     scheduled = unschedulable = 0
+    for p in sorted(all_pods, key=_key):
+        phase = (p.get("status") or {}).get("phase")
+        if phase in TERMINAL:
+            report.terminal.append({"namespace": _key(p)[0], "name": _key(p)[1], "phase": phase,
+                                    "node": (p.get("spec") or {}).get("nodeName") or None})
     for p in sorted(pods, key=_key):
         spec, st = p.get("spec") or {}, p.get("status") or {}
         node = spec.get("nodeName") or None
@@ -213,7 +444,7 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
             elif cond is not None and cond.get("status") == "False":
                 message = cond.get("message")
                 unschedulable += 1
-        elif _key(p) in created:
+        elif _key(p) in created.pods:
             scheduled += 1
         if node:
             by_node.setdefault(node, []).append(p)
@@ -222,7 +453,7 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
         if explain:
             record = runtime.service.decisions.get("/".join(_key(p)))
             report.pods[-1]["decision"] = record.to_json() if record is not None else None
-    for ns, name in sorted(created - present):
+    for ns, name in sorted(created.pods - present):
         report.pods.append({"namespace": ns, "name": name, "schedulerName": None, "node": None,
                             "message": "deleted during the run", "deleted": True})
     for n in sorted(nodes, key=lambda n: n["metadata"]["name"]):
@@ -237,23 +468,72 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: set[tuple
         accepted = accepted_cond.get("status") == "True"
         report.profiles.append({"name": p["metadata"]["name"], "accepted": accepted,
                                 "message": None if accepted else accepted_cond.get("message")})
+    report.unschedulable = group_unbound(report.pods)
     report.summary = {"pods": len(report.pods), "scheduled": scheduled, "unschedulable": unschedulable,
-                      "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1)}
+                      "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1),
+                      "terminal": len(report.terminal), "rejected": len(report.rejected)}
 
 
-def load_objects(files: Iterable[str]) -> list[Obj]:
+def _documents(text: str, name: str) -> Iterator[Obj]:
+    """``iter_documents`` for text that is not in a file (stdin)."""
+    try:
+        docs: Iterable[Any] = [json.loads(text)] if text.lstrip().startswith("{") else list(yaml.safe_load_all(text))
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        raise LoadError(f"{name}: not YAML or JSON: {e}") from None
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise LoadError(f"{name}: a document is not an object")
+        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+            yield from (item for item in doc["items"] if isinstance(item, dict))
+        else:
+            yield doc
+
+
+INPUT_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def load_objects(files: Iterable[str], stdin: TextIO | None = None) -> list[Obj]:
+    """The objects of each ``-f``: a file, ``-`` (``stdin``), or a directory (its ``.yaml``, ``.yml``
+    and ``.json`` files, sorted by name, not recursing)."""
     out: list[Obj] = []
     for f in files:
-        out.extend(iter_documents(Path(f)))
+        if f == "-":
+            out.extend(_documents((stdin if stdin is not None else sys.stdin).read(), "<stdin>"))
+            continue
+        path = Path(f)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in INPUT_SUFFIXES)
+            if not found:
+                raise LoadError(f"{f}: no .yaml, .yml or .json file in the directory")
+            for p in found:
+                out.extend(iter_documents(p))
+        else:
+            out.extend(iter_documents(path))
     return out
 
 
-def format_table(r: SimulationReport) -> str:
-    lines = ["PODS", f"  {'NAMESPACE/NAME':40} {'NODE':20} MESSAGE"]
-    for p in r.pods:
-        msg = "(deleted)" if p["deleted"] else (p["message"] or "")
-        lines.append(f"  {p['namespace'] + '/' + p['name']:40} {p['node'] or '<none>':20} {msg}")
-    lines += ["", "NODES", f"  {'NAME':20} {'PODS':>5}  CPU (requested/allocatable)   MEMORY"]
+def format_table(r: SimulationReport, *, show_pods: bool = False) -> str:
+    """The report as text. The unbound pods are grouped by reason; ``show_pods`` (``--show-pods``)
+    adds every pod's line."""
+    lines: list[str] = []
+    if show_pods:
+        lines += ["PODS", f"  {'NAMESPACE/NAME':40} {'NODE':20} MESSAGE"]
+        for p in r.pods:
+            msg = "(deleted)" if p["deleted"] else (p["message"] or "")
+            lines.append(f"  {p['namespace'] + '/' + p['name']:40} {p['node'] or '<none>':20} {msg}")
+        for t in r.terminal:
+            lines.append(f"  {t['namespace'] + '/' + t['name']:40} {t['node'] or '<none>':20} ({t['phase']})")
+        lines.append("")
+    if r.unschedulable:
+        lines += [f"UNBOUND PODS BY REASON ({sum(g['count'] for g in r.unschedulable)})", f"  {'PODS':>6}  REASON"]
+        for g in r.unschedulable:
+            lines.append(f"  {g['count']:>6}  {g['reason']}")
+            if g["message"] and g["message"] != g["reason"]:
+                lines.append(f"  {'':>6}    e.g. {g['pods'][0]}: {g['message']}")
+        lines.append("")
+    lines += ["NODES", f"  {'NAME':20} {'PODS':>5}  CPU (requested/allocatable)   MEMORY"]
     for n in r.nodes:
         cpu_req = n["requested"].get("cpu", "0m")
         mem_req = int(n["requested"].get("memory", "0"))
@@ -267,7 +547,8 @@ def format_table(r: SimulationReport) -> str:
         lines += ["", "REJECTED BY THE API"] + [f"  {x['kind']} {x['name']}: {x['code']} {x['message']}"
                                                 for x in r.rejected]
     s = r.summary
-    lines += ["", f"{s['scheduled']}/{s['pods']} pods scheduled, {s['unschedulable']} unschedulable, in "
+    terminal = f", {len(r.terminal)} terminal (not counted)" if r.terminal else ""
+    lines += ["", f"{s['scheduled']}/{s['pods']} pods scheduled, {s['unschedulable']} unschedulable{terminal}, in "
                   f"{s['seconds']:.2f} s ({s['podsPerSecond']} pods/s)" + ("" if r.settled else
                                                                           "; the run did NOT settle (timeout)")]
     return "\n".join(lines)

@@ -1,0 +1,222 @@
+"""``simulate``'s input and report (issue #17): ``-f -`` and directories, ``--nodes 0``, the exit
+code on refused objects, terminal pods kept terminal and counted nowhere, the unbound pods
+grouped by reason, and the progress line (``bound N/M``) that log lines never run into."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from scheduler.app.cli import EXIT_REJECTED, main
+from scheduler.app.simulate import Progress, format_table, group_unbound, load_objects, reason_of, run_simulation
+from scheduler.simulator.cluster import LoadError
+
+Obj = dict[str, Any]
+
+
+def node(name: str, cpu: str = "2", **labels: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+        "kubernetes.io/hostname": name, **labels}}, "status": {"capacity": {"cpu": cpu, "memory": "4Gi", "pods": "110"}}}
+
+
+def pod(name: str, cpu: str = "500m", ns: str = "shop", phase: str | None = None, **spec: Any) -> Obj:
+    out: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+                "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}],
+                         **spec}}
+    if phase:
+        out["status"] = {"phase": phase}
+    return out
+
+
+def as_list(items: list[Obj]) -> str:
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+# ---- input ------------------------------------------------------------------------------------------
+
+def test_load_objects_reads_stdin_and_directories_sorted(tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "b.yaml").write_text(yaml.safe_dump(node("from-b")))
+    (d / "a.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("from-a")]}))
+    (d / "c.yml").write_text(yaml.safe_dump_all([node("from-c1"), node("from-c2")]))
+    (d / "notes.txt").write_text("not an object")
+    (d / "sub").mkdir()
+    (d / "sub" / "x.yaml").write_text(yaml.safe_dump(node("nested")))
+    stdin = io.StringIO(as_list([node("from-stdin")]))
+    got = [o["metadata"]["name"] for o in load_objects([str(d), "-"], stdin=stdin)]
+    assert got == ["from-a", "from-b", "from-c1", "from-c2", "from-stdin"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LoadError, match=r"no \.yaml"):
+        load_objects([str(tmp_path / "empty")])
+    with pytest.raises(LoadError, match="<stdin>: not YAML"):
+        load_objects(["-"], stdin=io.StringIO("{not json"))
+
+
+def run_cli(args: list[str], stdin: str | None = None) -> Any:
+    return CliRunner().invoke(main, ["simulate", "--timeout", "60", *args], input=stdin)
+
+
+INPUT = [
+    node("n1"),
+    # terminal pods: hold no capacity (done-big would fill n1), replayed with their phase
+    pod("done-big", cpu="2", phase="Succeeded", nodeName="n1"),
+    pod("failed", cpu="2", phase="Failed", nodeName="n1"),
+    pod("never-ran", phase="Failed"),
+    *[pod(f"web-{i}") for i in range(3)],
+    *[pod(f"huge-{i}", cpu="8") for i in range(4)],
+    *[pod(f"picky-{i}", nodeSelector={"disk": "ssd"}) for i in range(2)],
+    pod("broken", cpu="two"),
+]
+
+
+def test_stdin_terminal_pods_grouped_reasons_and_exit_codes() -> None:
+    text = as_list(INPUT)
+    refused = run_cli(["-f", "-", "--output", "json"], stdin=text)
+    assert refused.exit_code == EXIT_REJECTED, refused.output
+    assert "refused by the API" in refused.stderr
+    result = run_cli(["-f", "-", "--output", "json", "--allow-rejected"], stdin=text)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {"pods", "nodes", "profiles", "rejected", "summary"} <= set(report)
+    # terminal pods keep their phase, are not pods to schedule, and use no resources
+    assert report["terminal"] == [
+        {"namespace": "shop", "name": "done-big", "phase": "Succeeded", "node": "n1"},
+        {"namespace": "shop", "name": "failed", "phase": "Failed", "node": "n1"},
+        {"namespace": "shop", "name": "never-ran", "phase": "Failed", "node": None}]
+    names = {p["name"] for p in report["pods"]}
+    assert not names & {"done-big", "failed", "never-ran"}
+    (n1,) = report["nodes"]
+    assert (n1["pods"], n1["requested"]["cpu"]) == (3, "1500m")
+    pods = {p["name"]: p for p in report["pods"]}
+    assert [pods[f"web-{i}"]["node"] for i in range(3)] == ["n1"] * 3
+    s = report["summary"]
+    assert (s["pods"], s["scheduled"], s["unschedulable"], s["terminal"], s["rejected"]) == (9, 3, 6, 3, 1)
+    # the unbound pods, one entry per reason, most first
+    groups = [(g["reason"], g["count"], g["pods"]) for g in report["unschedulable"]]
+    assert groups == [("Insufficient cpu", 4, [f"shop/huge-{i}" for i in range(4)]),
+                      ("node(s) didn't match Pod's node affinity/selector", 2, ["shop/picky-0", "shop/picky-1"])]
+    assert report["unschedulable"][0]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert [(r["kind"], r["name"], r["code"]) for r in report["rejected"]] == [("Pod", "broken", 400)]
+
+
+def test_table_groups_by_reason_and_lists_pods_only_with_show_pods(tmp_path: Path) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(as_list([node("n1"), *[pod(f"huge-{i}", cpu="8") for i in range(5)], pod("web-0")]))
+    table = run_cli(["-f", str(f)])
+    assert table.exit_code == 0, table.output
+    out = table.stdout
+    assert re.search(r"^UNBOUND PODS BY REASON \(5\)$", out, re.M)
+    assert re.search(r"^ +5  Insufficient cpu$", out, re.M)
+    assert out.count("0/1 nodes are available: 1 Insufficient cpu") == 1      # one example, not one per pod
+    assert "shop/huge-3" not in out and "PODS\n" not in out
+    assert "1/6 pods scheduled, 5 unschedulable" in out
+    shown = run_cli(["-f", str(f), "--show-pods"])
+    assert shown.exit_code == 0, shown.output
+    assert all(f"shop/huge-{i}" in shown.stdout for i in range(5)) and "shop/web-0" in shown.stdout
+
+
+def test_nodes_zero_settles_at_once() -> None:
+    t0 = time.monotonic()
+    result = run_cli(["--nodes", "0", "--pods", "4", "--output", "json", "--timeout", "60"])
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - t0 < 20                         # not the 60 s timeout
+    report = json.loads(result.stdout)
+    assert report["summary"]["pods"] == 4 and report["nodes"] == []
+    assert [(g["reason"], g["count"]) for g in report["unschedulable"]] == [("no nodes available to schedule pods", 4)]
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    ("0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node.kubernetes.io/unreachable: }."
+     " preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.",
+     "Insufficient cpu, node(s) had untolerated taint {node.kubernetes.io/unreachable: }"),
+    ("0/3 nodes are available: 3 Insufficient memory.", "Insufficient memory"),
+    ("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+     "pod has unbound immediate PersistentVolumeClaims"),
+    ("no nodes available to schedule pods", "no nodes available to schedule pods"),
+    (None, "not attempted yet"),
+])
+def test_reason_of(message: str | None, reason: str) -> None:
+    assert reason_of(message) == reason
+
+
+def test_group_unbound_merges_node_counts_and_skips_bound_and_deleted() -> None:
+    pods = [{"namespace": "a", "name": f"p{i}", "node": None, "deleted": False,
+             "message": f"0/{i + 3} nodes are available: {i + 3} Insufficient cpu."} for i in range(3)]
+    pods += [{"namespace": "a", "name": "bound", "node": "n", "deleted": False, "message": None},
+             {"namespace": "a", "name": "gone", "node": None, "deleted": True, "message": "deleted during the run"}]
+    (g,) = group_unbound(pods)
+    assert (g["reason"], g["count"], g["pods"]) == ("Insufficient cpu", 3, ["a/p0", "a/p1", "a/p2"])
+
+
+def test_format_table_marks_terminal_pods() -> None:
+    from scheduler.app.simulate import SimulationReport
+    r = SimulationReport(summary={"pods": 0, "scheduled": 0, "unschedulable": 0, "seconds": 0.1, "podsPerSecond": 0},
+                         terminal=[{"namespace": "a", "name": "job-1", "phase": "Succeeded", "node": "n1"}])
+    assert "1 terminal (not counted)" in format_table(r)
+    assert re.search(r"a/job-1 +n1 +\(Succeeded\)", format_table(r, show_pods=True))
+
+
+# ---- the progress line ------------------------------------------------------------------------------
+
+PROGRESS = re.compile(r"^bound (\d+)/(\d+)  active \d+  backoff \d+  unschedulable \d+  cycles \d+  \d+\.\d+s$")
+
+
+def test_progress_line_shows_bound_of_total() -> None:
+    lines: list[str] = []
+    objects = [node("n1", cpu="4"), *[pod(f"p{i}") for i in range(6)], pod("huge", cpu="8")]
+    report = asyncio.run(run_simulation(objects, timeout=60, progress=lines.append))
+    assert report.settled and report.summary["scheduled"] == 6
+    assert lines[-1] == ""                                    # the line is cleared at the end
+    shown = [PROGRESS.match(x) for x in lines[:-1]]
+    assert shown and all(shown), lines
+    totals = {int(m.group(2)) for m in shown if m}
+    assert totals <= {0, 7} and 7 in totals, lines           # M: every pod to schedule, once known
+    assert all(int(m.group(1)) <= 6 for m in shown if m)
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_log_records_erase_the_progress_line_first() -> None:
+    stream = Tty()
+    logger = logging.getLogger("test-progress")
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.handlers[:] = [handler]
+    progress = Progress(stream)
+    detach = progress.attach(logger)
+    try:
+        progress("bound 1/4  active 0")
+        logger.warning("something happened")
+        progress("bound 2/4  active 0")
+    finally:
+        detach()
+    assert logger.handlers == [handler]
+    erase = "\r\033[K"
+    assert stream.getvalue() == (f"{erase}bound 1/4  active 0"          # the line
+                                 f"{erase}WARNING something happened\n"  # erased, then the record
+                                 "bound 1/4  active 0"                   # drawn again below it
+                                 f"{erase}bound 2/4  active 0")
+
+
+def test_progress_off_a_terminal_writes_whole_lines() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, every=0)
+    progress("bound 1/2")
+    progress("bound 2/2")
+    progress("")
+    assert stream.getvalue() == "bound 1/2\nbound 2/2\n"
