@@ -31,6 +31,7 @@ import base64
 import copy
 import itertools
 import logging
+import math
 import random
 import secrets
 import time
@@ -125,6 +126,55 @@ def list_options_invalid(causes: list[tuple[str, str, str]]) -> ApiError:
     return ApiError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
                     {"group": "meta.k8s.io", "kind": "ListOptions",
                      "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
+
+
+def strict_decoding_error(unknown: list[str]) -> str:
+    """``runtime.NewStrictDecodingError``'s text for the unknown fields a strict decoding found."""
+    return "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+
+
+def patch_invalid(shown: str, detail: str) -> ApiError:
+    """The patcher's answer when the patched object does not decode: ``NewInvalid(GroupKind{}, "", ...)``
+    on the field ``patch`` with the patch as its value (kubectl prints ``The request is invalid: ...``)."""
+    body = f"Invalid value: {go_quote(shown)}: {detail}"
+    return ApiError(422, "Invalid", f' "" is invalid: patch: {body}',
+                    {"causes": [{"reason": "FieldValueInvalid", "message": body, "field": "patch"}]})
+
+
+def go_value(value: Any) -> str:
+    """fmt's ``%+v`` of a decoded JSON value (maps with sorted keys, strings bare, null ``<nil>``): how the
+    patcher shows a strategic merge patch in ``patch_invalid``."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(f: float) -> str:
+    """``%v`` of a float64: the shortest digits, in exponent form below 1e-4 or from 1e6 (``1e+06``)."""
+    if math.isnan(f) or math.isinf(f):
+        return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf")
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
+    if f == 0:
+        return sign + "0"
+    mantissa, _, e = repr(abs(f)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    raw = (whole + frac).lstrip("0")
+    exp = (len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0"))) - 1) + int(e or 0)
+    digits = raw.rstrip("0") or "0"
+    if exp < -4 or exp >= 6:
+        return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    digits = digits.ljust(exp + 1, "0")
+    return f"{sign}{digits[:exp + 1]}{'.' + digits[exp + 1:] if len(digits) > exp + 1 else ''}"
 
 
 def too_large_resource_version(wanted: int, current: int) -> ApiError:
@@ -777,11 +827,14 @@ class ApiServer:
             raise ApiError(403, "Forbidden", f'{rt.plural} "{name}" is forbidden: unable to create new content in '
                                              f"namespace {namespace} because it is being terminated")
 
-    def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False, strict: bool = False) -> Obj:
+    def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False, strict: bool = False,
+                    patch_shown: str | None = None) -> Obj:
         """Check apiVersion/kind and convert to the stored form; ``fresh`` bodies (just decoded from
-        the request, owned by nobody else) are used in place instead of copied. A built-in kind's
-        unknown fields are dropped, as its typed decoding drops them, or refused with
-        ``fieldValidation=Strict`` (kubectl's default) as its strict decoding refuses them."""
+        the request, owned by nobody else) are used in place instead of copied. Unknown fields (a
+        built-in kind's by its Go type, a custom resource's by its structural schema) are dropped, as
+        decoding drops them, or refused with ``fieldValidation=Strict`` (kubectl's default) as strict
+        decoding refuses them: a 400 for a create or an update (``transformDecodeError``), and for a
+        patch, whose result is what failed to decode, the patcher's 422 showing ``patch_shown``."""
         if not isinstance(body, dict):
             raise bad_request("couldn't get version/kind; json parse error: expected an object")
         if body.get("kind") and body["kind"] != rt.kind:
@@ -793,12 +846,16 @@ class ApiServer:
             # Decoding into the kind's Go type comes first in kube-apiserver: a wrong JSON type is a 400.
             check_types(body, rt.group, rt.version, rt.kind)
         obj = body if fresh else _copy(body)
-        definition = None if rt.crd_name else definition_for(rt.group, rt.version, rt.kind)
-        if definition is not None:
+        unknown: list[str] = []
+        if rt.crd_name:
+            unknown = schema.prune(rt.schema, obj)
+        elif (definition := definition_for(rt.group, rt.version, rt.kind)) is not None:
             unknown = self.fields.unknown(definition, obj, drop=True)
-            if unknown and strict:
-                raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: strict '
-                                  "decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown))
+        if unknown and strict:
+            if patch_shown is not None:
+                raise patch_invalid(patch_shown, strict_decoding_error(unknown))
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                              + strict_decoding_error(unknown))
         if rt.from_external:
             obj = rt.from_external(obj)
         obj.setdefault("metadata", {})
@@ -882,10 +939,7 @@ class ApiServer:
         """Kind-specific defaulting and validation (create when ``old`` is None)."""
         admission.validate_annotations(rt.kind, obj, rt.group)
         if rt.crd_name:
-            dropped = schema.prune(rt.schema, obj)
-            if strict and dropped:
-                raise bad_request(f".{dropped[0]}: field not declared in schema" if len(dropped) == 1 else
-                                  "strict decoding error: " + ", ".join(f'unknown field "{d}"' for d in dropped))
+            schema.prune(rt.schema, obj)   # (what the server itself added; the request's were seen by _check_kind)
             causes = schema.validate(rt.schema, obj)
             if causes:
                 raise admission.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
@@ -1124,8 +1178,16 @@ class ApiServer:
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
                                      "version and try again")
+        # How the patcher shows the patch if the result does not decode strictly: a strategic merge patch
+        # as Go prints the patch's map, the others as the patched object's JSON (Go's keeps the fields in
+        # the Go type's order; sorted here).
+        shown = None
+        if strict:
+            shown = go_value(body) if ctype == "application/strategic-merge-patch+json" else \
+                orjson.dumps(doc, option=orjson.OPT_SORT_KEYS).decode()
         # A merge patch shares untouched subtrees with the stored object: copy it; the others copied already.
-        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json", strict=strict)
+        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json", strict=strict,
+                               patch_shown=shown)
         return self._apply_update(rt, old, new, sub, dry, strict, writer)
 
     def scale(self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str, writer: Writer, *,
