@@ -1,7 +1,8 @@
 """The ``kopf-scheduler`` command line: the ``[project.scripts]`` entry point (upstream's ``NewSchedulerCommand``).
 
 Commands: ``run`` (the operator against a cluster: ``runtime``), ``simulate`` (the operator against the
-embedded simulated cluster: ``simulate``), ``crd`` (print the SchedulingProfile CRD), ``config import``
+embedded simulated cluster: ``simulate``), ``dump`` (a live cluster as one List for ``simulate -f``:
+``dump``), ``crd`` (print the SchedulingProfile CRD), ``config import``
 (a KubeSchedulerConfiguration as SchedulingProfiles: ``scheduler.profiles.import_config``), ``cluster``
 (serve the simulated cluster: ``scheduler.simulator``), and the measurements of ``scheduler.benchmark``:
 ``cluster-bench``, ``bench`` (the scheduler_perf workloads) and ``soak``. Each command imports what it
@@ -176,6 +177,54 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
     from scheduler.kubeapi import new_event_loop
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         runner.run(serve())
+
+
+@main.command()
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The cluster to dump (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
+@click.option("--context", default=None, help="The kubeconfig context to use.")
+@click.option("-o", "--output", "output_file", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+              default="-", show_default=True, help="Where to write the List ('-': stdout).")
+@click.option("--minimal", is_flag=True, help="Keep only what scheduling reads (no managedFields, no other status).")
+@click.option("--anonymize", is_flag=True,
+              help="Rename namespaces, names, node names and images, consistently across references.")
+def dump(kubeconfig: str | None, context: str | None, output_file: str, minimal: bool, anonymize: bool) -> None:
+    """Write everything `simulate -f` needs from a live cluster as one List (YAML).
+
+    Nodes, pods, workloads, PVs and PVCs, StorageClasses, PriorityClasses, PDBs, Services,
+    SchedulingProfiles; a kind the server does not serve is skipped with a note on stderr."""
+    import yaml
+
+    from scheduler.app.dump import dump_cluster
+    from scheduler.errors import ClientError
+    from scheduler.kubeapi import KubeClient, load_config, new_event_loop
+    from scheduler.kubeapi.config import ConfigError
+
+    try:
+        cfg = load_config(kubeconfig, context)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+
+    async def go() -> Any:
+        api = KubeClient(cfg)
+        try:
+            return await dump_cluster(api, minimal=minimal, anonymize=anonymize)
+        finally:
+            await api.close()
+
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            result = r.run(go())
+    except ClientError as e:
+        raise click.ClickException(f"dump: {e}") from None
+    for note in result.notes:
+        click.echo(f"dump: {note}", err=True)
+    text = yaml.safe_dump(result.as_list(), sort_keys=False)
+    if output_file == "-":
+        click.echo(text, nl=False)
+    else:
+        Path(output_file).write_text(text)
+        click.echo(f"dump: {len(result.items)} objects written to {output_file}", err=True)
 
 
 @main.command("cluster-bench")

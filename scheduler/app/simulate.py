@@ -3,16 +3,18 @@
 A run:
 
 1. starts the simulated cluster in-process (its own thread and loop) and applies the CRD;
-2. creates the input objects through the API (``replay``), recording what the API refused. When no
+2. loads the input objects (``replay``), recording what the API refused. When no
    SchedulingProfile is given, ``default-scheduler`` with upstream's defaults is applied first, so a
    dump of a real cluster (``kopf-scheduler dump``, ``kwokctl snapshot export``, ``kubectl get -o
-   yaml``) replays as it is. Objects go in input order, except that an object whose owner
+   yaml``) replays as it is. They are loaded as ``cluster --load`` loads them (validated and admitted
+   as creates, their status kept: terminal pods stay terminal, a Job stays complete) in one turn of
+   the server's loop, so its controllers see the whole input at once. Objects go in input order,
+   except that an object whose owner
    (``ownerReferences``, by apiVersion, kind, name and uid, as KWOK's loader matches them) comes
    later waits for it, and its references are rewritten to the owner's new uid; a reference to an
    owner not in the input is dropped, so the garbage collector does not delete the replayed object.
-   Terminal pods (``Succeeded``, ``Failed``) get their status back through the status subresource
-   before the operator starts, so they keep their phase and use no resources, as in the real
-   cluster;
+   Terminal pods (``Succeeded``, ``Failed``) keep their phase, so they use no resources, as in the
+   real cluster, and the report lists them apart;
 3. starts the operator (worker thread, then Kopf on a thread of its own) against the cluster's
    kubeconfig, over HTTPS, exactly as ``kopf-scheduler run`` would;
 4. waits until the run has *settled*: every profile's status reflects its generation, no pod is in
@@ -46,12 +48,13 @@ from typing import Any, TextIO
 import yaml
 
 from scheduler.app.runtime import OperatorRuntime
-from scheduler.errors import ClientError, ParseError
+from scheduler.errors import ParseError
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents
+from scheduler.simulator.admission import ApiError
 from scheduler.simulator.cluster import LoadError
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
@@ -120,12 +123,17 @@ class Replayed:
     nodes: int = 0
 
 
-async def replay(api: KubeClient, objects: Iterable[Obj], report: SimulationReport) -> Replayed:
-    """Create the objects through the API, owners before their dependents (see the module's
-    docstring); each refusal goes to ``report.rejected``. The input objects are not changed."""
-    objects = list(objects)
+def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: SimulationReport) -> Replayed:
+    """Load the objects into the cluster as ``cluster --load`` does (``ApiServer.load``: validated and
+    admitted as a create, status kept), owners before their dependents (see the module's docstring),
+    all in one turn of the server's loop: its controllers see the whole input at once, never a
+    workload whose pods are not loaded yet. Each refusal goes to ``report.rejected``. The input
+    objects are not changed."""
+    return cluster.call(_replay, cluster, list(objects), report)
+
+
+def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationReport) -> Replayed:
     out = Replayed()
-    namespaces: set[str] = set(BUILTIN_NAMESPACES)
     in_input = {_owner_key(o.get("apiVersion"), o.get("kind"), (o.get("metadata") or {}).get("name"),
                            (o.get("metadata") or {}).get("uid"))
                 for o in objects if (o.get("metadata") or {}).get("uid")}
@@ -133,58 +141,25 @@ async def replay(api: KubeClient, objects: Iterable[Obj], report: SimulationRepo
     failed: set[tuple[str, str, str, str]] = set()
     waiting: dict[tuple[str, str, str, str], list[Obj]] = {}
 
-    def reject(obj: Obj, e: ClientError) -> None:
-        meta = obj.get("metadata") or {}
-        report.rejected.append({"kind": obj.get("kind"), "name": meta.get("name") or meta.get("generateName"),
-                                "code": e.status, "message": str(e)})
-
-    async def create(obj: Obj) -> str | None:
+    def create(obj: Obj) -> str | None:
         """The new object's uid, or None when it was refused (and reported)."""
-        meta = dict(obj.get("metadata") or {})
-        for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink", "generation"):
-            meta.pop(f, None)
-        body = {**obj, "metadata": meta}
-        kind, ns = obj.get("kind"), meta.get("namespace")
+        meta = obj.get("metadata") or {}
+        kind, name = obj.get("kind"), str(meta.get("name") or meta.get("generateName") or "")
         try:
-            if ns and ns not in namespaces and kind != "Namespace":
-                try:
-                    await api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-                except ClientError as e:
-                    if e.status != 409:
-                        raise
-                namespaces.add(ns)
-            try:
-                result = await api.create(body)
-            except ClientError as e:
-                name = str(meta.get("name"))
-                if e.status == 409 and kind == "Namespace" and name in namespaces:
-                    # created already (built in, or for an earlier object): give it the dump's labels
-                    result = await api.patch("v1", "Namespace", name, {"metadata": {
-                        "labels": meta.get("labels") or {}, "annotations": meta.get("annotations") or {}}})
-                elif e.status == 409 and kind == "PriorityClass" and name.startswith("system-"):
-                    result = await api.get(str(obj.get("apiVersion")), "PriorityClass", name)
-                else:
-                    raise
-            if kind == "Namespace":
-                namespaces.add(str(meta.get("name")))
-            if kind == "Node" and obj.get("apiVersion") == "v1":
-                out.nodes += 1
-            if kind == "Pod" and obj.get("apiVersion") == "v1":
-                status = obj.get("status") or {}
-                if status.get("phase") in TERMINAL:
-                    # The API drops a created pod's status, as kube-apiserver does; the kubelet
-                    # would have written it: so write it back before the scheduler starts.
-                    await api.patch("v1", "Pod", str(meta.get("name")), {"status": status},
-                                    ns or "default", sub="status")
-                    out.terminal.add(_key(obj))
-                else:
-                    out.pods.add(_key(obj))
-            return str((result.get("metadata") or {}).get("uid") or "") if isinstance(result, dict) else ""
-        except ClientError as e:
-            reject(obj, e)
+            result = cluster.server.load(obj)
+        except ApiError as e:
+            if e.code == 409 and ((kind == "Namespace" and name in BUILTIN_NAMESPACES)
+                                  or (kind == "PriorityClass" and name.startswith("system-"))):
+                return ""                   # the simulated cluster has it from its start, as a real one
+            report.rejected.append({"kind": kind, "name": name, "code": e.code, "message": e.message})
             return None
+        if kind == "Node" and obj.get("apiVersion") == "v1":
+            out.nodes += 1
+        if kind == "Pod" and obj.get("apiVersion") == "v1":
+            (out.terminal if (obj.get("status") or {}).get("phase") in TERMINAL else out.pods).add(_key(obj))
+        return str((result.get("metadata") or {}).get("uid") or "")
 
-    async def place(obj: Obj) -> None:
+    def place(obj: Obj) -> None:
         meta = obj.get("metadata") or {}
         refs = meta.get("ownerReferences") or []
         for r in refs:
@@ -195,11 +170,11 @@ async def replay(api: KubeClient, objects: Iterable[Obj], report: SimulationRepo
         if refs:
             kept = [{**r, "uid": created[k]} for r in refs
                     if (k := _owner_key(r.get("apiVersion"), r.get("kind"), r.get("name"), r.get("uid"))) in created]
-            meta = {**meta, "ownerReferences": kept}
+            new_meta = {**meta, "ownerReferences": kept}
             if not kept:
-                del meta["ownerReferences"]
-            obj = {**obj, "metadata": meta}
-        uid = await create(obj)
+                del new_meta["ownerReferences"]
+            obj = {**obj, "metadata": new_meta}
+        uid = create(obj)
         if meta.get("uid"):
             key = _owner_key(obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("uid"))
             if uid is None:
@@ -207,10 +182,10 @@ async def replay(api: KubeClient, objects: Iterable[Obj], report: SimulationRepo
             else:
                 created[key] = uid
             for dependent in waiting.pop(key, []):
-                await place(dependent)
+                place(dependent)
 
     for obj in objects:
-        await place(obj)
+        place(obj)
     return out
 
 
@@ -340,7 +315,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
             await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):
                 objects = [DEFAULT_PROFILE, *objects]
-            created = await replay(api, objects, report)
+            created = await asyncio.get_running_loop().run_in_executor(None, replay, cluster, objects, report)
             runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30)
             t0 = time.monotonic()
             runtime.start()

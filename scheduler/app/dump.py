@@ -1,0 +1,339 @@
+"""``kopf-scheduler dump``: everything ``simulate`` needs from a live cluster, as one ``List``.
+
+It reads, through the project's own client (``scheduler.kubeapi``: any kubeconfig, exec plugins
+included), the kinds in ``KINDS``: namespaces, nodes, PriorityClasses, StorageClasses, PVs and PVCs,
+SchedulingProfiles, the workload objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+ReplicationControllers), Services (their selectors are what PodTopologySpread's default
+constraints read), pods and PDBs, in that order (owners before their dependents, so a replay
+creates them in order). Lists are read in pages of ``PAGE`` items. A kind the server does not serve
+is skipped and named in ``notes`` (the CLI prints them on stderr). Each item gets its
+``apiVersion`` and ``kind``; ``uid`` is kept, because ``ownerReferences`` name their owner by it
+and the replay (``simulate.replay``) maps them to the new objects.
+
+``minimal`` strips each object to what scheduling reads (``strip``): no ``managedFields`` and no
+server-set metadata, only the annotations the scheduler or volume binding read, containers reduced
+to name, image, resources, ports and restartPolicy, only the volumes that name storage, pod status
+reduced to phase, conditions and nominatedNodeName, node status to capacity, allocatable,
+conditions and images, a Service to its selector, ports and type, and no status on the other kinds
+except a PV's and a PVC's phase.
+
+``anonymize`` (``Anonymizer``) renames namespaces (except the built-in ones), object names, node
+names, container images, PriorityClasses (except ``system-*``) and StorageClasses, one name for
+one original everywhere: ``spec.nodeName``, ``status.nominatedNodeName``, the
+``kubernetes.io/hostname`` label and node affinity on it or on ``metadata.name``,
+``ownerReferences``, claim names, ``claimRef``, ``volumeName``, ``storageClassName``,
+``priorityClassName``, affinity terms' ``namespaces``, and ``kubernetes.io/metadata.name``.
+Label keys and values other than these stay as they are (selectors must keep matching them).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.errors import ClientError
+from scheduler.kubeapi import KubeClient
+from scheduler.profiles.crd import API_VERSION as PROFILE_API_VERSION
+from scheduler.profiles.crd import KIND as PROFILE_KIND
+
+__all__ = ["KINDS", "PAGE", "Anonymizer", "DumpResult", "dump_cluster", "strip"]
+
+Obj = dict[str, Any]
+PAGE = 500
+KINDS: tuple[tuple[str, str], ...] = (
+    ("v1", "Namespace"),
+    ("v1", "Node"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("storage.k8s.io/v1", "StorageClass"),
+    ("v1", "PersistentVolume"),
+    ("v1", "PersistentVolumeClaim"),
+    (PROFILE_API_VERSION, PROFILE_KIND),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"),
+    ("apps/v1", "ReplicaSet"),
+    ("v1", "ReplicationController"),
+    ("v1", "Service"),
+    ("v1", "Pod"),
+    ("policy/v1", "PodDisruptionBudget"),
+)
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+# annotations that scheduling reads (volume binding's, the scheduler's own); --minimal keeps only these
+KEPT_ANNOTATION_PREFIXES = ("scheduling.kopf-scheduler.io/", "volume.kubernetes.io/selected-node",
+                            "volume.beta.kubernetes.io/storage-class", "pv.kubernetes.io/",
+                            "storage.alpha.kubernetes.io/migrated-plugins")
+WORKLOADS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"})
+CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy")
+POD_SPEC_DROPPED = ("serviceAccount", "serviceAccountName", "automountServiceAccountToken", "dnsPolicy",
+                    "dnsConfig", "securityContext", "imagePullSecrets", "enableServiceLinks", "hostname",
+                    "subdomain", "readinessGates", "terminationGracePeriodSeconds", "activeDeadlineSeconds")
+# volumes that name no storage (nothing a scheduling plugin reads)
+VOLUMES_DROPPED = frozenset({"configMap", "secret", "projected", "downwardAPI", "emptyDir"})
+
+
+@dataclass
+class DumpResult:
+    items: list[Obj] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_list(self) -> Obj:
+        return {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": self.items}
+
+
+async def _list_all(api: KubeClient, api_version: str, kind: str) -> list[Obj]:
+    out: list[Obj] = []
+    cont = ""
+    while True:
+        params = {"limit": str(PAGE), **({"continue": cont} if cont else {})}
+        page = await api.list(api_version, kind, params=params)
+        for item in page.get("items") or []:
+            out.append({"apiVersion": api_version, "kind": kind, **item})
+        cont = str((page.get("metadata") or {}).get("continue") or "")
+        if not cont:
+            return out
+
+
+async def dump_cluster(api: KubeClient, *, minimal: bool = False, anonymize: bool = False,
+                       kinds: Iterable[tuple[str, str]] = KINDS) -> DumpResult:
+    result = DumpResult()
+    for api_version, kind in kinds:
+        try:
+            await api.plural(api_version, kind)
+        except ClientError as e:
+            if e.status not in (403, 404):
+                raise
+            result.notes.append(f"{kind} ({api_version}): not served by this cluster, skipped")
+            continue
+        try:
+            result.items.extend(await _list_all(api, api_version, kind))
+        except ClientError as e:
+            if e.status not in (403, 404):
+                raise
+            result.notes.append(f"{kind} ({api_version}): {e.status} {e}, skipped")
+    if minimal:
+        result.items = [strip(o) for o in result.items]
+    if anonymize:
+        result.items = Anonymizer().apply(result.items)
+    return result
+
+
+# ---- --minimal --------------------------------------------------------------------------------------
+
+def _strip_meta(meta: Obj) -> Obj:
+    out = {k: meta[k] for k in ("name", "namespace", "uid", "labels", "ownerReferences") if meta.get(k)}
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(KEPT_ANNOTATION_PREFIXES)}
+    if notes:
+        out["annotations"] = notes
+    return out
+
+
+def _strip_pod_spec(spec: Obj) -> Obj:
+    out = {k: v for k, v in spec.items() if k not in POD_SPEC_DROPPED}
+    for key in ("containers", "initContainers"):
+        if key in out:
+            out[key] = [{f: c[f] for f in CONTAINER_FIELDS if f in c} for c in out[key]]
+    out.pop("ephemeralContainers", None)
+    if "volumes" in out:
+        volumes = [v for v in out["volumes"] if not VOLUMES_DROPPED.intersection(v)]
+        if volumes:
+            out["volumes"] = volumes
+        else:
+            del out["volumes"]
+    return out
+
+
+def strip(obj: Obj) -> Obj:
+    """``--minimal``: the object reduced to what scheduling reads."""
+    kind = obj.get("kind")
+    out: Obj = {"apiVersion": obj.get("apiVersion"), "kind": kind,
+                "metadata": _strip_meta(obj.get("metadata") or {})}
+    for k, v in obj.items():
+        if k not in ("apiVersion", "kind", "metadata", "status"):
+            out[k] = copy.deepcopy(v)
+    status = obj.get("status") or {}
+    if kind == "Pod":
+        out["spec"] = _strip_pod_spec(out.get("spec") or {})
+        kept = {k: status[k] for k in ("phase", "conditions", "nominatedNodeName") if status.get(k)}
+    elif kind == "Node":
+        spec = out.get("spec") or {}
+        out["spec"] = {k: v for k, v in spec.items() if k in ("taints", "unschedulable")}
+        kept = {k: status[k] for k in ("capacity", "allocatable", "conditions", "images") if status.get(k)}
+    elif kind in WORKLOADS:
+        template = ((out.get("spec") or {}).get("template") or {})
+        if template:
+            template["metadata"] = _strip_meta(template.get("metadata") or {})
+            template["spec"] = _strip_pod_spec(template.get("spec") or {})
+        kept = {}
+    elif kind in ("PersistentVolume", "PersistentVolumeClaim"):
+        kept = {k: status[k] for k in ("phase",) if status.get(k)}
+    elif kind == "Service":
+        # the selector is what scheduling reads; the addresses the server allocated are not
+        spec = out.get("spec") or {}
+        out["spec"] = {k: v for k, v in spec.items() if k in ("selector", "ports", "type")}
+        kept = {}
+    else:
+        kept = {}
+    if kept:
+        out["status"] = copy.deepcopy(kept)
+    return out
+
+
+# ---- --anonymize ------------------------------------------------------------------------------------
+
+class Anonymizer:
+    """One new name per original name, per kind of name; ``apply`` rewrites a list of objects."""
+
+    def __init__(self) -> None:
+        self._maps: dict[str, dict[str, str]] = {}
+
+    def name(self, space: str, original: str, prefix: str | None = None) -> str:
+        names = self._maps.setdefault(space, {})
+        if original not in names:
+            names[original] = f"{prefix or space.lower()}-{len(names)}"
+        return names[original]
+
+    def namespace(self, ns: str) -> str:
+        return ns if ns in BUILTIN_NAMESPACES else self.name("Namespace", ns, "ns")
+
+    def node(self, name: str) -> str:
+        return self.name("Node", name, "node")
+
+    def priority_class(self, name: str) -> str:
+        return name if name.startswith("system-") else self.name("PriorityClass", name, "priority")
+
+    def storage_class(self, name: str) -> str:
+        return name if name == "" else self.name("StorageClass", name, "storage")
+
+    def image(self, name: str) -> str:
+        return self.name("image", name, "image")
+
+    def obj_name(self, kind: str, namespace: str | None, name: str) -> str:
+        if kind == "Node":
+            return self.node(name)
+        if kind == "Namespace":
+            return self.namespace(name)
+        if kind == "PriorityClass":
+            return self.priority_class(name)
+        if kind == "StorageClass":
+            return self.storage_class(name)
+        if kind == PROFILE_KIND:
+            return name                     # configuration, not workload: profiles keep their names
+        return self.name(f"{kind}/{namespace or ''}", name, kind.lower())
+
+    def apply(self, objects: list[Obj]) -> list[Obj]:
+        return [self._one(copy.deepcopy(o)) for o in objects]
+
+    def _one(self, obj: Obj) -> Obj:
+        kind = str(obj.get("kind"))
+        meta = obj.setdefault("metadata", {})
+        ns = meta.get("namespace")
+        meta.pop("generateName", None)
+        if ns:
+            meta["namespace"] = self.namespace(ns)
+        if meta.get("name"):
+            meta["name"] = self.obj_name(kind, ns, meta["name"])
+        for ref in meta.get("ownerReferences") or []:
+            ref["name"] = self.obj_name(str(ref.get("kind")), None if ref.get("kind") == "Node" else ns,
+                                        str(ref.get("name")))
+        self._labels(meta)
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if kind == "Pod":
+            self._pod_spec(spec, ns)
+            if status.get("nominatedNodeName"):
+                status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+        elif kind in WORKLOADS:
+            template = spec.get("template") or {}
+            self._labels(template.get("metadata") or {})
+            self._pod_spec(template.get("spec") or {}, ns)
+            for claim in spec.get("volumeClaimTemplates") or []:
+                self._claim_spec(claim.get("spec") or {})
+        elif kind == "Node":
+            for image in status.get("images") or []:
+                image["names"] = [self.image(n) for n in image.get("names") or []]
+            for f in ("addresses", "nodeInfo", "daemonEndpoints"):
+                status.pop(f, None)
+            for f in ("providerID", "podCIDR", "podCIDRs", "externalID"):
+                spec.pop(f, None)
+        elif kind == "PersistentVolumeClaim":
+            self._claim_spec(spec)
+        elif kind == "PersistentVolume":
+            if spec.get("storageClassName"):
+                spec["storageClassName"] = self.storage_class(spec["storageClassName"])
+            ref = spec.get("claimRef")
+            if ref and ref.get("name"):
+                ref_ns = ref.get("namespace")
+                ref["name"] = self.obj_name("PersistentVolumeClaim", ref_ns, ref["name"])
+                if ref_ns:
+                    ref["namespace"] = self.namespace(ref_ns)
+            self._node_affinity((spec.get("nodeAffinity") or {}).get("required"))
+        elif kind == "StorageClass":
+            for term in obj.get("allowedTopologies") or []:
+                for expr in term.get("matchLabelExpressions") or []:
+                    if expr.get("key") == HOSTNAME_LABEL:
+                        expr["values"] = [self.node(v) for v in expr.get("values") or []]
+        return obj
+
+    def _labels(self, meta: Obj) -> None:
+        labels = meta.get("labels") or {}
+        if HOSTNAME_LABEL in labels:
+            labels[HOSTNAME_LABEL] = self.node(str(labels[HOSTNAME_LABEL]))
+        if NAMESPACE_NAME_LABEL in labels:
+            labels[NAMESPACE_NAME_LABEL] = self.namespace(str(labels[NAMESPACE_NAME_LABEL]))
+
+    def _claim_spec(self, spec: Obj) -> None:
+        if spec.get("storageClassName"):
+            spec["storageClassName"] = self.storage_class(spec["storageClassName"])
+        if spec.get("volumeName"):
+            spec["volumeName"] = self.obj_name("PersistentVolume", None, spec["volumeName"])
+
+    def _node_affinity(self, selector: Obj | None) -> None:
+        for term in (selector or {}).get("nodeSelectorTerms") or []:
+            self._node_term(term)
+
+    def _node_term(self, term: Obj) -> None:
+        for expr in term.get("matchFields") or []:
+            if expr.get("key") == "metadata.name":
+                expr["values"] = [self.node(v) for v in expr.get("values") or []]
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") == HOSTNAME_LABEL:
+                expr["values"] = [self.node(v) for v in expr.get("values") or []]
+
+    def _pod_spec(self, spec: Obj, ns: str | None) -> None:
+        if spec.get("nodeName"):
+            spec["nodeName"] = self.node(spec["nodeName"])
+        if spec.get("priorityClassName"):
+            spec["priorityClassName"] = self.priority_class(spec["priorityClassName"])
+        selector = spec.get("nodeSelector") or {}
+        if HOSTNAME_LABEL in selector:
+            selector[HOSTNAME_LABEL] = self.node(str(selector[HOSTNAME_LABEL]))
+        for key in ("containers", "initContainers", "ephemeralContainers"):
+            for c in spec.get(key) or []:
+                if c.get("image"):
+                    c["image"] = self.image(c["image"])
+        for v in spec.get("volumes") or []:
+            claim = v.get("persistentVolumeClaim")
+            if claim and claim.get("claimName"):
+                claim["claimName"] = self.obj_name("PersistentVolumeClaim", ns, claim["claimName"])
+            template = (v.get("ephemeral") or {}).get("volumeClaimTemplate")
+            if template:
+                self._claim_spec(template.get("spec") or {})
+        affinity = spec.get("affinity") or {}
+        node_affinity = affinity.get("nodeAffinity") or {}
+        self._node_affinity(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        for pref in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+            self._node_term(pref.get("preference") or {})
+        rename: Callable[[str], str] = self.namespace
+        for which in ("podAffinity", "podAntiAffinity"):
+            group = affinity.get(which) or {}
+            terms = list(group.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+            terms += [w.get("podAffinityTerm") or {} for w in
+                      group.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+            for term in terms:
+                if term.get("namespaces"):
+                    term["namespaces"] = [rename(n) for n in term["namespaces"]]
