@@ -2,7 +2,8 @@
 
 It reads, through the project's own client (``scheduler.kubeapi``: any kubeconfig, exec plugins
 included), the kinds in ``KINDS``: namespaces, nodes, PriorityClasses, StorageClasses, PVs and PVCs,
-SchedulingProfiles, the workload objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+CSIDrivers, CSINodes and CSIStorageCapacities (the volume plugins read them), SchedulingProfiles,
+the workload objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
 ReplicationControllers), Services (their selectors are what PodTopologySpread's default
 constraints read), pods and PDBs, in that order (owners before their dependents, so a replay
 creates them in order). Lists are read in pages of ``PAGE`` items. A kind the server does not serve
@@ -49,6 +50,9 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("storage.k8s.io/v1", "StorageClass"),
     ("v1", "PersistentVolume"),
     ("v1", "PersistentVolumeClaim"),
+    ("storage.k8s.io/v1", "CSIDriver"),
+    ("storage.k8s.io/v1", "CSINode"),
+    ("storage.k8s.io/v1", "CSIStorageCapacity"),
     (PROFILE_API_VERSION, PROFILE_KIND),
     ("apps/v1", "Deployment"),
     ("apps/v1", "StatefulSet"),
@@ -213,7 +217,7 @@ class Anonymizer:
         return self.name("image", name, "image")
 
     def obj_name(self, kind: str, namespace: str | None, name: str) -> str:
-        if kind == "Node":
+        if kind in ("Node", "CSINode"):              # a CSINode is named after its node
             return self.node(name)
         if kind == "Namespace":
             return self.namespace(name)
@@ -272,6 +276,18 @@ class Anonymizer:
                 if ref_ns:
                     ref["namespace"] = self.namespace(ref_ns)
             self._node_affinity((spec.get("nodeAffinity") or {}).get("required"))
+        elif kind == "CSINode":
+            for driver in spec.get("drivers") or []:
+                if driver.get("nodeID"):
+                    driver["nodeID"] = self.name("nodeID", str(driver["nodeID"]), "node-id")
+        elif kind == "CSIStorageCapacity":
+            if obj.get("storageClassName"):
+                obj["storageClassName"] = self.storage_class(obj["storageClassName"])
+            topology = obj.get("nodeTopology") or {}
+            self._labels({"labels": topology.get("matchLabels") or {}})
+            for expr in topology.get("matchExpressions") or []:
+                if expr.get("key") == HOSTNAME_LABEL:
+                    expr["values"] = [self.node(v) for v in expr.get("values") or []]
         elif kind == "StorageClass":
             for term in obj.get("allowedTopologies") or []:
                 for expr in term.get("matchLabelExpressions") or []:

@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from scheduler.app.cli import main
-from scheduler.app.dump import dump_cluster, strip
+from scheduler.app.dump import Anonymizer, dump_cluster, strip
 from scheduler.app.simulate import SimulationReport, load_objects, replay
 from scheduler.kubeapi import KubeClient, KubeConfig
 from scheduler.profiles.crd import crd
@@ -352,3 +352,44 @@ def test_simulate_loads_a_kwok_snapshot(tmp_path: Path) -> None:
     assert placed["big"] == "kwok-node-1"              # fits only because the Job's pod is done
     nodes = {n["name"]: n for n in report["nodes"]}
     assert nodes["kwok-node-1"]["allocatable"]["cpu"] == "32" and nodes["kwok-node-1"]["requested"]["cpu"] == "31000m"
+
+
+def test_anonymize_keeps_volume_references_consistent() -> None:
+    """Kinds the simulated cluster does not serve yet, renamed the same everywhere they are named."""
+    host = {"kubernetes.io/hostname": "n1"}
+    objects = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": dict(host)}},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+         "provisioner": "csi.example.com", "allowedTopologies": [{"matchLabelExpressions": [
+             {"key": "kubernetes.io/hostname", "values": ["n1"]}]}]},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {
+            "name": "n1", "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u"}]},
+         "spec": {"drivers": [{"name": "csi.example.com", "nodeID": "i-0abc"}]}},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity", "metadata": {"name": "cap", "namespace": "shop"},
+         "storageClassName": "fast", "nodeTopology": {"matchLabels": dict(host)}, "capacity": "10Gi"},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+         "spec": {"storageClassName": "fast", "claimRef": {"namespace": "shop", "name": "data"},
+                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                      {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "shop"},
+         "spec": {"storageClassName": "fast", "volumeName": "pv-1"}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db", "namespace": "shop"},
+         "spec": {"nodeName": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+                  "containers": [{"name": "c", "image": "postgres:17"}]}},
+    ]
+    node, sc, csinode, cap, pv, pvc, pod = Anonymizer().apply(objects)
+    assert objects[0]["metadata"]["name"] == "n1"                  # the input is not changed
+    n = node["metadata"]["name"]
+    assert n != "n1" and csinode["metadata"]["name"] == n == pod["spec"]["nodeName"]
+    assert csinode["metadata"]["ownerReferences"][0]["name"] == n
+    assert csinode["spec"]["drivers"][0]["nodeID"] != "i-0abc"
+    assert sc["allowedTopologies"][0]["matchLabelExpressions"][0]["values"] == [n]
+    assert cap["nodeTopology"]["matchLabels"]["kubernetes.io/hostname"] == n
+    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [n]
+    s = sc["metadata"]["name"]
+    assert s != "fast" and pv["spec"]["storageClassName"] == pvc["spec"]["storageClassName"] \
+        == cap["storageClassName"] == s
+    assert pvc["spec"]["volumeName"] == pv["metadata"]["name"] != "pv-1"
+    assert pv["spec"]["claimRef"] == {"namespace": pvc["metadata"]["namespace"], "name": pvc["metadata"]["name"]}
+    assert pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"] != "data"
+    assert pod["metadata"]["namespace"] == pvc["metadata"]["namespace"] == cap["metadata"]["namespace"] != "shop"
