@@ -187,7 +187,7 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
               default="-", show_default=True, help="Where to write the List ('-': stdout).")
 @click.option("--minimal", is_flag=True, help="Keep only what scheduling reads (no managedFields, no other status).")
 @click.option("--anonymize", is_flag=True,
-              help="Rename namespaces, names, node names and images, consistently across references.")
+              help="Rename namespaces, names, nodes and images, consistently across references (implies --minimal).")
 def dump(kubeconfig: str | None, context: str | None, output_file: str, minimal: bool, anonymize: bool) -> None:
     """Write everything `simulate -f` needs from a live cluster as one List (YAML).
 

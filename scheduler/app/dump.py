@@ -21,10 +21,13 @@ except a PV's and a PVC's phase.
 ``anonymize`` (``Anonymizer``) renames namespaces (except the built-in ones), object names, node
 names, container images, PriorityClasses (except ``system-*``) and StorageClasses, one name for
 one original everywhere: ``spec.nodeName``, ``status.nominatedNodeName``, the
-``kubernetes.io/hostname`` label and node affinity on it or on ``metadata.name``,
+``kubernetes.io/hostname`` label and node affinity on it or on ``metadata.name``, the labels that
+carry an object's name (``NAME_LABELS``: a StatefulSet pod's ``pod-name``, a Job's ``job-name``)
+and the selectors on them,
 ``ownerReferences``, claim names, ``claimRef``, ``volumeName``, ``storageClassName``,
 ``priorityClassName``, affinity terms' ``namespaces``, and ``kubernetes.io/metadata.name``.
 Label keys and values other than these stay as they are (selectors must keep matching them).
+``anonymize`` implies ``minimal``: annotations, env values and commands could name what it renames.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 KEPT_ANNOTATION_PREFIXES = ("scheduling.kopf-scheduler.io/", "volume.kubernetes.io/selected-node",
                             "volume.beta.kubernetes.io/storage-class", "pv.kubernetes.io/",
                             "storage.alpha.kubernetes.io/migrated-plugins")
+# label keys whose values name an object (of this kind, in the labelled object's namespace)
+NAME_LABELS = {"statefulset.kubernetes.io/pod-name": "Pod", "batch.kubernetes.io/job-name": "Job",
+               "job-name": "Job"}
 WORKLOADS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"})
 CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy")
 POD_SPEC_DROPPED = ("serviceAccount", "serviceAccountName", "automountServiceAccountToken", "dnsPolicy",
@@ -119,7 +125,7 @@ async def dump_cluster(api: KubeClient, *, minimal: bool = False, anonymize: boo
             if e.status not in (403, 404):
                 raise
             result.notes.append(f"{kind} ({api_version}): {e.status} {e}, skipped")
-    if minimal:
+    if minimal or anonymize:            # annotations, env and commands could name what is renamed
         result.items = [strip(o) for o in result.items]
     if anonymize:
         result.items = Anonymizer().apply(result.items)
@@ -244,7 +250,7 @@ class Anonymizer:
         for ref in meta.get("ownerReferences") or []:
             ref["name"] = self.obj_name(str(ref.get("kind")), None if ref.get("kind") == "Node" else ns,
                                         str(ref.get("name")))
-        self._labels(meta)
+        self._labels(meta.get("labels"), ns)
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         if kind == "Pod":
@@ -253,7 +259,11 @@ class Anonymizer:
                 status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
         elif kind in WORKLOADS:
             template = spec.get("template") or {}
-            self._labels(template.get("metadata") or {})
+            self._labels((template.get("metadata") or {}).get("labels"), ns)
+            if kind == "ReplicationController":
+                self._labels(spec.get("selector"), ns)
+            else:
+                self._selector(spec.get("selector"), ns)
             self._pod_spec(template.get("spec") or {}, ns)
             for claim in spec.get("volumeClaimTemplates") or []:
                 self._claim_spec(claim.get("spec") or {})
@@ -284,10 +294,11 @@ class Anonymizer:
             if obj.get("storageClassName"):
                 obj["storageClassName"] = self.storage_class(obj["storageClassName"])
             topology = obj.get("nodeTopology") or {}
-            self._labels({"labels": topology.get("matchLabels") or {}})
-            for expr in topology.get("matchExpressions") or []:
-                if expr.get("key") == HOSTNAME_LABEL:
-                    expr["values"] = [self.node(v) for v in expr.get("values") or []]
+            self._selector(topology, ns)
+        elif kind == "PodDisruptionBudget":
+            self._selector(spec.get("selector"), ns)
+        elif kind == "Service":
+            self._labels(spec.get("selector"), ns)
         elif kind == "StorageClass":
             for term in obj.get("allowedTopologies") or []:
                 for expr in term.get("matchLabelExpressions") or []:
@@ -295,12 +306,30 @@ class Anonymizer:
                         expr["values"] = [self.node(v) for v in expr.get("values") or []]
         return obj
 
-    def _labels(self, meta: Obj) -> None:
-        labels = meta.get("labels") or {}
-        if HOSTNAME_LABEL in labels:
-            labels[HOSTNAME_LABEL] = self.node(str(labels[HOSTNAME_LABEL]))
-        if NAMESPACE_NAME_LABEL in labels:
-            labels[NAMESPACE_NAME_LABEL] = self.namespace(str(labels[NAMESPACE_NAME_LABEL]))
+    def _label_value(self, key: str, value: str, ns: str | None) -> str:
+        if key == HOSTNAME_LABEL:
+            return self.node(value)
+        if key == NAMESPACE_NAME_LABEL:
+            return self.namespace(value)
+        if key in NAME_LABELS:
+            return self.obj_name(NAME_LABELS[key], ns, value)
+        return value
+
+    def _labels(self, labels: Obj | None, ns: str | None) -> None:
+        """Label values that are names, renamed as those names are (``NAME_LABELS``)."""
+        if not labels:
+            return
+        for key, value in labels.items():
+            if isinstance(value, str):
+                labels[key] = self._label_value(key, value, ns)
+
+    def _selector(self, selector: Obj | None, ns: str | None) -> None:
+        if not selector:
+            return
+        self._labels(selector.get("matchLabels"), ns)
+        for expr in selector.get("matchExpressions") or []:
+            key = str(expr.get("key"))
+            expr["values"] = [self._label_value(key, str(v), ns) for v in expr.get("values") or []]
 
     def _claim_spec(self, spec: Obj) -> None:
         if spec.get("storageClassName"):
@@ -353,3 +382,6 @@ class Anonymizer:
             for term in terms:
                 if term.get("namespaces"):
                     term["namespaces"] = [rename(n) for n in term["namespaces"]]
+                self._selector(term.get("labelSelector"), ns)
+        for constraint in spec.get("topologySpreadConstraints") or []:
+            self._selector(constraint.get("labelSelector"), ns)

@@ -393,3 +393,43 @@ def test_anonymize_keeps_volume_references_consistent() -> None:
     assert pv["spec"]["claimRef"] == {"namespace": pvc["metadata"]["namespace"], "name": pvc["metadata"]["name"]}
     assert pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"] != "data"
     assert pod["metadata"]["namespace"] == pvc["metadata"]["namespace"] == cap["metadata"]["namespace"] != "shop"
+
+
+def test_anonymize_renames_labels_that_carry_names_with_their_selectors() -> None:
+    job_label = {"batch.kubernetes.io/job-name": "batch"}
+    objects = [
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "shop"},
+         "spec": {"selector": {"matchLabels": dict(job_label)},
+                  "template": {"metadata": {"labels": dict(job_label)}, "spec": {"containers": []}}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": "batch-x", "namespace": "shop", "labels": dict(job_label),
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "batch", "uid": "u"}]},
+         "spec": {"containers": [], "topologySpreadConstraints": [
+             {"maxSkew": 1, "topologyKey": "zone", "labelSelector": {"matchLabels": dict(job_label)}}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db-0", "namespace": "shop", "labels": {
+            "statefulset.kubernetes.io/pod-name": "db-0", "app": "db"}}, "spec": {"containers": []}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "shop"},
+         "spec": {"selector": {"matchExpressions": [{"key": "batch.kubernetes.io/job-name", "operator": "In",
+                                                     "values": ["batch"]}]}}},
+    ]
+    job, pod, db, pdb = Anonymizer().apply(objects)
+    j = job["metadata"]["name"]
+    assert j != "batch"
+    assert job["spec"]["selector"]["matchLabels"] == job["spec"]["template"]["metadata"]["labels"] \
+        == pod["metadata"]["labels"] == {"batch.kubernetes.io/job-name": j}
+    assert pod["metadata"]["ownerReferences"][0]["name"] == j
+    assert pod["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchLabels"] == {
+        "batch.kubernetes.io/job-name": j}
+    assert pdb["spec"]["selector"]["matchExpressions"][0]["values"] == [j]
+    assert db["metadata"]["labels"] == {"statefulset.kubernetes.io/pod-name": db["metadata"]["name"], "app": "db"}
+    assert db["metadata"]["name"] != "db-0"
+
+
+def test_anonymize_implies_minimal() -> None:
+    async def go() -> None:
+        async with SimulatedCluster() as a:
+            await populate(a.client)
+            result = await dump_cluster(a.client, anonymize=True)
+            strings = set(_walk(result.items))
+            assert "managedFields" not in strings and "s3cr3t" not in strings and "alice" not in strings
+    asyncio.run(go())
