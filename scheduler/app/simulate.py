@@ -419,8 +419,8 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
             elif cond is not None and cond.get("status") == "False":
                 message = cond.get("message")
                 unschedulable += 1
-        elif _key(p) in created.pods:
-            scheduled += 1
+        else:
+            scheduled += 1            # an input pod, or one a controller created from an input workload
         if node:
             by_node.setdefault(node, []).append(p)
         report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
