@@ -1,13 +1,23 @@
 """Typed plugin args: pydantic models shaped as upstream's ``kubescheduler.config.k8s.io/v1``
 ``*Args`` types, so a ``pluginConfig`` entry pasted from a KubeSchedulerConfiguration validates
-here with field-precise errors."""
+here with field-precise errors.
+
+Each model applies upstream's v1 defaulting (``apis/config/v1/defaults.go``) and then its validation
+(``apis/config/validation/validation_pluginargs.go``), as kube-scheduler does when it loads the
+file: so ``weight: 0`` is an unset weight (1), not an error, and ``resources: []`` is the default
+list. Errors carry upstream's wording (``Invalid value: 101: resource weight of cpu not in valid
+range (0, 100]``) at the element's own path (``scoringStrategy.resources[0].weight``)."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from scheduler.model.selectors import label_key_errors
 
 __all__ = [
     "ArgsModel",
@@ -27,55 +37,193 @@ class ArgsModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+def _invalid(errors: Sequence[tuple[tuple[str | int, ...], str, object]], title: str) -> ValidationError:
+    """A pydantic error with one entry per ``(loc, message, input)``: a validator raising it names
+    the exact element (``resources[1].weight``), as upstream's ``field.ErrorList`` does, and
+    pydantic prefixes the location of the field the validator runs on."""
+    return ValidationError.from_exception_data(title, [
+        InitErrorDetails(type=PydanticCustomError("value_error", "{msg}", {"msg": msg}), loc=loc, input=value)
+        for loc, msg, value in errors])
+
+
+def _go(value: object) -> str:
+    """A value as ``field.Invalid`` prints it: strings quoted, numbers bare."""
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 class ResourceSpec(ArgsModel):
+    """``ResourceSpec``. The weight's range depends on the plugin (NodeResourcesFit: (0, 100];
+    NodeResourcesBalancedAllocation: exactly 1), so the args that hold the list check it."""
+
     name: str = Field(min_length=1)
-    weight: int = Field(default=1, ge=1, le=100)
+    weight: int = 1
+
+    @field_validator("weight")
+    @classmethod
+    def _zero_means_one(cls, v: int) -> int:
+        # v1 defaulting (SetDefaults_NodeResourcesFitArgs / ..BalancedAllocationArgs): the field is
+        # ``omitempty``, so an explicit 0 is an unset weight, and an unset weight is 1.
+        return v or 1
 
 
 DEFAULT_RESOURCES = (ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1))
+SCORING_STRATEGY_TYPES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+
+def _default_if_empty(v: object) -> object:
+    # v1 defaulting: no resources (absent, null or []) means cpu and memory, weight 1.
+    return DEFAULT_RESOURCES if v is None or (isinstance(v, list | tuple) and not v) else v
 
 
 class UtilizationShapePoint(ArgsModel):
-    utilization: int = Field(ge=0, le=100)
-    score: int = Field(ge=0, le=10)
+    """A point of a ``requestedToCapacityRatio`` shape; the shape checks the ranges, so that every
+    bad point is reported at its index (``validateFunctionShape``)."""
+
+    utilization: int
+    score: int
 
 
 class RequestedToCapacityRatioParam(ArgsModel):
-    shape: tuple[UtilizationShapePoint, ...] = Field(min_length=1)
+    shape: tuple[UtilizationShapePoint, ...] = ()
 
     @field_validator("shape")
     @classmethod
-    def _increasing(cls, v: tuple[UtilizationShapePoint, ...]) -> tuple[UtilizationShapePoint, ...]:
-        for a, b in itertools.pairwise(v):
-            if b.utilization <= a.utilization:
-                raise ValueError("utilization values must be sorted in increasing order")
+    def _valid_shape(cls, v: tuple[UtilizationShapePoint, ...]) -> tuple[UtilizationShapePoint, ...]:
+        """Upstream's ``validateFunctionShape``: at least one point; utilizations strictly
+        increasing (the first offender only); each utilization in [0, 100] and score in [0, 10].
+
+        Upstream builds these paths from ``scoringStrategy.shape``, which is not where the shape is
+        written (``scoringStrategy.requestedToCapacityRatio.shape``); ours name the field the user
+        wrote, since a profile's status must point at the exact field."""
+        if not v:
+            raise _invalid([((), "Required value: at least one point must be specified", v)], "shape")
+        errors: list[tuple[tuple[str | int, ...], str, object]] = []
+        for i, (a, b) in enumerate(itertools.pairwise(v), start=1):
+            if a.utilization >= b.utilization:
+                errors.append(((i, "utilization"),
+                               f"Invalid value: {b.utilization}: values must be sorted in increasing order",
+                               b.utilization))
+                break
+        for i, p in enumerate(v):
+            if not 0 <= p.utilization <= MAX_UTILIZATION:
+                errors.append(((i, "utilization"),
+                               f"Invalid value: {p.utilization}: not in valid range [0, {MAX_UTILIZATION}]",
+                               p.utilization))
+            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+                errors.append(((i, "score"),
+                               f"Invalid value: {p.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                               p.score))
+        if errors:
+            raise _invalid(errors, "shape")
         return v
 
 
 class ScoringStrategy(ArgsModel):
-    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    """``ScoringStrategy``, validated as upstream's ``ValidateNodeResourcesFitArgs`` after v1
+    defaulting: a strategy given without ``type`` is an unsupported ``""`` (only an absent
+    ``scoringStrategy`` defaults to LeastAllocated); weights in (0, 100]; resources may repeat (upstream
+    does not forbid it: a repeated resource counts twice)."""
+
+    type: str = Field(default="", validate_default=True)
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = Field(
         default=None, alias="requestedToCapacityRatio")
 
+    @field_validator("type")
+    @classmethod
+    def _supported(cls, v: str) -> str:
+        if v not in SCORING_STRATEGY_TYPES:
+            supported = ", ".join(f'"{t}"' for t in SCORING_STRATEGY_TYPES)
+            raise _invalid([((), f"Unsupported value: {_go(v)}: supported values: {supported}", v)], "type")
+        return v
+
+    @field_validator("resources", mode="before")
+    @classmethod
+    def _defaulted(cls, v: object) -> object:
+        return _default_if_empty(v)
+
+    @field_validator("resources")
+    @classmethod
+    def _weights(cls, v: tuple[ResourceSpec, ...]) -> tuple[ResourceSpec, ...]:
+        # validateResources: every resource out of range is reported.
+        errors: list[tuple[tuple[str | int, ...], str, object]] = [
+            ((i, "weight"), f"Invalid value: {r.weight}: resource weight of {r.name} not in valid range (0, 100]",
+             r.weight)
+            for i, r in enumerate(v) if not 0 < r.weight <= 100]
+        if errors:
+            raise _invalid(errors, "resources")
+        return v
+
     @model_validator(mode="after")
     def _ratio_needs_shape(self) -> ScoringStrategy:
+        # Upstream dereferences the missing parameter in NewFit (a nil-pointer panic); say so instead.
         if self.type == "RequestedToCapacityRatio" and self.requested_to_capacity_ratio is None:
-            raise ValueError("requestedToCapacityRatio is required for type RequestedToCapacityRatio")
-        names = [r.name for r in self.resources]
-        if len(set(names)) != len(names):
-            raise ValueError("resources must not repeat a name")
+            raise _invalid([(("requestedToCapacityRatio",),
+                             "Required value: required for type RequestedToCapacityRatio", None)], "ScoringStrategy")
         return self
+
+
+def _label_name_errors(value: str) -> list[str]:
+    """``metav1validation.ValidateLabelName`` (``IsQualifiedName``): the label-key rules, with its
+    own wording for too many slashes."""
+    return [e.replace("a valid label key ", "a qualified name ", 1) for e in label_key_errors(value)]
 
 
 class NodeResourcesFitArgs(ArgsModel):
     ignored_resources: tuple[str, ...] = Field(default=(), alias="ignoredResources")
     ignored_resource_groups: tuple[str, ...] = Field(default=(), alias="ignoredResourceGroups")
-    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy, alias="scoringStrategy")
+    scoring_strategy: ScoringStrategy = Field(
+        default_factory=lambda: ScoringStrategy(type="LeastAllocated"), alias="scoringStrategy")
+
+    @field_validator("ignored_resources")
+    @classmethod
+    def _qualified_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        errors: list[tuple[tuple[str | int, ...], str, object]] = [
+            ((i, ), f"Invalid value: {_go(r)}: {e}", r) for i, r in enumerate(v) for e in _label_name_errors(r)]
+        if errors:
+            raise _invalid(errors, "ignoredResources")
+        return v
+
+    @field_validator("ignored_resource_groups")
+    @classmethod
+    def _groups(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        errors: list[tuple[tuple[str | int, ...], str, object]] = []
+        for i, g in enumerate(v):
+            if "/" in g:
+                errors.append(((i,), f"Invalid value: {_go(g)}: resource group name can't contain '/'", g))
+            errors += [((i,), f"Invalid value: {_go(g)}: {e}", g) for e in _label_name_errors(g)]
+        if errors:
+            raise _invalid(errors, "ignoredResourceGroups")
+        return v
 
 
 class NodeResourcesBalancedAllocationArgs(ArgsModel):
+    """``ValidateNodeResourcesBalancedAllocationArgs`` after v1 defaulting: no resources means cpu
+    and memory; a name may appear once; every weight must be 1 (0 is defaulted to 1 first)."""
+
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+    @field_validator("resources", mode="before")
+    @classmethod
+    def _defaulted(cls, v: object) -> object:
+        return _default_if_empty(v)
+
+    @field_validator("resources")
+    @classmethod
+    def _unique_and_unweighted(cls, v: tuple[ResourceSpec, ...]) -> tuple[ResourceSpec, ...]:
+        errors: list[tuple[tuple[str | int, ...], str, object]] = []
+        seen: set[str] = set()
+        for i, r in enumerate(v):
+            if r.name in seen:
+                errors.append(((i, "name"), f"Duplicate value: {_go(r.name)}", r.name))
+            seen.add(r.name)
+            if r.weight != 1:
+                errors.append(((i, "weight"), f"Invalid value: {r.weight}: must be 1", r.weight))
+        if errors:
+            raise _invalid(errors, "resources")
+        return v
 
 
 class NodeAffinityArgs(ArgsModel):
