@@ -4,11 +4,15 @@ Fit's Filter is upstream's ``fitsRequest``: ``Too many pods`` when the node alre
 allowed pod count; ``Insufficient <resource>`` for each requested resource whose free amount
 (allocatable - requested) is smaller than the request. The status is Unschedulable, or
 UnschedulableAndUnresolvable when the request exceeds the node's *total* allocatable (preemption
-cannot help there). Resources in ``ignoredResources`` or an ``ignoredResourceGroups`` prefix are
-skipped (extended resources only, as upstream).
+cannot help there). The requests checked are upstream's ``framework.Resource``: cpu, memory,
+ephemeral-storage and the scalar resources (extended, ``hugepages-*``, ``*kubernetes.io/*``,
+``attachable-volumes-*``), a zero request never failing. Resources in ``ignoredResources`` or an
+``ignoredResourceGroups`` prefix are skipped (extended resources only, as upstream).
 
 Scoring strategies (``scoringStrategy.type``), all over the non-zero requests for cpu and memory
-(a container without a request counts as 100m / 200MiB), per resource, then weight-averaged:
+(a container without a request counts as 100m / 200MiB), per resource, then weight-averaged; a
+scalar resource takes part only when the pod requests it, and a node without a resource leaves it
+out of that node's average:
 
 * LeastAllocated: ``(allocatable - requested) * 100 / allocatable``
 * MostAllocated: ``requested * 100 / allocatable`` (requested capped at allocatable)
@@ -35,6 +39,7 @@ has fits nowhere (``Insufficient cpu``), and every score lies in [0, 100].
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -56,14 +61,18 @@ from scheduler.framework.interfaces import (
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
-from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from scheduler.model.selectors import label_key_errors
+from scheduler.plugins.args import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+)
 from scheduler.plugins.helpers import go_div
 
 FIT_NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 REASON_TOO_MANY_PODS = "Too many pods"
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
 # Fit's filter packs (too many pods, short per resource) into one int64 per node; a pod asking for
 # more resources than that (many extended resources) takes the row-matrix path instead.
 _MAX_PACKED = 60
@@ -76,9 +85,36 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def _is_extended(resource: str) -> bool:
-    return resource not in ("cpu", "memory", "ephemeral-storage", "pods") and not resource.startswith(
-        "hugepages-")
+# framework.Resource's own fields; "pods" is its AllowedPodNumber, which no request is checked against.
+_NATIVE = ("cpu", "memory", "ephemeral-storage")
+_NATIVE_ORDER = {name: i for i, name in enumerate(_NATIVE)}
+
+
+@functools.lru_cache(maxsize=4096)
+def is_extended_resource_name(name: str) -> bool:
+    """``v1helper.IsExtendedResourceName``: a domain-qualified name outside ``kubernetes.io/``, not
+    ``requests.``-prefixed, and a qualified name once ``requests.`` is put in front (quota's form).
+    Only these can be ignored (``ignoredResources``, ``ignoredResourceGroups``)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return not label_key_errors("requests." + name)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_scalar_resource_name(name: str) -> bool:
+    """``schedutil.IsScalarResourceName``: extended, ``hugepages-*``, ``*kubernetes.io/*`` (prefixed
+    native) or ``attachable-volumes-*``. Besides cpu, memory and ephemeral-storage these are the only
+    requests upstream's ``framework.Resource`` keeps, so the only ones Filter checks and Score reads;
+    a scalar the pod does not request is left out of scoring."""
+    return (is_extended_resource_name(name) or name.startswith(("hugepages-", "attachable-volumes-"))
+            or "kubernetes.io/" in name)
+
+
+def fit_requests(pod: Pod) -> dict[str, int]:
+    """Upstream's ``computePodResourceRequest`` (``framework.Resource.SetMaxResource`` over
+    ``resource.PodRequests``): the pod's requests for cpu, memory, ephemeral-storage and scalar
+    resources, zeros included."""
+    return {name: amount for name, amount in pod.requests.items() if name in _NATIVE or is_scalar_resource_name(name)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,18 +152,20 @@ class NodeResourcesFit:
         return (self._ignored, self._ignored_groups)
 
     def _ignored_resource(self, name: str) -> bool:
-        if not _is_extended(name):
+        # fitsRequest: only extended resources can be ignored (hugepages and kubernetes.io/ ones never).
+        if not is_extended_resource_name(name):
             return False
-        return name in self._ignored or any(name.split("/", 1)[0] == g for g in self._ignored_groups)
+        return name in self._ignored or name.split("/", 1)[0] in self._ignored_groups
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:
+        # Sidecars need no check here: upstream's "SidecarContainers feature is disabled" rejection
+        # cannot happen since the gate went GA (1.33).
         table = snapshot.table
-        order = sorted(pod.requests.items(), key=lambda kv: (
-            {"cpu": 0, "memory": 1, "ephemeral-storage": 2}.get(kv[0], 3), kv[0]))
+        order = sorted(fit_requests(pod).items(), key=lambda kv: (_NATIVE_ORDER.get(kv[0], 3), kv[0]))
         cols = tuple((name, table.resource_column(name), min(amount, CAP)) for name, amount in order
-                     if amount > 0 and name != "pods" and not self._ignored_resource(name))
+                     if amount > 0 and not self._ignored_resource(name))
         state.write(_PREFILTER_KEY, _Request(cols))
         return None, SUCCESS
 
@@ -216,8 +254,8 @@ class NodeResourcesFit:
         if not isinstance(requests, tuple) or len(requests) != len(self._resources):
             requests = self._score_requests(pod)
         for (name, weight), pod_req in zip(self._resources, requests, strict=True):
-            if pod_req == 0 and _is_extended(name):
-                continue  # an extended resource the pod doesn't request is not scored
+            if not _scored(name, pod_req):
+                continue
             pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
             if pair is None:
                 continue
@@ -300,6 +338,15 @@ def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, tuple(reasons))
 
 
+def _scored(resource: str, pod_request: int) -> bool:
+    """``calculateResourceAllocatableRequest``'s bypass: cpu, memory and ephemeral-storage always
+    take part; a scalar resource only when the pod requests it; anything else (``pods``, names that
+    are not resources upstream keeps) never. A node without the resource is left out per node."""
+    if resource in _NATIVE:
+        return True
+    return pod_request > 0 and is_scalar_resource_name(resource)
+
+
 def _big_positions(snapshot: Snapshot, rows: Rows) -> list[tuple[int, int]]:
     """(position in ``rows``, row) of the rows whose allocatable is beyond ``SCORE_SAFE``: the
     capped columns are not exact there. Empty, at the cost of one set test, in any real cluster."""
@@ -369,7 +416,7 @@ class NodeResourcesBalancedAllocation:
         present = []
         for name in self._resources:
             pod_req = pod.requests.get(name, 0)
-            if pod_req == 0 and _is_extended(name):
+            if not _scored(name, pod_req):
                 continue
             pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=False)
             if pair is None:
