@@ -9,6 +9,11 @@ ephemeral-storage and the scalar resources (extended, ``hugepages-*``, ``*kubern
 ``attachable-volumes-*``), a zero request never failing. Resources in ``ignoredResources`` or an
 ``ignoredResourceGroups`` prefix are skipped (extended resources only, as upstream).
 
+Queueing hints (EnqueueExtensions), as upstream's with hints and in-place resize on: a pod deleted
+from a node (or a nominated one) or an assigned pod scaling down a request the pending pod has
+(``is_schedulable_after_pod_event``); a node that the pod would fit empty, when added or when an
+allocatable amount it asks for grew (``is_schedulable_after_node_change``).
+
 Scoring strategies (``scoringStrategy.type``), all over the non-zero requests for cpu and memory
 (a container without a request counts as 100m / 200MiB), per resource, then weight-averaged; a
 scalar resource takes part only when the pod requests it, and a node without a resource leaves it
@@ -60,7 +65,7 @@ from scheduler.framework.interfaces import (
     Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
-from scheduler.model import Pod
+from scheduler.model import Node, Pod
 from scheduler.model.selectors import label_key_errors
 from scheduler.plugins.args import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -301,16 +306,66 @@ class NodeResourcesFit:
         return None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        def frees(pod: Pod, change: object) -> bool:
-            old = getattr(change, "old", None)
-            if not isinstance(old, Pod):
-                return True
-            return any(old.requests.get(r, 0) > 0 for r in pod.requests) or not pod.requests
-        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), frees),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeAllocatable")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
+        """Upstream's registration with queueing hints on (the default, and the only mode of our
+        queue: no preCheck, so Node/UpdateNodeTaint and UpdateNodeLabel are not needed) and
+        InPlacePodVerticalScaling on (GA): Pod Delete|UpdatePodScaleDown, Node
+        Add|UpdateNodeAllocatable. The service reports an assigned pod's change as one ``Update``
+        action, so ``Update`` stands for UpdatePodScaleDown; the hint tells a scale-down apart."""
+        return (ClusterEventWithHint(ClusterEvent("Pod", ("Delete", "Update")), is_schedulable_after_pod_event),
+                ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")),
+                                     is_schedulable_after_node_change))
+
+
+def is_schedulable_after_pod_event(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterPodEvent``: a deleted pod frees its node's resources (and a pod
+    slot) when it was on a node or nominated to one; an updated one when it is the pending pod
+    itself, or an assigned pod whose request for something the pending pod requests went down
+    (``isSchedulableAfterPodScaleDown``). Raises ``TypeError`` for an object that is not a pod
+    (upstream's ``util.As`` error, which the runtime reads as Queue)."""
+    old, new = event.old, event.new
+    if not isinstance(old, Pod) or (new is not None and not isinstance(new, Pod)):
+        raise TypeError(f"expected pods, got {type(old).__name__} and {type(new).__name__}")
+    if new is None:
+        return bool(old.node_name or old.nominated_node_name)
+    if new.uid == pod.uid:
+        return True
+    if not new.node_name or new.requests == old.requests:
+        # Our ``Update`` is every change of an assigned pod (status, labels...); most change no request.
+        return False
+    before, after = fit_requests(old), fit_requests(new)
+    return any(before.get(name, 0) > after.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
+
+
+def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterNodeChange``: QueueSkip when the pod would not fit the node
+    even empty (``isFit``); an added node that fits queues it; an updated one only if an allocatable
+    amount the pod asks for, or the pod count, went up (``haveAnyRequestedResourcesIncreased``).
+    As upstream's ``isFit`` passes no ignored resources, ``ignoredResources`` do not apply here."""
+    old, new = event.old, event.new
+    if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        raise TypeError(f"expected nodes, got {type(old).__name__} and {type(new).__name__}")
+    if not is_fit(pod, new):
+        return False
+    return old is None or have_any_requested_resources_increased(pod, old, new)
+
+
+def is_fit(pod: Pod, node: Node | None) -> bool:
+    """Upstream's ``isFit``: ``Fits`` against the node with no pods on it (nothing ignored)."""
+    if node is None:
+        return False
+    alloc = node.allocatable
+    if alloc.get("pods", 0) < 1:
+        return False                              # Too many pods, even alone
+    return all(amount <= alloc.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
+
+
+def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bool:
+    """Upstream's ``haveAnyRequestedResourcesIncreased``: the allowed pod count went up, or the
+    allocatable of a resource the pod requests (a non-zero request) did."""
+    before, after = old.allocatable, new.allocatable
+    if after.get("pods", 0) > before.get("pods", 0):
+        return True
+    return any(after.get(name, 0) > before.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
 
 
 def broken_linear(shape: Sequence[tuple[int, int]], util: Scores) -> Scores:

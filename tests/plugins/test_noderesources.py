@@ -743,6 +743,197 @@ def test_fit_score(name: str, pod: st.MakePod, nodes: list[Node], existing: Any,
     assert scores(strategy(kind, resources, shape), pod.Obj(), nodes, existing(), run_pre_score) == want, name
 
 
+def test_events_to_register() -> None:
+    """fit_test.go TestEventsToRegister. None of its five cases has the default gates together
+    (SchedulerQueueingHints and InPlacePodVerticalScaling on, DRAExtendedResource off); for them
+    fit.go's EventsToRegister gives Pod Delete|UpdatePodScaleDown and Node Add|UpdateNodeAllocatable,
+    each with its hint. Our service reports an assigned pod's change as ``Update``: it stands for
+    UpdatePodScaleDown, and the hint tells a scale-down apart."""
+    from scheduler.framework.types import ClusterEvent
+    got = [(e.event, e.hint) for e in fit().events_to_register()]
+    assert got == [(ClusterEvent("Pod", ("Delete", "Update")), noderesources.is_schedulable_after_pod_event),
+                   (ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")),
+                    noderesources.is_schedulable_after_node_change)]
+
+
+IPPVS_OFF = "InPlacePodVerticalScaling disabled (GA, on)"
+# fit_test.go Test_isSchedulableAfterPodChange: (name, pod, oldObj, newObj, queue; None = an error).
+AFTER_POD_CHANGE = [
+    ("backoff-wrong-old-object", lambda: st.MakePod().Obj(), lambda: "not-a-pod", lambda: None, None),
+    ("backoff-wrong-new-object", lambda: st.MakePod().Obj(), lambda: None, lambda: "not-a-pod", None),
+    ("queue-on-other-pod-deleted", lambda: st.MakePod().Name("pod1").Req({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod2").Req({"cpu": "1"}).Node("fake").Obj(), lambda: None, True),
+    ("skip-queue-on-unscheduled-pod-deleted", lambda: st.MakePod().Obj(), lambda: st.MakePod().Obj(), lambda: None,
+     False),
+    gated(IPPVS_OFF, "skip-queue-on-disable-inplace-pod-vertical-scaling", None, None, None, None),
+    ("skip-queue-on-other-unscheduled-pod",
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "1"}).UID("uid0").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"cpu": "2"}).UID("uid1").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"cpu": "1"}).UID("uid1").Obj(), False),
+    ("skip-queue-on-other-pod-unrelated-resource-scaled-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"memory": "2"}).Node("fake").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"memory": "1"}).Node("fake").Obj(), False),
+    ("skip-queue-on-other-pod-unrelated-pod-level-resource-scaled-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").PodLevelResourceRequests({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").PodLevelResourceRequests({"memory": "2"}).Node("fake").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").PodLevelResourceRequests({"memory": "1"}).Node("fake").Obj(),
+     False),
+    ("queue-on-other-pod-some-resource-scale-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"cpu": "2"}).Node("fake").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").Req({"cpu": "1"}).Node("fake").Obj(), True),
+    ("queue-on-other-pod-some-pod-level-resource-scale-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").PodLevelResourceRequests({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").PodLevelResourceRequests({"cpu": "2"}).Node("fake").Obj(),
+     lambda: st.MakePod().Name("pod2").UID("pod2").PodLevelResourceRequests({"cpu": "1"}).Node("fake").Obj(), True),
+    ("queue-on-target-pod-some-resource-scale-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "2"}).Obj(),
+     lambda: st.MakePod().Name("pod1").UID("pod1").Req({"cpu": "1"}).Obj(), True),
+    ("queue-on-target-pod-some-pod-level-resource-scale-down",
+     lambda: st.MakePod().Name("pod1").UID("pod1").PodLevelResourceRequests({"cpu": "1"}).Obj(),
+     lambda: st.MakePod().Name("pod1").UID("pod1").PodLevelResourceRequests({"cpu": "2"}).Obj(),
+     lambda: st.MakePod().Name("pod1").UID("pod1").PodLevelResourceRequests({"cpu": "1"}).Obj(), True),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "old", "new", "queue"), AFTER_POD_CHANGE,
+                         ids=[c[0] if isinstance(c, tuple) else None for c in AFTER_POD_CHANGE])
+def test_is_schedulable_after_pod_change(name: str, pod: Any, old: Any, new: Any, queue: bool | None) -> None:
+    """fit_test.go Test_isSchedulableAfterPodChange (11 cases)."""
+    from scheduler.framework.types import ClusterEvent
+    new_obj = new()
+    event = ClusterEvent("Pod", "Delete" if new_obj is None else "Update", old=old(), new=new_obj)
+    if queue is None:
+        with pytest.raises(TypeError):
+            noderesources.is_schedulable_after_pod_event(pod(), event)
+    else:
+        assert noderesources.is_schedulable_after_pod_event(pod(), event) is queue, name
+
+
+def test_pod_deletion_requeues_a_pod_rejected_for_too_many_pods() -> None:
+    """Through the queue: a pod NodeResourcesFit rejected moves when any assigned pod is deleted,
+    one that requested nothing included (it frees a pod slot), as upstream's hint says."""
+    from scheduler.framework.types import ClusterEvent
+    from tests.builders import rejected_by
+    queue, _ = rejected_by(noderesources.FIT_NAME, st.MakePod().Name("p").Req({"cpu": "1"}).Obj())
+    best_effort = st.MakePod().Name("e").Node("n").Obj()
+    assert queue.move_all_to_active_or_backoff(ClusterEvent("Pod", "Delete", old=best_effort)) == 1
+
+
+# fit_test.go Test_isSchedulableAfterNodeChange: (name, pod, oldObj, newObj, queue; None = an error).
+POD_M2_A1 = new_resource_pod(Resource(Memory=2, ScalarResources={A: 1}))
+AFTER_NODE_CHANGE = [
+    ("backoff-wrong-new-object", st.MakePod(), None, "not-a-node", None),
+    ("backoff-wrong-old-object", st.MakePod(), "not-a-node", st.MakeNode(), None),
+    ("skip-queue-on-node-add-without-sufficient-resources", new_resource_pod(Resource(Memory=2)), None,
+     st.MakeNode().Capacity({"memory": "1"}), False),
+    ("skip-queue-on-node-add-without-required-resource-type", new_resource_pod(Resource(ScalarResources={A: 1})), None,
+     st.MakeNode().Capacity({B: "1"}), False),
+    ("queue-on-node-add-with-sufficient-resources", POD_M2_A1, None, st.MakeNode().Capacity({"memory": "4", A: "2"}),
+     True),
+    ("skip-queue-on-node-unrelated-changes", POD_M2_A1, st.MakeNode().Capacity({"memory": "2", A: "2"}),
+     st.MakeNode().Capacity({"memory": "2", A: "1", B: "2"}), False),
+    ("queue-on-pod-requested-resources-increase", POD_M2_A1, st.MakeNode().Capacity({"memory": "2", A: "1"}),
+     st.MakeNode().Capacity({"memory": "2", A: "2"}), True),
+    ("skip-queue-on-node-changes-from-suitable-to-unsuitable", POD_M2_A1,
+     st.MakeNode().Capacity({"memory": "4", A: "2"}), st.MakeNode().Capacity({"memory": "1", A: "2"}), False),
+    ("queue-on-node-changes-from-unsuitable-to-suitable", POD_M2_A1, st.MakeNode().Capacity({"memory": "1", A: "2"}),
+     st.MakeNode().Capacity({"memory": "4", A: "2"}), True),
+]
+
+
+def _built(x: Any) -> Any:
+    return x.Obj() if isinstance(x, st.MakeNode | st.MakePod) else x
+
+
+@pytest.mark.parametrize(("name", "pod", "old", "new", "queue"), AFTER_NODE_CHANGE, ids=[c[0] for c in AFTER_NODE_CHANGE])
+def test_is_schedulable_after_node_change(name: str, pod: st.MakePod, old: Any, new: Any, queue: bool | None) -> None:
+    """fit_test.go Test_isSchedulableAfterNodeChange (9 cases)."""
+    from scheduler.framework.types import ClusterEvent
+    event = ClusterEvent("Node", "Add" if old is None else "UpdateNodeAllocatable", old=_built(old), new=_built(new))
+    if queue is None:
+        with pytest.raises(TypeError):
+            noderesources.is_schedulable_after_node_change(pod.Obj(), event)
+    else:
+        assert noderesources.is_schedulable_after_node_change(pod.Obj(), event) is queue, name
+
+
+def test_node_change_through_the_queue() -> None:
+    """Through the queue (the service's node events): a node too small for the pod leaves it where
+    it waits; an allocatable increase that makes it fit moves it."""
+    from tests.builders import node_event, rejected_by
+    queue, _ = rejected_by(noderesources.FIT_NAME, new_resource_pod(Resource(Memory=2)).Name("p").Obj())
+    small = st.MakeNode().Name("n").Capacity({"memory": "1"}).Obj()
+    assert queue.move_all_to_active_or_backoff(node_event(None, small)) == 0
+    assert queue.move_all_to_active_or_backoff(node_event(small, st.MakeNode().Name("n").Label("a", "b")
+                                                          .Capacity({"memory": "1"}).Obj())) == 0
+    assert queue.move_all_to_active_or_backoff(node_event(small, st.MakeNode().Name("n")
+                                                          .Capacity({"memory": "4"}).Obj())) == 1
+
+
+# fit_test.go TestIsFit (podLevelResourcesEnabled where upstream sets it: the gate is on by default).
+IS_FIT = [
+    ("nil node", st.MakePod(), None, False),
+    ("insufficient resource", st.MakePod().Req({"cpu": "2"}), st.MakeNode().Capacity({"cpu": "1"}), False),
+    ("sufficient resource", st.MakePod().Req({"cpu": "1"}), st.MakeNode().Capacity({"cpu": "2"}), True),
+    ("insufficient pod-level resource", st.MakePod().Resources({"requests": {"cpu": "2"}}),
+     st.MakeNode().Capacity({"cpu": "1"}), False),
+    ("sufficient pod-level resource", st.MakePod().Resources({"requests": {"cpu": "2"}}),
+     st.MakeNode().Capacity({"cpu": "2"}), True),
+    ("sufficient pod-level resource hugepages", st.MakePod().Resources({"requests": {HUGE_PAGE_A: "2Mi"}}),
+     st.MakeNode().Capacity({HUGE_PAGE_A: "2Mi"}), True),
+    ("insufficient pod-level resource hugepages", st.MakePod().Resources({"requests": {HUGE_PAGE_A: "4Mi"}}),
+     st.MakeNode().Capacity({HUGE_PAGE_A: "2Mi"}), False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "node", "expected"), IS_FIT, ids=[c[0] for c in IS_FIT])
+def test_is_fit(name: str, pod: st.MakePod, node: st.MakeNode | None, expected: bool) -> None:
+    """fit_test.go TestIsFit (7 cases)."""
+    assert noderesources.is_fit(pod.Obj(), None if node is None else node.Obj()) is expected, name
+
+
+def rnode(**res: str) -> st.MakeNode:
+    """``st.MakeNode().Capacity(...)`` with upstream's ResourceName keys spelled as keywords."""
+    names = {"pods": "pods", "cpu": "cpu", "memory": "memory", "eph": "ephemeral-storage", "a": A}
+    return st.MakeNode().Capacity({names[k]: v for k, v in res.items()})
+
+
+REQUESTED_2 = new_resource_pod(Resource(MilliCPU=2, Memory=2, EphemeralStorage=2, ScalarResources={A: 2}))
+INCREASED = [
+    ("no-requested-resources", new_resource_pod(Resource()), rnode(pods="1", cpu="1", memory="1", eph="1", a="1"),
+     rnode(pods="1", cpu="2", memory="2", eph="2", a="2"), False),
+    ("no-requested-resources-pods-increased", new_resource_pod(Resource()),
+     rnode(pods="1", cpu="1", memory="1", eph="1", a="1"), rnode(pods="2", cpu="1", memory="1", eph="1", a="1"), True),
+    # draExtendedResourceEnabled: true, but the node has the resource, so nothing is delegated.
+    ("requested-resources-dra-in-node", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
+     rnode(cpu="1", memory="2", eph="1", a="1"), False),
+    gated(DRA_GATE, "requested-resources-dra-not-in-node", REQUESTED_2, None, None, True),
+    gated(DRA_GATE, "requested-resources-dra-zero-capacity", None, None, None, True),
+    ("scalar-resources-not-in-node", REQUESTED_2, rnode(cpu="1", memory="2", eph="3"),
+     rnode(cpu="1", memory="2", eph="1"), False),
+    ("requested-resources-decreased", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
+     rnode(cpu="1", memory="2", eph="1", a="1"), False),
+    ("requested-resources-increased", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
+     rnode(cpu="3", memory="4", eph="3", a="4"), True),
+    ("non-requested-resources-decreased", new_resource_pod(Resource(MilliCPU=2, Memory=2)),
+     rnode(cpu="1", memory="2", eph="3", a="4"), rnode(cpu="1", memory="2", eph="1", a="1"), False),
+    ("non-requested-resources-increased", new_resource_pod(Resource(MilliCPU=2, Memory=2)),
+     rnode(cpu="1", memory="2", eph="3", a="4"), rnode(cpu="1", memory="2", eph="5", a="6"), False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "original", "modified", "expected"), INCREASED,
+                         ids=[c[0] if isinstance(c, tuple) else None for c in INCREASED])
+def test_have_any_requested_resources_increased(name: str, pod: st.MakePod, original: st.MakeNode,
+                                                modified: st.MakeNode, expected: bool) -> None:
+    """fit_test.go TestHaveAnyRequestedResourcesIncreased (10 cases)."""
+    got = noderesources.have_any_requested_resources_increased(pod.Obj(), original.Obj(), modified.Obj())
+    assert got is expected, name
+
+
 # --- least_allocated_test.go TestLeastAllocatedScoringStrategy / most_allocated_test.go -------------------
 # Upstream builds the plugin from the internal config, unvalidated by v1 defaulting; ours takes v1 args
 # (defaults.go first). So "Resources not set" (nil resources: Score's Error "resources not found") is,
