@@ -738,7 +738,7 @@ FIT_SCORE = [
 def test_fit_score(name: str, pod: st.MakePod, nodes: list[Node], existing: Any,
                    args: tuple[str, list[tuple[str, int]], list[tuple[int, int]] | None], want: list[int],
                    run_pre_score: bool) -> None:
-    """fit_test.go TestFitScore (12 cases)."""
+    """fit_test.go TestFitScore (11 cases)."""
     kind, resources, shape = args
     assert scores(strategy(kind, resources, shape), pod.Obj(), nodes, existing(), run_pre_score) == want, name
 
@@ -801,7 +801,7 @@ AFTER_POD_CHANGE = [
 @pytest.mark.parametrize(("name", "pod", "old", "new", "queue"), AFTER_POD_CHANGE,
                          ids=[c[0] if isinstance(c, tuple) else None for c in AFTER_POD_CHANGE])
 def test_is_schedulable_after_pod_change(name: str, pod: Any, old: Any, new: Any, queue: bool | None) -> None:
-    """fit_test.go Test_isSchedulableAfterPodChange (11 cases)."""
+    """fit_test.go Test_isSchedulableAfterPodChange (12 cases)."""
     from scheduler.framework.types import ClusterEvent
     new_obj = new()
     event = ClusterEvent("Pod", "Delete" if new_obj is None else "Update", old=old(), new=new_obj)
