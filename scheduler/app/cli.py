@@ -132,12 +132,15 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
 @click.option("--fault", "faults", multiple=True, metavar="RULE",
               help="Fault rule: latency=20ms, error:VERB:RESOURCE=RATE[/CODE], drop-watch=RATE, gone=RATE.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated names and faults.")
-@click.option("--pod-running-after", type=float, default=None,
-              help="Seconds after binding when a pod becomes Running/Ready (default: stays Pending).")
+@click.option("--pod-running-after", type=float, default=1.0, show_default=True,
+              help="Seconds after binding when the kubelet makes a pod Running/Ready; negative: pods stay Pending.")
+@click.option("--pod-completion-seconds", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="How long a Job's pod runs before it Succeeds.")
 @click.option("--pod-termination-seconds", type=float, default=0.0, show_default=True,
               help="How long a deleted bound pod stays Terminating (capped by its grace period).")
 def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...], faults: tuple[str, ...],
-            seed: int, pod_running_after: float | None, pod_termination_seconds: float) -> None:
+            seed: int, pod_running_after: float, pod_completion_seconds: float,
+            pod_termination_seconds: float) -> None:
     """Serve the simulated Kubernetes API server until stopped (Ctrl-C)."""
     from scheduler.simulator import Faults, SimulatedCluster, parse_fault
     from scheduler.simulator.cluster import LoadError
@@ -154,8 +157,9 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
 
     async def serve() -> None:
         c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, faults=f, seed=seed,
-                             pod_running_after=pod_running_after, pod_termination_seconds=pod_termination_seconds,
-                             threaded=False)
+                             pod_running_after=pod_running_after if pod_running_after >= 0 else None,
+                             pod_completion_seconds=pod_completion_seconds,
+                             pod_termination_seconds=pod_termination_seconds, threaded=False)
         try:
             await c.__aenter__()
         except (LoadError, OSError) as e:

@@ -310,7 +310,8 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
     report = SimulationReport()
     detach = progress.attach() if isinstance(progress, Progress) else None
     try:
-        async with SimulatedCluster(seed=seed) as cluster:
+        # Pods run shortly after binding, so StatefulSets proceed ordinal by ordinal and Jobs complete.
+        async with SimulatedCluster(seed=seed, pod_running_after=0.1) as cluster:
             api = cluster.client
             await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):

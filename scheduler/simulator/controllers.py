@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler.simulator.admission import ApiError, not_found, now_iso
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
+from scheduler.simulator.workloads import GarbageCollector, WorkloadControllers
 
 if TYPE_CHECKING:
     from scheduler.model.selectors import LabelSelector
@@ -48,12 +49,15 @@ Obj = dict[str, Any]
 class Controllers:
     """The simulated controller manager and kubelet of one ``ApiServer``, with their timers and tasks."""
 
-    def __init__(self, api: ApiServer, *, pod_running_after: float | None, pod_termination_seconds: float) -> None:
+    def __init__(self, api: ApiServer, *, pod_running_after: float | None, pod_termination_seconds: float,
+                 pod_completion_seconds: float = 2.0) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self.disruption = DisruptionController(api, pods_become_ready=pod_running_after is not None)
         self.kubelet = Kubelet(api, self, self.disruption, running_after=pod_running_after,
-                               termination_seconds=pod_termination_seconds)
+                               termination_seconds=pod_termination_seconds, completion_seconds=pod_completion_seconds)
+        self.workloads = WorkloadControllers(api, self)
+        self.gc = GarbageCollector(api, self)
         self.namespaces = NamespaceController(api, self)
         self.eviction = Eviction(api, self.disruption)
 
@@ -91,12 +95,13 @@ class Kubelet:
     """The kubelets of all nodes: run bound pods (when ``running_after`` is set) and finish their termination."""
 
     def __init__(self, api: ApiServer, timers: Controllers, disruption: DisruptionController, *,
-                 running_after: float | None, termination_seconds: float) -> None:
+                 running_after: float | None, termination_seconds: float, completion_seconds: float = 2.0) -> None:
         self.api = api
         self.timers = timers
         self.disruption = disruption
         self.running_after = running_after
         self.termination_seconds = termination_seconds
+        self.completion_seconds = completion_seconds
 
     def pod_bound(self, namespace: str, name: str, uid: str) -> None:
         if self.running_after is not None:
@@ -138,6 +143,26 @@ class Kubelet:
                                               "started": True, "restartCount": 0, "imageID": "",
                                               "state": {"running": {"startedAt": ts}}}
                                              for c in pod["spec"].get("containers") or []]})
+        self.api.write(rt, pod, {**pod, "status": status})
+        self.disruption.mark(namespace)
+        if any(r.get("kind") == "Job" and r.get("controller") for r in pod["metadata"].get("ownerReferences") or []):
+            self.timers.later(self.completion_seconds, lambda: self._complete(namespace, name, uid))
+
+    def _complete(self, namespace: str, name: str, uid: str) -> None:
+        """A Job's pod whose containers exited 0: Succeeded, not Ready, its resources free again."""
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        ts = now_iso()
+        status = dict(pod.get("status") or {})
+        status["phase"] = "Succeeded"
+        status["conditions"] = [{**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": ts}
+                                if c.get("type") in ("Ready", "ContainersReady") else c
+                                for c in status.get("conditions") or []]
+        status["containerStatuses"] = [{**c, "ready": False, "started": False, "state": {"terminated": {
+            "exitCode": 0, "reason": "Completed", "startedAt": status.get("startTime"), "finishedAt": ts}}}
+            for c in status.get("containerStatuses") or []]
         self.api.write(rt, pod, {**pod, "status": status})
         self.disruption.mark(namespace)
 

@@ -89,6 +89,7 @@ from scheduler.simulator.validation import (
     validate_pod_status,
     validate_pod_update,
 )
+from scheduler.simulator.workloads import GarbageCollector
 
 __all__ = ["ApiServer", "Writer"]
 
@@ -224,6 +225,7 @@ class ApiServer:
 
     def __init__(self, *, token: str | None = None, faults: Faults | None = None, history: int = 20_000,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
+                 pod_completion_seconds: float = 2.0,
                  seed: int = 0, storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
@@ -249,8 +251,11 @@ class ApiServer:
         self.rng = random.Random(seed)
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
         self.controllers = Controllers(self, pod_running_after=pod_running_after,
-                                       pod_termination_seconds=pod_termination_seconds)
+                                       pod_termination_seconds=pod_termination_seconds,
+                                       pod_completion_seconds=pod_completion_seconds)
         self.store.listeners.append(self.controllers.disruption.on_event)
+        self.store.listeners.append(self.controllers.workloads.on_event)
+        self.store.listeners.append(self.controllers.gc.on_event)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})
@@ -536,6 +541,10 @@ class ApiServer:
             obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry, strict=writer.strict, writer=writer)
             return self.respond(200, external(rt, obj))
         assert verb == "delete"
+        if not body:         # no DeleteOptions body: the query's options count
+            body = {k: q[k] for k in ("propagationPolicy",) if k in q}
+            if "gracePeriodSeconds" in q and q["gracePeriodSeconds"].lstrip("-").isdigit():
+                body["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
         code, out = self.delete(rt, namespace, name, body, dry=dry)
         return self.respond(code, out)
 
@@ -914,6 +923,8 @@ class ApiServer:
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
         meta["uid"] = str(uuid.uuid4())
+        if rt.store == "batch/jobs":
+            admission.default_job_selector(obj)      # the selector is the new uid (generateSelector)
         meta["creationTimestamp"] = now_iso()
         if rt.crd_name or rt.store in _WITH_GENERATION:
             meta["generation"] = 1
@@ -975,9 +986,8 @@ class ApiServer:
             admission.default_secret(obj)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
-        elif key in ("apps/deployments", "apps/replicasets", "apps/statefulsets") and isinstance(obj.get("spec"),
-                                                                                                   dict):
-            obj["spec"].setdefault("replicas", 1)
+        elif key in admission.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
+            admission.default_workload(key, obj)
         elif key == "policy/poddisruptionbudgets":
             spec = obj.get("spec") or {}
             if "minAvailable" in spec and "maxUnavailable" in spec:
@@ -1320,11 +1330,25 @@ class ApiServer:
         meta = old["metadata"]
         if meta.get("deletionTimestamp"):
             return 200, external(rt, old)
+        policy = opts.get("propagationPolicy")
+        if opts.get("orphanDependents") is not None and policy is None:     # the deprecated form
+            policy = "Orphan" if opts["orphanDependents"] else "Background"
+        if policy not in (None, "Background", "Foreground", "Orphan"):
+            raise admission.invalid("DeleteOptions", "", [("propagationPolicy", "FieldValueNotSupported",
+                                                           f'Unsupported value: "{policy}": supported values: '
+                                                           '"Foreground", "Background", "Orphan", "nil"')],
+                                    "meta.k8s.io")
+        # Foreground and Orphan hold the object with the garbage collector's finalizer until it has
+        # deleted (or released) the dependents (workloads.GarbageCollector).
+        gc_finalizer = {"Foreground": GarbageCollector.FOREGROUND, "Orphan": GarbageCollector.ORPHAN}.get(
+            str(policy)) if self.controllers.gc.dependents.get(str(meta.get("uid"))) else None
         kubelet_holds = rt.store == "/pods" and self.controllers.kubelet.terminates(old, grace)
-        if meta.get("finalizers") or rt.plural == "namespaces" or kubelet_holds:
+        if meta.get("finalizers") or rt.plural == "namespaces" or kubelet_holds or gc_finalizer:
             new = dict(old)
             new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
                                "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
+            if gc_finalizer and gc_finalizer not in (meta.get("finalizers") or ()):
+                new["metadata"]["finalizers"] = [*(meta.get("finalizers") or ()), gc_finalizer]
             if rt.plural == "namespaces":
                 new["status"] = {**old.get("status", {}), "phase": "Terminating"}
             out = self.write(rt, old, new)

@@ -220,3 +220,34 @@ def test_progress_off_a_terminal_writes_whole_lines() -> None:
     progress("bound 2/2")
     progress("")
     assert stream.getvalue() == "bound 1/2\nbound 2/2\n"
+
+
+# ---- workloads (the simulated controller manager) ---------------------------------------------------
+
+def workload(kind: str, name: str, **spec: Any) -> Obj:
+    group = "batch/v1" if kind == "Job" else "apps/v1"
+    tmpl: Obj = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [
+        {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]}}
+    if kind == "Job":
+        tmpl["spec"]["restartPolicy"] = "Never"
+    else:
+        spec["selector"] = {"matchLabels": {"app": name}}
+    return {"apiVersion": group, "kind": kind, "metadata": {"name": name, "namespace": "shop"},
+            "spec": {**spec, "template": tmpl}}
+
+
+def test_workloads_are_expanded_by_their_controllers_and_scheduled() -> None:
+    objects = [node(f"n{i}", cpu="8") for i in range(3)] + [
+        workload("Deployment", "web", replicas=30), workload("StatefulSet", "db", replicas=3, serviceName="db"),
+        workload("DaemonSet", "agent")]
+    result = run_cli(["-f", "-", "--output", "json"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    by_app: dict[str, list[Obj]] = {}
+    for p in report["pods"]:
+        by_app.setdefault(p["name"].rsplit("-", 2 if p["name"].startswith("web-") else 1)[0], []).append(p)
+    assert len(by_app["web"]) == 30 and all(p["node"] for p in by_app["web"])
+    assert sorted(p["name"] for p in by_app["db"]) == ["db-0", "db-1", "db-2"] and all(p["node"] for p in by_app["db"])
+    # one daemon pod per node, each on the node its matchFields affinity names
+    assert sorted(p["node"] for p in by_app["agent"]) == ["n0", "n1", "n2"]
+    assert report["summary"]["scheduled"] == 36

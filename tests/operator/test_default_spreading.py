@@ -38,26 +38,27 @@ def node(name: str, zone: str | None = None) -> dict[str, Any]:
             "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
 
 
-def workload(env: Env) -> str:
-    """A Service and a ReplicaSet selecting app=web; the ReplicaSet's uid."""
+SPEC = {"schedulerName": "spreader", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                                     "resources": {"requests": {"cpu": "500m", "memory": "4Gi"}}}]}
+
+
+def workload(env: Env) -> None:
+    """A Service and a ReplicaSet (0 replicas for now) selecting app=web."""
     env.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
               {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
                "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-                        "template": {"metadata": {"labels": {"app": "web"}},
-                                     "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}})
-    return str(env.get_json("rs", "web")["metadata"]["uid"])
+                        "template": {"metadata": {"labels": {"app": "web"}}, "spec": SPEC}}})
 
 
-def pod(name: str, app: str, rs_uid: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": {"app": app}}
-    if rs_uid:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs_uid,
-                                    "controller": True, "blockOwnerDeletion": True}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"schedulerName": "spreader", "containers": [
-                {"name": "c", "image": "registry.k8s.io/pause:3.10",
-                 "resources": {"requests": {"cpu": "500m", "memory": "4Gi"}}}]}}
+def scale_web(env: Env, replicas: int) -> None:
+    """The simulated ReplicaSet controller makes the pods (web-xxxxx, owned by the ReplicaSet)."""
+    env.kubectl("scale", "replicaset", "web", f"--replicas={replicas}")
+
+
+def pod(name: str, app: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                            "labels": {"app": app}}, "spec": SPEC}
 
 
 def placed(env: Env, prefix: str, n: int) -> list[str]:
@@ -79,22 +80,22 @@ def test_list_default_constraints_on_hostname_put_one_pod_per_node(env: Env) -> 
     env.apply(*[node(f"n{i}") for i in range(4)], profile({"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}]}))
     accepted(env)
-    uid = workload(env)
+    workload(env)
     # The control: pods nothing selects have no default selector, and MostAllocated packs them.
     env.apply(*[pod(f"other-{i}", "other") for i in range(4)])
     assert len(set(placed(env, "other-", 4))) == 1
-    env.apply(*[pod(f"web-{i}", "web", uid) for i in range(4)])
+    scale_web(env, 4)
     assert placed(env, "web-", 4) == ["n0", "n1", "n2", "n3"]
 
 
 def test_system_defaults_spread_over_zones_and_nodes(env: Env) -> None:
     env.apply(*[node(f"{z}{i}", z) for z in "ab" for i in range(2)], profile({"defaultingType": "System"}))
     accepted(env)
-    uid = workload(env)
+    workload(env)
     # The System defaults are ScheduleAnyway: PodTopologySpread (weight 2) outscores MostAllocated's
     # 13-point preference for the used node, so on empty nodes the four pods take a node each
     # (upstream's scores, worked through: a0; b*; a1|b1; the last one).
-    env.apply(*[pod(f"web-{i}", "web", uid) for i in range(4)])
+    scale_web(env, 4)
     got = placed(env, "web-", 4)
     assert got == ["a0", "a1", "b0", "b1"], got
     # The control: the same pods that nothing selects pack onto one node.

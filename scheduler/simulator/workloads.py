@@ -1,0 +1,604 @@
+"""The simulated controller manager's workload controllers and garbage collector.
+
+Each stands for its kube-controller-manager loop, reduced to what a scheduler can observe:
+
+- ``Deployment`` → a ReplicaSet per pod template (``<name>-<pod-template-hash>``, the hash an FNV-32a of
+  the template, encoded as ``rand.SafeEncodeString``); the current one gets ``spec.replicas``, older
+  ones are scaled to 0 at once (a rollout without surge pacing). Status as ``kubectl rollout status``
+  reads it: observed generation, replicas, updated, ready, available, and the Available and
+  Progressing conditions.
+- ``ReplicaSet`` (and ``ReplicationController``) → pods from the template, named ``<name>-xxxxx``, owned by
+  a controller reference; extra pods deleted unscheduled first, then not ready, then newest.
+- ``StatefulSet`` → pods ``<name>-<ordinal>`` with ``hostname``, ``subdomain`` and the pod-name and
+  pod-index labels. ``OrderedReady`` (the default) creates ordinal N only once 0..N-1 are Running and
+  Ready, and removes the highest ordinal first; ``Parallel`` does both at once. A failed pod is
+  recreated. (``volumeClaimTemplates`` wait for the simulated cluster to serve PersistentVolumeClaims.)
+- ``DaemonSet`` → one pod per eligible node (its nodeSelector, required node affinity and NoSchedule /
+  NoExecute taints, with the tolerations upstream adds to daemon pods), carrying the single-node
+  ``matchFields metadata.name`` affinity upstream's controller sets; the default scheduler (or the
+  template's ``schedulerName``) binds it. Pods on nodes no longer eligible are deleted.
+- ``Job`` → up to ``parallelism`` active pods until ``completions`` succeeded (a Job without
+  completions needs one); the kubelet (``controllers.Kubelet``) completes a Job's running pod after
+  ``pod_completion_seconds``. ``Complete`` and ``SuccessCriteriaMet`` conditions, start and completion
+  times, as upstream's job controller writes them.
+- Garbage collection through ``ownerReferences``: when an owner is gone, its dependents are deleted
+  (background); ``propagationPolicy: Foreground`` holds the owner (finalizer ``foregroundDeletion``)
+  until its dependents are gone; ``Orphan`` (finalizer ``orphan``) strips the owner reference from its
+  dependents first.
+
+Controllers react to store events (a listener, cheap: it only marks keys dirty) and sync on the next
+loop turn, so one burst of events is one sync per object. Their creates go through the API's own create
+(validation, defaulting, managedFields as ``kube-controller-manager``); status writes go straight to
+storage, as status subresource writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from scheduler.model.selectors import parse_node_selector
+from scheduler.simulator.admission import ApiError, now_iso
+from scheduler.simulator.store import Event
+
+if TYPE_CHECKING:
+    from scheduler.simulator.controllers import Controllers
+    from scheduler.simulator.resources import ResourceType
+    from scheduler.simulator.server import ApiServer
+
+__all__ = ["GarbageCollector", "WorkloadControllers", "template_hash"]
+
+log = logging.getLogger("kopf_scheduler.simulator")
+Obj = dict[str, Any]
+Key = tuple[str, str, str]          # (store, namespace, name)
+
+_WORKLOADS = ("apps/deployments", "apps/replicasets", "/replicationcontrollers", "apps/statefulsets",
+              "apps/daemonsets", "batch/jobs")
+_SAFE = "bcdfghjklmnpqrstvwxz2456789"     # rand.SafeEncodeString's alphabet
+# The tolerations upstream's DaemonSet controller adds to every daemon pod (util.AddOrUpdateDaemonPodTolerations).
+_DAEMON_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+]
+
+
+def template_hash(template: Obj, collisions: int = 0) -> str:
+    """``ComputeHash``: FNV-32a over the template (and the collision count), safe-encoded."""
+    h = 0x811C9DC5
+    for b in orjson.dumps(template, option=orjson.OPT_SORT_KEYS) + (str(collisions).encode() if collisions else b""):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    digits = str(h)
+    return "".join(_SAFE[int(d) % len(_SAFE)] for d in digits)
+
+
+def _equal_ignoring_hash(a: Obj, b: Obj) -> bool:
+    """EqualIgnoreHash: two pod templates, the pod-template-hash label left out of both."""
+    def strip(t: Obj) -> Obj:
+        labels = {k: v for k, v in ((t.get("metadata") or {}).get("labels") or {}).items()
+                  if k != "pod-template-hash"}
+        return {**t, "metadata": {**(t.get("metadata") or {}), "labels": labels}}
+    return strip(a) == strip(b)
+
+
+def _controller_of(obj: Obj) -> Obj | None:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return ref
+    return None
+
+
+def _owner_ref(owner: Obj) -> Obj:
+    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+
+
+def _ready(pod: Obj) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _active(pod: Obj) -> bool:
+    return not pod["metadata"].get("deletionTimestamp") and not _terminal(pod)
+
+
+def _tolerates(tolerations: list[Obj], taint: Obj) -> bool:
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists":
+            if not t.get("key") or t["key"] == taint.get("key"):
+                return True
+        elif t.get("key") == taint.get("key") and (t.get("value") or "") == (taint.get("value") or ""):
+            return True
+    return False
+
+
+class WorkloadControllers:
+    """Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet and Job controllers."""
+
+    def __init__(self, api: ApiServer, timers: Controllers) -> None:
+        self.api = api
+        self.timers = timers
+        self.dirty: set[Key] = set()
+        self._scheduled = False
+
+    # ---- events ---------------------------------------------------------------------------------------
+    def on_event(self, store: str, ev: Event) -> None:
+        """A store listener: mark what must be synced (the object, or a pod's controller); sync later."""
+        meta = ev.obj["metadata"]
+        if store in _WORKLOADS:
+            self._mark((store, meta.get("namespace", ""), meta["name"]))
+        elif store == "/pods":
+            ref = _controller_of(ev.obj)
+            if ref is not None:
+                owner_store = {"ReplicaSet": "apps/replicasets", "StatefulSet": "apps/statefulsets",
+                               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs",
+                               "ReplicationController": "/replicationcontrollers"}.get(str(ref.get("kind")))
+                if owner_store:
+                    self._mark((owner_store, meta.get("namespace", ""), str(ref.get("name", ""))))
+        elif store == "/nodes" and self.api.store.bucket("apps/daemonsets").objects:
+            for ds in self.api.store.bucket("apps/daemonsets").items(None):
+                self._mark(("apps/daemonsets", ds["metadata"].get("namespace", ""), ds["metadata"]["name"]))
+        if store == "apps/replicasets" and (ref := _controller_of(ev.obj)) is not None \
+                and ref.get("kind") == "Deployment":
+            self._mark(("apps/deployments", meta.get("namespace", ""), str(ref.get("name", ""))))
+
+    def _mark(self, key: Key) -> None:
+        self.dirty.add(key)
+        if not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0, self._sync_dirty)
+
+    def _sync_dirty(self) -> None:
+        self._scheduled = False
+        for _ in range(10):                       # a sync may dirty more (a Deployment its ReplicaSet)
+            if not self.dirty:
+                return
+            batch, self.dirty = self.dirty, set()
+            for store, ns, name in sorted(batch):
+                obj = self.api.store.bucket(store).objects.get((ns, name))
+                if obj is None or obj["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    self._sync(store, obj)
+                except ApiError as e:
+                    log.warning("simulated %s controller: %s/%s: %s", obj.get("kind"), ns, name, e.message)
+        if self.dirty and not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0.05, self._sync_dirty)
+
+    def _sync(self, store: str, obj: Obj) -> None:
+        if store == "apps/deployments":
+            self._deployment(obj)
+        elif store in ("apps/replicasets", "/replicationcontrollers"):
+            self._replica_set(obj)
+        elif store == "apps/statefulsets":
+            self._stateful_set(obj)
+        elif store == "apps/daemonsets":
+            self._daemon_set(obj)
+        elif store == "batch/jobs":
+            self._job(obj)
+
+    # ---- helpers -------------------------------------------------------------------------------------
+    def _rt(self, store: str) -> ResourceType:
+        for rt in self.api.registry.by_path.values():
+            if rt.store == store and not rt.to_external:
+                return rt
+        raise KeyError(store)
+
+    def _owned(self, store: str, owner: Obj) -> Iterator[Obj]:
+        uid = owner["metadata"]["uid"]
+        for o in self.api.store.bucket(store).items(owner["metadata"].get("namespace", "")):
+            ref = _controller_of(o)
+            if ref is not None and ref.get("uid") == uid:
+                yield o
+
+    def _create_pod(self, owner: Obj, template: Obj, *, name: str = "", generate_name: str = "",
+                    labels: Obj | None = None, spec_patch: Obj | None = None) -> None:
+        from scheduler.simulator.server import Writer
+
+        tmeta = template.get("metadata") or {}
+        meta: Obj = {"namespace": owner["metadata"].get("namespace", ""),
+                     "labels": {**(tmeta.get("labels") or {}), **(labels or {})},
+                     "ownerReferences": [_owner_ref(owner)]}
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        if name:
+            meta["name"] = name
+        else:
+            meta["generateName"] = generate_name
+        spec = copy.deepcopy(template.get("spec") or {})
+        spec.update(spec_patch or {})
+        self.api.create(self.api.rt("", "v1", "pods"), meta["namespace"],
+                        {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}, fresh=True,
+                        writer=Writer("kube-controller-manager"))
+
+    def _delete(self, store: str, obj: Obj) -> None:
+        with contextlib.suppress(ApiError):          # gone meanwhile
+            self.api.delete(self._rt(store), obj["metadata"].get("namespace", ""), obj["metadata"]["name"], {})
+
+    def _set_status(self, store: str, obj: Obj, status: Obj) -> None:
+        status = {k: v for k, v in status.items() if v is not None}
+        if obj.get("status") != status:
+            self.api.write(self._rt(store), obj, {**obj, "metadata": dict(obj["metadata"]), "status": status})
+
+    # ---- ReplicaSet / ReplicationController ----------------------------------------------------------------
+    def _replica_set(self, rs: Obj) -> None:
+        spec = rs.get("spec") or {}
+        want = int(spec.get("replicas", 1))
+        pods = [p for p in self._owned("/pods", rs) if _active(p)]
+        if len(pods) < want:
+            for _ in range(want - len(pods)):
+                self._create_pod(rs, spec.get("template") or {}, generate_name=rs["metadata"]["name"] + "-")
+        elif len(pods) > want:
+            # getPodsToDelete: unassigned before assigned, pending before running, not ready before ready,
+            # newer before older.
+            pods.sort(key=lambda p: (bool((p.get("spec") or {}).get("nodeName")),
+                                     (p.get("status") or {}).get("phase") == "Running", _ready(p),
+                                     "~" + str(p["metadata"].get("creationTimestamp", ""))), reverse=False)
+            for p in pods[:len(pods) - want]:
+                self._delete("/pods", p)
+        pods = [p for p in self._owned("/pods", rs) if _active(p)]
+        tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        ready = sum(1 for p in pods if _ready(p))
+        store = "/replicationcontrollers" if rs.get("kind") == "ReplicationController" else "apps/replicasets"
+        self._set_status(store, rs, {
+            "replicas": len(pods),
+            "fullyLabeledReplicas": sum(1 for p in pods if all(
+                (p["metadata"].get("labels") or {}).get(k) == v for k, v in tlabels.items())),
+            "readyReplicas": ready, "availableReplicas": ready,
+            "observedGeneration": rs["metadata"].get("generation", 1)})
+
+    # ---- Deployment ----------------------------------------------------------------------------------------
+    def _deployment(self, d: Obj) -> None:
+        from scheduler.simulator.server import Writer
+
+        spec = d.get("spec") or {}
+        want = int(spec.get("replicas", 1))
+        template = spec.get("template") or {}
+        h = template_hash(template, int((d.get("status") or {}).get("collisionCount", 0)))
+        owned = list(self._owned("apps/replicasets", d))
+        # FindNewReplicaSet: the oldest ReplicaSet whose template equals the Deployment's, the
+        # pod-template-hash label aside (a replayed cluster's hashes are its own).
+        owned.sort(key=lambda rs: str(rs["metadata"].get("creationTimestamp", "")))
+        current = next((rs for rs in owned if _equal_ignoring_hash((rs.get("spec") or {}).get("template") or {},
+                                                                    template)), None)
+        if current is not None:
+            h = str((current["metadata"].get("labels") or {}).get("pod-template-hash", h))
+        rs_rt = self.api.rt("apps", "v1", "replicasets")
+        revision = 1 + max((int((rs["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision",
+                                                                                 "0") or 0) for rs in owned),
+                           default=0)
+        if current is None:
+            tmpl = copy.deepcopy(template)
+            tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
+            selector = copy.deepcopy(spec.get("selector") or {})
+            selector.setdefault("matchLabels", {})["pod-template-hash"] = h
+            namespace = str(d["metadata"].get("namespace", ""))
+            body: Obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+                "name": f"{d['metadata']['name']}-{h}", "namespace": d["metadata"].get("namespace", ""),
+                "labels": dict(tmpl["metadata"]["labels"]), "ownerReferences": [_owner_ref(d)],
+                "annotations": {"deployment.kubernetes.io/desired-replicas": str(want),
+                                "deployment.kubernetes.io/max-replicas": str(want),
+                                "deployment.kubernetes.io/revision": str(revision)}},
+                "spec": {"replicas": want, "selector": selector, "template": tmpl}}
+            current = self.api.create(rs_rt, namespace, body, fresh=True,
+                                      writer=Writer("kube-controller-manager"))
+            owned.append(current)
+        for rs in owned:
+            target = want if rs is current else 0
+            if int((rs.get("spec") or {}).get("replicas", 1)) != target:
+                new = {**rs, "metadata": dict(rs["metadata"]), "spec": {**rs["spec"], "replicas": target}}
+                self.api.write(rs_rt, rs, new)
+        owned = list(self._owned("apps/replicasets", d))
+        st = [rs.get("status") or {} for rs in owned]
+        cur_status = next(((rs.get("status") or {}) for rs in owned
+                           if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h), {})
+        replicas = sum(int(s.get("replicas", 0)) for s in st)
+        available = sum(int(s.get("availableReplicas", 0)) for s in st)
+        updated = int(cur_status.get("replicas", 0))
+        old = d.get("status") or {}
+        complete = updated == want and replicas == want and available == want
+        conditions = self._conditions(old, [
+            ("Available", available >= want, "MinimumReplicasAvailable" if available >= want
+             else "MinimumReplicasUnavailable",
+             "Deployment has minimum availability." if available >= want
+             else "Deployment does not have minimum availability."),
+            ("Progressing", True, "NewReplicaSetAvailable" if complete else "ReplicaSetUpdated",
+             f'ReplicaSet "{current["metadata"]["name"]}" has successfully progressed.' if complete
+             else f'ReplicaSet "{current["metadata"]["name"]}" is progressing.')])
+        self._set_status("apps/deployments", d, {
+            "observedGeneration": d["metadata"].get("generation", 1), "replicas": replicas or None,
+            "updatedReplicas": updated or None,
+            "readyReplicas": sum(int(s.get("readyReplicas", 0)) for s in st) or None,
+            "availableReplicas": available or None, "unavailableReplicas": max(0, want - available) or None,
+            "conditions": conditions, "collisionCount": old.get("collisionCount")})
+
+    @staticmethod
+    def _conditions(old: Obj, wanted: list[tuple[str, bool, str, str]]) -> list[Obj]:
+        """Conditions keeping their lastTransitionTime while their status stays."""
+        before = {c.get("type"): c for c in old.get("conditions") or []}
+        out = []
+        for kind, ok, reason, message in wanted:
+            status = "True" if ok else "False"
+            prev = before.get(kind)
+            if prev is not None and prev.get("status") == status and prev.get("reason") == reason:
+                out.append(prev)
+                continue
+            ts = now_iso()
+            out.append({"type": kind, "status": status, "lastUpdateTime": ts, "lastTransitionTime":
+                        prev["lastTransitionTime"] if prev is not None and prev.get("status") == status else ts,
+                        "reason": reason, "message": message})
+        return out
+
+    # ---- StatefulSet ---------------------------------------------------------------------------------------
+    def _stateful_set(self, sts: Obj) -> None:
+        spec = sts.get("spec") or {}
+        want = int(spec.get("replicas", 1))
+        name = sts["metadata"]["name"]
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        revision = f"{name}-{template_hash(spec.get('template') or {})}"
+        pods = {p["metadata"]["name"]: p for p in self._owned("/pods", sts)}
+        for i in range(want):
+            pod = pods.get(f"{name}-{i}")
+            if pod is not None and _terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
+                self._delete("/pods", pod)                        # a failed or finished pod is replaced
+                if not parallel:
+                    break
+                continue
+            if pod is None:
+                self._create_pod(sts, spec.get("template") or {}, name=f"{name}-{i}", labels={
+                    "statefulset.kubernetes.io/pod-name": f"{name}-{i}", "apps.kubernetes.io/pod-index": str(i),
+                    "controller-revision-hash": revision},
+                    spec_patch={"hostname": f"{name}-{i}", **({"subdomain": spec["serviceName"]}
+                                                               if spec.get("serviceName") else {})})
+                if not parallel:
+                    break
+            elif not parallel and not (_ready(pod) and _active(pod)):
+                break                                           # OrderedReady: wait for this one
+        extra = sorted((p for n, p in pods.items() if self._ordinal(name, n) >= want and _active(p)),
+                       key=lambda p: -self._ordinal(name, p["metadata"]["name"]))
+        lower_ready = all(_ready(p) for n, p in pods.items() if 0 <= self._ordinal(name, n) < want)
+        for p in extra:
+            if not parallel and not lower_ready:
+                break
+            self._delete("/pods", p)
+            if not parallel:
+                break
+        current = [p for p in self._owned("/pods", sts) if _active(p)]
+        ready = sum(1 for p in current if _ready(p))
+        self._set_status("apps/statefulsets", sts, {
+            "observedGeneration": sts["metadata"].get("generation", 1), "replicas": len(current),
+            "readyReplicas": ready or None, "currentReplicas": len(current) or None,
+            "updatedReplicas": len(current) or None, "availableReplicas": ready,
+            "currentRevision": revision, "updateRevision": revision, "collisionCount": 0})
+
+    @staticmethod
+    def _ordinal(set_name: str, pod_name: str) -> int:
+        prefix, _, tail = pod_name.rpartition("-")
+        return int(tail) if prefix == set_name and tail.isdigit() else -1
+
+    # ---- DaemonSet -----------------------------------------------------------------------------------------
+    def _eligible(self, template_spec: Obj, node: Obj) -> bool:
+        """nodeShouldRunDaemonPod: the node's labels and name against the template's node selector and
+        required affinity, its NoSchedule/NoExecute taints against the daemon pod's tolerations."""
+        labels = node["metadata"].get("labels") or {}
+        for k, v in (template_spec.get("nodeSelector") or {}).items():
+            if labels.get(k) != v:
+                return False
+        req = (((template_spec.get("affinity") or {}).get("nodeAffinity") or {})
+               .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        if req:
+            try:
+                if not parse_node_selector(req, "spec.affinity").matches(labels, node["metadata"]["name"]):
+                    return False
+            except ValueError:
+                return False
+        tolerations = list(template_spec.get("tolerations") or []) + _DAEMON_TOLERATIONS
+        return all(_tolerates(tolerations, t) for t in (node.get("spec") or {}).get("taints") or []
+                   if t.get("effect") in ("NoSchedule", "NoExecute"))
+
+    def _daemon_set(self, ds: Obj) -> None:
+        spec = ds.get("spec") or {}
+        template = spec.get("template") or {}
+        tspec = template.get("spec") or {}
+        nodes = {n["metadata"]["name"]: n for n in self.api.store.bucket("/nodes").items(None)}
+        eligible = {name for name, n in nodes.items() if self._eligible(tspec, n)}
+        by_node: dict[str, list[Obj]] = {}
+        for p in self._owned("/pods", ds):
+            if _active(p):
+                by_node.setdefault(self._daemon_node(p), []).append(p)
+        for node_name in sorted(eligible):
+            if node_name not in by_node:
+                affinity = copy.deepcopy(tspec.get("affinity") or {})
+                affinity.setdefault("nodeAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                            "values": [node_name]}]}]}
+                tolerations = list(tspec.get("tolerations") or [])
+                tolerations += [t for t in _DAEMON_TOLERATIONS if t not in tolerations]
+                self._create_pod(ds, template, generate_name=ds["metadata"]["name"] + "-", labels={
+                    "controller-revision-hash": template_hash(template)},
+                    spec_patch={"affinity": affinity, "tolerations": tolerations})
+        for node_name, pods in by_node.items():
+            for p in (pods if node_name not in eligible else pods[1:]):
+                self._delete("/pods", p)
+        pods = [p for p in self._owned("/pods", ds) if _active(p)]
+        scheduled = [p for p in pods if (p.get("spec") or {}).get("nodeName")]
+        ready = sum(1 for p in scheduled if _ready(p))
+        self._set_status("apps/daemonsets", ds, {
+            "currentNumberScheduled": len(scheduled), "desiredNumberScheduled": len(eligible),
+            "numberMisscheduled": sum(1 for p in scheduled if p["spec"]["nodeName"] not in eligible),
+            "numberReady": ready, "updatedNumberScheduled": len(scheduled) or None,
+            "numberAvailable": ready or None, "numberUnavailable": max(0, len(eligible) - ready) or None,
+            "observedGeneration": ds["metadata"].get("generation", 1)})
+
+    @staticmethod
+    def _daemon_node(pod: Obj) -> str:
+        terms = (((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+                  .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+        for term in terms:
+            for f in term.get("matchFields") or []:
+                if f.get("key") == "metadata.name" and f.get("values"):
+                    return str(f["values"][0])
+        return str((pod.get("spec") or {}).get("nodeName") or "")
+
+    # ---- Job -----------------------------------------------------------------------------------------------
+    def _job(self, job: Obj) -> None:
+        spec = job.get("spec") or {}
+        status = dict(job.get("status") or {})
+        done = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                   for c in status.get("conditions") or [])
+        pods = list(self._owned("/pods", job))
+        succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
+        failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
+        active = [p for p in pods if _active(p)]
+        completions = spec.get("completions")
+        need = int(completions) if completions is not None else 1
+        parallelism = int(spec.get("parallelism", 1))
+        if not done and not spec.get("suspend"):
+            want_active = min(parallelism, max(0, need - succeeded))
+            for _ in range(want_active - len(active)):
+                self._create_pod(job, spec.get("template") or {}, generate_name=job["metadata"]["name"] + "-",
+                                 labels={"batch.kubernetes.io/job-name": job["metadata"]["name"],
+                                         "job-name": job["metadata"]["name"],
+                                         "batch.kubernetes.io/controller-uid": job["metadata"]["uid"],
+                                         "controller-uid": job["metadata"]["uid"]})
+        active = [p for p in self._owned("/pods", job) if _active(p)]
+        ts = now_iso()
+        out: Obj = {"active": len(active) or None, "succeeded": succeeded or None, "failed": failed or None,
+                    "startTime": status.get("startTime") or ts, "ready": sum(1 for p in active if _ready(p)),
+                    "terminating": 0, "uncountedTerminatedPods": {}}
+        conditions = list(status.get("conditions") or [])
+        if not done and succeeded >= need and not active:
+            conditions += [{"type": t, "status": "True", "lastProbeTime": ts, "lastTransitionTime": ts,
+                            "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}
+                           for t in ("SuccessCriteriaMet", "Complete")]
+            out["completionTime"] = ts
+        elif status.get("completionTime"):
+            out["completionTime"] = status["completionTime"]
+        out["conditions"] = conditions or None
+        self._set_status("batch/jobs", job, out)
+
+
+class GarbageCollector:
+    """Deletes dependents whose owners are gone, and finishes Foreground and Orphan deletions."""
+
+    FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
+
+    def __init__(self, api: ApiServer, timers: Controllers) -> None:
+        self.api = api
+        self.timers = timers
+        self.dependents: dict[str, set[Key]] = {}          # owner uid → dependents
+        self.held: dict[str, Key] = {}                    # owners held by foregroundDeletion or orphan
+        self.pending: set[str] = set()                    # owner uids to process
+        self._scheduled = False
+
+    def on_event(self, store: str, ev: Event) -> None:
+        meta = ev.obj["metadata"]
+        key = (store, meta.get("namespace", ""), meta["name"])
+        if ev.old is not None:
+            for ref in ev.old["metadata"].get("ownerReferences") or []:
+                self.dependents.get(str(ref.get("uid")), set()).discard(key)
+        if ev.type != "DELETED":
+            for ref in meta.get("ownerReferences") or []:
+                if isinstance(ref, dict) and ref.get("uid"):
+                    self.dependents.setdefault(str(ref["uid"]), set()).add(key)
+        uid = str(meta.get("uid", ""))
+        gone = ev.type == "DELETED" and uid in self.dependents
+        held = bool(meta.get("deletionTimestamp")) and bool({self.FOREGROUND, self.ORPHAN} &
+                                                            set(meta.get("finalizers") or ()))
+        if held:
+            self.held[uid] = key
+        if ev.type == "DELETED":
+            self.held.pop(uid, None)
+        if gone or held:
+            self._mark(uid)
+        if ev.type == "DELETED" and uid and not self.dependents.get(uid):
+            self.dependents.pop(uid, None)
+
+    def _mark(self, uid: str) -> None:
+        self.pending.add(uid)
+        if not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0, self._run)
+
+    def _run(self) -> None:
+        self._scheduled = False
+        batch, self.pending = self.pending, set()
+        for uid in batch:
+            self._collect(uid)
+
+    def _held_owner(self, uid: str) -> tuple[str, Obj] | None:
+        """The owner with this uid if it is still stored (held by a finalizer), with its store."""
+        key = self.held.get(uid)
+        if key is None:
+            return None
+        obj = self.api.store.bucket(key[0]).objects.get((key[1], key[2]))
+        if obj is None or obj["metadata"].get("uid") != uid:
+            return None
+        return key[0], obj
+
+    def _collect(self, uid: str) -> None:
+        found = self._held_owner(uid)
+        deps = [(k, self.api.store.bucket(k[0]).objects.get((k[1], k[2])))
+                for k in sorted(self.dependents.get(uid, set()))]
+        live = [(k, o) for k, o in deps if o is not None]
+        if found is None:                                  # the owner is gone: background deletion
+            for (store, _, _), o in live:
+                if not o["metadata"].get("deletionTimestamp"):
+                    self._delete(store, o)
+            return
+        store, owner = found
+        finalizers = list(owner["metadata"].get("finalizers") or [])
+        if self.ORPHAN in finalizers:
+            for (dstore, _, _), o in live:
+                refs = [r for r in o["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+                meta = {**o["metadata"], "ownerReferences": refs}
+                if not refs:
+                    meta.pop("ownerReferences")
+                self.api.write(self._rt(dstore), o, {**o, "metadata": meta})
+            self._drop_finalizer(store, owner, self.ORPHAN)
+        elif self.FOREGROUND in finalizers:
+            pending = [(k, o) for k, o in live]
+            for (dstore, _, _), o in pending:
+                if not o["metadata"].get("deletionTimestamp"):
+                    self._delete(dstore, o, "Foreground")
+            if not [1 for k, _ in pending if self.api.store.bucket(k[0]).objects.get((k[1], k[2])) is not None]:
+                self._drop_finalizer(store, owner, self.FOREGROUND)
+            else:
+                self.timers.later(0.1, lambda: self._mark(uid))
+
+    def _rt(self, store: str) -> ResourceType:
+        for rt in self.api.registry.by_path.values():
+            if rt.store == store and not rt.to_external:
+                return rt
+        raise KeyError(store)
+
+    def _delete(self, store: str, obj: Obj, policy: str = "Background") -> None:
+        with contextlib.suppress(ApiError):          # gone meanwhile
+            self.api.delete(self._rt(store), obj["metadata"].get("namespace", ""), obj["metadata"]["name"],
+                            {"propagationPolicy": policy})
+
+    def _drop_finalizer(self, store: str, owner: Obj, finalizer: str) -> None:
+        cur = self.api.store.bucket(store).objects.get((owner["metadata"].get("namespace", ""),
+                                                        owner["metadata"]["name"]))
+        if cur is None:
+            return
+        rest = [f for f in cur["metadata"].get("finalizers") or [] if f != finalizer]
+        meta = {**cur["metadata"], "finalizers": rest}
+        if not rest:
+            meta.pop("finalizers")
+        self.api.write(self._rt(store), cur, {**cur, "metadata": meta})
