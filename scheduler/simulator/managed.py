@@ -76,6 +76,7 @@ class Schema:
 
 _DEDUCED = Schema(DEDUCED)
 _COMPILED: dict[str, Schema] = {}
+_STABLE: set[int] = set()
 
 
 def _definition(name: str) -> Schema:
@@ -83,6 +84,7 @@ def _definition(name: str) -> Schema:
         return _COMPILED[name]
     node = Schema(STRUCT)
     _COMPILED[name] = node                    # before its fields: definitions refer to themselves
+    _STABLE.add(id(node))                     # kept for the process's life: its id is a cache key
     compiled = compile_schema(apidefs.schemas().get(name) or {}, builtin=True)
     node.kind, node.props, node.value, node.item, node.keys = (compiled.kind, compiled.props, compiled.value,
                                                                compiled.item, compiled.keys)
@@ -248,8 +250,34 @@ def _tree(value: Any, node: Schema) -> Obj:
     return dict(sorted(items))
 
 
+# Objects that differ only in what the fieldmanager never tracks (a ReplicaSet's replicas, a benchmark's
+# pods) have the same FieldsV1: the tree is computed once per such shape. Trees are never mutated once
+# built (every write builds new ones), so stored objects may share them.
+_VOLATILE_META = frozenset({"name", "uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"})
+_TREES: dict[tuple[int, bool | None, bytes], Obj] = {}
+_TREES_MAX = 1024
+
+
 def fields_v1_of(obj: Obj, node: Schema, *, status: bool | None = None) -> Obj:
-    """``to_fields_v1(field_set(obj, node, status=status))``, in one walk."""
+    """``to_fields_v1(field_set(obj, node, status=status))``, in one walk, or from the shape cache."""
+    if id(node) not in _STABLE:
+        return _fields_v1_of(obj, node, status)     # a CRD's schema, compiled per call: its id is not stable
+    meta = obj.get("metadata")
+    probe = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _VOLATILE_META}} \
+        if isinstance(meta, dict) else obj
+    try:
+        key = (id(node), status, orjson.dumps(probe))
+    except TypeError:                       # not JSON (never from a request): no caching
+        return _fields_v1_of(obj, node, status)
+    tree = _TREES.get(key)
+    if tree is None:
+        if len(_TREES) >= _TREES_MAX:
+            _TREES.clear()
+        tree = _TREES[key] = _fields_v1_of(obj, node, status)
+    return tree
+
+
+def _fields_v1_of(obj: Obj, node: Schema, status: bool | None) -> Obj:
     if status is True:
         if "status" not in obj:
             return {}

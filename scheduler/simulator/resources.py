@@ -19,7 +19,7 @@ Obj = dict[str, Any]
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
-@dataclass
+@dataclass(eq=False)          # identity: one object per served type (and ``rt in`` lists stay cheap)
 class ResourceType:
     group: str
     version: str
