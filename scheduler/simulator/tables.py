@@ -57,6 +57,12 @@ def _pod_row(o: Obj) -> list[Any]:
     ready = sum(1 for c in st.get("containerStatuses") or [] if c.get("ready"))
     restarts = sum(int(c.get("restartCount", 0)) for c in st.get("containerStatuses") or [])
     phase = st.get("reason") or st.get("phase", "")
+    for c in reversed(st.get("containerStatuses") or []):       # printPod: a container's state says more
+        state = c.get("state") or {}
+        if (state.get("waiting") or {}).get("reason"):
+            phase = state["waiting"]["reason"]
+        elif (state.get("terminated") or {}).get("reason"):
+            phase = state["terminated"]["reason"]
     if o["metadata"].get("deletionTimestamp"):
         phase = "Terminating"
     elif phase == "Pending" and spec.get("schedulingGates"):

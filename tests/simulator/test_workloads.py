@@ -190,6 +190,10 @@ def test_a_job_runs_parallel_pods_to_completion_and_frees_them(api: Http) -> Non
     assert status["succeeded"] == 4 and "completionTime" in status and most_active == 2
     assert {c["type"] for c in status["conditions"]} == {"Complete", "SuccessCriteriaMet"}
     assert all(p["status"]["phase"] == "Succeeded" for p in pods(api, "app=work"))
+    # kubectl's STATUS column shows the container's reason, as printPod does
+    table = api("GET", f"{NS}/pods", params={"labelSelector": "app=work"},
+                accept="application/json;as=Table;v=v1;g=meta.k8s.io")[1]
+    assert {r["cells"][2] for r in table["rows"]} == {"Completed"}
 
 
 @pytest.mark.parametrize(("policy", "pods_left", "owner_refs_left"), [
