@@ -33,19 +33,16 @@ logger's stream handlers), so log lines never run into it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
-
-import yaml
 
 from scheduler.app.runtime import OperatorRuntime
 from scheduler.errors import ParseError
@@ -55,7 +52,7 @@ from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents
 from scheduler.simulator.admission import ApiError
-from scheduler.simulator.cluster import LoadError
+from scheduler.simulator.cluster import LoadError, text_documents
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
            "load_objects", "replay", "run_simulation"]
@@ -450,23 +447,6 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                       "terminal": len(report.terminal), "rejected": len(report.rejected)}
 
 
-def _documents(text: str, name: str) -> Iterator[Obj]:
-    """``iter_documents`` for text that is not in a file (stdin)."""
-    try:
-        docs: Iterable[Any] = [json.loads(text)] if text.lstrip().startswith("{") else list(yaml.safe_load_all(text))
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise LoadError(f"{name}: not YAML or JSON: {e}") from None
-    for doc in docs:
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            raise LoadError(f"{name}: a document is not an object")
-        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            yield from (item for item in doc["items"] if isinstance(item, dict))
-        else:
-            yield doc
-
-
 INPUT_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -476,7 +456,7 @@ def load_objects(files: Iterable[str], stdin: TextIO | None = None) -> list[Obj]
     out: list[Obj] = []
     for f in files:
         if f == "-":
-            out.extend(_documents((stdin if stdin is not None else sys.stdin).read(), "<stdin>"))
+            out.extend(text_documents((stdin if stdin is not None else sys.stdin).read(), "<stdin>"))
             continue
         path = Path(f)
         if path.is_dir():

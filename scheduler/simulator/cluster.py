@@ -34,7 +34,7 @@ from scheduler.simulator.server import ApiServer
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES
 from scheduler.simulator.tls import SelfSigned
 
-__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "write_kubeconfig"]
+__all__ = ["LoadError", "SimulatedCluster", "iter_documents", "text_documents", "write_kubeconfig"]
 
 T = TypeVar("T")
 Obj = dict[str, Any]
@@ -46,20 +46,26 @@ class LoadError(ValueError):
 
 def iter_documents(path: str | Path) -> Iterator[Obj]:
     """Objects in a YAML or JSON file: single objects, multi-document YAML, and ``List``s flattened."""
-    text = Path(path).read_text()
+    return text_documents(Path(path).read_text(), str(path))
+
+
+def text_documents(text: str, name: str) -> Iterator[Obj]:
+    """``iter_documents`` for text already read (stdin); ``name`` says where it came from in errors."""
     try:
         docs: Iterable[Any] = [json.loads(text)] if text.lstrip().startswith("{") else list(yaml.safe_load_all(text))
     except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise LoadError(f"{path}: not YAML or JSON: {e}") from None
+        raise LoadError(f"{name}: not YAML or JSON: {e}") from None
+    return _flatten(docs, name)
+
+
+def _flatten(docs: Iterable[Any], name: str) -> Iterator[Obj]:
     for doc in docs:
         if doc is None:
             continue
         if not isinstance(doc, dict):
-            raise LoadError(f"{path}: a document is not an object")
+            raise LoadError(f"{name}: a document is not an object")
         if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-            for item in doc["items"]:
-                if isinstance(item, dict):
-                    yield item
+            yield from (item for item in doc["items"] if isinstance(item, dict))
         else:
             yield doc
 
