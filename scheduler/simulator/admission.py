@@ -58,14 +58,18 @@ class ApiError(Exception):
     """An error response: HTTP ``code``, Status ``reason`` and ``message``."""
 
     def __init__(self, code: int, reason: str, message: str, details: Obj | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, list_meta: Obj | None = None) -> None:
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.details = details
         self.headers = headers or {}
+        self.list_meta = list_meta          # the Status's ListMeta (a continue token for an expired one)
 
     def body(self) -> Obj:
-        return status_body(self.code, self.reason, self.message, self.details)
+        out = status_body(self.code, self.reason, self.message, self.details)
+        if self.list_meta:
+            out["metadata"] = dict(self.list_meta)
+        return out
 
 
 def status_body(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import yaml
 from aiohttp import web
 
 from scheduler.simulator import admission, managed, media, protobuf, schema, tables
@@ -110,6 +111,12 @@ _JSON = "application/json"
 _PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json",
                 "application/apply-patch+yaml"}
 # Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not).
+# etcd3 store's inconsistentContinue: a continue token from before the compacted revision.
+CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. You can start a "
+                    "new list without the continue parameter, or use the continue token in this response to retrieve "
+                    "the remainder of the results. Continuing with the provided token results in an inconsistent list "
+                    "- objects that were created, modified, or deleted between the time the first chunk was returned "
+                    "and now may show up in the list.")
 _WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
                     "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -243,6 +250,7 @@ class ApiServer:
             self.registry.add(review)
         self.openapi_docs = OpenAPI(self.registry, str(_VERSION["gitVersion"]))
         self.fields = FieldChecker()
+        self.warnings: list[str] | None = None      # the current write request's Warning headers
         self.managed = managed.FieldSets()
         # Successful bindings per pod uid, and bindings refused because the pod was bound already:
         # the tests' proof that nothing is ever bound twice.
@@ -378,7 +386,14 @@ class ApiServer:
             return self.respond(200, {"kind": "APIResourceList", "apiVersion": "v1",
                                       "groupVersion": f"{group}/{version}" if group else version,
                                       "resources": [r for rt in resources for r in rt.describe()]})
-        return await self.resource_request(request, group, version, rest)
+        output = media.negotiate_output(request.headers.get("Accept", ""), stream=query_bool(request.query, "watch"))
+        resp = await self.resource_request(request, group, version, rest)
+        if output == media.YAML and isinstance(resp, web.Response) and resp.content_type == _JSON \
+                and resp.body is not None:
+            return web.Response(status=resp.status, content_type=media.YAML, headers={
+                k: v for k, v in resp.headers.items() if k.lower() not in ("content-type", "content-length")},
+                text=yaml.safe_dump(orjson.loads(bytes(resp.body)), sort_keys=False))   # type: ignore[arg-type]
+        return resp
 
     def _group(self, group: str, versions: list[str]) -> Obj:
         pref = self.registry.preferred(group, versions)
@@ -505,6 +520,21 @@ class ApiServer:
         if verb == "deletecollection":
             return self.delete_collection(request, rt, namespace or None, dry)
         body = await self.read_body(request, verb, rt)
+        # fieldValidation=Warn (the default): each unknown field dropped is a Warning header, which kubectl
+        # prints; collected in the synchronous part below, after the last await.
+        self.warnings = [] if q.get("fieldValidation") not in ("Ignore", "Strict") else None
+        try:
+            resp = self._write_request(request, rt, namespace, name, sub, verb, dry, body)
+        finally:
+            warnings, self.warnings = self.warnings, None
+        for w in warnings or ():
+            resp.headers.add("Warning", '299 - ' + orjson.dumps(w).decode())
+        return resp
+
+    def _write_request(self, request: web.Request, rt: ResourceType, namespace: str, name: str, sub: str,
+                       verb: str, dry: bool, body: Any) -> web.Response:
+        """create, update, patch (apply included) and delete, once the body is read."""
+        q = request.query
         writer = Writer(q.get("fieldManager") or request.headers.get("User-Agent", "").split("/")[0][:128],
                         sub, q.get("fieldValidation") == "Strict", query_bool(q, "force"),
                         bool(q.get("fieldManager")))
@@ -632,19 +662,30 @@ class ApiServer:
             rv = want
         else:
             source = self.store.bucket(rt.store).items(namespace)
-        objs = [o for o in source if match is None or match(o)]
-        objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-        meta: Obj = {"resourceVersion": str(rv)}
+        start: tuple[str, ...] | None = None
         if q.get("continue"):
             try:
                 token = orjson.loads(base64.urlsafe_b64decode(q["continue"]))
                 start = tuple(token["start"])
+                token_rv = int(token.get("rv", rv))
                 if len(start) != 2 or not all(isinstance(part, str) for part in start):
                     raise ValueError("start must be a namespace and a name")    # compared with str tuples
             except Exception:
                 raise bad_request("continue key is not valid: illegal base64 data") from None
+            if token_rv >= 0:
+                # A continued list is the snapshot of its first page, as etcd serves it at that revision;
+                # once compacted past it, 410 with a token that goes on at the latest state instead.
+                state = self.store.list_at(rt, token_rv)
+                if state is None:
+                    fresh = base64.urlsafe_b64encode(_dumps({"rv": -1, "start": list(start)})).decode()
+                    raise ApiError(410, "Expired", CONTINUE_EXPIRED, list_meta={"continue": fresh})
+                source = (o for (ns, _), o in state.items() if namespace is None or ns == namespace)
+                rv = token_rv
+        objs = [o for o in source if match is None or match(o)]
+        objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        meta: Obj = {"resourceVersion": str(rv)}
+        if start is not None:
             objs = [o for o in objs if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
-            meta["resourceVersion"] = str(token.get("rv", rv))
         if limit > 0 and len(objs) > limit:
             last = objs[limit - 1]["metadata"]
             meta["continue"] = base64.urlsafe_b64encode(_dumps({"rv": rv, "start": [last.get("namespace", ""),
@@ -865,6 +906,8 @@ class ApiServer:
                 raise patch_invalid(patch_shown, strict_decoding_error(unknown))
             raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                               + strict_decoding_error(unknown))
+        if unknown and self.warnings is not None:
+            self.warnings.extend(f'unknown field "{u}"' for u in unknown)
         if rt.from_external:
             obj = rt.from_external(obj)
         obj.setdefault("metadata", {})

@@ -118,3 +118,14 @@ def test_unknown_fields_are_refused_by_default_and_dropped_without_validation(ku
     kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump(pod))
     # (the last-applied annotation keeps what was sent; the object does not)
     assert "nodeSelectr" not in kubectl("get", "pod", "typo", "-o", "jsonpath={.spec}").stdout
+
+
+def test_unknown_fields_are_warnings_with_validate_warn(kubectl: Kubectl) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warned"},
+           "spec": {"nodeSelectr": {"a": "b"}, "containers": [{"name": "c", "image": "busybox:1.36"}]}}
+    p = kubectl("apply", "--validate=warn", "-f", "-", stdin=yaml.safe_dump(pod))
+    assert 'Warning: unknown field "spec.nodeSelectr"' in p.stderr
+    assert "nodeSelectr" not in kubectl("get", "pod", "warned", "-o", "jsonpath={.spec}").stdout
+    ignored = {**pod, "metadata": {"name": "ignored"}}
+    p = kubectl("apply", "--validate=ignore", "-f", "-", stdin=yaml.safe_dump(ignored))
+    assert "Warning" not in p.stderr

@@ -202,3 +202,36 @@ def test_each_kind_validates_its_name_by_its_rule(api: Http, case: str, path: st
     else:
         assert (code, out["reason"]) == (422, "Invalid"), out
         assert [c["message"] for c in out["details"]["causes"]] == [want]
+
+
+# ---- response media types ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("accept", "code", "ctype"), [
+    ("", 200, "application/json"),
+    ("application/vnd.kubernetes.protobuf,application/json", 200, "application/json"),   # client-go's
+    ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json", 200, "application/json"),
+    ("application/yaml", 200, "application/yaml"),
+    ("application/json;q=0.5,application/yaml", 200, "application/yaml"),
+    ("*/*", 200, "application/json"),
+    ("application/xml", 406, "application/json"),
+    ("application/vnd.kubernetes.protobuf", 406, "application/json"),
+])
+def test_responses_are_negotiated(sim: SimulatedCluster, accept: str, code: int, ctype: str) -> None:
+    got, headers, body = get(sim, "/api/v1/namespaces", {"Accept": accept} if accept else None)
+    assert (got, headers["content-type"].split(";")[0]) == (code, ctype)
+    if ctype == "application/yaml":
+        assert yaml.safe_load(body)["kind"] == "NamespaceList"
+    if code == 406:
+        assert json.loads(body)["message"] == ("only the following media types are accepted: application/json, "
+                                               "application/yaml")
+
+
+def test_a_watch_is_json_only(sim: SimulatedCluster) -> None:
+    code, _, body = get(sim, "/api/v1/namespaces?watch=true&timeoutSeconds=1", {"Accept": "application/yaml"})
+    assert code == 406 and "application/json;stream=watch" in json.loads(body)["message"]
+
+
+def test_kubectl_get_o_yaml_reads_either(sim: SimulatedCluster) -> None:
+    # kubectl itself asks for JSON (or a Table); a client asking for YAML gets YAML of the same object.
+    _, _, as_json = get(sim, "/api/v1/namespaces/default")
+    _, _, as_yaml = get(sim, "/api/v1/namespaces/default", {"Accept": "application/yaml"})
+    assert yaml.safe_load(as_yaml) == json.loads(as_json)

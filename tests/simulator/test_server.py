@@ -282,6 +282,26 @@ def test_list_limit_and_continue(api: Http) -> None:
     assert seen == [f"p{i}" for i in range(5)] and pages == 3
 
 
+def test_continue_pages_are_one_snapshot_and_an_expired_token_is_410(api: Http) -> None:
+    for i in range(4):
+        api("POST", PODS, pod(f"p{i}"))
+    first = api("GET", PODS, params={"limit": "2"})[1]
+    api("DELETE", f"{PODS}/p3")                      # after the first page: still in the snapshot
+    api("POST", PODS, pod("p9"))                      # created after it: not in the snapshot
+    rest = api("GET", PODS, params={"limit": "5", "continue": first["metadata"]["continue"]})[1]
+    assert [p["metadata"]["name"] for p in rest["items"]] == ["p2", "p3"]
+    assert rest["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    # Compacted past the first page's revision (history=50): etcd3's inconsistentContinue, with a
+    # token that goes on at the latest state.
+    for i in range(60):
+        api("PATCH", f"{PODS}/p0", {"metadata": {"labels": {"n": str(i)}}}, ctype="application/merge-patch+json")
+    code, body = api("GET", PODS, params={"limit": "5", "continue": first["metadata"]["continue"]})
+    assert (code, body["reason"]) == (410, "Expired")
+    assert body["message"].startswith("The provided continue parameter is too old to display a consistent list")
+    latest = api("GET", PODS, params={"limit": "5", "continue": body["metadata"]["continue"]})[1]
+    assert [p["metadata"]["name"] for p in latest["items"]] == ["p2", "p9"]
+
+
 def test_list_at_an_exact_old_resource_version(api: Http) -> None:
     api("POST", PODS, pod("a"))
     rv = api("GET", PODS)[1]["metadata"]["resourceVersion"]
