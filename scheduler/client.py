@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from scheduler.model import Pod
+from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["SchedulerClient"]
 
@@ -44,4 +45,17 @@ class SchedulerClient(Protocol):
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         """Merge ``annotations`` into the pod's ``metadata.annotations`` (a merge patch): the decision
         record of a pod that asked for it (``scheduling.kopf-scheduler.io/explain: "true"``)."""
+        ...
+
+    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        """VolumeBinding's PreBind for a static binding (upstream's ``BindPodVolumes``, its PV
+        ``Update``): set the PV's ``spec.claimRef`` to ``claim`` and annotate it
+        ``pv.kubernetes.io/bound-by-controller: "yes"``, conditional on ``pv.resource_version`` (a
+        ``ConflictError`` when the PV changed since it was read). The PV controller binds the claim."""
+        ...
+
+    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """VolumeBinding's PreBind for a claim to provision: annotate it
+        ``volume.kubernetes.io/selected-node: <node_name>``, conditional on
+        ``claim.resource_version``. The provisioner then creates the volume for that node."""
         ...

@@ -16,6 +16,7 @@ from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Rows
 from scheduler.framework.types import ClusterEvent
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
+from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 _uid = itertools.count()
 
@@ -67,6 +68,9 @@ class MemoryClient:
         self.annotations: dict[str, dict[str, str]] = {}
         self.bind_error: Exception | None = None
         self.preempt_error: Exception | None = None
+        self.volume_binds: list[tuple[str, str]] = []       # (pv, namespace/claim) PreBind wrote
+        self.selected_nodes: list[tuple[str, str]] = []     # (namespace/claim, node) PreBind annotated
+        self.volume_error: Exception | None = None
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         if self.bind_error is not None:
@@ -99,6 +103,16 @@ class MemoryClient:
 
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         self.annotations.setdefault(pod.key, {}).update(annotations)
+
+    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        if self.volume_error is not None:
+            raise self.volume_error
+        self.volume_binds.append((pv.name, claim.key))
+
+    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        if self.volume_error is not None:
+            raise self.volume_error
+        self.selected_nodes.append((claim.key, node_name))
 
 
 class Clock:

@@ -24,6 +24,7 @@ from scheduler.errors import ClientError, ParseError, SchedulerError
 from scheduler.kubeapi import KubeClient
 from scheduler.kubeapi.extender import http_extender
 from scheduler.model import Pod, parse_pod
+from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.profiles.crd import profiles_path
 from scheduler.service import SchedulerService
 
@@ -56,6 +57,12 @@ class _NoWrites:
         raise RuntimeError("explain never writes")
 
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        raise RuntimeError("explain never binds")
+
+    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
         raise RuntimeError("explain never writes")
 
 

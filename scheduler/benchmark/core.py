@@ -43,6 +43,7 @@ from scheduler.benchmark.workloads import (
 )
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
+from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.service import SchedulerService
 
 __all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until"]
@@ -102,6 +103,9 @@ class SinkClient:
         self.bound = 0
         self.events = 0
         self.preempted = 0
+        self.volume_bodies: dict[tuple[str, str, str], Obj] = {}
+        self.volume_binds = 0
+        self.provisioned = 0
 
     def _confirm(self, event: str, body: Obj) -> None:
         assert self.service is not None
@@ -155,6 +159,48 @@ class SinkClient:
         body = self.bodies.pop(uid, None)
         if body is not None:
             self._confirm("DELETED", body)
+
+    # --- volumes: the in-memory client is also the PV controller, and binds at once ----------------
+    def add_volume_object(self, kind: str, body: Obj) -> None:
+        """A PV, PVC, StorageClass, CSINode, CSIDriver or CSIStorageCapacity of the workload."""
+        meta = body["metadata"]
+        self.volume_bodies[(kind, meta.get("namespace", ""), meta["name"])] = body
+        assert self.service is not None
+        self.service.on_volume_object(kind, "ADDED", body)
+
+    def _bind_claim(self, pv: Obj, claim: Obj) -> None:
+        assert self.service is not None
+        meta = claim["metadata"]
+        pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", "default"),
+                                  "name": meta["name"], "uid": meta.get("uid", "")}
+        pv.setdefault("status", {})["phase"] = "Bound"
+        claim["spec"]["volumeName"] = pv["metadata"]["name"]
+        meta.setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
+        claim.setdefault("status", {})["phase"] = "Bound"
+        self.service.on_volume_object("PersistentVolume", "MODIFIED", pv)
+        self.service.on_volume_object("PersistentVolumeClaim", "MODIFIED", claim)
+
+    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        pv_body = self.volume_bodies[("PersistentVolume", "", pv.name)]
+        claim_body = self.volume_bodies[("PersistentVolumeClaim", claim.namespace, claim.name)]
+        self.volume_binds += 1
+        self._bind_claim(pv_body, claim_body)
+
+    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        claim_body = self.volume_bodies[("PersistentVolumeClaim", claim.namespace, claim.name)]
+        claim_body["metadata"].setdefault("annotations", {})["volume.kubernetes.io/selected-node"] = node_name
+        spec = claim_body["spec"]
+        name = f"pvc-{claim.uid or claim.name}"
+        pv: Obj = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": {
+            "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")},
+            "accessModes": list(spec.get("accessModes") or ["ReadWriteOnce"]),
+            "storageClassName": claim.storage_class,
+            "csi": {"driver": "provisioned.kopf-scheduler.io", "volumeHandle": name},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}]}]}}}}
+        self.volume_bodies[("PersistentVolume", "", name)] = pv
+        self.provisioned += 1
+        self._bind_claim(pv, claim_body)
 
 
 def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:

@@ -29,6 +29,7 @@ from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi.client import KubeClient
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod
+from scheduler.model.volumes import SELECTED_NODE_ANNOTATION, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["ApiSchedulerClient"]
 
@@ -38,6 +39,10 @@ MAX_SERIES = 10_000
 
 def _micro_time(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+# The annotation upstream's GetBindVolumeToClaim sets on a PV the scheduler (a controller) binds.
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 
 
 @dataclass
@@ -76,6 +81,26 @@ class ApiSchedulerClient:
         await self.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
                                {"metadata": {"annotations": dict(annotations)}},
                                content_type="application/merge-patch+json")
+
+    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        # A merge patch carrying metadata.resourceVersion is conditional on it, as upstream's Update of
+        # the assumed PV is: 409 when the PV controller (or another scheduler) changed it meanwhile.
+        ref = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": claim.namespace,
+               "name": claim.name, "uid": claim.uid, "resourceVersion": claim.resource_version}
+        ref = {k: v for k, v in ref.items() if v}
+        meta: dict[str, Any] = {"annotations": {BOUND_BY_CONTROLLER: "yes"}}
+        if pv.resource_version:
+            meta["resourceVersion"] = pv.resource_version
+        await self.api.request("PATCH", f"/api/v1/persistentvolumes/{pv.name}",
+                               {"metadata": meta, "spec": {"claimRef": ref}},
+                               content_type="application/merge-patch+json")
+
+    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        meta: dict[str, Any] = {"annotations": {SELECTED_NODE_ANNOTATION: node_name}}
+        if claim.resource_version:
+            meta["resourceVersion"] = claim.resource_version
+        await self.api.request("PATCH", f"/api/v1/namespaces/{claim.namespace}/persistentvolumeclaims/{claim.name}",
+                               {"metadata": meta}, content_type="application/merge-patch+json")
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",

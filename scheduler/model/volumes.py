@@ -204,6 +204,9 @@ class PersistentVolume:
     phase: str = ""
     deleting: bool = False
     volume_attributes_class: str = ""
+    # metadata.resourceVersion as read: PreBind's write of claimRef is conditional on it, as
+    # upstream's Update of the assumed PV is (a 409 when the PV controller got there first).
+    resource_version: str = ""
 
 
 def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
@@ -239,6 +242,7 @@ def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
             phase=_str(status.get("phase")),
             deleting=bool(meta.get("deletionTimestamp")),
             volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
+            resource_version=_str(meta.get("resourceVersion")),
         )
     except ParseError as e:
         raise e.located(where) from None
@@ -263,6 +267,7 @@ class PersistentVolumeClaim:
     phase: str = ""
     deleting: bool = False
     volume_attributes_class: str = ""
+    resource_version: str = ""                      # as read; PreBind's annotation write is conditional on it
 
     @property
     def key(self) -> str:
@@ -299,6 +304,7 @@ def parse_pvc(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
             phase=_str(status.get("phase")),
             deleting=bool(meta.get("deletionTimestamp")),
             volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
+            resource_version=_str(meta.get("resourceVersion")),
         )
     except ParseError as e:
         raise e.located(where) from None
