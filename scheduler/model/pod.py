@@ -21,6 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scheduler.errors import ParseError
+from scheduler.model.dra import (
+    PodResourceClaim,
+    PodResourceClaimStatus,
+    parse_pod_resource_claim_statuses,
+    parse_pod_resource_claims,
+)
 from scheduler.model.node import TAINT_EFFECTS, Taint
 from scheduler.model.selectors import (
     LabelSelector,
@@ -154,6 +160,9 @@ class Pod:
     controller: ControllerRef | None = None
     # ``spec.volumes``, reduced to what the volume plugins read (``model.volumes.PodVolume``).
     volumes: tuple[PodVolume, ...] = ()
+    # ``spec.resourceClaims`` and ``status.resourceClaimStatuses`` (DynamicResources reads them).
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
 
     @property
     def key(self) -> str:
@@ -493,6 +502,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             scheduling_gates=gates,
             controller=_controller_ref(meta.get("ownerReferences")),
             volumes=parse_pod_volumes(spec.get("volumes")),
+            resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
+            resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
             deleting=bool(meta.get("deletionTimestamp")),
             explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
             preempted_by_scheduler=_preempted_by_scheduler(status),

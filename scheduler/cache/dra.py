@@ -1,0 +1,239 @@
+"""The Dynamic Resource Allocation objects the DynamicResources plugin reads: upstream's DeviceClass,
+ResourceClaim, ResourceClaimTemplate and ResourceSlice listers, with the claim assume cache and the
+in-flight allocations (upstream's ``SharedDRAManager``: ``dra_manager.go``), as one core store.
+
+The edge (informers) feeds it with ``on_event(kind, event, body)`` or the typed ``upsert`` /
+``delete``; the plugin reads it through ``Handle.dra``. It does no I/O and holds the parsed objects
+only (``scheduler.model.dra``). A body that does not parse is dropped and reported by the return
+value, so one bad object never blocks a cycle; the object then reads as absent.
+
+**Allocated devices.** Every device named in some claim's ``status.allocation`` is in use, and so
+is every device of an *in-flight* allocation: the allocation Reserve made for a claim that PreBind
+has not written yet (``signal_pending_allocation``). The store keeps a count per ``DeviceID``,
+updated incrementally on each claim change, so ``is_allocated`` is O(1) and a cycle never walks
+all claims. A claim with an allocation in flight reads with that allocation (the assumption), and
+no other pod may allocate it until the write is done or undone (``has_pending_allocation``).
+
+State machine of one claim's allocation, as upstream's::
+
+    unallocated --Reserve: signal_pending_allocation--> in flight
+    in flight --Unreserve: remove_pending_allocation + restore--> unallocated
+    in flight --PreBind wrote it: assume(written), remove_pending_allocation--> assumed
+    assumed --the informer's newer object (upsert / on_event)--> allocated (informer's truth)
+
+``version`` is bumped on every change; ``slices_version`` only when slices or classes change, so
+the CEL results cached per device stay valid across cycles until a slice or class changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.model.dra import (
+    DeviceClass,
+    DeviceID,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
+
+__all__ = ["KINDS", "DraObject", "DraStore", "not_found"]
+
+DraObject = DeviceClass | ResourceClaim | ResourceClaimTemplate | ResourceSlice
+
+# The kinds the edge watches for the store, as (group, version, plural, kind).
+KINDS: tuple[tuple[str, str, str, str], ...] = (
+    ("resource.k8s.io", "v1", "deviceclasses", "DeviceClass"),
+    ("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"),
+    ("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"),
+    ("resource.k8s.io", "v1", "resourceslices", "ResourceSlice"),
+)
+_PARSERS: dict[str, Any] = {
+    "DeviceClass": parse_device_class, "ResourceClaim": parse_resource_claim,
+    "ResourceClaimTemplate": parse_resource_claim_template, "ResourceSlice": parse_resource_slice,
+}
+_NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+# client-go's listers: NotFound names the group-qualified singular resource.
+_RESOURCE = {"DeviceClass": "deviceclass.resource.k8s.io", "ResourceClaim": "resourceclaim.resource.k8s.io",
+             "ResourceClaimTemplate": "resourceclaimtemplate.resource.k8s.io",
+             "ResourceSlice": "resourceslice.resource.k8s.io"}
+
+
+def not_found(kind: str, name: str) -> str:
+    """The text of the informer lister's NotFound error for ``kind`` ``name``."""
+    return f'{_RESOURCE[kind]} "{name}" not found'
+
+
+def _key(obj: DraObject) -> tuple[str, str]:
+    return (obj.namespace, obj.name) if isinstance(obj, ResourceClaim | ResourceClaimTemplate) else ("", obj.name)
+
+
+def _devices(claim: ResourceClaim | None) -> tuple[DeviceID, ...]:
+    if claim is None or claim.allocation is None:
+        return ()
+    return tuple(r.id for r in claim.allocation.results if r.admin_access is not True)
+
+
+class DraStore:
+    """DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices by (namespace, name)."""
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[tuple[str, str], DraObject]] = {k: {} for k in _PARSERS}
+        # claim key -> the informer's claim an assumption shadows (None: there was none)
+        self._assumed: dict[tuple[str, str], ResourceClaim | None] = {}
+        # claim uid -> the claim with the allocation Reserve made (not written yet)
+        self._in_flight: dict[str, ResourceClaim] = {}
+        self._allocated: dict[DeviceID, int] = {}
+        self.version = 0
+        self.slices_version = 0
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._objects.values())
+
+    # --- allocated-device bookkeeping --------------------------------------------------------
+    def _count(self, devices: tuple[DeviceID, ...], delta: int) -> None:
+        for d in devices:
+            n = self._allocated.get(d, 0) + delta
+            if n > 0:
+                self._allocated[d] = n
+            else:
+                self._allocated.pop(d, None)
+
+    def _set_claim(self, key: tuple[str, str], claim: ResourceClaim | None) -> None:
+        claims = self._objects["ResourceClaim"]
+        old = claims.get(key)
+        self._count(_devices(old if isinstance(old, ResourceClaim) else None), -1)
+        if claim is None:
+            claims.pop(key, None)
+        else:
+            claims[key] = claim
+            self._count(_devices(claim), +1)
+
+    # --- writes ----------------------------------------------------------------------------
+    def upsert(self, obj: DraObject) -> None:
+        """The informer's object: it replaces any assumption about it."""
+        kind, key = type(obj).__name__, _key(obj)
+        if isinstance(obj, ResourceClaim):
+            self._assumed.pop(key, None)
+            self._set_claim(key, obj)
+        else:
+            self._objects[kind][key] = obj
+            if kind in ("ResourceSlice", "DeviceClass"):
+                self.slices_version += 1
+        self.version += 1
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        """Forget an object; whether it was there."""
+        key = (namespace if kind in _NAMESPACED else "", name)
+        if key not in self._objects[kind]:
+            return False
+        if kind == "ResourceClaim":
+            self._assumed.pop(key, None)
+            self._set_claim(key, None)
+        else:
+            del self._objects[kind][key]
+            if kind in ("ResourceSlice", "DeviceClass"):
+                self.slices_version += 1
+        self.version += 1
+        return True
+
+    def on_event(self, kind: str, event: str, body: Mapping[str, Any]) -> DraObject | None:
+        """Apply one watch event (ADDED / MODIFIED / DELETED) of ``kind``; the parsed object, or
+        ``None`` for a deletion or a body that does not parse (then the object reads as absent)."""
+        meta = body.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default") if kind in _NAMESPACED else ""
+        name = str(meta.get("name") or "")
+        if event == "DELETED":
+            self.delete(kind, ns, name)
+            return None
+        try:
+            obj: DraObject = _PARSERS[kind](body)
+        except ParseError:
+            self.delete(kind, ns, name)
+            return None
+        self.upsert(obj)
+        return obj
+
+    def assume(self, claim: ResourceClaim) -> None:
+        """Shadow the informer's claim with ``claim`` (upstream's ``AssumeClaimAfterAPICall``: the
+        object PreBind wrote) until ``restore`` or the next watch event for it."""
+        key = _key(claim)
+        if key not in self._assumed:
+            got = self._objects["ResourceClaim"].get(key)
+            self._assumed[key] = got if isinstance(got, ResourceClaim) else None
+        self._set_claim(key, claim)
+        self.version += 1
+
+    def restore(self, namespace: str, name: str) -> None:
+        """Undo ``assume`` (upstream's ``AssumedClaimRestore``); nothing if there is no assumption."""
+        key = (namespace, name)
+        if key not in self._assumed:
+            return
+        self._set_claim(key, self._assumed.pop(key))
+        self.version += 1
+
+    def is_assumed(self, namespace: str, name: str) -> bool:
+        return (namespace, name) in self._assumed
+
+    def signal_pending_allocation(self, claim: ResourceClaim) -> None:
+        """Reserve's allocation for ``claim`` (which carries it): its devices count as allocated,
+        and no other pod may allocate the claim until it is written or removed."""
+        self.remove_pending_allocation(claim.uid)
+        self._in_flight[claim.uid] = claim
+        self._count(_devices(claim), +1)
+        self.version += 1
+
+    def remove_pending_allocation(self, uid: str) -> bool:
+        """Forget an in-flight allocation; whether there was one."""
+        claim = self._in_flight.pop(uid, None)
+        if claim is None:
+            return False
+        self._count(_devices(claim), -1)
+        self.version += 1
+        return True
+
+    def has_pending_allocation(self, uid: str) -> bool:
+        return uid in self._in_flight
+
+    def pending_allocation(self, uid: str) -> ResourceClaim | None:
+        return self._in_flight.get(uid)
+
+    # --- lookups (upstream's listers' Get / List) --------------------------------------------
+    def device_class(self, name: str) -> DeviceClass | None:
+        obj = self._objects["DeviceClass"].get(("", name))
+        return obj if isinstance(obj, DeviceClass) else None
+
+    def claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        obj = self._objects["ResourceClaim"].get((namespace, name))
+        return obj if isinstance(obj, ResourceClaim) else None
+
+    def template(self, namespace: str, name: str) -> ResourceClaimTemplate | None:
+        obj = self._objects["ResourceClaimTemplate"].get((namespace, name))
+        return obj if isinstance(obj, ResourceClaimTemplate) else None
+
+    def device_classes(self) -> Iterator[DeviceClass]:
+        for obj in self._objects["DeviceClass"].values():
+            if isinstance(obj, DeviceClass):
+                yield obj
+
+    def claims(self) -> Iterator[ResourceClaim]:
+        for obj in self._objects["ResourceClaim"].values():
+            if isinstance(obj, ResourceClaim):
+                yield obj
+
+    def slices(self) -> list[ResourceSlice]:
+        """Every slice, in the order they arrived (the allocator's order, as upstream's lister's)."""
+        return [obj for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)]
+
+    def is_allocated(self, device: DeviceID) -> bool:
+        """Whether a claim's allocation (written, assumed or in flight) holds ``device``."""
+        return device in self._allocated
+
+    def allocated_devices(self) -> frozenset[DeviceID]:
+        return frozenset(self._allocated)

@@ -1,0 +1,589 @@
+"""Dynamic Resource Allocation (``resource.k8s.io/v1``): what the DynamicResources plugin and the
+structured allocator read, parsed once when an object arrives (GUIDE §4).
+
+* ``DeviceClass``: its CEL ``selectors`` (the expressions, compiled later by ``scheduler.dra.cel``),
+  its opaque ``config`` and ``extendedResourceName``.
+* ``ResourceClaim``: ``spec.devices`` (``requests`` with ``exactly`` or ``firstAvailable``,
+  ``constraints`` with ``matchAttribute``, opaque ``config``) and ``status`` (``allocation``,
+  ``reservedFor``). ``ResourceClaimTemplate`` holds a claim spec.
+* ``ResourceSlice``: a ``driver``'s ``pool`` (name, generation, resourceSliceCount), where its devices
+  are reachable (``nodeName``, ``nodeSelector``, ``allNodes``, ``perDeviceNodeSelection``) and the
+  ``devices`` with typed ``attributes`` and ``capacity`` (exact quantities: ``Fraction``).
+* The pod's side: ``spec.resourceClaims`` and ``status.resourceClaimStatuses``
+  (``PodResourceClaim``, ``PodResourceClaimStatus``), parsed into ``model.pod.Pod``.
+
+Defaults are the API server's (``allocationMode: ExactCount``, ``count: 1``), so an object read
+back from a server and one written by hand in a test parse alike. A malformed object raises
+``ParseError`` naming the object and the field. Opaque configuration parameters and node selectors
+keep their JSON too (``raw``), since an allocation result written back must carry them.
+
+The store that holds these is ``scheduler.cache.dra``; the allocator ``scheduler.dra.allocator``;
+the plugin ``scheduler.plugins.dynamicresources``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.model.selectors import NodeSelector, parse_node_selector
+from scheduler.quantity import parse_quantity
+
+__all__ = [
+    "ALL",
+    "EXACT_COUNT",
+    "FINALIZER",
+    "AllocationResult",
+    "ConsumerRef",
+    "Device",
+    "DeviceAttribute",
+    "DeviceClass",
+    "DeviceConfig",
+    "DeviceConstraint",
+    "DeviceID",
+    "DeviceRequest",
+    "DeviceRequestAllocationResult",
+    "DeviceSubRequest",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
+    "ResourceClaim",
+    "ResourceClaimSpec",
+    "ResourceClaimTemplate",
+    "ResourcePool",
+    "ResourceSlice",
+    "parse_device_class",
+    "parse_pod_resource_claim_statuses",
+    "parse_pod_resource_claims",
+    "parse_resource_claim",
+    "parse_resource_claim_template",
+    "parse_resource_slice",
+]
+
+EXACT_COUNT = "ExactCount"
+ALL = "All"
+# resourceapi.Finalizer: the scheduler adds it before it writes an allocation.
+FINALIZER = "resource.kubernetes.io/delete-protection"
+# resourceapi.AllocationResultsMaxSize
+ALLOCATION_RESULTS_MAX_SIZE = 32
+
+
+def _str(raw: Any) -> str:
+    return raw if isinstance(raw, str) else ""
+
+
+def _obj(raw: Any, where: str) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ParseError("must be an object", field=where)
+    return raw
+
+
+def _list(raw: Any, where: str) -> Sequence[Any]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise ParseError("must be a list", field=where)
+    return raw
+
+
+def _int(raw: Any, where: str, default: int = 0) -> int:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ParseError(f"must be an integer, got {raw!r}", field=where)
+    return raw
+
+
+def _opt_bool(raw: Any) -> bool | None:
+    return raw if isinstance(raw, bool) else None
+
+
+# --- devices ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DeviceID:
+    """upstream's ``DeviceID``: driver, pool and device name; ``str()`` is ``driver/pool/device``."""
+
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+                     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceAttribute:
+    """One of ``int``, ``bool``, ``string`` or ``version`` (a semver 2.0.0 string): ``kind`` says which.
+    Two attributes are equal when kind and value are (matchAttribute's comparison)."""
+
+    kind: str
+    value: int | bool | str
+
+
+def _attribute(raw: Any, where: str) -> DeviceAttribute:
+    m = _obj(raw, where)
+    for kind, key, typ in (("int", "int", int), ("bool", "bool", bool), ("string", "string", str),
+                           ("version", "version", str)):
+        if key in m and m[key] is not None:
+            v = m[key]
+            if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+                raise ParseError(f"must be a {kind}", field=f"{where}.{key}")
+            if kind == "version" and not _SEMVER.match(str(v)):
+                raise ParseError(f"must be a semantic version, got {v!r}", field=f"{where}.{key}")
+            return DeviceAttribute(kind, v)
+    # A list-typed attribute (DRAListTypeAttributes, alpha) or a future kind: kept, matches nothing.
+    return DeviceAttribute("unknown", "")
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A device of a slice: ``attributes`` and ``capacity`` by qualified name as written (an
+    unqualified name belongs to the slice's driver); capacity values are exact quantities."""
+
+    name: str
+    attributes: Mapping[str, DeviceAttribute] = field(default_factory=dict)
+    capacity: Mapping[str, Fraction] = field(default_factory=dict)
+    # perDeviceNodeSelection: where this device is reachable
+    node_name: str = ""
+    node_selector: NodeSelector | None = None
+    all_nodes: bool = False
+    # Features the stable allocator does not support: such a device is never allocated.
+    consumes_counters: bool = False
+    has_binding_conditions: bool = False
+    taints: tuple[Mapping[str, Any], ...] = ()
+
+
+def _device(raw: Any, where: str) -> Device:
+    m = _obj(raw, where)
+    attrs = {str(k): _attribute(v, f"{where}.attributes[{k}]")
+             for k, v in _obj(m.get("attributes"), f"{where}.attributes").items()}
+    cap: dict[str, Fraction] = {}
+    for k, v in _obj(m.get("capacity"), f"{where}.capacity").items():
+        value = _obj(v, f"{where}.capacity[{k}]").get("value")
+        try:
+            cap[str(k)] = parse_quantity(value) if isinstance(value, str) else Fraction(_int(value, ""))
+        except ParseError as e:
+            raise ParseError(e.problem, field=f"{where}.capacity[{k}].value") from None
+    sel = m.get("nodeSelector")
+    return Device(
+        name=_str(m.get("name")),
+        attributes=attrs,
+        capacity=cap,
+        node_name=_str(m.get("nodeName")),
+        node_selector=None if sel is None else parse_node_selector(sel, f"{where}.nodeSelector"),
+        all_nodes=m.get("allNodes") is True,
+        consumes_counters=bool(m.get("consumesCounters")),
+        has_binding_conditions=bool(m.get("bindingConditions")),
+        taints=tuple(t for t in _list(m.get("taints"), f"{where}.taints") if isinstance(t, Mapping)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResourcePool:
+    name: str
+    generation: int = 0
+    resource_slice_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSlice:
+    """A ResourceSlice: exactly one of ``node_name``, ``node_selector``, ``all_nodes`` or
+    ``per_device_node_selection`` says where its devices are (API validation); ``shared_counters``:
+    it publishes counter sets (partitionable devices, not supported by the stable allocator)."""
+
+    name: str
+    driver: str
+    pool: ResourcePool
+    node_name: str = ""
+    node_selector: NodeSelector | None = None
+    all_nodes: bool = False
+    per_device_node_selection: bool = False
+    devices: tuple[Device, ...] = ()
+    shared_counters: bool = False
+    uid: str = ""
+    resource_version: str = ""
+    # the JSON node selector, for an allocation result's nodeSelector
+    node_selector_raw: Mapping[str, Any] | None = None
+
+
+def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
+    meta = _obj(obj.get("metadata"), "metadata")
+    name = _str(meta.get("name"))
+    where = f"ResourceSlice {name}"
+    try:
+        spec = _obj(obj.get("spec"), "spec")
+        pool = _obj(spec.get("pool"), "spec.pool")
+        sel = spec.get("nodeSelector")
+        return ResourceSlice(
+            name=name,
+            driver=_str(spec.get("driver")),
+            pool=ResourcePool(_str(pool.get("name")), _int(pool.get("generation"), "spec.pool.generation"),
+                              _int(pool.get("resourceSliceCount"), "spec.pool.resourceSliceCount")),
+            node_name=_str(spec.get("nodeName")),
+            node_selector=None if sel is None else parse_node_selector(sel, "spec.nodeSelector"),
+            all_nodes=spec.get("allNodes") is True,
+            per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
+            devices=tuple(_device(d, f"spec.devices[{i}]") for i, d in enumerate(_list(spec.get("devices"),
+                                                                                      "spec.devices"))),
+            shared_counters=bool(spec.get("sharedCounters")),
+            uid=_str(meta.get("uid")),
+            resource_version=_str(meta.get("resourceVersion")),
+            node_selector_raw=sel if isinstance(sel, Mapping) else None,
+        )
+    except ParseError as e:
+        raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None
+
+
+# --- classes --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DeviceConfig:
+    """An opaque configuration (``opaque: {driver, parameters}``) and the requests it applies to
+    (a claim's config; empty: all). ``raw`` is the configuration as written, passed through."""
+
+    requests: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _configs(raw: Any, where: str) -> tuple[DeviceConfig, ...]:
+    out = []
+    for i, c in enumerate(_list(raw, where)):
+        m = _obj(c, f"{where}[{i}]")
+        reqs = tuple(r for r in _list(m.get("requests"), f"{where}[{i}].requests") if isinstance(r, str))
+        out.append(DeviceConfig(reqs, {k: v for k, v in m.items() if k != "requests"}))
+    return tuple(out)
+
+
+def _selectors(raw: Any, where: str) -> tuple[str | None, ...]:
+    """CEL expressions; ``None`` for a selector with no ``cel`` (an unknown future selector type)."""
+    out: list[str | None] = []
+    for i, s in enumerate(_list(raw, where)):
+        cel = _obj(s, f"{where}[{i}]").get("cel")
+        out.append(None if not isinstance(cel, Mapping) else _str(cel.get("expression")))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str | None, ...] = ()
+    config: tuple[DeviceConfig, ...] = ()
+    extended_resource_name: str = ""
+    generation: int = 0
+    uid: str = ""
+
+
+def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass:
+    meta = _obj(obj.get("metadata"), "metadata")
+    name = _str(meta.get("name"))
+    where = f"DeviceClass {name}"
+    try:
+        spec = _obj(obj.get("spec"), "spec")
+        return DeviceClass(name, _selectors(spec.get("selectors"), "spec.selectors"),
+                           _configs(spec.get("config"), "spec.config"), _str(spec.get("extendedResourceName")),
+                           _int(meta.get("generation"), "metadata.generation"), _str(meta.get("uid")))
+    except ParseError as e:
+        raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None
+
+
+# --- claims ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DeviceSubRequest:
+    """An ``exactly`` request or one ``firstAvailable`` entry (upstream's ``requestAccessor``):
+    ``admin_access`` is ``None`` when unset (always for a subrequest)."""
+
+    name: str
+    device_class_name: str
+    selectors: tuple[str | None, ...] = ()
+    allocation_mode: str = EXACT_COUNT
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    has_capacity_requests: bool = False
+
+
+def _sub_request(m: Mapping[str, Any], name: str, where: str) -> DeviceSubRequest:
+    mode = _str(m.get("allocationMode")) or EXACT_COUNT
+    count = _int(m.get("count"), f"{where}.count", 1 if mode == EXACT_COUNT else 0)
+    return DeviceSubRequest(
+        name=name,
+        device_class_name=_str(m.get("deviceClassName")),
+        selectors=_selectors(m.get("selectors"), f"{where}.selectors"),
+        allocation_mode=mode,
+        count=count,
+        admin_access=_opt_bool(m.get("adminAccess")),
+        tolerations=tuple(t for t in _list(m.get("tolerations"), f"{where}.tolerations") if isinstance(t, Mapping)),
+        has_capacity_requests=bool(_obj(m.get("capacity"), f"{where}.capacity").get("requests")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    """A claim's request: ``exactly`` one kind of device, or the ``first_available`` of a list."""
+
+    name: str
+    exactly: DeviceSubRequest | None = None
+    first_available: tuple[DeviceSubRequest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConstraint:
+    """``requests`` (empty: all) and ``match_attribute`` (``None``: a constraint type the stable
+    allocator does not know, such as distinctAttribute)."""
+
+    requests: tuple[str, ...] = ()
+    match_attribute: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaimSpec:
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+    config: tuple[DeviceConfig, ...] = ()
+
+
+def _claim_spec(raw: Any, where: str) -> ResourceClaimSpec:
+    devices = _obj(_obj(raw, where).get("devices"), f"{where}.devices")
+    requests = []
+    for i, r in enumerate(_list(devices.get("requests"), f"{where}.devices.requests")):
+        f = f"{where}.devices.requests[{i}]"
+        m = _obj(r, f)
+        name = _str(m.get("name"))
+        exactly = m.get("exactly")
+        subs = tuple(_sub_request(_obj(s, f"{f}.firstAvailable[{j}]"), _str(_obj(s, "").get("name")),
+                                  f"{f}.firstAvailable[{j}]")
+                     for j, s in enumerate(_list(m.get("firstAvailable"), f"{f}.firstAvailable")))
+        requests.append(DeviceRequest(
+            name, None if not isinstance(exactly, Mapping) else _sub_request(exactly, name, f"{f}.exactly"), subs))
+    constraints = []
+    for i, c in enumerate(_list(devices.get("constraints"), f"{where}.devices.constraints")):
+        m = _obj(c, f"{where}.devices.constraints[{i}]")
+        attr = m.get("matchAttribute")
+        constraints.append(DeviceConstraint(tuple(r for r in _list(m.get("requests"), "") if isinstance(r, str)),
+                                            attr if isinstance(attr, str) and attr else None))
+    return ResourceClaimSpec(tuple(requests), tuple(constraints),
+                             _configs(devices.get("config"), f"{where}.devices.config"))
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequestAllocationResult:
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+
+    @property
+    def id(self) -> DeviceID:
+        return DeviceID(self.driver, self.pool, self.device)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request": self.request, "driver": self.driver, "pool": self.pool,
+                               "device": self.device}
+        if self.admin_access is not None:
+            out["adminAccess"] = self.admin_access
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationResult:
+    """``status.allocation``: the devices, the configs copied from class and claim (``source``:
+    FromClass / FromClaim, with their requests), and where the claim can be used."""
+
+    results: tuple[DeviceRequestAllocationResult, ...] = ()
+    config: tuple[tuple[str, tuple[str, ...], Mapping[str, Any]], ...] = ()
+    node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON PreBind writes as ``status.allocation``."""
+        devices: dict[str, Any] = {"results": [r.to_json() for r in self.results]}
+        if self.config:
+            devices["config"] = [{"source": s, **({"requests": list(r)} if r else {}), **dict(c)}
+                                 for s, r, c in self.config]
+        out: dict[str, Any] = {"devices": devices}
+        if self.node_selector_raw is not None:
+            out["nodeSelector"] = self.node_selector_raw
+        return out
+
+
+def parse_allocation(raw: Any, where: str = "status.allocation") -> AllocationResult | None:
+    if raw is None:
+        return None
+    m = _obj(raw, where)
+    devices = _obj(m.get("devices"), f"{where}.devices")
+    results = []
+    for i, r in enumerate(_list(devices.get("results"), f"{where}.devices.results")):
+        d = _obj(r, f"{where}.devices.results[{i}]")
+        results.append(DeviceRequestAllocationResult(_str(d.get("request")), _str(d.get("driver")),
+                                                     _str(d.get("pool")), _str(d.get("device")),
+                                                     _opt_bool(d.get("adminAccess"))))
+    config = []
+    for i, c in enumerate(_list(devices.get("config"), f"{where}.devices.config")):
+        d = _obj(c, f"{where}.devices.config[{i}]")
+        config.append((_str(d.get("source")), tuple(x for x in _list(d.get("requests"), "") if isinstance(x, str)),
+                       {k: v for k, v in d.items() if k not in ("source", "requests")}))
+    sel = m.get("nodeSelector")
+    return AllocationResult(tuple(results), tuple(config),
+                            None if sel is None else parse_node_selector(sel, f"{where}.nodeSelector"),
+                            sel if isinstance(sel, Mapping) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerRef:
+    """An entry of ``status.reservedFor``."""
+
+    api_group: str = ""
+    resource: str = "pods"
+    name: str = ""
+    uid: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        out = {"resource": self.resource, "name": self.name, "uid": self.uid}
+        if self.api_group:
+            out["apiGroup"] = self.api_group
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaim:
+    namespace: str
+    name: str
+    uid: str = ""
+    spec: ResourceClaimSpec = field(default_factory=ResourceClaimSpec)
+    allocation: AllocationResult | None = None
+    reserved_for: tuple[ConsumerRef, ...] = ()
+    deleting: bool = False
+    # the controlling ownerReference: (apiVersion, kind, name, uid)
+    controller: tuple[str, str, str, str] | None = None
+    finalizers: tuple[str, ...] = ()
+    generation: int = 0
+    resource_version: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def is_reserved_for(self, pod_uid: str) -> bool:
+        """``resourceclaim.IsReservedForPod`` (pods only)."""
+        return any(r.uid == pod_uid for r in self.reserved_for)
+
+
+def _controller(meta: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
+    for ref in _list(meta.get("ownerReferences"), "metadata.ownerReferences"):
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return (_str(ref.get("apiVersion")), _str(ref.get("kind")), _str(ref.get("name")), _str(ref.get("uid")))
+    return None
+
+
+def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
+    meta = _obj(obj.get("metadata"), "metadata")
+    ns = _str(meta.get("namespace")) or "default"
+    name = _str(meta.get("name"))
+    where = f"ResourceClaim {ns}/{name}"
+    try:
+        status = _obj(obj.get("status"), "status")
+        reserved = tuple(ConsumerRef(_str(r.get("apiGroup")), _str(r.get("resource")), _str(r.get("name")),
+                                     _str(r.get("uid")))
+                         for r in _list(status.get("reservedFor"), "status.reservedFor") if isinstance(r, Mapping))
+        return ResourceClaim(
+            namespace=ns,
+            name=name,
+            uid=_str(meta.get("uid")),
+            spec=_claim_spec(obj.get("spec"), "spec"),
+            allocation=parse_allocation(status.get("allocation")),
+            reserved_for=reserved,
+            deleting=bool(meta.get("deletionTimestamp")),
+            controller=_controller(meta),
+            finalizers=tuple(f for f in _list(meta.get("finalizers"), "metadata.finalizers") if isinstance(f, str)),
+            generation=_int(meta.get("generation"), "metadata.generation"),
+            resource_version=_str(meta.get("resourceVersion")),
+        )
+    except ParseError as e:
+        raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaimTemplate:
+    namespace: str
+    name: str
+    spec: ResourceClaimSpec = field(default_factory=ResourceClaimSpec)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTemplate:
+    meta = _obj(obj.get("metadata"), "metadata")
+    ns = _str(meta.get("namespace")) or "default"
+    name = _str(meta.get("name"))
+    where = f"ResourceClaimTemplate {ns}/{name}"
+    try:
+        spec = _obj(obj.get("spec"), "spec")
+        tmeta = _obj(spec.get("metadata"), "spec.metadata")
+        return ResourceClaimTemplate(
+            ns, name, _claim_spec(spec.get("spec"), "spec.spec"),
+            {str(k): str(v) for k, v in _obj(tmeta.get("labels"), "spec.metadata.labels").items()},
+            {str(k): str(v) for k, v in _obj(tmeta.get("annotations"), "spec.metadata.annotations").items()})
+    except ParseError as e:
+        raise e.located(where) from None
+    except (AttributeError, TypeError) as e:
+        raise ParseError(f"malformed object: {e}", obj=where) from None
+
+
+# --- the pod's side -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """``spec.resourceClaims[]``: exactly one of the two names is set (API validation); neither is a
+    future source (upstream's ``ErrAPIUnsupported``)."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaimStatus:
+    """``status.resourceClaimStatuses[]``: the claim generated for a template (``None``: none was
+    needed)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
+def parse_pod_resource_claims(raw: Any, where: str = "spec.resourceClaims") -> tuple[PodResourceClaim, ...]:
+    out = []
+    for i, c in enumerate(_list(raw, where)):
+        m = _obj(c, f"{where}[{i}]")
+        rcn, rctn = m.get("resourceClaimName"), m.get("resourceClaimTemplateName")
+        out.append(PodResourceClaim(_str(m.get("name")), rcn if isinstance(rcn, str) else None,
+                                    rctn if isinstance(rctn, str) else None))
+    return tuple(out)
+
+
+def parse_pod_resource_claim_statuses(raw: Any, where: str = "status.resourceClaimStatuses"
+                                      ) -> tuple[PodResourceClaimStatus, ...]:
+    out = []
+    for i, c in enumerate(_list(raw, where)):
+        m = _obj(c, f"{where}[{i}]")
+        rcn = m.get("resourceClaimName")
+        out.append(PodResourceClaimStatus(_str(m.get("name")), rcn if isinstance(rcn, str) else None))
+    return tuple(out)

@@ -1,0 +1,69 @@
+"""``scheduler.cache.dra.DraStore``: watch events, the claim assume cache, in-flight allocations and
+the allocated-device counts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from scheduler.cache.dra import DraStore, not_found
+from scheduler.model.dra import AllocationResult, DeviceID, DeviceRequestAllocationResult, parse_resource_claim
+
+
+def claim(name: str, *devices: str) -> dict[str, object]:
+    body: dict[str, object] = {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"}, "spec": {}}
+    if devices:
+        body["status"] = {"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "d", "pool": "p", "device": dev} for dev in devices]}}}
+    return body
+
+
+def allocated(name: str, *devices: str) -> AllocationResult:
+    return AllocationResult(tuple(DeviceRequestAllocationResult("r", "d", "p", dev) for dev in devices))
+
+
+def test_events_and_allocated_devices() -> None:
+    s = DraStore()
+    s.on_event("ResourceClaim", "ADDED", claim("a", "g0", "g1"))
+    s.on_event("ResourceClaim", "ADDED", claim("b"))
+    assert s.allocated_devices() == {DeviceID("d", "p", "g0"), DeviceID("d", "p", "g1")}
+    s.on_event("ResourceClaim", "MODIFIED", claim("a", "g1"))
+    assert s.allocated_devices() == {DeviceID("d", "p", "g1")}
+    s.on_event("ResourceClaim", "DELETED", claim("a"))
+    assert not s.allocated_devices() and s.claim("ns", "a") is None and s.claim("ns", "b") is not None
+    # A body that does not parse reads as absent.
+    assert s.on_event("ResourceClaim", "MODIFIED", {"metadata": {"name": "b", "namespace": "ns"},
+                                                    "spec": {"devices": {"requests": 5}}}) is None
+    assert s.claim("ns", "b") is None
+    assert not_found("ResourceClaim", "x") == 'resourceclaim.resource.k8s.io "x" not found'
+
+
+def test_in_flight_then_assumed_then_informer() -> None:
+    s = DraStore()
+    s.on_event("ResourceClaim", "ADDED", claim("a"))
+    c = s.claim("ns", "a")
+    assert c is not None
+    with_alloc = replace(c, allocation=allocated("a", "g0"))
+    s.signal_pending_allocation(with_alloc)
+    assert s.has_pending_allocation(c.uid) and s.is_allocated(DeviceID("d", "p", "g0"))
+    # Unreserve: gone again.
+    assert s.remove_pending_allocation(c.uid) and not s.is_allocated(DeviceID("d", "p", "g0"))
+    # PreBind wrote it: assumed until the informer's object arrives.
+    s.signal_pending_allocation(with_alloc)
+    s.assume(with_alloc)
+    s.remove_pending_allocation(c.uid)
+    assert s.is_assumed("ns", "a") and s.is_allocated(DeviceID("d", "p", "g0"))
+    s.restore("ns", "a")
+    assert not s.is_allocated(DeviceID("d", "p", "g0"))
+    s.assume(with_alloc)
+    s.upsert(parse_resource_claim(claim("a", "g0")))
+    assert not s.is_assumed("ns", "a") and s.allocated_devices() == {DeviceID("d", "p", "g0")}
+
+
+def test_slices_version_tracks_slices_and_classes() -> None:
+    s = DraStore()
+    v = s.slices_version
+    s.on_event("ResourceClaim", "ADDED", claim("a"))
+    assert s.slices_version == v
+    s.on_event("DeviceClass", "ADDED", {"metadata": {"name": "gpu"}, "spec": {}})
+    s.on_event("ResourceSlice", "ADDED", {"metadata": {"name": "s"}, "spec": {"driver": "d", "pool": {"name": "p"}}})
+    assert s.slices_version == v + 2 and [x.name for x in s.slices()] == ["s"] and s.device_class("gpu") is not None

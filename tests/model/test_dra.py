@@ -1,0 +1,103 @@
+"""``scheduler.model.dra``: resource.k8s.io/v1 objects parsed into the typed model, defaults as the API
+server's, and ParseErrors that name the object and the field."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from scheduler.errors import ParseError
+from scheduler.model import parse_pod
+from scheduler.model.dra import (
+    DeviceAttribute,
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
+
+SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+         "spec": {"driver": "gpu.example.com", "pool": {"name": "n1", "generation": 2, "resourceSliceCount": 1},
+                  "nodeName": "n1", "devices": [
+                      {"name": "gpu-0", "attributes": {"model": {"string": "a100"}, "index": {"int": 0},
+                                                       "driverVersion": {"version": "1.2.3"},
+                                                       "other.com/ok": {"bool": True}},
+                       "capacity": {"memory": {"value": "40Gi"}}}]}}
+CLAIM = {"metadata": {"name": "c", "namespace": "ns", "uid": "u1",
+                      "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pu",
+                                           "controller": True}]},
+         "spec": {"devices": {
+             "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "selectors": [
+                 {"cel": {"expression": "device.driver == 'x'"}}]}},
+                 {"name": "any", "firstAvailable": [{"name": "big", "deviceClassName": "gpu", "count": 2},
+                                                   {"name": "all", "deviceClassName": "gpu", "allocationMode": "All"}]}],
+             "constraints": [{"requests": ["gpu"], "matchAttribute": "gpu.example.com/model"}],
+             "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {"a": 1}}}]}},
+         "status": {"allocation": {"devices": {"results": [
+             {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]},
+             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                 {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}},
+             "reservedFor": [{"resource": "pods", "name": "p", "uid": "pu"}]}}
+
+
+def test_slice() -> None:
+    s = parse_resource_slice(SLICE)
+    assert (s.driver, s.pool.name, s.pool.generation, s.pool.resource_slice_count, s.node_name) == (
+        "gpu.example.com", "n1", 2, 1, "n1")
+    d = s.devices[0]
+    assert d.attributes["model"] == DeviceAttribute("string", "a100")
+    assert d.attributes["index"] == DeviceAttribute("int", 0)
+    assert d.attributes["driverVersion"] == DeviceAttribute("version", "1.2.3")
+    assert d.attributes["other.com/ok"] == DeviceAttribute("bool", True)
+    assert d.capacity["memory"] == Fraction(40 * 2**30)
+
+
+def test_claim_defaults_and_status() -> None:
+    c = parse_resource_claim(CLAIM)
+    gpu, any_ = c.spec.requests
+    assert gpu.exactly is not None and (gpu.exactly.allocation_mode, gpu.exactly.count) == ("ExactCount", 1)
+    assert gpu.exactly.selectors == ("device.driver == 'x'",)
+    assert [(s.name, s.allocation_mode, s.count) for s in any_.first_available] == [
+        ("big", "ExactCount", 2), ("all", "All", 0)]
+    assert c.spec.constraints[0].match_attribute == "gpu.example.com/model"
+    assert c.spec.config[0].requests == ("gpu",)
+    assert c.allocation is not None and c.allocation.results[0].id.device == "gpu-0"
+    assert c.allocation.node_selector is not None and c.allocation.node_selector.matches({}, "n1")
+    assert c.is_reserved_for("pu") and not c.is_reserved_for("other")
+    assert c.controller == ("v1", "Pod", "p", "pu")
+    assert c.allocation.to_json()["nodeSelector"] == CLAIM["status"]["allocation"]["nodeSelector"]  # type: ignore[index]
+
+
+def test_class_and_template() -> None:
+    cls = parse_device_class({"metadata": {"name": "gpu", "generation": 3}, "spec": {
+        "selectors": [{"cel": {"expression": "true"}}, {}], "extendedResourceName": "example.com/gpu"}})
+    assert cls.selectors == ("true", None) and cls.generation == 3 and cls.extended_resource_name == "example.com/gpu"
+    t = parse_resource_claim_template({"metadata": {"name": "t", "namespace": "ns"},
+                                       "spec": {"spec": CLAIM["spec"]}})
+    assert t.spec == parse_resource_claim(CLAIM).spec
+
+
+def test_pod_resource_claims() -> None:
+    pod = parse_pod({"metadata": {"name": "p"}, "spec": {"resourceClaims": [
+        {"name": "a", "resourceClaimName": "claim-a"}, {"name": "b", "resourceClaimTemplateName": "t"}]},
+        "status": {"resourceClaimStatuses": [{"name": "b", "resourceClaimName": "p-b-x"}, {"name": "c"}]}})
+    assert [(c.name, c.resource_claim_name, c.resource_claim_template_name) for c in pod.resource_claims] == [
+        ("a", "claim-a", None), ("b", None, "t")]
+    assert [(s.name, s.resource_claim_name) for s in pod.resource_claim_statuses] == [("b", "p-b-x"), ("c", None)]
+
+
+@pytest.mark.parametrize(("obj", "parse", "message"), [
+    ({**SLICE, "spec": {**SLICE["spec"], "devices": [{"name": "d", "attributes": {"v": {"version": "1.0"}}}]}},
+     parse_resource_slice, "ResourceSlice n1-gpu spec.devices[0].attributes[v].version: must be a semantic version"),
+    ({**SLICE, "spec": {**SLICE["spec"], "devices": [{"name": "d", "capacity": {"m": {"value": "lots"}}}]}},
+     parse_resource_slice, "ResourceSlice n1-gpu spec.devices[0].capacity[m].value: quantities must match"),
+    ({"metadata": {"name": "c"}, "spec": {"devices": {"requests": [{"name": "r", "exactly": {"count": "2"}}]}}},
+     parse_resource_claim, "ResourceClaim default/c spec.devices.requests[0].exactly.count: must be an integer"),
+    ({"metadata": {"name": "c"}, "spec": {"devices": {"requests": "nope"}}},
+     parse_resource_claim, "ResourceClaim default/c spec.devices.requests: must be a list"),
+])
+def test_parse_errors(obj: dict[str, object], parse: object, message: str) -> None:
+    with pytest.raises(ParseError) as e:
+        parse(obj)  # type: ignore[operator]
+    assert str(e.value).startswith(message)
