@@ -4,6 +4,7 @@ server's, and ParseErrors that name the object and the field."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -17,14 +18,14 @@ from scheduler.model.dra import (
     parse_resource_slice,
 )
 
-SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+SLICE: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
          "spec": {"driver": "gpu.example.com", "pool": {"name": "n1", "generation": 2, "resourceSliceCount": 1},
                   "nodeName": "n1", "devices": [
                       {"name": "gpu-0", "attributes": {"model": {"string": "a100"}, "index": {"int": 0},
                                                        "driverVersion": {"version": "1.2.3"},
                                                        "other.com/ok": {"bool": True}},
                        "capacity": {"memory": {"value": "40Gi"}}}]}}
-CLAIM = {"metadata": {"name": "c", "namespace": "ns", "uid": "u1",
+CLAIM: dict[str, Any] = {"metadata": {"name": "c", "namespace": "ns", "uid": "u1",
                       "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pu",
                                            "controller": True}]},
          "spec": {"devices": {
@@ -66,7 +67,7 @@ def test_claim_defaults_and_status() -> None:
     assert c.allocation.node_selector is not None and c.allocation.node_selector.matches({}, "n1")
     assert c.is_reserved_for("pu") and not c.is_reserved_for("other")
     assert c.controller == ("v1", "Pod", "p", "pu")
-    assert c.allocation.to_json()["nodeSelector"] == CLAIM["status"]["allocation"]["nodeSelector"]  # type: ignore[index]
+    assert c.allocation.to_json()["nodeSelector"] == CLAIM["status"]["allocation"]["nodeSelector"]
 
 
 def test_class_and_template() -> None:
