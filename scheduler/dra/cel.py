@@ -19,9 +19,9 @@ cross-type numeric comparison) and ``cel-expr-python`` (Google's cel-cpp wrapper
 carry an opaque value such as a quantity). Its gaps, and what this module does about them:
 
 * No type checker: an expression that parses compiles. ``compile`` rejects calls to functions the
-  environment does not have (``undeclared reference to 'f'``, cel-go's wording), but a misspelt
-  variable, or a type error, shows only when the expression runs (a runtime error, which the
-  allocator reports as upstream reports runtime errors).
+  environment does not have and variables other than ``device`` and those a comprehension binds
+  (``undeclared reference to 'x'``, cel-go's wording), but a type error shows only when the
+  expression runs (a runtime error, which the allocator reports as upstream reports runtime errors).
 * No opaque values: a quantity is the map ``{"__quantity__": "<exact value>"}`` and a version
   ``{"__semver__": "<version>"}``. Equality, ``compareTo`` and the other functions behave as
   Kubernetes' types do; only ``type(q)`` (a map) and indexing such a value give it away.
@@ -57,6 +57,9 @@ __all__ = ["CompiledExpression", "DeviceEnv", "compile_expression", "device_env"
 _Q = "__quantity__"
 _V = "__semver__"
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$")
+# The variables a comprehension macro binds: ``.all(x, ...)``, ``.exists(k, v, ...)``, ...
+_BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|existsOne|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,"
+                    r"(?:\s*([A-Za-z_]\w*)\s*,)?")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 # The Rust crate's built-in functions and operators (and macros' internal names).
@@ -263,6 +266,11 @@ def _compile(expression: str) -> CompiledExpression:
     for name in program.functions():
         if name[0] not in "_@!" and name not in _KNOWN:
             return CompiledExpression(expression, error=f"compilation failed: undeclared reference to '{name}'")
+    bound = {v for pair in _BOUND.findall(expression) for v in pair if v}
+    for name in program.variables():
+        if name != "device" and name not in bound:
+            return CompiledExpression(expression, error=f"compilation failed: undeclared reference to '{name}' "
+                                                        "(in container '')")
     domains = frozenset(a or b for a, b in _LITERAL.findall(expression))
     return CompiledExpression(expression, program, "", domains)
 

@@ -1,0 +1,645 @@
+"""The structured allocator: which devices of which ResourceSlices satisfy a pod's unallocated
+claims on one node. A port of upstream's *stable* variant
+(``k8s.io/dynamic-resource-allocation/structured/internal/stable``: ``allocator_stable.go`` and
+``pools_stable.go``, release 1.36), the one kube-scheduler uses when only GA features are on.
+
+**Pools** (``gather_pools``, upstream's ``GatherPools``): a slice is for the node when its
+``nodeName`` is the node, its ``nodeSelector`` matches the node, or it has ``allNodes``. Slices of
+one (driver, pool) with an older generation than the newest seen are out of date and ignored. A
+pool whose slices for the node do not number ``resourceSliceCount`` is looked at in full: if a newer
+generation exists elsewhere the pool is being replaced and is skipped; if the pool's slices of
+that generation are still too few the pool is *incomplete* (nothing is allocated from it, and a
+request for ``All`` devices fails with an error); duplicate device names make it *invalid*
+(likewise; if no solution is found the node fails with ``invalid resource pools were
+encountered``).
+
+**Search** (``allocate_one``): claims in order, their requests in order, each device of a request
+in turn: every not yet used device of every complete, valid pool that the class's and the
+request's CEL selectors accept, is tried, with the claim's ``matchAttribute`` constraints checked
+as it is added; the first full solution wins, and a dead end backtracks (an exhaustive search that
+stops early, as upstream's). ``firstAvailable`` tries its subrequests in order. ``All`` takes every
+matching device of the node's pools at once. A claim may hold at most 32 devices
+(``AllocationResultsMaxSize``).
+
+**Devices already allocated** (``is_allocated``: written, assumed or in-flight allocations of other
+claims) are never given out.
+
+**Not ported** (features upstream's stable variant gates off unless enabled, all off here): admin
+access (a request with ``adminAccess`` set is an error, as with the gate off), partitionable
+devices (slices with ``sharedCounters`` or ``perDeviceNodeSelection`` are skipped and devices
+that consume counters are never picked), device taints (ignored, as with the gate off), binding
+conditions (such devices are never picked), consumable capacity (requests with
+``capacity.requests`` are an error). The per-node filter timeout is not implemented.
+
+Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
+cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.dra.cel import CELError, DeviceEnv, compile_expression, device_env
+from scheduler.model.dra import (
+    ALL,
+    ALLOCATION_RESULTS_MAX_SIZE,
+    EXACT_COUNT,
+    AllocationResult,
+    Device,
+    DeviceAttribute,
+    DeviceClass,
+    DeviceID,
+    DeviceRequestAllocationResult,
+    DeviceSubRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from scheduler.model.selectors import NodeSelector, parse_node_selector
+
+__all__ = ["AllocationError", "Allocator", "NodeAllocationError", "Pool", "SelectorCache", "gather_pools"]
+
+
+class AllocationError(ValueError):
+    """A problem with the claims, classes or selectors themselves (upstream's non-nil error from
+    ``Allocate``): the scheduler aborts the attempt and reports it, rather than trying other nodes."""
+
+
+class NodeAllocationError(AllocationError):
+    """An error that concerns only the node (upstream's ``ErrFailedAllocationOnNode``): the node is
+    unschedulable with this text."""
+
+
+class _MaxSizeExceeded(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class Node:
+    """What the allocator reads of a node: its name and labels."""
+
+    name: str
+    labels: Mapping[str, str]
+
+
+def node_matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSelector | None) -> bool:
+    """upstream's ``NodeMatches``."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return selector.matches(node.labels, node.name)
+    return False
+
+
+# --- pools ------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Pool:
+    driver: str
+    pool: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list[ResourceSlice] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}"
+
+
+class SliceIndex:
+    """The slices of one cycle, indexed so a node's pools are found without scanning every slice:
+    node-local slices by node name, the others (node selector, all nodes) in one list, and all
+    slices by pool (for ``checkSlicesInPool``). Slices the stable allocator does not support
+    (partitionable devices) are left out, as ``GatherPools`` skips them."""
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        self.order: dict[tuple[str, str], int] = {}
+        self.by_node: dict[str, list[ResourceSlice]] = {}
+        self.shared: list[ResourceSlice] = []
+        self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for s in slices:
+            pid = (s.driver, s.pool.name)
+            self.by_pool.setdefault(pid, []).append(s)
+            if s.per_device_node_selection or s.shared_counters:
+                continue
+            self.order.setdefault(pid, len(self.order))
+            if s.node_name:
+                self.by_node.setdefault(s.node_name, []).append(s)
+            elif s.all_nodes or s.node_selector is not None:
+                self.shared.append(s)
+
+    def for_node(self, node: Node) -> list[ResourceSlice]:
+        local = self.by_node.get(node.name, [])
+        shared = [s for s in self.shared if node_matches(node, "", s.all_nodes, s.node_selector)]
+        return local + shared if shared else local
+
+
+def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
+    """upstream's ``GatherPools`` for one node."""
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in index.for_node(node):
+        pid = (s.driver, s.pool.name)
+        have = pools.get(pid)
+        if have is None or s.pool.generation > have[0].pool.generation:
+            pools[pid] = [s]
+        elif s.pool.generation == have[0].pool.generation:
+            have.append(s)
+    out: list[Pool] = []
+    for pid in sorted(pools, key=lambda p: index.order.get(p, 0)):
+        slices = pools[pid]
+        first = slices[0].pool
+        if len(slices) == first.resource_slice_count:
+            out.append(_build_pool(pid, slices))
+            continue
+        obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
+        if obsolete:
+            continue
+        if len(all_slices) != first.resource_slice_count:
+            out.append(Pool(pid[0], pid[1], incomplete=True))
+            continue
+        out.append(_build_pool(pid, slices))
+    return out
+
+
+def _check_slices_in_pool(slices: Sequence[ResourceSlice], generation: int) -> tuple[bool, list[ResourceSlice]]:
+    same = []
+    for s in slices:
+        if s.pool.generation == generation:
+            same.append(s)
+        elif s.pool.generation > generation:
+            return True, []
+    return False, same
+
+
+def _build_pool(pid: tuple[str, str], slices: list[ResourceSlice]) -> Pool:
+    seen: set[str] = set()
+    for s in slices:
+        for d in s.devices:
+            if d.name in seen:
+                return Pool(pid[0], pid[1], invalid=True, invalid_reason=f"duplicate device name {d.name}")
+            seen.add(d.name)
+    return Pool(pid[0], pid[1], slices=slices)
+
+
+# --- selector cache ----------------------------------------------------------------------------
+
+class SelectorCache:
+    """CEL results per (expression, device), and each device's CEL value (a device: driver, pool,
+    generation, slice name and index); the owner clears it (``reset``) when slices or classes change."""
+
+    def __init__(self) -> None:
+        self.results: dict[tuple[str, tuple[str, str, int, str, int]], bool | CELError] = {}
+        self.envs: dict[tuple[str, str, int, str, int], DeviceEnv] = {}
+        self.version: object = None
+
+    def reset(self, version: object) -> None:
+        if version != self.version:
+            self.results.clear()
+            self.envs.clear()
+            self.version = version
+
+    def matches(self, expression: str, s: ResourceSlice, index: int) -> bool:
+        """Raises ``CELError`` for a runtime error (cached too: it is a property of the device)."""
+        where = (s.driver, s.pool.name, s.pool.generation, s.name, index)
+        key = (expression, where)
+        got = self.results.get(key)
+        if got is None:
+            env = self.envs.get(where)
+            if env is None:
+                env = self.envs[where] = device_env(s.driver, s.devices[index])
+            try:
+                got = compile_expression(expression).device_matches(env)
+            except CELError as e:
+                got = e
+            self.results[key] = got
+        if isinstance(got, CELError):
+            raise got
+        return got
+
+
+# --- the allocator --------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _RequestData:
+    request: DeviceSubRequest
+    parent: str | None                 # the request's name, for a subrequest
+    cls: DeviceClass | None = None
+    num_devices: int = 0
+    all_devices: list[tuple[DeviceID, Device, ResourceSlice]] = field(default_factory=list)
+    selected_sub_request: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.request.name if self.parent is None else f"{self.parent}/{self.request.name}"
+
+
+@dataclass(slots=True)
+class _Result:
+    request: str
+    parent: str | None
+    id: DeviceID
+    slice: ResourceSlice
+
+    @property
+    def name(self) -> str:
+        return self.request if self.parent is None else f"{self.parent}/{self.request}"
+
+
+class _MatchAttribute:
+    """upstream's ``matchAttributeConstraint``: every device of the named requests (all, when none
+    is named) must have the attribute, all with the same value."""
+
+    __slots__ = ("attribute", "name", "num_devices", "requests")
+
+    def __init__(self, requests: tuple[str, ...], name: str) -> None:
+        self.requests = frozenset(requests)
+        self.name = name
+        self.attribute: DeviceAttribute | None = None
+        self.num_devices = 0
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = _lookup_attribute(device, device_id, self.name)
+        if attr is None:
+            return False
+        if self.num_devices == 0:
+            self.attribute = attr
+            self.num_devices = 1
+            return True
+        if attr.kind == "unknown" or attr != self.attribute:
+            return False
+        self.num_devices += 1
+        return True
+
+    def remove(self, request: str, sub: str) -> None:
+        if self._applies(request, sub):
+            self.num_devices -= 1
+
+
+def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceAttribute | None:
+    attr = device.attributes.get(name)
+    if attr is not None:
+        return attr
+    domain, sep, ident = name.partition("/")
+    if not sep or domain != device_id.driver:
+        return None
+    return device.attributes.get(ident)
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """The allocator's optional features; the stable variant supports PrioritizedList (GA in 1.34)."""
+
+    prioritized_list: bool = True
+
+
+class Allocator:
+    """Allocates ``claims`` (all unallocated) on one node at a time (``allocate``); reusable for
+    every node of a cycle, as upstream's ``Allocator``."""
+
+    def __init__(self, claims: Sequence[ResourceClaim], device_class: Callable[[str], DeviceClass | None],
+                 slices: Sequence[ResourceSlice], is_allocated: Callable[[DeviceID], bool],
+                 cache: SelectorCache | None = None, features: Features = Features()) -> None:
+        self.claims = list(claims)
+        self.device_class = device_class
+        self.index = SliceIndex(slices)
+        self.is_allocated = is_allocated
+        self.cache = cache if cache is not None else SelectorCache()
+        self.features = features
+
+    def allocate(self, node: Node) -> list[AllocationResult] | None:
+        """One allocation result per claim, or ``None`` when the claims cannot all be allocated on
+        ``node``; raises ``AllocationError`` for a problem with the claims or classes, and
+        ``NodeAllocationError`` for one with the node's pools."""
+        return _Run(self, node).run()
+
+
+class _Run:
+    """One ``Allocate`` call (upstream's ``allocator``)."""
+
+    def __init__(self, a: Allocator, node: Node) -> None:
+        self.a = a
+        self.node = node
+        self.claims = a.claims
+        self.pools: list[Pool] = []
+        self.request_data: dict[tuple[int, int, int], _RequestData] = {}
+        self.constraints: list[list[_MatchAttribute]] = []
+        self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.result: list[list[_Result]] = [[] for _ in self.claims]
+
+    def run(self) -> list[AllocationResult] | None:
+        self.pools = gather_pools(self.a.index, self.node)
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, request in enumerate(claim.spec.requests):
+                if request.first_available:
+                    if not self.a.features.prioritized_list:
+                        raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, "
+                                              "but the DRAPrioritizedList feature is disabled")
+                    least = None
+                    for si, sub in enumerate(request.first_available):
+                        rd = self._validate(ci, sub, request.name, (ci, ri, si))
+                        self.request_data[(ci, ri, si)] = rd
+                        least = rd.num_devices if least is None else min(least, rd.num_devices)
+                    min_devices += least or 0
+                else:
+                    if request.exactly is None:
+                        raise AllocationError(f"claim {claim.key}, request {request.name}: "
+                                              "missing device class name (unsupported request type?)")
+                    rd = self._validate(ci, request.exactly, None, (ci, ri, 0))
+                    self.request_data[(ci, ri, 0)] = rd
+                    min_devices += rd.num_devices
+            if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(f"claim {claim.key}: number of requested devices {min_devices} exceeds the "
+                                      f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            constraints = []
+            for i, c in enumerate(claim.spec.constraints):
+                if c.match_attribute is None:
+                    raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint "
+                                          "(unsupported constraint type?)")
+                constraints.append(_MatchAttribute(c.requests, c.match_attribute))
+            self.constraints.append(constraints)
+
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise NodeAllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    # --- validation --------------------------------------------------------------------------
+    def _validate(self, ci: int, request: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]
+                  ) -> _RequestData:
+        claim = self.claims[ci]
+        rd = _RequestData(request, parent)
+        name = rd.name if parent is None else request.name
+        for i, sel in enumerate(request.selectors):
+            if sel is None:
+                raise AllocationError(f"claim {claim.key}, request {name}, selector #{i}: "
+                                      "CEL expression empty (unsupported selector type?)")
+        if request.admin_access is not None:
+            raise AllocationError(f"claim {claim.key}, request {name}: admin access is requested, "
+                                  "but the feature is disabled")
+        if request.has_capacity_requests:
+            raise AllocationError(f"claim {claim.key}, request {name}: capacity requests are not supported")
+        if not request.device_class_name:
+            raise AllocationError(f"claim {claim.key}, request {name}: missing device class name "
+                                  "(unsupported request type?)")
+        cls = self.a.device_class(request.device_class_name)
+        if cls is None:
+            raise AllocationError(f"claim {claim.key}, request {name}: could not retrieve device class "
+                                  f'{request.device_class_name}: deviceclass.resource.k8s.io '
+                                  f'"{request.device_class_name}" not found')
+        rd.cls = cls
+        if request.allocation_mode == EXACT_COUNT:
+            rd.num_devices = request.count
+        elif request.allocation_mode == ALL:
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(f"claim {claim.key}, request {name}: asks for all devices, but "
+                                          f"resource pool {pool.id} is currently being updated")
+                if pool.invalid:
+                    raise AllocationError(f"claim {claim.key}, request {name}: asks for all devices, but "
+                                          f"resource pool {pool.id} is currently invalid")
+                for s in pool.slices:
+                    for di, d in enumerate(s.devices):
+                        if self._selectable(key, rd, s, di):
+                            rd.all_devices.append((DeviceID(s.driver, s.pool.name, d.name), d, s))
+            rd.num_devices = len(rd.all_devices)
+        else:
+            raise AllocationError(f"claim {claim.key}, request {name}: unsupported count mode "
+                                  f"{request.allocation_mode}")
+        return rd
+
+    # --- selection ---------------------------------------------------------------------------
+    def _selectable(self, key: tuple[int, int, int], rd: _RequestData, s: ResourceSlice, di: int) -> bool:
+        device = s.devices[di]
+        if device.has_binding_conditions:
+            return False
+        did = DeviceID(s.driver, s.pool.name, device.name)
+        mk = (did, *key)
+        got = self.matches.get(mk)
+        if got is not None:
+            return got
+        ok = True
+        if rd.cls is not None:
+            ok = self._selectors_match(key[0], s, di, rd.cls, rd.cls.selectors)
+        if ok:
+            ok = self._selectors_match(key[0], s, di, None, rd.request.selectors)
+        self.matches[mk] = ok
+        return ok
+
+    def _selectors_match(self, ci: int, s: ResourceSlice, di: int, cls: DeviceClass | None,
+                         selectors: Sequence[str | None]) -> bool:
+        where = f"class {cls.name}" if cls is not None else f"claim {self.claims[ci].key}"
+        for i, expr in enumerate(selectors):
+            assert expr is not None
+            compiled = compile_expression(expr)
+            if compiled.error:
+                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {compiled.error}")
+            try:
+                if not self.a.cache.matches(expr, s, di):
+                    return False
+            except CELError as e:
+                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {e}") from None
+        return True
+
+    def _in_use(self, did: DeviceID) -> bool:
+        return self.a.is_allocated(did) or bool(self.allocating.get(did))
+
+    # --- search ------------------------------------------------------------------------------
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False)
+            except _MaxSizeExceeded:
+                return False
+        key = (ci, ri, si)
+        rd = self.request_data[key]
+        if not sub_request and rd.parent is not None:
+            all_exceeded = True
+            sub = 0
+            while (ci, ri, sub) in self.request_data:
+                try:
+                    ok = self._allocate_one(ci, ri, sub, di, True)
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if ok:
+                    self.request_data[(ci, ri, 0)].selected_sub_request = sub
+                    return True
+                sub += 1
+            if all_exceeded:
+                raise _MaxSizeExceeded()
+            return False
+
+        request = rd.request
+        do_all = request.allocation_mode == ALL
+        if do_all and not rd.all_devices:
+            return False
+        if di >= rd.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False)
+        if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded()
+
+        if do_all:
+            did, device, s = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, did, device, s, must=True)
+            if undo is None:
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s in pool.slices:
+                for dix, device in enumerate(s.devices):
+                    did = DeviceID(pool.driver, pool.pool, device.name)
+                    if self._in_use(did):
+                        continue
+                    if not self._selectable(key, rd, s, dix):
+                        continue
+                    undo = self._allocate_device(ci, rd, did, device, s, must=False)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+                    except BaseException:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    def _allocate_device(self, ci: int, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice,
+                         must: bool) -> Callable[[], None] | None:
+        """Check and record one device; the undo function, or ``None`` when it cannot be used."""
+        if self._in_use(did):
+            return None
+        if device.consumes_counters:
+            return None
+        base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
+        constraints = self.constraints[ci]
+        for i, c in enumerate(constraints):
+            if not c.add(base, sub, device, did):
+                if must:
+                    raise AllocationError(f"claim {self.claims[ci].key}, request {rd.request.name}: cannot add "
+                                          f"device {did} because a claim constraint would not be satisfied")
+                for prev in constraints[:i]:
+                    prev.remove(base, sub)
+                return None
+        self.allocating.setdefault(did, set()).add(ci)
+        results = self.result[ci]
+        n = len(results)
+        results.append(_Result(rd.request.name, rd.parent, did, s))
+
+        def undo() -> None:
+            for c in constraints:
+                c.remove(base, sub)
+            self.allocating[did].discard(ci)
+            del results[n:]
+        return undo
+
+    # --- the result ---------------------------------------------------------------------------
+    def _result(self, ci: int, claim: ResourceClaim) -> AllocationResult:
+        results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device)
+                        for r in self.result[ci])
+        config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
+        class_ranges: dict[str, tuple[int, int]] = {}
+        for ri in range(len(claim.spec.requests)):
+            rd = self.request_data[(ci, ri, 0)]
+            if rd.parent is not None:
+                rd = self.request_data[(ci, ri, rd.selected_sub_request)]
+            cls = rd.cls
+            if cls is None:
+                continue
+            if cls.name in class_ranges:
+                start, end = class_ranges[cls.name]
+                for i in range(start, end):
+                    src, reqs, raw = config[i]
+                    config[i] = (src, (*reqs, rd.name), raw)
+                continue
+            start = len(config)
+            for c in cls.config:
+                config.append(("FromClass", (rd.name,), c.raw))
+            class_ranges[cls.name] = (start, len(config))
+        for c in claim.spec.config:
+            if not c.requests:
+                config.append(("FromClaim", c.requests, c.raw))
+                continue
+            for ri, request in enumerate(claim.spec.requests):
+                if request.name in c.requests:
+                    config.append(("FromClaim", c.requests, c.raw))
+                    continue
+                rd = self.request_data[(ci, ri, 0)]
+                if rd.parent is None:
+                    continue
+                chosen = request.first_available[rd.selected_sub_request]
+                if f"{request.name}/{chosen.name}" in c.requests:
+                    config.append(("FromClaim", c.requests, c.raw))
+        selector = _node_selector(self.result[ci])
+        return AllocationResult(results, tuple(config),
+                                None if selector is None else parse_node_selector(selector, "nodeSelector"), selector)
+
+
+def _node_selector(results: Sequence[_Result]) -> dict[str, Any] | None:
+    """upstream's ``createNodeSelector``: a node-local device pins the claim to its node; otherwise
+    the slices' one-term selectors are merged; devices available everywhere need none."""
+    fields: list[Mapping[str, Any]] = []
+    exprs: list[Mapping[str, Any]] = []
+    for r in results:
+        s = r.slice
+        if s.node_name:
+            return {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [s.node_name]}]}]}
+        raw = s.node_selector_raw
+        if raw is None:
+            continue
+        terms = raw.get("nodeSelectorTerms") or []
+        if len(terms) > 1:
+            raise AllocationError(
+                f"create NodeSelector: unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+        if terms:
+            for into, key in ((fields, "matchFields"), (exprs, "matchExpressions")):
+                for req in terms[0].get(key) or []:
+                    if not any(_same_requirement(req, have) for have in into):
+                        into.append(req)
+    if not fields and not exprs:
+        return None
+    term: dict[str, Any] = {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+def _same_requirement(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return (a.get("key") == b.get("key") and a.get("operator") == b.get("operator")
+            and set(a.get("values") or ()) == set(b.get("values") or ()))
