@@ -138,9 +138,12 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
               help="How long a Job's pod runs before it Succeeds.")
 @click.option("--pod-termination-seconds", type=float, default=0.0, show_default=True,
               help="How long a deleted bound pod stays Terminating (capped by its grace period).")
+@click.option("--provision-seconds", type=float, default=0.2, show_default=True,
+              help="How long the simulated external provisioner takes to create a claim's volume; negative: "
+                   "never.")
 def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...], faults: tuple[str, ...],
             seed: int, pod_running_after: float, pod_completion_seconds: float,
-            pod_termination_seconds: float) -> None:
+            pod_termination_seconds: float, provision_seconds: float) -> None:
     """Serve the simulated Kubernetes API server until stopped (Ctrl-C)."""
     from scheduler.simulator import Faults, SimulatedCluster, parse_fault
     from scheduler.simulator.cluster import LoadError
@@ -159,7 +162,8 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
         c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, faults=f, seed=seed,
                              pod_running_after=pod_running_after if pod_running_after >= 0 else None,
                              pod_completion_seconds=pod_completion_seconds,
-                             pod_termination_seconds=pod_termination_seconds, threaded=False)
+                             pod_termination_seconds=pod_termination_seconds,
+                             provision_seconds=provision_seconds, threaded=False)
         try:
             await c.__aenter__()
         except (LoadError, OSError) as e:

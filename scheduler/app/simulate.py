@@ -53,6 +53,7 @@ from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents
 from scheduler.simulator.admission import ApiError
 from scheduler.simulator.cluster import LoadError, text_documents
+from scheduler.simulator.volumes import pod_claims
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
            "load_objects", "replay", "run_simulation"]
@@ -129,8 +130,24 @@ def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: Simulation
     return cluster.call(_replay, cluster, list(objects), report)
 
 
+# The load order's first ranks (a stable sort: everything else keeps its input order, after these):
+# namespaces, then what claims read at admission (the DefaultStorageClass plugin) and binding, then
+# volumes, then claims, so a pod never comes before the claims it mounts.
+LOAD_RANK = {"Namespace": 0, "StorageClass": 1, "CSIDriver": 1, "CSINode": 1, "CSIStorageCapacity": 1,
+             "PersistentVolume": 2, "PersistentVolumeClaim": 3}
+
+
+def _rank(obj: Obj) -> int:
+    kind, api_version = obj.get("kind"), str(obj.get("apiVersion") or "")
+    if api_version not in ("v1", "storage.k8s.io/v1"):
+        return len(LOAD_RANK)
+    return LOAD_RANK.get(str(kind), len(LOAD_RANK))
+
+
 def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationReport) -> Replayed:
     out = Replayed()
+    objects = sorted(objects, key=_rank)
+    claim_uids: dict[str, str] = {}                  # a claim's uid in the input → its new uid
     in_input = {_owner_key(o.get("apiVersion"), o.get("kind"), (o.get("metadata") or {}).get("name"),
                            (o.get("metadata") or {}).get("uid"))
                 for o in objects if (o.get("metadata") or {}).get("uid")}
@@ -154,7 +171,10 @@ def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationRep
             out.nodes += 1
         if kind == "Pod" and obj.get("apiVersion") == "v1":
             (out.terminal if (obj.get("status") or {}).get("phase") in TERMINAL else out.pods).add(_key(obj))
-        return str((result.get("metadata") or {}).get("uid") or "")
+        new_uid = str((result.get("metadata") or {}).get("uid") or "")
+        if kind == "PersistentVolumeClaim" and obj.get("apiVersion") == "v1" and meta.get("uid"):
+            claim_uids[str(meta["uid"])] = new_uid
+        return new_uid
 
     def place(obj: Obj) -> None:
         meta = obj.get("metadata") or {}
@@ -183,7 +203,19 @@ def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationRep
 
     for obj in objects:
         place(obj)
+    _rebind(cluster, claim_uids)
     return out
+
+
+def _rebind(cluster: SimulatedCluster, claim_uids: dict[str, str]) -> None:
+    """Point the loaded volumes' ``claimRef`` at their claims' new uids (still in the loading turn, so the
+    PV controller sees the binding the input had, not a volume whose claim was replaced)."""
+    server = cluster.server
+    rt = server.rt("", "v1", "persistentvolumes")
+    for pv in list(server.store.bucket(rt.store).objects.values()):
+        ref = (pv.get("spec") or {}).get("claimRef")
+        if isinstance(ref, dict) and str(ref.get("uid") or "") in claim_uids:
+            server.write(rt, pv, {**pv, "spec": {**pv["spec"], "claimRef": {**ref, "uid": claim_uids[ref["uid"]]}}})
 
 
 class Progress:
@@ -394,6 +426,7 @@ def group_unbound(pods: list[Obj]) -> list[Obj]:
 async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                    report: SimulationReport, seconds: float, explain: bool = False) -> None:
     all_pods = (await api.list("v1", "Pod"))["items"]
+    claims = {_key(c): c for c in (await api.list("v1", "PersistentVolumeClaim"))["items"]}
     pods = [p for p in all_pods if (p.get("status") or {}).get("phase") not in TERMINAL]
     nodes = (await api.list("v1", "Node"))["items"]
     profiles = (await api.request("GET", profiles_path()))["items"]
@@ -421,8 +454,12 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
             scheduled += 1            # an input pod, or one a controller created from an input workload
         if node:
             by_node.setdefault(node, []).append(p)
+        volumes = []
+        for claim in pod_claims(p):
+            bound = ((claims.get((_key(p)[0], claim)) or {}).get("spec") or {}).get("volumeName") or None
+            volumes.append({"claim": claim, "volume": bound})
         report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
-                            "node": node, "message": message, "deleted": False})
+                            "node": node, "message": message, "deleted": False, "volumes": volumes})
         if explain:
             record = runtime.service.decisions.get("/".join(_key(p)))
             report.pods[-1]["decision"] = record.to_json() if record is not None else None

@@ -4,9 +4,11 @@ matching (``scheduler.model.selectors``).
 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
 size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
-bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (what a write goes through) →
-``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP surface and the
-storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers, eviction) →
+bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` / ``validation`` / ``storage`` (what a
+write goes through) → ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP
+surface and the storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers,
+eviction), ``workloads`` (the workload controllers, garbage collection) and ``volumes`` (the
+PersistentVolume controller, a provisioner, volume protection) →
 ``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig). ``kopf-scheduler cluster-bench``,
 which measures it, is in ``scheduler.benchmark``.
 """

@@ -84,7 +84,7 @@ class SimulatedCluster:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, kubeconfig: str | Path | None = None,
                  load: Iterable[str | Path] = (), faults: Faults | None = None, seed: int = 0,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
-                 pod_completion_seconds: float = 2.0,
+                 pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
                  history: int = 20_000, threaded: bool = True, token: str | None = None,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES,
                  watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
@@ -93,7 +93,8 @@ class SimulatedCluster:
         self.host, self.port = host, port
         self.server = ApiServer(token=token, faults=faults, history=history, pod_running_after=pod_running_after,
                                 pod_termination_seconds=pod_termination_seconds,
-                                pod_completion_seconds=pod_completion_seconds, seed=seed,
+                                pod_completion_seconds=pod_completion_seconds,
+                                provision_seconds=provision_seconds, seed=seed,
                                 storage_quota_bytes=storage_quota_bytes, max_object_bytes=max_object_bytes,
                                 watch_buffer_bytes=watch_buffer_bytes)
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig else None

@@ -10,6 +10,8 @@ resourceVersions and reach watchers like any client's. Each stands for one upstr
   Binding, as the pod's kubelet would report it. A bound pod deleted with a grace period is held,
   with its ``deletionTimestamp`` set, for ``min(grace, pod_termination_seconds)`` seconds and then
   removed, as the kubelet removes a pod once its containers have stopped (default 0: at once).
+- ``VolumeController`` (``volumes.py``): the PersistentVolume controller, an external provisioner
+  (``provision_seconds`` after a claim asks; negative: never) and the PV/PVC protection controllers.
 - ``NamespaceController`` (``pkg/controller/namespace``): a deleted namespace is Terminating, then
   everything in it is deleted, then the namespace itself.
 - ``DisruptionController`` (``pkg/controller/disruption``): keeps each PodDisruptionBudget's status
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler.simulator.admission import ApiError, not_found, now_iso
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
+from scheduler.simulator.volumes import VolumeController
 from scheduler.simulator.workloads import GarbageCollector, WorkloadControllers
 
 if TYPE_CHECKING:
@@ -50,13 +53,14 @@ class Controllers:
     """The simulated controller manager and kubelet of one ``ApiServer``, with their timers and tasks."""
 
     def __init__(self, api: ApiServer, *, pod_running_after: float | None, pod_termination_seconds: float,
-                 pod_completion_seconds: float = 2.0) -> None:
+                 pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self.disruption = DisruptionController(api, pods_become_ready=pod_running_after is not None)
         self.kubelet = Kubelet(api, self, self.disruption, running_after=pod_running_after,
                                termination_seconds=pod_termination_seconds, completion_seconds=pod_completion_seconds)
         self.workloads = WorkloadControllers(api, self)
+        self.volumes = VolumeController(api, self, provision_seconds=provision_seconds)
         self.gc = GarbageCollector(api, self)
         self.namespaces = NamespaceController(api, self)
         self.eviction = Eviction(api, self.disruption)

@@ -45,7 +45,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from scheduler.simulator import admission, managed, media, protobuf, schema, tables
+from scheduler.simulator import admission, managed, media, protobuf, schema, storage, tables
 from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
@@ -232,7 +232,7 @@ class ApiServer:
 
     def __init__(self, *, token: str | None = None, faults: Faults | None = None, history: int = 20_000,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
-                 pod_completion_seconds: float = 2.0,
+                 pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
                  seed: int = 0, storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
@@ -260,10 +260,12 @@ class ApiServer:
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
         self.controllers = Controllers(self, pod_running_after=pod_running_after,
                                        pod_termination_seconds=pod_termination_seconds,
-                                       pod_completion_seconds=pod_completion_seconds)
+                                       pod_completion_seconds=pod_completion_seconds,
+                                       provision_seconds=provision_seconds)
         self.store.listeners.append(self.controllers.disruption.on_event)
         self.store.listeners.append(self.controllers.workloads.on_event)
         self.store.listeners.append(self.controllers.gc.on_event)
+        self.store.listeners.append(self.controllers.volumes.on_event)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})
@@ -1019,6 +1021,9 @@ class ApiServer:
         elif key == "coordination.k8s.io/leases":
             if causes := validate_lease(obj):
                 raise admission.invalid("Lease", obj["metadata"].get("name", ""), causes, rt.group)
+        elif key in storage.STORES:
+            storage.admit_storage(key, obj, old,
+                                  self.store.bucket("storage.k8s.io/storageclasses").objects.values)
         elif key == "/namespaces":
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
             obj.setdefault("status", {}).setdefault("phase", "Active")

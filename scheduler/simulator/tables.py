@@ -2,8 +2,9 @@
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
 Columns match the real server's printers (``pkg/printers/internalversion``) for pods, nodes, namespaces,
-events (both APIs), leases, priority classes, services, config maps, secrets, service accounts, PDBs and
-the workload kinds; custom
+events (both APIs), leases, priority classes, services, config maps, secrets, service accounts, PDBs,
+the workload kinds and the storage kinds (PVs, PVCs, StorageClasses with ``(default)``, CSINodes,
+CSIDrivers, CSIStorageCapacities); custom
 resources get their CRD's ``additionalPrinterColumns`` (JSONPath, simple ``.a.b[0].c`` paths) and
 everything else Name and Age, as the default table convertor prints them.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import orjson
 
 from scheduler.simulator.resources import ResourceType
+from scheduler.simulator.storage import access_modes_string, claim_class, is_default_class, volume_class
 
 __all__ = ["age", "label_map", "selector_string", "table"]
 
@@ -228,9 +230,63 @@ def _pdb_row(o: Obj) -> list[Any]:
             _created(o)]
 
 
+def _pv_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    ref = spec.get("claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
+    phase = "Terminating" if o["metadata"].get("deletionTimestamp") else st.get("phase", "")
+    return [o["metadata"]["name"], str((spec.get("capacity") or {}).get("storage", "0")),
+            access_modes_string(spec.get("accessModes")), spec.get("persistentVolumeReclaimPolicy", ""), phase,
+            claim, volume_class(o), spec.get("volumeAttributesClassName") or "<unset>", st.get("reason", ""),
+            _created(o), spec.get("volumeMode") or "<unset>"]
+
+
+def _pvc_row(o: Obj) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    phase = "Terminating" if o["metadata"].get("deletionTimestamp") else st.get("phase", "")
+    capacity = modes = ""
+    if spec.get("volumeName"):
+        modes = access_modes_string(st.get("accessModes"))
+        capacity = str((st.get("capacity") or {}).get("storage", "0"))
+    return [o["metadata"]["name"], phase, spec.get("volumeName", ""), capacity, modes, claim_class(o),
+            spec.get("volumeAttributesClassName") or "<unset>", _created(o), spec.get("volumeMode") or "<unset>"]
+
+
+def _storage_class_row(o: Obj) -> list[Any]:
+    name = o["metadata"]["name"] + (" (default)" if is_default_class(o) else "")
+    return [name, o.get("provisioner", ""), o.get("reclaimPolicy") or "Delete",
+            o.get("volumeBindingMode") or "Immediate", bool(o.get("allowVolumeExpansion", False)), _created(o)]
+
+
+def _csi_driver_row(o: Obj) -> list[Any]:
+    spec = o.get("spec") or {}
+    tokens = spec.get("tokenRequests")
+    return [o["metadata"]["name"], spec.get("attachRequired", True), spec.get("podInfoOnMount", False),
+            spec.get("storageCapacity", False),
+            "<unset>" if tokens is None else ",".join(str(t.get("audience", "")) for t in tokens),
+            spec.get("requiresRepublish", False), ",".join(spec.get("volumeLifecycleModes") or []) or "<none>",
+            _created(o)]
+
+
 _WORKLOAD_TAIL = [_col("Containers", priority=1), _col("Images", priority=1), _col("Selector", priority=1)]
 
 _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
+    "persistentvolumes": ([_col("Name", fmt="name"), _col("Capacity"), _col("Access Modes"), _col("Reclaim Policy"),
+                           _col("Status"), _col("Claim"), _col("StorageClass"), _col("VolumeAttributesClass"),
+                           _col("Reason"), _col("Age"), _col("VolumeMode", priority=1)], _pv_row),
+    "persistentvolumeclaims": ([_col("Name", fmt="name"), _col("Status"), _col("Volume"), _col("Capacity"),
+                                _col("Access Modes"), _col("StorageClass"), _col("VolumeAttributesClass"),
+                                _col("Age"), _col("VolumeMode", priority=1)], _pvc_row),
+    "storageclasses": ([_col("Name", fmt="name"), _col("Provisioner"), _col("ReclaimPolicy"),
+                        _col("VolumeBindingMode"), _col("AllowVolumeExpansion"), _col("Age")], _storage_class_row),
+    "csinodes": ([_col("Name", fmt="name"), _col("Drivers", "integer"), _col("Age")],
+                 lambda o: [o["metadata"]["name"], len((o.get("spec") or {}).get("drivers") or []), _created(o)]),
+    "csidrivers": ([_col("Name", fmt="name"), _col("AttachRequired", "boolean"), _col("PodInfoOnMount", "boolean"),
+                    _col("StorageCapacity", "boolean"), _col("TokenRequests"), _col("RequiresRepublish", "boolean"),
+                    _col("Modes"), _col("Age")], _csi_driver_row),
+    "csistoragecapacities": ([_col("Name", fmt="name"), _col("StorageClassName"), _col("Capacity")],
+                             lambda o: [o["metadata"]["name"], o.get("storageClassName", ""),
+                                        str(o["capacity"]) if o.get("capacity") is not None else "<unset>"]),
     "services": ([_col("Name", fmt="name"), _col("Type"), _col("Cluster-IP"), _col("External-IP"), _col("Port(s)"),
                   _col("Age"), _col("Selector", priority=1)], _service_row),
     "configmaps": ([_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],

@@ -41,7 +41,9 @@ def _pod(name: str, ns: str = "shop", cpu: str = "500m", **spec: Any) -> Obj:
 
 async def populate(api: KubeClient) -> None:
     """A small cluster: a labelled namespace, a tainted node, a PriorityClass, bound, pending and
-    terminal pods, a mirror pod owned by its node, a PDB, a Service and a SchedulingProfile."""
+    terminal pods, a mirror pod owned by its node, a PDB, a Service, a SchedulingProfile, and storage: a
+    default StorageClass, a CSIDriver and a CSINode, and a claim that web-0 mounts, bound (by the PV
+    controller, Immediate) to a static volume."""
     await api.create(crd())
     await api.create({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
                       "metadata": {"name": "default-scheduler"},
@@ -51,7 +53,7 @@ async def populate(api: KubeClient) -> None:
                       "value": 1000})
     n1 = await api.create(_node("n1"))
     await api.create(_node("n2", taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}], disk="ssd"))
-    web0 = _pod("web-0", nodeName="n1")
+    web0 = _pod("web-0", nodeName="n1", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
     web0["metadata"]["annotations"] = {EXPLAIN: "true", "team.example.com/owner": "alice"}
     await api.create(web0)
     await api.create(_pod("web-1", nodeName="n2", tolerations=[{"key": "dedicated", "operator": "Exists"}]))
@@ -66,6 +68,26 @@ async def populate(api: KubeClient) -> None:
                       "namespace": "shop"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})
     await api.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
                       "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    await api.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {
+        "name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "kubernetes.io/no-provisioner"})
+    await api.create({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "ebs.csi.aws.com"},
+                      "spec": {}})
+    await api.create({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+                      "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0abc",
+                                            "allocatable": {"count": 25}}]}})
+    await api.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+                      "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                               "storageClassName": "standard", "hostPath": {"path": "/data/pv-1"}}})
+    await api.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data",
+                      "namespace": "shop"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                                                     "resources": {"requests": {"storage": "1Gi"}}}})
+    for _ in range(100):                     # the PV controller binds the claim (the default class's)
+        claim = await api.get("v1", "PersistentVolumeClaim", "data", "shop")
+        if (claim.get("status") or {}).get("phase") == "Bound":
+            break
+        await asyncio.sleep(0.05)
+    assert claim["spec"]["volumeName"] == "pv-1" and claim["spec"]["storageClassName"] == "standard"
 
 
 _TIME = re.compile(r"(Time|Timestamp)$")
@@ -223,13 +245,15 @@ def test_cli_dump_then_simulate_round_trip(live: SimulatedCluster, tmp_path: Pat
     out = tmp_path / "dump.yaml"
     result = CliRunner().invoke(main, ["dump", "--kubeconfig", str(live.kubeconfig), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "StorageClass" in result.stderr and "skipped" in result.stderr   # not served by the simulated cluster
+    assert "skipped" not in result.stderr            # every kind is served, the storage kinds too
     doc = yaml.safe_load(out.read_text())
     assert doc["kind"] == "List" and all("apiVersion" in o and "kind" in o for o in doc["items"])
     full = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in doc["items"]}
     assert {("Node", "", "n1"), ("Pod", "shop", "job-done"), ("PriorityClass", "", "high"),
             ("PodDisruptionBudget", "shop", "web"), ("Service", "shop", "web"),
-            ("SchedulingProfile", "", "default-scheduler")} <= full
+            ("SchedulingProfile", "", "default-scheduler"), ("StorageClass", "", "standard"),
+            ("CSIDriver", "", "ebs.csi.aws.com"), ("CSINode", "", "n1"), ("PersistentVolume", "", "pv-1"),
+            ("PersistentVolumeClaim", "shop", "data")} <= full
     minimal = CliRunner().invoke(main, ["dump", "--kubeconfig", str(live.kubeconfig), "--minimal"])
     assert minimal.exit_code == 0, minimal.output
     assert "managedFields" in out.read_text() and "managedFields" not in minimal.stdout
@@ -243,6 +267,8 @@ def test_cli_dump_then_simulate_round_trip(live: SimulatedCluster, tmp_path: Pat
         placed = {f"{p['namespace']}/{p['name']}": p["node"] for p in report["pods"]}
         assert placed == {"kube-system/etcd-n1": "n1", "shop/web-0": "n1", "shop/web-1": "n2",
                           "shop/pending-0": "n1"}     # n2 is tainted; the terminal pod holds no cpu on n1
+        volumes = {f"{p['namespace']}/{p['name']}": p["volumes"] for p in report["pods"]}
+        assert volumes["shop/web-0"] == [{"claim": "data", "volume": "pv-1"}] and volumes["shop/web-1"] == []
         assert report["summary"]["terminal"] == 1 and report["summary"]["pods"] == 4
 
 
