@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scheduler.cache.dra import DraStore
     from scheduler.cache.volumes import VolumeStore
     from scheduler.client import SchedulerClient
     from scheduler.framework.interfaces import PodNominator
@@ -43,5 +44,9 @@ class Handle:
     # listers), fed by the edge's informers. ``None`` reads as an empty store: the volume plugins
     # then answer as upstream does when its listers return NotFound.
     volumes: VolumeStore | None = None
+    # DeviceClasses, ResourceClaims, ResourceClaimTemplates and ResourceSlices, with the claim assume
+    # cache and in-flight allocations (upstream's SharedDRAManager), fed by the edge's informers.
+    # ``None`` reads as an empty store.
+    dra: DraStore | None = None
     # Seeds plugins' random choices (preemption's dry-run offset), for reproducible runs.
     seed: int | None = None
