@@ -12,7 +12,9 @@ Each stands for its kube-controller-manager loop, reduced to what a scheduler ca
 - ``StatefulSet`` → pods ``<name>-<ordinal>`` with ``hostname``, ``subdomain`` and the pod-name and
   pod-index labels. ``OrderedReady`` (the default) creates ordinal N only once 0..N-1 are Running and
   Ready, and removes the highest ordinal first; ``Parallel`` does both at once. A failed pod is
-  recreated. (``volumeClaimTemplates`` wait for the simulated cluster to serve PersistentVolumeClaims.)
+  recreated. Before a pod, each of its ``volumeClaimTemplates``' claims ``<template>-<name>-<ordinal>`` is
+  created (unless it exists; owned by the set only with ``persistentVolumeClaimRetentionPolicy``
+  ``whenDeleted: Delete``) and the pod's volumes name them, as upstream's ``updateStorage`` does.
 - ``DaemonSet`` → one pod per eligible node (its nodeSelector, required node affinity and NoSchedule /
   NoExecute taints, with the tolerations upstream adds to daemon pods), carrying the single-node
   ``matchFields metadata.name`` affinity upstream's controller sets; the default scheduler (or the
@@ -360,11 +362,17 @@ class WorkloadControllers:
                     break
                 continue
             if pod is None:
+                volumes = self._claims_for(sts, i)
+                if volumes is None:                             # a claim is being deleted: wait for it
+                    if not parallel:
+                        break
+                    continue
                 self._create_pod(sts, spec.get("template") or {}, name=f"{name}-{i}", labels={
                     "statefulset.kubernetes.io/pod-name": f"{name}-{i}", "apps.kubernetes.io/pod-index": str(i),
                     "controller-revision-hash": revision},
                     spec_patch={"hostname": f"{name}-{i}", **({"subdomain": spec["serviceName"]}
-                                                               if spec.get("serviceName") else {})})
+                                                               if spec.get("serviceName") else {}),
+                                **({"volumes": volumes} if volumes else {})})
                 if not parallel:
                     break
             elif not parallel and not (_ready(pod) and _active(pod)):
@@ -385,6 +393,47 @@ class WorkloadControllers:
             "readyReplicas": ready or None, "currentReplicas": len(current) or None,
             "updatedReplicas": len(current) or None, "availableReplicas": ready,
             "currentRevision": revision, "updateRevision": revision, "collisionCount": 0})
+
+    def _claims_for(self, sts: Obj, ordinal: int) -> list[Obj] | None:
+        """``createPersistentVolumeClaims`` then ``updateStorage``: each ``volumeClaimTemplate``'s claim
+        ``<template>-<set>-<ordinal>`` (labels: the template's and the selector's ``matchLabels``; an owner
+        reference to the set when ``persistentVolumeClaimRetentionPolicy.whenDeleted`` is Delete),
+        created unless it exists; and the pod's volumes, the claims first, then the template's other
+        volumes. None while a claim is being deleted (the pod cannot be created yet)."""
+        from scheduler.simulator.server import Writer
+
+        spec = sts.get("spec") or {}
+        templates = [t for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]
+        pod_volumes = ((spec.get("template") or {}).get("spec") or {}).get("volumes") or []
+        if not templates:
+            return list(pod_volumes) or []
+        ns, set_name = sts["metadata"].get("namespace", ""), sts["metadata"]["name"]
+        prt = self.api.rt("", "v1", "persistentvolumeclaims")
+        policy = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+        volumes: list[Obj] = []
+        names: set[str] = set()
+        for t in templates:
+            tmeta = t.get("metadata") or {}
+            vol = str(tmeta.get("name", ""))
+            claim_name = f"{vol}-{set_name}-{ordinal}"
+            existing = self.api.store.get(prt, ns, claim_name)
+            if existing is not None and existing["metadata"].get("deletionTimestamp"):
+                return None
+            if existing is None:
+                labels = {**(tmeta.get("labels") or {}),
+                          **(((spec.get("selector") or {}).get("matchLabels")) or {})}
+                meta: Obj = {"name": claim_name, "namespace": ns, **({"labels": labels} if labels else {})}
+                if tmeta.get("annotations"):
+                    meta["annotations"] = dict(tmeta["annotations"])
+                if policy.get("whenDeleted") == "Delete":
+                    meta["ownerReferences"] = [{"apiVersion": sts["apiVersion"], "kind": sts["kind"],
+                                                "name": set_name, "uid": sts["metadata"]["uid"]}]
+                self.api.create(prt, ns, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                                          "spec": copy.deepcopy(t.get("spec") or {})}, fresh=True,
+                                writer=Writer("kube-controller-manager"))
+            volumes.append({"name": vol, "persistentVolumeClaim": {"claimName": claim_name}})
+            names.add(vol)
+        return volumes + [v for v in pod_volumes if isinstance(v, dict) and v.get("name") not in names]
 
     @staticmethod
     def _ordinal(set_name: str, pod_name: str) -> int:

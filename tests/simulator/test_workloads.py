@@ -152,6 +152,46 @@ def test_a_stateful_set_creates_pods_in_ordinal_order_once_each_is_ready(api: Ht
     wait(lambda: [p["metadata"]["name"] for p in pods(api, "app=db")] == ["db-0"], message="scaled down")
 
 
+def test_a_stateful_sets_volume_claim_templates_make_its_pods_claims(api: Http) -> None:
+    """``createPersistentVolumeClaims`` before each pod, then ``updateStorage``: claims
+    ``<template>-<set>-<ordinal>`` with the template's and the selector's labels, no owner by default
+    (retention Retain), the pod's volumes naming them (a template volume of the same name replaced)."""
+    t = template("web", volumes=[{"name": "data", "emptyDir": {}}, {"name": "cache", "emptyDir": {}}])
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
+           "spec": {"replicas": 2, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
+                    "template": t, "volumeClaimTemplates": [
+                        {"metadata": {"name": "data", "labels": {"tier": "db"}},
+                         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                                  "resources": {"requests": {"storage": "1Gi"}}}},
+                        {"metadata": {"name": "logs"},
+                         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                                  "resources": {"requests": {"storage": "2Gi"}}}}]}}
+    api("POST", f"{APPS}/statefulsets", sts)
+    wait(lambda: [bind_pending(api), len(pods(api, "app=web")) == 2][1], message="two pods")
+    claims = {c["metadata"]["name"]: c for c in api("GET", f"{NS}/persistentvolumeclaims")[1]["items"]}
+    assert set(claims) == {"data-web-0", "logs-web-0", "data-web-1", "logs-web-1"}
+    data0 = claims["data-web-0"]
+    assert data0["metadata"]["labels"] == {"tier": "db", "app": "web"}
+    assert "ownerReferences" not in data0["metadata"]
+    assert data0["spec"]["resources"]["requests"]["storage"] == "1Gi" and data0["status"]["phase"] == "Pending"
+    pod0 = api("GET", f"{NS}/pods/web-0")[1]
+    assert pod0["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}},
+        {"name": "logs", "persistentVolumeClaim": {"claimName": "logs-web-0"}},
+        {"name": "cache", "emptyDir": {}}]
+    # whenDeleted: Delete owns the claims by the set, so they go with it
+    owned = {**sts, "metadata": {"name": "tmp"}, "spec": {
+        **sts["spec"], "replicas": 1, "selector": {"matchLabels": {"app": "tmp"}}, "template": template("tmp"),
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"}}}
+    created = api("POST", f"{APPS}/statefulsets", owned)[1]
+    claim = wait(lambda: api("GET", f"{NS}/persistentvolumeclaims/data-tmp-0")[1].get("metadata"), message="claim")
+    assert claim["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "tmp",
+                                         "uid": created["metadata"]["uid"]}]
+    api("DELETE", f"{APPS}/statefulsets/tmp")
+    wait(lambda: api("GET", f"{NS}/persistentvolumeclaims/data-tmp-0")[0] == 404, message="owned claim deleted")
+    assert api("GET", f"{NS}/persistentvolumeclaims/data-web-0")[0] == 200
+
+
 def test_a_daemon_set_runs_one_pod_per_eligible_node_pinned_by_match_fields(api: Http) -> None:
     api("PATCH", "/api/v1/nodes/n2", {"spec": {"taints": [{"key": "dedicated", "value": "x",
                                                            "effect": "NoSchedule"}]}},
