@@ -456,8 +456,9 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
             by_node.setdefault(node, []).append(p)
         volumes = []
         for claim in pod_claims(p):
-            bound = ((claims.get((_key(p)[0], claim)) or {}).get("spec") or {}).get("volumeName") or None
-            volumes.append({"claim": claim, "volume": bound})
+            c = claims.get((_key(p)[0], claim)) or {}
+            bound = (c.get("status") or {}).get("phase") == "Bound"
+            volumes.append({"claim": claim, "volume": (c.get("spec") or {}).get("volumeName") if bound else None})
         report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
                             "node": node, "message": message, "deleted": False, "volumes": volumes})
         if explain:

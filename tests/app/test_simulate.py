@@ -251,3 +251,51 @@ def test_workloads_are_expanded_by_their_controllers_and_scheduled() -> None:
     # one daemon pod per node, each on the node its matchFields affinity names
     assert sorted(p["node"] for p in by_app["agent"]) == ["n0", "n1", "n2"]
     assert report["summary"]["scheduled"] == 36
+
+
+def test_storage_kinds_load_before_claims_and_the_report_gives_each_pods_volumes() -> None:
+    """Storage objects load after namespaces and before the claims and pods that use them, whatever the
+    input order (a claim before its namespace in the input is no refusal); a dump's bound claim stays
+    bound to its volume (the volume's claimRef follows the claim's new uid); each pod entry lists its
+    claims and the volumes they are bound to, ``null`` while unbound."""
+    sts = workload("StatefulSet", "web", replicas=1, serviceName="web")
+    sts["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "static", "resources": {"requests": {"storage": "1Gi"}}}}]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {
+        "name": "old", "namespace": "shop", "uid": "11111111-aaaa-4bbb-8ccc-000000000001",
+        "annotations": {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "static", "volumeName": "old-pv",
+                 "resources": {"requests": {"storage": "1Gi"}}}, "status": {"phase": "Bound"}}
+    unbound = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "later", "namespace": "shop"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "static",
+                        "resources": {"requests": {"storage": "50Gi"}}}}
+
+    def volume(name: str, size: str, ref: Obj | None = None) -> Obj:
+        out: Obj = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                    "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                             "storageClassName": "static", "hostPath": {"path": f"/data/{name}"}}}
+        if ref:
+            out["spec"]["claimRef"] = ref
+            out["status"] = {"phase": "Bound"}
+        return out
+
+    objects = [
+        node("n1", cpu="8"),
+        pod("solo", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "old"}}]),
+        pod("waits", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "later"}}]),
+        sts, claim, unbound,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}},
+        volume("pv-1", "1Gi"),
+        volume("old-pv", "1Gi", {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": "shop",
+                                 "name": "old", "uid": "11111111-aaaa-4bbb-8ccc-000000000001"}),
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "static"},
+         "provisioner": "kubernetes.io/no-provisioner"},
+    ]
+    result = run_cli(["-f", "-", "--output", "json"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    volumes = {p["name"]: p["volumes"] for p in report["pods"]}
+    assert volumes["web-0"] == [{"claim": "data-web-0", "volume": "pv-1"}]
+    assert volumes["solo"] == [{"claim": "old", "volume": "old-pv"}]
+    assert volumes["waits"] == [{"claim": "later", "volume": None}]
