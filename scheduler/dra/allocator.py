@@ -58,12 +58,17 @@ from scheduler.model.dra import (
 )
 from scheduler.model.selectors import NodeSelector, parse_node_selector
 
-__all__ = ["AllocationError", "Allocator", "NodeAllocationError", "Pool", "SelectorCache", "gather_pools"]
+__all__ = ["AllocationError", "Allocator", "CELSelectorError", "NodeAllocationError", "Pool", "SelectorCache",
+           "gather_pools"]
 
 
 class AllocationError(ValueError):
     """A problem with the claims, classes or selectors themselves (upstream's non-nil error from
     ``Allocate``): the scheduler aborts the attempt and reports it, rather than trying other nodes."""
+
+
+class CELSelectorError(AllocationError):
+    """A selector that does not compile, or fails at run time, on some device."""
 
 
 class NodeAllocationError(AllocationError):
@@ -323,11 +328,21 @@ class Allocator:
         ``NodeAllocationError`` for one with the node's pools."""
         return _Run(self, node).run()
 
+    def has_slices(self, node: Node) -> bool:
+        """Whether any slice is for ``node``: a node without is answered by ``allocate_without_pools``,
+        the same for every such node."""
+        return bool(self.index.for_node(node))
+
+    def allocate_without_pools(self) -> list[AllocationResult] | None:
+        """``allocate`` on a node no slice is for (no pools): what every such node gets."""
+        return _Run(self, Node("", {}), no_pools=True).run()
+
 
 class _Run:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
-    def __init__(self, a: Allocator, node: Node) -> None:
+    def __init__(self, a: Allocator, node: Node, no_pools: bool = False) -> None:
+        self.no_pools = no_pools
         self.a = a
         self.node = node
         self.claims = a.claims
@@ -339,7 +354,7 @@ class _Run:
         self.result: list[list[_Result]] = [[] for _ in self.claims]
 
     def run(self) -> list[AllocationResult] | None:
-        self.pools = gather_pools(self.a.index, self.node)
+        self.pools = [] if self.no_pools else gather_pools(self.a.index, self.node)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -450,12 +465,12 @@ class _Run:
             assert expr is not None
             compiled = compile_expression(expr)
             if compiled.error:
-                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {compiled.error}")
+                raise CELSelectorError(f"{where}: selector #{i}: CEL compile error: {compiled.error}")
             try:
                 if not self.a.cache.matches(expr, s, di):
                     return False
             except CELError as e:
-                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {e}") from None
+                raise CELSelectorError(f"{where}: selector #{i}: CEL runtime error: {e}") from None
         return True
 
     def _in_use(self, did: DeviceID) -> bool:
