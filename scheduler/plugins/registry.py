@@ -26,6 +26,7 @@ from scheduler.framework.interfaces import Plugin
 from scheduler.plugins import (
     defaultbinder,
     defaultpreemption,
+    dynamicresources,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -78,6 +79,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(nodevolumelimits.NAME, nodevolumelimits.new),
     PluginSpec(volumebinding.NAME, volumebinding.new),
     PluginSpec(volumezone.NAME, volumezone.new),
+    PluginSpec(dynamicresources.NAME, dynamicresources.new),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),
     PluginSpec(interpodaffinity.NAME, interpodaffinity.new, InterPodAffinityArgs),
     PluginSpec(defaultpreemption.NAME, defaultpreemption.new, DefaultPreemptionArgs),
