@@ -1,5 +1,5 @@
 """The simulated controller manager's volume controllers: a minimal PersistentVolume controller, an external
-provisioner, and the PV/PVC protection controllers.
+provisioner, the ephemeral volume controller, and the PV/PVC protection controllers.
 
 Each stands for its upstream loop, reduced to what a scheduler can observe:
 
@@ -39,6 +39,8 @@ Each stands for its upstream loop, reduced to what a scheduler can observe:
   ``selected-node`` annotation is removed so the scheduler tries again (``ProvisioningReschedule``);
   a claim whose ``selected-node`` was removed meanwhile is not provisioned. ``provision_seconds < 0``:
   nothing is ever provisioned (to exercise the scheduler's PreBind timeout).
+- **Ephemeral volumes** (``pkg/controller/volume/ephemeral``): a pod's generic ephemeral volume gets its
+  claim ``<pod>-<volume>`` from the volume's template, owned (controller) by the pod.
 - **Protection** (``pkg/controller/volume/pvcprotection``, ``pvprotection``): a deleted claim keeps its
   ``kubernetes.io/pvc-protection`` finalizer while a non-terminal pod uses it; a deleted volume keeps
   ``kubernetes.io/pv-protection`` while it is Bound.
@@ -51,6 +53,7 @@ controllers, these react to store events (cheap marks) and sync on the next loop
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import uuid
 from collections.abc import Iterable
@@ -151,6 +154,7 @@ class VolumeController:
         self.provision_seconds = provision_seconds
         self.claims: set[ClaimKey] = set()
         self.volumes: set[str] = set()
+        self.pods: set[ClaimKey] = set()                  # pods with generic ephemeral volumes to serve
         self._scheduled = False
         self.by_claim: dict[ClaimKey, set[str]] = {}      # claimRef → the volumes naming it
         self.by_class: dict[str, set[str]] = {}           # class → its volumes
@@ -203,6 +207,10 @@ class VolumeController:
         elif store == "/pods" and (ev.type in ("ADDED", "DELETED") or (
                 ev.old is not None and _terminal(ev.obj) and not _terminal(ev.old))):
             ns, pod = ev.obj["metadata"].get("namespace", ""), ev.obj["metadata"]["name"]
+            if ev.type == "ADDED" and any(isinstance(v, dict) and v.get("ephemeral") is not None
+                                          for v in (ev.obj.get("spec") or {}).get("volumes") or []):
+                self.pods.add((ns, pod))
+                self._schedule()
             for claim in pod_claims(ev.obj):
                 users = self.users.setdefault((ns, claim), set())
                 if ev.type == "DELETED":
@@ -229,6 +237,11 @@ class VolumeController:
 
     def _sync_dirty(self) -> None:
         self._scheduled = False
+        pods, self.pods = self.pods, set()
+        for key in sorted(pods):
+            pod = self.api.store.bucket("/pods").objects.get(key)
+            if pod is not None:
+                self._guard(self._ephemeral, pod)
         for _ in range(10):                       # a sync may dirty more (a bound volume its claim)
             if not self.claims and not self.volumes:
                 return
@@ -312,6 +325,39 @@ class VolumeController:
                 "reason": reason, "message": message, "type": type_, "source": {"component": component},
                 "firstTimestamp": ts, "lastTimestamp": ts, "count": 1, "reportingComponent": component,
                 "reportingInstance": ""})
+
+    # ---- generic ephemeral volumes ------------------------------------------------------------------
+    def _ephemeral(self, pod: Obj) -> None:
+        """The ephemeral volume controller (``pkg/controller/volume/ephemeral``): each generic ephemeral
+        volume's claim ``<pod>-<volume>``, from its template, owned (controller) by the pod."""
+        if pod["metadata"].get("deletionTimestamp"):
+            return
+        from scheduler.simulator.server import Writer
+
+        ns, name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
+        rt = self.api.rt("", "v1", "persistentvolumeclaims")
+        for v in (pod.get("spec") or {}).get("volumes") or []:
+            template = ((v.get("ephemeral") or {}).get("volumeClaimTemplate") or {}) if isinstance(v, dict) else {}
+            if not template:
+                continue
+            claim = f"{name}-{v.get('name', '')}"
+            existing = self.api.store.get(rt, ns, claim)
+            if existing is not None:
+                if not any(r.get("uid") == pod["metadata"].get("uid")
+                           for r in existing["metadata"].get("ownerReferences") or []):
+                    self.event(pod, "Warning", "FailedBinding", f"PVC {ns}/{claim} was not created for the pod",
+                               "ephemeral_volume")
+                continue
+            tmeta = template.get("metadata") or {}
+            meta: Obj = {"name": claim, "namespace": ns, "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod["metadata"].get("uid"),
+                 "controller": True, "blockOwnerDeletion": True}]}
+            for k in ("labels", "annotations"):
+                if tmeta.get(k):
+                    meta[k] = dict(tmeta[k])
+            self.api.create(rt, ns, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                                     "spec": json.loads(json.dumps(template.get("spec") or {}))}, fresh=True,
+                            writer=Writer("kube-controller-manager"))
 
     # ---- claims --------------------------------------------------------------------------------------
     def _sync_claim(self, claim: Obj) -> None:

@@ -348,3 +348,19 @@ def test_a_claim_without_class_gets_the_default_class_once_there_is_one(api: Htt
     api("POST", CLASSES, default)
     got = bound(api, "classless")
     assert got["spec"]["storageClassName"] == "standard"
+
+
+def test_a_generic_ephemeral_volume_gets_its_claim_owned_by_the_pod(api: Http) -> None:
+    pod = api("POST", "/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], "volumes": [{"name": "tmp", "ephemeral": {
+            "volumeClaimTemplate": {"metadata": {"labels": {"kind": "scratch"}}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                "resources": {"requests": {"storage": "1Gi"}}}}}}]}})[1]
+    got = wait(lambda: api("GET", f"{PVCS}/scratch-tmp")[1].get("metadata"), message="ephemeral claim")
+    assert got["labels"] == {"kind": "scratch"}
+    assert got["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "scratch",
+                                       "uid": pod["metadata"]["uid"], "controller": True,
+                                       "blockOwnerDeletion": True}]
+    api("DELETE", "/api/v1/namespaces/default/pods/scratch")
+    wait(lambda: api("GET", f"{PVCS}/scratch-tmp")[0] == 404, message="claim collected with its pod")
