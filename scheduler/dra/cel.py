@@ -212,10 +212,11 @@ class CompiledExpression:
     program: Any = None
     error: str = ""
     domains: frozenset[str] = frozenset()
+    functions: frozenset[str] = frozenset()     # the library functions it calls (registered per context)
 
     def device_matches(self, env: DeviceEnv) -> bool:
         """Evaluate on one device; raises ``CELError`` for a runtime error or a non-bool result."""
-        ctx = env.context(self.domains)
+        ctx = env.context(self.domains, self.functions)
         try:
             result = self.program.execute(ctx)
         except KeyError as e:
@@ -272,7 +273,8 @@ def _compile(expression: str) -> CompiledExpression:
             return CompiledExpression(expression, error=f"compilation failed: undeclared reference to '{name}' "
                                                         "(in container '')")
     domains = frozenset(a or b for a, b in _LITERAL.findall(expression))
-    return CompiledExpression(expression, program, "", domains)
+    used = frozenset(f for f in program.functions() if f in FUNCTIONS or f in cel.stdlib.STDLIB_FUNCTIONS)
+    return CompiledExpression(expression, program, "", domains, used)
 
 
 # --- the device variable ------------------------------------------------------------------------
@@ -291,15 +293,16 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 @dataclass(slots=True)
 class DeviceEnv:
     """The ``device`` variable of one device, and the CEL contexts built from it (one per set of
-    domains an expression names, each with an empty map for the domains the device lacks)."""
+    domains an expression names, each with an empty map for the domains the device lacks, and the
+    library functions it calls: registering all of them per device would cost more than evaluating)."""
 
     driver: str
     attributes: dict[str, dict[str, Any]]
     capacity: dict[str, dict[str, Any]]
-    _contexts: dict[frozenset[str], Any] = field(default_factory=dict)
+    _contexts: dict[tuple[frozenset[str], frozenset[str]], Any] = field(default_factory=dict)
 
-    def context(self, domains: frozenset[str]) -> Any:
-        ctx = self._contexts.get(domains)
+    def context(self, domains: frozenset[str], functions: frozenset[str]) -> Any:
+        ctx = self._contexts.get((domains, functions))
         if ctx is None:
             attrs = dict(self.attributes)
             caps = dict(self.capacity)
@@ -307,11 +310,10 @@ class DeviceEnv:
                 attrs.setdefault(d, {})
                 caps.setdefault(d, {})
             ctx = cel.Context()
-            for name, fn in FUNCTIONS.items():
-                ctx.add_function(name, fn)
-            cel.stdlib.add_stdlib_to_context(ctx)
+            for name in functions:
+                ctx.add_function(name, FUNCTIONS.get(name) or cel.stdlib.STDLIB_FUNCTIONS[name])
             ctx.add_variable("device", {"driver": self.driver, "attributes": attrs, "capacity": caps})
-            self._contexts[domains] = ctx
+            self._contexts[(domains, functions)] = ctx
         return ctx
 
 
