@@ -53,7 +53,7 @@ from scheduler.simulator.validation import (
     required,
 )
 
-__all__ = ["BETA_DEFAULT_CLASS", "BETA_STORAGE_CLASS", "DEFAULT_CLASS", "PROTECTION_PV", "PROTECTION_PVC",
+__all__ = ["BETA_DEFAULT_CLASS", "BETA_STORAGE_CLASS", "DEFAULT_CLASS", "PROTECTION_PV", "PROTECTION_PVC", "STORES",
            "access_modes_string", "admit_storage", "claim_class", "default_class", "is_default_class",
            "volume_class", "volume_sources"]
 
