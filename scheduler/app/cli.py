@@ -136,8 +136,8 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
               help="Seconds after binding when the kubelet makes a pod Running/Ready; negative: pods stay Pending.")
 @click.option("--pod-completion-seconds", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="How long a Job's pod runs before it Succeeds.")
-@click.option("--pod-termination-seconds", type=float, default=0.0, show_default=True,
-              help="How long a deleted bound pod stays Terminating (capped by its grace period).")
+@click.option("--pod-termination-seconds", type=float, default=1.0, show_default=True,
+              help="How long a deleted bound pod stays Terminating (capped by its grace period); 0: gone at once.")
 @click.option("--provision-seconds", type=float, default=0.2, show_default=True,
               help="How long the simulated external provisioner takes to create a claim's volume; negative: "
                    "never.")

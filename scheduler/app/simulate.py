@@ -340,7 +340,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
     detach = progress.attach() if isinstance(progress, Progress) else None
     try:
         # Pods run shortly after binding, so StatefulSets proceed ordinal by ordinal and Jobs complete.
-        async with SimulatedCluster(seed=seed, pod_running_after=0.1) as cluster:
+        async with SimulatedCluster(seed=seed, pod_running_after=0.1, pod_termination_seconds=0.2) as cluster:
             api = cluster.client
             await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):
