@@ -137,7 +137,7 @@ class NodeVolumeLimits:
     pre_filter_reads_pods = False   # PodReadingPreFilter: reads only the pod
 
     def __init__(self, volumes: VolumeStore | None = None, *, random_prefix: str | None = None) -> None:
-        self._volumes = volumes or VolumeStore()
+        self._volumes = volumes if volumes is not None else VolumeStore()   # an empty store is falsy
         # upstream's randomVolumeIDPrefix: handles of unbound claims never collide with real ones.
         self._prefix = random_prefix if random_prefix is not None else secrets.token_hex(16)
         self._memo: dict[tuple[str, bool], Volumes] = {}

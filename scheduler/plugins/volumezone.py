@@ -93,7 +93,7 @@ class VolumeZone:
     pre_filter_reads_pods = False   # PodReadingPreFilter: reads the pod and the storage objects only
 
     def __init__(self, volumes: VolumeStore | None = None) -> None:
-        self._volumes = volumes or VolumeStore()
+        self._volumes = volumes if volumes is not None else VolumeStore()   # an empty store is falsy
 
     def _pv_topologies(self, pod: Pod) -> tuple[tuple[PVTopology, ...], Status]:
         """Upstream's ``getPVbyPod``."""
