@@ -8,7 +8,7 @@ cluster each distinct selector is evaluated once, not once per pod and certainly
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -22,6 +22,7 @@ from scheduler.model.selectors import parse_int64
 __all__ = [
     "BoolArray",
     "at_domain",
+    "broken_linear",
     "default_normalize_score",
     "derived",
     "go_div",
@@ -167,6 +168,24 @@ def go_div(a: IntOrArray, b: IntOrArray | int) -> IntOrArray:
         return np.where((an < 0) != (bn < 0), -q, q)
     q = abs(a) // abs(b)
     return -q if (a < 0) != (b < 0) else q
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], util: Scores) -> Scores:
+    """Upstream's ``helper.BuildBrokenLinearFunction`` over a column of utilisations: the first
+    point's score below it, the last point's above it, linear in between. The interpolation is Go's
+    int64 ``/``, which truncates toward zero: on a decreasing segment that is one point more than
+    Python's floor would give (``(0,2)(40,10)(100,0)`` scores 10, 8, 5, 1 at 41, 55, 71, 99)."""
+    out = np.full(len(util), shape[-1][1], np.int64)
+    done = np.zeros(len(util), np.bool_)
+    for i, (u, s) in enumerate(shape):
+        hit = ~done & (util <= u)
+        if i == 0:
+            out[hit] = s
+        else:
+            pu, ps = shape[i - 1]
+            out[hit] = ps + go_div((s - ps) * (util[hit] - pu), u - pu)
+        done |= hit
+    return out
 
 
 def default_normalize_score(scores: Scores, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:

@@ -73,7 +73,7 @@ from scheduler.plugins.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
 )
-from scheduler.plugins.helpers import go_div
+from scheduler.plugins.helpers import broken_linear
 
 FIT_NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
@@ -366,24 +366,6 @@ def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bo
     if after.get("pods", 0) > before.get("pods", 0):
         return True
     return any(after.get(name, 0) > before.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
-
-
-def broken_linear(shape: Sequence[tuple[int, int]], util: Scores) -> Scores:
-    """Upstream's ``helper.BuildBrokenLinearFunction`` over a column of utilisations: the first
-    point's score below it, the last point's above it, linear in between. The interpolation is Go's
-    int64 ``/``, which truncates toward zero: on a decreasing segment that is one point more than
-    Python's floor would give (``(0,2)(40,10)(100,0)`` scores 10, 8, 5, 1 at 41, 55, 71, 99)."""
-    out = np.full(len(util), shape[-1][1], np.int64)
-    done = np.zeros(len(util), np.bool_)
-    for i, (u, s) in enumerate(shape):
-        hit = ~done & (util <= u)
-        if i == 0:
-            out[hit] = s
-        else:
-            pu, ps = shape[i - 1]
-            out[hit] = ps + go_div((s - ps) * (util[hit] - pu), u - pu)
-        done |= hit
-    return out
 
 
 def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:
