@@ -65,7 +65,7 @@ from scheduler.framework.extender import (
     prioritize_with_extenders,
 )
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Metrics
@@ -499,17 +499,20 @@ class Scheduler:
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
         rejected = False
         try:
-            if b.permit_plugin:
-                s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
-                rejected = not s.is_success()
-            if not rejected:
-                s = await fwk.run_pre_bind(state, pod, node)
-                if s.is_success():
-                    # An extender that binds, and is interested in the pod, binds it instead of the
-                    # Bind plugins (upstream's extendersBinding, before RunBindPlugins).
-                    bound, s = await extenders_bind(fwk.extenders, pod, node) if fwk.extenders else (False, s)
-                    if not bound:
-                        s = await fwk.run_bind(state, pod, node)
+            # PreBindPreFlight first, as upstream's binding cycle: its Skips spare those PreBinds.
+            s = fwk.run_pre_bind_pre_flights(state, pod, node) if fwk.pre_bind else SUCCESS
+            if s.code != Code.ERROR and not s.is_rejected():
+                if b.permit_plugin:
+                    s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
+                    rejected = not s.is_success()
+                if not rejected:
+                    s = await fwk.run_pre_bind(state, pod, node)
+                    if s.is_success():
+                        # An extender that binds, and is interested in the pod, binds it instead of
+                        # the Bind plugins (upstream's extendersBinding, before RunBindPlugins).
+                        bound, s = await extenders_bind(fwk.extenders, pod, node) if fwk.extenders else (False, s)
+                        if not bound:
+                            s = await fwk.run_bind(state, pod, node)
         except asyncio.CancelledError:
             # Abandoned: its deadline passed, or this replica stopped leading. Undo it here, while
             # cancelled (no I/O is possible), so the pod is never left assumed.

@@ -525,7 +525,8 @@ class SchedulerService:
     async def run_worker(self, stop: asyncio.Event) -> None:
         """Pop, schedule, and start each binding cycle as a task; until ``stop`` is set.
 
-        Each binding cycle has a deadline (``binding_timeout`` plus the pod's Permit wait): one that
+        Each binding cycle has a deadline (``binding_timeout`` plus the pod's Permit wait plus the
+        PreBind plugins' wait budget for it, ``Framework.pre_bind_budget``): one that
         has not finished by then is cancelled, which unreserves, forgets and requeues the pod, so no
         pod stays assumed for ever whatever the network does. A replica that stops leading cancels
         its bindings at once instead of waiting out their requests. The binding tasks and slots
@@ -541,7 +542,14 @@ class SchedulerService:
         last_cleanup = time.monotonic()
 
         def deadline_of(outcome: Any) -> float:
-            return self.binding_timeout + (outcome.permit_wait if isinstance(outcome, Binding) else 0.0)
+            if not isinstance(outcome, Binding):
+                return self.binding_timeout
+            # The Permit wait and the PreBind plugins' own budget (VolumeBinding's bindTimeoutSeconds
+            # when it has claims to bind) come on top: the deadline guards against a hung cycle,
+            # not against a wait a plugin is configured to make.
+            return (self.binding_timeout + outcome.permit_wait
+                    + outcome.framework.pre_bind_budget(outcome.state))
+
 
         async def finish(outcome: Any) -> None:
             deadline = deadline_of(outcome)

@@ -279,3 +279,64 @@ def test_an_unreadable_pod_gets_a_failed_scheduling_event_naming_the_field_and_k
     assert rt.service.queue.where("uid-late") is None and [e[0] for e in events] == ["web", "late"]
     rt.pod_event("MODIFIED", pod_obj("late"))
     assert rt.service.queue.where("uid-late") == "active"
+
+
+# ---- the binding cycle's deadline and the PreBind wait budget (issue #18) -------------------------
+class SlowPreBind:
+    """A PreBind that waits ``wait`` seconds, declaring ``budget`` (``PreBindWaiter``), or none."""
+
+    name = "SlowPreBind"
+
+    def __init__(self, wait: float, budget: float | None) -> None:
+        self.wait, self.budget = wait, budget
+
+    async def pre_bind(self, state: Any, p: Any, node_name: str) -> Any:
+        import asyncio as aio
+
+        from scheduler.framework.status import SUCCESS
+        await aio.sleep(self.wait)
+        return SUCCESS
+
+
+class BudgetedPreBind(SlowPreBind):
+    def pre_bind_wait(self, state: Any) -> float:
+        assert self.budget is not None
+        return self.budget
+
+
+def slow_service(plugin: SlowPreBind, binding_timeout: float) -> tuple[SchedulerService, MemoryClient]:
+    from scheduler.plugins.registry import PluginSpec, Registry
+    client = MemoryClient()
+    registry = Registry({plugin.name: PluginSpec(plugin.name, lambda args, handle: plugin)}, load_entry_points=False)
+    s = SchedulerService(client, seed=1, registry=registry, binding_timeout=binding_timeout)
+    client.cache = s.cache
+    st = s.on_profile("p", {"schedulerName": "s1", "plugins": {"preBind": {"enabled": [{"name": plugin.name}]}}})
+    assert st.accepted, st.message
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("db"))
+    return s, client
+
+
+def run_worker_for(s: SchedulerService, seconds: float) -> None:
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        await asyncio.sleep(seconds)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(go())
+
+
+def test_a_pre_bind_wait_within_its_budget_outlasts_the_binding_timeout() -> None:
+    """A 2 s PreBind wait under a 1 s binding_timeout: the plugin's budget (VolumeBinding's
+    bindTimeoutSeconds) extends the cycle's deadline, so it is not cancelled."""
+    s, client = slow_service(BudgetedPreBind(2.0, budget=2.5), binding_timeout=1.0)
+    run_worker_for(s, 2.6)
+    assert client.bound == {"uid-db": "n1"} and client.failures == []
+
+
+def test_a_pre_bind_wait_without_a_budget_is_cut_at_the_binding_timeout() -> None:
+    """The same wait from a plugin that declares none is abandoned at the deadline and requeued."""
+    s, client = slow_service(SlowPreBind(2.0, budget=None), binding_timeout=0.5)
+    run_worker_for(s, 1.0)
+    assert client.bound == {} and s.queue.where("uid-db") is not None and s.cache.assumed_count() == 0

@@ -30,6 +30,8 @@ from scheduler.framework.interfaces import (
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
+    PreBindPreFlightPlugin,
+    PreBindWaiter,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -51,7 +53,8 @@ __all__ = [
     "FilterRunner",
     "FilterVerdict", "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin",
     "Plugin", "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
-    "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
+    "PostFilterResult", "PreBindPlugin", "PreBindPreFlightPlugin", "PreBindWaiter",
+    "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
     "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
     "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find"
 ]

@@ -23,12 +23,14 @@ class StateMissingError(LookupError):
 
 
 class CycleState:
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_pre_bind_plugins",
+                 "skip_score_plugins")
 
     def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()     # PreBindPreFlight said Skip
         self.record_plugin_metrics = record_plugin_metrics
 
     def write(self, key: str, value: object) -> None:
@@ -65,4 +67,5 @@ class CycleState:
         c._data = dict(self._data)
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return c

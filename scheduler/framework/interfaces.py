@@ -25,6 +25,12 @@ Optional capabilities are Protocols too, found the same way once per compile:
 * ``PodReadingPreFilter.pre_filter_reads_pods``: ``False`` when PreFilter reads only the pod, so
   its state survives a change of the node's pods (``Framework._filter_refreshed``); absent means
   ``True``.
+* ``PreBindPreFlightPlugin.pre_bind_pre_flight(state, pod, node)``: upstream's ``PreBindPreFlight``
+  of a PreBind plugin, Success (its PreBind has work), Skip (it has none: its PreBind is not run)
+  or Error; a PreBind plugin without it always runs.
+* ``PreBindWaiter.pre_bind_wait(state)``: the longest the plugin's PreBind may wait for this
+  cycle's pod (VolumeBinding's bindTimeoutSeconds); the service adds the sum to the binding
+  cycle's deadline, so the cycle's own timeout does not cut a legitimate wait short.
 
 ``PodNominator`` is what the framework reads of the queue's nominated pods; the queue's
 ``Nominator`` provides it, so the framework never imports the queue.
@@ -72,6 +78,8 @@ __all__ = [
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightPlugin",
+    "PreBindWaiter",
     "PreEnqueuePlugin",
     "PreFilterPlugin",
     "PreFilterResult",
@@ -280,6 +288,20 @@ class PermitPlugin(Plugin, Protocol):
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PreBindPreFlightPlugin(Plugin, Protocol):
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success, Skip or Error; lightweight, no API calls (upstream's ``PreBindPreFlight``)."""
+        ...
+
+
+@runtime_checkable
+class PreBindWaiter(Protocol):
+    """Capability of a PreBind plugin: the most seconds its PreBind may wait for this cycle's pod."""
+
+    def pre_bind_wait(self, state: CycleState) -> float: ...
 
 
 @runtime_checkable

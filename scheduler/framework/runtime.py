@@ -258,6 +258,11 @@ class Framework:
                                  f"{profile_name!r}")
         self.post_bind = [p for p in at("postBind") if isinstance(p, fw.PostBindPlugin)]
         _one_point("PostBind", at("postBind"), self.post_bind)
+        # PreBind capabilities, resolved once: each plugin's PreBindPreFlight (None: it has none)
+        # and the plugins whose PreBind may wait (the binding cycle's deadline adds their budget).
+        self._pre_bind_flights: list[fw.PreBindPreFlightPlugin | None] = [
+            p if isinstance(p, fw.PreBindPreFlightPlugin) else None for p in self.pre_bind]
+        self._pre_bind_waiters: list[Any] = [p for p in self.pre_bind if isinstance(p, fw.PreBindWaiter)]
 
         # What the hot path calls: bound methods, the shapes and capabilities resolved here once.
         self._filters = [_FilterEntry(p.name, p.filter_nodes if isinstance(p, fw.BatchFilterPlugin)
@@ -727,9 +732,48 @@ class Framework:
                 self.metrics.permit_wait_duration.labels(str(status.code)).observe(time.perf_counter() - t0)
 
     # --- binding cycle ---------------------------------------------------------------------
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``RunPreBindPreFlights``: Success when some PreBind plugin has work (one
+        without a PreBindPreFlight always has), Skip when none has, Error (with upstream's wrapping)
+        when one fails. The plugins that said Skip are not run by ``run_pre_bind``."""
+        t0 = time.perf_counter()
+        skip: set[str] = set()
+        status = Status(Code.SKIP)
+        for p, flight in zip(self.pre_bind, self._pre_bind_flights, strict=True):
+            if flight is None:
+                status = SUCCESS
+                continue
+            try:
+                s = flight.pre_bind_pre_flight(state, pod, node_name)
+            except Exception as e:
+                s = Status.as_error(e)
+            if s.code == Code.ERROR:
+                status = Status(Code.ERROR, (f'running PreBindPreFlight "{p.name}": {s.message()}',), p.name, s.error)
+                break
+            if s.is_success():
+                status = SUCCESS
+            elif s.is_skip():
+                skip.add(p.name)
+            else:
+                status = Status(Code.ERROR, (f'PreBindPreFlight {p.name} returned "{s.code}", which is unsupported. '
+                                             "It is supposed to return Success, Skip, or Error status",), p.name)
+                break
+        else:
+            state.skip_pre_bind_plugins = skip
+        self._observe("PreBindPreFlight", status, t0)
+        return status
+
+    def pre_bind_budget(self, state: CycleState) -> float:
+        """The longest the PreBind plugins may wait for this cycle's pod (``PreBindWaiter``),
+        summed, as they run one after another."""
+        return float(sum(p.pre_bind_wait(state) for p in self._pre_bind_waiters
+                         if p.name not in state.skip_pre_bind_plugins))
+
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         t0 = time.perf_counter()
         for p in self.pre_bind:
+            if p.name in state.skip_pre_bind_plugins:
+                continue
             try:
                 s = await p.pre_bind(state, pod, node_name)
             except Exception as e:  # any failure of the binding cycle unreserves and requeues

@@ -9,7 +9,8 @@ PUBLIC = [
     "FilterRunner",
     "FilterVerdict", "Framework", "FrameworkError", "Handle", "NodeLocalFilter", "NodeToStatus", "PermitPlugin",
     "Plugin", "PodNominator", "PodReadingPreFilter", "PostBindPlugin", "PostFilterContext", "PostFilterPlugin",
-    "PostFilterResult", "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
+    "PostFilterResult", "PreBindPlugin", "PreBindPreFlightPlugin", "PreBindWaiter", "PreEnqueuePlugin", "PreFilterPlugin",
+    "PreFilterResult", "PreScorePlugin",
     "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
     "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find",
 ]

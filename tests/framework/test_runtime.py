@@ -493,3 +493,62 @@ def test_effective_plugins_lists_each_point_with_score_weights() -> None:
     assert fwk.effective_plugins() == {
         "queueSort": [{"name": "no-op-queue-sort-plugin"}], "filter": [{"name": "f"}],
         "bind": [{"name": "bind-plugin"}], "score": [{"name": "s", "weight": 4}]}
+
+
+# ---- PreBindPreFlight and the PreBind wait budget ---------------------------------------------------
+class Flighted:
+    """A PreBind plugin with a PreBindPreFlight answering ``code`` and a wait budget."""
+
+    def __init__(self, name: str, code: Code, wait: float = 0.0) -> None:
+        self.name, self.code, self.wait, self.ran = name, code, wait, False
+
+    def pre_bind_pre_flight(self, state: CycleState, p: Pod, node_name: str) -> Status:
+        return Status(self.code, ("preflight says so",) if self.code not in (Code.SUCCESS, Code.SKIP) else ())
+
+    def pre_bind_wait(self, state: CycleState) -> float:
+        return self.wait
+
+    async def pre_bind(self, state: CycleState, p: Pod, node_name: str) -> Status:
+        self.ran = True
+        return Status()
+
+
+@pytest.mark.parametrize(("case", "codes", "want", "ran"), [
+    # upstream's RunPreBindPreFlights: Success when one or more plugins return Success, Skip when all
+    # skip (or there is none), Error when one errs; other codes are unsupported (an Error)
+    ("no PreBind plugin", [], Code.SKIP, []),
+    ("all Success", [Code.SUCCESS, Code.SUCCESS], Code.SUCCESS, [True, True]),
+    ("all Skip", [Code.SKIP, Code.SKIP], Code.SKIP, [False, False]),
+    ("Success and Skip", [Code.SUCCESS, Code.SKIP], Code.SUCCESS, [True, False]),
+    ("Skip and Success", [Code.SKIP, Code.SUCCESS], Code.SUCCESS, [False, True]),
+    ("Error", [Code.SUCCESS, Code.ERROR], Code.ERROR, [True, True]),
+    ("Unschedulable is unsupported", [Code.UNSCHEDULABLE], Code.ERROR, [True]),
+])
+def test_pre_bind_pre_flights(case: str, codes: list[Code], want: Code, ran: list[bool]) -> None:
+    ps = [Flighted(f"p{i}", c) for i, c in enumerate(codes)]
+    fwk = framework({"preBind": ps})
+    state = CycleState()
+    s = fwk.run_pre_bind_pre_flights(state, pod("p"), "n1")
+    assert s.code == want, case
+    if want == Code.ERROR:
+        assert s.message() in ('running PreBindPreFlight "p1": preflight says so',
+                               'PreBindPreFlight p0 returned "Unschedulable", which is unsupported. It is supposed '
+                               "to return Success, Skip, or Error status"), s.message()
+        return
+    assert asyncio.run(fwk.run_pre_bind(state, pod("p"), "n1")).is_success()
+    assert [p.ran for p in ps] == ran, case
+
+
+def test_a_pre_bind_plugin_without_a_pre_flight_always_runs() -> None:
+    plain = Injected("plain")
+    fwk = framework({"preBind": [Flighted("f", Code.SKIP), plain]})
+    assert fwk.run_pre_bind_pre_flights(CycleState(), pod("p"), "n1").is_success()
+
+
+def test_pre_bind_budget_sums_the_waiting_plugins_not_skipped() -> None:
+    ps = [Flighted("a", Code.SUCCESS, 2.0), Flighted("b", Code.SKIP, 5.0), Flighted("c", Code.SUCCESS, 0.5)]
+    fwk = framework({"preBind": [*ps, Injected("plain")]})
+    state = CycleState()
+    assert fwk.pre_bind_budget(state) == 7.5
+    fwk.run_pre_bind_pre_flights(state, pod("p"), "n1")
+    assert fwk.pre_bind_budget(state) == 2.5
