@@ -36,10 +36,12 @@ with the alpha ``VolumeLimitScaling`` gate, rejects nodes missing a driver whose
 reads them yet), and the gate is off by default. Inline and PV ``cinder`` and ``portworxVolume``
 sources are not modelled (``model.volumes``), so they are never counted.
 
-EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (newer upstream has a hint,
-``isSchedulableAfterCSINodeUpdated``, whose source was not at hand: no hint here, so every CSINode
-update requeues, never later than upstream), Pod/Delete (Queue when the deleted, assigned pod had a volume that can
-attach), PersistentVolumeClaim/Add (Queue when the pod uses the claim, ephemeral claims included).
+EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (Queue when a driver's
+attach limit grew or went away: ``is_schedulable_after_csi_node_updated``, after upstream's
+``isSchedulableAfterCSINodeUpdated`` as its package guide describes it; its source was not at hand),
+Pod/Delete (Queue when the deleted, assigned pod had a volume that can attach),
+PersistentVolumeClaim/Add (Queue when the pod uses the claim, ephemeral claims included).
+VolumeAttachment/Delete is not registered: the store holds no VolumeAttachments (above).
 """
 
 from __future__ import annotations
@@ -190,7 +192,7 @@ class NodeVolumeLimits:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (ClusterEventWithHint(ClusterEvent("CSINode", "Add")),
-                ClusterEventWithHint(ClusterEvent("CSINode", "Update")),
+                ClusterEventWithHint(ClusterEvent("CSINode", "Update"), is_schedulable_after_csi_node_updated),
                 ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
                 ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", "Add"), is_schedulable_after_pvc_added))
 
@@ -290,6 +292,20 @@ def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
     if not isinstance(deleted, Pod):
         raise TypeError(f"expected a deleted pod, got {type(deleted).__name__}")
     return bool(deleted.node_name) and _can_attach(deleted)
+
+
+def is_schedulable_after_csi_node_updated(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterCSINodeUpdated`` (MutableCSINodeAllocatableCount made
+    ``allocatable.count`` mutable): Queue when a driver's attach limit went up. Its source was not
+    at hand, only its description ("Allocatable.Count increased for any driver"), so this Queues
+    for every change that can free a slot: a count that grew, and a limit that disappeared (a
+    driver without a count has no limit); it skips a CSINode whose limits only stayed or shrank
+    or newly appeared. Raises ``TypeError`` for non-CSINodes (Queue)."""
+    old, new = event.old, event.new
+    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+        raise TypeError(f"expected CSINodes, got {type(old).__name__} and {type(new).__name__}")
+    before, after = old.limits(), new.limits()
+    return any(name not in after or after[name] > limit for name, limit in before.items())
 
 
 def is_schedulable_after_pvc_added(pod: Pod, event: ClusterEvent) -> bool:

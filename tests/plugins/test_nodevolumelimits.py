@@ -270,3 +270,38 @@ def test_translated_handles() -> None:
     assert t(InTreeDisk(AWS_EBS_PLUGIN, "aws://us-east-1a/vol-0123")) == "vol-0123"
     assert t(InTreeDisk(AWS_EBS_PLUGIN, "vol-0123")) == "vol-0123"
     assert t(InTreeDisk(GCE_PD_PLUGIN, "disk")) == "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/disk"
+
+
+# --- isSchedulableAfterCSINodeUpdated (its source was not at hand: cases ours, after the package
+# guide's description, "Allocatable.Count increased for any driver") ------------------------------------
+def limits_node(**counts: int | None) -> Any:
+    from tests.plugins.volumes import store as make_store
+    got = make_store().on_event("CSINode", "ADDED", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": d, "nodeID": "n1", **({} if c is None else {"allocatable": {"count": c}})}
+        for d, c in counts.items()]}})
+    assert got is not None
+    return got
+
+
+CSI_NODE_UPDATED = [
+    ("count increased", limits_node(ebs=1), limits_node(ebs=2), True),
+    ("count unchanged", limits_node(ebs=2), limits_node(ebs=2), False),
+    ("count decreased", limits_node(ebs=2), limits_node(ebs=1), False),
+    ("one of two drivers increased", limits_node(ebs=1, gce=3), limits_node(ebs=1, gce=4), True),
+    ("a limit appeared where there was none", limits_node(ebs=None), limits_node(ebs=2), False),
+    ("a new driver with a limit", limits_node(ebs=1), limits_node(ebs=1, gce=1), False),
+    ("the limit went away (no count: no limit)", limits_node(ebs=1), limits_node(ebs=None), True),
+    ("the driver went away", limits_node(ebs=1), limits_node(), True),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "queue"), CSI_NODE_UPDATED, ids=[c[0] for c in CSI_NODE_UPDATED])
+def test_is_schedulable_after_csi_node_updated(name: str, old: Any, new: Any, queue: bool) -> None:
+    hint = nodevolumelimits.is_schedulable_after_csi_node_updated
+    assert hint(MakePod().Name("p").Obj(), ClusterEvent("CSINode", "Update", old=old, new=new)) is queue
+
+
+def test_is_schedulable_after_csi_node_updated_needs_csi_nodes() -> None:
+    with pytest.raises(TypeError):
+        nodevolumelimits.is_schedulable_after_csi_node_updated(
+            MakePod().Name("p").Obj(), ClusterEvent("CSINode", "Update", old=None, new=limits_node(ebs=1)))
