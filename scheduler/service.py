@@ -449,6 +449,10 @@ class SchedulerService:
             old = self.volumes.storage_class(name)
         elif kind == "CSINode":
             old = self.volumes.csi_node(name)
+        elif kind == "CSIDriver":
+            old = self.volumes.csi_driver(name)
+        elif kind == "CSIStorageCapacity":
+            old = self.volumes.capacity(str(meta.get("namespace") or ""), name)
         new = self.volumes.on_event(kind, event, body)
         action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,

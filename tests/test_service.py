@@ -340,3 +340,22 @@ def test_a_pre_bind_wait_without_a_budget_is_cut_at_the_binding_timeout() -> Non
     s, client = slow_service(SlowPreBind(2.0, budget=None), binding_timeout=0.5)
     run_worker_for(s, 1.0)
     assert client.bound == {} and s.queue.where("uid-db") is not None and s.cache.assumed_count() == 0
+
+
+def test_volume_events_carry_the_old_object_for_the_hints() -> None:
+    """CSIDriver and CSIStorageCapacity updates reach the queue with the object before, which
+    VolumeBinding's hints compare (a capacity that shrank does not move the pod, one that grew does)."""
+    from scheduler.framework.types import ClusterEvent
+    s, _ = service()
+    seen: list[ClusterEvent] = []
+    s.queue.move_all_to_active_or_backoff = lambda event, **kw: seen.append(event)  # type: ignore[method-assign]
+    cap = {"metadata": {"name": "cap", "namespace": "kube-system"}, "storageClassName": "fast", "capacity": "10Gi"}
+    s.on_volume_object("CSIStorageCapacity", "ADDED", cap)
+    s.on_volume_object("CSIStorageCapacity", "MODIFIED", {**cap, "capacity": "20Gi"})
+    driver = {"metadata": {"name": "d"}, "spec": {"storageCapacity": True}}
+    s.on_volume_object("CSIDriver", "ADDED", driver)
+    s.on_volume_object("CSIDriver", "MODIFIED", {**driver, "spec": {}})
+    (add_cap, upd_cap, add_drv, upd_drv) = seen
+    assert add_cap.old is None and upd_cap.old.capacity == 10 * 2**30 and upd_cap.new.capacity == 20 * 2**30
+    assert upd_cap.actions == frozenset({"Update"}) and add_drv.old is None
+    assert upd_drv.old.storage_capacity and not upd_drv.new.storage_capacity

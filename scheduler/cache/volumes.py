@@ -18,11 +18,17 @@ lookup finds nothing, exactly as an empty store answers.
 pre-binds to a claim and the claim it annotates with the selected node, so the next cycle sees them
 so; ``restore`` (Unreserve) puts the informer's object back. The next watch event for the object
 (``on_event`` or ``upsert``) replaces the assumption, as the informer's newer version does upstream.
+``api_pv`` / ``api_pvc`` give the informer's object behind an assumption (upstream's ``GetAPIPV``):
+VolumeBinding's PreBind waits on those, never on what a later cycle assumed.
+
+**Watches.** ``watch(kind, namespace, name, fn)`` calls ``fn()`` whenever that object changes
+(written, assumed, restored or deleted), from whichever thread changed it; PreBind's wait uses it
+to wake at once rather than poll. ``fn`` must be cheap and must not call back into the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
@@ -86,18 +92,40 @@ class VolumeStore:
         self._objects: dict[str, dict[tuple[str, str], VolumeObject]] = {k: {} for k in _PARSERS}
         # (kind, key) -> the informer's object an assumption shadows (None: there was none)
         self._assumed: dict[tuple[str, tuple[str, str]], VolumeObject | None] = {}
+        self._watchers: dict[tuple[str, tuple[str, str]], list[Callable[[], None]]] = {}
         self.version = 0
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._objects.values())
 
     # --- writes ----------------------------------------------------------------------------
+    def _changed(self, kind: str, key: tuple[str, str]) -> None:
+        self.version += 1
+        fns = self._watchers.get((kind, key))
+        if fns:
+            for fn in tuple(fns):
+                fn()
+
+    def watch(self, kind: str, namespace: str, name: str, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn()`` on every change of ``kind`` ``namespace/name`` (``namespace`` "" for the
+        cluster-scoped kinds); returns the function that stops it."""
+        wkey = (kind, (namespace, name) if kind in ("PersistentVolumeClaim", "CSIStorageCapacity") else ("", name))
+        self._watchers.setdefault(wkey, []).append(fn)
+
+        def unwatch() -> None:
+            fns = self._watchers.get(wkey)
+            if fns is not None and fn in fns:
+                fns.remove(fn)
+                if not fns:
+                    del self._watchers[wkey]
+        return unwatch
+
     def upsert(self, obj: VolumeObject) -> None:
         """The informer's object: it replaces any assumption about it."""
         kind, key = type(obj).__name__, _key(obj)
         self._assumed.pop((kind, key), None)
         self._objects[kind][key] = obj
-        self.version += 1
+        self._changed(kind, key)
 
     def assume(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
         """Shadow the informer's object with ``obj`` until ``restore`` or the next watch event."""
@@ -105,7 +133,7 @@ class VolumeStore:
         if (kind, key) not in self._assumed:
             self._assumed[(kind, key)] = self._objects[kind].get(key)
         self._objects[kind][key] = obj
-        self.version += 1
+        self._changed(kind, key)
 
     def restore(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
         """Undo ``assume`` for ``obj``'s key (nothing if no assumption is left)."""
@@ -117,7 +145,7 @@ class VolumeStore:
             self._objects[kind].pop(key, None)
         else:
             self._objects[kind][key] = original
-        self.version += 1
+        self._changed(kind, key)
 
     def is_assumed(self, obj: VolumeObject) -> bool:
         return (type(obj).__name__, _key(obj)) in self._assumed
@@ -128,7 +156,7 @@ class VolumeStore:
         self._assumed.pop((kind, key), None)
         gone = self._objects[kind].pop(key, None) is not None
         if gone:
-            self.version += 1
+            self._changed(kind, key)
         return gone
 
     def on_event(self, kind: str, event: str, body: Mapping[str, Any]) -> VolumeObject | None:
@@ -158,6 +186,25 @@ class VolumeStore:
     def pv(self, name: str) -> PersistentVolume | None:
         obj = self._objects["PersistentVolume"].get(("", name))
         return obj if isinstance(obj, PersistentVolume) else None
+
+    def _api(self, kind: str, key: tuple[str, str]) -> VolumeObject | None:
+        if (kind, key) in self._assumed:
+            return self._assumed[(kind, key)]
+        return self._objects[kind].get(key)
+
+    def api_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """The informer's claim, ignoring any assumption (upstream's ``GetAPIPVC``)."""
+        obj = self._api("PersistentVolumeClaim", (namespace, name))
+        return obj if isinstance(obj, PersistentVolumeClaim) else None
+
+    def api_pv(self, name: str) -> PersistentVolume | None:
+        """The informer's PV, ignoring any assumption (upstream's ``GetAPIPV``)."""
+        obj = self._api("PersistentVolume", ("", name))
+        return obj if isinstance(obj, PersistentVolume) else None
+
+    def capacity(self, namespace: str, name: str) -> CSIStorageCapacity | None:
+        obj = self._objects["CSIStorageCapacity"].get((namespace, name))
+        return obj if isinstance(obj, CSIStorageCapacity) else None
 
     def storage_class(self, name: str) -> StorageClass | None:
         obj = self._objects["StorageClass"].get(("", name))

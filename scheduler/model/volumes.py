@@ -6,7 +6,8 @@ Two halves, both parsed once when an object arrives (GUIDE §4):
   reads: ``persistentVolumeClaim`` (the claim name), ``ephemeral`` (its claim is named
   ``<pod>-<volume>``, upstream's ``ephemeral.VolumeClaimName``), and the in-tree disks that
   VolumeRestrictions checks for conflicts (``gcePersistentDisk``, ``awsElasticBlockStore``,
-  ``rbd``, ``iscsi``) or that NodeVolumeLimits counts once migrated to CSI (``azureDisk`` too).
+  ``rbd``, ``iscsi``) or that NodeVolumeLimits counts once migrated to CSI (``azureDisk`` too), and
+  an inline ``csi`` volume's driver (VolumeBinding's CSIDriver queueing hint reads it).
   Every other source (configMap, secret, emptyDir, ...) is kept only by name: no plugin reads it.
 * The storage kinds, as the plugins look them up: ``PersistentVolume``, ``PersistentVolumeClaim``,
   ``StorageClass``, ``CSINode``, ``CSIDriver`` and ``CSIStorageCapacity``. Quantities are bytes,
@@ -99,6 +100,7 @@ class PodVolume:
     iscsi_iqn: str | None = None
     iscsi_read_only: bool = False
     rbd: RBDImage | None = None
+    csi_driver: str | None = None       # an inline CSI (ephemeral) volume's ``csi.driver``
 
     @property
     def needs_restrictions_check(self) -> bool:
@@ -132,10 +134,10 @@ def parse_pod_volumes(raw: Any, field: str = "spec.volumes") -> tuple[PodVolume,
         name = _str(v.get("name"))
         pvc = v.get("persistentVolumeClaim")
         claim = None if not isinstance(pvc, Mapping) else _str(pvc.get("claimName"))
-        gce, aws, az, rbd_raw, iscsi = (v.get(k) for k in (
-            "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "rbd", "iscsi"))
+        gce, aws, az, rbd_raw, iscsi, csi = (v.get(k) for k in (
+            "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "rbd", "iscsi", "csi"))
         if claim is None and not isinstance(v.get("ephemeral"), Mapping) and not any(
-                isinstance(s, Mapping) for s in (gce, aws, az, rbd_raw, iscsi)):
+                isinstance(s, Mapping) for s in (gce, aws, az, rbd_raw, iscsi, csi)):
             out.append(PodVolume(name))
             continue
         rbd = None
@@ -156,6 +158,7 @@ def parse_pod_volumes(raw: Any, field: str = "spec.volumes") -> tuple[PodVolume,
             iscsi_iqn=_str(iscsi.get("iqn")) if isinstance(iscsi, Mapping) else None,
             iscsi_read_only=isinstance(iscsi, Mapping) and _bool(iscsi.get("readOnly")),
             rbd=rbd,
+            csi_driver=_str(csi.get("driver")) if isinstance(csi, Mapping) else None,
         ))
     return tuple(out)
 

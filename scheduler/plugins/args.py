@@ -11,10 +11,11 @@ range (0, 100]``) at the element's own path (``scoringStrategy.resources[0].weig
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from scheduler.model.selectors import label_key_errors
@@ -30,6 +31,7 @@ __all__ = [
     "ResourceSpec",
     "ScoringStrategy",
     "UtilizationShapePoint",
+    "VolumeBindingArgs",
 ]
 
 
@@ -85,36 +87,43 @@ class UtilizationShapePoint(ArgsModel):
     score: int
 
 
+def _shape_errors(v: Sequence[UtilizationShapePoint]) -> list[tuple[tuple[str | int, ...], str, object]]:
+    """Upstream's ``validateFunctionShape``: at least one point; utilizations strictly increasing
+    (the first offender only); each utilization in [0, 100] and score in [0, 10]. Paths are
+    relative to the shape."""
+    if not v:
+        return [((), "Required value: at least one point must be specified", v)]
+    errors: list[tuple[tuple[str | int, ...], str, object]] = []
+    for i, (a, b) in enumerate(itertools.pairwise(v), start=1):
+        if a.utilization >= b.utilization:
+            errors.append(((i, "utilization"),
+                           f"Invalid value: {b.utilization}: values must be sorted in increasing order",
+                           b.utilization))
+            break
+    for i, p in enumerate(v):
+        if not 0 <= p.utilization <= MAX_UTILIZATION:
+            errors.append(((i, "utilization"),
+                           f"Invalid value: {p.utilization}: not in valid range [0, {MAX_UTILIZATION}]",
+                           p.utilization))
+        if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errors.append(((i, "score"),
+                           f"Invalid value: {p.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                           p.score))
+    return errors
+
+
 class RequestedToCapacityRatioParam(ArgsModel):
     shape: tuple[UtilizationShapePoint, ...] = ()
 
     @field_validator("shape")
     @classmethod
     def _valid_shape(cls, v: tuple[UtilizationShapePoint, ...]) -> tuple[UtilizationShapePoint, ...]:
-        """Upstream's ``validateFunctionShape``: at least one point; utilizations strictly
-        increasing (the first offender only); each utilization in [0, 100] and score in [0, 10].
+        """``validateFunctionShape`` (``_shape_errors``).
 
         Upstream builds these paths from ``scoringStrategy.shape``, which is not where the shape is
         written (``scoringStrategy.requestedToCapacityRatio.shape``); ours name the field the user
         wrote, since a profile's status must point at the exact field."""
-        if not v:
-            raise _invalid([((), "Required value: at least one point must be specified", v)], "shape")
-        errors: list[tuple[tuple[str | int, ...], str, object]] = []
-        for i, (a, b) in enumerate(itertools.pairwise(v), start=1):
-            if a.utilization >= b.utilization:
-                errors.append(((i, "utilization"),
-                               f"Invalid value: {b.utilization}: values must be sorted in increasing order",
-                               b.utilization))
-                break
-        for i, p in enumerate(v):
-            if not 0 <= p.utilization <= MAX_UTILIZATION:
-                errors.append(((i, "utilization"),
-                               f"Invalid value: {p.utilization}: not in valid range [0, {MAX_UTILIZATION}]",
-                               p.utilization))
-            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                errors.append(((i, "score"),
-                               f"Invalid value: {p.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
-                               p.score))
+        errors = _shape_errors(v)
         if errors:
             raise _invalid(errors, "shape")
         return v
@@ -257,3 +266,66 @@ class DefaultPreemptionArgs(ArgsModel):
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         return self
+
+
+# The StorageCapacityScoring feature gate's default: alpha and off in 1.33-1.36, beta and on from
+# 1.37 (pkg/features). kopf-scheduler has no feature gates; it follows the newest upstream default.
+# Validating args with ``context={STORAGE_CAPACITY_SCORING_GATE: False}`` gives the gate-off answers.
+STORAGE_CAPACITY_SCORING = True
+STORAGE_CAPACITY_SCORING_GATE = "StorageCapacityScoring"
+# SetDefaults_VolumeBindingArgs with the gate on: prefer the node with the most free capacity.
+DEFAULT_VOLUME_BINDING_SHAPE = (UtilizationShapePoint(utilization=0, score=MAX_CUSTOM_PRIORITY_SCORE),
+                                UtilizationShapePoint(utilization=MAX_UTILIZATION, score=0))
+
+
+def storage_capacity_scoring(info: ValidationInfo | None = None) -> bool:
+    """The gate as a validation sees it: the default, unless the caller's context says otherwise."""
+    ctx = info.context if info is not None else None
+    if isinstance(ctx, dict) and STORAGE_CAPACITY_SCORING_GATE in ctx:
+        return bool(ctx[STORAGE_CAPACITY_SCORING_GATE])
+    return STORAGE_CAPACITY_SCORING
+
+
+class VolumeBindingArgs(ArgsModel):
+    """``VolumeBindingArgs``: v1 defaulting (``SetDefaults_VolumeBindingArgs``), then
+    ``ValidateVolumeBindingArgsWithOptions``.
+
+    ``bindTimeoutSeconds`` defaults to 600 and must not be negative (0 is valid: PreBind then fails
+    at once whenever it has a volume to wait for, as upstream's zero-length poll does). ``shape``
+    (utilization 0-100 -> score 0-10 points of the storage-capacity Score) is defaulted, when
+    absent or empty and StorageCapacityScoring is on, to ``{0: 10}, {100: 0}``, and then validated
+    as ``validateFunctionShape``; with the gate off any ``shape`` given (even ``[]``) is refused."""
+
+    bind_timeout_seconds: int = Field(default=600, alias="bindTimeoutSeconds")
+    shape: tuple[UtilizationShapePoint, ...] | None = Field(default=None, validate_default=True)
+
+    @field_validator("bind_timeout_seconds", mode="before")
+    @classmethod
+    def _bind_timeout_defaulted(cls, v: object) -> object:
+        return 600 if v is None else v      # a null pointer is defaulted like an absent field
+
+    @field_validator("bind_timeout_seconds")
+    @classmethod
+    def _not_negative(cls, v: int) -> int:
+        if v < 0:
+            raise _invalid([((), f"Invalid value: {v}: invalid BindTimeoutSeconds, should not be a negative value",
+                             v)], "bindTimeoutSeconds")
+        return v
+
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v: tuple[UtilizationShapePoint, ...] | None, info: ValidationInfo
+               ) -> tuple[UtilizationShapePoint, ...] | None:
+        if storage_capacity_scoring(info):
+            if not v:
+                return DEFAULT_VOLUME_BINDING_SHAPE
+            errors = _shape_errors(v)
+            if errors:
+                raise _invalid(errors, "shape")
+            return v
+        if v is not None:
+            # field.Invalid renders a slice as JSON; the internal type has no json tags.
+            raw = json.dumps([{"Utilization": p.utilization, "Score": p.score} for p in v], separators=(",", ":"))
+            raise _invalid([((), f"Invalid value: {raw}: unexpected field `shape`, remove it or turn on the "
+                                 f"feature gate {STORAGE_CAPACITY_SCORING_GATE}", v)], "shape")
+        return v

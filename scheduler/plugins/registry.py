@@ -50,6 +50,7 @@ from scheduler.plugins.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PodTopologySpreadArgs,
+    VolumeBindingArgs,
 )
 
 __all__ = ["ENTRY_POINT_GROUP", "IN_TREE", "PluginSpec", "Registry"]
@@ -77,7 +78,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(noderesources.FIT_NAME, noderesources.new_fit, NodeResourcesFitArgs),
     PluginSpec(volumerestrictions.NAME, volumerestrictions.new),
     PluginSpec(nodevolumelimits.NAME, nodevolumelimits.new),
-    PluginSpec(volumebinding.NAME, volumebinding.new),
+    PluginSpec(volumebinding.NAME, volumebinding.new, VolumeBindingArgs),
     PluginSpec(volumezone.NAME, volumezone.new),
     PluginSpec(dynamicresources.NAME, dynamicresources.new),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),

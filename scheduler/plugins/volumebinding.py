@@ -1,6 +1,7 @@
-"""VolumeBinding, its scheduling-cycle half: which nodes a pod's claims can be bound or provisioned
-for (upstream's ``volumebinding`` PreFilter and Filter, with ``binder.go``'s ``GetPodVolumeClaims``
-and ``FindPodVolumes``), and Reserve/Unreserve (``AssumePodVolumes`` / ``RevertAssumedPodVolumes``).
+"""VolumeBinding (upstream's ``volumebinding``): which nodes a pod's claims can be bound or
+provisioned for (PreFilter and Filter, with ``binder.go``'s ``GetPodVolumeClaims`` and
+``FindPodVolumes``), the storage-capacity Score, Reserve/Unreserve (``AssumePodVolumes`` /
+``RevertAssumedPodVolumes``), and PreBind (``BindPodVolumes``: write, then wait for the binding).
 
 **PreFilter** checks every ``persistentVolumeClaim`` and generic ephemeral claim exists, is not
 Lost or being deleted, and (ephemeral) is owned by the pod; each failure is
@@ -40,26 +41,58 @@ PreFilter keeps in the cycle state) and assumes in the volume store each matched
 cycle neither hands that PV out again nor moves that claim (upstream's assume caches);
 **Unreserve** restores them. ``VolumeBinding.reserved(state)`` gives what was assumed.
 
-**What the edge must supply for the rest** (PreBind and the Score are not here): PreBind must
-write the assumed objects through the client protocol (the PV's ``spec.claimRef``; the claim's
-``volume.kubernetes.io/selected-node``), then wait up to
-``bindTimeoutSeconds`` (600 by default) for the PV controller to bind every claim, off the worker's
-loop, and fail the binding cycle on timeout so the pod is retried. The store must be fed by
-informers on PVs, PVCs, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities, whose
-events move pods (``events_to_register``). Until then, a pod whose delayed claim is unbound passes
-Filter but nothing provisions its volume; hence this plugin is registered, not default.
+**PreBind** (``BindPodVolumes``) writes what Reserve assumed through the client protocol: each
+static binding's ``claimRef`` (``bind_volume``, conditional on the PV's resourceVersion), then each
+claim's selected node (``select_node``, conditional on the claim's). An API error is an Error status
+with the API's text (wrapped: a 409 here requeues the pod, it does not mean another scheduler bound
+it). It then waits, up to ``bindTimeoutSeconds``, until every claim is bound as ``checkBindings``
+sees it in the informer's objects (``VolumeStore.api_pv`` / ``api_pvc``, never the assumed ones):
+an object not yet newer than the one written waits; a claim fully bound (``volumeName`` and
+``pv.kubernetes.io/bind-completed``) whose PV's ``claimRef`` still names it with a uid, and whose PV's
+node affinity admits the node, is done. The failures are upstream's texts under ``binding volumes:``:
+``context deadline exceeded`` on timeout; ``failed to check binding: could not find
+v1.PersistentVolume "x"`` (or ``v1.PersistentVolumeClaim "ns/x"``), ``failed to check provisioning
+pvc: could not find v1.PersistentVolumeClaim "ns/x"``, ``ClaimRef got reset for pv "x"``,
+``selectedNode annotation reset for PVC "x"`` (no annotations left), ``provisioning failed for PVC
+"x"`` (the provisioner removed or changed the selected node), ``pv "x" node affinity doesn't match
+node "n": no matching NodeSelectorTerms``, ``pod does not exist any more: pod "p" not found``,
+``failed to get node "n": node "n" not found``. The framework then unreserves (the assumptions go)
+and the pod is retried with backoff. The wait is a coroutine: it wakes when the store changes one of
+the objects it waits for (``VolumeStore.watch``) and polls every ``POLL_INTERVAL`` (upstream's
+second) for the rest, so neither the worker nor other pods' binding cycles wait on it. A zero
+timeout fails at once, as upstream's expired context does. **PreBindPreFlight** says Skip when all
+claims are bound (nothing to write or wait for), and ``pre_bind_wait`` gives the service the wait's
+budget, which it adds to the binding cycle's deadline (``SchedulerService.run_worker``).
 
-Also not here: in-tree PVs translated to CSI before the affinity check (``tryTranslatePVToCSI``:
-only matters for PVs whose zone is in labels rather than node affinity), the storage-capacity
-Score (upstream's PreScore/Score run only with the ``StorageCapacityScoring`` gate, alpha and off
-from 1.33, beta and on from 1.37; through 1.36 upstream's PreScore returns Skip, as having no Score
-does here), and queueing hints (every registered event requeues, which is
-never less eager than upstream's hints).
+**PreScore/Score** (``StorageCapacityScoring``: alpha and off in 1.33-1.36, beta and on from 1.37,
+``pkg/features``; this plugin follows the newest default, on, and ``storage_capacity_scoring=False``
+gives the gate-off plugin, whose PreScore always skips). Per node, the claims matched to PVs are
+grouped by the PV's class; a node with none takes the claims to provision whose driver publishes
+CSIStorageCapacity (the capacity object Filter found for the claim, its ``capacity``). Each class
+scores ``shape(requested * 100 / capacity)``, the node the rounded mean (``scorer.go``). ``shape``
+is ``VolumeBindingArgs.shape``, by default ``{0: 10}, {100: 0}`` (prefer the emptiest). Score is
+columnar: ``_unbound`` records, per claim, the chosen PV's or capacity object's size for every
+row, and the classes are combined with array arithmetic; PreScore skips a pod with no unbound
+delayed claim (every node would score 0).
+
+**EnqueueExtensions** with upstream's queueing hints: StorageClass Add|Update (a new class, or
+changed ``allowedTopologies``), PersistentVolumeClaim Add|Update (one of the pod's claims, generic
+ephemeral ones included), PersistentVolume Add|Update and Node Add|UpdateNodeLabel (no hint),
+CSINode Add|Update (new, or its migrated-plugins annotation changed), CSIDriver Update (an inline
+``csi`` volume of the pod uses it and its ``storageCapacity`` was turned off), CSIStorageCapacity
+Add|Update (new, or its volume limit, ``maximumVolumeSize`` else ``capacity``, appeared or grew).
+
+Not here: in-tree PVs translated to CSI before the affinity check (``tryTranslatePVToCSI``: only
+matters for PVs whose zone is in labels rather than node affinity); the NominatedNodeName update
+upstream makes before a PreBind that has work (NominatedNodeNameForExpectation: the client
+protocol has no such write); the ``scheduler_volume_*`` metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -71,21 +104,36 @@ from scheduler.cache.volumes import VolumeStore, not_found
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
     ClusterEvent,
     ClusterEventWithHint,
     FilterVerdict,
     PreFilterResult,
     Rows,
+    Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.volumes import (
     SELECTED_NODE_ANNOTATION,
     WAIT_FOR_FIRST_CONSUMER,
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
+    StorageClass,
 )
-from scheduler.plugins.helpers import derived, requirement_mask
+from scheduler.plugins.args import (
+    DEFAULT_VOLUME_BINDING_SHAPE,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    VolumeBindingArgs,
+)
+from scheduler.plugins.args import storage_capacity_scoring as scoring_gate
+from scheduler.plugins.helpers import broken_linear, derived, requirement_mask
+
+if TYPE_CHECKING:
+    from scheduler.client import SchedulerClient
 
 NAME = "VolumeBinding"
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -101,6 +149,15 @@ _SNAPSHOT_KEY = NAME + "/snapshot"
 _RESERVED_KEY = NAME + "/reserved"
 _SKIP = Status(Code.SKIP)
 BoolArray = npt.NDArray[np.bool_]
+MAX_UTILIZATION = 100
+# PreBind's wait: upstream polls every second (wait.PollUntilContextTimeout); here the store's
+# changes to the objects waited for wake the wait at once, and this poll catches what the store
+# does not carry (the pod's deletion, the node's labels).
+POLL_INTERVAL = 1.0
+# The error PollUntilContextTimeout returns when bindTimeoutSeconds passes: the context's.
+DEADLINE_EXCEEDED = "context deadline exceeded"
+# The assume caches' descriptions, in their NotFound text ("could not find v1.PersistentVolume ...").
+_PV_CACHE, _PVC_CACHE = "v1.PersistentVolume", "v1.PersistentVolumeClaim"
 
 # FindPodVolumes' order of reasons.
 _REASONS = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_NOT_ENOUGH_SPACE, ERR_REASON_PV_NOT_EXIST)
@@ -129,27 +186,89 @@ class PodVolumes:
     dynamic_provisions: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class StaticBinding:
+    """upstream's ``BindingInfo`` after ``AssumePodVolumes``: ``pv`` is the informer's PV as Reserve
+    read it (PreBind's write is conditional on its resourceVersion, and the wait compares the
+    informer's next version against it), ``bound`` the same PV with ``claimRef`` set to ``claim``."""
+
+    pv: PersistentVolume
+    bound: PersistentVolume
+    claim: PersistentVolumeClaim
+
+
+@dataclass(frozen=True, slots=True)
+class Provision:
+    """A claim to provision: ``claim`` as Reserve read it, ``annotated`` with the selected node."""
+
+    claim: PersistentVolumeClaim
+    annotated: PersistentVolumeClaim
+
+
 @dataclass(slots=True)
 class Reserved:
     """What Reserve assumed for the pod on ``node_name`` (upstream's ``stateData.allBound`` and the
-    node's ``PodVolumes``): the PVs pre-bound to their claims and the claims annotated with the
-    node, which PreBind must write, then wait for; ``all_bound``: nothing to do."""
+    node's ``PodVolumes``): the PVs pre-bound to their claims (``bindings``) and the claims
+    annotated with the node (``provisions``), which PreBind writes and then waits for;
+    ``assumed``, the objects shadowed in the store (Unreserve restores them); ``all_bound``:
+    nothing to do."""
 
     all_bound: bool = True
     node_name: str = ""
     assumed: list[PersistentVolume | PersistentVolumeClaim] = field(default_factory=list)
+    bindings: list[StaticBinding] = field(default_factory=list)
+    provisions: list[Provision] = field(default_factory=list)
+
+
+class VolumeBindingError(Exception):
+    """A PreBind failure: the API refused a write, or the binding did not complete. Never a
+    ``ClientError``: a 409 on a PV must requeue the pod, not read as "someone else bound it"."""
+
+
+@dataclass(slots=True)
+class _ScoreParts:
+    """What Score reads of the pod's volumes on each row (upstream's ``PodVolumes`` per node): per
+    claim matched to a PV, (the PV's class, the request, the PV's capacity per row, -1 where the
+    claim matched none there); per claim provisioned where its driver publishes capacity, (the
+    claim's class, the request, the chosen CSIStorageCapacity's capacity per row, -1 where none)."""
+
+    static: list[tuple[str, int, npt.NDArray[np.int64]]] = field(default_factory=list)
+    dynamic: list[tuple[str, int, npt.NDArray[np.int64]]] = field(default_factory=list)
 
 
 class VolumeBinding:
-    """Upstream's ``volumebinding.VolumeBinding``: PreFilter, Filter, EnqueueExtensions (see the
-    module docstring for the extension points left to the edge)."""
+    """Upstream's ``volumebinding.VolumeBinding``: PreFilter, Filter, PreScore, Score, Reserve,
+    Unreserve, PreBind (with its PreBindPreFlight) and EnqueueExtensions (see the module docstring).
+
+    ``args`` are the validated ``VolumeBindingArgs`` (defaults without); ``storage_capacity_scoring``
+    is the feature gate (``args.STORAGE_CAPACITY_SCORING``, the newest upstream default, unless
+    given); ``bind_timeout`` overrides ``args.bindTimeoutSeconds`` (tests wait fractions of a
+    second). ``client`` makes PreBind's writes; ``assigned_pod`` (the cache's pods by uid) tells
+    PreBind's wait that the pod was deleted."""
 
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: reads the node's labels and the store
     pre_filter_reads_pods = False   # PodReadingPreFilter: reads the pod and the store only
 
-    def __init__(self, volumes: VolumeStore | None = None) -> None:
-        self._volumes = volumes or VolumeStore()
+    def __init__(self, volumes: VolumeStore | None = None, args: VolumeBindingArgs | None = None, *,
+                 storage_capacity_scoring: bool | None = None, client: SchedulerClient | None = None,
+                 assigned_pod: Callable[[str], Pod | None] | None = None, bind_timeout: float | None = None
+                 ) -> None:
+        self._volumes = volumes if volumes is not None else VolumeStore()   # an empty store is falsy
+        gate = scoring_gate() if storage_capacity_scoring is None else storage_capacity_scoring
+        if args is None:
+            args = VolumeBindingArgs.model_validate({}, context={"StorageCapacityScoring": gate})
+        self.args = args
+        self.bind_timeout = float(args.bind_timeout_seconds) if bind_timeout is None else bind_timeout
+        self.storage_capacity_scoring = gate
+        # The scorer exists only with the gate on (New: ``if fts.EnableStorageCapacityScoring``),
+        # its points scaled from 0-10 to 0-100 as upstream's.
+        self._shape: tuple[tuple[int, int], ...] | None = None
+        if gate:
+            self._shape = tuple((p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+                                for p in args.shape or DEFAULT_VOLUME_BINDING_SHAPE)
+        self._client = client
+        self._assigned_pod = assigned_pod
 
     # --- PreFilter ---------------------------------------------------------------------------
     def _claims_of(self, pod: Pod) -> list[tuple[str, bool]]:
@@ -254,7 +373,7 @@ class VolumeBinding:
         return record
 
     def _filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
-                record: PodVolumes | None = None) -> FilterVerdict:
+                record: PodVolumes | None = None, parts: _ScoreParts | None = None) -> FilterVerdict:
         n = len(rows)
         pvcs = state.get(_STATE_KEY)
         if not isinstance(pvcs, PodVolumeClaims):
@@ -283,11 +402,11 @@ class VolumeBinding:
         no_space = np.zeros(n, np.bool_)
         errors: dict[int, str] = {}
         if pvcs.delay_binding:
-            bind_conflict, no_space, errors = self._unbound(pvcs, snapshot, rows, record)
+            bind_conflict, no_space, errors = self._unbound(pvcs, snapshot, rows, record, parts)
         return _verdict(n, node_conflict, bind_conflict, no_space, pv_missing, errors)
 
-    def _unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None
-                 ) -> tuple[BoolArray, BoolArray, dict[int, str]]:
+    def _unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None,
+                 parts: _ScoreParts | None = None) -> tuple[BoolArray, BoolArray, dict[int, str]]:
         t = snapshot.table
         n = len(rows)
         names = np.array(snapshot.node_names(rows), dtype=object)
@@ -303,18 +422,23 @@ class VolumeBinding:
         provision: list[tuple[PersistentVolumeClaim, BoolArray]] = [(c, np.ones(n, np.bool_)) for c in selected]
         taken: dict[str, BoolArray] = {}          # PV name -> rows where an earlier claim took it
         for c in to_match:
-            unmatched, chosen_pvs = self._match(c, pvcs.volumes_by_class.get(c.storage_class, []), t, rows, taken)
+            unmatched, chosen_pvs, capacity, pv_class = self._match(
+                c, pvcs.volumes_by_class.get(c.storage_class, []), t, rows, taken)
             for pv_name, mask in chosen_pvs.items():
                 taken[pv_name] = taken.get(pv_name, np.zeros(n, np.bool_)) | mask
                 if record is not None and mask[0] and not fast_fail[0]:
                     record.static_bindings.append((c.name, pv_name))
+            if parts is not None and chosen_pvs:
+                parts.static.append((pv_class, c.request or 0, capacity))
             provision.append((c, unmatched))
         # checkVolumeProvisions: the first failing claim decides each row.
         outcome = np.zeros(n, np.int64)
         decided = np.zeros(n, np.bool_)
         errors: dict[int, str] = {}
         for c, applies in provision:
-            o, message = self._provision_outcome(c, t, rows)
+            o, message, node_capacity = self._provision_outcome(c, t, rows, parts is not None)
+            if parts is not None and node_capacity is not None:
+                parts.dynamic.append((c.storage_class, c.request or 0, np.where(applies, node_capacity, -1)))
             take = applies & ~decided & (o != _OK)
             outcome[take] = o[take]
             decided |= take
@@ -329,9 +453,11 @@ class VolumeBinding:
         return bind_conflict, no_space, errors
 
     def _match(self, claim: PersistentVolumeClaim, pvs: list[PersistentVolume], t: NodeTable, rows: Rows,
-               taken: dict[str, BoolArray]) -> tuple[BoolArray, dict[str, BoolArray]]:
-        """``volume.FindMatchingVolume`` for one claim on every row: the rows left unmatched, and
-        for each chosen PV the rows it was chosen on."""
+               taken: dict[str, BoolArray]
+               ) -> tuple[BoolArray, dict[str, BoolArray], npt.NDArray[np.int64], str]:
+        """``volume.FindMatchingVolume`` for one claim on every row: the rows left unmatched, for
+        each chosen PV the rows it was chosen on, the chosen PV's capacity per row (-1: none) and
+        the chosen PVs' class (what Score groups by)."""
         n = len(rows)
         prebound = next((pv for pv in pvs if _bound_to(pv, claim)
                          and _basic_fit(pv, claim)), None)
@@ -340,10 +466,10 @@ class VolumeBinding:
             ok = pv_affinity_mask(t, prebound.node_affinity)[rows]
             if prebound.name in taken:
                 ok &= ~taken[prebound.name]
-            return ~ok, {prebound.name: ok}
+            return ~ok, {prebound.name: ok}, np.where(ok, prebound.capacity or 0, -1), prebound.storage_class
         cands = [pv for pv in pvs if pv.claim_ref is None and _basic_fit(pv, claim) and _available_fit(pv, claim)]
         if not cands:
-            return np.ones(n, np.bool_), {}
+            return np.ones(n, np.bool_), {}, np.full(n, -1, np.int64), claim.storage_class
         # Smallest first; among equals, store order (upstream keeps the first smallest it meets).
         cands.sort(key=lambda pv: pv.capacity or 0)
         fits = np.empty((len(cands), n), np.bool_)
@@ -356,25 +482,31 @@ class VolumeBinding:
         chosen: dict[str, BoolArray] = {}
         for k in np.unique(first[any_fit]).tolist():
             chosen[cands[k].name] = any_fit & (first == k)
-        return ~any_fit, chosen
+        sizes = np.array([pv.capacity or 0 for pv in cands], np.int64)
+        # Every candidate passed _available_fit: its class is the claim's.
+        return ~any_fit, chosen, np.where(any_fit, sizes[first], -1), claim.storage_class
 
-    def _provision_outcome(self, claim: PersistentVolumeClaim, t: NodeTable, rows: Rows
-                           ) -> tuple[npt.NDArray[np.int64], str]:
-        """``checkVolumeProvisions`` for one claim, per row."""
+    def _provision_outcome(self, claim: PersistentVolumeClaim, t: NodeTable, rows: Rows, want_capacity: bool = False
+                           ) -> tuple[npt.NDArray[np.int64], str, npt.NDArray[np.int64] | None]:
+        """``checkVolumeProvisions`` for one claim, per row; with ``want_capacity``, also the
+        capacity of the CSIStorageCapacity ``hasEnoughCapacity`` chose per row (-1: none), or
+        ``None`` when the claim's driver publishes no capacity (upstream's nil ``NodeCapacity``)."""
         n = len(rows)
         if not claim.storage_class:
-            return np.full(n, _ERROR, np.int64), f'no class for claim "{claim.key}"'
+            return np.full(n, _ERROR, np.int64), f'no class for claim "{claim.key}"', None
         sc = self._volumes.storage_class(claim.storage_class)
         if sc is None:
-            return np.full(n, _ERROR, np.int64), f'failed to find storage class "{claim.storage_class}"'
+            return np.full(n, _ERROR, np.int64), f'failed to find storage class "{claim.storage_class}"', None
         if not sc.provisioner or sc.provisioner == NOT_SUPPORTED_PROVISIONER:
-            return np.full(n, _BIND_CONFLICT, np.int64), ""
+            return np.full(n, _BIND_CONFLICT, np.int64), "", None
         out = np.where(topology_mask(t, sc.allowed_topologies)[rows], _OK, _BIND_CONFLICT).astype(np.int64)
         driver = self._volumes.csi_driver(sc.provisioner)
         if claim.request is None or driver is None or not driver.storage_capacity:
-            return out, ""
-        # hasEnoughCapacity: some capacity object of the class, reachable from the node, is big enough.
+            return out, "", None
+        # hasEnoughCapacity: some capacity object of the class, reachable from the node, is big
+        # enough; the first such object (in the store's order, as the lister's) is the node's.
         enough = np.zeros(n, np.bool_)
+        chosen = np.full(n, -1, np.int64) if want_capacity else None
         for cap in self._volumes.capacities():
             limit = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
             if (cap.storage_class == sc.name and limit is not None and limit >= claim.request
@@ -382,9 +514,73 @@ class VolumeBinding:
                 mask = np.ones(t.capacity, np.bool_)
                 for r in cap.node_topology.requirements:
                     mask &= requirement_mask(t, r)
-                enough |= mask[rows]
+                reach = mask[rows]
+                if chosen is not None:
+                    # Upstream reads Capacity.Value() of the chosen object (a nil capacity beside a
+                    # sufficient maximumVolumeSize would panic there): 0 here.
+                    chosen[reach & ~enough] = cap.capacity or 0
+                enough |= reach
         out[(out == _OK) & ~enough] = _NO_SPACE
-        return out, ""
+        return out, "", chosen
+
+    # --- PreScore / Score (storage capacity) ------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        """Upstream's PreScore: Skip without the scorer (StorageCapacityScoring off), else Success.
+        A pod with no unbound delayed claim scores 0 everywhere (no static binding, no provision);
+        it skips here, which changes no total."""
+        if self._shape is None:
+            return _SKIP
+        pvcs = state.get(_STATE_KEY)
+        if not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
+            return _SKIP
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        """Upstream's Score on every row at once. Per row, the claims matched to a PV (static
+        bindings) are grouped by the PV's class, requests and capacities summed; a row with no
+        static binding takes instead the claims to provision whose CSIStorageCapacity was found
+        (dynamic provisions), requests summed and the class's capacity the last such one's. Each
+        class scores ``shape(requested * 100 / capacity)`` (100 when the capacity is 0 or short);
+        the row scores the rounded mean over its classes, 0 without any."""
+        n = len(rows)
+        pvcs = state.get(_STATE_KEY)
+        if self._shape is None or not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
+            return np.zeros(n, np.int64)
+        parts = _ScoreParts()
+        self._unbound(pvcs, snapshot, rows, None, parts)
+        return self._score(parts, n)
+
+    def _score(self, parts: _ScoreParts, n: int) -> Scores:
+        assert self._shape is not None
+        has_static = np.zeros(n, np.bool_)
+        for _, _, size in parts.static:
+            has_static |= size >= 0
+        total = np.zeros(n, np.int64)
+        count = np.zeros(n, np.int64)
+        for cls in dict.fromkeys([c for c, _, _ in parts.static] + [c for c, _, _ in parts.dynamic]):
+            s_req, s_cap, s_has = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+            for c, request, size in parts.static:
+                if c == cls:
+                    m = size >= 0
+                    s_req += np.where(m, request, 0)
+                    s_cap += np.where(m, size, 0)
+                    s_has |= m
+            d_req, d_cap, d_has = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+            for c, request, size in parts.dynamic:
+                if c == cls:
+                    m = size >= 0
+                    d_req += np.where(m, request, 0)
+                    d_cap = np.where(m, size, d_cap)     # assigned, not summed, as upstream
+                    d_has |= m
+            req = np.where(has_static, s_req, d_req)
+            cap = np.where(has_static, s_cap, d_cap)
+            present = np.where(has_static, s_has, d_has)
+            short = (cap == 0) | (req > cap)
+            util = np.where(short, MAX_UTILIZATION, req * MAX_UTILIZATION // np.where(short, 1, cap))
+            total += np.where(present, broken_linear(self._shape, util), 0)
+            count += present
+        # math.Round(sum / count): half away from zero, on non-negative scores.
+        return np.where(count > 0, (2 * total + count) // np.maximum(2 * count, 1), 0).astype(np.int64)
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -404,25 +600,29 @@ class VolumeBinding:
         found = self.find_pod_volumes(state, pod, snapshot, row)
         if not found.status.is_success():
             return found.status
-        assumed: list[PersistentVolume | PersistentVolumeClaim] = []
+        reserved = Reserved(False, node_name)
         for claim_name, pv_name in found.static_bindings:
             pv, claim = self._volumes.pv(pv_name), self._volumes.pvc(pod.namespace, claim_name)
             if pv is None or claim is None:
-                self._restore(assumed)
+                self._restore(reserved.assumed)
                 return Status.as_error(ValueError(f'failed to assume PV "{pv_name}" for claim "{claim_name}"'))
+            bound = pv
             if not _bound_to(pv, claim):        # a PV already pre-bound to it needs no assumption
                 bound = replace(pv, claim_ref=(claim.namespace, claim.name, claim.uid))
                 self._volumes.assume(bound)
-                assumed.append(bound)
+                reserved.assumed.append(bound)
+            reserved.bindings.append(StaticBinding(self._volumes.api_pv(pv.name) or pv, bound, claim))
         for claim_name in found.dynamic_provisions:
             claim = self._volumes.pvc(pod.namespace, claim_name)
             if claim is None:
-                self._restore(assumed)
+                self._restore(reserved.assumed)
                 return Status.as_error(ValueError(f'failed to assume claim "{claim_name}"'))
             annotated = replace(claim, annotations={**claim.annotations, SELECTED_NODE_ANNOTATION: node_name})
             self._volumes.assume(annotated)
-            assumed.append(annotated)
-        state.write(_RESERVED_KEY, Reserved(False, node_name, assumed))
+            reserved.assumed.append(annotated)
+            reserved.provisions.append(
+                Provision(self._volumes.api_pvc(claim.namespace, claim.name) or claim, annotated))
+        state.write(_RESERVED_KEY, reserved)
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -438,20 +638,259 @@ class VolumeBinding:
 
     @staticmethod
     def reserved(state: CycleState) -> Reserved | None:
-        """What Reserve assumed for this cycle's pod: the edge's PreBind writes it."""
+        """What Reserve assumed for this cycle's pod (what PreBind writes)."""
         got = state.get(_RESERVED_KEY)
         return got if isinstance(got, Reserved) else None
 
+    # --- PreBind -----------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``PreBindPreFlight``: Skip when every claim is bound (PreBind has nothing to
+        do), an Error when Reserve found nothing for the node, else Success."""
+        reserved = self.reserved(state)
+        if reserved is not None and reserved.all_bound:
+            return _SKIP
+        if reserved is None or reserved.node_name != node_name:
+            return Status.as_error(VolumeBindingError(f'no pod volumes found for node "{node_name}"'))
+        return SUCCESS
+
+    def pre_bind_wait(self, state: CycleState) -> float:
+        """The longest PreBind may wait for this cycle's pod (``PreBindWaiter``): the bind timeout
+        when Reserve left something to bind, else 0. The service adds it to the binding cycle's
+        deadline, so a long wait for a provisioner is not cut short by the cycle's own timeout."""
+        reserved = self.reserved(state)
+        return 0.0 if reserved is None or reserved.all_bound else max(self.bind_timeout, 0.0)
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``PreBind`` (``BindPodVolumes``): write what Reserve assumed (each static
+        binding's ``claimRef``, each provisioned claim's selected node), then wait until the PV
+        controller and the provisioners bind every one of the pod's claims (``checkBindings``), for
+        up to ``bindTimeoutSeconds``. A failure is an Error status with upstream's text; the
+        framework then unreserves, which restores the assumed objects, and the pod is retried."""
+        reserved = self.reserved(state)
+        if reserved is not None and reserved.all_bound:
+            return SUCCESS
+        if reserved is None or reserved.node_name != node_name:
+            return Status.as_error(VolumeBindingError(f'no pod volumes found for node "{node_name}"'))
+        if self._client is None:
+            return Status.as_error(VolumeBindingError("VolumeBinding has no API client"))
+        try:
+            # bindAPIUpdate: the PVs first, then the claims; no API rollback if one fails.
+            for b in reserved.bindings:
+                await self._client.bind_volume(b.bound, b.claim)
+            for p in reserved.provisions:
+                await self._client.select_node(p.claim, node_name)
+        except Exception as e:  # the API's error text, as upstream returns the Update's error
+            return Status.as_error(VolumeBindingError(str(e)))
+        snapshot = state.get(_SNAPSHOT_KEY)
+        try:
+            await self._wait_bound(pod, node_name, reserved, snapshot if isinstance(snapshot, Snapshot) else None)
+        except VolumeBindingError as e:
+            return Status.as_error(VolumeBindingError(f"binding volumes: {e}"))
+        return SUCCESS
+
+    async def _wait_bound(self, pod: Pod, node_name: str, reserved: Reserved, snapshot: Snapshot | None) -> None:
+        """Upstream's ``wait.PollUntilContextTimeout(ctx, time.Second, bindTimeout, false,
+        checkBindings)``, without blocking the loop: the check runs when the store changes one of the
+        objects waited for (a watch, not a poll) and at least every ``POLL_INTERVAL``; raises
+        ``VolumeBindingError`` with checkBindings' error, or the context's once the time is up (a
+        zero timeout fails at once, as upstream's expired context does)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.bind_timeout
+        if self.bind_timeout <= 0:
+            raise VolumeBindingError(DEADLINE_EXCEEDED)
+        wake = asyncio.Event()
+
+        def changed() -> None:      # called by the store, maybe from a watch handler's thread
+            with contextlib.suppress(RuntimeError):     # the loop closed meanwhile
+                loop.call_soon_threadsafe(wake.set)
+
+        watching: dict[tuple[str, str, str], Callable[[], None]] = {}
+        try:
+            while True:
+                wake.clear()
+                wanted = self._watched(reserved)
+                for key in wanted.keys() - watching.keys():
+                    watching[key] = self._volumes.watch(*key, changed)
+                if self._check_bindings(pod, node_name, reserved, snapshot):
+                    return
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise VolumeBindingError(DEADLINE_EXCEEDED)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), min(remaining, POLL_INTERVAL))
+                if loop.time() >= deadline:
+                    raise VolumeBindingError(DEADLINE_EXCEEDED)
+        finally:
+            for unwatch in watching.values():
+                unwatch()
+
+    def _watched(self, reserved: Reserved) -> dict[tuple[str, str, str], None]:
+        """The store keys whose changes can end the wait: the bindings' PVs and claims, the claims
+        to provision, and the PVs those claims were bound to meanwhile."""
+        keys: dict[tuple[str, str, str], None] = {}
+        for b in reserved.bindings:
+            keys[("PersistentVolume", "", b.pv.name)] = None
+            keys[("PersistentVolumeClaim", b.claim.namespace, b.claim.name)] = None
+        for p in reserved.provisions:
+            keys[("PersistentVolumeClaim", p.claim.namespace, p.claim.name)] = None
+            got = self._volumes.api_pvc(p.claim.namespace, p.claim.name)
+            if got is not None and got.volume_name:
+                keys[("PersistentVolume", "", got.volume_name)] = None
+        return keys
+
+    def _check_bindings(self, pod: Pod, node_name: str, reserved: Reserved, snapshot: Snapshot | None) -> bool:
+        """Upstream's ``checkBindings`` on the informer's objects (never the assumed ones, which
+        a later cycle may have changed): True once every claim is fully bound, False to keep
+        waiting; raises ``VolumeBindingError`` when binding must be retried."""
+        row = snapshot.row_of(node_name) if snapshot is not None else None
+        if snapshot is None or row is None:
+            raise VolumeBindingError(f'failed to get node "{node_name}": node "{node_name}" not found')
+        labels = snapshot.node_info(row).node.labels
+        if self._assigned_pod is not None and self._assigned_pod(pod.uid) is None:
+            # When the pod is deleted, binding is cancelled: no need to check PVs and PVCs any more.
+            raise VolumeBindingError(f'pod does not exist any more: pod "{pod.name}" not found')
+        for b in reserved.bindings:
+            pv = self._volumes.api_pv(b.pv.name)
+            if pv is None:
+                raise VolumeBindingError(f'failed to check binding: could not find {_PV_CACHE} "{b.pv.name}"')
+            pvc = self._volumes.api_pvc(b.claim.namespace, b.claim.name)
+            if pvc is None:
+                raise VolumeBindingError(f'failed to check binding: could not find {_PVC_CACHE} "{b.claim.key}"')
+            if not _newer(pv, b.pv):
+                return False        # our update is not in the informer yet
+            if not _affinity_fits(pv, labels):
+                raise VolumeBindingError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": '
+                                         "no matching NodeSelectorTerms")
+            if pv.claim_ref is None or not pv.claim_ref[2]:
+                raise VolumeBindingError(f'ClaimRef got reset for pv "{pv.name}"')
+            if not _fully_bound(pvc):
+                return False
+        for p in reserved.provisions:
+            pvc = self._volumes.api_pvc(p.claim.namespace, p.claim.name)
+            if pvc is None:
+                raise VolumeBindingError(f'failed to check provisioning pvc: could not find {_PVC_CACHE} '
+                                         f'"{p.claim.key}"')
+            if not _newer(pvc, p.claim):
+                return False
+            if not pvc.annotations:
+                raise VolumeBindingError(f'selectedNode annotation reset for PVC "{pvc.name}"')
+            if pvc.annotations.get(SELECTED_NODE_ANNOTATION) != node_name:
+                # A provisioner that fails removes the annotation to have the scheduler retry.
+                raise VolumeBindingError(f'provisioning failed for PVC "{pvc.name}"')
+            if pvc.volume_name:
+                pv = self._volumes.api_pv(pvc.volume_name)
+                if pv is None:
+                    return False    # not in the informer yet (or deleted: the claim unbinds)
+                if not _affinity_fits(pv, labels):
+                    raise VolumeBindingError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": '
+                                             "no matching NodeSelectorTerms")
+            if not _fully_bound(pvc):
+                return False
+        return True
+
+    # --- EnqueueExtensions -------------------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Upstream's, with SchedulerQueueingHints on: Node Add|UpdateNodeLabel (UpdateNodeTaint
+        is registered only without hints) and PersistentVolume Add|Update have no hint; CSIDriver
+        registers Update only."""
         add_update = frozenset({"Add", "Update"})
-        return (ClusterEventWithHint(ClusterEvent("StorageClass", add_update)),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", add_update)),
+        return (ClusterEventWithHint(ClusterEvent("StorageClass", add_update),
+                                     is_schedulable_after_storage_class_change),
+                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", add_update),
+                                     is_schedulable_after_pvc_change),
                 ClusterEventWithHint(ClusterEvent("PersistentVolume", add_update)),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")),
-                ClusterEventWithHint(ClusterEvent("CSINode", add_update)),
-                ClusterEventWithHint(ClusterEvent("CSIDriver", add_update)),
-                ClusterEventWithHint(ClusterEvent("CSIStorageCapacity", add_update)))
+                ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel"}))),
+                ClusterEventWithHint(ClusterEvent("CSINode", add_update), is_schedulable_after_csi_node_change),
+                ClusterEventWithHint(ClusterEvent("CSIDriver", "Update"), is_schedulable_after_csi_driver_change),
+                ClusterEventWithHint(ClusterEvent("CSIStorageCapacity", add_update),
+                                     is_schedulable_after_csi_storage_capacity_change))
+
+
+# --- queueing hints (each raises TypeError for objects of the wrong kind: the queue then Queues) --
+def _as(kind: type, event: ClusterEvent, *, old_may_be_none: bool = True) -> tuple[object, object]:
+    """``util.As``: the event's objects as ``kind`` (the old one may be absent: an Add)."""
+    old, new = event.old, event.new
+    if not isinstance(new, kind) or not (isinstance(old, kind) or (old is None and old_may_be_none)):
+        raise TypeError(f"expected {kind.__name__} objects, got {type(old).__name__} and {type(new).__name__}")
+    return old, new
+
+
+def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
+    """``isSchedulableAfterPersistentVolumeClaimChange``: Queue when the claim is in the pod's
+    namespace and is one of its claims (a ``persistentVolumeClaim`` or a generic ephemeral volume's
+    ``<pod>-<volume>``): its creation and almost any update of it may make the pod schedulable."""
+    _, new = _as(PersistentVolumeClaim, event)
+    assert isinstance(new, PersistentVolumeClaim)
+    if new.namespace != pod.namespace:
+        return False
+    return any(new.name == (v.claim_name if v.claim_name is not None else f"{pod.name}-{v.name}")
+               for v in pod.volumes if v.claim_name is not None or v.ephemeral)
+
+
+def is_schedulable_after_storage_class_change(pod: Pod, event: ClusterEvent) -> bool:
+    """``isSchedulableAfterStorageClassChange``: Queue for a new class, or a change of its
+    ``allowedTopologies`` (its binding mode cannot be updated)."""
+    old, new = _as(StorageClass, event)
+    assert isinstance(new, StorageClass) and (old is None or isinstance(old, StorageClass))
+    return old is None or old.allowed_topologies != new.allowed_topologies
+
+
+def is_schedulable_after_csi_node_change(pod: Pod, event: ClusterEvent) -> bool:
+    """``isSchedulableAfterCSINodeChange``: Queue for a new CSINode, or a change of its
+    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation (compared as the set of plugins
+    it names, which is what the scheduler reads of it)."""
+    if event.old is None:
+        return True
+    old, new = _as(CSINode, event)
+    assert isinstance(old, CSINode) and isinstance(new, CSINode)
+    return old.migrated_plugins != new.migrated_plugins
+
+
+def is_schedulable_after_csi_driver_change(pod: Pod, event: ClusterEvent) -> bool:
+    """``isSchedulableAfterCSIDriverChange``: Queue when the pod has an inline ``csi`` volume of
+    this driver and the driver's ``storageCapacity`` went from true to false (or unset)."""
+    old, new = _as(CSIDriver, event, old_may_be_none=False)
+    assert isinstance(old, CSIDriver) and isinstance(new, CSIDriver)
+    return any(v.csi_driver == new.name and old.storage_capacity and not new.storage_capacity
+               for v in pod.volumes)
+
+
+def volume_limit(cap: CSIStorageCapacity) -> int | None:
+    """``volumeLimit``: the largest volume the capacity object allows, ``maximumVolumeSize`` if set
+    (it is more precise), else ``capacity``."""
+    return cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
+
+
+def is_schedulable_after_csi_storage_capacity_change(pod: Pod, event: ClusterEvent) -> bool:
+    """``isSchedulableAfterCSIStorageCapacityChange``: Queue for a new object, or when its volume
+    limit appeared or grew (its class and node topology cannot be updated)."""
+    old, new = _as(CSIStorageCapacity, event)
+    assert isinstance(new, CSIStorageCapacity) and (old is None or isinstance(old, CSIStorageCapacity))
+    if old is None:
+        return True
+    new_limit, old_limit = volume_limit(new), volume_limit(old)
+    return new_limit is not None and (old_limit is None or new_limit > old_limit)
+
+
+def _newer(api: PersistentVolume | PersistentVolumeClaim, read: PersistentVolume | PersistentVolumeClaim) -> bool:
+    """Whether the informer's ``api`` object is newer than the one PreBind wrote against (upstream
+    compares the informer's resourceVersion with the write's answer; our write is conditional on
+    ``read``'s, so any later version is ours or newer). Objects read without resourceVersions
+    (tests) compare by identity: the store replaces an object on every watch event."""
+    a, r = api.resource_version, read.resource_version
+    if a.isdigit() and r.isdigit():
+        return int(a) > int(r)
+    return api is not read
+
+
+def _fully_bound(pvc: PersistentVolumeClaim) -> bool:
+    """``isPVCFullyBound``: a volume name and the ``pv.kubernetes.io/bind-completed`` annotation."""
+    return bool(pvc.volume_name) and ANN_BIND_COMPLETED in pvc.annotations
+
+
+def _affinity_fits(pv: PersistentVolume, labels: Mapping[str, str]) -> bool:
+    """``volume.CheckNodeAffinity`` against a node that has only labels (as ``pv_affinity_mask``)."""
+    return pv.node_affinity is None or pv.node_affinity.matches(labels, "")
 
 
 def _bound_to(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
@@ -554,14 +993,29 @@ def _verdict(n: int, node_conflict: BoolArray, bind_conflict: BoolArray, no_spac
     return FilterVerdict(failed, statuses, ids)
 
 
-def new(args: None, handle: Handle) -> VolumeBinding:
-    return VolumeBinding(handle.volumes)
+def new(args: VolumeBindingArgs | None, handle: Handle) -> VolumeBinding:
+    return VolumeBinding(handle.volumes, args, client=handle.client, assigned_pod=handle.assigned_pod)
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin, ReservePlugin
+    from scheduler.framework.interfaces import (
+        BatchFilterPlugin,
+        BatchScorePlugin,
+        EnqueueExtensions,
+        PreBindPlugin,
+        PreBindPreFlightPlugin,
+        PreBindWaiter,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ReservePlugin,
+    )
 
     _: type[BatchFilterPlugin] = VolumeBinding
     __: type[PreFilterPlugin] = VolumeBinding
     ___: type[EnqueueExtensions] = VolumeBinding
     ____: type[ReservePlugin] = VolumeBinding
+    _____: type[PreScorePlugin] = VolumeBinding
+    ______: type[BatchScorePlugin] = VolumeBinding
+    _______: type[PreBindPlugin] = VolumeBinding
+    ________: type[PreBindPreFlightPlugin] = VolumeBinding
+    _________: type[PreBindWaiter] = VolumeBinding

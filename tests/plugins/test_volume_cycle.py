@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from scheduler.cache import VolumeStore
 from scheduler.framework.status import Code
 from scheduler.model import Pod
 from tests.builders import make_scheduler, node, pod
-from tests.plugins.volumes import pv, pvc, store
+from tests.plugins.volumes import pv, pv_controller, pvc, store
 
 VOLUME_PLUGINS = {"plugins": {"multiPoint": {"enabled": [
     {"name": "VolumeRestrictions"}, {"name": "NodeVolumeLimits"}, {"name": "VolumeZone"}]}}}
@@ -133,14 +135,90 @@ def test_volume_binding_reserves_a_static_pv_for_one_pod_only() -> None:
         pvc("a", storage_class="local"), pvc("b", storage_class="local"))
     spec = {"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}
     s, client = make_scheduler(spec, volumes=volumes)
+    pv_controller(client, volumes)          # PreBind's write binds at once
     s.cache.add_node(node("n1"))
     s.cache.add_node(node("n2"))
     first, second = with_claim("first", "a"), with_claim("second", "b")
     schedule(s, first)
     assert client.bound == {first.uid: "n1"}
+    assert client.volume_binds == [("local-n1", "default/a")]
     bound_pv = volumes.pv("local-n1")
     assert bound_pv is not None and bound_pv.claim_ref is not None and bound_pv.claim_ref[:2] == ("default", "a")
     schedule(s, second)
     assert second.uid not in client.bound
     assert client.failures[-1][2].startswith("0/2 nodes are available: 2 node(s) didn't find available persistent "
                                              "volumes to bind.")
+
+
+WFFC = {"kind": "StorageClass", "metadata": {"name": "wffc"}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def test_a_claim_to_provision_is_written_and_waited_for_through_the_cycle() -> None:
+    """Reserve assumes the claim annotated with the node, PreBind writes the annotation, the
+    provisioner (the test's client) binds it, and only then is the pod bound."""
+    volumes = store(WFFC, pvc("data", storage_class="wffc"))
+    s, client = make_scheduler(VOLUME_BINDING, volumes=volumes)
+    pv_controller(client, volumes)
+    s.cache.add_node(node("n1"))
+    p = with_claim("db", "data")
+    schedule(s, p)
+    assert client.selected_nodes == [("default/data", "n1")] and client.bound == {p.uid: "n1"}
+    bound = volumes.pvc("default", "data")
+    assert bound is not None and bound.volume_name == "pvc-data" and not volumes.is_assumed(bound)
+
+
+def test_a_claim_that_never_binds_fails_pre_bind_and_the_pod_is_retried() -> None:
+    """No provisioner answers: PreBind fails after bindTimeoutSeconds with upstream's text, the
+    framework unreserves (the assumed claim is restored), and the pod waits in the queue with
+    backoff, not lost."""
+    volumes = store(WFFC, pvc("data", storage_class="wffc"))
+    spec = {**VOLUME_BINDING, "pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 0}}]}
+    s, client = make_scheduler(spec, volumes=volumes)
+    s.cache.add_node(node("n1"))
+    p = with_claim("db", "data")
+    schedule(s, p)
+    assert client.bound == {} and client.selected_nodes == [("default/data", "n1")]
+    (key, reason, message, _), = client.failures
+    assert (key, reason, message) == ("default/db", "SchedulerError",
+                                      "binding rejected: binding volumes: context deadline exceeded")
+    assert s.queue.where(p.uid) is not None                     # requeued
+    assert s.cache.assumed_count() == 0
+    restored = volumes.pvc("default", "data")
+    assert restored is not None and "volume.kubernetes.io/selected-node" not in restored.annotations
+
+
+VOLUME_BINDING = {"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}
+
+
+# test/integration/scheduler/preemption/preemption_test.go TestReadWriteOncePodPreemption: one node,
+# ReadWriteOncePod claims bound to their PVs; the victims are low priority, the preemptor high.
+RWOP_PREEMPTION = [
+    ("preempt single pod", [("victim-pod", ["pvc-1"])], ["pvc-1"], ["victim-pod"]),
+    ("preempt two pods", [("victim-pod-1", ["pvc-1"]), ("victim-pod-2", ["pvc-2"])], ["pvc-1", "pvc-2"],
+     ["victim-pod-1", "victim-pod-2"]),
+    ("preempt single pod with two volumes", [("victim-pod", ["pvc-1", "pvc-2"])], ["pvc-1", "pvc-2"],
+     ["victim-pod"]),
+]
+
+
+@pytest.mark.parametrize(("name", "existing", "claims", "preempted"), RWOP_PREEMPTION,
+                         ids=[c[0] for c in RWOP_PREEMPTION])
+def test_read_write_once_pod_preemption(name: str, existing: list[tuple[str, list[str]]], claims: list[str],
+                                        preempted: list[str]) -> None:
+    objects: list[dict[str, Any]] = []
+    for i in (1, 2):
+        objects.append(pv(f"pv-with-read-write-once-pod-{i}", accessModes=["ReadWriteOncePod"],
+                          capacity={"storage": "1Mi"}))
+        objects.append(pvc(f"pvc-{i}", volume_name=f"pv-with-read-write-once-pod-{i}",
+                           access_modes=["ReadWriteOncePod"]))
+    s, client = make_scheduler(VOLUME_PLUGINS, volumes=store(*objects))
+    s.cache.add_node(node("node1", cpu="500m", memory="500Ki", pods=32))
+    for victim, victim_claims in existing:
+        s.cache.add_pod(pod(victim, None, None, node_name="node1", priority=0, spec={"volumes": [
+            {"name": c, "persistentVolumeClaim": {"claimName": c}} for c in victim_claims]}))
+    preemptor = pod("preemptor-pod", None, None, priority=100, spec={"volumes": [
+        {"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims]})
+    schedule(s, preemptor)
+    assert sorted(v for v, _, _ in client.preempted) == [f"default/{v}" for v in preempted]
+    assert client.failures[-1][3] == "node1"        # nominated there

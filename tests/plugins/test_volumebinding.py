@@ -1,17 +1,22 @@
-"""VolumeBinding's PreFilter and Filter, after upstream's ``volumebinding/volume_binding_test.go``
+"""VolumeBinding's PreFilter, Filter, Score, args and queueing hints, after upstream's ``volumebinding/volume_binding_test.go``
 TestVolumeBinding, with its builders (``test_utils.go``: makeNode, makePV, makePVC, makePod), and
 ``binder_test.go`` TestFindPodVolumesWithoutProvisioning, TestFindPodVolumesWithProvisioning and TestCapacity
 (every scenario, under each of the three CSIDriver variants, through ``find_pod_volumes``).
 
-Every case is ported for its PreFilter status and result and its Filter statuses. Not ported: the
-cases' ``wantScores`` and ``wantPreScoreStatus`` (the storage-capacity Score is not implemented;
-see ``plugins.volumebinding``), and ``wantStateAfterPreFilter`` as a structure (the state's
-content shows in the Filter statuses). TestIsSchedulableAfterPersistentVolumeChange is not ported:
-no queueing hint is registered (every registered event requeues).
+Every case is ported for its PreFilter status and result and its Filter statuses, and the score
+cases for their ``wantScores`` (below: the copy read predates StorageCapacityScoring and scored
+with the shape {0: 0}, {100: 10}, which each case passes explicitly; the static-binding Score has
+not changed since). ``wantStateAfterPreFilter`` is not ported as a structure (the state's content
+shows in the Filter statuses); ``wantPreScoreStatus``: see ``test_pre_score_skips_with_nothing_to_score``.
+
+Also here: ``scorer_test.go`` TestScore; ``validation_pluginargs_test.go`` TestValidateVolumeBindingArgs
+and ``defaults_test.go`` TestPluginArgsDefaults' VolumeBindingArgs cases; the queueing hints of
+``volume_binding.go`` (EventsToRegister with hints; the hint tables are ours, one case per branch:
+the upstream hint tables at hand were of other versions of those functions). PreBind is in
+``test_volumebinding_prebind.py``.
 
 Not ported from binder_test.go: TestFindPodVolumesWithCSIMigration (the in-tree PV translation is
-not implemented), and the Assume/Bind/Revert tables (Reserve and PreBind are the edge's: see the
-plugin's docstring).
+not implemented).
 
 Beyond upstream's tables: cases for what they leave out (a provisioner,
 allowedTopologies, CSIStorageCapacity, the selected-node fast path, a PV pre-bound to the claim,
@@ -23,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pydantic_core
 import pytest
 
 from scheduler.cache import Cache
@@ -565,3 +571,449 @@ def test_assume_provision_annotates_the_claim_and_a_watch_event_replaces_it() ->
     claim = volumes.pvc("testns", "provisioned-pvc")
     assert claim is not None and "volume.kubernetes.io/selected-node" not in claim.annotations
     assert not volumes.is_assumed(claim)
+
+
+# --- PreScore / Score --------------------------------------------------------------------------------
+def shaped(*points: tuple[int, int]) -> Any:
+    from scheduler.plugins.args import VolumeBindingArgs
+    return VolumeBindingArgs.model_validate({"shape": [{"utilization": u, "score": s} for u, s in points]})
+
+
+def score_all(plugin: VolumeBinding, pod: Pod, nodes: list[Node]) -> tuple[Code | None, list[int]]:
+    """PreFilter, Filter, then PreScore and Score over the feasible nodes; (PreScore's code, or None
+    for Success, and a score per node, 0 for a node Filter rejected, as upstream's table reads it)."""
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    with cache.lock:
+        snap = cache.snapshot()
+        state = CycleState()
+        plugin.pre_filter(state, pod, snap)
+        rows = np.array([snap.row_of(n.name) for n in nodes], np.int64)
+        v = plugin.filter_nodes(state, pod, snap, rows)
+        feasible = rows[~v.failed]
+        ps = plugin.pre_score(state, pod, snap, feasible)
+        out = [0] * len(nodes)
+        if ps.is_success():
+            got = plugin.score_nodes(state, pod, snap, feasible)
+            for r, sc in zip(feasible.tolist(), got.tolist(), strict=True):
+                out[rows.tolist().index(r)] = sc
+    return (None if ps.is_success() else ps.code), out
+
+
+# volume_binding_test.go TestVolumeBinding, the score cases: their wantScores are those of the copy
+# read (@645c553f, the VolumeCapacityPriority era), whose default shape was {0: 0}, {100: 10}; the
+# Score of static bindings is unchanged since, so each case runs with its table's shape given.
+OLD_DEFAULT_SHAPE = ((0, 0), (100, 10))
+SCORE_CASES = [
+    ("local volumes with close capacity are preferred", make_pod("pvc-a"), ABC,
+     [make_pvc("pvc-a", WAIT, request="50Gi")], LOCAL_PVS, OLD_DEFAULT_SHAPE, [25, 50, 0]),
+    ("local volumes with close capacity are preferred (multiple pvcs)", make_pod("pvc-0", "pvc-1"), ABC,
+     [make_pvc("pvc-0", WAIT, request="50Gi"), make_pvc("pvc-1", HDD, request="100Gi")], LOCAL_PVS + HDD_PVS,
+     OLD_DEFAULT_SHAPE, [38, 75, 0]),
+    ("zonal volumes with close capacity are preferred", make_pod("pvc-a"), ZONAL_NODES,
+     [make_pvc("pvc-a", WAIT, request="50Gi")], ZONAL_PVS, OLD_DEFAULT_SHAPE, [25, 25, 50, 50, 0, 0]),
+    ("zonal volumes with close capacity are preferred (custom shape)", make_pod("pvc-a"), ZONAL_NODES,
+     [make_pvc("pvc-a", WAIT, request="50Gi")], ZONAL_PVS, ((0, 0), (50, 3), (100, 5)), [15, 15, 30, 30, 0, 0]),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "nodes", "pvcs", "pvs", "shape", "want"), SCORE_CASES,
+                         ids=[c[0] for c in SCORE_CASES])
+def test_volume_binding_scores(name: str, pod: Pod, nodes: list[Node], pvcs: list[dict[str, Any]],
+                               pvs: list[dict[str, Any]], shape: tuple[tuple[int, int], ...], want: list[int]) -> None:
+    plugin = VolumeBinding(store(*CLASSES, *pvcs, *pvs), shaped(*shape), storage_capacity_scoring=True)
+    assert score_all(plugin, pod, nodes) == (None, want)
+
+
+def test_default_shape_prefers_the_emptiest() -> None:
+    """With the gate's default shape ({0: 10}, {100: 0}) the same table ranks the other way round."""
+    plugin = VolumeBinding(store(*CLASSES, make_pvc("pvc-a", WAIT, request="50Gi"), *LOCAL_PVS))
+    assert plugin.storage_capacity_scoring
+    assert score_all(plugin, make_pod("pvc-a"), ABC) == (None, [75, 50, 0])
+
+
+@pytest.mark.parametrize("name", ["pod has not pvcs", "all bound", "unbound claims no matches"])
+def test_pre_score_skips_with_nothing_to_score(name: str) -> None:
+    """A pod without claims, or whose claims are all bound, scores 0 on every node: PreScore skips
+    (upstream's PreScore returns Success with the gate on and every Score is 0; no total differs)."""
+    case = next(c for c in TABLE if c[0] == name)
+    _, pod, nodes, pvcs, pvs = case[:5]
+    code, scores = score_all(VolumeBinding(store(*CLASSES, *pvcs, *pvs)), pod, nodes)
+    assert scores == [0] * len(nodes)
+    if name != "unbound claims no matches":     # that one has a delayed claim, and no feasible node
+        assert code == Code.SKIP
+
+
+def test_gate_off_pre_score_skips() -> None:
+    """StorageCapacityScoring off (its default through 1.36): no scorer, PreScore is Skip."""
+    plugin = VolumeBinding(store(*CLASSES, make_pvc("pvc-a", WAIT, request="50Gi"), *LOCAL_PVS),
+                           storage_capacity_scoring=False)
+    assert score_all(plugin, make_pod("pvc-a"), ABC) == (Code.SKIP, [0, 0, 0])
+
+
+CAP_DRIVER = "csi.example.com"
+
+
+def capacity_objects(*caps: tuple[str, str, str]) -> list[dict[str, Any]]:
+    """A CSIDriver with storageCapacity, class "fast" of it, and (name, zone, capacity) objects."""
+    return [storage_class("fast", CAP_DRIVER, mode="WaitForFirstConsumer"),
+            {"kind": "CSIDriver", "metadata": {"name": CAP_DRIVER}, "spec": {"storageCapacity": True}},
+            *[{"kind": "CSIStorageCapacity", "metadata": {"name": n, "namespace": "kube-system"},
+               "storageClassName": "fast", "capacity": c, "nodeTopology": {"matchLabels": {ZONE: z}}}
+              for n, z, c in caps]]
+
+
+def test_dynamic_provisioning_scores_by_storage_capacity() -> None:
+    """KEP-4049: with no static binding, a claim to provision scores with the capacity of the
+    CSIStorageCapacity Filter found for the node (default shape: the emptiest wins)."""
+    objs = capacity_objects(("cap-a", "zone-a", "100Gi"), ("cap-b", "zone-b", "200Gi"), ("cap-c", "zone-c", "40Gi"))
+    plugin = VolumeBinding(store(*objs, make_pvc("data", "fast", request="50Gi")))
+    nodes = ZONAL_NODES[::2]
+    # zone-a 50/100 -> 50; zone-b 50/200 = 25% -> 75; zone-c 40Gi is too small: Filter rejects it.
+    assert score_all(plugin, make_pod("data"), nodes) == (None, [50, 75, 0])
+    # The custom shape of the table above, on the same nodes.
+    plugin = VolumeBinding(store(*objs, make_pvc("data", "fast", request="50Gi")),
+                           shaped((0, 0), (50, 3), (100, 5)))
+    assert score_all(plugin, make_pod("data"), nodes) == (None, [30, 15, 0])
+
+
+def test_dynamic_claims_of_one_class_share_the_capacity() -> None:
+    """Two claims of one class on a node: requests add up, the capacity is the node's (upstream
+    assigns it, it does not add it: two 50Gi claims on 100Gi are full, not half full)."""
+    objs = capacity_objects(("cap-a", "zone-a", "100Gi"))
+    claims = [make_pvc("c1", "fast", request="50Gi"), make_pvc("c2", "fast", request="50Gi")]
+    plugin = VolumeBinding(store(*objs, *claims), shaped((0, 0), (100, 10)))
+    assert score_all(plugin, make_pod("c1", "c2"), ZONAL_NODES[:1]) == (None, [100])
+
+
+def test_static_bindings_win_over_dynamic_provisions() -> None:
+    """A node with a static binding scores it alone; the provisioned claim's capacity is left out."""
+    objs = capacity_objects(("cap-a", "zone-a", "1000Gi"))
+    local = make_pv("pv-a", WAIT, phase="Available", capacity="100Gi", affinity={ZONE: ["zone-a"]})
+    claims = [make_pvc("static", WAIT, request="50Gi"), make_pvc("dyn", "fast", request="10Gi")]
+    plugin = VolumeBinding(store(*CLASSES, *objs, local, *claims), shaped((0, 0), (100, 10)))
+    assert score_all(plugin, make_pod("static", "dyn"), ZONAL_NODES[:1]) == (None, [50])
+
+
+def test_score_is_columnar_over_many_nodes() -> None:
+    """One Score call over 2,000 nodes in 100 zones, each zone with its own capacity object."""
+    nodes = [make_node(f"n{i}", **{ZONE: f"z{i % 100}"}) for i in range(2000)]
+    objs = capacity_objects(*[(f"cap-{z}", f"z{z}", f"{100 + z}Gi") for z in range(100)])
+    plugin = VolumeBinding(store(*objs, make_pvc("data", "fast", request="50Gi")), shaped((0, 0), (100, 10)))
+    _, scores = score_all(plugin, make_pod("data"), nodes)
+    assert scores[:3] == [50, 49, 49] and scores[99] == 25     # 50Gi of 100, 101, 102, ... 199Gi
+
+
+# scorer_test.go TestScore: the scorer alone, over class (requested, capacity) maps.
+DEFAULT_SHAPE_OLD = [(0, 0), (100, 100)]
+SCORER_CASES = [
+    ("default shape, single class", DEFAULT_SHAPE_OLD, [
+        ({"hdd": (0, 100)}, 0), ({"hdd": (30, 100)}, 30), ({"hdd": (50, 100)}, 50), ({"hdd": (100, 100)}, 100)]),
+    ("default shape, multiple classes", DEFAULT_SHAPE_OLD, [
+        ({"hdd": (0, 100), "ssd": (0, 100)}, 0), ({"hdd": (0, 100), "ssd": (30, 100)}, 15),
+        ({"hdd": (30, 100), "ssd": (30, 100)}, 30), ({"hdd": (30, 100), "ssd": (60, 100)}, 45),
+        ({"hdd": (50, 100), "ssd": (50, 100)}, 50), ({"hdd": (50, 100), "ssd": (100, 100)}, 75),
+        ({"hdd": (100, 100), "ssd": (100, 100)}, 100)]),
+    ("custom shape, multiple classes", [(50, 0), (80, 30), (100, 50)], [
+        ({"hdd": (0, 100), "ssd": (0, 100)}, 0), ({"hdd": (0, 100), "ssd": (30, 100)}, 0),
+        ({"hdd": (30, 100), "ssd": (30, 100)}, 0), ({"hdd": (30, 100), "ssd": (60, 100)}, 5),
+        ({"hdd": (50, 100), "ssd": (100, 100)}, 25), ({"hdd": (90, 100), "ssd": (90, 100)}, 40),
+        ({"hdd": (100, 100), "ssd": (100, 100)}, 50)]),
+]
+
+
+@pytest.mark.parametrize(("name", "shape", "cases"), SCORER_CASES, ids=[c[0] for c in SCORER_CASES])
+def test_scorer(name: str, shape: list[tuple[int, int]], cases: list[tuple[dict[str, tuple[int, int]], int]]) -> None:
+    """scorer_test.go TestScore (its shape is already scaled to 0-100, as buildScorerFunction takes
+    it). Each map becomes one node whose static bindings are those classes."""
+    from scheduler.plugins.volumebinding import _ScoreParts
+    plugin = VolumeBinding()
+    plugin._shape = tuple(shape)
+    parts = _ScoreParts()
+    n = len(cases)
+    for cls in ("hdd", "ssd"):
+        for req_row in range(n):
+            got = cases[req_row][0].get(cls)
+            if got is not None:
+                size = np.full(n, -1, np.int64)
+                size[req_row] = got[1]
+                # A binding per (class, node): the request is per row, so one entry per row.
+                parts.static.append((cls, got[0], size))
+    assert plugin._score(parts, n).tolist() == [want for _, want in cases]
+
+
+def test_capacity_zero_or_short_scores_as_full() -> None:
+    from scheduler.plugins.volumebinding import _ScoreParts
+    plugin = VolumeBinding()
+    plugin._shape = ((0, 0), (100, 100))
+    parts = _ScoreParts(static=[("hdd", 10, np.array([0, 5, 20], np.int64))])
+    assert plugin._score(parts, 3).tolist() == [100, 100, 50]
+
+
+# --- VolumeBindingArgs: validation_pluginargs_test.go TestValidateVolumeBindingArgs and the
+# VolumeBinding cases of defaults_test.go TestPluginArgsDefaults ---------------------------------------
+def volume_binding_args_errors(raw: dict[str, Any], gate: bool) -> list[tuple[str, str]]:
+    import pydantic
+
+    from scheduler.plugins.args import VolumeBindingArgs
+    from scheduler.profiles.compile import pydantic_error_message
+    try:
+        VolumeBindingArgs.model_validate(raw, context={"StorageCapacityScoring": gate})
+    except pydantic.ValidationError as e:
+        out = []
+        for err in e.errors():
+            one = pydantic.ValidationError.from_exception_data("args", [
+                {"type": pydantic_core.PydanticCustomError("value_error", "{msg}", {"msg": err["msg"]}),
+                 "loc": err["loc"], "input": err["input"]}])
+            out.append(pydantic_error_message(one))
+        return out
+    return []
+
+
+def points(*pairs: tuple[int, int]) -> list[dict[str, int]]:
+    return [{"utilization": u, "score": s} for u, s in pairs]
+
+
+# (name, args, gate, wanted errors as (field, message prefix)); upstream compares fields and types,
+# ignoring the detail, so the messages here are ours to pin: upstream's field.Error text.
+VALIDATE_VOLUME_BINDING_ARGS: list[tuple[str, dict[str, Any], bool, list[tuple[str, str]]]] = [
+    ("zero is a valid config", {"bindTimeoutSeconds": 0}, True, []),
+    ("positive value is valid config", {"bindTimeoutSeconds": 10}, True, []),
+    ("negative value is invalid config ", {"bindTimeoutSeconds": -10}, True,
+     [("bindTimeoutSeconds", "Invalid value: -10: invalid BindTimeoutSeconds, should not be a negative value")]),
+    ("[StorageCapacityScoring=off] shape should be nil when the feature is off",
+     {"bindTimeoutSeconds": 10, "shape": None}, False, []),
+    ("[StorageCapacityScoring=off] error if the shape is not nil when the feature is off",
+     {"bindTimeoutSeconds": 10, "shape": points((1, 1), (3, 3))}, False,
+     [("shape", 'Invalid value: [{"Utilization":1,"Score":1},{"Utilization":3,"Score":3}]: unexpected field '
+                "`shape`, remove it or turn on the feature gate StorageCapacityScoring")]),
+    # Upstream validates the internal config, where [] stays empty: "Required value". Through v1 an
+    # empty shape is defaulted first (SetDefaults_VolumeBindingArgs: len(Shape) == 0), so it is valid.
+    ("[StorageCapacityScoring=on] shape should not be empty", {"bindTimeoutSeconds": 10, "shape": []}, True, []),
+    ("[StorageCapacityScoring=on] shape points must be sorted in increasing order",
+     {"bindTimeoutSeconds": 10, "shape": points((3, 3), (1, 1))}, True,
+     [("shape[1].utilization", "Invalid value: 1: values must be sorted in increasing order")]),
+    ("[StorageCapacityScoring=on] shape point: invalid utilization and score",
+     {"bindTimeoutSeconds": 10, "shape": points((-1, 1), (10, -1), (20, 11), (101, 1))}, True,
+     [("shape[0].utilization", "Invalid value: -1: not in valid range [0, 100]"),
+      ("shape[1].score", "Invalid value: -1: not in valid range [0, 10]"),
+      ("shape[2].score", "Invalid value: 11: not in valid range [0, 10]"),
+      ("shape[3].utilization", "Invalid value: 101: not in valid range [0, 100]")]),
+]
+
+
+@pytest.mark.parametrize(("name", "raw", "gate", "want"), VALIDATE_VOLUME_BINDING_ARGS,
+                         ids=[c[0] for c in VALIDATE_VOLUME_BINDING_ARGS])
+def test_validate_volume_binding_args(name: str, raw: dict[str, Any], gate: bool, want: list[tuple[str, str]]) -> None:
+    """validation_pluginargs_test.go TestValidateVolumeBindingArgs (8 cases), after v1 defaulting."""
+    assert volume_binding_args_errors(raw, gate) == want
+
+
+def test_an_empty_shape_required_error_is_kept_for_the_requested_to_capacity_ratio_path() -> None:
+    """The shape check itself is upstream's validateFunctionShape, shared with NodeResourcesFit:
+    an explicitly empty shape there is the Required error VolumeBinding's v1 defaulting hides."""
+    from scheduler.plugins.args import _shape_errors
+    assert _shape_errors(()) == [((), "Required value: at least one point must be specified", ())]
+
+
+@pytest.mark.parametrize(("name", "gate", "shape"), [
+    ("VolumeBindingArgs empty, StorageCapacityScoring disabled", False, None),
+    ("VolumeBindingArgs empty, StorageCapacityScoring enabled", True, ((0, 10), (100, 0))),
+])
+def test_volume_binding_args_defaults(name: str, gate: bool, shape: tuple[tuple[int, int], ...] | None) -> None:
+    """defaults_test.go TestPluginArgsDefaults, its two VolumeBindingArgs cases."""
+    from scheduler.plugins.args import VolumeBindingArgs
+    args = VolumeBindingArgs.model_validate({}, context={"StorageCapacityScoring": gate})
+    assert args.bind_timeout_seconds == 600
+    assert (None if args.shape is None else tuple((p.utilization, p.score) for p in args.shape)) == shape
+
+
+def test_volume_binding_args_in_a_profile() -> None:
+    """Through a profile: the args reach the plugin, and an error names the pluginConfig entry."""
+    import pytest as _pytest
+
+    from scheduler.errors import ProfileError
+    from scheduler.framework.handle import Handle
+    from scheduler.plugins.registry import Registry
+    from scheduler.profiles import compile_profile, parse_spec
+    spec = {"schedulerName": "s", "plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}},
+            "pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30,
+                                                                "shape": points((0, 0), (100, 10))}}]}
+    fwk = compile_profile(parse_spec(spec), registry=Registry(), handle=Handle())
+    vb = fwk.plugins_by_name["VolumeBinding"]
+    assert isinstance(vb, VolumeBinding) and vb.bind_timeout == 30.0 and vb._shape == ((0, 0), (100, 100))
+    assert "VolumeBinding" in [p.name for p in fwk.pre_score] and [p.name for p in fwk.pre_bind] == ["VolumeBinding"]
+    spec["pluginConfig"] = [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": -1}}]
+    with _pytest.raises(ProfileError) as e:
+        compile_profile(parse_spec(spec), registry=Registry(), handle=Handle())
+    assert "spec.pluginConfig[0].args.bindTimeoutSeconds" in str(e.value.field) + str(e.value)
+
+
+# --- EnqueueExtensions: upstream's EventsToRegister with SchedulerQueueingHints, and the hints ---------
+def test_events_to_register() -> None:
+    """volume_binding.go EventsToRegister: which events, and which carry a hint."""
+    got = [(e.event.resource, tuple(sorted(e.event.actions)), e.hint is not None)
+           for e in VolumeBinding().events_to_register()]
+    assert got == [("StorageClass", ("Add", "Update"), True), ("PersistentVolumeClaim", ("Add", "Update"), True),
+                   ("PersistentVolume", ("Add", "Update"), False), ("Node", ("Add", "UpdateNodeLabel"), False),
+                   ("CSINode", ("Add", "Update"), True), ("CSIDriver", ("Update",), True),
+                   ("CSIStorageCapacity", ("Add", "Update"), True)]
+
+
+def event(resource: str, old: Any, new: Any) -> Any:
+    from scheduler.framework import ClusterEvent
+    return ClusterEvent(resource, "Add" if old is None else "Update", old=old, new=new)
+
+
+def parsed(kind: str, body: dict[str, Any]) -> Any:
+    got = store().on_event(kind, "ADDED", body)
+    assert got is not None
+    return got
+
+
+def pod_with(*volumes: dict[str, Any], namespace: str = "default") -> Pod:
+    p = MakePod().Name("pod-a").Namespace(namespace)
+    for v in volumes:
+        p.Volume(v)
+    return p.Obj()
+
+
+PVC_VOL = {"name": "v", "persistentVolumeClaim": {"claimName": "pvc-a"}}
+EPHEMERAL_VOL = {"name": "ephemeral-a", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+EMPTY_DIR = {"name": "scratch", "emptyDir": {}}
+
+
+def claim_obj(name: str, namespace: str = "default", **spec: Any) -> Any:
+    return parsed("PersistentVolumeClaim", {"metadata": {"name": name, "namespace": namespace}, "spec": spec})
+
+
+# isSchedulableAfterPersistentVolumeClaimChange: (name, pod, old, new, queue). Cases ours, one per branch.
+PVC_HINT = [
+    ("pod has no volumes", pod_with(), None, claim_obj("pvc-a"), False),
+    ("pod has no pvc or ephemeral volumes", pod_with(EMPTY_DIR), None, claim_obj("pvc-a"), False),
+    ("new claim the pod uses", pod_with(PVC_VOL), None, claim_obj("pvc-a"), True),
+    ("updated claim the pod uses", pod_with(PVC_VOL), claim_obj("pvc-a"),
+     claim_obj("pvc-a", accessModes=["ReadWriteOncePod"]), True),
+    ("unchanged claim the pod uses (any update of it queues)", pod_with(PVC_VOL), claim_obj("pvc-a"),
+     claim_obj("pvc-a"), True),
+    ("claim of another name", pod_with(PVC_VOL), None, claim_obj("pvc-b"), False),
+    ("same name in another namespace", pod_with(PVC_VOL), None, claim_obj("pvc-a", "other"), False),
+    ("the pod's generic ephemeral claim", pod_with(EPHEMERAL_VOL), None, claim_obj("pod-a-ephemeral-a"), True),
+    ("an ephemeral volume's name alone is not its claim", pod_with(EPHEMERAL_VOL), None, claim_obj("ephemeral-a"),
+     False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "old", "new", "queue"), PVC_HINT, ids=[c[0] for c in PVC_HINT])
+def test_is_schedulable_after_pvc_change(name: str, pod: Pod, old: Any, new: Any, queue: bool) -> None:
+    assert volumebinding.is_schedulable_after_pvc_change(pod, event("PersistentVolumeClaim", old, new)) is queue
+
+
+def sc_obj(name: str, *topologies: dict[str, list[str]], mode: str = "WaitForFirstConsumer") -> Any:
+    return parsed("StorageClass", {"metadata": {"name": name}, "provisioner": "p", "volumeBindingMode": mode,
+                                   "allowedTopologies": [{"matchLabelExpressions": [
+                                       {"key": k, "values": v} for k, v in t.items()]} for t in topologies]})
+
+
+# isSchedulableAfterStorageClassChange
+SC_HINT = [
+    ("a new class", None, sc_obj("sc-a"), True),
+    ("allowedTopologies changed", sc_obj("sc-a", {HOSTNAME: ["node1", "node2"]}),
+     sc_obj("sc-a", {HOSTNAME: ["node1", "node3"]}), True),
+    ("allowedTopologies added", sc_obj("sc-a"), sc_obj("sc-a", {HOSTNAME: ["node1"]}), True),
+    ("allowedTopologies unchanged", sc_obj("sc-a", {HOSTNAME: ["node1"]}), sc_obj("sc-a", {HOSTNAME: ["node1"]}),
+     False),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "queue"), SC_HINT, ids=[c[0] for c in SC_HINT])
+def test_is_schedulable_after_storage_class_change(name: str, old: Any, new: Any, queue: bool) -> None:
+    assert volumebinding.is_schedulable_after_storage_class_change(
+        pod_with(PVC_VOL), event("StorageClass", old, new)) is queue
+
+
+def csi_node_obj(migrated: str | None) -> Any:
+    meta: dict[str, Any] = {"name": "node-a"}
+    if migrated is not None:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": migrated}
+    return parsed("CSINode", {"metadata": meta, "spec": {"drivers": []}})
+
+
+# isSchedulableAfterCSINodeChange
+CSI_NODE_HINT = [
+    ("a new CSINode", None, csi_node_obj(None), True),
+    ("migrated plugins annotation added", csi_node_obj(None), csi_node_obj("kubernetes.io/aws-ebs"), True),
+    ("migrated plugins changed", csi_node_obj("kubernetes.io/aws-ebs"),
+     csi_node_obj("kubernetes.io/aws-ebs,kubernetes.io/gce-pd"), True),
+    ("migrated plugins unchanged", csi_node_obj("kubernetes.io/aws-ebs"), csi_node_obj("kubernetes.io/aws-ebs"),
+     False),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "queue"), CSI_NODE_HINT, ids=[c[0] for c in CSI_NODE_HINT])
+def test_is_schedulable_after_csi_node_change(name: str, old: Any, new: Any, queue: bool) -> None:
+    assert volumebinding.is_schedulable_after_csi_node_change(pod_with(PVC_VOL), event("CSINode", old, new)) is queue
+
+
+def driver_obj(capacity: bool | None, name: str = "test-driver") -> Any:
+    spec = {} if capacity is None else {"storageCapacity": capacity}
+    return parsed("CSIDriver", {"metadata": {"name": name}, "spec": spec})
+
+
+CSI_VOL = {"name": "inline", "csi": {"driver": "test-driver"}}
+# isSchedulableAfterCSIDriverChange
+CSI_DRIVER_HINT = [
+    ("pod has no inline csi volume", pod_with(PVC_VOL), driver_obj(True), driver_obj(False), False),
+    ("another driver's inline volume", pod_with({"name": "i", "csi": {"driver": "other"}}), driver_obj(True),
+     driver_obj(False), False),
+    ("storage capacity turned off", pod_with(CSI_VOL), driver_obj(True), driver_obj(False), True),
+    ("storage capacity unset", pod_with(CSI_VOL), driver_obj(True), driver_obj(None), True),
+    ("storage capacity turned on", pod_with(CSI_VOL), driver_obj(False), driver_obj(True), False),
+    ("storage capacity stays on", pod_with(CSI_VOL), driver_obj(True), driver_obj(True), False),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "old", "new", "queue"), CSI_DRIVER_HINT, ids=[c[0] for c in CSI_DRIVER_HINT])
+def test_is_schedulable_after_csi_driver_change(name: str, pod: Pod, old: Any, new: Any, queue: bool) -> None:
+    assert volumebinding.is_schedulable_after_csi_driver_change(pod, event("CSIDriver", old, new)) is queue
+
+
+def cap_obj(capacity: str | None, maximum: str | None = None) -> Any:
+    body: dict[str, Any] = {"metadata": {"name": "cap-a", "namespace": "kube-system"}, "storageClassName": "sc-a"}
+    if capacity is not None:
+        body["capacity"] = capacity
+    if maximum is not None:
+        body["maximumVolumeSize"] = maximum
+    return parsed("CSIStorageCapacity", body)
+
+
+# isSchedulableAfterCSIStorageCapacityChange
+CAPACITY_HINT = [
+    ("a new capacity", None, cap_obj(None), True),
+    ("capacity appeared", cap_obj(None), cap_obj("10Gi"), True),
+    ("capacity grew", cap_obj("10Gi"), cap_obj("20Gi"), True),
+    ("capacity shrank", cap_obj("20Gi"), cap_obj("10Gi"), False),
+    ("capacity unchanged", cap_obj("10Gi"), cap_obj("10Gi"), False),
+    ("capacity went away", cap_obj("10Gi"), cap_obj(None), False),
+    ("maximumVolumeSize decides over capacity", cap_obj("100Gi", "10Gi"), cap_obj("200Gi", "10Gi"), False),
+    ("maximumVolumeSize grew", cap_obj("100Gi", "10Gi"), cap_obj("100Gi", "20Gi"), True),
+    ("maximumVolumeSize removed, capacity larger", cap_obj("100Gi", "10Gi"), cap_obj("100Gi"), True),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "queue"), CAPACITY_HINT, ids=[c[0] for c in CAPACITY_HINT])
+def test_is_schedulable_after_csi_storage_capacity_change(name: str, old: Any, new: Any, queue: bool) -> None:
+    assert volumebinding.is_schedulable_after_csi_storage_capacity_change(
+        pod_with(PVC_VOL), event("CSIStorageCapacity", old, new)) is queue
+
+
+@pytest.mark.parametrize("hint", [volumebinding.is_schedulable_after_pvc_change,
+                                  volumebinding.is_schedulable_after_storage_class_change,
+                                  volumebinding.is_schedulable_after_csi_node_change,
+                                  volumebinding.is_schedulable_after_csi_driver_change,
+                                  volumebinding.is_schedulable_after_csi_storage_capacity_change])
+def test_hints_raise_on_objects_of_another_kind(hint: Any) -> None:
+    """Upstream's "type conversion error" cases: util.As fails, and the hint's error means Queue."""
+    with pytest.raises(TypeError):
+        hint(pod_with(PVC_VOL), event("X", object(), object()))

@@ -28,6 +28,8 @@ def pvc(name: str, namespace: str = "default", *, volume_name: str = "", storage
     if access_modes:
         spec["accessModes"] = list(access_modes)
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if volume_name:     # a bound claim, as the PV controller leaves it (VolumeBinding reads it so)
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
     if owner_uid:
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner_name, "uid": owner_uid,
                                     "controller": True}]
@@ -90,3 +92,40 @@ def run(plugin: Any, pod: Pod, node: Node, node_pods: list[Pod] = (),  # type: i
         if not v.failed[0]:
             return None, None
         return None, status(v.statuses[0 if v.status_ids is None else int(v.status_ids[0])])
+
+
+def pv_controller(client: Any, volumes: VolumeStore, *, provision: bool = True) -> None:
+    """Make the test client also the PV controller and a provisioner, as the watch would show
+    them: after PreBind's ``bind_volume`` the store gets the PV with its claimRef and the claim
+    bound to it (``pv.kubernetes.io/bind-completed``); after ``select_node`` (with ``provision``)
+    a PV with node affinity to the node, bound to the claim. Claims without a uid get one, as the
+    API server gives every object one."""
+    from scheduler.model import NodeSelector, NodeSelectorTerm, Requirement
+    from scheduler.model.volumes import PersistentVolume
+
+    recorded_bind, recorded_select = client.bind_volume, client.select_node
+
+    def bind(pv: PersistentVolume, claim: Any) -> None:
+        uid = claim.uid or f"uid-{claim.name}"
+        volumes.upsert(replace(pv, claim_ref=(claim.namespace, claim.name, uid), phase="Bound"))
+        current = volumes.api_pvc(claim.namespace, claim.name) or claim
+        volumes.upsert(replace(current, uid=uid, volume_name=pv.name, phase="Bound",
+                               annotations={**current.annotations, "pv.kubernetes.io/bind-completed": "yes"}))
+
+    async def bind_volume(pv: PersistentVolume, claim: Any) -> None:
+        await recorded_bind(pv, claim)
+        bind(pv, claim)
+
+    async def select_node(claim: Any, node_name: str) -> None:
+        await recorded_select(claim, node_name)
+        current = volumes.api_pvc(claim.namespace, claim.name) or claim
+        annotated = replace(current, annotations={**current.annotations,
+                                                  "volume.kubernetes.io/selected-node": node_name})
+        volumes.upsert(annotated)
+        if provision:
+            affinity = NodeSelector((NodeSelectorTerm(
+                (Requirement("kubernetes.io/hostname", "In", frozenset({node_name})),)),))
+            bind(PersistentVolume(f"pvc-{claim.name}", capacity=claim.request, access_modes=claim.access_modes,
+                                  storage_class=claim.storage_class, node_affinity=affinity), annotated)
+
+    client.bind_volume, client.select_node = bind_volume, select_node
