@@ -554,7 +554,6 @@ class SchedulerService:
             return (self.binding_timeout + outcome.permit_wait
                     + outcome.framework.pre_bind_budget(outcome.state))
 
-
         async def finish(outcome: Any) -> None:
             deadline = deadline_of(outcome)
             binding.inc()
