@@ -49,6 +49,8 @@ SMOKE = {
     "Unschedulable": Size(5, 1, 10), "SchedulingWithMixedChurn": Size(10, 0, 100),
     "PreemptionBasic": Size(5, 20, 5), "PreemptionAsync": Size(5, 20, 5),
     "DefaultTopologySpreading": Size(5, 10, 10),
+    "SchedulingInTreePVs": Size(5, 5, 10), "SchedulingMigratedInTreePVs": Size(5, 5, 10),
+    "SchedulingCSIPVs": Size(5, 5, 10), "PreemptionPVs": Size(5, 20, 5),
 }
 
 

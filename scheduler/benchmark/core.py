@@ -7,7 +7,12 @@ replaced by ``SinkClient``:
   interface the operator's watch handlers use (so every pod is parsed, as a watch event would be);
 * a Binding is confirmed at once by feeding the bound pod back through ``on_pod("MODIFIED")``, as
   the watch would deliver it; a preemption victim is fed back as ``DELETED``;
-* events and status writes are counted and dropped.
+* events and status writes are counted and dropped;
+* a volume workload's PVs, claims and CSINodes enter through ``add_volume_object``, which hands
+  them to ``SchedulerService.on_volume_object`` as the storage informers would: each pod's claim
+  and PV before the pod, the CSINodes with their nodes. The client is also the PV controller
+  (``bind_volume``, ``select_node``): what PreBind writes is bound at once. The volume plugins run
+  in the workload's profile (``workload_profile``), also while the default set lacks them.
 
 One run: create the nodes, schedule the init pods (not measured), then create the measured pods
 while the workload's churn runs, until every measured pod is bound (or the time limit passes).
@@ -33,20 +38,25 @@ from typing import Any
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     SERVICES,
+    VOLUME_PLUGINS,
     WORKLOADS,
     Churn,
     Size,
     Workload,
+    csi_node,
     make_node,
     service_object,
     template,
+    volume_objects,
+    with_claim,
 )
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
+from scheduler.profiles.defaults import DEFAULT_MULTI_POINT
 from scheduler.service import SchedulerService
 
-__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until"]
+__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until", "workload_profile"]
 
 log = logging.getLogger("kopf_scheduler.bench")
 Obj = dict[str, Any]
@@ -67,6 +77,9 @@ class RunResult:
     complete: bool
     placements: dict[str, str] = field(default_factory=dict)
     shadow: dict[str, int] | None = None        # the shadow profile's counts, when one ran (--shadow)
+    # measured pod -> the PV its claim is bound to, as the scheduler's volume store has them at the end
+    # (only where the claim names the PV and the PV's claimRef names the claim back)
+    volumes: dict[str, str] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
@@ -76,6 +89,21 @@ class RunResult:
         if self.shadow is not None:
             out["shadow"] = self.shadow
         return out
+
+
+def workload_profile(w: Workload, profile: dict[str, Any]) -> dict[str, Any]:
+    """``profile`` with, for a volume workload, the volume plugins the default set lacks enabled
+    through ``multiPoint`` (upstream's default profile has all four: once ours has them too, this
+    adds nothing). Any other workload's profile is returned as it is."""
+    default = {name for name, _ in DEFAULT_MULTI_POINT}
+    missing = [name for name in VOLUME_PLUGINS if name not in default]
+    if w.volumes is None or not missing:
+        return profile
+    plugins = dict(profile.get("plugins") or {})
+    multi = dict(plugins.get("multiPoint") or {})
+    named = {p.get("name") for p in multi.get("enabled") or ()}
+    multi["enabled"] = [*(multi.get("enabled") or ()), *({"name": n} for n in missing if n not in named)]
+    return {**profile, "plugins": {**plugins, "multiPoint": multi}}
 
 
 def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str = "") -> Iterator[Obj]:
@@ -264,7 +292,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     sink = SinkClient()
     service = SchedulerService(sink, seed=seed, decision_records=decision_records)
     sink.service = service
-    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
+    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **workload_profile(w, profile)})
     if not st.accepted:
         raise ValueError(f"benchmark profile rejected: {st.message}")
     if shadow is not None:
@@ -273,18 +301,24 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         if not st.accepted:
             raise ValueError(f"benchmark shadow profile rejected: {st.message}")
     rng = random.Random(seed)
+    strategy = w.node_strategy
     for i in range(size.nodes):
         labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
-        service.on_node("ADDED", make_node(f"scheduler-perf-{i}", labels))
+        name = f"scheduler-perf-{i}"
+        service.on_node("ADDED", make_node(name, labels, allocatable=dict(strategy.node_allocatable)
+                                           if strategy is not None else None))
+        if strategy is not None:
+            sink.add_volume_object("CSINode", csi_node(name, strategy))
     for k, name in enumerate(w.services):
         service.on_selector_owner("Service", "ADDED", service_object(name, w.namespace, k))
     stop = asyncio.Event()
     worker = asyncio.create_task(service.run_worker(stop))
+    init_volumes = w.volumes is not None and w.volumes.init
     try:
         for chunk_start in range(0, size.init_pods, FEED_CHUNK):
             for body in pod_objects(w.init, w.init_namespace, min(FEED_CHUNK, size.init_pods - chunk_start),
                                     chunk_start):
-                sink.add(body)
+                sink.add(_with_volume(sink, w, body) if init_volumes else body)
             await asyncio.sleep(0)
         if not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
             log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
@@ -294,7 +328,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         t0 = time.monotonic()
         for chunk_start in range(0, size.pods, FEED_CHUNK):
             for body in pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start), chunk_start):
-                sink.add(body, measured=True)
+                sink.add(_with_volume(sink, w, body) if w.volumes is not None else body, measured=True)
             await asyncio.sleep(0)
         complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
         end = time.monotonic()
@@ -316,7 +350,42 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete,
-        placements=sink.placements)
+        placements=sink.placements, volumes=_bound_volumes(sink, service) if w.volumes is not None else {})
+
+
+def _index(body: Obj) -> int:
+    """The ``i`` of a pod ``pod_objects`` named ``<generateName><i>``."""
+    name = body["metadata"]["name"]
+    return int(name[len(name.rstrip("0123456789")):])
+
+
+def _with_volume(sink: SinkClient, w: Workload, body: Obj) -> Obj:
+    """Pod ``body`` with its own claim, the claim and its PV added first (``CreatePodWithPersistentVolume``)."""
+    assert w.volumes is not None
+    i = _index(body)
+    ns = body["metadata"]["namespace"]
+    pvc, pv = volume_objects(w.volumes, ns, i)
+    pvc["metadata"]["uid"] = f"{ns}/{pvc['metadata']['name']}"
+    pv["metadata"]["uid"] = f"pv/{pv['metadata']['name']}"
+    sink.add_volume_object("PersistentVolumeClaim", pvc)
+    sink.add_volume_object("PersistentVolume", pv)
+    return with_claim(body, i)
+
+
+def _bound_volumes(sink: SinkClient, service: SchedulerService) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for uid in sink.measured:
+        body = sink.bodies.get(uid)
+        if body is None:
+            continue
+        ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+        for vol in body["spec"].get("volumes") or ():
+            claim = service.volumes.pvc(ns, (vol.get("persistentVolumeClaim") or {}).get("claimName", ""))
+            pv = service.volumes.pv(claim.volume_name) if claim is not None and claim.volume_name else None
+            if claim is not None and pv is not None and pv.claim_ref is not None \
+                    and pv.claim_ref[:2] == (claim.namespace, claim.name):
+                out[f"{ns}/{name}"] = pv.name
+    return out
 
 
 def run_core(workload: str, size: Size, *, seed: int = 0, time_limit: float = 600.0,

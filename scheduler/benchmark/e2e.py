@@ -11,6 +11,16 @@ stops them):
   upstream's collector watches its informer: a measured pod counts when its ``spec.nodeName``
   first appears.
 
+A volume workload's nodes get their CSINodes, and each pod its own claim and PV, created as
+``CreatePodWithPersistentVolume`` creates them, one pod's requests in sequence (64 pods in flight):
+the claim, its status (Bound: a create resets the status), the PV, its status, then the pod. One
+difference: upstream's scheduler_perf runs a fake PV controller that never checks a binding, where
+the simulated cluster runs a real one, so the PV's ``claimRef`` also carries the claim's uid (read
+from the claim's create); without it the controller finds the claim misbound and marks it Lost. The
+claim is Lost for a moment anyway (its PV does not exist yet when the controller first syncs it),
+and bound again once the PV is created, before its pod is. The profile enables the volume plugins
+the default set lacks (``core.workload_profile``).
+
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
 """
@@ -29,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.benchmark import processes
-from scheduler.benchmark.core import RunResult, pod_objects, wait_until
+from scheduler.benchmark.core import RunResult, pod_objects, wait_until, workload_profile
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     SERVICES,
@@ -38,8 +48,11 @@ from scheduler.benchmark.workloads import (
     Churn,
     Size,
     Workload,
+    csi_node,
     make_node,
     service_object,
+    volume_objects,
+    with_claim,
 )
 from scheduler.errors import ClientError
 from scheduler.framework.decision import DEFAULT_CAPACITY
@@ -110,6 +123,36 @@ def _pod_path(o: Obj) -> str:
     return f"/api/v1/namespaces/{o['metadata']['namespace']}/pods"
 
 
+_MERGE = "application/merge-patch+json"
+
+
+async def _pod_with_volume(api: KubeClient, w: Workload, pod: Obj, i: int) -> None:
+    """``CreatePodWithPersistentVolume`` for one pod: the claim and the PV, each created and then
+    given its Bound status, then the pod mounting the claim."""
+    assert w.volumes is not None
+    ns = pod["metadata"]["namespace"]
+    pvc, pv = volume_objects(w.volumes, ns, i)
+    claims = f"/api/v1/namespaces/{ns}/persistentvolumeclaims"
+    created = await api.request("POST", claims, pvc)
+    await api.request("PATCH", f"{claims}/{pvc['metadata']['name']}/status", {"status": pvc["status"]},
+                      content_type=_MERGE)
+    # The claim's uid in the PV's claimRef: the simulated cluster runs a PV controller, which would
+    # find a claimRef without it naming another claim (ClaimMisbound) and mark the claim Lost.
+    pv["spec"]["claimRef"]["uid"] = created["metadata"]["uid"]
+    await api.request("POST", "/api/v1/persistentvolumes", pv)
+    await api.request("PATCH", f"/api/v1/persistentvolumes/{pv['metadata']['name']}/status",
+                      {"status": pv["status"]}, content_type=_MERGE)
+    await api.request("POST", _pod_path(pod), with_claim(pod, i))
+
+
+async def _create_pods(api: KubeClient, w: Workload, tmpl: str, namespace: str, count: int, volumes: bool) -> int:
+    """Create ``count`` pods of ``tmpl`` (with their volumes when ``volumes``); how many failed."""
+    if not volumes:
+        return await _create_all(api, _pod_path, _for_api(pod_objects(tmpl, namespace, count)))
+    coros = [_pod_with_volume(api, w, pod, i) for i, pod in enumerate(_for_api(pod_objects(tmpl, namespace, count)))]
+    return sum(isinstance(r, BaseException) for r in await gather_limited(IN_FLIGHT, coros))
+
+
 def _for_api(objs: Iterator[Obj]) -> Iterator[Obj]:
     # The API assigns uids. scheduler_perf disables the Priority admission plugin and writes
     # spec.priority; with admission on, the same priority comes from a PriorityClass of that value.
@@ -159,7 +202,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
             await api.request("POST", profiles_path(), {
                 "apiVersion": API_VERSION, "kind": KIND,
-                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
+                "metadata": {"name": "bench"}, "spec": workload_profile(w, {"schedulerName": "default-scheduler"})})
             for ns in {w.init_namespace, w.namespace, "churn"}:
                 await api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                                                  "metadata": {"name": ns}})
@@ -168,9 +211,14 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
                     "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                     "metadata": {"name": f"priority-{prio}"}, "value": prio})
             rng = random.Random(seed)
+            strategy = w.node_strategy
+            extra = dict(strategy.node_allocatable) if strategy is not None else None
             nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
-                               if w.zones else None) for i in range(size.nodes))
+                               if w.zones else None, allocatable=extra) for i in range(size.nodes))
             await _create_all(api, lambda o: "/api/v1/nodes", nodes)
+            if strategy is not None:
+                await _create_all(api, lambda o: "/apis/storage.k8s.io/v1/csinodes",
+                                  (csi_node(f"scheduler-perf-{i}", strategy) for i in range(size.nodes)))
             for k, name in enumerate(w.services):
                 await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
                                   service_object(name, w.namespace, k))
@@ -186,13 +234,14 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             rv = (await api.request("GET", "/api/v1/pods", params={"limit": "1"}))["metadata"]["resourceVersion"]
             watch = _Watch(api, w.namespace)
             watcher = asyncio.create_task(watch.run(rv))
-            await _create_all(api, _pod_path, _for_api(pod_objects(w.init, w.init_namespace, size.init_pods)))
+            await _create_pods(api, w, w.init, w.init_namespace, size.init_pods,
+                               w.volumes is not None and w.volumes.init)
             await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
             before = _scrape(metrics_port, api.config.bearer())
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
             t0 = time.monotonic()
-            await _create_all(api, _pod_path, _for_api(pod_objects(w.measured, w.namespace, size.pods)))
+            await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
             complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
             end = time.monotonic()
             stop.set()

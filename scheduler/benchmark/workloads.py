@@ -12,14 +12,29 @@ Nodes carry ``kubernetes.io/hostname`` (as a kubelet sets it), so hostname-keyed
 constrains placement. ``threshold`` is upstream's CI bar for the thresholded size (minimum average
 pods/s; ``e2e_threshold`` the end-to-end one); ``sizes`` lists the sizes the issue names, the first
 one being the default and the thresholded one.
+
+**Volumes** (upstream's ``volumes/performance-config.yaml`` and ``misc/``'s PreemptionPVs): a workload
+with ``volumes`` gives each of its pods its own PersistentVolume, pre-bound to its own claim, as
+``createPods`` with ``persistentVolumeTemplatePath`` does (``test/utils/runners.go``'s
+``CreatePodWithPersistentVolume`` with ``bindVolume``): pod ``i`` of namespace ``ns`` mounts the claim
+``pvc-i`` (``templates/pvc.yaml``: ReadOnlyMany, 1Gi, ``pv.kubernetes.io/bind-completed``,
+``spec.volumeName`` set, phase Bound), bound to the PV ``ns-vol-i`` (the PV template with ``claimRef``
+to ``pvc-i``, phase Bound; PVs are cluster-wide, hence the namespace prefix). The PV template's source
+is ``templates/pv-aws.yaml`` (``awsElasticBlockStore`` volume ``vol-i``) or ``pv-csi.yaml``
+(``ebs.csi.aws.com``, handle ``ns-vol-i``); neither has node affinity. ``nodeAllocatableStrategy``
+(``node_strategy``) adds an allocatable to every node and creates its CSINode, with each driver's
+``allocatable.count`` and the ``storage.alpha.kubernetes.io/migrated-plugins`` annotation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["SERVICES", "TEMPLATES", "WORKLOADS", "Churn", "Size", "Workload", "make_node", "service_object", "template"]
+__all__ = ["SERVICES", "TEMPLATES", "VOLUME_PLUGINS", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "NodeAllocatable",
+           "Size", "Volumes", "Workload", "csi_node", "make_node", "service_object", "template", "volume_objects",
+           "with_claim"]
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -110,13 +125,91 @@ def template(name: str) -> Obj:
 
 
 def make_node(name: str, labels: dict[str, str] | None = None, *, pods: str = "110", cpu: str = "4",
-              memory: str = "32Gi") -> Obj:
-    """upstream's ``node-default.yaml`` (``churn/node-default.yaml`` is ``pods="0"`` and nothing else)."""
+              memory: str = "32Gi", allocatable: dict[str, str] | None = None) -> Obj:
+    """upstream's ``node-default.yaml`` (``churn/node-default.yaml`` is ``pods="0"`` and nothing else);
+    ``allocatable`` is what a ``nodeAllocatableStrategy`` adds to the allocatable (not the capacity)."""
     capacity = {"pods": pods, "cpu": cpu, "memory": memory} if pods != "0" else {"pods": "0"}
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {HOST: name, **(labels or {})}},
-            "spec": {}, "status": {"capacity": capacity, "allocatable": capacity,
+            "spec": {}, "status": {"capacity": capacity, "allocatable": {**capacity, **(allocatable or {})},
                                    "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+
+
+# --- volumes ---------------------------------------------------------------------------------------
+
+EBS_CSI = "ebs.csi.aws.com"
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+# upstream's templates/pv-aws.yaml, pv-csi.yaml and pvc.yaml
+VOLUME_TEMPLATES: dict[str, Obj] = {
+    "pv-aws": {"apiVersion": "v1", "kind": "PersistentVolume", "spec": {
+        "accessModes": ["ReadOnlyMany"], "awsElasticBlockStore": {"volumeID": "<volume-id>"},
+        "capacity": {"storage": "1Gi"}, "persistentVolumeReclaimPolicy": "Retain"}},
+    "pv-csi": {"apiVersion": "v1", "kind": "PersistentVolume", "spec": {
+        "accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"}, "csi": {"driver": EBS_CSI},
+        "persistentVolumeReclaimPolicy": "Retain"}},
+    "pvc": {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "true"}},
+            "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}}},
+}
+# The plugins that read these objects (upstream's defaults: VolumeRestrictions, NodeVolumeLimits,
+# VolumeBinding, VolumeZone). A volume workload's profile enables those its default set lacks.
+VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
+
+
+@dataclass(frozen=True)
+class Volumes:
+    """``persistentVolumeTemplatePath`` / ``persistentVolumeClaimTemplatePath`` of the workload's
+    ``createPods`` ops: ``init`` whether the init pods have them too (PreemptionPVs: measured only)."""
+
+    pv: str
+    pvc: str = "pvc"
+    init: bool = True
+
+
+@dataclass(frozen=True)
+class NodeAllocatable:
+    """upstream's ``nodeAllocatableStrategy``: ``node_allocatable`` added to each node's allocatable,
+    and a CSINode per node with ``csi_allocatable`` (driver -> count) and ``migrated_plugins``."""
+
+    node_allocatable: tuple[tuple[str, str], ...]
+    csi_allocatable: tuple[tuple[str, int], ...]
+    migrated_plugins: tuple[str, ...] = ()
+
+
+def csi_node(node_name: str, strategy: NodeAllocatable) -> Obj:
+    """The CSINode ``NodeAllocatableStrategy.createCSINode`` creates for ``node_name``."""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": node_name, "annotations": {MIGRATED_PLUGINS: ",".join(strategy.migrated_plugins)}},
+            "spec": {"drivers": [{"name": driver, "nodeID": node_name, "allocatable": {"count": count}}
+                                 for driver, count in strategy.csi_allocatable]}}
+
+
+def volume_objects(volumes: Volumes, namespace: str, i: int) -> tuple[Obj, Obj]:
+    """Pod ``i``'s claim and PV, bound to each other (``CreatePodWithPersistentVolume`` with
+    ``bindVolume``; the PV template's factory names it ``vol-i``, and the namespace prefixes it)."""
+    claim_name, volume_id = f"pvc-{i}", f"vol-{i}"
+    pv_name = f"{namespace}-{volume_id}"
+    pvc = copy.deepcopy(VOLUME_TEMPLATES[volumes.pvc])
+    pvc["metadata"] = {**pvc.get("metadata", {}), "name": claim_name, "namespace": namespace}
+    pvc["spec"]["volumeName"] = pv_name
+    pvc["status"] = {"phase": "Bound"}
+    pv = copy.deepcopy(VOLUME_TEMPLATES[volumes.pv])
+    pv["metadata"] = {**pv.get("metadata", {}), "name": pv_name}
+    spec = pv["spec"]
+    if "awsElasticBlockStore" in spec:
+        spec["awsElasticBlockStore"]["volumeID"] = volume_id
+    if "csi" in spec:
+        spec["csi"]["volumeHandle"] = pv_name
+    spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim_name,
+                        "apiVersion": "v1"}
+    pv["status"] = {"phase": "Bound"}
+    return pvc, pv
+
+
+def with_claim(pod: Obj, i: int) -> Obj:
+    """Pod ``i`` mounting its claim ``pvc-i`` as the volume ``vol`` (the template's volumes replaced)."""
+    pod["spec"]["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{i}"}}]
+    return pod
 
 
 @dataclass(frozen=True)
@@ -151,6 +244,9 @@ class Workload:
     e2e_threshold: float | None = None
     # Service templates created in ``namespace`` before any pod (upstream's ``createAny``).
     services: tuple[str, ...] = ()
+    # Each pod's own PV and claim (``persistentVolumeTemplatePath``), and the nodes' CSINodes.
+    volumes: Volumes | None = None
+    node_strategy: NodeAllocatable | None = None
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at the thresholded (default) size, as upstream's CI."""
@@ -169,6 +265,9 @@ def _w(name: str, measured: str, sizes: list[tuple[int, int, int]], threshold: f
 
 _AFF = {"init_namespace": "sched-0", "namespace": "sched-1"}
 _MOON = ("moon-1", "moon-2", "moon-3")
+# volumes/performance-config.yaml's nodeAllocatableStrategy: 39 EBS attachments per node; the
+# migrated workload's CSINodes also say the in-tree aws-ebs plugin is migrated to that driver.
+_EBS_CSI_NODES = NodeAllocatable(((f"attachable-volumes-csi-{EBS_CSI}", "39"),), ((EBS_CSI, 39),))
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     # e2e: issue #7's bar, half of upstream's, on this 2-core machine.
@@ -197,4 +296,17 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
        init="pod-low-priority"),
     _w("PreemptionAsync", "pod-default", [(5000, 20000, 5000), (500, 2000, 500)], 570,
        init="pod-low-priority", churn=Churn("create", ("pod-high-priority",), 0.2)),
+    # volumes/performance-config.yaml: every pod with its own pre-bound PV; thresholds of the
+    # 5000-node performance workloads (5000Nodes_2000Pods, 5000Nodes_5000Pods).
+    _w("SchedulingInTreePVs", "pod-default", [(5000, 1000, 2000), (5000, 5000, 1000), (500, 500, 1000)], 290,
+       volumes=Volumes("pv-aws")),
+    _w("SchedulingMigratedInTreePVs", "pod-default", [(5000, 5000, 5000), (5000, 5000, 1000), (500, 500, 1000)],
+       100, volumes=Volumes("pv-aws"),
+       node_strategy=replace(_EBS_CSI_NODES, migrated_plugins=("kubernetes.io/aws-ebs",))),
+    _w("SchedulingCSIPVs", "pod-default", [(5000, 5000, 5000), (5000, 5000, 1000), (500, 500, 1000)], 100,
+       volumes=Volumes("pv-csi"), node_strategy=_EBS_CSI_NODES),
+    # High-priority pods with PVs preempting low-priority ones without; no threshold (1000Nodes,
+    # labels performance and short; the 5000-node size is commented out upstream, issue #108308).
+    _w("PreemptionPVs", "pod-high-priority", [(1000, 4000, 1000), (500, 2000, 500)], None,
+       init="pod-low-priority", volumes=Volumes("pv-aws", init=False)),
 )}
