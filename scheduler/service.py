@@ -454,6 +454,10 @@ class SchedulerService:
         elif kind == "CSIStorageCapacity":
             old = self.volumes.capacity(str(meta.get("namespace") or ""), name)
         new = self.volumes.on_event(kind, event, body)
+        if new is None and event != "DELETED":
+            # The store dropped it: it reads as absent, and the plugins say so in the pods' reasons.
+            log.warning("%s %s cannot be read and is treated as absent", kind,
+                        f"{meta.get('namespace')}/{name}" if meta.get("namespace") else name)
         action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
                                                               label=f"{kind}{action}"))

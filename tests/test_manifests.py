@@ -116,13 +116,32 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
         env.wait(lambda: env.runtime.service.leader, message="leading")
         env.apply({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
                    "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}},
-                  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {
+                      "kubernetes.io/hostname": "n1"}},
                    "status": {"capacity": {"cpu": "1", "memory": "1Gi", "pods": "10"}}})
         for name, cpu in (("fits", "100m"), ("too-big", "4")):
             env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
                        "spec": {"schedulerName": "kopf-scheduler", "containers": [
                            {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}})
         env.wait(lambda: env.get_json("pod", "fits")["spec"].get("nodeName"), message="bound")
+        # Volumes: PreBind pre-binds an available PV to a WaitForFirstConsumer claim (patch
+        # persistentvolumes) and gives a claim to provision its node (patch persistentvolumeclaims).
+        sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "csi.example.com",
+              "volumeBindingMode": "WaitForFirstConsumer"}
+        claim_spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+        env.apply({**sc, "metadata": {"name": "wffc"}}, {**sc, "metadata": {"name": "static"}},
+                  {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "disk"}, "spec": {
+                      "capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "static",
+                      "local": {"path": "/mnt/disk"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                          {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                 "values": ["n1"]}]}]}}}},
+                  *[{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": cls},
+                     "spec": {**claim_spec, "storageClassName": cls}} for cls in ("wffc", "static")],
+                  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stateful"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [
+                       {"name": "c", "image": "i", "resources": {"requests": {"cpu": "10m"}}}],
+                       "volumes": [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in ("wffc", "static")]}})
+        env.wait(lambda: env.get_json("pod", "stateful")["spec"].get("nodeName"), message="stateful bound")
         env.wait(lambda: env.get_json("pod", "too-big")["status"].get("conditions"), message="condition")
         # A pod that asks for its decision record gets it written on it (patch pods).
         env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {
@@ -154,6 +173,8 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
     assert ("update", "coordination.k8s.io", "leases") in ours
     assert ("delete", "", "pods") in ours and ("watch", "policy", "poddisruptionbudgets") in ours
     assert ("patch", "", "pods") in ours
+    assert ("patch", "", "persistentvolumes") in ours and ("patch", "", "persistentvolumeclaims") in ours
+    assert ("watch", "storage.k8s.io", "csistoragecapacities") in ours
     missing = sorted(c for c in ours if not allowed(rules, *c))
     assert missing == [], f"RBAC lacks {missing}"
     granted = {(v, g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}

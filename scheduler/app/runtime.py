@@ -53,6 +53,7 @@ from aiohttp import web
 
 from scheduler.app.serving import SecureServing, ServingError, start_http
 from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
+from scheduler.cache.volumes import KINDS as VOLUME_KINDS
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
@@ -69,7 +70,7 @@ __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_
 log = logging.getLogger("kopf_scheduler")
 # The informers the initial sync lists (and /readyz reports), each on its own.
 SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", *(plural for _, _, plural, _ in SELECTOR_OWNER_KINDS),
-              PLURAL, "pods")
+              *(plural for _, _, plural, _ in VOLUME_KINDS), PLURAL, "pods")
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -462,6 +463,12 @@ class OperatorRuntime:
                     s.on_selector_owner(kind, "ADDED", obj)
             return apply
 
+        def volumes(kind: str) -> Callable[[dict[str, Any]], None]:
+            def apply(listing: dict[str, Any]) -> None:
+                for obj in listing["items"]:
+                    s.on_volume_object(kind, "ADDED", obj)
+            return apply
+
         informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
             "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
             "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
@@ -471,6 +478,10 @@ class OperatorRuntime:
             **{plural: (partial(self.api.request, "GET", f"/api/{version}/{plural}" if not group
                                 else f"/apis/{group}/{version}/{plural}"), owners(kind))
                for group, version, plural, kind in SELECTOR_OWNER_KINDS},
+            # The storage objects the volume plugins read (VolumeBinding, VolumeZone, NodeVolumeLimits, ...).
+            **{plural: (partial(self._list_storage, f"/api/{version}/{plural}" if not group
+                                else f"/apis/{group}/{version}/{plural}"), volumes(kind))
+               for group, version, plural, kind in VOLUME_KINDS},
             PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
             "pods": (lambda: self.api.list("v1", "Pod"), self.apply_pod_listing),
         }
@@ -490,6 +501,18 @@ class OperatorRuntime:
             if e.status != 404:
                 raise
             log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
+            return {"items": []}
+
+    async def _list_storage(self, path: str) -> Any:
+        """A storage kind's list; a cluster that does not serve it (404) has none, and scheduling
+        goes on without it rather than waiting for ever (pods with claims then stay Pending with
+        the volume plugins' not-found reasons)."""
+        try:
+            return await self.api.request("GET", path)
+        except ClientError as e:
+            if e.status != 404:
+                raise
+            log.warning("the cluster does not serve %s: the volume plugins see none", path)
             return {"items": []}
 
     def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
