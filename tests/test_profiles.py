@@ -34,9 +34,10 @@ def test_defaults_match_upstream() -> None:
     assert names(p, "preEnqueue") == ["SchedulingGates", "DefaultPreemption"]
     assert names(p, "postFilter") == ["DefaultPreemption"]
     assert names(p, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                                  "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                                  "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
     assert {s["name"]: s["weight"] for s in p["score"]} == {
-        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1, "PodTopologySpread": 2,
         "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert names(p, "bind") == ["DefaultBinder"]
 

@@ -1,12 +1,12 @@
-"""Upstream's default plugin set (``apis/config/v1/default_plugins.go``), all via multiPoint.
+"""Upstream's default plugin set (``apis/config/v1/default_plugins.go``), all via multiPoint, in
+upstream's order and with upstream's weights.
 
-Upstream's set also has the volume plugins (VolumeRestrictions, the *Limits plugins, VolumeBinding,
-VolumeZone). VolumeRestrictions, NodeVolumeLimits, VolumeZone and VolumeBinding (PreFilter, Filter
-and Reserve; no PreBind yet) are registered (issue #18) and a profile may enable them, but they stay
-out of the default set until the operator feeds their ``VolumeStore`` (``Handle.volumes``): with an empty store
-a pod with a claim would be UnschedulableAndUnresolvable everywhere (the claim reads as not found).
-EBSLimits, GCEPDLimits and AzureDiskLimits are not registered. The order of everything
-else, and every weight, is upstream's.
+Upstream's list also names EBSLimits, GCEPDLimits and AzureDiskLimits, the in-tree volume limit
+plugins; they are not registered here: CSI migration is GA for all three, and NodeVolumeLimits
+counts migrated in-tree volumes against the CSI driver's limit (``CSINode.allocatable``), which is
+where a node's attach limit lives on a current cluster. DynamicResources (which upstream inserts
+before DefaultPreemption when DRA is on, GA and on since 1.34) is registered but not default until
+its binding half lands (issue #19).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeAffinity", 2),
     ("NodePorts", None),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", None),
