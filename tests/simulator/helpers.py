@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlparse
 
@@ -63,3 +65,14 @@ def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None) -> dic
 
 
 PODS = "/api/v1/namespaces/default/pods"
+
+
+def wait(what: Callable[[], Any], timeout: float = 10.0, message: str = "") -> Any:
+    """Poll ``what`` every 50 ms until it is truthy (its value), or fail after ``timeout`` s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting: {message}")

@@ -8,13 +8,13 @@ writes what the scheduler's PreBind writes (``volume.kubernetes.io/selected-node
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import Http, node
+from tests.simulator.helpers import Http, node, wait
 
 Obj = dict[str, Any]
 PVS = "/api/v1/persistentvolumes"
@@ -43,14 +43,6 @@ def api(sim: SimulatedCluster) -> Http:
     return Http(sim)
 
 
-def wait(what: Callable[[], Any], timeout: float = 10.0, message: str = "") -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting: {message}")
 
 
 def pv(name: str, size: str = "1Gi", cls: str = "", **spec: Any) -> Obj:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import Http, node
+from tests.simulator.helpers import Http, node, wait
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 
 NS = "/api/v1/namespaces/default"
@@ -41,14 +41,6 @@ def api(sim: SimulatedCluster) -> Http:
     return Http(sim)
 
 
-def wait(what: Callable[[], Any], timeout: float = 10.0, message: str = "") -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting: {message}")
 
 
 def pods(api: Http, selector: str = "") -> list[dict[str, Any]]:
