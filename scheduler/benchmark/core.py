@@ -11,8 +11,7 @@ replaced by ``SinkClient``:
 * a volume workload's PVs, claims and CSINodes enter through ``add_volume_object``, which hands
   them to ``SchedulerService.on_volume_object`` as the storage informers would: each pod's claim
   and PV before the pod, the CSINodes with their nodes. The client is also the PV controller
-  (``bind_volume``, ``select_node``): what PreBind writes is bound at once. The volume plugins run
-  in the workload's profile (``workload_profile``), also while the default set lacks them.
+  (``bind_volume``, ``select_node``): what PreBind writes is bound at once.
 
 One run: create the nodes, schedule the init pods (not measured), then create the measured pods
 while the workload's churn runs, until every measured pod is bound (or the time limit passes).
@@ -38,7 +37,6 @@ from typing import Any
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     SERVICES,
-    VOLUME_PLUGINS,
     WORKLOADS,
     Churn,
     Size,
@@ -53,10 +51,9 @@ from scheduler.benchmark.workloads import (
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
-from scheduler.profiles.defaults import DEFAULT_MULTI_POINT
 from scheduler.service import SchedulerService
 
-__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until", "workload_profile"]
+__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until"]
 
 log = logging.getLogger("kopf_scheduler.bench")
 Obj = dict[str, Any]
@@ -89,21 +86,6 @@ class RunResult:
         if self.shadow is not None:
             out["shadow"] = self.shadow
         return out
-
-
-def workload_profile(w: Workload, profile: dict[str, Any]) -> dict[str, Any]:
-    """``profile`` with, for a volume workload, the volume plugins the default set lacks enabled
-    through ``multiPoint`` (upstream's default profile has all four: once ours has them too, this
-    adds nothing). Any other workload's profile is returned as it is."""
-    default = {name for name, _ in DEFAULT_MULTI_POINT}
-    missing = [name for name in VOLUME_PLUGINS if name not in default]
-    if w.volumes is None or not missing:
-        return profile
-    plugins = dict(profile.get("plugins") or {})
-    multi = dict(plugins.get("multiPoint") or {})
-    named = {p.get("name") for p in multi.get("enabled") or ()}
-    multi["enabled"] = [*(multi.get("enabled") or ()), *({"name": n} for n in missing if n not in named)]
-    return {**profile, "plugins": {**plugins, "multiPoint": multi}}
 
 
 def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str = "") -> Iterator[Obj]:
@@ -292,7 +274,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     sink = SinkClient()
     service = SchedulerService(sink, seed=seed, decision_records=decision_records)
     sink.service = service
-    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **workload_profile(w, profile)})
+    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
     if not st.accepted:
         raise ValueError(f"benchmark profile rejected: {st.message}")
     if shadow is not None:

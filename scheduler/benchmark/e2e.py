@@ -18,8 +18,7 @@ difference: upstream's scheduler_perf runs a fake PV controller that never check
 the simulated cluster runs a real one, so the PV's ``claimRef`` also carries the claim's uid (read
 from the claim's create); without it the controller finds the claim misbound and marks it Lost. The
 claim is Lost for a moment anyway (its PV does not exist yet when the controller first syncs it),
-and bound again once the PV is created, before its pod is. The profile enables the volume plugins
-the default set lacks (``core.workload_profile``).
+and bound again once the PV is created, before its pod is.
 
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.benchmark import processes
-from scheduler.benchmark.core import RunResult, pod_objects, wait_until, workload_profile
+from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     SERVICES,
@@ -202,7 +201,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
             await api.request("POST", profiles_path(), {
                 "apiVersion": API_VERSION, "kind": KIND,
-                "metadata": {"name": "bench"}, "spec": workload_profile(w, {"schedulerName": "default-scheduler"})})
+                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
             for ns in {w.init_namespace, w.namespace, "churn"}:
                 await api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                                                  "metadata": {"name": ns}})

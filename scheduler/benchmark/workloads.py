@@ -32,7 +32,7 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["SERVICES", "TEMPLATES", "VOLUME_PLUGINS", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "NodeAllocatable",
+__all__ = ["SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "NodeAllocatable",
            "Size", "Volumes", "Workload", "csi_node", "make_node", "service_object", "template", "volume_objects",
            "with_claim"]
 
@@ -151,9 +151,6 @@ VOLUME_TEMPLATES: dict[str, Obj] = {
             "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "true"}},
             "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}}},
 }
-# The plugins that read these objects (upstream's defaults: VolumeRestrictions, NodeVolumeLimits,
-# VolumeBinding, VolumeZone). A volume workload's profile enables those its default set lacks.
-VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
 
 
 @dataclass(frozen=True)

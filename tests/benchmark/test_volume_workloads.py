@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from scheduler.benchmark import workloads
-from scheduler.benchmark.core import run_core, workload_profile
+from scheduler.benchmark.core import run_core
 from scheduler.benchmark.workloads import (
     EBS_CSI,
     WORKLOADS,
@@ -98,11 +98,9 @@ def test_the_objects_are_upstreams_templates_pre_bound() -> None:
         "storage.alpha.kubernetes.io/migrated-plugins": ""}
 
 
-def test_a_volume_workloads_profile_has_the_volume_plugins() -> None:
-    from scheduler.profiles.defaults import DEFAULT_MULTI_POINT
-    default = {n for n, _ in DEFAULT_MULTI_POINT}
-    spec = workload_profile(WORKLOADS["SchedulingCSIPVs"], {"pluginConfig": []})
-    enabled = {p["name"] for p in (spec.get("plugins") or {}).get("multiPoint", {}).get("enabled", [])}
-    assert {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"} <= default | enabled
-    assert spec["pluginConfig"] == []
-    assert workload_profile(WORKLOADS["SchedulingBasic"], {"pluginConfig": []}) == {"pluginConfig": []}
+def test_e2e_mode_binds_every_measured_pod() -> None:
+    """The operator against the simulated cluster: the CSINodes, claims and PVs created through the API
+    (the cluster's PV controller binds each claim again once its PV exists), every measured pod bound."""
+    from scheduler.benchmark.e2e import run_e2e
+    r = run_e2e("SchedulingMigratedInTreePVs", Size(5, 5, 10), time_limit=120)
+    assert r.complete and r.bound == 10 and r.mode == "e2e"
