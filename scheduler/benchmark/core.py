@@ -298,9 +298,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     init_volumes = w.volumes is not None and w.volumes.init
     try:
         for chunk_start in range(0, size.init_pods, FEED_CHUNK):
-            for body in pod_objects(w.init, w.init_namespace, min(FEED_CHUNK, size.init_pods - chunk_start),
-                                    chunk_start):
-                sink.add(_with_volume(sink, w, body) if init_volumes else body)
+            for i, body in enumerate(pod_objects(w.init, w.init_namespace,
+                                                 min(FEED_CHUNK, size.init_pods - chunk_start), chunk_start),
+                                     chunk_start):
+                sink.add(_with_volume(sink, w, body, i) if init_volumes else body)
             await asyncio.sleep(0)
         if not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
             log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
@@ -309,8 +310,9 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
         t0 = time.monotonic()
         for chunk_start in range(0, size.pods, FEED_CHUNK):
-            for body in pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start), chunk_start):
-                sink.add(_with_volume(sink, w, body) if w.volumes is not None else body, measured=True)
+            for i, body in enumerate(pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start),
+                                                 chunk_start), chunk_start):
+                sink.add(_with_volume(sink, w, body, i) if w.volumes is not None else body, measured=True)
             await asyncio.sleep(0)
         complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
         end = time.monotonic()
@@ -335,16 +337,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         placements=sink.placements, volumes=_bound_volumes(sink, service) if w.volumes is not None else {})
 
 
-def _index(body: Obj) -> int:
-    """The ``i`` of a pod ``pod_objects`` named ``<generateName><i>``."""
-    name = body["metadata"]["name"]
-    return int(name[len(name.rstrip("0123456789")):])
-
-
-def _with_volume(sink: SinkClient, w: Workload, body: Obj) -> Obj:
-    """Pod ``body`` with its own claim, the claim and its PV added first (``CreatePodWithPersistentVolume``)."""
+def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:
+    """Pod ``i`` (``body``) with its own claim, the claim and its PV added first
+    (``CreatePodWithPersistentVolume``)."""
     assert w.volumes is not None
-    i = _index(body)
     ns = body["metadata"]["namespace"]
     pvc, pv = volume_objects(w.volumes, ns, i)
     pvc["metadata"]["uid"] = f"{ns}/{pvc['metadata']['name']}"
