@@ -3,14 +3,23 @@
 The core never imports an HTTP library. The operator implements ``SchedulerClient`` over the
 Kubernetes API; the benchmark's core mode and the tests implement it in memory. Errors are raised
 as ``scheduler.errors.ClientError`` subclasses (``ConflictError`` for 409, ``NotFoundError`` for 404).
+
+The ResourceClaim methods are the writes upstream's DynamicResources plugin makes
+(``bindClaim``, ``Unreserve``, ``PostFilter``, the extended-resource claim), one method per API call
+so the plugin keeps upstream's retry logic (``retry.RetryOnConflict``: refetch with ``get_claim``,
+then write again). The writes that upstream makes with ``Update``/``UpdateStatus`` are conditional on
+the claim's ``resource_version`` (a ``ConflictError`` when it changed since it was read); each
+returns the claim as written, with its new resourceVersion, for the next conditional write and for
+the store's assumption.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from scheduler.model import Pod
+from scheduler.model.dra import AllocationResult, ResourceClaim
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["SchedulerClient"]
@@ -58,4 +67,38 @@ class SchedulerClient(Protocol):
         """VolumeBinding's PreBind for a claim to provision: annotate it
         ``volume.kubernetes.io/selected-node: <node_name>``, conditional on
         ``claim.resource_version``. The provisioner then creates the volume for that node."""
+        ...
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
+        """``GET`` a ResourceClaim from the API (not the informer): PreBind's fresh copy after a
+        conflict. ``NotFoundError`` when it is gone."""
+        ...
+
+    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
+        """Add ``resource.kubernetes.io/delete-protection`` to the claim's ``metadata.finalizers``
+        (upstream's ``Update`` before an allocation is written), conditional on
+        ``claim.resource_version``; the claim as written."""
+        ...
+
+    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
+                            ) -> ResourceClaim:
+        """Write the claim's status (upstream's ``UpdateStatus`` in ``bindClaim``): ``allocation``
+        when given, and ``status.reservedFor`` = ``claim.reserved_for`` plus ``{resource: pods,
+        name, uid}`` of ``pod``, conditional on ``claim.resource_version``; the claim as written."""
+        ...
+
+    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
+        """Remove ``pod`` from ``status.reservedFor`` (upstream's Unreserve: a strategic-merge patch
+        deleting the entry by uid, with the claim's uid as precondition, so no fresh copy is needed)."""
+        ...
+
+    async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        """Clear ``status.allocation``, ``status.reservedFor`` and ``status.devices`` (upstream's
+        PostFilter ``UpdateStatus``), conditional on ``claim.resource_version``."""
+        ...
+
+    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
+        """Create a ResourceClaim in ``body["metadata"]["namespace"]`` (``metadata.generateName``
+        honoured): the claim upstream creates for extended resources backed by DRA. The claim as
+        created (name, uid, resourceVersion)."""
         ...

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
 from scheduler.cache import Snapshot, VolumeStore
+from scheduler.errors import ConflictError, NotFoundError
 from scheduler.framework import CycleState, Status
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Rows
 from scheduler.framework.types import ClusterEvent
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
+from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 _uid = itertools.count()
@@ -71,6 +74,83 @@ class MemoryClient:
         self.volume_binds: list[tuple[str, str]] = []       # (pv, namespace/claim) PreBind wrote
         self.selected_nodes: list[tuple[str, str]] = []     # (namespace/claim, node) PreBind annotated
         self.volume_error: Exception | None = None
+        # The ResourceClaims the DRA writes go to, by (namespace, name): each write gets a new
+        # resourceVersion, and a write conditional on an older one is a 409, as the API server's.
+        self.claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.claim_writes: list[tuple[str, str]] = []       # (verb, namespace/name)
+        self.claim_error: Exception | None = None           # raised by every claim call
+        self.claim_conflicts = 0                            # the next N conditional writes answer 409
+        self.claim_write_hook: Any = None                   # called with each written claim (a watch)
+        self._rv = itertools.count(1000)
+
+    def add_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Store a claim as the API has it (a resourceVersion when it has none); the stored claim."""
+        stored = claim if claim.resource_version else replace(claim, resource_version=str(next(self._rv)))
+        self.claims[(stored.namespace, stored.name)] = stored
+        return stored
+
+    def _stored(self, claim: ResourceClaim, *, conditional: bool = True) -> ResourceClaim:
+        if self.claim_error is not None:
+            raise self.claim_error
+        stored = self.claims.get((claim.namespace, claim.name))
+        if stored is None or (claim.uid and stored.uid and claim.uid != stored.uid):
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{claim.name}" not found', status=404)
+        if conditional and (self.claim_conflicts > 0 or
+                            (claim.resource_version and claim.resource_version != stored.resource_version)):
+            self.claim_conflicts = max(0, self.claim_conflicts - 1)
+            raise ConflictError(f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{claim.name}": '
+                                "the object has been modified; please apply your changes to the latest version "
+                                "and try again", status=409)
+        return stored
+
+    def _write(self, verb: str, claim: ResourceClaim) -> ResourceClaim:
+        written = replace(claim, resource_version=str(next(self._rv)))
+        self.claims[(written.namespace, written.name)] = written
+        self.claim_writes.append((verb, written.key))
+        if self.claim_write_hook is not None:
+            self.claim_write_hook(written)
+        return written
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
+        if self.claim_error is not None:
+            raise self.claim_error
+        got = self.claims.get((namespace, name))
+        if got is None:
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found', status=404)
+        return got
+
+    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
+        stored = self._stored(claim)
+        finalizers = stored.finalizers if FINALIZER in stored.finalizers else (*stored.finalizers, FINALIZER)
+        return self._write("finalizer", replace(stored, finalizers=finalizers))
+
+    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
+                            ) -> ResourceClaim:
+        stored = self._stored(claim)
+        return self._write("reserve", replace(
+            stored, allocation=allocation if allocation is not None else stored.allocation,
+            reserved_for=(*claim.reserved_for, ConsumerRef(resource="pods", name=pod.name, uid=pod.uid))))
+
+    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
+        stored = self._stored(claim, conditional=False)
+        self._write("unreserve", replace(stored, reserved_for=tuple(r for r in stored.reserved_for
+                                                                     if r.uid != pod.uid)))
+
+    async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        stored = self._stored(claim)
+        self._write("deallocate", replace(stored, allocation=None, reserved_for=()))
+
+    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
+        if self.claim_error is not None:
+            raise self.claim_error
+        meta = dict(body.get("metadata") or {})
+        if not meta.get("name"):
+            meta["name"] = f"{meta.get('generateName', '')}{len(self.claims)}"
+        key = (str(meta.get("namespace") or "default"), str(meta["name"]))
+        if key in self.claims:
+            raise ConflictError(f'resourceclaims.resource.k8s.io "{key[1]}" already exists', status=409)
+        meta["uid"] = f"uid-{key[0]}-{key[1]}"
+        return self._write("create", parse_resource_claim({**body, "metadata": meta}))
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         if self.bind_error is not None:

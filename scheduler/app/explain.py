@@ -24,6 +24,7 @@ from scheduler.errors import ClientError, ParseError, SchedulerError
 from scheduler.kubeapi import KubeClient
 from scheduler.kubeapi.extender import http_extender
 from scheduler.model import Pod, parse_pod
+from scheduler.model.dra import AllocationResult, ResourceClaim
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.profiles.crd import profiles_path
 from scheduler.service import SchedulerService
@@ -63,6 +64,25 @@ class _NoWrites:
         raise RuntimeError("explain never binds")
 
     async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
+        raise RuntimeError("explain never reads through the scheduler's client")
+
+    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
+        raise RuntimeError("explain never writes")
+
+    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
+                            ) -> ResourceClaim:
+        raise RuntimeError("explain never writes")
+
+    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
         raise RuntimeError("explain never writes")
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import logging
 import random
 import resource
@@ -50,6 +51,7 @@ from scheduler.benchmark.workloads import (
 )
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
+from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.service import SchedulerService
 
@@ -116,6 +118,8 @@ class SinkClient:
         self.volume_bodies: dict[tuple[str, str, str], Obj] = {}
         self.volume_binds = 0
         self.provisioned = 0
+        self.claims: dict[tuple[str, str], ResourceClaim] = {}
+        self._claim_version = 0
 
     def _confirm(self, event: str, body: Obj) -> None:
         assert self.service is not None
@@ -211,6 +215,60 @@ class SinkClient:
         self.volume_bodies[("PersistentVolume", "", name)] = pv
         self.provisioned += 1
         self._bind_claim(pv, claim_body)
+
+    # --- ResourceClaims: DynamicResources' writes, with the API's resourceVersion conflicts -------
+    def _claim(self, claim: ResourceClaim, *, conditional: bool = True) -> ResourceClaim:
+        from scheduler.errors import ConflictError, NotFoundError
+        stored = self.claims.get((claim.namespace, claim.name))
+        if stored is None:
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{claim.name}" not found', status=404)
+        if conditional and claim.resource_version and claim.resource_version != stored.resource_version:
+            raise ConflictError(f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{claim.name}": '
+                                "the object has been modified; please apply your changes to the latest version "
+                                "and try again", status=409)
+        return stored
+
+    def _write_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        self._claim_version += 1
+        written = dataclasses.replace(claim, resource_version=f"c{self._claim_version}")
+        self.claims[(written.namespace, written.name)] = written
+        return written
+
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
+        from scheduler.errors import NotFoundError
+        got = self.claims.get((namespace, name))
+        if got is None:
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found', status=404)
+        return got
+
+    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
+        stored = self._claim(claim)
+        if FINALIZER in stored.finalizers:
+            return stored
+        return self._write_claim(dataclasses.replace(stored, finalizers=(*stored.finalizers, FINALIZER)))
+
+    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
+                            ) -> ResourceClaim:
+        stored = self._claim(claim)
+        return self._write_claim(dataclasses.replace(
+            stored, allocation=allocation if allocation is not None else stored.allocation,
+            reserved_for=(*claim.reserved_for, ConsumerRef(resource="pods", name=pod.name, uid=pod.uid))))
+
+    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
+        stored = self._claim(claim, conditional=False)
+        self._write_claim(dataclasses.replace(stored, reserved_for=tuple(r for r in stored.reserved_for
+                                                                          if r.uid != pod.uid)))
+
+    async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        stored = self._claim(claim)
+        self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=()))
+
+    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
+        meta = dict(body.get("metadata") or {})
+        if not meta.get("name"):
+            meta["name"] = f"{meta.get('generateName', '')}{len(self.claims)}"
+        meta["uid"] = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        return self._write_claim(parse_resource_claim({**body, "metadata": meta}))
 
 
 def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:

@@ -10,6 +10,11 @@
 - Preemption: the victim's ``DisruptionTarget`` condition (strategic status patch), its DELETE with a
   uid precondition (a re-created pod of the same name is never hit), then ``Normal Preempted``
   (action ``Preempting``, related to the preemptor), as upstream's ``PreemptPod``.
+- ResourceClaims (DynamicResources' writes): ``resource.k8s.io/v1``. The finalizer and the status
+  (allocation, reservedFor) are merge patches carrying ``metadata.resourceVersion``, conditional as
+  upstream's ``Update``/``UpdateStatus`` are (409 when the claim changed; the plugin refetches and
+  retries). Unreserve is upstream's strategic-merge patch deleting the pod's ``reservedFor`` entry by
+  uid, with the claim's uid as precondition. Each write returns the claim as the API wrote it.
 - ``PodScheduled=False`` (reason ``Unschedulable`` or ``SchedulerError``) and
   ``status.nominatedNodeName`` are set with a strategic merge patch of ``pods/NAME/status``, and only
   when they change, as upstream's ``updatePod`` skips no-op updates.
@@ -29,6 +34,7 @@ from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi.client import KubeClient
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod
+from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim, parse_resource_claim
 from scheduler.model.volumes import SELECTED_NODE_ANNOTATION, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["ApiSchedulerClient"]
@@ -39,6 +45,22 @@ MAX_SERIES = 10_000
 
 def _micro_time(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+def _claim_path(namespace: str, name: str = "") -> str:
+    base = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims"
+    return f"{base}/{name}" if name else base
+
+
+def _conditional(claim: ResourceClaim) -> dict[str, Any]:
+    """The metadata that makes a merge patch conditional on the claim as read (its uid too, so a
+    claim re-created under the same name is never written)."""
+    meta: dict[str, Any] = {}
+    if claim.resource_version:
+        meta["resourceVersion"] = claim.resource_version
+    if claim.uid:
+        meta["uid"] = claim.uid
+    return meta
 
 
 # The annotation upstream's GetBindVolumeToClaim sets on a PV the scheduler (a controller) binds.
@@ -101,6 +123,47 @@ class ApiSchedulerClient:
             meta["resourceVersion"] = claim.resource_version
         await self.api.request("PATCH", f"/api/v1/namespaces/{claim.namespace}/persistentvolumeclaims/{claim.name}",
                                {"metadata": meta}, content_type="application/merge-patch+json")
+
+    # --- ResourceClaims (DynamicResources) ------------------------------------------------------
+    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
+        return parse_resource_claim(await self.api.request("GET", _claim_path(namespace, name)))
+
+    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
+        # A merge patch replaces the list: it carries every finalizer, conditional on the version read.
+        finalizers = [*claim.finalizers, *(() if FINALIZER in claim.finalizers else (FINALIZER,))]
+        got = await self.api.request("PATCH", _claim_path(claim.namespace, claim.name),
+                                     {"metadata": {**_conditional(claim), "finalizers": finalizers}},
+                                     content_type="application/merge-patch+json")
+        return parse_resource_claim(got)
+
+    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
+                            ) -> ResourceClaim:
+        status: dict[str, Any] = {"reservedFor": [*(r.to_json() for r in claim.reserved_for),
+                                                  {"resource": "pods", "name": pod.name, "uid": pod.uid}]}
+        if allocation is not None:
+            status["allocation"] = allocation.to_json()
+        got = await self.api.request("PATCH", _claim_path(claim.namespace, claim.name) + "/status",
+                                     {"metadata": _conditional(claim), "status": status},
+                                     content_type="application/merge-patch+json")
+        return parse_resource_claim(got)
+
+    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
+        await self.api.request("PATCH", _claim_path(claim.namespace, claim.name) + "/status",
+                               {"metadata": {"uid": claim.uid},
+                                "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]}},
+                               content_type="application/strategic-merge-patch+json")
+
+    async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        await self.api.request("PATCH", _claim_path(claim.namespace, claim.name) + "/status",
+                               {"metadata": _conditional(claim),
+                                "status": {"allocation": None, "reservedFor": None, "devices": None}},
+                               content_type="application/merge-patch+json")
+
+    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
+        namespace = str((body.get("metadata") or {}).get("namespace") or "default")
+        got = await self.api.request("POST", _claim_path(namespace),
+                                     {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **body})
+        return parse_resource_claim(got)
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",
