@@ -345,8 +345,6 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     import socket
     import uuid
 
-    import kopf
-
     from scheduler.app.runtime import OperatorRuntime, raise_open_file_limit
     from scheduler.app.serving import SecureServing
     from scheduler.kubeapi.config import ConfigError, load_config
@@ -384,7 +382,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
         raise click.ClickException(f"the scheduling worker failed to start: {runtime.failed}")
     try:
         # The worker thread's end stops Kopf too: a scheduler that cannot schedule must exit.
-        kopf.run(**runtime.kopf_kwargs(stop_flag=runtime.kopf_stop))
+        runtime.run_kopf(runtime.kopf_stop)
     finally:
         runtime.stop()
     if runtime.failed is not None:

@@ -14,13 +14,21 @@ Startup follows upstream's order:
    SchedulingProfiles, nodes, namespaces, PodDisruptionBudgets, and the Services and controllers
    (ReplicationControllers, ReplicaSets, StatefulSets) whose selectors drive default spreading.
 
-Pods are the one resource Kopf does not watch. They are the hot path (two events per scheduled pod),
-and Kopf's per-event machinery (an object logger, memories, cause detection, a patch per event)
-cost more CPU than the scheduling itself, on the thread that competes with the worker for the GIL
-(BENCHMARKS.md has the profile). So the worker loop runs a pod informer of its own: it continues
-the initial listing with a watch from its resourceVersion, resumes after a dropped connection from
-the last version it saw (with bookmarks), and on ``410 Gone`` relists, replaying as DELETED every
-pod that vanished meanwhile. Pod events then reach the service on the thread that schedules.
+Pods are the hot path (two events per scheduled pod), and Kopf's per-event machinery (an object
+logger, memories, cause detection, a patch per event) cost more CPU than the scheduling itself, on
+the thread that competes with the worker for the GIL (BENCHMARKS.md has the profile). So the worker
+loop runs informers of its own (``informers.py``) for pods and for the storage kinds the volume
+plugins read per pod (a claim and a volume per pod in a volume workload): each continues the
+initial listing with a watch from its resourceVersion, resumes after a dropped connection from the
+last version it saw (with bookmarks), and on ``410 Gone`` relists, replaying as DELETED every object
+that vanished meanwhile. Their events then reach the service on the thread that schedules, in the
+order the API server wrote them, so a pod never overtakes the claim it was created after on a path
+of its own.
+
+Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.45 lets aiohttp's
+``RuntimeError("Connection closed.")`` out of a watch whose connection its credential refresh closed,
+and a dead watcher stops its whole operator), it is started again in-process with the same
+backoff, and ``/healthz`` names it while it is down.
 
 A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's watch processing;
 Kopf's handlers only touch the lock-protected cache and queue. As a task in Kopf's loop, it would
@@ -51,13 +59,14 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
+from scheduler.app.informers import Informer, collection_path
+from scheduler.app.informers import sleep_unless as _sleep_unless
 from scheduler.app.serving import SecureServing, ServingError, start_http
 from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
 from scheduler.cache.volumes import KINDS as VOLUME_KINDS
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
-from scheduler.kubeapi.client import GoneError
 from scheduler.kubeapi.extender import http_extender
 from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
@@ -130,9 +139,17 @@ def _stalled(idle: float, limit: float) -> str | None:
     return f"stalled: no progress for {idle:.0f} s" if idle > limit else None
 
 
-async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
+def _component_name(informer: str) -> str:
+    # "pod-informer" (the name /healthz has always used), "persistentvolumeclaims-informer", ...
+    return "pod-informer" if informer == "pods" else f"{informer}-informer"
+
+
+def _pod_uid(pod: dict[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("uid", ""))
+
+
+def _pod_tombstone(uid: str) -> dict[str, Any]:
+    return {"metadata": {"uid": uid}}
 
 
 def _rest_client_metrics(metrics: Metrics, host: str) -> Callable[[str, int | None, float], None]:
@@ -252,13 +269,24 @@ class OperatorRuntime:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Future[None]] = set()
-        self._pods_rv = ""
         self.stall_after = STALL_AFTER
         self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
+        # The informers of the worker loop (``informers.py``): pods, and the storage kinds the
+        # volume plugins read per pod. Kopf serves the low-rate kinds (``operator/``).
+        self.informers: dict[str, Informer] = {
+            "pods": Informer(self.api, "pod", "/api/v1/pods", self.pod_event, known=self.service.known_pod_uids,
+                             key=_pod_uid, tombstone=_pod_tombstone, watch_timeout=WATCH_TIMEOUT),
+            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
+                                partial(self.service.on_volume_object, kind), optional=True,
+                                watch_timeout=WATCH_TIMEOUT)
+               for group, version, plural, kind in VOLUME_KINDS}}
+        informer_components = [Component(_component_name(name), stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER)
+                               for name in self.informers]
         self.components = {c.name: c for c in (
-            Component("worker"), Component("pod-informer", stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER),
-            Component("shadow-status"),
+            Component("worker"), *informer_components, Component("shadow-status"), Component("kopf"),
             *([Component("leader-election")] if self.elector is not None else []))}
+        for name, informer in self.informers.items():
+            informer.on_beat = partial(setattr, self.components[_component_name(name)], "beat")
         self.synced_kinds: set[str] = set()
         self.sync_errors: dict[str, str] = {}
         self._unreadable_pods: dict[str, str] = {}
@@ -266,8 +294,7 @@ class OperatorRuntime:
         # Set when the worker thread itself ends (not one of its loops, which restart): Kopf stops,
         # and ``kopf-scheduler run`` exits non-zero so Kubernetes restarts the container.
         self.fatal = threading.Event()
-        # Kopf's stop flag for that: a future, not a threading.Event, which Kopf would wait on in an
-        # executor thread that then blocks the interpreter's exit after a normal SIGTERM.
+        # The flag ``run_kopf`` stops Kopf by (it relays it into Kopf's own loop, see there).
         self.kopf_stop: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.service.health = self.health
         self.service.readiness = self.readiness
@@ -320,7 +347,8 @@ class OperatorRuntime:
             return
         self.service.synced = True
         self.synced.set()
-        loops = [asyncio.ensure_future(self.supervise(self.components["pod-informer"], self.watch_pods, stop)),
+        loops = [*(asyncio.ensure_future(self.supervise(self.components[_component_name(name)], informer.run, stop))
+                   for name, informer in self.informers.items()),
                  asyncio.ensure_future(self.supervise(self.components["shadow-status"], self.write_shadow_statuses,
                                                       stop))]
         if self.elector is not None:
@@ -463,12 +491,6 @@ class OperatorRuntime:
                     s.on_selector_owner(kind, "ADDED", obj)
             return apply
 
-        def volumes(kind: str) -> Callable[[dict[str, Any]], None]:
-            def apply(listing: dict[str, Any]) -> None:
-                for obj in listing["items"]:
-                    s.on_volume_object(kind, "ADDED", obj)
-            return apply
-
         informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
             "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
             "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
@@ -478,12 +500,10 @@ class OperatorRuntime:
             **{plural: (partial(self.api.request, "GET", f"/api/{version}/{plural}" if not group
                                 else f"/apis/{group}/{version}/{plural}"), owners(kind))
                for group, version, plural, kind in SELECTOR_OWNER_KINDS},
-            # The storage objects the volume plugins read (VolumeBinding, VolumeZone, NodeVolumeLimits, ...).
-            **{plural: (partial(self._list_storage, f"/api/{version}/{plural}" if not group
-                                else f"/apis/{group}/{version}/{plural}"), volumes(kind))
-               for group, version, plural, kind in VOLUME_KINDS},
             PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
-            "pods": (lambda: self.api.list("v1", "Pod"), self.apply_pod_listing),
+            # The informers of the worker loop: pods, and the storage objects the volume plugins
+            # read (VolumeBinding, VolumeZone, NodeVolumeLimits, ...), each then watched from here.
+            **{name: (informer.list, informer.apply_listing) for name, informer in self.informers.items()},
         }
 
         async def sync(kind: str) -> None:
@@ -501,18 +521,6 @@ class OperatorRuntime:
             if e.status != 404:
                 raise
             log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
-            return {"items": []}
-
-    async def _list_storage(self, path: str) -> Any:
-        """A storage kind's list; a cluster that does not serve it (404) has none, and scheduling
-        goes on without it rather than waiting for ever (pods with claims then stay Pending with
-        the volume plugins' not-found reasons)."""
-        try:
-            return await self.api.request("GET", path)
-        except ClientError as e:
-            if e.status != 404:
-                raise
-            log.warning("the cluster does not serve %s: the volume plugins see none", path)
             return {"items": []}
 
     def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
@@ -540,47 +548,7 @@ class OperatorRuntime:
 
     async def relist_pods(self) -> None:
         """List every pod into the service; pods it knew that are gone are replayed as DELETED."""
-        self.apply_pod_listing(await self.api.list("v1", "Pod"))
-
-    def apply_pod_listing(self, listing: dict[str, Any]) -> None:
-        seen: set[str] = set()
-        for pod in listing["items"]:
-            seen.add(str((pod.get("metadata") or {}).get("uid", "")))
-            self.pod_event("ADDED", pod)
-        for uid in self.service.known_pod_uids() - seen:
-            self.pod_event("DELETED", {"metadata": {"uid": uid}})
-        self._pods_rv = str((listing.get("metadata") or {}).get("resourceVersion") or "")
-
-    async def watch_pods(self, stop: asyncio.Event) -> None:
-        """The pod informer: watch from the last version seen; relist on 410; back off on errors.
-        Each event and each (re)started watch is a heartbeat of the ``pod-informer`` health check."""
-        delay = 0.1
-        comp = self.components["pod-informer"]
-        while not stop.is_set():
-            comp.beat = time.monotonic()
-            try:
-                async for kind, obj in self.api.watch("v1", "Pod", resource_version=self._pods_rv,
-                                                      timeout=WATCH_TIMEOUT, params={"allowWatchBookmarks": "true"}):
-                    comp.beat = time.monotonic()
-                    rv = (obj.get("metadata") or {}).get("resourceVersion")
-                    if rv:
-                        self._pods_rv = str(rv)
-                    if kind != "BOOKMARK":
-                        self.pod_event(kind, obj)
-                    delay = 0.1
-                    if stop.is_set():
-                        return
-            except GoneError:
-                log.info("pod watch expired (410): relisting")
-                try:
-                    await self.relist_pods()
-                except ClientError as e:
-                    log.warning("pod relist failed: %s", e)
-                    await asyncio.sleep(delay)
-            except ClientError as e:
-                log.info("pod watch interrupted, resuming from %s: %s", self._pods_rv, e)
-                await asyncio.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 5.0)
+        await self.informers["pods"].relist()
 
     def pod_event(self, event: str, body: dict[str, Any]) -> None:
         """Feed a pod event to the service. No pod can stop the informer: one the scheduler cannot
@@ -652,6 +620,61 @@ class OperatorRuntime:
             self._thread.join(timeout=30)
 
     # ---- Kopf -----------------------------------------------------------------------------------
+    def run_kopf(self, stop_flag: threading.Event | concurrent.futures.Future[None]) -> None:
+        """Run Kopf's operator on this thread until ``stop_flag`` is set, and start it again whenever
+        it dies.
+
+        Kopf returns only when told to stop (the flag, or SIGINT/SIGTERM on the main thread), and
+        raises when it crashed. A crash of its orchestrator alone (one dead watcher) also ends it
+        with that exception, as Kopf then stops its other root tasks; but it could not end while it waited on a
+        thread-blocking flag (Kopf waits on a ``threading.Event`` or a ``concurrent`` future in an
+        executor thread, which ``asyncio.run`` then joins for ever), so Kopf gets an asyncio future
+        of its own run's loop, raised from ``stop_flag``. Each restart reloads the handlers into a
+        fresh registry on a fresh event loop; the handlers are idempotent (a profile is compiled
+        again, an object listed again)."""
+        comp = self.components["kopf"]
+        backoff = Backoff(*self.restart_backoff)
+
+        def stopped() -> bool:
+            return stop_flag.done() if isinstance(stop_flag, concurrent.futures.Future) else stop_flag.is_set()
+
+        while not stopped():
+            started = time.monotonic()
+            comp.up(started)
+            try:
+                asyncio.run(self._kopf_once(stopped))
+                return                       # the flag, or SIGINT/SIGTERM: Kopf was told to stop
+            except Exception as e:
+                comp.died(e, time.monotonic())
+                if stopped():
+                    log.warning("Kopf failed while stopping: %s: %s", type(e).__name__, e)
+                    return
+                log.error("Kopf died; restarting it in-process: %s: %s", type(e).__name__, e, exc_info=e)
+            if time.monotonic() - started > BACKOFF_RESET:
+                backoff.reset()
+            deadline = time.monotonic() + backoff.next()
+            while time.monotonic() < deadline and not stopped():
+                time.sleep(0.1)
+            if stopped():
+                return
+            comp.restarts += 1
+            self.service.metrics.component_restarts.labels(comp.name).inc()
+
+    async def _kopf_once(self, stopped: Callable[[], bool]) -> None:
+        import kopf
+        flag: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def relay() -> None:          # the caller's flag into this loop's future
+            while not stopped():
+                await asyncio.sleep(0.2)
+            if not flag.done():
+                flag.set_result(None)
+        relay_task = asyncio.ensure_future(relay())
+        try:
+            await kopf.operator(**self.kopf_kwargs(stop_flag=flag))
+        finally:
+            relay_task.cancel()
+
     def kopf_kwargs(self, stop_flag: Any = None, ready_flag: Any = None) -> dict[str, Any]:
         import kopf
         _, registry = _load(find_operator_dir())

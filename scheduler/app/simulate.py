@@ -350,7 +350,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
             t0 = time.monotonic()
             runtime.start()
             stop = threading.Event()
-            kopf_thread = threading.Thread(target=_run_kopf, args=(runtime, stop), name="kopf", daemon=True)
+            kopf_thread = threading.Thread(target=runtime.run_kopf, args=(stop,), name="kopf", daemon=True)
             kopf_thread.start()
             deadline = t0 + timeout
             try:
@@ -379,11 +379,6 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
         if detach is not None:
             detach()
     return report
-
-
-def _run_kopf(runtime: OperatorRuntime, stop: threading.Event) -> None:
-    import kopf
-    asyncio.run(kopf.operator(**runtime.kopf_kwargs(stop_flag=stop)))
 
 
 _FIT = re.compile(r"^0/\d+ nodes are available: (.*)$", re.S)

@@ -267,10 +267,18 @@ class KubeClient:
                     resource_version: str | None = None, params: Mapping[str, str] | None = None,
                     timeout: int = 300) -> AsyncIterator[tuple[str, Obj]]:
         plural, _ = await self.plural(api_version, kind)
+        async for event in self.watch_path(resource_path(api_version, plural, namespace),
+                                           resource_version=resource_version, params=params, timeout=timeout):
+            yield event
+
+    async def watch_path(self, path: str, *, resource_version: str | None = None,
+                         params: Mapping[str, str] | None = None, timeout: int = 300
+                         ) -> AsyncIterator[tuple[str, Obj]]:
+        """Watch a collection by its path (``/apis/storage.k8s.io/v1/csinodes``): each event's type
+        and object, until the server ends the watch; an ERROR event is raised as its status."""
         q = {"watch": "true", "timeoutSeconds": str(timeout), **(params or {})}
         if resource_version:
             q["resourceVersion"] = resource_version
-        path = resource_path(api_version, plural, namespace)
         await self._throttle(path)
         headers = await self._auth_headers("GET", path + "?watch")
         t0 = time.perf_counter()
@@ -305,7 +313,10 @@ class KubeClient:
                         yield str(ev.get("type")), ev["object"]
         except ClientError:
             raise
-        except _TRANSPORT as e:      # orjson.JSONDecodeError is a ValueError: a stream cut mid-line
+        except (*_TRANSPORT, RuntimeError) as e:
+            # orjson.JSONDecodeError is a ValueError: a stream cut mid-line. aiohttp's stream reader
+            # raises a bare RuntimeError("Connection closed.") when the connection under an open
+            # response goes away: for a watch, that too is a dropped connection, resumed by the caller.
             self._count("GET", None, t0)
             raise transport_error("GET", path + "?watch", e, timeout + 30) from e
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -88,10 +87,7 @@ def start_kopf(runtime: OperatorRuntime) -> Callable[[], None]:
     """Kopf with the operator's handlers for ``runtime``, in a thread; returns its stopper."""
     stop = threading.Event()
 
-    def kopf_main() -> None:
-        import kopf
-        asyncio.run(kopf.operator(**runtime.kopf_kwargs(stop_flag=stop)))
-    t = threading.Thread(target=kopf_main, daemon=True)
+    t = threading.Thread(target=runtime.run_kopf, args=(stop,), daemon=True)
     t.start()
 
     def stopper() -> None:

@@ -163,7 +163,7 @@ def test_a_dead_loop_fails_healthz_and_is_restarted(tmp_path: Path, monkeypatch:
         if component == "worker":
             _kill_once(monkeypatch, rt.service.queue, "pop")
         elif component == "pod-informer":
-            _kill_once(monkeypatch, rt.api, "watch")
+            _kill_once(monkeypatch, rt.api, "watch_path")
             env.cluster.server.faults.drop_watch = 1.0          # end the current watch: the next one dies
             env.apply(pod("poke"))
         else:
@@ -177,6 +177,44 @@ def test_a_dead_loop_fails_healthz_and_is_restarted(tmp_path: Path, monkeypatch:
         env.wait(lambda: rt.service.leader, message="leading again")
         env.apply(pod("after"))
         env.wait(lambda: bound(env).get("after"), message="scheduling goes on after the restart")
+
+
+def test_kopf_dying_is_restarted_in_process_and_profiles_are_still_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kopf 1.45 lets aiohttp's ``RuntimeError("Connection closed.")`` out of a watch whose
+    connection its credential refresh closed, and a dead watcher ends its whole operator: the
+    runtime starts Kopf again, ``/healthz`` names it while it is down, and profile edits made while
+    it was down are still applied."""
+    from kopf._cogs.clients import watching
+
+    real = watching.infinite_watch
+    calls = {"n": 0}
+
+    async def closes_once(**kwargs: Any) -> Any:
+        # Kopf's first watch of SchedulingProfiles delivers the first profile, then its connection
+        # is closed under it.
+        calls["n"] += 1
+        first = "schedulingprofiles" in str(kwargs["resource"]) and not calls.get("closed")
+        async for event in real(**kwargs):
+            yield event
+            if first and isinstance(event, dict) and event.get("object"):
+                calls["closed"] = 1
+                raise RuntimeError("Connection closed.")
+    monkeypatch.setattr(watching, "infinite_watch", closes_once)
+    with running_operator(tmp_path) as env:
+        rt = env.runtime
+        rt.restart_backoff = (3.0, 3.0)            # long enough for the probe to see it down
+        ready(env)
+        _, text = env.wait(lambda: (r := get(env, "/healthz"))[0] == 500 and r, timeout=15, message="healthz fails")
+        assert "[-]kopf failed: died" in text and "Connection closed." in text
+        env.kubectl("patch", "sp", "default", "--type=merge", "-p", '{"spec": {"percentageOfNodesToScore": 50}}')
+        env.wait(lambda: get(env, "/healthz")[0] == 200, timeout=20, message="healthz recovers after the restart")
+        assert rt.components["kopf"].restarts == 1
+        assert 'kopf_scheduler_component_restarts_total{component="kopf"} 1.0' in env.metrics()
+        env.wait(lambda: (env.get_json("sp", "default").get("status") or {}).get("observedGeneration") == 2,
+                 timeout=30, message="the edit made while Kopf was down is applied")
+        env.apply(pod("after"))
+        env.wait(lambda: bound(env).get("after"), message="scheduling goes on")
 
 
 def test_a_stalled_worker_fails_healthz(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
