@@ -12,6 +12,7 @@ import numpy as np
 
 from scheduler import Cache, Metrics, ProfileMap, Registry, Scheduler, SchedulingQueue, compile_profile, parse_spec
 from scheduler.cache import Snapshot, VolumeStore
+from scheduler.cache.dra import DraStore
 from scheduler.errors import ConflictError, NotFoundError
 from scheduler.framework import CycleState, Status
 from scheduler.framework.handle import Handle
@@ -207,8 +208,8 @@ class Clock:
 
 
 def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None,
-                   pdbs: Sequence[PodDisruptionBudget] = (), volumes: VolumeStore | None = None
-                   ) -> tuple[Scheduler, MemoryClient]:
+                   pdbs: Sequence[PodDisruptionBudget] = (), volumes: VolumeStore | None = None,
+                   dra: DraStore | None = None) -> tuple[Scheduler, MemoryClient]:
     """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise)."""
     clock = clock or Clock()
     cache = Cache(clock=clock)
@@ -218,7 +219,7 @@ def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: 
     client = MemoryClient(cache, queue)
     raw = {"schedulerName": "default-scheduler", **(spec or {})}
     handle = Handle(client=client, metrics=metrics, nominator=queue.nominator, pdbs=lambda: pdbs,
-                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed, volumes=volumes)
+                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed, volumes=volumes, dra=dra)
     fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=handle, metrics=metrics, seed=seed)
     profiles.set("default", fwk)
     return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client

@@ -74,6 +74,12 @@ def _key(obj: DraObject) -> tuple[str, str]:
     return (obj.namespace, obj.name) if isinstance(obj, ResourceClaim | ResourceClaimTemplate) else ("", obj.name)
 
 
+def _older(rv: str, than: str) -> bool:
+    """Whether resourceVersion ``rv`` is older than ``than`` (both integers, as the API server's
+    are; anything else compares as not older, as the assume cache does not guess)."""
+    return rv.isdigit() and than.isdigit() and int(rv) < int(than)
+
+
 def _devices(claim: ResourceClaim | None) -> tuple[DeviceID, ...]:
     if claim is None or claim.allocation is None:
         return ()
@@ -160,15 +166,21 @@ class DraStore:
         self.upsert(obj)
         return obj
 
-    def assume(self, claim: ResourceClaim) -> None:
+    def assume(self, claim: ResourceClaim) -> bool:
         """Shadow the informer's claim with ``claim`` (upstream's ``AssumeClaimAfterAPICall``: the
-        object PreBind wrote) until ``restore`` or the next watch event for it."""
+        object PreBind wrote) until ``restore`` or the next watch event for it; whether it did. As
+        upstream's assume cache, an object older than the one held is not assumed (the watch was
+        faster than the write's answer)."""
         key = _key(claim)
+        held = self._objects["ResourceClaim"].get(key)
+        if isinstance(held, ResourceClaim) and _older(claim.resource_version, held.resource_version):
+            return False
         if key not in self._assumed:
             got = self._objects["ResourceClaim"].get(key)
             self._assumed[key] = got if isinstance(got, ResourceClaim) else None
         self._set_claim(key, claim)
         self.version += 1
+        return True
 
     def restore(self, namespace: str, name: str) -> None:
         """Undo ``assume`` (upstream's ``AssumedClaimRestore``); nothing if there is no assumption."""

@@ -1,4 +1,4 @@
-"""DynamicResources, the scheduling-cycle half: ResourceClaims allocated on the node the pod goes to,
+"""DynamicResources: ResourceClaims allocated on the node the pod goes to,
 as upstream's ``dynamicresources`` plugin (``dynamicresources.go``, release 1.35/1.36, the
 structured-parameters path; the store is ``scheduler.cache.dra``, the allocator
 ``scheduler.dra.allocator``).
@@ -34,21 +34,30 @@ allocates the same claim meanwhile. **Unreserve** removes the in-flight allocati
 assumption), idempotently.
 
 **PostFilter** (upstream's): when filtering failed, a claim that was allocated but unavailable on
-some node and that no other pod reserves is the one to deallocate. Upstream writes
-``status.allocation = nil`` at once; here that write is the edge's (see below), so PostFilter
-records the claim (``DynamicResources.to_deallocate(state)``) and answers ``deallocation of
-ResourceClaim completed`` only when the edge has a deallocator (``deallocate`` given), else
-``still not schedulable``.
+some node and that no other pod reserves is the one to deallocate: its ``status.allocation``,
+``reservedFor`` and ``devices`` are cleared through the client (``deallocate_claim``, conditional
+on the version read), and the answer is ``deallocation of ResourceClaim completed``. Upstream makes
+that write inside PostFilter; here PostFilter is synchronous, so the write is spawned off the cycle
+(``Handle.spawn``) and a failure is logged (the claim stays allocated; the next attempt's PostFilter
+tries again). Without a client (a test's ``deallocate`` callback aside) nothing can be deallocated.
 
-**What the edge must do** (PreBind and the writes; the client protocol has no claim method yet):
-for each claim of ``DynamicResources.reserved(state)`` not yet reserved for the pod, as upstream's
-``bindClaim``: add the finalizer ``resource.kubernetes.io/delete-protection`` (a normal update),
-then write ``status.allocation`` (``AllocationResult.to_json()``, for claims allocated in this cycle)
-and append ``{resource: pods, name, uid}`` to ``status.reservedFor`` with ``UpdateStatus``,
-retrying on conflict with a fresh claim (failing if it got deleted or allocated elsewhere); then
-``DraStore.assume`` the written claim and ``remove_pending_allocation``. On any failure the binding
-cycle fails and Unreserve runs; upstream's Unreserve also removes the pod from ``reservedFor`` with a
-strategic-merge patch. The store must be fed by informers on the four kinds (``cache.dra.KINDS``).
+**PreBindPreFlight**: Skip for a pod without claims, so its binding cycle never enters PreBind.
+**PreBind** (upstream's ``bindClaim``, for each claim not yet reserved for the pod), under
+``retry.RetryOnConflict`` (5 attempts, 10 ms apart; a 409 refetches the claim with ``get_claim``):
+the claim must not be being deleted (``claim ns/name got deleted in the meantime``) nor, when Reserve
+allocated it, allocated by someone else (``... got allocated elsewhere in the meantime``); then the
+finalizer ``resource.kubernetes.io/delete-protection`` (a normal update, only with an allocation to
+write), then ``status.allocation`` and the pod appended to ``status.reservedFor`` in one status
+write, both conditional on the resourceVersion read. Errors carry upstream's wrapping (``add
+finalizer to claim ns/name: ...``, ``add allocation and reservation to claim ns/name: ...``, ``add
+reservation to claim ns/name: ...``, ``get updated claim ns/name after conflict: ...``) in a
+``DynamicResourcesError``, never the API's ConflictError itself (the binding cycle would read that
+as "bound elsewhere" and drop the pod). Whatever the outcome the in-flight allocation ends; a written
+claim is assumed in the store (``DraStore.assume``) until the informer brings it. **Unreserve**
+also removes the pod from ``reservedFor`` of each allocated claim reserved for it (upstream's
+strategic-merge patch, spawned; a failure is logged as upstream's).
+
+The store is fed by the service's ``on_dra_object`` for the four kinds (``cache.dra.KINDS``).
 
 Not here: the Score (upstream has none for DRA in 1.36), extended resources backed by DRA
 (``DeviceClass.extendedResourceName``: an implicit claim), the per-node filter timeout, PodGroup
@@ -57,16 +66,19 @@ claims, queueing hints (every registered event requeues, never less eager than u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
 from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SelectorCache
-from scheduler.framework.cycle_state import CycleState
+from scheduler.errors import ConflictError
+from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import NodeToStatus
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import (
@@ -83,7 +95,12 @@ from scheduler.model import NodeSelector, Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
 from scheduler.plugins.helpers import node_selector_mask
 
-__all__ = ["NAME", "DynamicResources", "Reserved", "new"]
+if TYPE_CHECKING:
+    from scheduler.client import SchedulerClient
+
+__all__ = ["NAME", "DynamicResources", "DynamicResourcesError", "Reserved", "new"]
+
+log = logging.getLogger("kopf_scheduler.dynamicresources")
 
 NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -94,6 +111,16 @@ MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 _STATE_KEY = NAME
 _SKIP = Status(Code.SKIP)
+# client-go's retry.DefaultRetry, which bindClaim's RetryOnConflict uses: 5 attempts, 10 ms apart
+# (factor 1.0, jitter 0.1).
+RETRY_STEPS = 5
+RETRY_INTERVAL = 0.010
+
+
+class DynamicResourcesError(Exception):
+    """A PreBind failure: upstream's error text. Never the API's ConflictError or NotFoundError
+    itself, which the binding cycle reads as "the pod is bound elsewhere or gone, never retry";
+    a claim's conflict only means this attempt failed, and the pod is retried."""
 
 
 @dataclass(slots=True)
@@ -107,6 +134,7 @@ class _State:
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
     reserved: Reserved | None = None
+    allocations: dict[int, AllocationResult] = field(default_factory=dict)   # Reserve's, by claim index
 
 
 @dataclass(slots=True)
@@ -122,17 +150,36 @@ class Reserved:
 
 class DynamicResources:
     """Upstream's ``DynamicResources``: PreEnqueue, PreFilter, Filter, PostFilter, Reserve,
-    EnqueueExtensions (PreBind is the edge's: see the module docstring)."""
+    PreBindPreFlight, PreBind, EnqueueExtensions."""
 
     name = NAME
     filter_is_node_local = True     # reads the node and the store, never other nodes' pods
     pre_filter_reads_pods = False
 
     def __init__(self, dra: DraStore | None = None,
-                 deallocate: Callable[[ResourceClaim], None] | None = None) -> None:
-        self._dra = dra or DraStore()
+                 deallocate: Callable[[ResourceClaim], None] | None = None, *,
+                 client: SchedulerClient | None = None,
+                 spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None) -> None:
+        # Not ``dra or DraStore()``: an empty store is falsy, and the service's store, empty when
+        # the profile is compiled, is the one its informers feed.
+        self._dra = dra if dra is not None else DraStore()
+        self._client = client
+        self._spawn_fn = spawn
+        if deallocate is None and client is not None:
+            deallocate = self._deallocate_through_client
         self._deallocate = deallocate
         self._cache = SelectorCache()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run an API write off the cycle (Unreserve and PostFilter are synchronous here)."""
+        if self._spawn_fn is not None:
+            self._spawn_fn(coro)
+            return
+        try:
+            asyncio.get_running_loop().create_task(coro)
+        except RuntimeError:        # no loop (a direct call in a test): the write cannot happen
+            coro.close()
+            log.warning("DynamicResources: no event loop to write the claim on")
 
     # --- the pod's claims ----------------------------------------------------------------------
     def pod_claims(self, pod: Pod) -> tuple[list[ResourceClaim], str]:
@@ -309,6 +356,7 @@ class DynamicResources:
             return Status.as_error(ValueError(
                 f"internal error, have {len(allocations)} allocations, {len(s.to_allocate)} claims to allocate"))
         for i, allocation in zip(s.to_allocate, allocations, strict=True):
+            s.allocations[i] = allocation
             claim = claims[i]
             finalizers = claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
             claims[i] = replace(claim, allocation=allocation, finalizers=finalizers)
@@ -317,18 +365,121 @@ class DynamicResources:
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Idempotent: in-flight allocations removed, assumptions restored."""
+        """Upstream's Unreserve, idempotent: in-flight allocations removed (and their assumption
+        restored); a claim PreBind reserved for the pod (or that was reserved before) gets the pod
+        removed from ``reservedFor`` with upstream's strategic-merge patch, off the cycle (upstream
+        logs a failed patch: the next attempt gets here again)."""
         s = state.get(_STATE_KEY)
         if not isinstance(s, _State):
             return
         for claim in s.claims:
             if self._dra.remove_pending_allocation(claim.uid):
                 self._dra.restore(claim.namespace, claim.name)
+            if claim.allocation is not None and claim.is_reserved_for(pod.uid) and self._client is not None:
+                self._spawn(self._unreserve_claim(self._client, claim, pod))
         s.reserved = None
 
     @staticmethod
+    async def _unreserve_claim(client: SchedulerClient, claim: ResourceClaim, pod: Pod) -> None:
+        try:
+            await client.unreserve_claim(claim, pod)
+        except Exception as e:  # upstream: logged; the pod's next attempt unreserves again
+            log.error("unreserve: ResourceClaim %s, pod %s: %s", claim.key, pod.key, e)
+
+    def _deallocate_through_client(self, claim: ResourceClaim) -> None:
+        client = self._client
+        assert client is not None
+
+        async def deallocate() -> None:
+            try:
+                await client.deallocate_claim(claim)
+            except Exception as e:  # the claim stays allocated; a later PostFilter tries again
+                log.error("deallocation of ResourceClaim %s failed: %s", claim.key, e)
+        self._spawn(deallocate())
+
+    # --- PreBind -----------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``PreBindPreFlight``: Skip for a pod without claims, else Success."""
+        s = state.get(_STATE_KEY)
+        if not isinstance(s, _State):
+            return Status.as_error(StateMissingError(f"error reading {_STATE_KEY!r} from cycleState: not found"))
+        return SUCCESS if s.claims else _SKIP
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream's ``PreBind``: each claim not yet reserved for the pod goes through
+        ``bindClaim`` (the allocation Reserve made, and the reservation, written); the written claim
+        replaces the cycle's copy so that Unreserve sees the reservation. Any failure is an Error
+        with upstream's text: the framework unreserves and the pod is retried."""
+        s = state.get(_STATE_KEY)
+        if not isinstance(s, _State):
+            return Status.as_error(StateMissingError(f"error reading {_STATE_KEY!r} from cycleState: not found"))
+        for i, claim in enumerate(s.claims):
+            if claim.is_reserved_for(pod.uid):
+                continue
+            try:
+                s.claims[i] = await self._bind_claim(s, i, pod)
+            except DynamicResourcesError as e:
+                return Status.as_error(e)
+        return SUCCESS
+
+    async def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
+        """Upstream's ``bindClaim``: under ``retry.RetryOnConflict`` (a conflict refetches the
+        claim and tries again), check the claim is not being deleted nor allocated elsewhere, add
+        the finalizer (a normal update, only when an allocation is to be written), then write the
+        allocation and append the pod to ``reservedFor`` (one status update). Whatever happens, the
+        in-flight allocation ends; a written claim is assumed in the store until the informer
+        brings it."""
+        claim = s.claims[index]
+        allocation = s.allocations.get(index)
+        uid = claim.uid
+        written: ResourceClaim | None = None
+        try:
+            if self._client is None:
+                raise DynamicResourcesError("DynamicResources has no API client")
+            written = await self._update_claim(self._client, claim, allocation, pod)
+            return written
+        finally:
+            if written is not None:
+                self._dra.assume(written)
+            if allocation is not None:
+                self._dra.remove_pending_allocation(uid)
+
+    @staticmethod
+    async def _update_claim(client: SchedulerClient, claim: ResourceClaim, allocation: AllocationResult | None,
+                            pod: Pod) -> ResourceClaim:
+        last: DynamicResourcesError | None = None
+        for attempt in range(RETRY_STEPS):
+            if attempt:
+                await asyncio.sleep(RETRY_INTERVAL)
+                try:
+                    claim = await client.get_claim(claim.namespace, claim.name)
+                except Exception as e:
+                    raise DynamicResourcesError(f"get updated claim {claim.key} after conflict: {e}") from e
+            if claim.deleting:
+                raise DynamicResourcesError(f"claim {claim.key} got deleted in the meantime")
+            try:
+                if allocation is not None:
+                    if claim.allocation is not None:
+                        raise DynamicResourcesError(f"claim {claim.key} got allocated elsewhere in the meantime")
+                    if FINALIZER not in claim.finalizers:
+                        try:
+                            claim = await client.add_claim_finalizer(claim)
+                        except Exception as e:
+                            raise _wrapped(f"add finalizer to claim {claim.key}", e) from e
+                try:
+                    return await client.reserve_claim(claim, pod, allocation)
+                except Exception as e:
+                    what = "add allocation and reservation to claim" if allocation is not None \
+                        else "add reservation to claim"
+                    raise _wrapped(f"{what} {claim.key}", e) from e
+            except _Conflict as e:
+                last = DynamicResourcesError(str(e))
+        assert last is not None
+        raise last
+
+    @staticmethod
     def reserved(state: CycleState) -> Reserved | None:
-        """What Reserve did for this cycle's pod: the edge's PreBind writes it."""
+        """What Reserve did for this cycle's pod (the claims as PreBind leaves them)."""
         s = state.get(_STATE_KEY)
         return s.reserved if isinstance(s, _State) else None
 
@@ -341,8 +492,18 @@ class DynamicResources:
                 ClusterEventWithHint(ClusterEvent("ResourceSlice", add_update)))
 
 
+class _Conflict(DynamicResourcesError):
+    """A 409 on a write: RetryOnConflict's cue to refetch and try again."""
+
+
+def _wrapped(what: str, e: Exception) -> DynamicResourcesError:
+    """``fmt.Errorf("%s: %w")``, keeping whether the cause was a conflict (``apierrors.IsConflict``
+    sees through the wrapping)."""
+    return (_Conflict if isinstance(e, ConflictError) else DynamicResourcesError)(f"{what}: {e}")
+
+
 def new(args: None, handle: Handle) -> DynamicResources:
-    return DynamicResources(handle.dra)
+    return DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn)
 
 
 if TYPE_CHECKING:
@@ -350,6 +511,8 @@ if TYPE_CHECKING:
         BatchFilterPlugin,
         EnqueueExtensions,
         PostFilterPlugin,
+        PreBindPlugin,
+        PreBindPreFlightPlugin,
         PreEnqueuePlugin,
         PreFilterPlugin,
         ReservePlugin,
@@ -361,3 +524,5 @@ if TYPE_CHECKING:
     ____: type[ReservePlugin] = DynamicResources
     _____: type[PreEnqueuePlugin] = DynamicResources
     ______: type[PostFilterPlugin] = DynamicResources
+    _______: type[PreBindPlugin] = DynamicResources
+    ________: type[PreBindPreFlightPlugin] = DynamicResources

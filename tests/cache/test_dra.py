@@ -59,6 +59,18 @@ def test_in_flight_then_assumed_then_informer() -> None:
     assert not s.is_assumed("ns", "a") and s.allocated_devices() == {DeviceID("d", "p", "g0")}
 
 
+def test_assume_never_shadows_a_newer_object() -> None:
+    """As upstream's assume cache: the written claim is not assumed when the informer already holds
+    a newer version (the watch was faster than the write's answer)."""
+    s = DraStore()
+    s.on_event("ResourceClaim", "ADDED", {**claim("a", "g0"), "metadata": {**claim("a")["metadata"],
+                                                                             "resourceVersion": "12"}})
+    c = s.claim("ns", "a")
+    assert c is not None
+    assert not s.assume(replace(c, resource_version="11", reserved_for=())) and not s.is_assumed("ns", "a")
+    assert s.assume(replace(c, resource_version="13")) and s.is_assumed("ns", "a")
+
+
 def test_slices_version_tracks_slices_and_classes() -> None:
     s = DraStore()
     v = s.slices_version

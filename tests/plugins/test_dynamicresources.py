@@ -7,19 +7,24 @@ device ``instance-1``), ``breakCELInClaim`` / ``breakCELInClass`` (the attribute
 worker's device does not have).
 
 Each ported case checks what the scheduling cycle does: PreEnqueue, PreFilter, Filter on the
-worker, PostFilter, Reserve (the allocation signalled in flight) and Unreserve. Upstream's
-``prebind``/``postbind`` expectations (the claim's status written through the API) are the edge's
-part here and are not checked; Reserve's ``Reserved`` record holds what PreBind must write.
+worker, PostFilter, Reserve (the allocation signalled in flight) and Unreserve. The binding half
+(``prebind``, ``unreserveAfterBindFailure``, ``unreserveBeforePreBind``, PostFilter's deallocation,
+``prebindPreFlight``) runs against ``MemoryClient``, which holds the claims as the API server does
+(a 409 for a write at a stale resourceVersion): claim-reference, claim-template, good-topology,
+with-resources and its finalizer variants (has-finalizer, finalizer-gets-removed,
+finalizer-gets-added: the conflict and refetch), skip-bind, bind-failure, reserved-okay,
+wrong-topology, empty; bindClaim's error paths are checked against its texts.
 
 Texts from 1.36's ``resourceclaim`` package (``(Pod is not owner)``; 1.35's test reads ``pod``).
 Not ported: the extended-resource cases (not implemented), admin access, device taints, binding
 conditions, PodGroup claims and filter-timeout cases (features off here), the PreScore half of
-``CEL-runtime-error-for-one-of-three-nodes``, and the API-write cases (``bind-failure``,
-``with-resources-finalizer-gets-*``: PreBind).
+``CEL-runtime-error-for-one-of-three-nodes``.
 """
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,12 +32,14 @@ import pytest
 
 from scheduler.cache import Cache
 from scheduler.cache.dra import DraStore
+from scheduler.errors import ConflictError
 from scheduler.framework import CycleState
 from scheduler.framework.interfaces import PostFilterContext
 from scheduler.framework.status import Code
 from scheduler.model import Pod, parse_node, parse_pod
-from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim
-from scheduler.plugins.dynamicresources import DynamicResources
+from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_resource_claim
+from scheduler.plugins.dynamicresources import DynamicResources, DynamicResourcesError
+from tests.builders import MemoryClient
 
 Want = tuple[Code, str] | None
 NAMESPACE, POD_NAME, POD_UID = "default", "my-pod", "1234"
@@ -257,3 +264,253 @@ def test_nodes_without_slices_share_one_answer() -> None:
     allocation = reserved.claims[0].allocation
     assert allocation is not None and allocation.node_selector_raw is None
     assert [str(r.id) for r in allocation.results] == ["net.example.com/fabric/nic-0"]
+
+
+# --- PreBind, Unreserve and PostFilter's writes (TestPlugin's prebind / unreserve / postfilter) ------
+
+def api_claim(body: dict[str, Any]) -> ResourceClaim:
+    return parse_resource_claim(body)
+
+
+class Env:
+    """One pod's cycle on ``worker`` against a MemoryClient that holds the claims as the API does
+    (with resourceVersions), the store fed with the same objects (the informer)."""
+
+    def __init__(self, p: Pod, objs: tuple[dict[str, Any], ...], classes: tuple[dict[str, Any], ...] = ()) -> None:
+        self.pod = p
+        self.client = MemoryClient()
+        self.dra = store(*(o for o in objs if "driver" in o.get("spec", {})), classes=classes)
+        for o in objs:
+            if "driver" not in o.get("spec", {}):
+                self.dra.upsert(self.client.add_claim(api_claim(o)))
+        self.plugin = DynamicResources(self.dra, client=self.client)
+        self.state = CycleState()
+        cache = Cache()
+        cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}}}))
+        self.cache = cache
+
+    def schedule(self) -> bool:
+        """PreFilter, Filter, Reserve on worker; whether it got that far."""
+        with self.cache.lock:
+            snap = self.cache.snapshot()
+            _, pre = self.plugin.pre_filter(self.state, self.pod, snap)
+            if pre.is_success():
+                v = self.plugin.filter_nodes(self.state, self.pod, snap, np.array([snap.row_of(NODE)], np.int64))
+                if v.failed[0]:
+                    return False
+            return self.plugin.reserve(self.state, self.pod, NODE).is_success()
+
+    def api(self, name: str = CLAIM_NAME) -> ResourceClaim:
+        return self.client.claims[(NAMESPACE, name)]
+
+
+RESERVED_FOR = [{"resource": "pods", "name": POD_NAME, "uid": POD_UID}]
+
+
+def reserved_for(c: ResourceClaim) -> list[dict[str, str]]:
+    return [r.to_json() for r in c.reserved_for]
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+@pytest.mark.parametrize("name,p,objs", [
+    ("claim-reference", pod(), (allocatedClaim, otherClaim)),
+    ("claim-template", pod(template=True), (allocatedClaim, otherClaim)),
+    ("good-topology", pod(), (claim(allocation=GOOD_TOPOLOGY),)),
+])
+def test_prebind_reserves_an_allocated_claim(name: str, p: Pod, objs: tuple[dict[str, Any], ...]) -> None:
+    """TestPlugin claim-reference, claim-template, good-topology: PreBind adds the pod to
+    ``reservedFor`` (no finalizer: nothing is allocated), the written claim is assumed, the other
+    claim is untouched."""
+    env = Env(p, objs)
+    assert env.schedule()
+    assert env.plugin.pre_bind_pre_flight(env.state, p, NODE).is_success()
+    assert run(env.plugin.pre_bind(env.state, p, NODE)).is_success()
+    got = env.api()
+    assert reserved_for(got) == RESERVED_FOR and FINALIZER not in got.finalizers
+    assert got.allocation == api_claim(objs[0]).allocation
+    assert env.client.claim_writes == [("reserve", f"{NAMESPACE}/{CLAIM_NAME}")]
+    assert env.dra.is_assumed(NAMESPACE, CLAIM_NAME) and env.dra.claim(NAMESPACE, CLAIM_NAME) == got
+    if len(objs) > 1:
+        assert env.api("not-my-claim") == env.dra.claim(NAMESPACE, "not-my-claim")
+
+
+@pytest.mark.parametrize("name,finalizer,prepare", [
+    ("with-resources", False, None),
+    ("with-resources-has-finalizer", True, None),
+    ("with-resources-finalizer-gets-removed", True, "remove"),
+    ("with-resources-finalizer-gets-added", False, "add"),
+])
+def test_prebind_writes_the_allocation(name: str, finalizer: bool, prepare: str | None) -> None:
+    """TestPlugin with-resources and its finalizer variants: PreBind writes the finalizer and the
+    allocation Reserve made plus the reservation; a change to the claim between Reserve and PreBind
+    (its finalizer removed or added by someone else) is a conflict, and bindClaim refetches and
+    tries again. The claim ends allocated, reserved for the pod, with the finalizer; it is assumed,
+    and no allocation is in flight any more."""
+    body = claim()
+    if finalizer:
+        body["metadata"]["finalizers"] = [FINALIZER]
+    env = Env(pod(), (body, workerNodeSlice), (deviceClass,))
+    assert env.schedule()
+    uid = f"uid-{CLAIM_NAME}"
+    assert env.dra.has_pending_allocation(uid)
+    if prepare is not None:      # the API server's copy changes (a new resourceVersion)
+        fin = () if prepare == "remove" else (FINALIZER,)
+        env.client.add_claim(replace(env.api(), finalizers=fin, resource_version="9"))
+    assert run(env.plugin.pre_bind(env.state, pod(), NODE)).is_success()
+    got = env.api()
+    assert got.finalizers == (FINALIZER,)
+    assert got.allocation is not None and got.allocation.to_json() == ALLOCATION
+    assert reserved_for(got) == RESERVED_FOR
+    assert not env.dra.has_pending_allocation(uid)
+    assert env.dra.is_assumed(NAMESPACE, CLAIM_NAME) and env.dra.claim(NAMESPACE, CLAIM_NAME) == got
+    assert env.dra.is_allocated(DeviceID(DRIVER, NODE, "instance-1"))
+    verbs = [v for v, _ in env.client.claim_writes]
+    assert verbs == {"with-resources": ["finalizer", "reserve"], "with-resources-has-finalizer": ["reserve"],
+                     "with-resources-finalizer-gets-removed": ["finalizer", "reserve"],
+                     "with-resources-finalizer-gets-added": ["reserve"]}[name]
+
+
+def test_skip_bind_unreserve_before_prebind() -> None:
+    """TestPlugin skip-bind: Unreserve before PreBind (another PreBind failed) drops the in-flight
+    allocation and writes nothing."""
+    env = Env(pod(), (pendingClaim, workerNodeSlice), (deviceClass,))
+    assert env.schedule()
+    env.plugin.unreserve(env.state, pod(), NODE)
+    assert not env.dra.has_pending_allocation(f"uid-{CLAIM_NAME}") and env.client.claim_writes == []
+    assert not env.dra.is_allocated(DeviceID(DRIVER, NODE, "instance-1"))
+
+
+def test_bind_failure_unreserve_removes_the_pod_from_reserved_for() -> None:
+    """TestPlugin bind-failure: after PreBind reserved the claim, Bind fails and Unreserve removes
+    the pod from ``reservedFor`` through the API (upstream's strategic-merge patch); the assumed
+    claim stays until the informer brings the new one."""
+    env = Env(pod(), (claim(allocation=GOOD_TOPOLOGY),))
+
+    async def go() -> None:
+        assert env.schedule()
+        assert (await env.plugin.pre_bind(env.state, pod(), NODE)).is_success()
+        assert reserved_for(env.api()) == RESERVED_FOR
+        env.plugin.unreserve(env.state, pod(), NODE)
+        await asyncio.sleep(0)
+    run(go())
+    assert reserved_for(env.api()) == [] and env.client.claim_writes[-1] == ("unreserve", f"{NAMESPACE}/{CLAIM_NAME}")
+    assumed = env.dra.claim(NAMESPACE, CLAIM_NAME)
+    assert assumed is not None and reserved_for(assumed) == RESERVED_FOR
+
+
+def test_reserved_okay_prebind_writes_nothing() -> None:
+    """TestPlugin reserved-okay: the claim is already reserved for the pod."""
+    env = Env(pod(), (inUseClaim,))
+    assert env.schedule()
+    assert run(env.plugin.pre_bind(env.state, pod(), NODE)).is_success()
+    assert env.client.claim_writes == [] and not env.dra.is_assumed(NAMESPACE, CLAIM_NAME)
+
+
+def test_empty_prebind_preflight_skips() -> None:
+    """TestPlugin empty: ``prebindPreFlight`` is Skip for a pod without claims."""
+    env = Env(parse_pod({"metadata": {"name": "foo", "namespace": "default"}}), ())
+    with env.cache.lock:
+        assert env.plugin.pre_filter(env.state, env.pod, env.cache.snapshot())[1].is_skip()
+    assert env.plugin.pre_bind_pre_flight(env.state, env.pod, NODE).is_skip()
+
+
+def test_wrong_topology_postfilter_deallocates_through_the_client() -> None:
+    """TestPlugin wrong-topology: PostFilter clears the claim's allocation in the API."""
+    env = Env(pod(), (claim(allocation=WRONG_TOPOLOGY),))
+
+    async def go() -> Any:
+        assert not env.schedule()
+        with env.cache.lock:
+            _, st = env.plugin.post_filter(env.state, pod(), None,  # type: ignore[arg-type]
+                                           PostFilterContext(env.cache.snapshot(), None))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        return st
+    st = run(go())
+    assert status(st) == (Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+    assert env.api().allocation is None and env.client.claim_writes == [("deallocate", f"{NAMESPACE}/{CLAIM_NAME}")]
+
+
+@pytest.mark.parametrize("name,setup,want", [
+    ("deleted", "deleting", "claim default/my-pod-my-resource got deleted in the meantime"),
+    ("allocated-elsewhere", "allocated", "claim default/my-pod-my-resource got allocated elsewhere in the meantime"),
+    ("gone", "gone", 'get updated claim default/my-pod-my-resource after conflict: resourceclaims.resource.k8s.io '
+                     '"my-pod-my-resource" not found'),
+    ("conflicts", "conflicts", 'add finalizer to claim default/my-pod-my-resource: Operation cannot be fulfilled on '
+                               'resourceclaims.resource.k8s.io "my-pod-my-resource": the object has been modified; '
+                               'please apply your changes to the latest version and try again'),
+])
+def test_bind_claim_failures(name: str, setup: str, want: str) -> None:
+    """bindClaim's errors (dynamicresources.go): after a conflict the fresh claim is being deleted,
+    got allocated by someone else, or is gone; five conflicts in a row (retry.DefaultRetry) end it
+    with the last one. PreBind fails with an Error and the text; the in-flight allocation ends and
+    nothing is assumed; the pod is retried (never a ConflictError, which would drop it)."""
+    env = Env(pod(), (pendingClaim, workerNodeSlice), (deviceClass,))
+    assert env.schedule()
+    now = env.api()
+    if setup == "deleting":
+        env.client.add_claim(replace(now, deleting=True, resource_version="9"))
+    elif setup == "allocated":
+        env.client.add_claim(replace(now, allocation=api_claim(allocatedClaim).allocation, resource_version="9"))
+    elif setup == "gone":       # a conflict, and the claim is deleted before the refetch
+        env.client.add_claim(replace(now, resource_version="9"))
+        real = env.client.get_claim
+
+        async def vanish(namespace: str, name: str) -> ResourceClaim:
+            env.client.claims.clear()
+            return await real(namespace, name)
+        env.client.get_claim = vanish  # type: ignore[method-assign]
+    else:
+        env.client.claim_conflicts = 5
+    st = run(env.plugin.pre_bind(env.state, pod(), NODE))
+    assert status(st) == (Code.ERROR, want)
+    assert isinstance(st.error, DynamicResourcesError) and not isinstance(st.error, ConflictError)
+    assert not env.dra.has_pending_allocation(f"uid-{CLAIM_NAME}") and not env.dra.is_assumed(NAMESPACE, CLAIM_NAME)
+
+
+def test_whole_cycle_allocates_and_binds() -> None:
+    """Through the scheduler (a profile enabling DynamicResources): the pod is bound to the node with
+    the device, its claim written as upstream's PreBind leaves it (finalizer, allocation,
+    reservedFor) before the Binding, and the store holds the written claim; a second pod whose
+    claim needs the same device stays pending with the plugin's reason."""
+    from tests.builders import make_scheduler
+    from tests.builders import pod as plain_pod
+    dra = store(workerNodeSlice, classes=(deviceClass,))
+    s, client = make_scheduler({"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}, dra=dra)
+    bound_at: list[tuple[str, ...]] = []
+    real_bind = client.bind
+
+    async def bind(p: Pod, node_name: str) -> None:
+        bound_at.append(tuple(v for v, _ in client.claim_writes))
+        await real_bind(p, node_name)
+    client.bind = bind  # type: ignore[method-assign]
+    for name in ("first", "second"):
+        c = claim(f"{name}-claim", owner=None)
+        dra.upsert(client.add_claim(api_claim(c)))
+    s.cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
+                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}))
+    s.cache.add_node(parse_node({"metadata": {"name": "other", "labels": {"kubernetes.io/hostname": "other"}},
+                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}))
+    first = plain_pod("first", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "first-claim"}]})
+    second = plain_pod("second", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "second-claim"}]})
+
+    async def go() -> None:
+        for p in (first, second):
+            s.queue.add(p)
+            info = s.queue.pop(timeout=0)
+            assert info is not None
+            await s.finish(s.schedule_one(info))
+            for _ in range(20):
+                await asyncio.sleep(0)
+    asyncio.run(go())
+    assert client.bound == {first.uid: NODE} and bound_at == [("finalizer", "reserve")]
+    got = client.claims[(NAMESPACE, "first-claim")]
+    assert got.finalizers == (FINALIZER,) and got.allocation is not None
+    assert [str(r.id) for r in got.allocation.results] == [f"{DRIVER}/{NODE}/instance-1"]
+    assert reserved_for(got) == [{"resource": "pods", "name": "first", "uid": first.uid}]
+    assert dra.claim(NAMESPACE, "first-claim") == got and not dra.has_pending_allocation("uid-first-claim")
+    (key, reason, message, _), = client.failures
+    assert (key, reason) == ("default/second", "Unschedulable")
+    assert message.startswith("0/2 nodes are available: 2 cannot allocate all claims.")
