@@ -12,6 +12,9 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
                                                                             else parked until one exists
     on_node(type, body)     ─► cache.add/update/remove ─► queue.move_all (NodeAdd, UpdateNodeLabel, …)
     on_pdb(type, body)      ─► the PodDisruptionBudgets preemption reads
+    on_dra_object(kind, type, body)
+                            ─► DraStore (DeviceClass, ResourceClaim, ResourceClaimTemplate,
+                               ResourceSlice) ─► queue.move_all with old/new (DynamicResources' hints)
     run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
 
 HTTP extenders (a profile's ``spec.extenders``) are built by the ``extender_factory`` the edge
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Cache
+from scheduler.cache.dra import DraStore
 from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
@@ -140,13 +144,16 @@ class SchedulerService:
             default_selector = self.selector_owners.default_selector
         # PVs, PVCs, StorageClasses and the CSI kinds: what the volume plugins look up.
         self.volumes = VolumeStore()
+        # DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices (on_dra_object).
+        self.dra = DraStore()
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
         self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector,
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
-                             spawn=self._spawn, seed=seed, volumes=self.volumes)
+                             spawn=self._spawn, seed=seed, volumes=self.volumes,
+                             dra=self.dra)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._binding_slots = max_binding_in_flight
@@ -459,6 +466,33 @@ class SchedulerService:
             log.warning("%s %s cannot be read and is treated as absent", kind,
                         f"{meta.get('namespace')}/{name}" if meta.get("namespace") else name)
         action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
+                                                              label=f"{kind}{action}"))
+
+    def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice watch event
+        (``cache.dra.KINDS``; ``event`` ADDED, MODIFIED or DELETED): the store is updated (the
+        informer's object replaces any claim PreBind assumed), and the pods a plugin rejected that
+        registered the kind are moved, with the objects before and after for the queueing hints
+        (DynamicResources': a claim's creation or status change, a deallocation). An object that
+        cannot be read is logged and reads as absent."""
+        meta = body.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        namespace = str(meta.get("namespace") or "default")
+        old: Any = None
+        if kind == "ResourceClaim":
+            old = self.dra.claim(namespace, name)      # as the assume cache's handlers see it
+        elif kind == "ResourceClaimTemplate":
+            old = self.dra.template(namespace, name)
+        elif kind == "DeviceClass":
+            old = self.dra.device_class(name)
+        elif kind == "ResourceSlice":
+            old = self.dra.slice(name)
+        new = self.dra.on_event(kind, event, body)
+        if new is None and event != "DELETED":
+            log.warning("%s %s cannot be read and is treated as absent", kind,
+                        f"{namespace}/{name}" if kind in ("ResourceClaim", "ResourceClaimTemplate") else name)
+        action = "Delete" if event == "DELETED" or new is None else "Add" if old is None else "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
                                                               label=f"{kind}{action}"))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from scheduler.model.dra import parse_resource_claim
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -359,3 +360,101 @@ def test_volume_events_carry_the_old_object_for_the_hints() -> None:
     assert add_cap.old is None and upd_cap.old.capacity == 10 * 2**30 and upd_cap.new.capacity == 20 * 2**30
     assert upd_cap.actions == frozenset({"Update"}) and add_drv.old is None
     assert upd_drv.old.storage_capacity and not upd_drv.new.storage_capacity
+
+
+DRA_PROFILE = {"schedulerName": "s1", "plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}
+GPU_CLASS = {"metadata": {"name": "gpu"}, "spec": {}}
+
+
+def gpu_slice(node: str) -> dict[str, Any]:
+    return {"metadata": {"name": f"{node}-gpus"}, "spec": {
+        "driver": "gpu.example.com", "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0"}]}}
+
+
+def gpu_claim(name: str, *, owner_uid: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": f"uid-{name}", "resourceVersion": "1"}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": owner_uid,
+                                    "controller": True}]
+    return {"metadata": meta, "spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def test_dra_events_update_the_store_and_carry_the_old_object() -> None:
+    """on_dra_object: the four kinds reach the store, updates carry the object before (the claim
+    hint compares status), and an object that cannot be read is logged and reads as absent."""
+    from scheduler.framework.types import ClusterEvent
+    s, _ = service()
+    seen: list[ClusterEvent] = []
+    s.queue.move_all_to_active_or_backoff = lambda event, **kw: seen.append(event)  # type: ignore[method-assign]
+    s.on_dra_object("DeviceClass", "ADDED", GPU_CLASS)
+    s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n1"))
+    s.on_dra_object("ResourceClaim", "ADDED", gpu_claim("c"))
+    s.on_dra_object("ResourceClaim", "MODIFIED", {**gpu_claim("c"), "status": {"reservedFor": [
+        {"resource": "pods", "name": "p", "uid": "u"}]}})
+    s.on_dra_object("ResourceClaimTemplate", "ADDED", {"metadata": {"name": "t", "namespace": "default"},
+                                                       "spec": {"spec": {}}})
+    s.on_dra_object("ResourceClaim", "MODIFIED", {**gpu_claim("c"), "spec": {"devices": {"requests": "broken"}}})
+    assert [(e.resource, set(e.actions)) for e in seen] == [
+        ("DeviceClass", {"Add"}), ("ResourceSlice", {"Add"}), ("ResourceClaim", {"Add"}), ("ResourceClaim", {"Update"}),
+        ("ResourceClaimTemplate", {"Add"}), ("ResourceClaim", {"Delete"})]
+    upd = seen[3]
+    assert upd.old.reserved_for == () and [r.uid for r in upd.new.reserved_for] == ["u"]
+    assert s.dra.device_class("gpu") is not None and s.dra.template("default", "t") is not None
+    assert s.dra.claim("default", "c") is None          # unreadable: absent
+    s.on_dra_object("ResourceSlice", "DELETED", gpu_slice("n1"))
+    assert s.dra.slices() == []
+
+
+def test_a_pod_waits_for_its_generated_claim_then_gets_the_device() -> None:
+    """A pod whose claim template's claim does not exist yet is gated by PreEnqueue; once the claim
+    exists and the pod's status names it, the pod is scheduled to the node with the device and the
+    claim is written (allocation, reservedFor) before the pod is bound."""
+    s, client = service()
+    s.on_profile("p", DRA_PROFILE)
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_node("ADDED", node_obj("n2"))
+    s.on_dra_object("DeviceClass", "ADDED", GPU_CLASS)
+    s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n2"))
+    p = pod_obj("p")
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
+    s.on_pod("ADDED", p)
+    asyncio.run(drain(s))
+    assert client.bound == {} and s.queue.where("uid-p") == "gated"    # PreEnqueue: no claim yet
+    body = gpu_claim("p-gpu-x", owner_uid="uid-p")
+    client.add_claim(parse_resource_claim(body))
+    s.on_dra_object("ResourceClaim", "ADDED", body)
+    assert s.queue.where("uid-p") == "gated"       # the pod's status does not name it yet
+    p["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]
+    s.on_pod("MODIFIED", p)
+    asyncio.run(drain(s))
+    for _ in range(3):
+        asyncio.run(asyncio.sleep(0))
+    assert client.bound == {"uid-p": "n2"}
+    written = client.claims[("default", "p-gpu-x")]
+    assert written.allocation is not None and [r.uid for r in written.reserved_for] == ["uid-p"]
+
+
+def test_a_new_slice_moves_a_pod_dra_rejected_and_an_unrelated_claim_does_not() -> None:
+    """A pod rejected for lack of devices waits in unschedulable: another pod's claim changing
+    its finalizers (the hint: not its claim, status unchanged) leaves it there; a ResourceSlice
+    (registered without a hint) moves it."""
+    s, client = service()
+    s.on_profile("p", DRA_PROFILE)
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_dra_object("DeviceClass", "ADDED", GPU_CLASS)
+    s.on_dra_object("ResourceClaim", "ADDED", gpu_claim("mine"))
+    s.on_dra_object("ResourceClaim", "ADDED", gpu_claim("other"))
+    p = pod_obj("p")
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "mine"}]
+    s.on_pod("ADDED", p)
+    asyncio.run(drain(s))
+    assert s.queue.where("uid-p") == "unschedulable"
+    assert "cannot allocate all claims" in client.failures[-1][2]
+    other = gpu_claim("other")
+    other["metadata"]["finalizers"] = ["x"]
+    s.on_dra_object("ResourceClaim", "MODIFIED", other)
+    assert s.queue.where("uid-p") == "unschedulable"
+    s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n1"))
+    assert s.queue.where("uid-p") in ("active", "backoff")

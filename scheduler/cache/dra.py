@@ -229,6 +229,10 @@ class DraStore:
         obj = self._objects["ResourceClaimTemplate"].get((namespace, name))
         return obj if isinstance(obj, ResourceClaimTemplate) else None
 
+    def slice(self, name: str) -> ResourceSlice | None:
+        obj = self._objects["ResourceSlice"].get(("", name))
+        return obj if isinstance(obj, ResourceSlice) else None
+
     def device_classes(self) -> Iterator[DeviceClass]:
         for obj in self._objects["DeviceClass"].values():
             if isinstance(obj, DeviceClass):

@@ -59,9 +59,14 @@ strategic-merge patch, spawned; a failure is logged as upstream's).
 
 The store is fed by the service's ``on_dra_object`` for the four kinds (``cache.dra.KINDS``).
 
-Not here: the Score (upstream has none for DRA in 1.36), extended resources backed by DRA
-(``DeviceClass.extendedResourceName``: an implicit claim), the per-node filter timeout, PodGroup
-claims, queueing hints (every registered event requeues, never less eager than upstream).
+**Queueing hints** (upstream's, with SchedulerQueueingHints on): a claim's add or update requeues
+the pods that use it when it was created or its status changed, and every pod when a claim got
+deallocated; a pod's own update requeues it once all its claims exist; DeviceClass and
+ResourceSlice events requeue without a hint; Node Add, UpdateNodeLabel, UpdateNodeAllocatable.
+
+Not here: the Score (upstream's prioritized-list scoring, ``computeScore``, in its newest source; not
+ported), extended resources backed by DRA (``DeviceClass.extendedResourceName``: an implicit
+claim), the per-node filter timeout, PodGroup claims, binding conditions.
 """
 
 from __future__ import annotations
@@ -483,13 +488,52 @@ class DynamicResources:
         s = state.get(_STATE_KEY)
         return s.reserved if isinstance(s, _State) else None
 
+    # --- queueing hints --------------------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Upstream's, with SchedulerQueueingHints on: Node Add|UpdateNodeLabel|UpdateNodeAllocatable
+        (no UpdateNodeTaint), ResourceClaim Add|Update and the pod's generated claims with their
+        hints, DeviceClass and ResourceSlice Add|Update without one."""
         add_update = frozenset({"Add", "Update"})
-        return (ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel"}))),
-                ClusterEventWithHint(ClusterEvent("ResourceClaim", add_update)),
-                ClusterEventWithHint(ClusterEvent("Pod", "UpdatePodGeneratedResourceClaim")),
+        return (ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel",
+                                                                     "UpdateNodeAllocatable"}))),
+                ClusterEventWithHint(ClusterEvent("ResourceClaim", add_update), self.is_schedulable_after_claim_change),
+                ClusterEventWithHint(ClusterEvent("Pod", "UpdatePodGeneratedResourceClaim"),
+                                     self.is_schedulable_after_pod_change),
                 ClusterEventWithHint(ClusterEvent("DeviceClass", add_update)),
                 ClusterEventWithHint(ClusterEvent("ResourceSlice", add_update)))
+
+    def is_schedulable_after_claim_change(self, pod: Pod, event: ClusterEvent) -> bool:
+        """Upstream's ``isSchedulableAfterClaimChange`` (an added or updated claim; the store
+        already holds it): QueueSkip while one of the pod's claims is missing or not its own; Queue
+        when any claim got deallocated (its devices are free); QueueSkip for a claim the pod does
+        not use; Queue when the pod's claim was created or its status changed (a finalizer added
+        by a driver is not a reason). Raises TypeError for objects that are not claims (the queue
+        then Queues, as upstream does with the hint's error)."""
+        old, new = event.old, event.new
+        if (new is not None and not isinstance(new, ResourceClaim)) or \
+                (old is not None and not isinstance(old, ResourceClaim)):
+            raise TypeError(f"unexpected object in isSchedulableAfterClaimChange: "
+                            f"{type(old).__name__}, {type(new).__name__}")
+        claims, problem = self.pod_claims(pod)
+        if problem:
+            return False
+        if old is not None and old.allocation is not None and new is not None and new.allocation is None:
+            return True
+        if new is None or not any(c.uid == new.uid for c in claims):
+            return False
+        if old is None:
+            return True
+        return (old.allocation, old.reserved_for) != (new.allocation, new.reserved_for)
+
+    def is_schedulable_after_pod_change(self, pod: Pod, event: ClusterEvent) -> bool:
+        """Upstream's ``isSchedulableAfterPodChange``: Queue when the update is of this pod and
+        every one of its claims now exists (``status.resourceClaimStatuses`` filled in)."""
+        modified = event.new
+        if not isinstance(modified, Pod):
+            raise TypeError(f"unexpected object in isSchedulableAfterPodChange: {type(modified).__name__}")
+        if pod.uid != modified.uid:
+            return False
+        return not self.pod_claims(modified)[1]
 
 
 class _Conflict(DynamicResourcesError):

@@ -418,9 +418,11 @@ class SchedulingQueue:
 
 
 def _scheduling_relevant_change(old: Pod, new: Pod) -> bool:
-    """Legacy (no-hint) rule: any change beyond status/resourceVersion may make the pod fit."""
+    """Legacy (no-hint) rule: any change beyond status/resourceVersion may make the pod fit; of
+    the status, ``resourceClaimStatuses`` (upstream's UpdatePodGeneratedResourceClaim: the claims
+    generated for its templates now exist; PreEnqueue checks them again)."""
     fields = ("labels", "requests", "node_selector", "required_node_affinity", "tolerations",
               "affinity_required", "anti_affinity_required", "topology_spread", "host_ports",
               "scheduling_gates", "priority", "preferred_node_affinity", "affinity_preferred",
-              "anti_affinity_preferred")
+              "anti_affinity_preferred", "resource_claims", "resource_claim_statuses")
     return any(getattr(old, f) != getattr(new, f) for f in fields)

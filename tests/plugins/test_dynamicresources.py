@@ -37,7 +37,7 @@ from scheduler.framework import CycleState
 from scheduler.framework.interfaces import PostFilterContext
 from scheduler.framework.status import Code
 from scheduler.model import Pod, parse_node, parse_pod
-from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_resource_claim
+from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_allocation, parse_resource_claim
 from scheduler.plugins.dynamicresources import DynamicResources, DynamicResourcesError
 from tests.builders import MemoryClient
 
@@ -514,3 +514,84 @@ def test_whole_cycle_allocates_and_binds() -> None:
     (key, reason, message, _), = client.failures
     assert (key, reason) == ("default/second", "Unschedulable")
     assert message.startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+
+
+# --- queueing hints (TestIsSchedulableAfterClaimChange, TestIsSchedulableAfterPodChange) ------------
+
+def with_(body: dict[str, Any], **changes: Any) -> ResourceClaim:
+    return replace(api_claim(body), **changes)
+
+
+# (name, pod, claims in the store, old, new, want: True Queue / False QueueSkip / None an error)
+CLAIM_HINTS: list[tuple[str, Pod, tuple[dict[str, Any], ...], Any, Any, bool | None]] = [
+    ("skip-deletes", pod(template=True, in_status=False), (), api_claim(allocatedClaim), None, False),
+    ("backoff-wrong-new-object", pod(template=True, in_status=False), (), None, "not-a-claim", None),
+    ("skip-wrong-claim", pod(template=True, in_status=False), (),
+     None, api_claim(claim(allocation=ALLOCATION, owner=POD_UID + "123")), False),
+    ("skip-unrelated-claim", pod(template=True, in_status=False), (allocatedClaim,),
+     None, with_(allocatedClaim, name=CLAIM_NAME + "-foo", uid=f"uid-{CLAIM_NAME}123"), False),
+    ("queue-on-add", pod(), (), None, api_claim(pendingClaim), True),
+    ("backoff-wrong-old-object", pod(), (pendingClaim,), "not-a-claim", api_claim(pendingClaim), None),
+    ("skip-adding-finalizer", pod(), (pendingClaim,), api_claim(pendingClaim),
+     with_(pendingClaim, finalizers=("foo",)), False),
+    ("queue-on-status-change", pod(), (pendingClaim,), api_claim(pendingClaim),
+     with_(pendingClaim, allocation=parse_allocation({})), True),
+    ("claim-deallocate", pod(), (pendingClaim, otherAllocatedClaim), api_claim(otherAllocatedClaim),
+     with_(otherAllocatedClaim, allocation=None), True),
+]
+
+
+@pytest.mark.parametrize("name,p,claims,old,new,want", CLAIM_HINTS, ids=[c[0] for c in CLAIM_HINTS])
+def test_is_schedulable_after_claim_change(name: str, p: Pod, claims: tuple[dict[str, Any], ...], old: Any,
+                                           new: Any, want: bool | None) -> None:
+    """dynamicresources_test.go TestIsSchedulableAfterClaimChange: the store already holds the new
+    claim when the hint runs (as upstream's informer cache does)."""
+    from scheduler.framework.types import ClusterEvent
+    dra = store(*claims)
+    if isinstance(new, ResourceClaim):
+        dra.upsert(new)
+    plugin = DynamicResources(dra)
+    event = ClusterEvent("ResourceClaim", "Update" if old is not None else "Add", old=old, new=new)
+    if want is None:
+        with pytest.raises(TypeError):
+            plugin.is_schedulable_after_claim_change(p, event)
+        return
+    assert plugin.is_schedulable_after_claim_change(p, event) is want
+
+
+def two_templates(*, statuses: int = 0) -> Pod:
+    names = ("my-resource", "my-resource-2")
+    body: dict[str, Any] = {"metadata": {"name": POD_NAME, "namespace": NAMESPACE, "uid": POD_UID},
+                            "spec": {"resourceClaims": [{"name": n, "resourceClaimTemplateName": CLAIM_NAME}
+                                                        for n in names]}}
+    if statuses:
+        body["status"] = {"resourceClaimStatuses": [{"name": n, "resourceClaimName": CLAIM_NAME}
+                                                    for n in names[:statuses]]}
+    return parse_pod(body)
+
+
+def other_uid(p: Pod) -> Pod:
+    return replace(p, name=p.name + "2", uid=p.uid + "2")
+
+
+POD_HINTS: list[tuple[str, tuple[dict[str, Any], ...], Pod, Any, bool | None]] = [
+    ("backoff-wrong-new-object", (), pod(template=True, in_status=False), "not-a-claim", None),
+    ("complete", (pendingClaim,), pod(template=True, in_status=False), pod(template=True), True),
+    ("wrong-pod", (pendingClaim,), other_uid(pod(template=True, in_status=False)), pod(template=True), False),
+    ("missing-claim", (), pod(template=True, in_status=False), pod(template=True), False),
+    ("incomplete", (pendingClaim,), two_templates(), two_templates(statuses=1), False),
+]
+
+
+@pytest.mark.parametrize("name,claims,p,new,want", POD_HINTS, ids=[c[0] for c in POD_HINTS])
+def test_is_schedulable_after_pod_change(name: str, claims: tuple[dict[str, Any], ...], p: Pod, new: Any,
+                                         want: bool | None) -> None:
+    """dynamicresources_test.go TestIsSchedulableAfterPodChange."""
+    from scheduler.framework.types import ClusterEvent
+    plugin = DynamicResources(store(*claims))
+    event = ClusterEvent("Pod", "UpdatePodGeneratedResourceClaim", new=new)
+    if want is None:
+        with pytest.raises(TypeError):
+            plugin.is_schedulable_after_pod_change(p, event)
+        return
+    assert plugin.is_schedulable_after_pod_change(p, event) is want
