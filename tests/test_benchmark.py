@@ -166,8 +166,9 @@ def test_a_median_below_the_bar_fails_with_upstreams_text(monkeypatch: pytest.Mo
 
 
 def test_baseline_pairs_each_run_and_reports_the_median_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
-    """--baseline: before each configured run, the baseline (no shadow, recording off) with the same
-    seed; the configured result carries the median of the per-pair ratios."""
+    """--baseline: next to each configured run, the baseline (no shadow, recording off) with the same
+    seed, before it in even repeats and after it in odd ones (a drifting machine favours neither);
+    the configured result carries the median of the per-pair ratios."""
     from scheduler.benchmark import report
     from scheduler.benchmark.core import RunResult
     calls: list[tuple[int, int, object]] = []
@@ -183,7 +184,7 @@ def test_baseline_pairs_each_run_and_reports_the_median_ratio(monkeypatch: pytes
     spec = {"pluginConfig": []}
     results, _ = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False, decision_records=0, shadow=spec,
                                   baseline=True)
-    assert calls == [(0, 0, None), (0, 0, spec), (1, 0, None), (1, 0, spec), (2, 0, None), (2, 0, spec)]
+    assert calls == [(0, 0, None), (0, 0, spec), (1, 0, spec), (1, 0, None), (2, 0, None), (2, 0, spec)]
     base, configured = results
     assert base["variant"] == "baseline" and "shadow" not in base and "baselineRatio" not in base
     assert configured["variant"] == "configured" and configured["baselineRatio"] == pytest.approx(0.9)

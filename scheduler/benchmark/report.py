@@ -62,8 +62,8 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
     """Results (medians) per workload, and the problems seen: runs that did not finish, and medians
     below the workload's threshold at its thresholded size.
 
-    With ``baseline``, each repeat also runs the baseline (no shadow, recording off) right before the
-    configured run, with the same seed: the cost of recording or of a shadow is then a ratio measured
+    With ``baseline``, each repeat also runs the baseline (no shadow, recording off) next to the
+    configured run (before it in even repeats, after it in odd ones), with the same seed: the cost of recording or of a shadow is then a ratio measured
     in one run of the benchmark, pair by pair, not across runs on a machine whose speed drifts. The
     baseline's result comes first, with ``"variant": "baseline"``; the configured one carries
     ``"variant": "configured"`` and ``"baselineRatio"``, the median of the per-pair average ratios."""
@@ -82,7 +82,9 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
                        pods=pods if pods is not None else size.pods)
         runs: dict[str, list[RunResult]] = {v: [] for v, _, _ in variants}
         for k in range(repeat):
-            for variant, records, shadow_spec in variants:
+            # Pairs alternate their order (baseline first, then configured first), so a machine
+            # that speeds up or slows down over the run does not favour one variant.
+            for variant, records, shadow_spec in (variants if k % 2 == 0 else variants[::-1]):
                 if mode == "core":
                     r = (_in_child(_core, name, size, seed + k, records, shadow_spec) if isolate
                          else _core(name, size, seed + k, records, shadow_spec))

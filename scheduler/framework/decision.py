@@ -26,6 +26,7 @@ binding or its failure is reported, whether the store records or not.
 
 from __future__ import annotations
 
+import marshal
 import threading
 import time
 from collections import OrderedDict
@@ -124,27 +125,32 @@ def top_scores(rows: npt.NDArray[np.int64], totals: npt.NDArray[np.int64],
                      tuple([weights.get(p, 1) for p in plugins]))
 
 
-def _plain(record: DecisionRecord) -> tuple[Any, ...]:
-    """The record as exact tuples: CPython's collector untracks only *exact* tuples of atomic
-    values (never a NamedTuple), and a kept record must cost no full collection anything."""
+def _pack(record: DecisionRecord) -> bytes:
+    """The record as one ``bytes`` (``marshal`` of plain tuples, about 2 µs): an object the garbage
+    collector never tracks. Kept as tuples, each record left several tracked containers behind:
+    they counted towards every generation's threshold until a collection untracked them, and at
+    10,000 records per 10,000 pods that doubled the collections (measured: 0.63 s against 0.25 s
+    of collection over 11,000 pods of SchedulingBasic, about 35 µs per pod)."""
     scores = tuple(record.scores) if record.scores is not None else None
     pre = record.preemption
-    return (*record[:9], scores, tuple(pre) if pre is not None else None)
+    plain: Any = (*record[:9], scores, tuple(pre) if pre is not None else None)     # atoms in tuples
+    return marshal.dumps(plain)
 
 
-def _record(t: tuple[Any, ...]) -> DecisionRecord:
+def _unpack(data: bytes) -> DecisionRecord:
+    t = marshal.loads(data)
     return DecisionRecord._make((*t[:9], TopScores._make(t[9]) if t[9] is not None else None, t[10]))
 
 
 class DecisionStore:
     """The latest record per pod (``namespace/name``), bounded; thread-safe (the worker writes,
-    the serving handler and the runtime read). Records are kept as plain tuples (``_plain``)."""
+    the serving handler and the runtime read). Records are kept packed (``_pack``)."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, top_nodes: int = DEFAULT_TOP_NODES) -> None:
         if capacity < 0 or top_nodes < 0:
             raise ValueError("capacity and top_nodes must be >= 0")
         self.capacity, self.top_nodes = capacity, top_nodes
-        self._records: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
+        self._records: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -154,9 +160,9 @@ class DecisionStore:
     def put(self, record: DecisionRecord) -> None:
         if not self.capacity:
             return
-        plain = _plain(record)
+        packed = _pack(record)
         with self._lock:
-            self._records[record.pod] = plain
+            self._records[record.pod] = packed
             self._records.move_to_end(record.pod)
             while len(self._records) > self.capacity:
                 self._records.popitem(last=False)
@@ -164,10 +170,10 @@ class DecisionStore:
     def get(self, key: str) -> DecisionRecord | None:
         with self._lock:
             t = self._records.get(key)
-        return _record(t) if t is not None else None
+        return _unpack(t) if t is not None else None
 
-    def kept(self) -> list[tuple[Any, ...]]:
-        """The stored tuples themselves (tests: that the collector can untrack them)."""
+    def kept(self) -> list[bytes]:
+        """The stored values themselves (tests: that the collector never tracks them)."""
         with self._lock:
             return list(self._records.values())
 
