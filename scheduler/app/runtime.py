@@ -62,6 +62,7 @@ from aiohttp import web
 from scheduler.app.informers import Informer, collection_path
 from scheduler.app.informers import sleep_unless as _sleep_unless
 from scheduler.app.serving import SecureServing, ServingError, start_http
+from scheduler.cache.dra import KINDS as DRA_KINDS
 from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
 from scheduler.cache.volumes import KINDS as VOLUME_KINDS
 from scheduler.errors import ClientError, ParseError
@@ -79,7 +80,8 @@ __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_
 log = logging.getLogger("kopf_scheduler")
 # The informers the initial sync lists (and /readyz reports), each on its own.
 SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", *(plural for _, _, plural, _ in SELECTOR_OWNER_KINDS),
-              *(plural for _, _, plural, _ in VOLUME_KINDS), PLURAL, "pods")
+              *(plural for _, _, plural, _ in VOLUME_KINDS), *(plural for _, _, plural, _ in DRA_KINDS), PLURAL,
+              "pods")
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -271,15 +273,21 @@ class OperatorRuntime:
         self._tasks: set[asyncio.Future[None]] = set()
         self.stall_after = STALL_AFTER
         self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
-        # The informers of the worker loop (``informers.py``): pods, and the storage kinds the
-        # volume plugins read per pod. Kopf serves the low-rate kinds (``operator/``).
+        # The informers of the worker loop (``informers.py``): pods, the storage kinds the volume
+        # plugins read and the DRA kinds DynamicResources reads (a claim per pod, or more). Kopf
+        # serves the low-rate kinds (``operator/``). A cluster may serve neither storage nor DRA
+        # kinds (404): those informers are optional.
         self.informers: dict[str, Informer] = {
             "pods": Informer(self.api, "pod", "/api/v1/pods", self.pod_event, known=self.service.known_pod_uids,
                              key=_pod_uid, tombstone=_pod_tombstone, watch_timeout=WATCH_TIMEOUT),
             **{plural: Informer(self.api, plural, collection_path(group, version, plural),
                                 partial(self.service.on_volume_object, kind), optional=True,
                                 watch_timeout=WATCH_TIMEOUT)
-               for group, version, plural, kind in VOLUME_KINDS}}
+               for group, version, plural, kind in VOLUME_KINDS},
+            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
+                                partial(self.service.on_dra_object, kind), optional=True,
+                                watch_timeout=WATCH_TIMEOUT)
+               for group, version, plural, kind in DRA_KINDS}}
         informer_components = [Component(_component_name(name), stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER)
                                for name in self.informers]
         self.components = {c.name: c for c in (
@@ -501,8 +509,9 @@ class OperatorRuntime:
                                 else f"/apis/{group}/{version}/{plural}"), owners(kind))
                for group, version, plural, kind in SELECTOR_OWNER_KINDS},
             PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
-            # The informers of the worker loop: pods, and the storage objects the volume plugins
-            # read (VolumeBinding, VolumeZone, NodeVolumeLimits, ...), each then watched from here.
+            # The informers of the worker loop: pods, the storage objects the volume plugins read
+            # (VolumeBinding, VolumeZone, NodeVolumeLimits, ...) and the DRA objects
+            # (DynamicResources), each then watched from here.
             **{name: (informer.list, informer.apply_listing) for name, informer in self.informers.items()},
         }
 
