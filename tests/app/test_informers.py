@@ -4,7 +4,7 @@ vanished objects replayed as DELETED, an unserved optional kind, a handler that 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ from scheduler.app.informers import Informer, collection_path
 from scheduler.errors import ClientError
 from scheduler.kubeapi import KubeClient, KubeConfig
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import Http
+from tests.simulator.helpers import Http, started
 
 CLAIMS = "/api/v1/namespaces/default/persistentvolumeclaims"
 
@@ -25,11 +25,9 @@ def claim(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def sim() -> Any:
-    c = SimulatedCluster()
-    c.start()
-    yield c
-    c.stop()
+def sim() -> Iterator[SimulatedCluster]:
+    with started() as c:
+        yield c
 
 
 def client(sim: SimulatedCluster) -> KubeClient:

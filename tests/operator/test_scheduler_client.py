@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from scheduler.errors import ConflictError, NotFoundError
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.model import parse_pod
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import PODS, Http, pod
+from tests.simulator.helpers import PODS, Http, pod, started
 
 
 def run(coro: Any) -> Any:
@@ -19,11 +20,9 @@ def run(coro: Any) -> Any:
 
 
 @pytest.fixture
-def sim() -> Any:
-    c = SimulatedCluster()
-    c.start()
-    yield c
-    c.stop()
+def sim() -> Iterator[SimulatedCluster]:
+    with started() as c:
+        yield c
 
 
 def test_bind_then_409_then_404(sim: SimulatedCluster) -> None:

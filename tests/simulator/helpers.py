@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode, urlparse
 
 from scheduler.simulator import SimulatedCluster
+
+
+@contextlib.contextmanager
+def started(**kwargs: Any) -> Iterator[SimulatedCluster]:
+    """A simulated cluster serving (in its own thread) for the ``with`` block; for fixtures."""
+    c = SimulatedCluster(**kwargs)
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
 
 
 class Http:
