@@ -31,11 +31,12 @@ def names(points: dict, point: str) -> list[str]:
 def test_defaults_match_upstream() -> None:
     p = compiled({})
     assert names(p, "queueSort") == ["PrioritySort"]
-    assert names(p, "preEnqueue") == ["SchedulingGates", "DefaultPreemption"]
-    assert names(p, "postFilter") == ["DefaultPreemption"]
+    assert names(p, "preEnqueue") == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
+    assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
     assert names(p, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                                  "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
+                                  "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+    assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
     assert {s["name"]: s["weight"] for s in p["score"]} == {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1, "PodTopologySpread": 2,
         "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}

@@ -36,7 +36,10 @@ assumption), idempotently.
 **PostFilter** (upstream's): when filtering failed, a claim that was allocated but unavailable on
 some node and that no other pod reserves is the one to deallocate: its ``status.allocation``,
 ``reservedFor`` and ``devices`` are cleared through the client (``deallocate_claim``, conditional
-on the version read), and the answer is ``deallocation of ResourceClaim completed``. Upstream makes
+on the version read), and the answer is ``deallocation of ResourceClaim completed``; otherwise
+Unschedulable with no reason (1.37, kubernetes#140222: 1.34-1.36 said ``no new claims to
+deallocate`` or ``still not schedulable``, which every pod's FailedScheduling message then carried
+before ``preemption: ...``). Upstream makes
 that write inside PostFilter; here PostFilter is synchronous, so the write is spawned off the cycle
 (``Handle.spawn``) and a failure is logged (the claim stays allocated; the next attempt's PostFilter
 tries again). Without a client (a test's ``deallocate`` callback aside) nothing can be deallocated.
@@ -111,11 +114,10 @@ NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
-MSG_NO_CLAIMS = "no new claims to deallocate"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
-MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 _STATE_KEY = NAME
 _SKIP = Status(Code.SKIP)
+_NOOP = Status(Code.UNSCHEDULABLE)      # PostFilter did nothing: Unschedulable, no reason (1.37)
 # client-go's retry.DefaultRetry, which bindClaim's RetryOnConflict uses: 5 attempts, 10 ms apart
 # (factor 1.0, jitter 0.1).
 RETRY_STEPS = 5
@@ -140,6 +142,9 @@ class _State:
     node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
     reserved: Reserved | None = None
     allocations: dict[int, AllocationResult] = field(default_factory=dict)   # Reserve's, by claim index
+
+
+_NO_CLAIMS = _State()
 
 
 @dataclass(slots=True)
@@ -228,10 +233,13 @@ class DynamicResources:
 
     # --- PreFilter ---------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> tuple[PreFilterResult | None, Status]:
+        if not pod.resource_claims:
+            # The common case, in the default profile for every pod: one shared empty state (never
+            # written to: every later point returns at once for a state without claims), Skip.
+            state.write(_STATE_KEY, _NO_CLAIMS)
+            return None, _SKIP
         s = _State()
         state.write(_STATE_KEY, s)
-        if not pod.resource_claims:
-            return None, _SKIP
         claims, problem = self.pod_claims(pod)
         if problem:
             return None, Status.unresolvable(problem)
@@ -323,11 +331,16 @@ class DynamicResources:
     # --- PostFilter --------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                     ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream's PostFilter, with the no-op answers carrying no reason (kubernetes#140222, in
+        1.37: "no new claims to deallocate" and "still not schedulable" are no longer appended to
+        the pod's FailedScheduling message; only a deallocation, actual work, is reported). A state
+        PreFilter never wrote (an earlier PreFilter rejected the pod) reads as "no claims" here:
+        upstream's getStateData would make that an Error and stop DefaultPreemption."""
         if not pod.resource_claims:
-            return None, Status(Code.UNSCHEDULABLE)
+            return None, _NOOP
         s = state.get(_STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
-            return None, Status.unschedulable(MSG_NO_CLAIMS)
+            return None, _NOOP
         for i in sorted(s.unavailable):
             claim = s.claims[i]
             reserved = claim.reserved_for
@@ -337,7 +350,7 @@ class DynamicResources:
                     self._deallocate(claim)
                     return None, Status.unschedulable(MSG_DEALLOCATED)
                 break
-        return None, Status.unschedulable(MSG_STILL_UNSCHEDULABLE)
+        return None, _NOOP
 
     @staticmethod
     def to_deallocate(state: CycleState) -> ResourceClaim | None:

@@ -4,9 +4,9 @@ upstream's order and with upstream's weights.
 Upstream's list also names EBSLimits, GCEPDLimits and AzureDiskLimits, the in-tree volume limit
 plugins; they are not registered here: CSI migration is GA for all three, and NodeVolumeLimits
 counts migrated in-tree volumes against the CSI driver's limit (``CSINode.allocatable``), which is
-where a node's attach limit lives on a current cluster. DynamicResources (which upstream inserts
-before DefaultPreemption when DRA is on, GA and on since 1.34) is registered but not default until
-its binding half lands (issue #19).
+where a node's attach limit lives on a current cluster. DynamicResources (DRA, GA and on since
+1.34) sits where upstream's list has it, right before DefaultPreemption: when no node fits, it is
+better to deallocate an idle ResourceClaim first than to evict a pod that may be doing useful work.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

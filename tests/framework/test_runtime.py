@@ -116,18 +116,20 @@ def plugins(*spec: tuple[str, Code]) -> list[Injected]:
 def test_default_profile_compiles_to_typed_lists_per_extension_point() -> None:
     fwk = compile_profile(parse_spec({"schedulerName": "s"}), registry=Registry(), handle=Handle())
     assert fwk.queue_sort.name == "PrioritySort"
-    assert [p.name for p in fwk.pre_enqueue] == ["SchedulingGates", "DefaultPreemption"]
+    assert [p.name for p in fwk.pre_enqueue] == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
     assert [p.name for p in fwk.pre_filter] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
                                                 "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-                                                "InterPodAffinity"]
+                                                "InterPodAffinity", "DynamicResources"]
     assert [p.name for p in fwk.filter] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
                                             "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
-                                            "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
-    assert [p.name for p in fwk.post_filter] == ["DefaultPreemption"]
+                                            "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+                                            "DynamicResources"]
+    assert [p.name for p in fwk.post_filter] == ["DynamicResources", "DefaultPreemption"]
     assert [(p.name, w) for p, w in fwk.score] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
         ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
-    assert [p.name for p in fwk.reserve] == ["VolumeBinding"] and [p.name for p in fwk.pre_bind] == ["VolumeBinding"]
+    assert [p.name for p in fwk.reserve] == ["VolumeBinding", "DynamicResources"]
+    assert [p.name for p in fwk.pre_bind] == ["VolumeBinding", "DynamicResources"]
     assert [p.name for p in fwk.bind] == ["DefaultBinder"]
     for point, listed in (("preFilter", fwk.pre_filter), ("filter", fwk.filter), ("postFilter", fwk.post_filter),
                           ("preScore", fwk.pre_score), ("bind", fwk.bind)):
@@ -174,10 +176,10 @@ def test_in_tree_capabilities_are_declared_on_protocols() -> None:
     by_name = fwk.plugins_by_name
     node_local = {n for n, p in by_name.items() if isinstance(p, NodeLocalFilter) and p.filter_is_node_local}
     assert node_local == {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                          "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
+                          "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources"}
     pod_only = {n for n, p in by_name.items() if isinstance(p, PodReadingPreFilter) and not p.pre_filter_reads_pods}
     assert pod_only == {"NodeAffinity", "NodePorts", "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding",
-                        "VolumeZone"}
+                        "VolumeZone", "DynamicResources"}
     assert not isinstance(by_name["PrioritySort"], EnqueueExtensions)
     assert isinstance(by_name["NodeResourcesFit"], EnqueueExtensions)
     for name in ("TaintToleration", "NodeAffinity", "PodTopologySpread", "InterPodAffinity"):

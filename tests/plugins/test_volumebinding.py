@@ -843,7 +843,9 @@ def test_volume_binding_args_in_a_profile() -> None:
     fwk = compile_profile(parse_spec(spec), registry=Registry(), handle=Handle())
     vb = fwk.plugins_by_name["VolumeBinding"]
     assert isinstance(vb, VolumeBinding) and vb.bind_timeout == 30.0 and vb._shape == ((0, 0), (100, 100))
-    assert "VolumeBinding" in [p.name for p in fwk.pre_score] and [p.name for p in fwk.pre_bind] == ["VolumeBinding"]
+    # The default set's PreBind: VolumeBinding, then DynamicResources (upstream's order since DRA is default).
+    assert "VolumeBinding" in [p.name for p in fwk.pre_score]
+    assert [p.name for p in fwk.pre_bind] == ["VolumeBinding", "DynamicResources"]
     spec["pluginConfig"] = [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": -1}}]
     with _pytest.raises(ProfileError) as e:
         compile_profile(parse_spec(spec), registry=Registry(), handle=Handle())

@@ -3,9 +3,8 @@
 The inputs are upstream's own example configurations (kubernetes/website
 ``content/en/docs/reference/scheduling/config.md``). The oracle for the plugins each profile runs
 is upstream's ``pkg/scheduler/apis/config/testing/defaults/defaults.go`` (``ExpandedPluginsV1``),
-as ``cmd/kube-scheduler/app/server_test.go`` TestSetup uses it, less the volume and DRA plugins
-kopf-scheduler's default set does not have yet (issues #18 and #19; the volume plugins that exist are
-registered but not default until the operator feeds their store: ``scheduler.profiles.defaults``)."""
+as ``cmd/kube-scheduler/app/server_test.go`` TestSetup uses it, less the in-tree volume limit
+plugins kopf-scheduler does not register (``scheduler.profiles.defaults`` says why)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ from scheduler.profiles.compile import compile_profile, parse_spec
 from scheduler.profiles.import_config import import_configuration
 
 # The in-tree volume limit plugins are not registered (NodeVolumeLimits counts migrated in-tree
-# volumes; scheduler/profiles/defaults.py says why); DynamicResources is not default yet (#19).
-NOT_YET = {"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "DynamicResources"}
+# volumes; scheduler/profiles/defaults.py says why).
+NOT_YET = {"EBSLimits", "GCEPDLimits", "AzureDiskLimits"}
 
 
 def _points(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -41,23 +40,28 @@ def _points(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
 # One update to that copy of defaults.go: DefaultPreemption implements PreEnqueue since async
 # preemption (its PreEnqueue gates a preemptor while its victims go; default_preemption.go
 # asserts ``var _ fwk.PreEnqueuePlugin = &DefaultPreemption{}``), so multiPoint expands it there.
+# And DynamicResources, which the copy read predates (DRA was off by default then): GA since 1.34,
+# default_plugins.go lists it between InterPodAffinity and DefaultPreemption (its test,
+# default_plugins_test.go, expects that multiPoint list), so multiPoint expands it, in that order, at
+# each point dynamicresources.go asserts: PreEnqueue, PreFilter, Filter, PostFilter, Reserve,
+# PreBind. (Its newest source also asserts Score, for prioritized lists, which is not ported.)
 EXPANDED_V1 = _points({
-    "preEnqueue": ["SchedulingGates", "DefaultPreemption"],
+    "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
     "queueSort": ["PrioritySort"],
     "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits",
                   "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-                  "InterPodAffinity"],
+                  "InterPodAffinity", "DynamicResources"],
     "filter": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
                "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding",
-               "VolumeZone", "PodTopologySpread", "InterPodAffinity"],
-    "postFilter": ["DefaultPreemption"],
+               "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"],
+    "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
                  "InterPodAffinity", "NodeResourcesBalancedAllocation"],
     "score": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
               ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
               ("ImageLocality", 1)],
-    "reserve": ["VolumeBinding"],
-    "preBind": ["VolumeBinding"],
+    "reserve": ["VolumeBinding", "DynamicResources"],
+    "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
 })
 
