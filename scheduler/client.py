@@ -15,7 +15,7 @@ the store's assumption.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from scheduler.model import Pod
@@ -101,4 +101,18 @@ class SchedulerClient(Protocol):
         """Create a ResourceClaim in ``body["metadata"]["namespace"]`` (``metadata.generateName``
         honoured): the claim upstream creates for extended resources backed by DRA. The claim as
         created (name, uid, resourceVersion)."""
+        ...
+
+    async def delete_claim(self, claim: ResourceClaim) -> None:
+        """Delete a claim the scheduler created (upstream's ``deleteClaim``): first remove
+        ``resource.kubernetes.io/delete-protection`` from its finalizers (an update conditional on
+        ``claim.resource_version``: ``ConflictError`` when it changed; the caller refetches), then
+        delete it (uid precondition). A claim already gone is not an error."""
+        ...
+
+    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
+                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus`` (``resourceClaimName`` and the
+        ``requestMappings``, each ``{containerName, resourceName, requestName}``): the claim made
+        for its extended resources backed by DRA (upstream's ``PatchPodStatus``)."""
         ...

@@ -82,6 +82,8 @@ class MemoryClient:
         self.claim_error: Exception | None = None           # raised by every claim call
         self.claim_conflicts = 0                            # the next N conditional writes answer 409
         self.claim_write_hook: Any = None                   # called with each written claim (a watch)
+        # pod key -> (claim name, request mappings): status.extendedResourceClaimStatus written
+        self.extended_claim_status: dict[str, tuple[str, list[dict[str, str]]]] = {}
         self._rv = itertools.count(1000)
 
     def add_claim(self, claim: ResourceClaim) -> ResourceClaim:
@@ -152,6 +154,20 @@ class MemoryClient:
             raise ConflictError(f'resourceclaims.resource.k8s.io "{key[1]}" already exists', status=409)
         meta["uid"] = f"uid-{key[0]}-{key[1]}"
         return self._write("create", parse_resource_claim({**body, "metadata": meta}))
+
+    async def delete_claim(self, claim: ResourceClaim) -> None:
+        try:
+            stored = self._stored(claim)
+        except NotFoundError:
+            return
+        del self.claims[(stored.namespace, stored.name)]
+        self.claim_writes.append(("delete", stored.key))
+
+    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
+                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
+        if self.claim_error is not None:
+            raise self.claim_error
+        self.extended_claim_status[pod.key] = (claim_name, [dict(m) for m in request_mappings])
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         if self.bind_error is not None:

@@ -17,7 +17,7 @@ the pod is shown beside the local one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.errors import ClientError, ParseError, SchedulerError
@@ -83,6 +83,13 @@ class _NoWrites:
         raise RuntimeError("explain never writes")
 
     async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
+        raise RuntimeError("explain never writes")
+
+    async def delete_claim(self, claim: ResourceClaim) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
+                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
         raise RuntimeError("explain never writes")
 
 

@@ -31,7 +31,7 @@ import logging
 import random
 import resource
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,6 +262,16 @@ class SinkClient:
     async def deallocate_claim(self, claim: ResourceClaim) -> None:
         stored = self._claim(claim)
         self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=()))
+
+    async def delete_claim(self, claim: ResourceClaim) -> None:
+        self.claims.pop((claim.namespace, claim.name), None)
+
+    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
+                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
+        body = self.bodies.get(pod.uid)
+        if body is not None:
+            body.setdefault("status", {})["extendedResourceClaimStatus"] = {
+                "requestMappings": [dict(m) for m in request_mappings], "resourceClaimName": claim_name}
 
     async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
         meta = dict(body.get("metadata") or {})

@@ -21,6 +21,14 @@ State machine of one claim's allocation, as upstream's::
     in flight --PreBind wrote it: assume(written), remove_pending_allocation--> assumed
     assumed --the informer's newer object (upsert / on_event)--> allocated (informer's truth)
 
+**Extended resources backed by DRA** (upstream's ``DeviceClassResolver``, the
+``extendedresourcecache``): ``extended_resource_class(name)`` is the DeviceClass whose
+``extendedResourceName`` is ``name``, or, for ``deviceclass.resource.kubernetes.io/<class>``, that
+class; kept as upstream's cache keeps it (several classes naming it: the newest by
+creationTimestamp, then the first by name; the holder renamed or deleted drops the name). ``extended_claim_for(pod)`` is the claim the scheduler created for a pod's
+extended resources (annotated ``resource.kubernetes.io/extended-resource-claim: "true"``, controlled
+by the pod), indexed by the pod's uid.
+
 ``version`` is bumped on every change; ``slices_version`` only when slices or classes change, so
 the CEL results cached per device stay valid across cycles until a slice or class changes.
 """
@@ -31,7 +39,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
+from scheduler.model import Pod
 from scheduler.model.dra import (
+    IMPLICIT_EXTENDED_RESOURCE_PREFIX,
     DeviceClass,
     DeviceID,
     ResourceClaim,
@@ -96,6 +106,9 @@ class DraStore:
         # claim uid -> the claim with the allocation Reserve made (not written yet)
         self._in_flight: dict[str, ResourceClaim] = {}
         self._allocated: dict[DeviceID, int] = {}
+        # extendedResourceName -> the class backing it; pod uid -> its extended-resource claim's key
+        self._extended: dict[str, DeviceClass] = {}
+        self._extended_claims: dict[str, tuple[str, str]] = {}
         self.version = 0
         self.slices_version = 0
 
@@ -114,12 +127,33 @@ class DraStore:
     def _set_claim(self, key: tuple[str, str], claim: ResourceClaim | None) -> None:
         claims = self._objects["ResourceClaim"]
         old = claims.get(key)
-        self._count(_devices(old if isinstance(old, ResourceClaim) else None), -1)
+        if isinstance(old, ResourceClaim):
+            self._count(_devices(old), -1)
+            if old.is_extended_resource_claim and old.controller is not None \
+                    and self._extended_claims.get(old.controller[3]) == key:
+                del self._extended_claims[old.controller[3]]
         if claim is None:
             claims.pop(key, None)
         else:
             claims[key] = claim
             self._count(_devices(claim), +1)
+            if claim.is_extended_resource_claim and claim.controller is not None:
+                self._extended_claims[claim.controller[3]] = key
+
+    def _index_class(self, old: DeviceClass | None, new: DeviceClass | None) -> None:
+        """extendedresourcecache's handlers: a class takes a name when none holds it, or when it is
+        newer than the holder (then first by name); the holder changing its name, or going, drops
+        the mapping (no other class is looked for, as upstream's cache does not)."""
+        if old is not None and old.extended_resource_name:
+            held = self._extended.get(old.extended_resource_name)
+            if held is not None and held.name == old.name and (
+                    new is None or new.extended_resource_name != old.extended_resource_name):
+                del self._extended[old.extended_resource_name]
+        if new is not None and new.extended_resource_name:
+            held = self._extended.get(new.extended_resource_name)
+            if held is None or held.name == new.name or new.created > held.created or (
+                    new.created == held.created and new.name < held.name):
+                self._extended[new.extended_resource_name] = new
 
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, obj: DraObject) -> None:
@@ -129,6 +163,9 @@ class DraStore:
             self._assumed.pop(key, None)
             self._set_claim(key, obj)
         else:
+            if isinstance(obj, DeviceClass):
+                old = self._objects[kind].get(key)
+                self._index_class(old if isinstance(old, DeviceClass) else None, obj)
             self._objects[kind][key] = obj
             if kind in ("ResourceSlice", "DeviceClass"):
                 self.slices_version += 1
@@ -143,7 +180,9 @@ class DraStore:
             self._assumed.pop(key, None)
             self._set_claim(key, None)
         else:
-            del self._objects[kind][key]
+            old = self._objects[kind].pop(key)
+            if isinstance(old, DeviceClass):
+                self._index_class(old, None)
             if kind in ("ResourceSlice", "DeviceClass"):
                 self.slices_version += 1
         self.version += 1
@@ -228,6 +267,21 @@ class DraStore:
     def template(self, namespace: str, name: str) -> ResourceClaimTemplate | None:
         obj = self._objects["ResourceClaimTemplate"].get((namespace, name))
         return obj if isinstance(obj, ResourceClaimTemplate) else None
+
+    def extended_resource_class(self, resource: str) -> DeviceClass | None:
+        """The DeviceClass backing extended resource ``resource`` (upstream's ``GetDeviceClass``)."""
+        if resource.startswith(IMPLICIT_EXTENDED_RESOURCE_PREFIX):
+            return self.device_class(resource[len(IMPLICIT_EXTENDED_RESOURCE_PREFIX):])
+        return self._extended.get(resource)
+
+    def extended_claim_for(self, pod: Pod) -> ResourceClaim | None:
+        """The extended-resource claim created for ``pod`` (upstream's ``findExtendedResourceClaim``:
+        annotated, and controlled by the pod, by name and uid)."""
+        key = self._extended_claims.get(pod.uid)
+        claim = self.claim(*key) if key is not None else None
+        if claim is None or claim.controller is None or claim.controller[2] != pod.name:
+            return None
+        return claim
 
     def slice(self, name: str) -> ResourceSlice | None:
         obj = self._objects["ResourceSlice"].get(("", name))

@@ -322,30 +322,34 @@ class Allocator:
         self.cache = cache if cache is not None else SelectorCache()
         self.features = features
 
-    def allocate(self, node: Node) -> list[AllocationResult] | None:
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None) -> list[AllocationResult] | None:
         """One allocation result per claim, or ``None`` when the claims cannot all be allocated on
         ``node``; raises ``AllocationError`` for a problem with the claims or classes, and
-        ``NodeAllocationError`` for one with the node's pools."""
-        return _Run(self, node).run()
+        ``NodeAllocationError`` for one with the node's pools. ``claims`` replaces the claims given
+        at construction for this call (upstream's ``Allocate(ctx, node, claims)``: the
+        extended-resource claim differs per node)."""
+        return _Run(self, node, claims=claims).run()
 
     def has_slices(self, node: Node) -> bool:
         """Whether any slice is for ``node``: a node without is answered by ``allocate_without_pools``,
         the same for every such node."""
         return bool(self.index.for_node(node))
 
-    def allocate_without_pools(self) -> list[AllocationResult] | None:
+    def allocate_without_pools(self, claims: Sequence[ResourceClaim] | None = None
+                               ) -> list[AllocationResult] | None:
         """``allocate`` on a node no slice is for (no pools): what every such node gets."""
-        return _Run(self, Node("", {}), no_pools=True).run()
+        return _Run(self, Node("", {}), no_pools=True, claims=claims).run()
 
 
 class _Run:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
-    def __init__(self, a: Allocator, node: Node, no_pools: bool = False) -> None:
+    def __init__(self, a: Allocator, node: Node, no_pools: bool = False,
+                 claims: Sequence[ResourceClaim] | None = None) -> None:
         self.no_pools = no_pools
         self.a = a
         self.node = node
-        self.claims = a.claims
+        self.claims = a.claims if claims is None else list(claims)
         self.pools: list[Pool] = []
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = []

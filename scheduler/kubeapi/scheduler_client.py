@@ -26,7 +26,7 @@ import logging
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,25 @@ class ApiSchedulerClient:
         got = await self.api.request("POST", _claim_path(namespace),
                                      {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **body})
         return parse_resource_claim(got)
+
+    async def delete_claim(self, claim: ResourceClaim) -> None:
+        meta: dict[str, Any] = {**_conditional(claim), "finalizers": [f for f in claim.finalizers if f != FINALIZER]}
+        try:
+            await self.api.request("PATCH", _claim_path(claim.namespace, claim.name), {"metadata": meta},
+                                   content_type="application/merge-patch+json")
+            await self.api.request("DELETE", _claim_path(claim.namespace, claim.name),
+                                   {"apiVersion": "v1", "kind": "DeleteOptions",
+                                    **({"preconditions": {"uid": claim.uid}} if claim.uid else {})})
+        except NotFoundError:
+            return
+
+    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
+                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
+        await self.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+                               {"status": {"extendedResourceClaimStatus": {
+                                   "requestMappings": [dict(m) for m in request_mappings],
+                                   "resourceClaimName": claim_name}}},
+                               content_type="application/strategic-merge-patch+json")
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",

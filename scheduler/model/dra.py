@@ -36,7 +36,9 @@ from scheduler.quantity import parse_quantity
 __all__ = [
     "ALL",
     "EXACT_COUNT",
+    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "FINALIZER",
+    "IMPLICIT_EXTENDED_RESOURCE_PREFIX",
     "AllocationResult",
     "ConsumerRef",
     "Device",
@@ -69,6 +71,12 @@ ALL = "All"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
+# resourceapi.ExtendedResourceClaimAnnotation: on the claim the scheduler creates for a pod's
+# extended resources backed by DRA.
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+# resourceapi.ResourceDeviceClassPrefix: every DeviceClass also backs the extended resource
+# ``deviceclass.resource.kubernetes.io/<class name>`` (its implicit name).
+IMPLICIT_EXTENDED_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 def _str(raw: Any) -> str:
@@ -284,6 +292,9 @@ class DeviceClass:
     extended_resource_name: str = ""
     generation: int = 0
     uid: str = ""
+    # metadata.creationTimestamp (RFC 3339, UTC: sorts as text): the newest class wins an
+    # extendedResourceName several classes name.
+    created: str = ""
 
 
 def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass:
@@ -294,7 +305,8 @@ def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass:
         spec = _obj(obj.get("spec"), "spec")
         return DeviceClass(name, _selectors(spec.get("selectors"), "spec.selectors"),
                            _configs(spec.get("config"), "spec.config"), _str(spec.get("extendedResourceName")),
-                           _int(meta.get("generation"), "metadata.generation"), _str(meta.get("uid")))
+                           _int(meta.get("generation"), "metadata.generation"), _str(meta.get("uid")),
+                           _str(meta.get("creationTimestamp")))
     except ParseError as e:
         raise e.located(where) from None
     except (AttributeError, TypeError) as e:
@@ -475,10 +487,16 @@ class ResourceClaim:
     finalizers: tuple[str, ...] = ()
     generation: int = 0
     resource_version: str = ""
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    generate_name: str = ""
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_extended_resource_claim(self) -> bool:
+        return self.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
 
     def is_reserved_for(self, pod_uid: str) -> bool:
         """``resourceclaim.IsReservedForPod`` (pods only)."""
@@ -514,6 +532,8 @@ def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
             finalizers=tuple(f for f in _list(meta.get("finalizers"), "metadata.finalizers") if isinstance(f, str)),
             generation=_int(meta.get("generation"), "metadata.generation"),
             resource_version=_str(meta.get("resourceVersion")),
+            annotations={str(k): str(v) for k, v in _obj(meta.get("annotations"), "metadata.annotations").items()},
+            generate_name=_str(meta.get("generateName")),
         )
     except ParseError as e:
         raise e.located(where) from None

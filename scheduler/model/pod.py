@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
     "EXPLAIN_ANNOTATION",
+    "ContainerRequests",
     "HostPort",
     "Pod",
     "PodAffinityTerm",
@@ -118,6 +119,16 @@ class ControllerRef(NamedTuple):
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ContainerRequests:
+    """A container's ``resources.requests`` (all of them: the sorted names index the claim's
+    request names); ``short_lived``: an init container that is not a sidecar."""
+
+    name: str
+    short_lived: bool
+    requests: Mapping[str, int]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Pod:
     """A pod as the scheduler sees it. Identity is ``uid`` (equality is by identity)."""
@@ -163,6 +174,10 @@ class Pod:
     # ``spec.resourceClaims`` and ``status.resourceClaimStatuses`` (DynamicResources reads them).
     resource_claims: tuple[PodResourceClaim, ...] = ()
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    # Per container (init containers first, then containers, upstream's order), only when some
+    # container requests a resource whose name has a "/" (extended, or a device class's implicit
+    # name): DynamicResources maps those requests onto the claim it creates for them.
+    container_requests: tuple[ContainerRequests, ...] = ()
 
     @property
     def key(self) -> str:
@@ -406,6 +421,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
 
         containers: list[dict[str, int]] = []
         nz_containers: list[dict[str, int]] = []
+        per_container: dict[str, list[ContainerRequests]] = {"containers": [], "initContainers": []}
         inits: list[tuple[dict[str, int], bool]] = []
         nz_inits: list[tuple[dict[str, int], bool]] = []
         images: list[str] = []
@@ -415,6 +431,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                 f = f"spec.{kind}[{i}]"
                 r = _requests((c.get("resources") or {}).get("requests"), f"{f}.resources.requests")
                 restartable = kind == "initContainers" and c.get("restartPolicy") == "Always"
+                per_container[kind].append(ContainerRequests(str(c.get("name") or ""),
+                                                             kind == "initContainers" and not restartable, r))
                 if kind == "containers":
                     containers.append(r)
                     nz_containers.append(_with_defaults(r))
@@ -433,6 +451,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
                             ports.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
 
         requests = _aggregate(containers, inits)
+        container_requests = ((*per_container["initContainers"], *per_container["containers"])
+                              if any("/" in k for k in requests) else ())
         nz = _aggregate(nz_containers, nz_inits)
         pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
         for k, v in pod_level.items():
@@ -504,6 +524,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             volumes=parse_pod_volumes(spec.get("volumes")),
             resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
             resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
+            container_requests=container_requests,
             deleting=bool(meta.get("deletionTimestamp")),
             explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
             preempted_by_scheduler=_preempted_by_scheduler(status),

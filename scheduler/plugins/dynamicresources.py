@@ -67,16 +67,32 @@ the pods that use it when it was created or its status changed, and every pod wh
 deallocated; a pod's own update requeues it once all its claims exist; DeviceClass and
 ResourceSlice events requeue without a hint; Node Add, UpdateNodeLabel, UpdateNodeAllocatable.
 
+**Extended resources backed by DRA** (upstream's ``extendeddynamicresources.go``; the pure parts
+are ``scheduler.dra.extended``): a pod asking for an extended resource that a DeviceClass backs
+(``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets one more
+claim, after its own: the one an earlier cycle created for it (then every node is ``cannot schedule
+extended resource claim`` and PostFilter deletes it: ``deletion of ResourceClaim completed``), else
+an in-memory ``<extended-resources>`` claim without requests. Filter gives it, per node, requests
+for the extended resources the node does not advertise (``container-<i>-request-<j>``), ``cannot
+fit resource`` for one neither advertised nor backed, and nothing at all where the device plugins
+provide everything (NodeResourcesFit leaves a backed resource the node lacks to this plugin);
+the allocator runs over the node's variant. Reserve signals it in flight; PreBind creates it
+(``generateName: <pod>-extended-resources-``, the pod as controller, the annotation
+``resource.kubernetes.io/extended-resource-claim``), writes it as any claim, and sets the pod's
+``status.extendedResourceClaimStatus`` (its name and the request mappings); Unreserve deletes a
+created one (finalizer off, then delete, under RetryOnConflict).
+
 Not here: the Score (upstream's prioritized-list scoring, ``computeScore``, in its newest source; not
-ported), extended resources backed by DRA (``DeviceClass.extendedResourceName``: an implicit
-claim), the per-node filter timeout, PodGroup claims, binding conditions.
+ported), the per-node filter timeout, PodGroup claims, binding conditions, the
+``scheduler_resourceclaim_creates_total`` metric, and upstream's wait (up to 120 s) for the created
+claim to reach the assume cache (here the written claim is assumed at once).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +101,15 @@ import numpy as np
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
 from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SelectorCache
+from scheduler.dra.extended import (
+    SPECIAL_CLAIM_NAME,
+    RequestMapping,
+    claim_body,
+    requests_and_mappings,
+    scalar_requests,
+    special_claim,
+    with_requests,
+)
 from scheduler.errors import ConflictError
 from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import NodeToStatus
@@ -115,6 +140,9 @@ ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_DELETED = "deletion of ResourceClaim completed"
+ERR_EXTENDED_CLAIM = "cannot schedule extended resource claim"
+ERR_CANNOT_FIT = "cannot fit resource"
 _STATE_KEY = NAME
 _SKIP = Status(Code.SKIP)
 _NOOP = Status(Code.UNSCHEDULABLE)      # PostFilter did nothing: Unschedulable, no reason (1.37)
@@ -139,9 +167,18 @@ class _State:
     to_allocate: list[int] = field(default_factory=list)          # indices into claims
     available_on: list[NodeSelector | None] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    # Filter's allocation per node, by claim index (the extended-resource claim has none on a node
+    # where the device plugins provide it all)
+    node_allocations: dict[str, dict[int, AllocationResult]] = field(default_factory=dict)
     reserved: Reserved | None = None
     allocations: dict[int, AllocationResult] = field(default_factory=dict)   # Reserve's, by claim index
+    # Extended resources backed by DRA: the index of the extended-resource claim in ``claims`` (-1:
+    # none), the uid it had in PreFilter (the in-flight key), the pod's requests of DRA extended
+    # resource names, and per node the claim's variant for it (its requests) with the mappings.
+    extended: int = -1
+    extended_uid: str = ""
+    extended_requests: dict[str, int] = field(default_factory=dict)
+    node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(default_factory=dict)
 
 
 _NO_CLAIMS = _State()
@@ -233,7 +270,7 @@ class DynamicResources:
 
     # --- PreFilter ---------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> tuple[PreFilterResult | None, Status]:
-        if not pod.resource_claims:
+        if not pod.resource_claims and not pod.container_requests:
             # The common case, in the default profile for every pod: one shared empty state (never
             # written to: every later point returns at once for a state without claims), Skip.
             state.write(_STATE_KEY, _NO_CLAIMS)
@@ -243,6 +280,11 @@ class DynamicResources:
         claims, problem = self.pod_claims(pod)
         if problem:
             return None, Status.unresolvable(problem)
+        extended = self._pre_filter_extended(pod, s)
+        if extended is not None:
+            s.extended = len(claims)
+            s.extended_uid = extended.uid
+            claims.append(extended)
         if not claims:
             return None, _SKIP
         s.available_on = [None] * len(claims)
@@ -254,6 +296,9 @@ class DynamicResources:
             s.to_allocate.append(i)
             if self._dra.has_pending_allocation(claim.uid):
                 return None, Status.unresolvable(f"resource claim {claim.key} is in the process of being allocated")
+            if i == s.extended:
+                # Its requests are the node's (Filter); a claim from an earlier cycle is Filter's too.
+                continue
             for request in claim.spec.requests:
                 subs = request.first_available or ((request.exactly,) if request.exactly is not None else ())
                 if not subs:
@@ -272,7 +317,41 @@ class DynamicResources:
                                     self._dra.is_allocated, self._cache)
         return None, SUCCESS
 
+    def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
+        """Upstream's ``preFilterExtendedResources``: when the pod asks for an extended resource
+        some DeviceClass backs, the claim for them: the one an earlier cycle created (Filter then
+        rejects every node and PostFilter deletes it, as upstream's brute force), else a new
+        in-memory one, without requests until Filter sizes it per node."""
+        if not pod.container_requests:
+            return None
+        requests = scalar_requests(pod)
+        if not any(self._dra.extended_resource_class(name) is not None for name in requests):
+            return None
+        s.extended_requests = dict(requests)
+        return self._dra.extended_claim_for(pod) or special_claim(pod)
+
     # --- Filter ------------------------------------------------------------------------------------
+    def _filter_extended(self, s: _State, pod: Pod, allocatable: Mapping[str, int]
+                         ) -> tuple[ResourceClaim | None, tuple[RequestMapping, ...], Status | None]:
+        """Upstream's ``filterExtendedResources`` for one node: the claim's variant for it (the
+        extended resources the node does not advertise, to allocate through DRA) and its mappings,
+        ``None`` when the device plugins provide them all; a claim from an earlier cycle and a
+        resource the node neither advertises nor DRA backs are Unschedulable."""
+        claim = s.claims[s.extended]
+        if claim.spec.requests:
+            return None, (), Status.unresolvable(ERR_EXTENDED_CLAIM)
+        through_dra: list[str] = []
+        for name in s.extended_requests:
+            have = allocatable.get(name)
+            if self._dra.extended_resource_class(name) is not None and not have:
+                through_dra.append(name)
+            elif have is None:
+                return None, (), Status.unresolvable(ERR_CANNOT_FIT)
+        if not through_dra or claim.allocation is not None:
+            return None, (), None
+        requests, mappings = requests_and_mappings(pod, through_dra, self._dra.extended_resource_class)
+        return with_requests(claim, requests), mappings, None
+
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         n = len(rows)
         s = state.read_or_compute(_STATE_KEY, _State, lambda: self.pre_filter(state, pod, snapshot))
@@ -290,21 +369,45 @@ class DynamicResources:
         statuses: list[Status] = [Status.unresolvable(ERR_CANNOT_ALLOCATE), Status.unresolvable(ERR_NOT_AVAILABLE)]
         ids = np.zeros(n, np.int64)
         failed = np.zeros(n, np.bool_)
-        if s.allocator is not None:
+        if s.allocator is not None or s.extended >= 0:
             names = snapshot.node_names(rows)
-            without: list[AllocationResult] | Status | None = None
-            without_done = False
+            # Nodes no slice is for share one answer per variant of the claims (the extended claim's
+            # requests differ with what the node advertises).
+            without: dict[tuple[str, ...], list[AllocationResult] | Status | None] = {}
+            has_user_claims = s.extended < 0 or len(s.claims) > 1
             for k in range(n):
                 info = snapshot.node_info(int(rows[k]))
                 node = Node(names[k], info.node.labels)
-                try:
-                    if s.allocator.has_slices(node):
-                        got: list[AllocationResult] | Status | None = s.allocator.allocate(node)
+                indices = s.to_allocate
+                claims: list[ResourceClaim] | None = None
+                variant: tuple[str, ...] = ()
+                if s.extended >= 0:
+                    ext, mappings, st = self._filter_extended(s, pod, info.node.allocatable)
+                    if st is not None:
+                        failed[k] = True
+                        ids[k] = len(statuses)
+                        statuses.append(st)
+                        continue
+                    if ext is None:
+                        if not has_user_claims:
+                            s.node_allocations[names[k]] = {}     # the device plugins provide it all
+                            continue
+                        indices = [i for i in s.to_allocate if i != s.extended]
                     else:
-                        if not without_done:
-                            without_done = True
-                            without = s.allocator.allocate_without_pools()
-                        got = without
+                        s.node_extended[names[k]] = (ext, mappings)
+                        variant = tuple(r.name + "=" + str(r.exactly.count if r.exactly else 0)
+                                        for r in ext.spec.requests)
+                    claims = [ext if i == s.extended and ext is not None else s.claims[i] for i in indices]
+                try:
+                    if not indices or s.allocator is None:
+                        got: list[AllocationResult] | Status | None = []
+                    elif s.allocator.has_slices(node):
+                        got = s.allocator.allocate(node, claims)
+                    else:
+                        key = (str(len(indices)), *variant)
+                        if key not in without:
+                            without[key] = s.allocator.allocate_without_pools(claims)
+                        got = without[key]
                 except CELSelectorError as e:
                     got = Status.as_error(e)
                 except AllocationError as e:
@@ -313,11 +416,11 @@ class DynamicResources:
                     failed[k] = True
                     ids[k] = len(statuses)
                     statuses.append(got)
-                elif got is None or len(got) != len(s.to_allocate):
+                elif got is None or len(got) != len(indices):
                     failed[k] = True
                     ids[k] = 0
                 elif not unavailable[k]:
-                    s.node_allocations[names[k]] = got
+                    s.node_allocations[names[k]] = dict(zip(indices, got, strict=True))
         # Rows the allocator accepted but where an allocated claim is not available.
         not_available = unavailable & ~failed
         if not_available.any():
@@ -336,12 +439,18 @@ class DynamicResources:
         the pod's FailedScheduling message; only a deallocation, actual work, is reported). A state
         PreFilter never wrote (an earlier PreFilter rejected the pod) reads as "no claims" here:
         upstream's getStateData would make that an Error and stop DefaultPreemption."""
-        if not pod.resource_claims:
+        if not pod.resource_claims and not pod.container_requests:
             return None, _NOOP
         s = state.get(_STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
             return None, _NOOP
+        extended = s.claims[s.extended] if s.extended >= 0 else None
+        stale = extended is not None and extended.name != SPECIAL_CLAIM_NAME
         for i in sorted(s.unavailable):
+            if i == s.extended:
+                if stale:
+                    break       # deleted below
+                continue
             claim = s.claims[i]
             reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
@@ -350,6 +459,10 @@ class DynamicResources:
                     self._deallocate(claim)
                     return None, Status.unschedulable(MSG_DEALLOCATED)
                 break
+        if stale and extended is not None and self._client is not None:
+            # The extended-resource claim of an earlier cycle: deleted, and the pod tries anew.
+            self._spawn(self._delete_claim(self._client, extended))
+            return None, Status.unschedulable(MSG_DELETED)
         return None, _NOOP
 
     @staticmethod
@@ -370,16 +483,19 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_name)
         if allocations is None:
             return Status.as_error(ValueError("claim allocation not found for node"))
-        if len(allocations) != len(s.to_allocate):
+        users = [i for i in s.to_allocate if i != s.extended]
+        if any(i not in allocations for i in users):
             return Status.as_error(ValueError(
                 f"internal error, have {len(allocations)} allocations, {len(s.to_allocate)} claims to allocate"))
-        for i, allocation in zip(s.to_allocate, allocations, strict=True):
+        extended = s.node_extended.get(node_name)
+        for i, allocation in allocations.items():
             s.allocations[i] = allocation
-            claim = claims[i]
+            # The extended-resource claim: the node's variant of it (its requests), allocated.
+            claim = extended[0] if i == s.extended and extended is not None else claims[i]
             finalizers = claim.finalizers if FINALIZER in claim.finalizers else (*claim.finalizers, FINALIZER)
             claims[i] = replace(claim, allocation=allocation, finalizers=finalizers)
             self._dra.signal_pending_allocation(claims[i])
-        s.reserved = Reserved(node_name, claims, list(s.to_allocate))
+        s.reserved = Reserved(node_name, claims, sorted(allocations))
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -390,11 +506,21 @@ class DynamicResources:
         s = state.get(_STATE_KEY)
         if not isinstance(s, _State):
             return
-        for claim in s.claims:
+        for i, claim in enumerate(s.claims):
+            if i == s.extended:
+                continue
             if self._dra.remove_pending_allocation(claim.uid):
                 self._dra.restore(claim.namespace, claim.name)
             if claim.allocation is not None and claim.is_reserved_for(pod.uid) and self._client is not None:
                 self._spawn(self._unreserve_claim(self._client, claim, pod))
+        if s.extended >= 0:
+            # unreserveExtendedResourceClaim: the in-flight allocation (under PreFilter's uid) ends,
+            # and a claim written to the API is deleted, lest it be orphaned.
+            claim = s.claims[s.extended]
+            if self._dra.remove_pending_allocation(s.extended_uid):
+                self._dra.restore(claim.namespace, claim.name)
+            if claim.name != SPECIAL_CLAIM_NAME and self._client is not None:
+                self._spawn(self._delete_claim(self._client, claim))
         s.reserved = None
 
     @staticmethod
@@ -403,6 +529,28 @@ class DynamicResources:
             await client.unreserve_claim(claim, pod)
         except Exception as e:  # upstream: logged; the pod's next attempt unreserves again
             log.error("unreserve: ResourceClaim %s, pod %s: %s", claim.key, pod.key, e)
+
+    @staticmethod
+    async def _delete_claim(client: SchedulerClient, claim: ResourceClaim) -> None:
+        """Upstream's ``deleteClaim``: under RetryOnConflict, the finalizer removed (a conditional
+        update; a conflict refetches), then the claim deleted (already gone is fine). Off the
+        cycle; a failure is logged, as upstream's Unreserve logs it."""
+        try:
+            for attempt in range(RETRY_STEPS):
+                if attempt:
+                    await asyncio.sleep(RETRY_INTERVAL)
+                    try:
+                        claim = await client.get_claim(claim.namespace, claim.name)
+                    except Exception as e:
+                        raise DynamicResourcesError(f"get resourceclaim {claim.key}: {e}") from e
+                try:
+                    await client.delete_claim(claim)
+                    return
+                except ConflictError as e:
+                    last = e
+            raise DynamicResourcesError(f"update resourceclaim {claim.key}: {last}")
+        except Exception as e:
+            log.error("delete: ResourceClaim %s: %s", claim.key, e)
 
     def _deallocate_through_client(self, claim: ResourceClaim) -> None:
         client = self._client
@@ -435,32 +583,62 @@ class DynamicResources:
             if claim.is_reserved_for(pod.uid):
                 continue
             try:
-                s.claims[i] = await self._bind_claim(s, i, pod)
+                s.claims[i] = await self._bind_claim(s, i, pod, node_name)
             except DynamicResourcesError as e:
                 return Status.as_error(e)
         return SUCCESS
 
-    async def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
+    async def _bind_claim(self, s: _State, index: int, pod: Pod, node_name: str) -> ResourceClaim:
         """Upstream's ``bindClaim``: under ``retry.RetryOnConflict`` (a conflict refetches the
         claim and tries again), check the claim is not being deleted nor allocated elsewhere, add
         the finalizer (a normal update, only when an allocation is to be written), then write the
         allocation and append the pod to ``reservedFor`` (one status update). Whatever happens, the
         in-flight allocation ends; a written claim is assumed in the store until the informer
-        brings it."""
+        brings it.
+
+        The extended-resource claim: nothing to do where the device plugins provide it all;
+        otherwise the in-memory claim is created first (its node's variant: ``create claim for
+        extended resources ns/: ...`` on failure), replaces the cycle's copy (Unreserve deletes it
+        if binding fails later), and once written the pod's ``status.extendedResourceClaimStatus``
+        gets its name and the request mappings."""
         claim = s.claims[index]
         allocation = s.allocations.get(index)
-        uid = claim.uid
+        extended = index == s.extended
+        if extended and allocation is None and not claim.spec.requests:
+            return claim
+        uid = s.extended_uid if extended else claim.uid
         written: ResourceClaim | None = None
         try:
             if self._client is None:
                 raise DynamicResourcesError("DynamicResources has no API client")
+            if extended and claim.name == SPECIAL_CLAIM_NAME:
+                variant, _ = s.node_extended.get(node_name, (None, ()))
+                if variant is None:
+                    raise DynamicResourcesError(f"extended resource claim not found for node {node_name}")
+                try:
+                    written = await self._client.create_claim(claim_body(variant))
+                except Exception as e:
+                    raise DynamicResourcesError(
+                        f"create claim for extended resources {claim.namespace}/: {e}") from e
+                s.claims[index] = claim = written
             written = await self._update_claim(self._client, claim, allocation, pod)
-            return written
         finally:
             if written is not None:
                 self._dra.assume(written)
             if allocation is not None:
                 self._dra.remove_pending_allocation(uid)
+        assert written is not None
+        if extended:
+            _, mappings = s.node_extended.get(node_name, (None, ()))
+            if not mappings:
+                raise DynamicResourcesError(f"nil or empty request mappings, no update of pod {pod.key} "
+                                            "ExtendedResourceClaimStatus")
+            try:
+                await self._client.set_extended_resource_claim_status(
+                    pod, written.name, [m.to_json() for m in mappings])
+            except Exception as e:
+                raise DynamicResourcesError(f"update pod {pod.key} ExtendedResourceClaimStatus: {e}") from e
+        return written
 
     @staticmethod
     async def _update_claim(client: SchedulerClient, claim: ResourceClaim, allocation: AllocationResult | None,

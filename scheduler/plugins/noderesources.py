@@ -7,7 +7,10 @@ UnschedulableAndUnresolvable when the request exceeds the node's *total* allocat
 cannot help there). The requests checked are upstream's ``framework.Resource``: cpu, memory,
 ephemeral-storage and the scalar resources (extended, ``hugepages-*``, ``*kubernetes.io/*``,
 ``attachable-volumes-*``), a zero request never failing. Resources in ``ignoredResources`` or an
-``ignoredResourceGroups`` prefix are skipped (extended resources only, as upstream).
+``ignoredResourceGroups`` prefix are skipped (extended resources only, as upstream). An extended
+resource a DeviceClass backs (its ``extendedResourceName``, or ``deviceclass.resource.kubernetes.io/
+<class>``) is not checked on a node whose allocatable lacks it: DynamicResources provides it there
+through a claim (upstream's ``ShouldDelegateResourceToDRA``, DRAExtendedResource, GA in 1.37).
 
 Queueing hints (EnqueueExtensions), as upstream's with hints and in-place resize on: a pod deleted
 from a node (or a nominated one) or an assigned pod scaling down a request the pending pod has
@@ -52,6 +55,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.cache import CAP, NZ_CPU, NZ_MEM, Snapshot
+from scheduler.cache.dra import DraStore
+from scheduler.dra.extended import is_dra_extended_resource_name
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import (
@@ -124,9 +129,12 @@ def fit_requests(pod: Pod) -> dict[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class _Request:
-    """The pod's requests as (column, amount) pairs, in upstream's reason order."""
+    """The pod's requests as (column, amount) pairs, in upstream's reason order; ``dra``: the
+    positions of the extended resources a DeviceClass backs (DynamicResources provides them on a
+    node that does not advertise them: upstream's ``ShouldDelegateResourceToDRA``)."""
 
     columns: tuple[tuple[str, int, int], ...]  # (resource, column, amount)
+    dra: frozenset[int] = frozenset()
 
 
 class NodeResourcesFit:
@@ -140,8 +148,9 @@ class NodeResourcesFit:
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
     pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
 
-    def __init__(self, args: NodeResourcesFitArgs) -> None:
+    def __init__(self, args: NodeResourcesFitArgs, dra: DraStore | None = None) -> None:
         self.args = args
+        self._dra = dra
         strat = args.scoring_strategy
         self._strategy = strat.type
         self._resources = tuple((r.name, r.weight) for r in strat.resources)
@@ -171,7 +180,11 @@ class NodeResourcesFit:
         order = sorted(fit_requests(pod).items(), key=lambda kv: (_NATIVE_ORDER.get(kv[0], 3), kv[0]))
         cols = tuple((name, table.resource_column(name), min(amount, CAP)) for name, amount in order
                      if amount > 0 and not self._ignored_resource(name))
-        state.write(_PREFILTER_KEY, _Request(cols))
+        dra = self._dra
+        backed = frozenset(i for i, (name, _, _) in enumerate(cols)
+                           if "/" in name and is_dra_extended_resource_name(name)
+                           and dra.extended_resource_class(name) is not None) if dra is not None else frozenset()
+        state.write(_PREFILTER_KEY, _Request(cols, backed))
         return None, SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
@@ -188,8 +201,12 @@ class NodeResourcesFit:
         for i, (_, col, amount) in enumerate(req.columns):
             alloc = t.alloc[rows, col]
             short = amount > alloc - t.requested[rows, col]
+            over = amount > alloc
+            if i in req.dra:        # a node without it gets it through DRA: DynamicResources' Filter
+                short &= alloc > 0
+                over &= alloc > 0
             bits |= short.astype(np.int64) << (i + 1)
-            unresolvable |= amount > alloc
+            unresolvable |= over
         for p, row in _big_positions(snapshot, rows):
             exact, unres = self._exact_short(req, pod, snapshot, row)
             bits[p] = (int(bits[p]) & 1) | sum(int(x) << (i + 1) for i, x in enumerate(exact))
@@ -212,10 +229,11 @@ class NodeResourcesFit:
         exact totals, for a row whose allocatable the capped columns do not hold exactly."""
         t = snapshot.table
         short, unres = [], False
-        for name, col, _ in req.columns:
+        for i, (name, col, _) in enumerate(req.columns):
             amount, alloc = pod.requests[name], t.exact_alloc(row, name)
-            short.append(amount > alloc - t.exact_requested(row, col))
-            unres |= amount > alloc
+            delegated = i in req.dra and alloc <= 0
+            short.append(not delegated and amount > alloc - t.exact_requested(row, col))
+            unres |= not delegated and amount > alloc
         return short, unres
 
     def _filter_many(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
@@ -227,8 +245,9 @@ class NodeResourcesFit:
         m[:, 0] = t.pod_count[rows] + 1 > t.alloc[rows, t.resources["pods"]]
         for i, (_, col, amount) in enumerate(req.columns):
             alloc = t.alloc[rows, col]
-            m[:, i + 1] = amount > alloc - t.requested[rows, col]
-            m[:, n + 1] |= amount > alloc
+            keep = alloc > 0 if i in req.dra else True
+            m[:, i + 1] = (amount > alloc - t.requested[rows, col]) & keep
+            m[:, n + 1] |= (amount > alloc) & keep
         for p, row in _big_positions(snapshot, rows):
             exact, unres = self._exact_short(req, pod, snapshot, row)
             m[p, 1 : n + 1] = exact
@@ -486,7 +505,9 @@ class NodeResourcesBalancedAllocation:
 
 
 def new_fit(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
-    return NodeResourcesFit(args or NodeResourcesFitArgs())
+    # The service's store, even empty (its informers fill it later): which classes back which
+    # extended resources.
+    return NodeResourcesFit(args or NodeResourcesFitArgs(), handle.dra)
 
 
 def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle

@@ -79,3 +79,65 @@ def test_slices_version_tracks_slices_and_classes() -> None:
     s.on_event("DeviceClass", "ADDED", {"metadata": {"name": "gpu"}, "spec": {}})
     s.on_event("ResourceSlice", "ADDED", {"metadata": {"name": "s"}, "spec": {"driver": "d", "pool": {"name": "p"}}})
     assert s.slices_version == v + 2 and [x.name for x in s.slices()] == ["s"] and s.device_class("gpu") is not None
+
+
+def cls(name: str, extended: str = "", created: str = "") -> dict[str, object]:
+    meta: dict[str, object] = {"name": name}
+    if created:
+        meta["creationTimestamp"] = created
+    return {"metadata": meta, "spec": {"extendedResourceName": extended} if extended else {}}
+
+
+def test_extended_resource_cache() -> None:
+    """extendedresourcecache's TestExtendedResourceCache: an explicit extendedResourceName maps to
+    its class (the newest by creationTimestamp when several name it, then the first by name); every
+    class also backs ``deviceclass.resource.kubernetes.io/<name>``; the holder renamed drops the
+    old name (the other classes naming it are not looked for), a deletion drops its names."""
+    now, day_before, hour_after = "2026-12-04T09:00:00Z", "2026-12-03T09:00:00Z", "2026-12-04T10:00:00Z"
+    s = DraStore()
+    s.on_event("DeviceClass", "ADDED", cls("gpu-class", "example.com/gpu", now))
+    s.on_event("DeviceClass", "ADDED", cls("fpga-class"))
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "gpu-class"
+    got = s.extended_resource_class("deviceclass.resource.kubernetes.io/fpga-class")
+    assert got is not None and got.name == "fpga-class"
+    got = s.extended_resource_class("deviceclass.resource.kubernetes.io/gpu-class")
+    assert got is not None and got.name == "gpu-class"
+    s.on_event("DeviceClass", "ADDED", cls("gpu-class-3", "example.com/gpu", day_before))     # older: kept
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "gpu-class"
+    s.on_event("DeviceClass", "ADDED", cls("gpu-class-4", "example.com/gpu", hour_after))     # newer: wins
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "gpu-class-4"
+    s.on_event("DeviceClass", "ADDED", cls("gpu-class-0", "example.com/gpu", hour_after))     # same time, first name
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "gpu-class-0"
+    s.on_event("DeviceClass", "MODIFIED", cls("gpu-class-0", "test.com/gpu", hour_after))
+    got = s.extended_resource_class("test.com/gpu")
+    assert got is not None and got.name == "gpu-class-0"
+    assert s.extended_resource_class("example.com/gpu") is None      # as upstream's: no fallback
+    s.on_event("DeviceClass", "DELETED", cls("gpu-class-0"))
+    assert s.extended_resource_class("test.com/gpu") is None
+    assert s.extended_resource_class("deviceclass.resource.kubernetes.io/gpu-class-0") is None
+    assert s.extended_resource_class("example.com/unknown") is None
+
+
+def test_extended_claim_for_a_pod() -> None:
+    """findExtendedResourceClaim: the claim annotated as the pod's extended-resource claim and
+    controlled by it (name and uid); a plain claim, or another pod's, is not."""
+    from scheduler.model import parse_pod
+    pod = parse_pod({"metadata": {"name": "p", "namespace": "ns", "uid": "pu"}, "spec": {}})
+    owner = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pu", "controller": True}]
+    ann = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    s = DraStore()
+    s.on_event("ResourceClaim", "ADDED", {"metadata": {"name": "plain", "namespace": "ns", "ownerReferences": owner},
+                                          "spec": {}})
+    assert s.extended_claim_for(pod) is None
+    s.on_event("ResourceClaim", "ADDED", {"metadata": {"name": "p-extended-resources-0", "namespace": "ns",
+                                                       "annotations": ann, "ownerReferences": owner}, "spec": {}})
+    got = s.extended_claim_for(pod)
+    assert got is not None and got.name == "p-extended-resources-0"
+    other = parse_pod({"metadata": {"name": "p", "namespace": "ns", "uid": "other"}, "spec": {}})
+    assert s.extended_claim_for(other) is None
+    s.on_event("ResourceClaim", "DELETED", {"metadata": {"name": "p-extended-resources-0", "namespace": "ns"}})
+    assert s.extended_claim_for(pod) is None

@@ -98,3 +98,29 @@ def test_get_and_create() -> None:
     assert api.calls[0][:2] == ("GET", PATH)
     assert api.calls[1][:3] == ("POST", "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims",
                                 {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **body})
+
+
+def test_delete_removes_the_finalizer_then_deletes() -> None:
+    """deleteClaim: the finalizer off (conditional on the version read), then DELETE with the uid
+    as precondition; a claim already gone is fine."""
+    from scheduler.errors import NotFoundError
+    c, api = client()
+    claim = parse_resource_claim({**CLAIM, "metadata": {**CLAIM["metadata"], "finalizers": [
+        "other", "resource.kubernetes.io/delete-protection"]}})
+    asyncio.run(c.delete_claim(claim))
+    assert api.calls == [
+        ("PATCH", PATH, {"metadata": {"resourceVersion": "7", "uid": "cu", "finalizers": ["other"]}},
+         "application/merge-patch+json"),
+        ("DELETE", PATH, {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "cu"}},
+         "application/json")]
+    gone, _ = client(NotFoundError("not found", status=404))
+    asyncio.run(gone.delete_claim(claim))
+
+
+def test_extended_resource_claim_status_is_a_status_patch() -> None:
+    c, api = client()
+    mappings = [{"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}]
+    asyncio.run(c.set_extended_resource_claim_status(POD, "p-extended-resources-0", mappings))
+    assert api.calls == [("PATCH", "/api/v1/namespaces/ns/pods/p/status", {"status": {"extendedResourceClaimStatus": {
+        "requestMappings": mappings, "resourceClaimName": "p-extended-resources-0"}}},
+        "application/strategic-merge-patch+json")]

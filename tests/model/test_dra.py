@@ -102,3 +102,29 @@ def test_parse_errors(obj: dict[str, object], parse: object, message: str) -> No
     with pytest.raises(ParseError) as e:
         parse(obj)  # type: ignore[operator]
     assert str(e.value).startswith(message)
+
+
+def test_pod_container_requests_for_extended_resources() -> None:
+    """The per-container requests DynamicResources maps onto the extended-resource claim: kept, in
+    upstream's order (init containers, then containers; a non-sidecar init container short-lived),
+    only for a pod that asks for a resource with a "/" in its name."""
+    from scheduler.model.pod import ContainerRequests
+    plain = parse_pod({"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})
+    assert plain.container_requests == ()
+    pod = parse_pod({"metadata": {"name": "p"}, "spec": {
+        "initContainers": [{"name": "i", "resources": {"requests": {"example.com/gpu": "2"}}},
+                           {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}],
+        "containers": [{"name": "c", "resources": {"requests": {"example.com/gpu": "1", "cpu": "500m"}}}]}})
+    assert pod.container_requests == (ContainerRequests("i", True, {"example.com/gpu": 2}),
+                                      ContainerRequests("s", False, {"cpu": 1000}),
+                                      ContainerRequests("c", False, {"example.com/gpu": 1, "cpu": 500}))
+
+
+def test_claim_annotations_and_class_creation_time() -> None:
+    claim = parse_resource_claim({"metadata": {"name": "c", "generateName": "p-extended-resources-",
+                                               "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}},
+                                  "spec": {}})
+    assert claim.is_extended_resource_claim and claim.generate_name == "p-extended-resources-"
+    cls = parse_device_class({"metadata": {"name": "g", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {}})
+    assert cls.created == "2026-01-01T00:00:00Z"

@@ -17,8 +17,15 @@ wrong-topology, empty; bindClaim's error paths are checked against its texts.
 
 Texts from 1.36's ``resourceclaim`` package (``(Pod is not owner)``; 1.35's test reads ``pod``);
 PostFilter's no-op answers as 1.37's (``NOOP`` below).
-Not ported: the extended-resource cases (not implemented), admin access, device taints, binding
-conditions, PodGroup claims and filter-timeout cases (features off here), the PreScore half of
+The extended-resource cases (DRAExtendedResource, GA in 1.37): extended-resource-name-with-node-resource,
+-one-device-plugin-one-dra, -with-zero-allocatable, non-DRA-...-with-zero-allocatable, -no-resource,
+-with-resources, implicit-...-with-resources, implicit-...-two-containers-with-resources,
+-with-resources-fail-patch, -has-claim, -delete-claim, -bind-failure, -skip-bind,
+-claim-creation-failure (their ``scheduler_resourceclaim_creates_total`` checks aside: no such
+metric here); and the default profile giving a pod its extended resource through DRA.
+
+Not ported: admin access, device taints, binding conditions, PodGroup claims, prioritized-list
+scoring and filter-timeout cases (features off or not implemented here), the PreScore half of
 ``CEL-runtime-error-for-one-of-three-nodes``.
 """
 
@@ -601,3 +608,244 @@ def test_is_schedulable_after_pod_change(name: str, claims: tuple[dict[str, Any]
             plugin.is_schedulable_after_pod_change(p, event)
         return
     assert plugin.is_schedulable_after_pod_change(p, event) is want
+
+
+# --- extended resources backed by DRA (TestPlugin's extended-resource cases) ---------------------------
+
+GPU, GPU2 = "example.com/gpu", "example.com/gpu2"
+IMPLICIT = f"deviceclass.resource.kubernetes.io/{CLASS_NAME}"
+extendedClass = {"metadata": {"name": CLASS_NAME}, "spec": {"extendedResourceName": GPU}}
+extendedClass2 = {"metadata": {"name": CLASS_NAME + "2"}, "spec": {"extendedResourceName": GPU2}}
+largeWorkerNodeSlice = {"metadata": {"name": f"{NODE}-{DRIVER}"}, "spec": {
+    "driver": DRIVER, "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1}, "nodeName": NODE,
+    "devices": [{"name": f"instance-{i}"} for i in range(1, 5)]}}
+
+
+def ext_pod(*containers: dict[str, str]) -> Pod:
+    """``st.MakePod().Req(...)``: one container per request map (named con0, con1, ...)."""
+    return parse_pod({"metadata": {"name": POD_NAME, "namespace": NAMESPACE, "uid": POD_UID}, "spec": {
+        "containers": [{"name": f"con{i}", "image": "i", "resources": {"requests": r}}
+                       for i, r in enumerate(containers)]}})
+
+
+def existing_extended_claim(node: str = NODE) -> dict[str, Any]:
+    """``extendedResourceClaim`` / ``extendedResourceClaimNode2``: created by an earlier cycle."""
+    return {"metadata": {"name": "my-pod-extended-resources-0", "namespace": NAMESPACE, "uid": "uid-ext",
+                         "generateName": "my-pod-extended-resources-",
+                         "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": POD_NAME, "uid": POD_UID,
+                                              "controller": True}]},
+            "spec": {"devices": {"requests": [{"name": "container-0-request-0",
+                                               "exactly": {"deviceClassName": CLASS_NAME}}]}},
+            "status": {"allocation": {"devices": {"results": [{"driver": DRIVER, "pool": NODE, "device": "instance-1",
+                                                               "request": "container-0-request-0"}]},
+                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                          {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}}
+
+
+class ExtEnv(Env):
+    def __init__(self, p: Pod, objs: tuple[dict[str, Any], ...], classes: tuple[dict[str, Any], ...],
+                 allocatable: dict[str, str] | None = None) -> None:
+        super().__init__(p, objs, classes)
+        self.cache = Cache()
+        self.cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
+                                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10",
+                                                                   **(allocatable or {})}}}))
+
+    def filter(self) -> Any:
+        with self.cache.lock:
+            snap = self.cache.snapshot()
+            _, pre = self.plugin.pre_filter(self.state, self.pod, snap)
+            if not pre.is_success():
+                return pre
+            v = self.plugin.filter_nodes(self.state, self.pod, snap, np.array([snap.row_of(NODE)], np.int64))
+            return v.statuses[0 if v.status_ids is None else int(v.status_ids[0])] if v.failed[0] else None
+
+    def in_flight(self) -> list[ResourceClaim]:
+        s = self.state.get("DynamicResources")
+        return [c for c in [self.dra.pending_allocation(s.extended_uid)] if c is not None]
+
+    def post_filter(self) -> Any:
+        with self.cache.lock:
+            return self.plugin.post_filter(self.state, self.pod, None,  # type: ignore[arg-type]
+                                           PostFilterContext(self.cache.snapshot(), None))[1]  # type: ignore[arg-type]
+
+
+def requests_of(c: ResourceClaim) -> list[tuple[str, str, int]]:
+    return [(r.name, r.exactly.device_class_name, r.exactly.count) for r in c.spec.requests if r.exactly is not None]
+
+
+@pytest.mark.parametrize("name,p,objs,classes,allocatable,want_requests", [
+    ("extended-resource-one-device-plugin-one-dra", ext_pod({GPU: "1", GPU2: "1"}), (workerNodeSlice,),
+     (extendedClass, extendedClass2), {GPU: "1"}, [("container-0-request-1", CLASS_NAME + "2", 1)]),
+    ("extended-resource-name-with-zero-allocatable", ext_pod({GPU: "1"}), (workerNodeSlice,), (extendedClass,),
+     {GPU: "0"}, [("container-0-request-0", CLASS_NAME, 1)]),
+    ("extended-resource-name-with-resources", ext_pod({GPU: "1"}), (workerNodeSlice,), (extendedClass,), None,
+     [("container-0-request-0", CLASS_NAME, 1)]),
+    ("implicit-extended-resource-name-with-resources", ext_pod({IMPLICIT: "1", GPU: "2"}), (largeWorkerNodeSlice,),
+     (extendedClass,), None, [("container-0-request-0", CLASS_NAME, 1), ("container-0-request-1", CLASS_NAME, 2)]),
+    ("implicit-extended-resource-name-two-containers-with-resources", ext_pod({IMPLICIT: "1"}, {GPU: "2"}),
+     (largeWorkerNodeSlice,), (extendedClass,), None,
+     [("container-0-request-0", CLASS_NAME, 1), ("container-1-request-0", CLASS_NAME, 2)]),
+])
+def test_extended_resource_claim_is_created_and_reserved(name: str, p: Pod, objs: tuple[dict[str, Any], ...],
+                                                         classes: tuple[dict[str, Any], ...],
+                                                         allocatable: dict[str, str] | None,
+                                                         want_requests: list[tuple[str, str, int]]) -> None:
+    """TestPlugin: Reserve signals the in-memory claim (``<extended-resources>``, the node's
+    requests) in flight; PreBind creates ``my-pod-extended-resources-0`` (generateName, the pod as
+    controller, the annotation), writes its allocation and reservation, assumes it, and sets the
+    pod's ``extendedResourceClaimStatus``."""
+    env = ExtEnv(p, objs, classes, allocatable)
+    assert env.filter() is None
+    with env.cache.lock:
+        assert env.plugin.reserve(env.state, p, NODE).is_success()
+    (flying,) = env.in_flight()
+    assert flying.name == "<extended-resources>" and requests_of(flying) == want_requests
+    assert flying.allocation is not None and len(flying.allocation.results) == sum(n for _, _, n in want_requests)
+    assert env.plugin.pre_bind_pre_flight(env.state, p, NODE).is_success()
+    assert run(env.plugin.pre_bind(env.state, p, NODE)).is_success()
+    got = env.client.claims[(NAMESPACE, "my-pod-extended-resources-0")]
+    assert got.generate_name == "my-pod-extended-resources-" and got.is_extended_resource_claim
+    assert got.controller == ("v1", "Pod", POD_NAME, POD_UID) and requests_of(got) == want_requests
+    assert got.allocation is not None and reserved_for(got) == RESERVED_FOR and got.finalizers == (FINALIZER,)
+    assert [v for v, _ in env.client.claim_writes] == ["create", "finalizer", "reserve"]
+    assert env.dra.claim(NAMESPACE, got.name) == got and env.in_flight() == []
+    claim_name, mappings = env.client.extended_claim_status[f"{NAMESPACE}/{POD_NAME}"]
+    assert claim_name == got.name and sorted(m["requestName"] for m in mappings) == [r for r, _, _ in want_requests]
+
+
+def test_extended_resource_name_with_node_resource() -> None:
+    """TestPlugin extended-resource-name-with-node-resource: the node advertises it (device plugin):
+    Filter passes, nothing is in flight, nothing is created."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (), (extendedClass,), {GPU: "1"})
+    assert env.filter() is None
+    with env.cache.lock:
+        assert env.plugin.reserve(env.state, env.pod, NODE).is_success()
+    assert env.in_flight() == []
+    assert run(env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
+    assert env.client.claim_writes == [] and env.client.extended_claim_status == {}
+
+
+def test_non_dra_extended_resource_name_with_zero_allocatable() -> None:
+    """TestPlugin non-DRA-extended-resource-name-with-zero-allocatable: no class names it: Skip."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (workerNodeSlice,), (deviceClass,), {GPU: "0"})
+    assert status(env.filter()) == (Code.SKIP, "")
+    assert env.plugin.pre_bind_pre_flight(env.state, env.pod, NODE).is_skip()
+
+
+def test_extended_resource_name_no_resource() -> None:
+    """TestPlugin extended-resource-name-no-resource: no devices: ``cannot allocate all claims``."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (), (extendedClass,))
+    assert status(env.filter()) == (U, "cannot allocate all claims")
+    assert status(env.post_filter()) == NOOP
+
+
+@pytest.mark.parametrize("name,node", [("extended-resource-name-with-resources-has-claim", NODE),
+                                       ("extended-resource-name-with-resources-delete-claim", "worker-2")])
+def test_stale_extended_resource_claim_is_deleted(name: str, node: str) -> None:
+    """TestPlugin: the claim an earlier cycle created makes every node ``cannot schedule extended
+    resource claim``; PostFilter deletes it (``deletion of ResourceClaim completed``)."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (existing_extended_claim(node), workerNodeSlice), (extendedClass,))
+
+    async def go() -> Any:
+        assert status(env.filter()) == (U, "cannot schedule extended resource claim")
+        st = env.post_filter()
+        await asyncio.sleep(0)
+        return st
+    assert status(run(go())) == (Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
+    assert (NAMESPACE, "my-pod-extended-resources-0") not in env.client.claims
+
+
+def test_extended_resource_name_bind_failure() -> None:
+    """TestPlugin extended-resource-name-bind-failure: Unreserve after PreBind deletes the claim."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (workerNodeSlice,), (extendedClass,))
+
+    async def go() -> None:
+        assert env.filter() is None
+        assert env.plugin.reserve(env.state, env.pod, NODE).is_success()
+        assert (await env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
+        assert (NAMESPACE, "my-pod-extended-resources-0") in env.client.claims
+        env.plugin.unreserve(env.state, env.pod, NODE)
+        for _ in range(3):
+            await asyncio.sleep(0)
+    run(go())
+    assert env.client.claims == {} and env.client.claim_writes[-1] == ("delete", f"{NAMESPACE}/my-pod-extended-resources-0")
+
+
+def test_extended_resource_name_skip_bind() -> None:
+    """TestPlugin extended-resource-name-skip-bind: Unreserve before PreBind: nothing created."""
+    env = ExtEnv(ext_pod({GPU: "1"}), (workerNodeSlice,), (extendedClass,))
+    assert env.filter() is None
+    with env.cache.lock:
+        assert env.plugin.reserve(env.state, env.pod, NODE).is_success()
+    assert env.in_flight() != []
+    env.plugin.unreserve(env.state, env.pod, NODE)
+    assert env.in_flight() == [] and env.client.claim_writes == []
+    assert not env.dra.is_allocated(DeviceID(DRIVER, NODE, "instance-1"))
+
+
+@pytest.mark.parametrize("name,fail,want", [
+    ("extended-resource-name-claim-creation-failure", "create",
+     "create claim for extended resources default/: claim creation errors"),
+    ("extended-resource-name-with-resources-fail-patch", "patch",
+     "update pod default/my-pod ExtendedResourceClaimStatus: patch error"),
+])
+def test_extended_resource_prebind_failures(name: str, fail: str, want: str) -> None:
+    """TestPlugin: the claim cannot be created (nothing in the API, nothing in flight after), or the
+    pod's status cannot be patched (the claim is created, written and assumed; PreBind fails)."""
+    from scheduler.errors import ClientError
+    env = ExtEnv(ext_pod({GPU: "1"}), (workerNodeSlice,), (extendedClass,))
+    if fail == "create":
+        async def refuse(body: Any) -> ResourceClaim:
+            raise ClientError("claim creation errors", status=400)
+        env.client.create_claim = refuse  # type: ignore[method-assign]
+    else:
+        async def refuse_patch(*_: Any) -> None:
+            raise ClientError("patch error", status=500)
+        env.client.set_extended_resource_claim_status = refuse_patch  # type: ignore[method-assign]
+    assert env.filter() is None
+    with env.cache.lock:
+        assert env.plugin.reserve(env.state, env.pod, NODE).is_success()
+    st = run(env.plugin.pre_bind(env.state, env.pod, NODE))
+    assert status(st) == (Code.ERROR, want) and env.in_flight() == []
+    created = env.client.claims.get((NAMESPACE, "my-pod-extended-resources-0"))
+    if fail == "create":
+        assert created is None
+    else:
+        assert created is not None and reserved_for(created) == RESERVED_FOR
+        assert env.dra.claim(NAMESPACE, created.name) == created
+
+
+def test_default_profile_gives_an_extended_resource_through_dra() -> None:
+    """The default profile (NodeResourcesFit and DynamicResources): a pod asking for
+    ``example.com/gpu: 1`` on a node that does not advertise it is not rejected by Fit (upstream's
+    ShouldDelegateResourceToDRA) and gets the node's device through the claim PreBind creates; a
+    second such pod finds no device left: upstream's FitError text."""
+    from tests.builders import make_scheduler
+    dra = store(workerNodeSlice, classes=(extendedClass,))
+    s, client = make_scheduler(dra=dra)
+    s.cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
+                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}))
+    pods = [parse_pod({"metadata": {"name": n, "namespace": NAMESPACE, "uid": f"uid-{n}"}, "spec": {
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {GPU: "1"}}}]}}) for n in ("a", "b")]
+
+    async def go() -> None:
+        for p in pods:
+            s.queue.add(p)
+            info = s.queue.pop(timeout=0)
+            assert info is not None
+            await s.finish(s.schedule_one(info))
+            for _ in range(20):
+                await asyncio.sleep(0)
+    asyncio.run(go())
+    assert client.bound == {"uid-a": NODE}
+    (claim_name, mappings), = client.extended_claim_status.values()
+    assert claim_name == "a-extended-resources-0"
+    assert mappings == [{"containerName": "c", "resourceName": GPU, "requestName": "container-0-request-0"}]
+    got = client.claims[(NAMESPACE, claim_name)]
+    assert got.allocation is not None and [str(r.id) for r in got.allocation.results] == [f"{DRIVER}/{NODE}/instance-1"]
+    (key, _, message, _), = client.failures
+    assert key == f"{NAMESPACE}/b" and message == (
+        "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling.")

@@ -11,6 +11,7 @@ from typing import Any
 import pydantic_core
 import pytest
 
+from scheduler.cache.dra import DraStore
 from scheduler.model import Node, Pod, parse_node, parse_pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesFitArgs, ScoringStrategy
@@ -323,8 +324,10 @@ def test_requested_to_capacity_ratio_skips(name: str, nodes: list[tuple[str, str
 # Upstream's tables, release 1.35 (pkg/scheduler/framework/plugins/noderesources/*_test.go), as data.
 # Builders are tests/st.py (st.MakePod / st.MakeNode); "cpu": "4000" is 4000 CPUs, as upstream writes it.
 # Gates: PodLevelResources on (beta, default on since 1.34); SidecarContainers, InPlacePodVerticalScaling
-# and SchedulerQueueingHints on (GA / default); DRAExtendedResource off (alpha), and DRA is not modelled:
-# the cases that need it are kept as skipped params naming the gate.
+# and SchedulerQueueingHints on (GA / default); DRAExtendedResource on (GA in 1.37): Fit's Filter leaves a
+# DRA-backed extended resource the node lacks to DynamicResources (the cases marked draExtendedResourceEnabled
+# run with a store holding upstream's deviceClassWithExtendResourceName); its scoring and queueing-hint
+# sides are not modelled, and those cases are kept as skipped params naming what is missing.
 # =========================================================================================================
 
 UNSCHED, UNRESOLV = "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE"
@@ -332,7 +335,9 @@ EXTENDED_A, EXTENDED_B = "example.com/aaa", "example.com/bbb"
 KUBERNETES_IO_A, KUBERNETES_IO_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
 HUGE_PAGE_A = "hugepages-2Mi"
 EXTENDED_DRA = "extended.resource.dra.io/something"
-DRA_GATE = "DRAExtendedResource (alpha, off by default; DRA device classes are not modelled here)"
+DRA_GATE = "DRAExtendedResource's scoring and queueing-hint sides (only Fit's Filter delegates to DRA here)"
+# fit_test.go's deviceClassWithExtendResourceName, for the cases with draExtendedResourceEnabled: true.
+DRA_CLASS = {"metadata": {"name": "device-class-name"}, "spec": {"extendedResourceName": EXTENDED_DRA}}
 
 
 def gated(reason: str, *values: Any) -> Any:
@@ -535,22 +540,28 @@ ENOUGH_REQUESTS = [
     # DeviceClass claims is delegated to DRA; these two cases take the device-plugin path either way.
     ("extended resource backed by device plugin", new_resource_pod(Resource(ScalarResources={A: 1})), [Resource()],
      None, None),
-    gated(DRA_GATE, "extended resource backed by DRA",
-          new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={EXTENDED_DRA: 1})), [Resource()], None,
-          None),
-    gated(DRA_GATE, "extended resource backed by DRA, nil draManager",
-          new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={A: 1})), [Resource()], None, None),
+    ("extended resource backed by DRA",
+     new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={EXTENDED_DRA: 1})), [Resource()], None, None),
+    ("extended resource backed by DRA, nil draManager",
+     new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={A: 1})), [Resource()], None, None),
     ("extended resource backed by DRA not enabled",
      new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={EXTENDED_DRA: 1})), [Resource()], None,
      ins(UNRESOLV, EXTENDED_DRA)),
     ("extended resource NOT backed by DRA", new_resource_pod(Resource(MilliCPU=1, Memory=1, ScalarResources={B: 1})),
      [Resource()], None, ins(UNRESOLV, B)),
-    gated(DRA_GATE, "extended resource was backed by Device Plugin (Allocatable: 0)",
-          new_resource_pod(Resource(ScalarResources={EXTENDED_DRA: 1})), [Resource(ScalarResources={EXTENDED_DRA: 0})],
-          None, None),
+    ("extended resource was backed by Device Plugin (Allocatable: 0)",
+     new_resource_pod(Resource(ScalarResources={EXTENDED_DRA: 1})), [Resource(ScalarResources={EXTENDED_DRA: 0})],
+     None, None),
     ("extended resource was backed by Device Plugin (Allocatable: 0), global cache",
      new_resource_pod(Resource(ScalarResources={A: 1})), [Resource(ScalarResources={A: 0})], None, None),
 ]
+
+
+# The cases upstream runs with draExtendedResourceEnabled: true.
+DRA_ENABLED = {"extended resource backed by device plugin", "extended resource backed by DRA",
+               "extended resource backed by DRA, nil draManager", "extended resource NOT backed by DRA",
+               "extended resource was backed by Device Plugin (Allocatable: 0)",
+               "extended resource was backed by Device Plugin (Allocatable: 0), global cache"}
 
 
 @pytest.mark.parametrize(("name", "pod", "node_pods", "args", "want"), ENOUGH_REQUESTS,
@@ -560,8 +571,14 @@ def test_enough_requests(name: str, pod: st.MakePod, node_pods: list[dict[str, s
                          want: tuple[str, tuple[str, ...]] | None) -> None:
     """fit_test.go TestEnoughRequests (49 cases): the node is makeResources(10, 20, 32, 5, 20, 5)
     and holds one pod per usage. Upstream also compares fitsRequest's InsufficientResource list
-    (requested/used/capacity); ours has no such list, the status carries its reasons and code."""
+    (requested/used/capacity); ours has no such list, the status carries its reasons and code. The
+    cases with draExtendedResourceEnabled get the store with upstream's device class (the gate is
+    GA and on here; the "not enabled" case keeps upstream's plugin without DRA)."""
     plugin = fit(*args) if args else fit()
+    if name in DRA_ENABLED:
+        store = DraStore()
+        store.on_event("DeviceClass", "ADDED", DRA_CLASS)
+        plugin = noderesources.NodeResourcesFit(plugin.args, store)
     got = filter_on(plugin, pod.Obj(), make_resources(10, 20, 32, 5, 20, 5), [new_resource_pod(u) for u in node_pods])
     assert got == want, name
 
