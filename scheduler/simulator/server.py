@@ -45,7 +45,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from scheduler.simulator import admission, managed, media, protobuf, schema, storage, tables
+from scheduler.simulator import admission, crdcheck, dra, managed, media, protobuf, schema, storage, tables
 from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
@@ -118,7 +118,8 @@ CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a con
                     "- objects that were created, modified, or deleted between the time the first chunk was returned "
                     "and now may show up in the list.")
 _WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
-                    "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions"}
+                    "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions",
+                    dra.CLASSES, dra.CLAIMS, dra.SLICES}
 CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"   # metav1.InitialEventsAnnotationKey
 
@@ -880,13 +881,15 @@ class ApiServer:
                                              f"namespace {namespace} because it is being terminated")
 
     def _check_kind(self, rt: ResourceType, body: Any, *, fresh: bool = False, strict: bool = False,
-                    patch_shown: str | None = None) -> Obj:
+                    patch_shown: str | None = None, defaults: bool = True) -> Obj:
         """Check apiVersion/kind and convert to the stored form; ``fresh`` bodies (just decoded from
         the request, owned by nobody else) are used in place instead of copied. Unknown fields (a
         built-in kind's by its Go type, a custom resource's by its structural schema) are dropped, as
         decoding drops them, or refused with ``fieldValidation=Strict`` (kubectl's default) as strict
         decoding refuses them: a 400 for a create or an update (``transformDecodeError``), and for a
-        patch, whose result is what failed to decode, the patcher's 422 showing ``patch_shown``."""
+        patch, whose result is what failed to decode, the patcher's 422 showing ``patch_shown``. A custom
+        resource is then defaulted by its schema, unless ``defaults`` is False (an apply configuration:
+        upstream defaults the merged result)."""
         if not isinstance(body, dict):
             raise bad_request("couldn't get version/kind; json parse error: expected an object")
         if body.get("kind") and body["kind"] != rt.kind:
@@ -900,7 +903,7 @@ class ApiServer:
         obj = body if fresh else _copy(body)
         unknown: list[str] = []
         if rt.crd_name:
-            unknown = schema.prune(rt.schema, obj)
+            unknown = schema.coerce(rt.schema, obj, defaults=defaults)
         elif (definition := definition_for(rt.group, rt.version, rt.kind)) is not None:
             unknown = self.fields.unknown(definition, obj, drop=True)
         if unknown and strict:
@@ -996,7 +999,7 @@ class ApiServer:
         admission.validate_annotations(rt.kind, obj, rt.group)
         if rt.crd_name:
             schema.prune(rt.schema, obj)   # (what the server itself added; the request's were seen by _check_kind)
-            causes = schema.validate(rt.schema, obj)
+            causes = schema.validate(rt.schema, obj, old=old)
             if causes:
                 raise admission.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
             return
@@ -1024,6 +1027,8 @@ class ApiServer:
         elif key in storage.STORES:
             storage.admit_storage(key, obj, old,
                                   self.store.bucket("storage.k8s.io/storageclasses").objects.values)
+        elif key in dra.STORES:
+            dra.admit_dra(key, obj, old)
         elif key == "/namespaces":
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
             obj.setdefault("status", {}).setdefault("phase", "Active")
@@ -1093,6 +1098,7 @@ class ApiServer:
         if not causes and name != f"{names['plural']}.{spec['group']}":
             causes.append(("metadata.name", "FieldValueInvalid",
                            f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+        causes += crdcheck.check_crd(crd)
         if causes:
             raise admission.invalid("CustomResourceDefinition", name, causes, "apiextensions.k8s.io")
         names.setdefault("singular", names["kind"].lower())
@@ -1100,8 +1106,14 @@ class ApiServer:
 
     def _establish(self, crd: Obj) -> None:
         self.registry.remove_crd(crd["metadata"]["name"])     # an update re-registers its versions
+        storage_version = next((v.get("name") for v in crd["spec"]["versions"] if v.get("storage")), None)
         for rt in self.registry.crd_types(crd):
             self.registry.add(rt)
+            if rt.version == storage_version:
+                # What was stored before reads as this generation's schema decodes it (pruned, defaulted).
+                bucket = self.store.bucket(rt.store)
+                for key, obj in schema.redecode(rt.schema, bucket.objects):
+                    bucket.put(key, obj)
         names = crd["spec"]["names"]
         status = {"conditions": [
             {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found",
@@ -1189,9 +1201,11 @@ class ApiServer:
                 new["metadata"]["generation"] = old["metadata"]["generation"] + 1
         if rt.store == "/pods" and sub == "status" and (causes := validate_pod_status(new)):
             raise admission.invalid("Pod", name, causes)
+        if rt.store == dra.CLAIMS and sub == "status" and (causes := dra.validate_claim_status_update(new, old)):
+            raise admission.invalid("ResourceClaim", name, causes, dra.GROUP)
         if rt.crd_name and sub == "status":
             schema.prune(rt.schema, new)
-            causes = schema.validate(rt.schema, new)
+            causes = schema.validate(rt.schema, new, old=old)
             if causes:
                 raise admission.invalid(rt.kind, name, causes, rt.group)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -1340,7 +1354,7 @@ class ApiServer:
         if sent_name and sent_name != name:
             raise bad_request(f"the name of the object ({sent_name}) does not match the name on the URL ({name})")
         old = self.store.get(rt, namespace, name)
-        config = self._check_kind(rt, body, strict=writer.strict)
+        config = self._check_kind(rt, body, strict=writer.strict, defaults=False)
         config = external(rt, config) if rt.to_external else config
         node = self._fields_schema(rt, {"apiVersion": rt.api_version, "kind": rt.kind})
         live = external(rt, old) if old is not None else None

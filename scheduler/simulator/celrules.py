@@ -1,0 +1,359 @@
+"""CRD ``x-kubernetes-validations``: CEL rules evaluated as apiextensions-apiserver evaluates them.
+
+Upstream: ``pkg/apiserver/schema/cel/validation.go`` (the walk and the errors), ``cel/compilation.go``
+(compiling a schema node's rules), ``cel/model`` and ``k8s.io/apiserver/pkg/cel`` (how a value is
+seen from CEL). The library functions are ``cellib.py``'s.
+
+**Compiled once per CRD generation.** ``compiled(schema)`` turns an ``openAPIV3Schema`` into a tree of
+``Node``s, each with the compiled rules declared there; the tree is cached by the schema object's
+identity (a CRD update re-registers its versions with new schema objects, so a new generation
+compiles anew). A rule that does not compile is never served: the CRD was refused (``crdcheck.py``).
+
+**The walk** (``validate``): at each node with rules in its subtree, each rule runs with ``self`` bound
+to the value there, as CEL sees it: an object with declared properties is a map of those properties
+(names escaped as upstream's ``Escape``: ``foo-bar`` is ``self.foo__dash__bar``), a map
+(``additionalProperties``) a map, a list a list, ``type: number`` a double, int-or-string an int or a
+string; at the root, ``self.metadata`` has only ``name`` and ``generateName``. A ``null`` or absent
+value runs no rule.
+
+**Transition rules** (the rule names ``oldSelf``) run only on an update where the node has an old
+value to correlate with: object properties and map values by key, ``x-kubernetes-list-type: map``
+items by their keys, ``set`` items by value; atomic lists' items have none. With
+``optionalOldSelf: true`` the rule runs anyway and ``oldSelf`` is an optional value
+(``oldSelf.hasValue()``, ``oldSelf.orValue(...)``).
+
+**Ratcheting** (CRDValidationRatcheting, GA): on an update, a failed rule that does not use
+``oldSelf`` is not an error where the value is unchanged from the old one (upstream then sends a
+warning instead; not sent here).
+
+**Errors**, as upstream's ``fieldErrorForReason``: the ``reason`` (``FieldValueInvalid`` when unset:
+``spec.foo: Invalid value: "object": <message>``, the value shown being the schema node's type, ""
+for int-or-string; ``FieldValueForbidden``: ``Forbidden: <message>``; ``FieldValueRequired``:
+``Required value: <message>``; ``FieldValueDuplicate``: ``Duplicate value: "object"``), at the node's
+path plus the rule's ``fieldPath``; the message is ``messageExpression``'s result (when it
+evaluates to a non-empty one-line string), else ``message``, else ``failed rule: <rule>``. The root
+node's path is ``<nil>``, as a nil ``field.Path`` prints. A rule that fails to evaluate is an
+``Invalid`` at the node's path: ``<error> evaluating rule: <rule>``, or for a runtime type mismatch
+``'no such overload': call arguments did not match a supported operator, function or macro
+signature for rule: <rule>``.
+
+Not done: cost estimation and the runtime cost budget, ``format``-typed strings as timestamps,
+durations or bytes, and embedded resources (``x-kubernetes-embedded-resource``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import cel
+
+from scheduler.simulator import cellib
+
+__all__ = ["Node", "Rule", "compile_rule", "compiled", "field_path", "has_rules", "validate"]
+
+Obj = dict[str, Any]
+Cause = tuple[str, str, str]
+REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate")
+_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+                       "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
+                       "void", "while"})
+_EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
+_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
+_OLD_SELF = re.compile(r"\boldSelf\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One compiled ``x-kubernetes-validations`` entry (``error`` set when it did not compile)."""
+
+    rule: str
+    program: Any = None
+    message: str = ""
+    message_program: Any = None
+    reason: str = ""
+    field_path: str = ""              # the rule's fieldPath as a field path suffix (".foo[bar]")
+    uses_old: bool = False
+    optional_old: bool = False
+    error: str = ""
+
+    def default_message(self) -> str:
+        # ruleMessageOrDefault
+        return self.message.strip() or f"failed rule: {self.rule.strip()}"
+
+    def error_string(self) -> str:
+        # ruleErrorString
+        return self.message.strip() or self.rule.strip()
+
+
+@dataclass(slots=True)
+class Node:
+    """A schema node's rules and the nodes below it (only where some rule lies below)."""
+
+    type: str = ""
+    rules: tuple[Rule, ...] = ()
+    properties: dict[str, Node] = field(default_factory=dict)
+    additional: Node | None = None
+    items: Node | None = None
+    list_type: str = ""
+    map_keys: tuple[str, ...] = ()
+    schema: Obj = field(default_factory=dict)
+
+
+def escape(name: str) -> str | None:
+    """A property name as a CEL identifier (upstream's ``Escape``), or None when CEL cannot name it."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    bad = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal bad
+        out = _ESCAPES.get(m.group(0))
+        if out is None:
+            bad = True
+            return ""
+        return out
+    out = _EXPAND.sub(sub, name)
+    return None if bad else out
+
+
+def compile_program(expression: str, variables: frozenset[str]) -> tuple[Any, str]:
+    """(program, "") or (None, the compile error as cel-go words it)."""
+    if not expression.strip():
+        return None, "compilation failed: ERROR: <input>:1:1: Syntax error: mismatched input '<EOF>'"
+    try:
+        program = cel.compile(expression)
+    except Exception as e:  # the engine raises ValueError for syntax errors
+        text = re.sub(r"^Failed to parse expression '.*?': ", "", str(e), flags=re.S)
+        return None, f"compilation failed: {text}"
+    name = cellib.undeclared(program, expression, variables)
+    if name:
+        m = re.search(rf"\b{re.escape(name)}\b", expression)
+        pos = m.start() if m else 0
+        line = expression.count("\n", 0, pos) + 1
+        col = pos - (expression.rfind("\n", 0, pos) + 1)
+        src = expression.splitlines()[line - 1] if expression.splitlines() else ""
+        return None, (f"compilation failed: ERROR: <input>:{line}:{col + 1}: undeclared reference to '{name}' "
+                      f"(in container '')\n | {src}\n | {'.' * col}^")
+    return program, ""
+
+
+def compile_rule(entry: Obj) -> Rule:
+    text = str(entry.get("rule") or "")
+    uses_old = bool(_OLD_SELF.search(text))
+    program, error = compile_program(text, frozenset({"self", "oldSelf"}))
+    msg_program = None
+    if entry.get("messageExpression"):
+        msg_program, msg_error = compile_program(str(entry["messageExpression"]), frozenset({"self", "oldSelf"}))
+        error = error or ("messageExpression " + msg_error if msg_error else "")
+    return Rule(text, program, str(entry.get("message") or ""), msg_program, str(entry.get("reason") or ""),
+                field_path(str(entry.get("fieldPath") or "")) or "", uses_old,
+                entry.get("optionalOldSelf") is True, error)
+
+
+def field_path(text: str) -> str | None:
+    """A rule's ``fieldPath`` (``.foo.bar``, ``['foo.bar']``, ``.m['key']``) as a field path suffix,
+    or None when it does not parse."""
+    out = ""
+    rest = text
+    while rest:
+        m = re.match(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]", rest)
+        if m is None:
+            return None
+        out += "." + (m.group(1) if m.group(1) is not None else m.group(2))
+        rest = rest[m.end():]
+    return out
+
+
+def _build(schema: Obj) -> Node | None:
+    node = Node(type=str(schema.get("type") or ""), schema=schema,
+                list_type=str(schema.get("x-kubernetes-list-type") or ""),
+                map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ()))
+    rules = schema.get("x-kubernetes-validations") or ()
+    node.rules = tuple(r for r in (compile_rule(e) for e in rules if isinstance(e, dict)) if not r.error)
+    for k, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, dict) and (child := _build(sub)) is not None:
+            node.properties[k] = child
+    if isinstance(schema.get("additionalProperties"), dict):
+        node.additional = _build(schema["additionalProperties"])
+    if isinstance(schema.get("items"), dict):
+        node.items = _build(schema["items"])
+    if node.rules or node.properties or node.additional or node.items:
+        return node
+    return None
+
+
+# id(schema) -> (schema, its tree): the schema is held so its id is not reused while cached.
+_CACHE: OrderedDict[int, tuple[Obj, Node | None]] = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def compiled(schema: Obj) -> Node | None:
+    """The compiled rule tree of ``schema`` (None when it declares no rule), cached."""
+    got = _CACHE.get(id(schema))
+    if got is not None and got[0] is schema:
+        _CACHE.move_to_end(id(schema))
+        return got[1]
+    tree = _build(schema)
+    _CACHE[id(schema)] = (schema, tree)
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return tree
+
+
+def has_rules(schema: Obj) -> bool:
+    return compiled(schema) is not None
+
+
+# --- values as CEL sees them --------------------------------------------------------------------
+
+def to_cel(value: Any, schema: Obj | None, root: bool = False) -> Any:
+    if value is None or schema is None:
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if props:
+            out = {}
+            for k, v in value.items():
+                sub = props.get(k)
+                if root and k == "metadata" and isinstance(v, dict):
+                    out[k] = {f: v[f] for f in ("name", "generateName") if f in v}
+                elif sub is not None and (name := escape(k)) is not None:
+                    out[name] = to_cel(v, sub)
+                elif root and k in ("apiVersion", "kind"):
+                    out[k] = v
+            return out
+        if isinstance(extra, dict):
+            return {k: to_cel(v, extra) for k, v in value.items()}
+        return value
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [to_cel(x, items if isinstance(items, dict) else None) for x in value]
+    if schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+# --- the walk ------------------------------------------------------------------------------------
+
+_ABSENT = object()
+
+
+def validate(schema: Obj, value: Any, old: Any = None, path: str = "") -> list[Cause]:
+    """The causes of ``value`` failing the rules of ``schema`` (``old``: the stored object on an
+    update, None on a create). ``path``: where the value is (empty for a resource's root)."""
+    tree = compiled(schema)
+    if tree is None:
+        return []
+    out: list[Cause] = []
+    _walk(tree, value, _ABSENT if old is None else old, path, out, root=not path)
+    return out
+
+
+def _walk(node: Node, value: Any, old: Any, path: str, out: list[Cause], root: bool = False) -> None:
+    if value is None:
+        return
+    if node.rules:
+        _run(node, value, old, path, out, root)
+    if isinstance(value, dict):
+        for k, child in node.properties.items():
+            if k in value and not (root and k == "metadata"):
+                _walk(child, value[k], old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT,
+                      f"{path}.{k}" if path else k, out)
+        if node.additional is not None:
+            props = node.schema.get("properties") or {}
+            for k, v in value.items():
+                if k not in props:
+                    _walk(node.additional, v, old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT,
+                          f"{path}[{k}]", out)
+    elif isinstance(value, list) and node.items is not None:
+        olds = _correlate(node, value, old)
+        for i, x in enumerate(value):
+            _walk(node.items, x, olds[i], f"{path}[{i}]", out)
+
+
+def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
+    """Each item's old value: by key for ``map`` lists, by value for ``set`` lists, none otherwise."""
+    if not isinstance(old, list) or node.list_type not in ("map", "set"):
+        return [_ABSENT] * len(value)
+    if node.list_type == "set":
+        return [x if x in old else _ABSENT for x in value]
+    keyed = {}
+    for o in old:
+        if isinstance(o, dict):
+            keyed[tuple(repr(o.get(k)) for k in node.map_keys)] = o
+    return [keyed.get(tuple(repr(x.get(k)) for k in node.map_keys), _ABSENT) if isinstance(x, dict) else _ABSENT
+            for x in value]
+
+
+def _shown(node: Node) -> str:
+    return f'"{node.type}"'
+
+
+def _run(node: Node, value: Any, old: Any, path: str, out: list[Cause], root: bool) -> None:
+    has_old = old is not _ABSENT and old is not None
+    this = to_cel(value, node.schema, root)
+    prior: Any = None
+    shown = path or "<nil>"
+    for rule in node.rules:
+        if rule.uses_old and not has_old and not rule.optional_old:
+            continue      # a transition rule needs a value to transition from
+        if rule.uses_old:
+            if prior is None:
+                prior = to_cel(old, node.schema, root) if has_old else None
+            old_var: Any = prior
+            if rule.optional_old:
+                old_var = cel.OptionalValue.of(prior) if has_old else cel.OptionalValue.none()
+            variables = {"self": this, "oldSelf": old_var}
+        else:
+            variables = {"self": this}
+        ratchet = not rule.uses_old and has_old and value == old
+        result, error = _eval(rule.program, variables)
+        if error:
+            if not ratchet:
+                out.append((shown, "FieldValueInvalid", f"Invalid value: {_shown(node)}: {error} for rule: "
+                                                        f"{rule.error_string()}" if error.startswith("'")
+                            else f"Invalid value: {_shown(node)}: {error} evaluating rule: {rule.error_string()}"))
+            continue
+        if result is True or ratchet:
+            continue
+        message = rule.default_message()
+        if rule.message_program is not None:
+            got, msg_error = _eval(rule.message_program, variables)
+            if not msg_error and isinstance(got, str) and got.strip() and "\n" not in got.strip():
+                message = got.strip()
+        where = (path + rule.field_path).lstrip(".") if rule.field_path else shown
+        out.append(_error(where, rule.reason, _shown(node), message))
+
+
+def _error(where: str, reason: str, shown: str, message: str) -> Cause:
+    if reason == "FieldValueForbidden":
+        return where, reason, f"Forbidden: {message}"
+    if reason == "FieldValueRequired":
+        return where, reason, f"Required value: {message}"
+    if reason == "FieldValueDuplicate":
+        return where, reason, f"Duplicate value: {shown}"
+    return where, "FieldValueInvalid", f"Invalid value: {shown}: {message}"
+
+
+def _eval(program: Any, variables: dict[str, Any]) -> tuple[Any, str]:
+    try:
+        return program.execute(cellib.context(program, variables)), ""
+    except KeyError as e:
+        return None, f"no such key: {e.args[0] if e.args else ''}"
+    except IndexError as e:
+        return None, str(e)
+    except ZeroDivisionError:
+        return None, "division by zero"
+    except Exception as e:  # the engine's TypeError, RuntimeError, ...
+        text = str(e)
+        if text.startswith(("No such overload", "Unsupported operation")):
+            return None, "'no such overload': call arguments did not match a supported operator, function or " \
+                         "macro signature"
+        m = re.search(r"(?:CELError|ValueError): (.*?)(?:\. Check function arguments.*)?$", text)
+        return None, m.group(1) if m else text
