@@ -458,3 +458,32 @@ def test_a_new_slice_moves_a_pod_dra_rejected_and_an_unrelated_claim_does_not() 
     assert s.queue.where("uid-p") == "unschedulable"
     s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n1"))
     assert s.queue.where("uid-p") in ("active", "backoff")
+
+
+def test_a_pod_waiting_for_an_extended_resource_moves_when_a_class_backs_it() -> None:
+    """The default profile: a pod asking for example.com/gpu, which no node advertises, is rejected
+    by NodeResourcesFit; a DeviceClass naming it (extendedResourceName) moves it (Fit's
+    DeviceClass hint), and with a ResourceSlice it is bound, its claim created by PreBind."""
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    p = pod_obj("p")
+    p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    s.on_pod("ADDED", p)
+    asyncio.run(drain(s))
+    assert s.queue.where("uid-p") == "unschedulable" and "Insufficient example.com/gpu" in client.failures[-1][2]
+    s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n1"))
+    assert s.queue.where("uid-p") == "unschedulable"          # Fit registers no ResourceSlice event
+    s.on_dra_object("DeviceClass", "ADDED", {"metadata": {"name": "gpu"},
+                                             "spec": {"extendedResourceName": "example.com/gpu"}})
+    assert s.queue.where("uid-p") in ("active", "backoff")
+
+    async def run() -> None:
+        await drain(s)
+        for _ in range(5):
+            await asyncio.sleep(0)
+    s.queue.activate(["uid-p"])         # past its backoff, as the clock would have it
+    asyncio.run(run())
+    assert client.bound == {"uid-p": "n1"}
+    (name, _), = client.extended_claim_status.values()
+    assert name == "p-extended-resources-0" and client.claims[("default", name)].allocation is not None

@@ -12,7 +12,9 @@ resource a DeviceClass backs (its ``extendedResourceName``, or ``deviceclass.res
 <class>``) is not checked on a node whose allocatable lacks it: DynamicResources provides it there
 through a claim (upstream's ``ShouldDelegateResourceToDRA``, DRAExtendedResource, GA in 1.37).
 
-Queueing hints (EnqueueExtensions), as upstream's with hints and in-place resize on: a pod deleted
+Queueing hints (EnqueueExtensions), as upstream's with hints, in-place resize and
+DRAExtendedResource on: a DeviceClass added or updated to back an extended resource the pod asks
+for (``is_schedulable_after_device_class_event``, with the DRA store only); a pod deleted
 from a node (or a nominated one) or an assigned pod scaling down a request the pending pod has
 (``is_schedulable_after_pod_event``); a node that the pod would fit empty, when added or when an
 allocatable amount it asks for grew (``is_schedulable_after_node_change``).
@@ -71,6 +73,7 @@ from scheduler.framework.interfaces import (
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Node, Pod
+from scheduler.model.dra import IMPLICIT_EXTENDED_RESOURCE_PREFIX, DeviceClass
 from scheduler.model.selectors import label_key_errors
 from scheduler.plugins.args import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -330,9 +333,14 @@ class NodeResourcesFit:
         InPlacePodVerticalScaling on (GA): Pod Delete|UpdatePodScaleDown, Node
         Add|UpdateNodeAllocatable. The service reports an assigned pod's change as one ``Update``
         action, so ``Update`` stands for UpdatePodScaleDown; the hint tells a scale-down apart."""
-        return (ClusterEventWithHint(ClusterEvent("Pod", ("Delete", "Update")), is_schedulable_after_pod_event),
-                ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")),
-                                     is_schedulable_after_node_change))
+        events = [ClusterEventWithHint(ClusterEvent("Pod", ("Delete", "Update")), is_schedulable_after_pod_event),
+                  ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")),
+                                       is_schedulable_after_node_change)]
+        if self._dra is not None:
+            # DRAExtendedResource: a class that starts backing an extended resource the pod asks for.
+            events.append(ClusterEventWithHint(ClusterEvent("DeviceClass", ("Add", "Update")),
+                                               is_schedulable_after_device_class_event))
+        return tuple(events)
 
 
 def is_schedulable_after_pod_event(pod: Pod, event: ClusterEvent) -> bool:
@@ -366,6 +374,22 @@ def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
     if not is_fit(pod, new):
         return False
     return old is None or have_any_requested_resources_increased(pod, old, new)
+
+
+def is_schedulable_after_device_class_event(pod: Pod, event: ClusterEvent) -> bool:
+    """Upstream's ``isSchedulableAfterDeviceClassEvent``: an update that keeps the class's
+    extendedResourceName skips; an added class whose implicit name
+    (``deviceclass.resource.kubernetes.io/<name>``) the pod requests queues; so does a class whose
+    extendedResourceName the pod requests. Raises ``TypeError`` for objects that are not classes."""
+    old, new = event.old, event.new
+    if not isinstance(new, DeviceClass) or (old is not None and not isinstance(old, DeviceClass)):
+        raise TypeError(f"expected device classes, got {type(old).__name__} and {type(new).__name__}")
+    if old is not None:
+        if old.extended_resource_name == new.extended_resource_name:
+            return False
+    elif IMPLICIT_EXTENDED_RESOURCE_PREFIX + new.name in pod.requests:
+        return True
+    return bool(new.extended_resource_name) and new.extended_resource_name in pod.requests
 
 
 def is_fit(pod: Pod, node: Node | None) -> bool:

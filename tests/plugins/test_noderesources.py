@@ -773,6 +773,66 @@ def test_events_to_register() -> None:
                     noderesources.is_schedulable_after_node_change)]
 
 
+def test_events_to_register_with_dra_extended_resources() -> None:
+    """fit_test.go TestEventsToRegister "Register events with DRAExtendedResource feature enabled":
+    also DeviceClass Add|Update (with its hint); here whenever the plugin has the DRA store."""
+    from scheduler.framework.types import ClusterEvent
+    plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(), DraStore())
+    got = [(e.event, e.hint) for e in plugin.events_to_register()]
+    assert got[-1] == (ClusterEvent("DeviceClass", ("Add", "Update")),
+                       noderesources.is_schedulable_after_device_class_event)
+
+
+def dclass(name: str = "", extended: str | None = None) -> Any:
+    from scheduler.model.dra import DeviceClass
+    return DeviceClass(name, extended_resource_name=extended or "")
+
+
+# fit_test.go Test_isSchedulableAfterDeviceClassChange: (name, pod, old, new, queue; None = an error).
+AFTER_DEVICE_CLASS = [
+    ("backoff-wrong-new-object", st.MakePod(), None, "not-a-class", None),
+    ("backoff-wrong-old-object", st.MakePod(), "not-a-class", dclass(), None),
+    ("skip-queue-on-class-nil-extended-resource-name-pointer", new_resource_pod(Resource(Memory=2)), dclass(),
+     dclass(), False),
+    ("skip-queue-on-class-same-extended-resource-name-pointer", new_resource_pod(Resource(Memory=2)),
+     dclass(extended="example.com/gpu"), dclass(extended="example.com/gpu"), False),
+    ("skip-queue-on-class-same-extended-resource-name", new_resource_pod(Resource(Memory=2)),
+     dclass(extended="example.com/gpu"), dclass(extended="example.com/gpu"), False),
+    ("queue-on-class-add-with-implicit-extended-resource-name",
+     new_resource_pod(Resource(ScalarResources={"deviceclass.resource.kubernetes.io/gpuclass": 1})), None,
+     dclass("gpuclass", "example.com/gpu"), True),
+    ("skip-on-class-add-with-implicit-extended-resource-name-not-matching",
+     new_resource_pod(Resource(ScalarResources={"deviceclass.resource.kubernetes.io/gpuclass": 1})), None,
+     dclass("myclass", "example.com/gpu"), False),
+    ("skip-on-class-add-with-explicit-extended-resource-name-not-matching",
+     new_resource_pod(Resource(ScalarResources={"example.com/othergpu": 1})), None,
+     dclass("myclass", "example.com/gpu"), False),
+    ("skip-on-class-update-with-implicit-extended-resource-name",
+     new_resource_pod(Resource(ScalarResources={"deviceclass.resource.kubernetes.io/gpuclass": 1})),
+     dclass("gpuclass"), dclass("gpuclass", "example.com/gpu"), False),
+    ("queue-on-class-add-with-extended-resource-name",
+     new_resource_pod(Resource(ScalarResources={"example.com/gpu": 1})), None, dclass(extended="example.com/gpu"),
+     True),
+    ("queue-on-class-update-with-extended-resource-name",
+     new_resource_pod(Resource(ScalarResources={"example.com/gpu": 1})), dclass(extended="example.com/gpu1"),
+     dclass(extended="example.com/gpu"), True),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "old", "new", "want"), AFTER_DEVICE_CLASS,
+                         ids=[c[0] for c in AFTER_DEVICE_CLASS])
+def test_is_schedulable_after_device_class_change(name: str, pod: st.MakePod, old: Any, new: Any,
+                                                  want: bool | None) -> None:
+    """fit_test.go Test_isSchedulableAfterDeviceClassChange (11 cases)."""
+    from scheduler.framework.types import ClusterEvent
+    event = ClusterEvent("DeviceClass", "Update" if old is not None else "Add", old=old, new=new)
+    if want is None:
+        with pytest.raises(TypeError):
+            noderesources.is_schedulable_after_device_class_event(pod.Obj(), event)
+        return
+    assert noderesources.is_schedulable_after_device_class_event(pod.Obj(), event) is want, name
+
+
 IPPVS_OFF = "InPlacePodVerticalScaling disabled (GA, on)"
 # fit_test.go Test_isSchedulableAfterPodChange: (name, pod, oldObj, newObj, queue; None = an error).
 AFTER_POD_CHANGE = [
