@@ -25,9 +25,10 @@ State machine of one claim's allocation, as upstream's::
 ``extendedresourcecache``): ``extended_resource_class(name)`` is the DeviceClass whose
 ``extendedResourceName`` is ``name``, or, for ``deviceclass.resource.kubernetes.io/<class>``, that
 class; kept as upstream's cache keeps it (several classes naming it: the newest by
-creationTimestamp, then the first by name; the holder renamed or deleted drops the name). ``extended_claim_for(pod)`` is the claim the scheduler created for a pod's
-extended resources (annotated ``resource.kubernetes.io/extended-resource-claim: "true"``, controlled
-by the pod), indexed by the pod's uid.
+creationTimestamp, then the first by name; the holder renamed or deleted drops the name).
+``extended_claim_for(pod)`` is the claim the scheduler created for a pod's extended resources
+(annotated ``resource.kubernetes.io/extended-resource-claim: "true"``, controlled by the pod),
+indexed by the pod's uid.
 
 ``version`` is bumped on every change; ``slices_version`` only when slices or classes change, so
 the CEL results cached per device stay valid across cycles until a slice or class changes.
