@@ -168,6 +168,8 @@ MERGE_KEYS: dict[str, str] = {
     "ownerReferences": "uid", "hostAliases": "ip", "topologySpreadConstraints": "topologyKey",
     "resourceClaims": "name", "schedulingGates": "name", "containerStatuses": "name",
     "initContainerStatuses": "name", "podIPs": "ip", "readinessGates": "conditionType",
+    # ResourceClaimStatus.reservedFor: patchStrategy merge, patchMergeKey uid (resource.k8s.io/v1)
+    "reservedFor": "uid",
 }
 PRIMITIVE_MERGE = {"finalizers"}
 
