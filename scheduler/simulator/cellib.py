@@ -30,14 +30,14 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
-from urllib.parse import SplitResult, parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, quote, urlsplit
 
 import cel
 import cel.stdlib
 
 from scheduler.dra.cel import FUNCTIONS as DRA_FUNCTIONS
 
-__all__ = ["FUNCTIONS", "context", "undeclared"]
+__all__ = ["FUNCTIONS", "bad_pattern", "context", "undeclared"]
 
 _URL = "__url__"
 
@@ -110,8 +110,8 @@ def _parse_url(text: Any) -> Any:
     except ValueError:
         return None
     if parts.scheme:
-        return parts if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme) and " " not in text else None
-    return parts if text.startswith("/") and " " not in text else None
+        return parts if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme) else None
+    return parts if text.startswith("/") else None
 
 
 def _url(text: Any) -> dict[str, str]:
@@ -155,13 +155,29 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "getHost": lambda u: _parts(u).netloc.rpartition("@")[2],
     "getHostname": _hostname,
     "getPort": _port,
-    "getEscapedPath": lambda u: _parts(u).path,
+    "getEscapedPath": lambda u: quote(_parts(u).path, safe="/$&+,:;=@!'()*[]~"),
     "getQuery": lambda u: parse_qs(_parts(u).query, keep_blank_values=True),
 }
 _KNOWN = _BUILTINS | set(FUNCTIONS) | set(cel.stdlib.STDLIB_FUNCTIONS)
 # The variables a comprehension macro binds: ``.all(x, ...)``, ``.exists(k, v, ...)``, ...
 _BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|existsOne|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,"
                     r"(?:\s*([A-Za-z_]\w*)\s*,)?")
+
+
+# A regex function called with a literal pattern: cel-go compiles the pattern with the program.
+_LITERAL_PATTERN = re.compile(r"""\.\s*(?:matches|find|findAll)\s*\(\s*"""
+                              r"""(?:r?'((?:[^'\\]|\\.)*)'|r?"((?:[^"\\]|\\.)*)")""")
+
+
+def bad_pattern(expression: str) -> str:
+    """The error of the first literal regex pattern that does not compile, or ''."""
+    for single, double in _LITERAL_PATTERN.findall(expression):
+        pattern = single or double
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            return f"error parsing regexp: {e}: `{pattern}`"
+    return ""
 
 
 def undeclared(program: Any, expression: str, variables: frozenset[str]) -> str:

@@ -18,13 +18,14 @@ value runs no rule.
 
 **Transition rules** (the rule names ``oldSelf``) run only on an update where the node has an old
 value to correlate with: object properties and map values by key, ``x-kubernetes-list-type: map``
-items by their keys, ``set`` items by value; atomic lists' items have none. With
-``optionalOldSelf: true`` the rule runs anyway and ``oldSelf`` is an optional value
-(``oldSelf.hasValue()``, ``oldSelf.orValue(...)``).
+items by their keys; a ``set`` or atomic list's items have none. With ``optionalOldSelf: true`` the
+rule runs anyway and ``oldSelf`` is an optional value (``oldSelf.hasValue()``, ``oldSelf.orValue(...)``).
 
 **Ratcheting** (CRDValidationRatcheting, GA): on an update, a failed rule that does not use
-``oldSelf`` is not an error where the value is unchanged from the old one (upstream then sends a
-warning instead; not sent here).
+``oldSelf`` is not an error where the value is unchanged from the old one, or, for a node with no
+old value to correlate with (a set's or atomic list's item), where its nearest correlated ancestor
+is unchanged (upstream then sends a warning instead; not sent here). An evaluation error is never
+ratcheted.
 
 **Errors**, as upstream's ``fieldErrorForReason``: the ``reason`` (``FieldValueInvalid`` when unset:
 ``spec.foo: Invalid value: "object": <message>``, the value shown being the schema node's type, ""
@@ -37,8 +38,13 @@ node's path is ``<nil>``, as a nil ``field.Path`` prints. A rule that fails to e
 ``'no such overload': call arguments did not match a supported operator, function or macro
 signature for rule: <rule>``.
 
-Not done: cost estimation and the runtime cost budget, ``format``-typed strings as timestamps,
-durations or bytes, and embedded resources (``x-kubernetes-embedded-resource``).
+Not done: cel-go's type checker (a rule naming an undeclared field compiles here and fails when it
+runs, ``no such key``), cost estimation and the runtime cost budget, ``format``-typed strings as
+timestamps, durations or bytes, embedded resources (``x-kubernetes-embedded-resource``), and the
+set semantics of ``set``/``map`` lists (``==`` ignoring order, ``+`` as a union). The engine's
+``size()`` of a string counts bytes where cel-go counts code points, and its ``exists``/``all``
+stop at the first element whose predicate fails to evaluate where cel-go lets another element
+decide: both stricter than upstream, never more lenient.
 """
 
 from __future__ import annotations
@@ -139,10 +145,13 @@ def compile_program(expression: str, variables: frozenset[str]) -> tuple[Any, st
         src = expression.splitlines()[line - 1] if expression.splitlines() else ""
         return None, (f"compilation failed: ERROR: <input>:{line}:{col + 1}: undeclared reference to '{name}' "
                       f"(in container '')\n | {src}\n | {'.' * col}^")
+    if problem := cellib.bad_pattern(expression):
+        return None, f"program instantiation failed: {problem}"
     return program, ""
 
 
-def compile_rule(entry: Obj) -> Rule:
+def compile_rule(entry: Obj, schema: Obj | None = None) -> Rule:
+    """Compile one ``x-kubernetes-validations`` entry declared on ``schema``."""
     text = str(entry.get("rule") or "")
     uses_old = bool(_OLD_SELF.search(text))
     program, error = compile_program(text, frozenset({"self", "oldSelf"}))
@@ -150,23 +159,53 @@ def compile_rule(entry: Obj) -> Rule:
     if entry.get("messageExpression"):
         msg_program, msg_error = compile_program(str(entry["messageExpression"]), frozenset({"self", "oldSelf"}))
         error = error or ("messageExpression " + msg_error if msg_error else "")
+    suffix, _ = field_path(str(entry.get("fieldPath") or ""), schema or {})
     return Rule(text, program, str(entry.get("message") or ""), msg_program, str(entry.get("reason") or ""),
-                field_path(str(entry.get("fieldPath") or "")) or "", uses_old,
-                entry.get("optionalOldSelf") is True, error)
+                suffix, uses_old, entry.get("optionalOldSelf") is True, error)
 
 
-def field_path(text: str) -> str | None:
-    """A rule's ``fieldPath`` (``.foo.bar``, ``['foo.bar']``, ``.m['key']``) as a field path suffix,
-    or None when it does not parse."""
+_TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]']+|'.*")
+_UNESCAPE = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "'": "'",
+             "\\": "\\"}
+
+
+def field_path(text: str, schema: Obj) -> tuple[str, str]:
+    """A rule's ``fieldPath`` (``.foo.bar``, ``['foo.bar']``, ``.m['key']``) against the schema it is
+    declared on, as upstream's ``ValidFieldPath``: (the field path suffix, "") or ("", the error)."""
     out = ""
-    rest = text
-    while rest:
-        m = re.match(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]", rest)
-        if m is None:
-            return None
-        out += "." + (m.group(1) if m.group(1) is not None else m.group(2))
-        rest = rest[m.end():]
-    return out
+    tokens = _TOKEN.findall(text)
+    node: Any = schema
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok not in (".", "["):
+            return "", f"expected [ or . but got: {tok}"
+        if i + 1 >= len(tokens):
+            return "", "unexpected end of JSON path"
+        name = tokens[i + 1]
+        if tok == "[":
+            if len(name) < 2 or name[0] != "'" or name[-1] != "'":
+                return "", f"expected single quoted string but got {name}"
+            name = re.sub(r"\\(.)", lambda m: _UNESCAPE.get(m.group(1), ""), name[1:-1])
+            if i + 2 >= len(tokens):
+                return "", "unexpected end of JSON path"
+            if tokens[i + 2] != "]":
+                return "", f"expected ] but got {tokens[i + 2]}"
+            i += 1
+        i += 2
+        if not isinstance(node, dict):
+            return "", "does not refer to a valid field"
+        if node.get("properties"):
+            if name not in node["properties"]:
+                return "", "does not refer to a valid field"
+            node = node["properties"][name]
+            out += f".{name}"
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+            out += f"[{name}]"
+        else:
+            return "", "does not refer to a valid field"
+    return out, ""
 
 
 def _build(schema: Obj) -> Node | None:
@@ -174,7 +213,7 @@ def _build(schema: Obj) -> Node | None:
                 list_type=str(schema.get("x-kubernetes-list-type") or ""),
                 map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ()))
     rules = schema.get("x-kubernetes-validations") or ()
-    node.rules = tuple(r for r in (compile_rule(e) for e in rules if isinstance(e, dict)) if not r.error)
+    node.rules = tuple(r for r in (compile_rule(e, schema) for e in rules if isinstance(e, dict)) if not r.error)
     for k, sub in (schema.get("properties") or {}).items():
         if isinstance(sub, dict) and (child := _build(sub)) is not None:
             node.properties[k] = child
@@ -221,6 +260,8 @@ def to_cel(value: Any, schema: Obj | None, root: bool = False) -> Any:
             out = {}
             for k, v in value.items():
                 sub = props.get(k)
+                if v is None:
+                    continue        # a null field reads as absent (has() is false)
                 if root and k == "metadata" and isinstance(v, dict):
                     out[k] = {f: v[f] for f in ("name", "generateName") if f in v}
                 elif sub is not None and (name := escape(k)) is not None:
@@ -251,38 +292,41 @@ def validate(schema: Obj, value: Any, old: Any = None, path: str = "") -> list[C
     if tree is None:
         return []
     out: list[Cause] = []
-    _walk(tree, value, _ABSENT if old is None else old, path, out, root=not path)
+    _walk(tree, value, _ABSENT if old is None else old, False, path, out, root=not path)
     return out
 
 
-def _walk(node: Node, value: Any, old: Any, path: str, out: list[Cause], root: bool = False) -> None:
+def _walk(node: Node, value: Any, old: Any, same_above: bool, path: str, out: list[Cause],
+          root: bool = False) -> None:
+    """``old``: the correlated old value (``_ABSENT`` when there is none); ``same_above``: whether the
+    nearest correlated ancestor is unchanged (what ratchets an uncorrelated node's errors)."""
     if value is None:
         return
+    same = value == old if old is not _ABSENT else same_above
     if node.rules:
-        _run(node, value, old, path, out, root)
+        _run(node, value, old, same, path, out, root)
     if isinstance(value, dict):
         for k, child in node.properties.items():
             if k in value and not (root and k == "metadata"):
-                _walk(child, value[k], old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT,
+                _walk(child, value[k], old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT, same,
                       f"{path}.{k}" if path else k, out)
         if node.additional is not None:
             props = node.schema.get("properties") or {}
             for k, v in value.items():
                 if k not in props:
-                    _walk(node.additional, v, old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT,
+                    _walk(node.additional, v, old.get(k, _ABSENT) if isinstance(old, dict) else _ABSENT, same,
                           f"{path}[{k}]", out)
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
         for i, x in enumerate(value):
-            _walk(node.items, x, olds[i], f"{path}[{i}]", out)
+            _walk(node.items, x, olds[i], same, f"{path}[{i}]", out)
 
 
 def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
-    """Each item's old value: by key for ``map`` lists, by value for ``set`` lists, none otherwise."""
-    if not isinstance(old, list) or node.list_type not in ("map", "set"):
+    """Each item's old value: by key for ``map`` lists (makeMapList), none otherwise (a ``set`` or
+    atomic list's items have no ``oldSelf``; their errors ratchet with the list's)."""
+    if not isinstance(old, list) or node.list_type != "map" or not node.map_keys:
         return [_ABSENT] * len(value)
-    if node.list_type == "set":
-        return [x if x in old else _ABSENT for x in value]
     keyed = {}
     for o in old:
         if isinstance(o, dict):
@@ -295,7 +339,7 @@ def _shown(node: Node) -> str:
     return f'"{node.type}"'
 
 
-def _run(node: Node, value: Any, old: Any, path: str, out: list[Cause], root: bool) -> None:
+def _run(node: Node, value: Any, old: Any, same: bool, path: str, out: list[Cause], root: bool) -> None:
     has_old = old is not _ABSENT and old is not None
     this = to_cel(value, node.schema, root)
     prior: Any = None
@@ -312,19 +356,20 @@ def _run(node: Node, value: Any, old: Any, path: str, out: list[Cause], root: bo
             variables = {"self": this, "oldSelf": old_var}
         else:
             variables = {"self": this}
-        ratchet = not rule.uses_old and has_old and value == old
+        ratchet = not rule.uses_old and same
         result, error = _eval(rule.program, variables)
-        if error:
-            if not ratchet:
-                out.append((shown, "FieldValueInvalid", f"Invalid value: {_shown(node)}: {error} for rule: "
-                                                        f"{rule.error_string()}" if error.startswith("'")
-                            else f"Invalid value: {_shown(node)}: {error} evaluating rule: {rule.error_string()}"))
+        if error:       # (never ratcheted: upstream appends evaluation errors directly)
+            how = "for rule" if error.startswith("'") else "evaluating rule"
+            out.append((shown, "FieldValueInvalid", f"Invalid value: {_shown(node)}: {error} {how}: "
+                                                    f"{rule.error_string()}"))
             continue
         if result is True or ratchet:
             continue
         message = rule.default_message()
         if rule.message_program is not None:
-            got, msg_error = _eval(rule.message_program, variables)
+            # (upstream evaluates it with the plain activation, even for an optionalOldSelf rule)
+            plain = {"self": this, **({"oldSelf": to_cel(old, node.schema, root)} if has_old else {})}
+            got, msg_error = _eval(rule.message_program, plain)
             if not msg_error and isinstance(got, str) and got.strip() and "\n" not in got.strip():
                 message = got.strip()
         where = (path + rule.field_path).lstrip(".") if rule.field_path else shown
@@ -355,5 +400,8 @@ def _eval(program: Any, variables: dict[str, Any]) -> tuple[Any, str]:
         if text.startswith(("No such overload", "Unsupported operation")):
             return None, "'no such overload': call arguments did not match a supported operator, function or " \
                          "macro signature"
-        m = re.search(r"(?:CELError|ValueError): (.*?)(?:\. Check function arguments.*)?$", text)
+        if text.startswith("Arithmetic overflow"):
+            return None, "integer overflow"
+        text = re.sub(r"^Function '\w+' error: |\.? Check function arguments and their types\.$", "", text)
+        m = re.search(r"(?:CELError|ValueError): (.*)$", text, flags=re.S)
         return None, m.group(1) if m else text

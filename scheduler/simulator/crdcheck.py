@@ -9,7 +9,7 @@ Upstream: ``apiextensions/validation/validation.go`` (each ``x-kubernetes-valida
   ``Required value``); a ``messageExpression`` that does not compile, the same at
   ``.messageExpression`` (``messageExpression compilation failed: ...``); a ``reason`` that is not one
   of the four; a ``fieldPath`` that does not parse or names no field of the schema; a rule naming
-  ``oldSelf`` where no old value can be correlated (below an atomic list's ``items``);
+  ``oldSelf`` where no old value can be correlated (the ``items`` of a list that is not a ``map`` list);
 * a default that is not pruned (``...default: Invalid value: ...: must not have unknown fields``), or
   that fails its own schema (the OpenAPI errors, at ``...default``) or the CEL rules at and below its
   node (with ``oldSelf`` the default itself).
@@ -56,24 +56,12 @@ def _rule_value(entry: Obj) -> str:
             f"FieldPath:{_go_string(str(entry.get('fieldPath') or ''))}, OptionalOldSelf:{optional}}}")
 
 
-def _field_exists(s: Obj, suffix: str) -> bool:
-    node: Any = s
-    for name in suffix.split(".")[1:]:
-        if not isinstance(node, dict):
-            return False
-        props = node.get("properties") or {}
-        node = props.get(name) if name in props else node.get("additionalProperties")
-        if not isinstance(node, dict):
-            return False
-    return True
-
-
 def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
     for j, entry in enumerate(s.get("x-kubernetes-validations") or ()):
         at = f"{path}.x-kubernetes-validations[{j}]"
         if not isinstance(entry, dict):
             continue
-        rule = celrules.compile_rule(entry)
+        rule = celrules.compile_rule(entry, s)
         if not rule.rule.strip():
             out.append((f"{at}.rule", "FieldValueRequired", "Required value"))
         elif rule.error.startswith("messageExpression "):
@@ -91,10 +79,10 @@ def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
                         f"Unsupported value: {_go_string(str(entry['reason']))}: supported values: {supported}"))
         fp = entry.get("fieldPath")
         if fp:
-            suffix = celrules.field_path(str(fp))
-            if suffix is None or not _field_exists(s, suffix):
+            _, problem = celrules.field_path(str(fp), s)
+            if problem:
                 out.append((f"{at}.fieldPath", "FieldValueInvalid",
-                            f"Invalid value: {_go_string(str(fp))}: fieldPath must be a valid path"))
+                            f"Invalid value: {_go_string(str(fp))}: fieldPath must be a valid path: {problem}"))
     if "default" in s:
         _check_default(s, f"{path}.default", out)
     for k, sub in (s.get("properties") or {}).items():
@@ -104,7 +92,7 @@ def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
         _walk(s["additionalProperties"], f"{path}.additionalProperties", out, correlatable)
     if isinstance(s.get("items"), dict):
         _walk(s["items"], f"{path}.items", out,
-              correlatable and s.get("x-kubernetes-list-type") in ("map", "set"))
+              correlatable and s.get("x-kubernetes-list-type") == "map")
 
 
 def _check_default(s: Obj, at: str, out: list[Cause]) -> None:
