@@ -12,7 +12,7 @@ Upstream: ``apiextensions/validation/validation.go`` (each ``x-kubernetes-valida
   ``oldSelf`` where no old value can be correlated (the ``items`` of a list that is not a ``map`` list);
 * a default that is not pruned (``...default: Invalid value: ...: must not have unknown fields``), or
   that fails its own schema (the OpenAPI errors, at ``...default``) or the CEL rules at and below its
-  node (with ``oldSelf`` the default itself).
+  node (as an update from the default to itself, then as a create).
 
 Values are shown as Go's ``%#v`` shows them where it matters (the rule struct), as JSON otherwise.
 """
@@ -104,7 +104,9 @@ def _check_default(s: Obj, at: str, out: list[Cause]) -> None:
         return
     causes = schema.validate(s, value, at, rules=False)
     if not causes and celrules.has_rules(s):
-        causes = celrules.validate(s, value, value, at)
+        # As an update from the default to itself (transition rules; the others ratchet), then, if that
+        # passed, as a create (ratcheting on: what an optionalOldSelf rule sees for a new value).
+        causes = celrules.validate(s, value, value, at) or celrules.validate(s, value, None, at)
     out.extend(causes)
 
 
