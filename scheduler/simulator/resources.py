@@ -152,6 +152,12 @@ BUILTIN: list[ResourceType] = [
     ResourceType("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     ResourceType("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
     ResourceType("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
+    # Dynamic Resource Allocation (issue #19): what is stored and how is in ``dra.py``.
+    ResourceType("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    ResourceType("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, subresources=("status",)),
+    ResourceType("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False,
+                 field_labels=frozenset({"spec.nodeName", "spec.driver"})),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True),

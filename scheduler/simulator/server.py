@@ -947,7 +947,8 @@ class ApiServer:
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
+            # names.SimpleNameGenerator: the base cut to 58 characters, then 5 random ones.
+            meta["name"] = str(meta["generateName"])[:58] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
         name = str(meta.get("name") or "")
         if rt.plural != "events":
             admission.validate_name(rt.kind, name, store=rt.store, group=rt.group)

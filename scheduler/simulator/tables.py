@@ -4,7 +4,8 @@
 Columns match the real server's printers (``pkg/printers/internalversion``) for pods, nodes, namespaces,
 events (both APIs), leases, priority classes, services, config maps, secrets, service accounts, PDBs,
 the workload kinds and the storage kinds (PVs, PVCs, StorageClasses with ``(default)``, CSINodes,
-CSIDrivers, CSIStorageCapacities); custom
+CSIDrivers, CSIStorageCapacities), and the DRA kinds (DeviceClasses, ResourceClaims with their
+``allocated,reserved`` state, ResourceClaimTemplates, ResourceSlices); custom
 resources get their CRD's ``additionalPrinterColumns`` (JSONPath, simple ``.a.b[0].c`` paths) and
 everything else Name and Age, as the default table convertor prints them.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from scheduler.simulator.dra import claim_state
 from scheduler.simulator.resources import ResourceType
 from scheduler.simulator.storage import access_modes_string, claim_class, is_default_class, volume_class
 
@@ -268,6 +270,12 @@ def _csi_driver_row(o: Obj) -> list[Any]:
             _created(o)]
 
 
+def _resource_slice_row(o: Obj) -> list[Any]:
+    spec = o.get("spec") or {}
+    return [o["metadata"]["name"], spec.get("nodeName") or "", spec.get("driver", ""),
+            (spec.get("pool") or {}).get("name", ""), _created(o)]
+
+
 _WORKLOAD_TAIL = [_col("Containers", priority=1), _col("Images", priority=1), _col("Selector", priority=1)]
 
 _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
@@ -279,6 +287,15 @@ _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
                                 _col("Age"), _col("VolumeMode", priority=1)], _pvc_row),
     "storageclasses": ([_col("Name", fmt="name"), _col("Provisioner"), _col("ReclaimPolicy"),
                         _col("VolumeBindingMode"), _col("AllowVolumeExpansion"), _col("Age")], _storage_class_row),
+    # printers.go: printDeviceClass, printResourceClaim (resourceClaimState), printResourceClaimTemplate,
+    # printResourceSlice
+    "deviceclasses": ([_col("Name", fmt="name"), _col("Age")], lambda o: [o["metadata"]["name"], _created(o)]),
+    "resourceclaims": ([_col("Name", fmt="name"), _col("State"), _col("Age")],
+                       lambda o: [o["metadata"]["name"], claim_state(o), _created(o)]),
+    "resourceclaimtemplates": ([_col("Name", fmt="name"), _col("Age")],
+                               lambda o: [o["metadata"]["name"], _created(o)]),
+    "resourceslices": ([_col("Name", fmt="name"), _col("Node"), _col("Driver"), _col("Pool"), _col("Age")],
+                       _resource_slice_row),
     "csinodes": ([_col("Name", fmt="name"), _col("Drivers", "integer"), _col("Age")],
                  lambda o: [o["metadata"]["name"], len((o.get("spec") or {}).get("drivers") or []), _created(o)]),
     "csidrivers": ([_col("Name", fmt="name"), _col("AttachRequired", "boolean"), _col("PodInfoOnMount", "boolean"),

@@ -13,9 +13,11 @@ Covered (the fields the scheduler reads, and the bodies the scheduler writes):
   DNS-1123 labels and unique across init and app containers, image required, ports); ``nodeSelector``
   as labels; ``nodeName``; tolerations (``validateTolerations``); affinity (node selector terms,
   pod (anti-)affinity terms with their ``topologyKey`` and selectors, weights);
-  ``topologySpreadConstraints``; scheduling gates;
+  ``topologySpreadConstraints``; scheduling gates; ``resourceClaims`` (``validatePodResourceClaims``) and
+  the containers' ``resources.claims`` that name them (``validateResourceClaimNames``);
 - pod updates: tolerations may only be added (``validateOnlyAddedTolerations``);
-- pod status: ``nominatedNodeName`` is a node name (``ValidatePodStatusUpdate``);
+- pod status: ``nominatedNodeName`` is a node name, ``resourceClaimStatuses`` name the pod's claims
+  (``ValidatePodStatusUpdate``);
 - nodes: labels and taints (``validateNodeTaints``: key, value, effect, unique by key and effect);
 - bindings (``BindingREST.Create``, ``ValidatePodBinding``);
 - events.k8s.io/v1 Events (``ValidateEventCreate``, strict for the new API) and core/v1 Events
@@ -36,8 +38,9 @@ from typing import Any
 from scheduler.model.selectors import label_key_errors, label_value_errors, requirement_errors
 from scheduler.simulator.admission import LABEL_MSG, SUBDOMAIN_MSG, ApiError
 
-__all__ = ["Cause", "validate_binding", "validate_event", "validate_labels", "validate_lease", "validate_node",
-           "validate_pod", "validate_pod_status", "validate_pod_update"]
+__all__ = ["Cause", "dns_label", "not_found", "too_long", "too_many", "validate_binding", "validate_event",
+           "validate_labels", "validate_lease", "validate_node", "validate_pod", "validate_pod_status",
+           "validate_pod_update"]
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -97,6 +100,31 @@ def duplicate(path: str, value: object, detail: str = "") -> Cause:
 
 def forbidden(path: str, detail: str) -> Cause:
     return path, "FieldValueForbidden", f"Forbidden: {detail}"
+
+
+def too_many(path: str, actual: int, limit: int) -> Cause:
+    """``field.TooMany``."""
+    return path, "FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items"
+
+
+def too_long(path: str, limit: int) -> Cause:
+    """``field.TooLong`` (the value is not shown)."""
+    return path, "FieldValueTooLong", f"Too long: may not be more than {limit} bytes"
+
+
+def not_found(path: str, value: object, detail: str = "") -> Cause:
+    """``field.NotFound``."""
+    return path, "FieldValueNotFound", f"Not found: {_shown(value)}" + (f": {detail}" if detail else "")
+
+
+def dns_label(value: str, path: str) -> list[Cause]:
+    """``ValidateDNS1123Label``."""
+    out = []
+    if len(value) > 63:
+        out.append(invalid(path, value, "must be no more than 63 characters"))
+    if not _DNS1123_LABEL.match(value):
+        out.append(invalid(path, value, LABEL_MSG))
+    return out
 
 
 # --- the shared checks ------------------------------------------------------------------------------
@@ -338,12 +366,86 @@ def _spread(constraints: Any) -> list[Cause]:
     return out
 
 
+def _claim_name_errors(name: str) -> list[str]:
+    """``ValidateResourceClaimName`` (``NameIsDNSSubdomain``)."""
+    return _node_name_errors(name)
+
+
+def _pod_resource_claims(pod: Obj) -> list[Cause]:
+    """``validatePodResourceClaims``: each entry a unique DNS-label name with exactly one of
+    ``resourceClaimName`` and ``resourceClaimTemplateName``; a template's claim name
+    ``<pod>-<name>`` must be a valid claim name too."""
+    out: list[Cause] = []
+    names: set[str] = set()
+    pod_name = _str((pod.get("metadata") or {}).get("name"))
+    for i, c in enumerate((pod.get("spec") or {}).get("resourceClaims") or []):
+        at = f"spec.resourceClaims[{i}]"
+        c = c if isinstance(c, Mapping) else {}
+        name = _str(c.get("name"))
+        if not name:
+            out.append(required(f"{at}.name"))
+        elif name in names:
+            out.append(duplicate(f"{at}.name", name))
+        else:
+            errs = dns_label(name, f"{at}.name")
+            out += errs
+            if not errs and pod_name and c.get("resourceClaimTemplateName") is not None:
+                final = f"{pod_name}-{name}"
+                out += [invalid(f"{at}.name", final, "final ResourceClaim name: " + m)
+                        for m in _claim_name_errors(final)]
+            names.add(name)
+        shown = {k: c[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in c}
+        has_claim, has_template = c.get("resourceClaimName") is not None, c.get("resourceClaimTemplateName") is not None
+        if has_claim and has_template:
+            out.append(invalid(at, shown, "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
+                                          "specified"))
+        if not has_claim and not has_template:
+            out.append(invalid(at, shown, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+        for f in ("resourceClaimName", "resourceClaimTemplateName"):
+            if c.get(f) is not None:
+                out += [invalid(f"{at}.{f}", c[f], m) for m in _claim_name_errors(_str(c[f]))]
+    return out
+
+
+def _container_claims(spec: Obj) -> list[Cause]:
+    """``validateResourceClaimNames``: a container's ``resources.claims`` name entries of
+    ``spec.resourceClaims`` (with an optional request), each once."""
+    pod_claims = sorted({_str(c.get("name")) for c in spec.get("resourceClaims") or []
+                         if isinstance(c, Mapping) and c.get("name")})
+    out: list[Cause] = []
+    for group in ("initContainers", "containers"):
+        for i, ctr in enumerate(spec.get(group) or []):
+            path = f"spec.{group}[{i}].resources.claims"
+            seen: set[str] = set()
+            for j, claim in enumerate(((ctr.get("resources") or {}).get("claims")) or []):
+                at = f"{path}[{j}]"
+                claim = claim if isinstance(claim, Mapping) else {}
+                name = _str(claim.get("name"))
+                if not name:
+                    out.append(required(at))
+                    continue
+                key = name
+                if claim.get("request"):
+                    out += dns_label(_str(claim["request"]), f"{at}.request")
+                    key += "/" + _str(claim["request"])
+                if key in seen:
+                    out.append(duplicate(at, key))
+                seen.add(key)
+                if name not in pod_claims:
+                    detail = ("must be one of the names in pod.spec.resourceClaims: " + ", ".join(pod_claims)
+                              if pod_claims else "must be one of the names in pod.spec.resourceClaims which is empty")
+                    out.append(not_found(at, name, detail))
+    return out
+
+
 def validate_pod(pod: Obj) -> list[Cause]:
     """``ValidatePodCreate``'s checks on the fields above, in upstream's order."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     out = validate_labels(meta.get("labels"), "metadata.labels")
+    out += _pod_resource_claims(pod)
     out += _containers(spec)
+    out += _container_claims(spec)
     out += validate_labels(spec.get("nodeSelector"), "spec.nodeSelector")
     node_name = _str(spec.get("nodeName"))
     if node_name:
@@ -377,11 +479,30 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
 
 
 def validate_pod_status(pod: Obj) -> list[Cause]:
-    """``ValidatePodStatusUpdate``: a nominated node must be a valid node name."""
-    nominated = _str((pod.get("status") or {}).get("nominatedNodeName"))
-    if not nominated:
-        return []
-    return [invalid("status.nominatedNodeName", nominated, msg) for msg in _node_name_errors(nominated)]
+    """``ValidatePodStatusUpdate``: a nominated node must be a valid node name; each
+    ``resourceClaimStatuses`` entry names an entry of ``spec.resourceClaims``, once
+    (``validatePodResourceClaimStatuses``), and a valid claim name."""
+    status = pod.get("status") or {}
+    out: list[Cause] = []
+    nominated = _str(status.get("nominatedNodeName"))
+    if nominated:
+        out += [invalid("status.nominatedNodeName", nominated, msg) for msg in _node_name_errors(nominated)]
+    pod_claims = {_str(c.get("name")) for c in (pod.get("spec") or {}).get("resourceClaims") or []
+                  if isinstance(c, Mapping)}
+    seen: set[str] = set()
+    for i, st in enumerate(status.get("resourceClaimStatuses") or []):
+        at = f"status.resourceClaimStatuses[{i}]"
+        st = st if isinstance(st, Mapping) else {}
+        name = _str(st.get("name"))
+        if name not in pod_claims:
+            out.append(invalid(f"{at}.name", name, "must match the name of an entry in `spec.resourceClaims`"))
+        if name in seen:
+            out.append(duplicate(f"{at}.name", name))
+        seen.add(name)
+        if st.get("resourceClaimName") is not None:
+            claim = _str(st["resourceClaimName"])
+            out += [invalid(f"{at}.name", claim, m) for m in _claim_name_errors(claim)]
+    return out
 
 
 # --- nodes ------------------------------------------------------------------------------------------

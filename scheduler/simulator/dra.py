@@ -1,0 +1,756 @@
+"""What kube-apiserver does to the ``resource.k8s.io/v1`` kinds (Dynamic Resource Allocation, issue #19)
+between decoding and storage: DeviceClasses, ResourceClaims (with their ``status`` subresource),
+ResourceClaimTemplates and ResourceSlices.
+
+- **Defaulting** (``pkg/apis/resource/v1/defaults.go``): a request's ``exactly`` and each
+  ``firstAvailable`` subrequest get ``allocationMode: ExactCount`` and, in that mode, ``count: 1``;
+  a toleration's ``operator`` is ``Equal`` (the type's ``+default``); a device taint gets its
+  ``timeAdded``.
+- **Validation** (``pkg/apis/resource/validation/validation.go``), with upstream's causes (field
+  path, reason, detail): a claim's requests are DNS labels, unique, each with exactly one of
+  ``exactly`` or ``firstAvailable``; ``deviceClassName`` is required (a DNS subdomain) for
+  ``exactly`` and each subrequest; ``allocationMode`` is ``ExactCount`` (``count`` above zero) or
+  ``All`` (no ``count``); a selector has its ``cel.expression`` (present, at most 10 KiB: this
+  server has no CEL compiler to refuse a syntax error with, see ``scheduler.dra.cel``); constraints
+  and configs name existing requests (``req`` or ``req/sub``); opaque configs name a driver. The
+  claim's (and the template's) spec is immutable after creation. A status update keeps
+  ``reservedFor`` at most 256 unique consumers (resource, name, uid required), only while
+  ``allocation`` is set and, once the claim is being deleted, never adding one; an allocation once
+  written never changes, and a new one's results name existing requests, a driver, a pool and a
+  device. The status is written only through ``/status`` (the generic update path keeps the stored
+  status on a spec write, and a create drops it). A ResourceSlice names its ``driver`` and
+  ``pool`` (name, ``resourceSliceCount`` above zero, ``generation`` not negative), exactly one of
+  ``nodeName``, ``nodeSelector`` (one term), ``allNodes``, ``perDeviceNodeSelection``, devices with
+  unique DNS-label names (at most 128), each attribute holding exactly one value (a version being
+  semver); its pool name, driver and node name never change.
+- The pod's side (``spec.resourceClaims``, ``resources.claims``, ``status.resourceClaimStatuses``)
+  is validated with the pod, in ``validation.py``.
+
+The limits are upstream's constants (``pkg/apis/resource/types.go``). Which controllers act on
+these objects (the resourceclaim controller, the kubelet's wait, the simulated DRA driver) is
+``devices.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.simulator.admission import SUBDOMAIN_MSG, now_iso
+from scheduler.simulator.admission import invalid as invalid_error
+from scheduler.simulator.storage import _csi_driver_name
+from scheduler.simulator.validation import (
+    Cause,
+    _node_name_errors,
+    _node_selector_term,
+    dns_label,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+    validate_labels,
+)
+
+__all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "SLICES", "STORES", "TEMPLATES",
+           "admit_dra", "claim_state", "default_claim_spec", "validate_claim_status_update",
+           "validate_device_class", "validate_resource_claim", "validate_resource_slice", "validate_template"]
+
+Obj = dict[str, Any]
+
+GROUP = "resource.k8s.io"
+CLASSES, CLAIMS = f"{GROUP}/deviceclasses", f"{GROUP}/resourceclaims"
+TEMPLATES, SLICES = f"{GROUP}/resourceclaimtemplates", f"{GROUP}/resourceslices"
+STORES = {CLASSES: "DeviceClass", CLAIMS: "ResourceClaim", TEMPLATES: "ResourceClaimTemplate",
+          SLICES: "ResourceSlice"}
+# The finalizer the scheduler adds before it writes an allocation (resourceapi.Finalizer), and the
+# annotation naming the pod's claim a generated claim is for (the resourceclaim controller's).
+FINALIZER = "resource.kubernetes.io/delete-protection"
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
+
+EXACT_COUNT, ALL = "ExactCount", "All"
+_ALLOCATION_MODES = (ALL, EXACT_COUNT)
+_TOLERATION_OPERATORS = ("Equal", "Exists")
+_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+_CONFIG_SOURCES = ("FromClaim", "FromClass")
+# pkg/apis/resource/types.go
+DEVICE_REQUESTS_MAX = 32                 # DeviceRequestsMaxSize
+FIRST_AVAILABLE_MAX = 8                  # FirstAvailableDeviceRequestMaxSize
+DEVICE_SELECTORS_MAX = 32                # DeviceSelectorsMaxSize
+DEVICE_CONSTRAINTS_MAX = 32              # DeviceConstraintsMaxSize
+DEVICE_CONFIG_MAX = 32                   # DeviceConfigMaxSize
+CEL_MAX_LENGTH = 10 * 1024               # CELSelectorExpressionMaxLength
+RESERVED_FOR_MAX = 256                   # ResourceClaimReservedForMaxSize
+ALLOCATION_RESULTS_MAX = 32              # AllocationResultsMaxSize
+SLICE_MAX_DEVICES = 128                  # ResourceSliceMaxDevices
+SLICE_MAX_DEVICES_ADVANCED = 64          # ResourceSliceMaxDevicesWithAdvancedFeatures (taints, counters)
+MAX_ATTRIBUTES_AND_CAPACITIES = 32       # ResourceSliceMaxAttributesAndCapacitiesPerDevice
+ATTRIBUTE_MAX_VALUE_LENGTH = 64          # DeviceAttributeMaxValueLength
+DEVICE_MAX_ID_LENGTH = 32                # DeviceMaxIDLength
+POOL_NAME_MAX_LENGTH = 253               # PoolNameMaxLength
+OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength
+IMMUTABLE = "field is immutable"
+_C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
+                     "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
+                     "validation is '[A-Za-z_][A-Za-z0-9_]*')")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+                     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$")
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _subdomain(value: str, path: str) -> list[Cause]:
+    """``ValidateDNS1123Subdomain``."""
+    out = []
+    if len(value) > 253:
+        out.append(invalid(path, value, "must be no more than 253 characters"))
+    if not _SUBDOMAIN.match(value):
+        out.append(invalid(path, value, SUBDOMAIN_MSG))
+    return out
+
+
+def claim_state(claim: Obj) -> str:
+    """``resourceClaimState`` (the STATE column): ``deleted``, then ``pending`` or ``allocated`` and
+    ``reserved``, joined by commas."""
+    states = []
+    deleted = bool((claim.get("metadata") or {}).get("deletionTimestamp"))
+    if deleted:
+        states.append("deleted")
+    status = _map(claim.get("status"))
+    if not status.get("allocation"):
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
+# --- defaulting ------------------------------------------------------------------------------------
+
+def _default_request(req: Any) -> None:
+    """``SetDefaults_ExactDeviceRequest`` / ``SetDefaults_DeviceSubRequest``, and the tolerations' operator."""
+    if not isinstance(req, dict):
+        return
+    if not req.get("allocationMode"):
+        req["allocationMode"] = EXACT_COUNT
+    if req["allocationMode"] == EXACT_COUNT and not req.get("count"):
+        req["count"] = 1
+    for t in _list(req.get("tolerations")):
+        if isinstance(t, dict) and not t.get("operator"):
+            t["operator"] = "Equal"
+
+
+def default_claim_spec(spec: Any) -> None:
+    """Default a ResourceClaimSpec in place (a claim's ``spec``, a template's ``spec.spec``)."""
+    for r in _list(_map(_map(spec).get("devices")).get("requests")):
+        if not isinstance(r, dict):
+            continue
+        _default_request(r.get("exactly"))
+        for sub in _list(r.get("firstAvailable")):
+            _default_request(sub)
+
+
+def _default_slice(slice_: Obj) -> None:
+    """``SetDefaults_DeviceTaint``: a taint without ``timeAdded`` gets the time it was written."""
+    for d in _list(_map(slice_.get("spec")).get("devices")):
+        for t in _list(_map(d).get("taints")):
+            if isinstance(t, dict) and not t.get("timeAdded"):
+                t["timeAdded"] = now_iso()
+
+
+# --- ResourceClaim spec ------------------------------------------------------------------------
+
+def _request_names(devices: Mapping[str, Any]) -> dict[str, set[str] | None]:
+    """``gatherRequestNames``: each request, with its subrequests' names when it has ``firstAvailable``."""
+    out: dict[str, set[str] | None] = {}
+    for r in _list(devices.get("requests")):
+        r = _map(r)
+        subs = _list(r.get("firstAvailable"))
+        out[_str(r.get("name"))] = {_str(_map(s).get("name")) for s in subs} if subs else None
+    return out
+
+
+def _has_request(names: dict[str, set[str] | None], ref: str) -> bool:
+    parts = ref.split("/")
+    if len(parts) > 2 or parts[0] not in names:
+        return False
+    if len(parts) == 1:
+        return True
+    subs = names[parts[0]]
+    return subs is not None and parts[1] in subs
+
+
+_REF_MSG = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+
+
+def _request_ref(ref: Any, path: str, names: dict[str, set[str] | None]) -> list[Cause]:
+    """``validateRequestNameRef``."""
+    ref = _str(ref)
+    parts = ref.split("/")
+    if len(parts) > 2:
+        return [invalid(path, ref, _REF_MSG)]
+    out = [c for p in parts for c in dns_label(p, path)]
+    if not _has_request(names, ref):
+        out.append(invalid(path, ref, _REF_MSG))
+    return out
+
+
+def _request_refs(refs: Any, path: str, names: dict[str, set[str] | None]) -> list[Cause]:
+    refs = _list(refs)
+    if len(refs) > DEVICE_REQUESTS_MAX:
+        return [too_many(path, len(refs), DEVICE_REQUESTS_MAX)]
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, ref in enumerate(refs):
+        out += _request_ref(ref, f"{path}[{i}]", names)
+        if _str(ref) in seen:
+            out.append(duplicate(f"{path}[{i}]", _str(ref)))
+        seen.add(_str(ref))
+    return out
+
+
+def _selectors(selectors: Any, path: str) -> list[Cause]:
+    """``validateSelectorSlice``: each selector has ``cel`` with an expression (not compiled here)."""
+    selectors = _list(selectors)
+    if len(selectors) > DEVICE_SELECTORS_MAX:
+        return [too_many(path, len(selectors), DEVICE_SELECTORS_MAX)]
+    out: list[Cause] = []
+    for i, s in enumerate(selectors):
+        at = f"{path}[{i}]"
+        cel = _map(s).get("cel")
+        if cel is None:
+            out.append(required(f"{at}.cel"))
+            continue
+        expression = _str(_map(cel).get("expression"))
+        if not expression:
+            out.append(required(f"{at}.cel.expression"))
+        elif len(expression) > CEL_MAX_LENGTH:
+            out.append(too_long(f"{at}.cel.expression", CEL_MAX_LENGTH))
+    return out
+
+
+def _allocation_mode(req: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateDeviceAllocationMode``."""
+    mode, count = req.get("allocationMode"), req.get("count")
+    count = count if isinstance(count, int) else 0
+    if mode == ALL:
+        if count:
+            return [invalid(f"{path}.count", count, "must not be specified when allocationMode is 'All'")]
+    elif mode == EXACT_COUNT:
+        if count <= 0:
+            return [invalid(f"{path}.count", count, "must be greater than zero")]
+    else:
+        return [not_supported(f"{path}.allocationMode", mode if mode is not None else "", _ALLOCATION_MODES)]
+    return []
+
+
+def _toleration(t: Any, path: str) -> list[Cause]:
+    """``validateDeviceToleration``."""
+    t = _map(t)
+    out: list[Cause] = []
+    key = _str(t.get("key"))
+    if key:
+        out += _qualified_name(key, f"{path}.key")
+    op = t.get("operator") or "Equal"
+    if op == "Exists":
+        if t.get("value"):
+            out.append(invalid(f"{path}.value", t.get("value"), "must be empty for operator `Exists`"))
+    elif op != "Equal":
+        out.append(not_supported(f"{path}.operator", op, _TOLERATION_OPERATORS))
+    effect = t.get("effect")
+    if effect and effect not in _TAINT_EFFECTS:
+        out.append(not_supported(f"{path}.effect", effect, _TAINT_EFFECTS))
+    return out
+
+
+def _exact_request(req: Any, path: str) -> list[Cause]:
+    """``validateExactDeviceRequest`` (and the same for a subrequest)."""
+    req = _map(req)
+    out: list[Cause] = []
+    cls = _str(req.get("deviceClassName"))
+    if not cls:
+        out.append(required(f"{path}.deviceClassName"))
+    else:
+        out += _subdomain(cls, f"{path}.deviceClassName")
+    out += _selectors(req.get("selectors"), f"{path}.selectors")
+    out += _allocation_mode(req, path)
+    for i, t in enumerate(_list(req.get("tolerations"))):
+        out += _toleration(t, f"{path}.tolerations[{i}]")
+    return out
+
+
+def _request(req: Any, path: str) -> list[Cause]:
+    """``validateDeviceRequest``."""
+    req = _map(req)
+    out = dns_label(_str(req.get("name")), f"{path}.name")
+    first = _list(req.get("firstAvailable"))
+    exactly = req.get("exactly")
+    kinds = (1 if first else 0) + (1 if exactly is not None else 0)
+    if kinds == 0:
+        out.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
+    elif kinds > 1:
+        out.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple "
+                                        "fields are set"))
+    elif first:
+        at = f"{path}.firstAvailable"
+        if len(first) > FIRST_AVAILABLE_MAX:
+            return [*out, too_many(at, len(first), FIRST_AVAILABLE_MAX)]
+        seen: set[str] = set()
+        for i, sub in enumerate(first):
+            name = _str(_map(sub).get("name"))
+            out += dns_label(name, f"{at}[{i}].name")
+            out += _exact_request(sub, f"{at}[{i}]")
+        for i, sub in enumerate(first):
+            name = _str(_map(sub).get("name"))
+            if name in seen:
+                out.append(duplicate(f"{at}[{i}]", name))
+            seen.add(name)
+    else:
+        out += _exact_request(exactly, f"{path}.exactly")
+    return out
+
+
+def _opaque(config: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateDeviceConfiguration``: ``opaque`` with a driver name and JSON-object parameters."""
+    opaque = config.get("opaque")
+    if opaque is None:
+        return [required(f"{path}.opaque")]
+    opaque = _map(opaque)
+    out = _csi_driver_name(_str(opaque.get("driver")), f"{path}.opaque.driver")
+    params = opaque.get("parameters")
+    at = f"{path}.opaque.parameters"
+    if params is None:
+        out.append(required(at))
+    elif not isinstance(params, dict):
+        out.append(invalid(at, "<value omitted>", "parameters must be a valid JSON object"))
+    elif len(json.dumps(params, separators=(",", ":"))) > OPAQUE_PARAMETERS_MAX_LENGTH:
+        out.append(too_long(at, OPAQUE_PARAMETERS_MAX_LENGTH))
+    return out
+
+
+def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
+    """``validateResourceClaimSpec`` → ``validateDeviceClaim``."""
+    devices = _map(_map(spec).get("devices"))
+    at = f"{path}.devices"
+    names = _request_names(devices)
+    out: list[Cause] = []
+    requests = _list(devices.get("requests"))
+    if len(requests) > DEVICE_REQUESTS_MAX:
+        out.append(too_many(f"{at}.requests", len(requests), DEVICE_REQUESTS_MAX))
+    else:
+        seen: set[str] = set()
+        for i, r in enumerate(requests):
+            out += _request(r, f"{at}.requests[{i}]")
+        for i, r in enumerate(requests):
+            name = _str(_map(r).get("name"))
+            if name in seen:
+                out.append(duplicate(f"{at}.requests[{i}]", name))
+            seen.add(name)
+    constraints = _list(devices.get("constraints"))
+    if len(constraints) > DEVICE_CONSTRAINTS_MAX:
+        out.append(too_many(f"{at}.constraints", len(constraints), DEVICE_CONSTRAINTS_MAX))
+    else:
+        for i, c in enumerate(constraints):
+            c = _map(c)
+            cat = f"{at}.constraints[{i}]"
+            out += _request_refs(c.get("requests"), f"{cat}.requests", names)
+            if c.get("matchAttribute") is not None:
+                out += _fully_qualified_name(_str(c["matchAttribute"]), f"{cat}.matchAttribute")
+            elif c.get("distinctAttribute") is not None:
+                out += _fully_qualified_name(_str(c["distinctAttribute"]), f"{cat}.distinctAttribute")
+            else:
+                out.append(required(f"{cat}.matchAttribute"))
+    configs = _list(devices.get("config"))
+    if len(configs) > DEVICE_CONFIG_MAX:
+        out.append(too_many(f"{at}.config", len(configs), DEVICE_CONFIG_MAX))
+    else:
+        for i, c in enumerate(configs):
+            out += _request_refs(_map(c).get("requests"), f"{at}.config[{i}].requests", names)
+            out += _opaque(_map(c), f"{at}.config[{i}]")
+    return out
+
+
+def validate_resource_claim(claim: Obj) -> list[Cause]:
+    """``ValidateResourceClaim`` (the name was checked with the metadata)."""
+    return validate_claim_spec(claim.get("spec"), "spec")
+
+
+def validate_resource_claim_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateResourceClaimUpdate``: the spec is immutable; only that is checked."""
+    if new.get("spec") != old.get("spec"):
+        return [invalid("spec", new.get("spec"), IMMUTABLE)]
+    return []
+
+
+def validate_template(template: Obj) -> list[Cause]:
+    """``ValidateResourceClaimTemplate``: the template's metadata labels and annotations, and its claim spec."""
+    spec = _map(template.get("spec"))
+    out = validate_labels(_map(spec.get("metadata")).get("labels"), "spec.metadata.labels")
+    return out + validate_claim_spec(spec.get("spec"), "spec.spec")
+
+
+def validate_template_update(new: Obj, old: Obj) -> list[Cause]:
+    if new.get("spec") != old.get("spec"):
+        return [invalid("spec", new.get("spec"), IMMUTABLE)]
+    return []
+
+
+# --- ResourceClaim status ----------------------------------------------------------------------
+
+def _consumer(ref: Any, path: str) -> list[Cause]:
+    """``validateResourceClaimUserReference``."""
+    ref = _map(ref)
+    return [required(f"{path}.{f}") for f in ("resource", "name", "uid") if not _str(ref.get(f))]
+
+
+def _pool_name(name: str, path: str) -> list[Cause]:
+    """``validatePoolName``: required, at most 253 characters, each ``/``-separated part a DNS subdomain."""
+    if not name:
+        return [required(path)]
+    out = []
+    if len(name) > POOL_NAME_MAX_LENGTH:
+        out.append(too_long(path, POOL_NAME_MAX_LENGTH))
+    for part in name.split("/"):
+        out += _subdomain(part, path)
+    return out
+
+
+def _allocation(allocation: Any, path: str, names: dict[str, set[str] | None]) -> list[Cause]:
+    """``validateAllocationResult`` for a new allocation."""
+    allocation = _map(allocation)
+    devices = _map(allocation.get("devices"))
+    out: list[Cause] = []
+    results = _list(devices.get("results"))
+    at = f"{path}.devices.results"
+    if len(results) > ALLOCATION_RESULTS_MAX:
+        out.append(too_many(at, len(results), ALLOCATION_RESULTS_MAX))
+    else:
+        for i, r in enumerate(results):
+            r = _map(r)
+            rat = f"{at}[{i}]"
+            out += _request_ref(r.get("request"), f"{rat}.request", names)
+            out += _csi_driver_name(_str(r.get("driver")), f"{rat}.driver")
+            out += _pool_name(_str(r.get("pool")), f"{rat}.pool")
+            out += dns_label(_str(r.get("device")), f"{rat}.device")
+    for i, c in enumerate(_list(devices.get("config"))):
+        c = _map(c)
+        cat = f"{path}.devices.config[{i}]"
+        source = c.get("source")
+        if not source:
+            out.append(required(f"{cat}.source"))
+        elif source not in _CONFIG_SOURCES:
+            out.append(not_supported(f"{cat}.source", source, _CONFIG_SOURCES))
+        out += _request_refs(c.get("requests"), f"{cat}.requests", names)
+        out += _opaque(c, cat)
+    selector = allocation.get("nodeSelector")
+    if selector is not None:
+        terms = _list(_map(selector).get("nodeSelectorTerms"))
+        if not terms:
+            out.append(required(f"{path}.nodeSelector.nodeSelectorTerms", "must have at least one node selector "
+                                                                          "term"))
+        for i, t in enumerate(terms):
+            out += _node_selector_term(t, f"{path}.nodeSelector.nodeSelectorTerms[{i}]")
+    return out
+
+
+def validate_claim_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateResourceClaimStatusUpdate``."""
+    status, old_status = _map(new.get("status")), _map(old.get("status"))
+    names = _request_names(_map(_map(new.get("spec")).get("devices")))
+    out: list[Cause] = []
+    reserved = _list(status.get("reservedFor"))
+    if len(reserved) > RESERVED_FOR_MAX:
+        out.append(too_many("status.reservedFor", len(reserved), RESERVED_FOR_MAX))
+    else:
+        uids: set[str] = set()
+        for i, ref in enumerate(reserved):
+            out += _consumer(ref, f"status.reservedFor[{i}]")
+        for i, ref in enumerate(reserved):
+            uid = _str(_map(ref).get("uid"))
+            if uid in uids:
+                out.append(duplicate(f"status.reservedFor[{i}]", uid))
+            uids.add(uid)
+    allocation, old_allocation = status.get("allocation"), old_status.get("allocation")
+    if reserved:
+        if allocation is None:
+            out.append(forbidden("status.reservedFor", "may not be specified when `allocated` is not set"))
+        elif (new.get("metadata") or {}).get("deletionTimestamp"):
+            before = [json.dumps(r, sort_keys=True) for r in _list(old_status.get("reservedFor"))]
+            if any(json.dumps(r, sort_keys=True) not in before for r in reserved):
+                out.append(forbidden("status.reservedFor", "new entries may not be added while "
+                                                           "`deallocationRequested` or `deletionTimestamp` are set"))
+    if old_allocation is not None and allocation is not None:
+        if allocation != old_allocation:
+            out.append(invalid("status.allocation", allocation, IMMUTABLE))
+    elif allocation is not None:
+        out += _allocation(allocation, "status.allocation", names)
+    return out
+
+
+# --- DeviceClass -----------------------------------------------------------------------------------
+
+def validate_device_class(cls: Obj) -> list[Cause]:
+    """``validateDeviceClassSpec``: selectors, opaque configs, an extended resource name."""
+    spec = _map(cls.get("spec"))
+    out = _selectors(spec.get("selectors"), "spec.selectors")
+    configs = _list(spec.get("config"))
+    if len(configs) > DEVICE_CONFIG_MAX:
+        out.append(too_many("spec.config", len(configs), DEVICE_CONFIG_MAX))
+    else:
+        for i, c in enumerate(configs):
+            out += _opaque(_map(c), f"spec.config[{i}]")
+    ext = spec.get("extendedResourceName")
+    if ext is not None and not _extended_resource_name(_str(ext)):
+        out.append(invalid("spec.extendedResourceName", ext, "must be a valid extended resource name"))
+    return out
+
+
+def _extended_resource_name(name: str) -> bool:
+    """``IsExtendedResourceName``: a qualified name outside ``kubernetes.io/``, not ``requests.``-prefixed."""
+    from scheduler.model.selectors import label_key_errors
+
+    if "/" not in name or name.startswith("requests.") or "kubernetes.io/" in name:
+        return False
+    return not label_key_errors("requests." + name)
+
+
+# --- ResourceSlice -------------------------------------------------------------------------------
+
+def _qualified_name(name: str, path: str) -> list[Cause]:
+    """``validateQualifiedName``: a C identifier, optionally after a driver-name domain and ``/``."""
+    parts = name.split("/")
+    out: list[Cause] = []
+    if len(parts) == 1:
+        out += _c_identifier(parts[0], path)
+    elif len(parts) == 2:
+        if not parts[0]:
+            out.append(invalid(path, "", "the domain must not be empty"))
+        else:
+            out += _csi_driver_name(parts[0], path)
+        if not parts[1]:
+            out.append(invalid(path, "", "the name must not be empty"))
+        else:
+            out += _c_identifier(parts[1], path)
+    else:
+        out.append(invalid(path, name, "must not contain more than one slash"))
+    return out
+
+
+def _fully_qualified_name(name: str, path: str) -> list[Cause]:
+    out = _qualified_name(name, path)
+    if "/" not in name:
+        out.append(invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash"))
+    return out
+
+
+def _c_identifier(ident: str, path: str) -> list[Cause]:
+    out = []
+    if len(ident) > DEVICE_MAX_ID_LENGTH:
+        out.append(too_long(path, DEVICE_MAX_ID_LENGTH))
+    if not _C_IDENTIFIER.match(ident):
+        out.append(invalid(path, ident, _C_IDENTIFIER_MSG))
+    return out
+
+
+_VALUE_KINDS = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+
+
+def _attribute(attr: Any, path: str) -> list[Cause]:
+    """``validateDeviceAttribute``: exactly one value; strings at most 64 bytes, versions semver."""
+    attr = _map(attr)
+    out: list[Cause] = []
+    kinds = [k for k in _VALUE_KINDS if attr.get(k) is not None]
+    for k in kinds:
+        value = attr[k]
+        if k in ("string", "version"):
+            out += _attribute_string(_str(value), f"{path}.{k}", k == "version")
+        elif k.endswith("s"):
+            if not value:
+                out.append(invalid(f"{path}.{k}", value, "must not be empty if specified"))
+            if k in ("strings", "versions"):
+                for i, v in enumerate(_list(value)):
+                    out += _attribute_string(_str(v), f"{path}.{k}[{i}]", k == "versions")
+    if not kinds:
+        out.append(invalid(path, "", "exactly one value must be specified"))
+    elif len(kinds) > 1:
+        out.append(invalid(path, dict(attr), "exactly one value must be specified"))
+    return out
+
+
+def _attribute_string(value: str, path: str, version: bool) -> list[Cause]:
+    out = []
+    if version and not _SEMVER.match(value):
+        out.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
+    if len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
+        out.append(too_long(path, ATTRIBUTE_MAX_VALUE_LENGTH))
+    return out
+
+
+def _device(device: Any, path: str, per_device: bool) -> list[Cause]:
+    """``validateDevice``: the name, attributes and capacities (their keys and number), taints and where
+    the device is reachable (only with ``perDeviceNodeSelection``)."""
+    device = _map(device)
+    out = dns_label(_str(device.get("name")), f"{path}.name")
+    attrs, capacity = _map(device.get("attributes")), _map(device.get("capacity"))
+    if len(attrs) + len(capacity) > MAX_ATTRIBUTES_AND_CAPACITIES:
+        out.append(invalid(path, len(attrs) + len(capacity), "the total number of attributes and capacities must "
+                                                             f"not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}"))
+    for key in sorted(attrs):
+        out += _qualified_name(key, f"{path}.attributes[{key}]")
+        out += _attribute(attrs[key], f"{path}.attributes[{key}]")
+    for key in sorted(capacity):
+        out += _qualified_name(key, f"{path}.capacity[{key}]")
+        if _map(capacity[key]).get("requestPolicy") is not None and not device.get("allowMultipleAllocations"):
+            out.append(forbidden(f"{path}.capacity[{key}].requestPolicy", "allowMultipleAllocations must be true"))
+    for i, t in enumerate(_list(device.get("taints"))):
+        t = _map(t)
+        tat = f"{path}.taints[{i}]"
+        key = _str(t.get("key"))
+        if not key:
+            out.append(required(f"{tat}.key"))
+        else:
+            out += _qualified_name(key, f"{tat}.key")
+        effect = t.get("effect")
+        if not effect:
+            out.append(required(f"{tat}.effect"))
+        elif effect not in _TAINT_EFFECTS:
+            out.append(not_supported(f"{tat}.effect", effect, _TAINT_EFFECTS))
+    where = [f for f in ("nodeName", "nodeSelector", "allNodes") if device.get(f) is not None]
+    if per_device:
+        chosen = []
+        if device.get("nodeName") is not None:
+            if device["nodeName"]:
+                chosen.append("`nodeName`")
+                out += [invalid(f"{path}.nodeName", device["nodeName"], m)
+                        for m in _node_name_errors(_str(device["nodeName"]))]
+            else:
+                out.append(invalid(f"{path}.nodeName", "", "must not be empty"))
+        if device.get("nodeSelector") is not None:
+            chosen.append("`nodeSelector`")
+        if device.get("allNodes") is not None:
+            if device["allNodes"]:
+                chosen.append("`allNodes`")
+            else:
+                out.append(invalid(f"{path}.allNodes", False, "must be either unset or set to true"))
+        detail = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+                  "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+        if not chosen:
+            out.append(required(path, detail))
+        elif len(chosen) > 1:
+            out.append(invalid(path, "{" + ", ".join(chosen) + "}", detail))
+    elif where:
+        out.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                                       "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"))
+    return out
+
+
+def validate_resource_slice(slice_: Obj, old: Obj | None = None) -> list[Cause]:
+    """``validateResourceSliceSpec``."""
+    spec = _map(slice_.get("spec"))
+    out = _csi_driver_name(_str(spec.get("driver")), "spec.driver")
+    pool = _map(spec.get("pool"))
+    out += _pool_name(_str(pool.get("name")), "spec.pool.name")
+    count = pool.get("resourceSliceCount")
+    count = count if isinstance(count, int) else 0
+    if count <= 0:
+        out.append(invalid("spec.pool.resourceSliceCount", count, "must be greater than zero"))
+    generation = pool.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        out.append(invalid("spec.pool.generation", generation, "must be greater than or equal to zero"))
+    if old is not None:
+        ospec = _map(old.get("spec"))
+        if pool.get("name") != _map(ospec.get("pool")).get("name"):
+            out.append(invalid("spec.pool.name", pool.get("name"), IMMUTABLE))
+        if spec.get("driver") != ospec.get("driver"):
+            out.append(invalid("spec.driver", spec.get("driver"), IMMUTABLE))
+        if spec.get("nodeName") != ospec.get("nodeName"):
+            out.append(invalid("spec.nodeName", spec.get("nodeName"), IMMUTABLE))
+    chosen: list[str] = []
+    node = spec.get("nodeName")
+    if node is not None:
+        if node:
+            chosen.append("`nodeName`")
+            out += [invalid("spec.nodeName", node, m) for m in _node_name_errors(_str(node))]
+        else:
+            out.append(invalid("spec.nodeName", "", "must be either unset or set to a non-empty string"))
+    selector = spec.get("nodeSelector")
+    if selector is not None:
+        chosen.append("`nodeSelector`")
+        terms = _list(_map(selector).get("nodeSelectorTerms"))
+        for i, t in enumerate(terms):
+            out += _node_selector_term(t, f"spec.nodeSelector.nodeSelectorTerms[{i}]")
+        if len(terms) != 1:
+            out.append(invalid("spec.nodeSelector.nodeSelectorTerms", terms, "must have exactly one node selector "
+                                                                             "term"))
+    for f in ("allNodes", "perDeviceNodeSelection"):
+        if spec.get(f) is not None:
+            if spec[f]:
+                chosen.append(f"`{f}`")
+            else:
+                out.append(invalid(f"spec.{f}", False, "must be either unset or set to true"))
+    which = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+    if not chosen:
+        out.append(required("spec", which))
+    elif len(chosen) > 1:
+        out.append(invalid("spec", "{" + ", ".join(chosen) + "}", which + ", but multiple fields are set"))
+    devices = _list(spec.get("devices"))
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        out.append(invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed"))
+    advanced = any(_map(d).get("taints") or _map(d).get("consumesCounters") for d in devices)
+    limit = SLICE_MAX_DEVICES_ADVANCED if advanced else SLICE_MAX_DEVICES
+    if len(devices) > limit:
+        out.append(too_many("spec.devices", len(devices), limit))
+    else:
+        per_device = bool(spec.get("perDeviceNodeSelection"))
+        for i, d in enumerate(devices):
+            out += _device(d, f"spec.devices[{i}]", per_device)
+        seen: set[str] = set()
+        for i, d in enumerate(devices):
+            name = _str(_map(d).get("name"))
+            if name in seen:
+                out.append(duplicate(f"spec.devices[{i}]", name))
+            seen.add(name)
+    return out
+
+
+# --- the server's entry point ----------------------------------------------------------------------
+
+def admit_dra(store: str, obj: Obj, old: Obj | None) -> None:
+    """Default and validate a ``resource.k8s.io`` object (a create when ``old`` is None, else a spec
+    update; status updates are ``validate_claim_status_update``'s); raises the 422."""
+    kind = STORES[store]
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    causes = validate_labels(_map(obj.get("metadata")).get("labels"), "metadata.labels")
+    if store == CLAIMS:
+        default_claim_spec(obj.get("spec"))
+        causes += validate_resource_claim(obj) if old is None else validate_resource_claim_update(obj, old)
+    elif store == TEMPLATES:
+        default_claim_spec(_map(obj.get("spec")).get("spec"))
+        causes += validate_template(obj) if old is None else validate_template_update(obj, old)
+    elif store == CLASSES:
+        causes += validate_device_class(obj)
+    else:
+        _default_slice(obj)
+        causes += validate_resource_slice(obj, old)
+    if causes:
+        raise invalid_error(kind, name, causes, GROUP)
+

@@ -1,0 +1,458 @@
+"""``resource.k8s.io/v1`` as kube-apiserver serves it (``scheduler/simulator/dra.py``, issue #19), and the
+pod's side of it: discovery, OpenAPI, defaulting, validation as a table (cases ported from
+``pkg/apis/resource/validation/validation_*_test.go`` and ``pkg/apis/core/validation``, named after
+them), the update and status subresource rules, and the printer columns through the real kubectl 1.37.
+The controllers around these kinds are ``test_devices.py``'s."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scheduler.simulator import SimulatedCluster
+from tests.simulator.helpers import Http
+from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+
+Obj = dict[str, Any]
+G = "/apis/resource.k8s.io/v1"
+CLASSES, SLICES = f"{G}/deviceclasses", f"{G}/resourceslices"
+CLAIMS, TEMPLATES = f"{G}/namespaces/default/resourceclaims", f"{G}/namespaces/default/resourceclaimtemplates"
+PODS = "/api/v1/namespaces/default/pods"
+FINALIZER = "resource.kubernetes.io/delete-protection"
+MERGE = "application/merge-patch+json"
+BAD_NAME = "!@#$%^"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
+    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=19)
+    c.start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def api(sim: SimulatedCluster) -> Http:
+    return Http(sim)
+
+
+@pytest.fixture(scope="module")
+def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
+
+
+def claim(name: str, *requests: Obj, **devices: Any) -> Obj:
+    reqs = list(requests) or [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+            "spec": {"devices": {"requests": reqs, **devices}}}
+
+
+def template(name: str, *requests: Obj) -> Obj:
+    c = claim(name, *requests)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name},
+            "spec": {"spec": c["spec"]}}
+
+
+def device_class(name: str, **spec: Any) -> Obj:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": spec or {"selectors": [{"cel": {"expression": 'device.driver == "x.example.com"'}}]}}
+
+
+def resource_slice(name: str, **spec: Any) -> Obj:
+    base: Obj = {"driver": "test.example.com", "nodeName": "worker", "pool": {"name": "worker", "resourceSliceCount": 1},
+                 "devices": [{"name": "device-0", "attributes": {"model": {"string": "x"}}}]}
+    base.update(spec)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {k: v for k, v in base.items() if v is not None}}
+
+
+def pod(name: str, *claims: Obj, container_claims: list[Obj] | None = None) -> Obj:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+        "resourceClaims": list(claims),
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"claims": container_claims if container_claims is not None
+                                      else [{"name": c["name"]} for c in claims]}}]}}
+
+
+def causes(body: Obj) -> list[tuple[str, str]]:
+    return [(c["field"], c["reason"]) for c in (body.get("details") or {}).get("causes") or []]
+
+
+def messages(body: Obj) -> list[str]:
+    return [c["message"] for c in (body.get("details") or {}).get("causes") or []]
+
+
+# ---- discovery and OpenAPI ---------------------------------------------------------------------
+
+def test_discovery_serves_the_four_kinds(api: Http) -> None:
+    groups = {g["name"]: g for g in api("GET", "/apis")[1]["groups"]}
+    assert groups["resource.k8s.io"]["preferredVersion"]["version"] == "v1"
+    res = {r["name"]: r for r in api("GET", G)[1]["resources"]}
+    assert {"deviceclasses", "resourceclaims", "resourceclaims/status", "resourceclaimtemplates",
+            "resourceslices"} <= set(res)
+    assert not res["deviceclasses"]["namespaced"] and not res["resourceslices"]["namespaced"]
+    assert res["resourceclaims"]["namespaced"] and res["resourceclaimtemplates"]["namespaced"]
+
+
+def test_openapi_carries_the_kinds_schemas(api: Http) -> None:
+    code, doc = api("GET", "/openapi/v3/apis/resource.k8s.io/v1")
+    assert code == 200
+    schemas = doc["components"]["schemas"]
+    assert {"io.k8s.api.resource.v1.ResourceClaim", "io.k8s.api.resource.v1.ResourceSlice",
+            "io.k8s.api.resource.v1.DeviceClass", "io.k8s.api.resource.v1.ResourceClaimTemplate"} <= set(schemas)
+    reserved = schemas["io.k8s.api.resource.v1.ResourceClaimStatus"]["properties"]["reservedFor"]
+    assert reserved["x-kubernetes-list-map-keys"] == ["uid"]
+
+
+def test_a_wrong_json_type_is_the_decoders_400(api: Http) -> None:
+    body = claim("wrong-type", {"name": "gpu", "exactly": {"deviceClassName": "c", "count": "one"}})
+    code, got = api("POST", CLAIMS, body)
+    assert code == 400, got
+    assert "cannot unmarshal string into Go struct field" in got["message"] and "of type int64" in got["message"]
+
+
+def test_slices_select_by_node_and_driver_fields(api: Http) -> None:
+    code, got = api("GET", SLICES, params={"fieldSelector": "spec.nodeName=nowhere,spec.driver=gpu.example.com"})
+    assert code == 200 and got["items"] == []
+    code, _ = api("GET", SLICES, params={"fieldSelector": "spec.pool=x"})
+    assert code == 400
+
+
+# ---- defaulting --------------------------------------------------------------------------------
+
+def test_requests_are_defaulted_as_resource_v1_defaults_go(api: Http) -> None:
+    body = claim("defaults", {"name": "one", "exactly": {"deviceClassName": "gpu.example.com", "tolerations": [
+        {"key": "example.com/t", "effect": "NoSchedule"}]}},
+                 {"name": "all", "exactly": {"deviceClassName": "gpu.example.com", "allocationMode": "All"}},
+                 {"name": "either", "firstAvailable": [{"name": "big", "deviceClassName": "gpu.example.com"}]})
+    code, got = api("POST", CLAIMS, body)
+    assert code == 201, got
+    one, everything, either = got["spec"]["devices"]["requests"]
+    assert (one["exactly"]["allocationMode"], one["exactly"]["count"]) == ("ExactCount", 1)
+    assert one["exactly"]["tolerations"][0]["operator"] == "Equal"
+    assert everything["exactly"]["allocationMode"] == "All" and "count" not in everything["exactly"]
+    assert (either["firstAvailable"][0]["allocationMode"], either["firstAvailable"][0]["count"]) == ("ExactCount", 1)
+    assert got["metadata"]["generation"] == 1 and "status" not in got
+
+
+# ---- validation: a table -----------------------------------------------------------------------
+
+def _allocation_mode_claim() -> Obj:
+    """validation_resourceclaim_test.go "allocation-mode": count -1, an unknown mode, All with a count, a
+    duplicate name."""
+    def req(name: str, **exactly: Any) -> Obj:
+        return {"name": name, "exactly": {"deviceClassName": "gpu.example.com", **exactly}}
+    return claim("bad", req("foo", allocationMode="ExactCount", count=1), req("foo2", allocationMode="All"),
+                 req("foo3", allocationMode="ExactCount", count=-1), req("foo4", allocationMode="other"),
+                 req("foo5", allocationMode="All", count=2), req("foo", allocationMode="ExactCount", count=1))
+
+
+def _invalid_spec_claim() -> Obj:
+    """validation_resourceclaim_test.go "invalid-spec": constraints and config naming a bad request, a
+    matchAttribute without a domain, a constraint without an attribute."""
+    return claim("bad", constraints=[{"requests": ["gpu", BAD_NAME], "matchAttribute": "missing-domain"},
+                                     {}],
+                 config=[{"requests": ["gpu", BAD_NAME], "opaque": {"driver": "dra.example.com", "parameters": {
+                     "kind": "foo", "apiVersion": "dra.example.com/v1"}}}])
+
+
+def _too_many_requests() -> Obj:
+    return claim("bad", *({"name": f"r{i}", "exactly": {"deviceClassName": "c"}} for i in range(33)))
+
+
+CREATE_CASES = [
+    # (upstream file and case, or what the case is; path; body; wanted causes (field, reason))
+    ("resourceclaim: missing-classname", CLAIMS, claim("bad", {"name": "gpu", "exactly": {}}),
+     [("spec.devices.requests[0].exactly.deviceClassName", "FieldValueRequired")]),
+    ("resourceclaim: bad-classname", CLAIMS, claim("bad", {"name": "gpu", "exactly": {"deviceClassName": BAD_NAME}}),
+     [("spec.devices.requests[0].exactly.deviceClassName", "FieldValueInvalid")]),
+    ("resourceclaim: allocation-mode", CLAIMS, _allocation_mode_claim(),
+     [("spec.devices.requests[2].exactly.count", "FieldValueInvalid"),
+      ("spec.devices.requests[3].exactly.allocationMode", "FieldValueNotSupported"),
+      ("spec.devices.requests[4].exactly.count", "FieldValueInvalid"),
+      ("spec.devices.requests[5]", "FieldValueDuplicate")]),
+    ("resourceclaim: invalid-spec", CLAIMS, _invalid_spec_claim(),
+     [("spec.devices.constraints[0].requests[1]", "FieldValueInvalid"),
+      ("spec.devices.constraints[0].requests[1]", "FieldValueInvalid"),
+      ("spec.devices.constraints[0].matchAttribute", "FieldValueInvalid"),
+      ("spec.devices.constraints[0].matchAttribute", "FieldValueInvalid"),
+      ("spec.devices.constraints[1].matchAttribute", "FieldValueRequired"),
+      ("spec.devices.config[0].requests[1]", "FieldValueInvalid"),
+      ("spec.devices.config[0].requests[1]", "FieldValueInvalid")]),
+    ("resourceclaim: invalid-request (too many requests)", CLAIMS, _too_many_requests(),
+     [("spec.devices.requests", "FieldValueTooMany")]),
+    ("neither exactly nor firstAvailable", CLAIMS, claim("bad", {"name": "gpu"}),
+     [("spec.devices.requests[0]", "FieldValueRequired")]),
+    ("both exactly and firstAvailable", CLAIMS,
+     claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c"},
+                   "firstAvailable": [{"name": "a", "deviceClassName": "c"}]}),
+     [("spec.devices.requests[0]", "FieldValueInvalid")]),
+    ("a request name that is no DNS label", CLAIMS,
+     claim("bad", {"name": "GPU_1", "exactly": {"deviceClassName": "c"}}),
+     [("spec.devices.requests[0].name", "FieldValueInvalid")]),
+    ("a subrequest without a class, subrequests twice", CLAIMS,
+     claim("bad", {"name": "gpu", "firstAvailable": [{"name": "a"}, {"name": "a", "deviceClassName": "c"}]}),
+     [("spec.devices.requests[0].firstAvailable[0].deviceClassName", "FieldValueRequired"),
+      ("spec.devices.requests[0].firstAvailable[1]", "FieldValueDuplicate")]),
+    ("a selector without cel", CLAIMS,
+     claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c", "selectors": [{}]}}),
+     [("spec.devices.requests[0].exactly.selectors[0].cel", "FieldValueRequired")]),
+    ("a constraint naming a request and subrequest that exist is fine; one that does not is not", CLAIMS,
+     claim("bad", {"name": "gpu", "firstAvailable": [{"name": "big", "deviceClassName": "c"}]},
+           constraints=[{"requests": ["gpu/big", "gpu/small"], "matchAttribute": "gpu.example.com/model"}]),
+     [("spec.devices.constraints[0].requests[1]", "FieldValueInvalid")]),
+    ("a config without opaque", CLAIMS, claim("bad", config=[{"requests": ["gpu"]}]),
+     [("spec.devices.config[0].opaque", "FieldValueRequired")]),
+    ("a claim with a bad label", CLAIMS,
+     {**claim("bad"), "metadata": {"name": "bad", "labels": {"hello-world": "spaces not allowed"}}},
+     [("metadata.labels", "FieldValueInvalid")]),
+    ("resourceclaimtemplate: the claim spec under spec.spec", TEMPLATES, template("bad", {"name": "gpu"}),
+     [("spec.spec.devices.requests[0]", "FieldValueRequired")]),
+    ("deviceclass: a selector without cel", CLASSES, device_class("bad.example.com", selectors=[{}]),
+     [("spec.selectors[0].cel", "FieldValueRequired")]),
+    ("deviceclass: an empty expression", CLASSES,
+     device_class("bad.example.com", selectors=[{"cel": {"expression": ""}}]),
+     [("spec.selectors[0].cel.expression", "FieldValueRequired")]),
+    ("deviceclass: a bad extended resource name", CLASSES,
+     device_class("bad.example.com", extendedResourceName="gpu"),
+     [("spec.extendedResourceName", "FieldValueInvalid")]),
+    ("deviceclass: bad-name", CLASSES, device_class(BAD_NAME), [("metadata.name", "FieldValueInvalid")]),
+    ("resourceslice: too-large", SLICES,
+     resource_slice("bad", devices=[{"name": f"device-{i}"} for i in range(129)]),
+     [("spec.devices", "FieldValueTooMany")]),
+    ("resourceslice: bad-pool (no name, no slice count, negative generation)", SLICES,
+     resource_slice("bad", pool={"name": "", "resourceSliceCount": 0, "generation": -1}),
+     [("spec.pool.name", "FieldValueRequired"), ("spec.pool.resourceSliceCount", "FieldValueInvalid"),
+      ("spec.pool.generation", "FieldValueInvalid")]),
+    ("resourceslice: missing driver", SLICES, resource_slice("bad", driver=""),
+     [("spec.driver", "FieldValueRequired"), ("spec.driver", "FieldValueInvalid")]),
+    ("resourceslice: no node selection", SLICES, resource_slice("bad", nodeName=None),
+     [("spec", "FieldValueRequired")]),
+    ("resourceslice: several node selections", SLICES, resource_slice("bad", allNodes=True),
+     [("spec", "FieldValueInvalid")]),
+    ("resourceslice: a node selector of two terms", SLICES, resource_slice("bad", nodeName=None, nodeSelector={
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]},
+                              {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}),
+     [("spec.nodeSelector.nodeSelectorTerms", "FieldValueInvalid")]),
+    ("resourceslice: duplicate device names", SLICES,
+     resource_slice("bad", devices=[{"name": "device-0"}, {"name": "device-0"}]),
+     [("spec.devices[1]", "FieldValueDuplicate")]),
+    ("resourceslice: bad-attribute (two values, a bad version, a long string)", SLICES,
+     resource_slice("bad", devices=[{"name": "device-0", "attributes": {
+         "both": {"int": 1, "bool": True}, "version": {"version": "1.0"}, "long": {"string": "x" * 65}}}]),
+     [("spec.devices[0].attributes[both]", "FieldValueInvalid"),
+      ("spec.devices[0].attributes[long].string", "FieldValueTooLong"),
+      ("spec.devices[0].attributes[version].version", "FieldValueInvalid")]),
+    ("resourceslice: a device placed without perDeviceNodeSelection", SLICES,
+     resource_slice("bad", devices=[{"name": "device-0", "nodeName": "worker"}]),
+     [("spec.devices[0]", "FieldValueInvalid")]),
+    ("resourceslice: a device name that is no DNS label", SLICES,
+     resource_slice("bad", devices=[{"name": "GPU 0"}]), [("spec.devices[0].name", "FieldValueInvalid")]),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "want"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])
+def test_create_is_validated_as_kube_apiserver_validates(api: Http, path: str, body: Obj,
+                                                         want: list[tuple[str, str]]) -> None:
+    code, got = api("POST", path, copy.deepcopy(body))
+    assert code == 422, got
+    assert sorted(causes(got)) == sorted(want), got["message"]
+
+
+def test_messages_are_upstreams(api: Http) -> None:
+    got = api("POST", CLAIMS, claim("bad", {"name": "gpu"}, {"name": "two", "exactly": {
+        "deviceClassName": "c", "allocationMode": "All", "count": 2}}))[1]
+    assert got["message"] == (
+        'ResourceClaim.resource.k8s.io "bad" is invalid: [spec.devices.requests[0]: Required value: exactly one of '
+        "`exactly` or `firstAvailable` is required, spec.devices.requests[1].exactly.count: Invalid value: 2: must "
+        "not be specified when allocationMode is 'All']")
+    got = api("POST", SLICES, resource_slice("bad", nodeName=None))[1]
+    assert messages(got) == ["Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+                             "`perDeviceNodeSelection` is required"]
+    got = api("POST", SLICES, resource_slice("bad", allNodes=True))[1]
+    assert messages(got) == ['Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
+                             "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"]
+
+
+def test_valid_objects_of_each_kind_are_created(api: Http) -> None:
+    for path, body in ((CLASSES, device_class("valid.example.com")), (SLICES, resource_slice("valid-slice")),
+                       (TEMPLATES, template("valid-template")),
+                       (CLAIMS, claim("valid", {"name": "gpu", "firstAvailable": [
+                           {"name": "big", "deviceClassName": "c", "selectors": [{"cel": {"expression": "true"}}]},
+                           {"name": "small", "deviceClassName": "c", "allocationMode": "All"}]},
+                           constraints=[{"requests": ["gpu/big"], "matchAttribute": "gpu.example.com/model"}],
+                           config=[{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com",
+                                                                    "parameters": {"a": 1}}}]))):
+        code, got = api("POST", path, body)
+        assert code == 201, got
+
+
+# ---- update rules --------------------------------------------------------------------------------
+
+def test_a_claims_spec_is_immutable_and_its_status_written_only_through_status(api: Http) -> None:
+    assert api("POST", CLAIMS, claim("immutable"))[0] == 201
+    code, got = api("PATCH", f"{CLAIMS}/immutable", {"spec": {"devices": {"requests": [
+        {"name": "other", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}, ctype=MERGE)
+    assert code == 422 and causes(got) == [("spec", "FieldValueInvalid")], got
+    assert got["message"].endswith("field is immutable")
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                           "device": "gpu-0"}]}}
+    code, got = api("PATCH", f"{CLAIMS}/immutable", {"metadata": {"labels": {"a": "b"}},
+                                                     "status": {"allocation": allocation}}, ctype=MERGE)
+    assert code == 200 and "status" not in got and got["metadata"]["labels"] == {"a": "b"}
+    code, got = api("PATCH", f"{CLAIMS}/immutable/status", {"status": {"allocation": allocation}}, ctype=MERGE)
+    assert code == 200 and got["status"]["allocation"] == allocation, got
+    changed = copy.deepcopy(allocation)
+    changed["devices"]["results"][0]["device"] = "gpu-1"
+    code, got = api("PATCH", f"{CLAIMS}/immutable/status", {"status": {"allocation": changed}}, ctype=MERGE)
+    assert code == 422 and causes(got) == [("status.allocation", "FieldValueInvalid")], got
+
+
+def test_a_template_spec_is_immutable(api: Http) -> None:
+    assert api("POST", TEMPLATES, template("immutable-template"))[0] == 201
+    code, got = api("PATCH", f"{TEMPLATES}/immutable-template", {"spec": {"spec": {"devices": {"requests": [
+        {"name": "x", "exactly": {"deviceClassName": "c"}}]}}}}, ctype=MERGE)
+    assert code == 422 and causes(got) == [("spec", "FieldValueInvalid")], got
+
+
+def test_a_slices_pool_driver_and_node_never_change(api: Http) -> None:
+    assert api("POST", SLICES, resource_slice("moving"))[0] == 201
+    code, got = api("PATCH", f"{SLICES}/moving", {"spec": {"nodeName": "other", "driver": "other.example.com",
+                                                           "pool": {"name": "other"}}}, ctype=MERGE)
+    assert code == 422, got
+    assert sorted(causes(got)) == [("spec.driver", "FieldValueInvalid"), ("spec.nodeName", "FieldValueInvalid"),
+                                   ("spec.pool.name", "FieldValueInvalid")]
+    code, got = api("PATCH", f"{SLICES}/moving", {"spec": {"pool": {"generation": 1}}}, ctype=MERGE)
+    assert code == 200 and got["metadata"]["generation"] == 2, got
+
+
+STATUS_CASES = [
+    # (case, status, wanted causes); the claim has one request "gpu"
+    ("reservedFor without an allocation", {"reservedFor": [{"resource": "pods", "name": "p", "uid": "1"}]},
+     [("status.reservedFor", "FieldValueForbidden")]),
+    ("a consumer without resource, name and uid", {"allocation": {"devices": {"results": []}}, "reservedFor": [{}]},
+     [("status.reservedFor[0].resource", "FieldValueRequired"), ("status.reservedFor[0].name", "FieldValueRequired"),
+      ("status.reservedFor[0].uid", "FieldValueRequired")]),
+    ("a consumer twice", {"allocation": {"devices": {"results": []}}, "reservedFor": [
+        {"resource": "pods", "name": "p", "uid": "1"}, {"resource": "pods", "name": "p", "uid": "1"}]},
+     [("status.reservedFor[1]", "FieldValueDuplicate")]),
+    ("257 consumers", {"allocation": {"devices": {"results": []}}, "reservedFor": [
+        {"resource": "pods", "name": f"p{i}", "uid": str(i)} for i in range(257)]},
+     [("status.reservedFor", "FieldValueTooMany")]),
+    ("a result for an unknown request, without driver, pool and device", {"allocation": {"devices": {"results": [
+        {"request": "tpu", "driver": "", "pool": "", "device": ""}]}}},
+     [("status.allocation.devices.results[0].request", "FieldValueInvalid"),
+      ("status.allocation.devices.results[0].driver", "FieldValueRequired"),
+      ("status.allocation.devices.results[0].driver", "FieldValueInvalid"),
+      ("status.allocation.devices.results[0].pool", "FieldValueRequired"),
+      ("status.allocation.devices.results[0].device", "FieldValueInvalid")]),
+]
+
+
+@pytest.mark.parametrize(("status", "want"), [c[1:] for c in STATUS_CASES], ids=[c[0] for c in STATUS_CASES])
+def test_status_updates_are_validated(api: Http, status: Obj, want: list[tuple[str, str]]) -> None:
+    name = "status-" + str(abs(hash(json.dumps(status))) % 10**8)
+    assert api("POST", CLAIMS, claim(name))[0] == 201
+    code, got = api("PATCH", f"{CLAIMS}/{name}/status", {"status": status}, ctype=MERGE)
+    assert code == 422, got
+    assert sorted(causes(got)) == sorted(want), got["message"]
+
+
+def test_256_consumers_are_allowed(api: Http) -> None:
+    assert api("POST", CLAIMS, claim("full"))[0] == 201
+    status = {"allocation": {"devices": {"results": []}},
+              "reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"uid-{i}"} for i in range(256)]}
+    # (these pods do not exist: the controller drops them once the claim is written; only the write is checked)
+    code, got = api("PATCH", f"{CLAIMS}/full/status", {"status": status}, ctype=MERGE)
+    assert code == 200, got
+
+
+# ---- the pod's side ----------------------------------------------------------------------------
+
+POD_CASES = [
+    # (core validation's rule, pod, wanted causes)
+    ("validatePodResourceClaim: both sources", pod("bad", {"name": "gpu", "resourceClaimName": "a",
+                                                           "resourceClaimTemplateName": "b"}),
+     [("spec.resourceClaims[0]", "FieldValueInvalid")]),
+    ("validatePodResourceClaim: no source", pod("bad", {"name": "gpu"}),
+     [("spec.resourceClaims[0]", "FieldValueInvalid")]),
+    ("validatePodResourceClaim: a name twice", pod("bad", {"name": "gpu", "resourceClaimName": "a"},
+                                                   {"name": "gpu", "resourceClaimName": "b"},
+                                                   container_claims=[{"name": "gpu"}]),
+     [("spec.resourceClaims[1].name", "FieldValueDuplicate")]),
+    ("validatePodResourceClaim: a name that is no DNS label", pod("bad", {"name": "GPU", "resourceClaimName": "a"},
+                                                                  container_claims=[]),
+     [("spec.resourceClaims[0].name", "FieldValueInvalid")]),
+    ("validatePodResourceClaim: a bad claim name", pod("bad", {"name": "gpu", "resourceClaimName": BAD_NAME}),
+     [("spec.resourceClaims[0].resourceClaimName", "FieldValueInvalid")]),
+    ("validateResourceClaimNames: a container claim not in the pod's", pod("bad", {"name": "gpu", "resourceClaimName":
+                                                                                 "a"},
+                                                                           container_claims=[{"name": "tpu"}]),
+     [("spec.containers[0].resources.claims[0]", "FieldValueNotFound")]),
+    ("validateResourceClaimNames: a container claim twice", pod("bad", {"name": "gpu", "resourceClaimName": "a"},
+                                                                container_claims=[{"name": "gpu"}, {"name": "gpu"}]),
+     [("spec.containers[0].resources.claims[1]", "FieldValueDuplicate")]),
+]
+
+
+@pytest.mark.parametrize(("body", "want"), [c[1:] for c in POD_CASES], ids=[c[0] for c in POD_CASES])
+def test_pod_resource_claims_are_validated(api: Http, body: Obj, want: list[tuple[str, str]]) -> None:
+    code, got = api("POST", PODS, copy.deepcopy(body))
+    assert code == 422, got
+    assert sorted(causes(got)) == sorted(want), got["message"]
+
+
+def test_a_container_claim_not_found_says_which_names_there_are(api: Http) -> None:
+    got = api("POST", PODS, pod("bad", container_claims=[{"name": "gpu"}]))[1]
+    assert messages(got) == ['Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty']
+    got = api("POST", PODS, pod("bad", {"name": "b", "resourceClaimName": "x"}, {"name": "a", "resourceClaimName": "y"},
+                                container_claims=[{"name": "gpu"}]))[1]
+    assert messages(got) == ['Not found: "gpu": must be one of the names in pod.spec.resourceClaims: a, b']
+
+
+def test_pod_status_claim_statuses_name_the_pods_claims(api: Http) -> None:
+    assert api("POST", PODS, pod("statuses", {"name": "gpu", "resourceClaimName": "shared-none"}))[0] == 201
+    code, got = api("PATCH", f"{PODS}/statuses/status", {"status": {"resourceClaimStatuses": [
+        {"name": "tpu", "resourceClaimName": "x"}]}}, ctype=MERGE)
+    assert code == 422 and causes(got) == [("status.resourceClaimStatuses[0].name", "FieldValueInvalid")], got
+    assert messages(got) == ['Invalid value: "tpu": must match the name of an entry in `spec.resourceClaims`']
+    api("DELETE", f"{PODS}/statuses", {"gracePeriodSeconds": 0})
+
+
+# ---- kubectl -------------------------------------------------------------------------------------
+
+@needs_kubectl
+def test_kubectl_applies_and_prints_the_kinds_as_upstreams_printers(api: Http, kubectl: Kubectl) -> None:
+    manifest = "\n---\n".join(json.dumps(o) for o in (
+        template("kubectl-template"), claim("kubectl-claim"), device_class("kubectl.example.com")))
+    out = kubectl("apply", "-f", "-", stdin=manifest).stdout
+    assert "resourceclaim.resource.k8s.io/kubectl-claim created" in out, out
+    lines = kubectl("get", "resourceclaims", "kubectl-claim").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "STATE", "AGE"] and lines[1].split()[:2] == ["kubectl-claim", "pending"]
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                           "device": "gpu-0"}]}}
+    kubectl("patch", "resourceclaim", "kubectl-claim", "--subresource=status", "--type=merge", "-p",
+            json.dumps({"status": {"allocation": allocation}}))
+    assert kubectl("get", "resourceclaim", "kubectl-claim").stdout.splitlines()[1].split()[1] == "allocated"
+    assert kubectl("get", "resourceclaimtemplates").stdout.splitlines()[0].split() == ["NAME", "AGE"]
+    assert kubectl("get", "deviceclass", "kubectl.example.com").stdout.splitlines()[0].split() == ["NAME", "AGE"]
+    assert api("POST", SLICES, resource_slice("kubectl-slice", nodeName="kubectl-node",
+                                              pool={"name": "kubectl-pool", "resourceSliceCount": 1}))[0] == 201
+    lines = kubectl("get", "resourceslice", "kubectl-slice").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+    assert lines[1].split()[:4] == ["kubectl-slice", "kubectl-node", "test.example.com", "kubectl-pool"]
+    explained = kubectl("explain", "resourceclaim.spec.devices.requests.exactly.allocationMode").stdout
+    assert "FIELD: allocationMode <string>" in explained
+    bad = kubectl("apply", "-f", "-", stdin=json.dumps(claim("kubectl-bad", {"name": "gpu"})), check=False)
+    assert bad.returncode != 0 and "exactly one of `exactly` or `firstAvailable` is required" in bad.stderr
+
+
+def test_generate_name_is_cut_as_upstreams_name_generator(api: Http) -> None:
+    body = claim("unused")
+    body["metadata"] = {"generateName": "g" * 70}
+    code, got = api("POST", CLAIMS, body)
+    assert code == 201 and len(got["metadata"]["name"]) == 63 and got["metadata"]["name"].startswith("g" * 58)
