@@ -4,11 +4,12 @@ matching (``scheduler.model.selectors``).
 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
 size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
-bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` / ``validation`` / ``storage`` (what a
-write goes through) → ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP
+bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` / ``validation`` / ``storage`` / ``dra``
+(what a write goes through) → ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP
 surface and the storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers,
-eviction), ``workloads`` (the workload controllers, garbage collection) and ``volumes`` (the
-PersistentVolume controller, a provisioner, volume protection) →
+eviction), ``workloads`` (the workload controllers, garbage collection), ``volumes`` (the
+PersistentVolume controller, a provisioner, volume protection) and ``devices`` (the resourceclaim
+controller, the kubelet's wait for claims, a simulated DRA driver) →
 ``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig). ``kopf-scheduler cluster-bench``,
 which measures it, is in ``scheduler.benchmark``.
 """

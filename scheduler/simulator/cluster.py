@@ -85,7 +85,8 @@ class SimulatedCluster:
                  load: Iterable[str | Path] = (), faults: Faults | None = None, seed: int = 0,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
-                 history: int = 20_000, threaded: bool = True, token: str | None = None,
+                 gpus_per_node: int = 0, gpu_attributes: Obj | None = None, history: int = 20_000,
+                 threaded: bool = True, token: str | None = None,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES,
                  watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -94,7 +95,8 @@ class SimulatedCluster:
         self.server = ApiServer(token=token, faults=faults, history=history, pod_running_after=pod_running_after,
                                 pod_termination_seconds=pod_termination_seconds,
                                 pod_completion_seconds=pod_completion_seconds,
-                                provision_seconds=provision_seconds, seed=seed,
+                                provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
+                                gpu_attributes=gpu_attributes, seed=seed,
                                 storage_quota_bytes=storage_quota_bytes, max_object_bytes=max_object_bytes,
                                 watch_buffer_bytes=watch_buffer_bytes)
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig else None

@@ -12,6 +12,10 @@ resourceVersions and reach watchers like any client's. Each stands for one upstr
   removed, as the kubelet removes a pod once its containers have stopped (default 0: at once).
 - ``VolumeController`` (``volumes.py``): the PersistentVolume controller, an external provisioner
   (``provision_seconds`` after a claim asks; negative: never) and the PV/PVC protection controllers.
+- ``ResourceClaimController`` and ``GpuDriver`` (``devices.py``): the resourceclaim controller (claims
+  from templates, reservations cleaned, deallocation), and a simulated DRA driver publishing
+  ``gpus_per_node`` GPUs per node. The kubelet starts a pod with claims only once they are allocated
+  and reserved for it.
 - ``NamespaceController`` (``pkg/controller/namespace``): a deleted namespace is Terminating, then
   everything in it is deleted, then the namespace itself.
 - ``DisruptionController`` (``pkg/controller/disruption``): keeps each PodDisruptionBudget's status
@@ -34,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.admission import ApiError, not_found, now_iso
+from scheduler.simulator.devices import GpuDriver, ResourceClaimController
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
 from scheduler.simulator.volumes import VolumeController
@@ -53,7 +58,8 @@ class Controllers:
     """The simulated controller manager and kubelet of one ``ApiServer``, with their timers and tasks."""
 
     def __init__(self, api: ApiServer, *, pod_running_after: float | None, pod_termination_seconds: float,
-                 pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2) -> None:
+                 pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2, gpus_per_node: int = 0,
+                 gpu_attributes: Obj | None = None) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self.disruption = DisruptionController(api, pods_become_ready=pod_running_after is not None)
@@ -61,6 +67,8 @@ class Controllers:
                                termination_seconds=pod_termination_seconds, completion_seconds=pod_completion_seconds)
         self.workloads = WorkloadControllers(api, self)
         self.volumes = VolumeController(api, self, provision_seconds=provision_seconds)
+        self.claims = ResourceClaimController(api, self)
+        self.gpus = GpuDriver(api, self, gpus_per_node=gpus_per_node, attributes=gpu_attributes)
         self.gc = GarbageCollector(api, self)
         self.namespaces = NamespaceController(api, self)
         self.eviction = Eviction(api, self.disruption)
@@ -133,6 +141,10 @@ class Kubelet:
         rt = self.api.rt("", "v1", "pods")
         pod = self.api.store.get(rt, namespace, name)
         if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        if (pod.get("spec") or {}).get("resourceClaims") and not self.timers.claims.claims_ready(pod):
+            # PrepareResources fails until each claim is allocated and reserved for the pod: wait.
+            self.timers.claims.wait(pod, lambda: self._run(namespace, name, uid))
             return
         ts = now_iso()
         n = self.api.store.rv

@@ -234,7 +234,8 @@ class ApiServer:
     def __init__(self, *, token: str | None = None, faults: Faults | None = None, history: int = 20_000,
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
-                 seed: int = 0, storage_quota_bytes: int = MAX_TOTAL_BYTES,
+                 gpus_per_node: int = 0, gpu_attributes: Obj | None = None, seed: int = 0,
+                 storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
@@ -262,11 +263,14 @@ class ApiServer:
         self.controllers = Controllers(self, pod_running_after=pod_running_after,
                                        pod_termination_seconds=pod_termination_seconds,
                                        pod_completion_seconds=pod_completion_seconds,
-                                       provision_seconds=provision_seconds)
+                                       provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
+                                       gpu_attributes=gpu_attributes)
         self.store.listeners.append(self.controllers.disruption.on_event)
         self.store.listeners.append(self.controllers.workloads.on_event)
         self.store.listeners.append(self.controllers.gc.on_event)
         self.store.listeners.append(self.controllers.volumes.on_event)
+        self.store.listeners.append(self.controllers.claims.on_event)
+        self.store.listeners.append(self.controllers.gpus.on_event)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})

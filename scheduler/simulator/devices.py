@@ -1,0 +1,557 @@
+"""The simulated controller manager's resourceclaim controller, the kubelet's wait for a pod's claims, and a
+simulated DRA driver (issue #19). The API side of these kinds is ``dra.py``.
+
+- **ResourceClaim controller** (``pkg/controller/resourceclaim/controller.go``), ``syncPod`` and
+  ``syncClaim``:
+
+  - For each ``spec.resourceClaims`` entry of a pod that is not being deleted with a
+    ``resourceClaimTemplateName``, and whose claim is not recorded yet (or was deleted, or is not the
+    pod's any more), the claim is created from the template: ``generateName``
+    ``<pod>-<podClaimName>-`` (both shortened proportionally past 57 characters, as upstream), the
+    template's labels and annotations plus ``resource.kubernetes.io/pod-claim-name: <podClaimName>``,
+    the pod as its controller owner (``blockOwnerDeletion``), the template's claim spec. A claim made
+    for the pod before (found by that annotation and owner) is reused instead. The names go to the
+    pod's ``status.resourceClaimStatuses``. A missing template is the event
+    ``FailedResourceClaimCreation`` (``PodResourceClaim <name>: resource claim template ...``), and
+    the pod is synced again when the template appears.
+  - For a pod bound without the scheduler (``spec.nodeName`` set), an allocated claim not reserved
+    for it is reserved for it (``reservedFor`` gets ``{resource: pods, name, uid}``).
+  - A claim's ``reservedFor`` loses the pods that are gone, replaced (another uid) or done
+    (``Succeeded``/``Failed``, or deleted before being bound). When that leaves it empty and the
+    claim carries the scheduler's ``resource.kubernetes.io/delete-protection`` finalizer, the
+    allocation is cleared too, then the finalizer removed; a claim being deleted with that finalizer
+    and no consumer is deallocated and released the same way. An unreserved claim generated for a
+    pod that is done or replaced is deleted (a deleted pod's claims go with the garbage collector,
+    through their owner reference).
+
+- **Kubelet** (``Kubelet._run`` asks ``claims_ready``): a bound pod is not started (Running) before
+  each of its claims exists, is the pod's own (a generated claim), is allocated and is reserved for
+  the pod, as a kubelet's ``PrepareResources`` refuses to run it. It waits; a claim change in its
+  namespace, or a change of the pod, tries again.
+
+- **DRA driver** (``GpuDriver``, kubernetes-sigs/dra-example-driver's ``gpu.example.com``): with
+  ``gpus_per_node`` above zero, each node gets one ResourceSlice (``generateName
+  <node>-gpu.example.com-``, the node as controller owner, so the garbage collector removes it with
+  the node): driver ``gpu.example.com``, pool = the node's name (generation 0, one slice),
+  ``nodeName`` the node, devices ``gpu-0`` … ``gpu-<N-1>`` with attributes ``index``, ``uuid``
+  (``gpu-<uuid5 of node and index>``), ``model`` and ``driverVersion`` and capacity ``memory``,
+  taken from ``data/gpus.yaml`` or the file given (``load_gpu_attributes``). The DeviceClass
+  ``gpu.example.com`` (selector ``device.driver == "gpu.example.com"``) is created when the first
+  node comes, unless one exists, as the driver's Helm chart installs it.
+
+Like the other controllers these react to store events (cheap marks) and sync on the next loop turn,
+writing through ``ApiServer.write``, ``create`` and ``delete``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from scheduler.errors import QuantityError
+from scheduler.quantity import parse_quantity
+from scheduler.simulator.admission import ApiError
+from scheduler.simulator.dra import (
+    CLAIMS,
+    CLASSES,
+    FINALIZER,
+    POD_CLAIM_NAME,
+    RESERVED_FOR_MAX,
+    SLICES,
+    TEMPLATES,
+    validate_resource_slice,
+)
+from scheduler.simulator.store import Event
+
+if TYPE_CHECKING:
+    from scheduler.simulator.controllers import Controllers
+    from scheduler.simulator.resources import ResourceType
+    from scheduler.simulator.server import ApiServer
+
+__all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "ResourceClaimController", "load_gpu_attributes",
+           "pod_claim_names"]
+
+log = logging.getLogger("kopf_scheduler.simulator")
+Obj = dict[str, Any]
+Key = tuple[str, str]
+
+PODS = "/pods"
+CONTROLLER = "resource_claim"                         # upstream's event source for this controller
+GPU_DRIVER = "gpu.example.com"
+DEVICE_CLASS_SELECTOR = f'device.driver == "{GPU_DRIVER}"'
+_MAX_BASE_LEN = 57                                    # handleClaim's maxBaseLen
+_NOT_FOUND = object()                                 # a template claim the pod's status does not name yet
+
+
+def _key(obj: Obj) -> Key:
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+
+
+def _done(pod: Obj) -> bool:
+    """``isPodDone``: terminal, or deleted before it was bound."""
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") or bool(
+        pod["metadata"].get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"))
+
+
+def _owner_pod(claim: Obj) -> tuple[str, str]:
+    """``owningPod``: the name and uid of the pod controlling the claim ("" if none)."""
+    for ref in claim["metadata"].get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("apiVersion") == "v1" and ref.get("kind") == "Pod":
+            return str(ref.get("name", "")), str(ref.get("uid", ""))
+    return "", ""
+
+
+def _owned_by(claim: Obj, pod: Obj) -> bool:
+    """``resourceclaim.IsForPod``: the pod is the claim's controller owner."""
+    return _owner_pod(claim)[1] == str(pod["metadata"].get("uid"))
+
+
+def pod_claim_names(pod: Obj) -> list[tuple[str, Any]]:
+    """``resourceclaim.Name`` for each ``spec.resourceClaims`` entry: (the pod's name for it, the claim's
+    name, ``None`` when no claim is needed, or ``_NOT_FOUND`` when the pod's status does not name the
+    generated claim yet), in the pod's order."""
+    statuses = {str(s.get("name")): s.get("resourceClaimName")
+                for s in (pod.get("status") or {}).get("resourceClaimStatuses") or [] if isinstance(s, dict)}
+    out: list[tuple[str, Any]] = []
+    for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
+        if not isinstance(pc, dict):
+            continue
+        name = str(pc.get("name", ""))
+        if pc.get("resourceClaimName"):
+            out.append((name, str(pc["resourceClaimName"])))
+        elif pc.get("resourceClaimTemplateName"):
+            out.append((name, statuses.get(name, _NOT_FOUND)))
+        else:
+            out.append((name, None))
+    return out
+
+
+def _reserved_for(claim: Obj, pod: Obj) -> bool:
+    uid = pod["metadata"].get("uid")
+    return any(isinstance(r, dict) and r.get("uid") == uid
+               for r in (claim.get("status") or {}).get("reservedFor") or [])
+
+
+class ResourceClaimController:
+    """Generated claims, reservations and deallocation; and the kubelet's wait for them."""
+
+    def __init__(self, api: ApiServer, timers: Controllers) -> None:
+        self.api = api
+        self.timers = timers
+        self.pods: set[Key] = set()
+        self.claims: set[Key] = set()
+        self._scheduled = False
+        self.owned: dict[str, set[Key]] = {}              # pod uid → claims it controls
+        self.users: dict[Key, set[str]] = {}              # claim → the pods naming it (podResourceClaimIndex)
+        self.by_template: dict[Key, set[str]] = {}        # a missing template → pods waiting for it
+        # Bound pods the kubelet holds until their claims are ready: namespace → pod name → (uid, start).
+        self.waiting: dict[str, dict[str, tuple[str, Callable[[], None]]]] = {}
+        self._recheck: set[str] = set()
+
+    # ---- events ---------------------------------------------------------------------------------
+    def on_event(self, store: str, ev: Event) -> None:
+        if store == PODS:
+            pod = ev.obj
+            claims = (pod.get("spec") or {}).get("resourceClaims")
+            if not claims:
+                return
+            ns, name = _key(pod)
+            if ev.type != "DELETED":
+                self.pods.add((ns, name))
+            for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
+                for _, claim in pod_claim_names(obj) if obj is not None else ():
+                    if isinstance(claim, str):
+                        self.claims.add((ns, claim))
+                        users = self.users.setdefault((ns, claim), set())
+                        (users.add if add else users.discard)(name)
+                        if not users:
+                            del self.users[(ns, claim)]
+            if name in self.waiting.get(ns, {}):
+                self._recheck.add(ns)
+            self._schedule()
+        elif store == CLAIMS:
+            key = _key(ev.obj)
+            owner_name, owner_uid = _owner_pod(ev.obj)
+            if ev.old is not None:
+                old_uid = _owner_pod(ev.old)[1]
+                if old_uid and old_uid != owner_uid:
+                    self.owned.get(old_uid, set()).discard(key)
+            if owner_uid:
+                members = self.owned.setdefault(owner_uid, set())
+                if ev.type == "DELETED":
+                    members.discard(key)
+                    if not members:
+                        del self.owned[owner_uid]
+                    self.pods.add((key[0], owner_name))      # recreated if the pod still wants it
+                else:
+                    members.add(key)
+            if ev.type != "DELETED":
+                self.claims.add(key)
+                # The pods using it may have work now (a reservation for a pod bound without the scheduler).
+                self.pods.update((key[0], p) for p in self.users.get(key, ()))
+            if key[0] in self.waiting:
+                self._recheck.add(key[0])
+            self._schedule()
+        elif store == TEMPLATES and ev.type != "DELETED":
+            waiting = self.by_template.pop(_key(ev.obj), set())
+            self.pods.update((ev.obj["metadata"].get("namespace", ""), p) for p in waiting)
+            if waiting:
+                self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0, self._sync_dirty)
+
+    def _sync_dirty(self) -> None:
+        self._scheduled = False
+        for _ in range(10):                       # a sync may dirty more (a created claim its pod)
+            if not self.pods and not self.claims:
+                break
+            pods, self.pods = self.pods, set()
+            claims, self.claims = self.claims, set()
+            for key in sorted(pods):
+                pod = self.api.store.bucket(PODS).objects.get(key)
+                if pod is not None:
+                    self._guard(self._sync_pod, pod)
+            for key in sorted(claims):
+                claim = self.api.store.bucket(CLAIMS).objects.get(key)
+                if claim is not None:
+                    self._guard(self._sync_claim, claim)
+        recheck, self._recheck = self._recheck, set()
+        for ns in sorted(recheck):
+            for name, (uid, start) in list(self.waiting.get(ns, {}).items()):
+                pod = self.api.store.bucket(PODS).objects.get((ns, name))
+                if pod is None or pod["metadata"].get("uid") != uid:
+                    self._unwait(ns, name)
+                elif self.claims_ready(pod):
+                    self._unwait(ns, name)
+                    start()
+        if (self.pods or self.claims) and not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0.05, self._sync_dirty)
+
+    def _guard(self, fn: Callable[[Obj], None], obj: Obj) -> None:
+        try:
+            fn(obj)
+        except ApiError as e:
+            log.warning("simulated resourceclaim controller: %s %s: %s", obj.get("kind"), obj["metadata"]["name"],
+                        e.message)
+
+    def _rt(self, store: str) -> ResourceType:
+        group, _, plural = store.partition("/")
+        return self.api.rt(group, "v1", plural)
+
+    def _get(self, store: str, ns: str, name: str) -> Obj | None:
+        return self.api.store.bucket(store).objects.get((ns, name))
+
+    # ---- the kubelet's wait ----------------------------------------------------------------------
+    def claims_ready(self, pod: Obj) -> bool:
+        """Whether each of the pod's claims exists, is its own when generated, is allocated and reserved
+        for it (what a kubelet's ``PrepareResources`` needs before the pod's containers start)."""
+        ns = pod["metadata"].get("namespace", "")
+        generated = {str(pc.get("name")) for pc in (pod.get("spec") or {}).get("resourceClaims") or []
+                     if isinstance(pc, dict) and pc.get("resourceClaimTemplateName")}
+        for pod_claim, name in pod_claim_names(pod):
+            if name is None:
+                continue
+            if name is _NOT_FOUND:
+                return False
+            claim = self._get(CLAIMS, ns, str(name))
+            if claim is None or (pod_claim in generated and not _owned_by(claim, pod)):
+                return False
+            if not (claim.get("status") or {}).get("allocation") or not _reserved_for(claim, pod):
+                return False
+        return True
+
+    def wait(self, pod: Obj, start: Callable[[], None]) -> None:
+        """Hold a bound pod until ``claims_ready``; then call ``start`` (on a later loop turn)."""
+        ns, name = _key(pod)
+        self.waiting.setdefault(ns, {})[name] = (str(pod["metadata"].get("uid")), start)
+
+    def _unwait(self, ns: str, name: str) -> None:
+        pods = self.waiting.get(ns, {})
+        pods.pop(name, None)
+        if not pods:
+            self.waiting.pop(ns, None)
+
+    # ---- pods ----------------------------------------------------------------------------------
+    def _sync_pod(self, pod: Obj) -> None:
+        """``syncPod``."""
+        if pod["metadata"].get("deletionTimestamp"):
+            return
+        new: dict[str, str] = {}
+        for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
+            if not isinstance(pc, dict):
+                continue
+            try:
+                self._handle_claim(pod, pc, new)
+            except _Failed as e:
+                self.timers.volumes.event(pod, "Warning", "FailedResourceClaimCreation",
+                                          f"PodResourceClaim {pc.get('name')}: {e}", CONTROLLER)
+                return
+        if new:
+            status = dict(pod.get("status") or {})
+            entries = [dict(s) for s in status.get("resourceClaimStatuses") or [] if isinstance(s, dict)]
+            for s in entries:
+                if str(s.get("name")) in new:
+                    s["resourceClaimName"] = new.pop(str(s["name"]))
+            entries += [{"name": n, "resourceClaimName": c} for n, c in new.items()]
+            status["resourceClaimStatuses"] = entries
+            pod = self.api.write(self._rt(PODS), pod, {**pod, "status": status})
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return                                 # the scheduler reserves the claims of the pods it binds
+        ns = pod["metadata"].get("namespace", "")
+        for _, name in pod_claim_names(pod):
+            if not isinstance(name, str):
+                continue
+            claim = self._get(CLAIMS, ns, name)
+            if claim is None:
+                continue
+            status = claim.get("status") or {}
+            reserved = list(status.get("reservedFor") or [])
+            if status.get("allocation") and not _reserved_for(claim, pod) and len(reserved) < RESERVED_FOR_MAX:
+                reserved.append({"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]})
+                self.api.write(self._rt(CLAIMS), claim, {**claim, "status": {**status, "reservedFor": reserved}})
+
+    def _handle_claim(self, pod: Obj, pc: Obj, new: dict[str, str]) -> None:
+        """``handleClaim``: the pod's claim for this entry, created from its template if needed."""
+        ns = pod["metadata"].get("namespace", "")
+        pod_claim = str(pc.get("name", ""))
+        name = dict(pod_claim_names(pod)).get(pod_claim)
+        if name is None:
+            return                                 # no claim needed
+        if isinstance(name, str):
+            claim = self._get(CLAIMS, ns, name)
+            if claim is not None and (pc.get("resourceClaimName") or _owned_by(claim, pod)):
+                return                             # created already (or not generated at all)
+        template = pc.get("resourceClaimTemplateName")
+        if not template:
+            return
+        found = self._orphan(pod, pod_claim)
+        if found is None:
+            tmpl = self._get(TEMPLATES, ns, str(template))
+            if tmpl is None:
+                self.by_template.setdefault((ns, str(template)), set()).add(pod["metadata"]["name"])
+                raise _Failed(f'resource claim template "{template}": resourceclaimtemplates.resource.k8s.io '
+                              f'"{template}" not found')
+            found = self._create(pod, pod_claim, tmpl)
+        new[pod_claim] = found["metadata"]["name"]
+
+    def _orphan(self, pod: Obj, pod_claim: str) -> Obj | None:
+        """``findPodResourceClaim``: a claim created for this pod and entry whose name the pod's status
+        lost (the controller died between creating it and writing the status)."""
+        for ns, name in sorted(self.owned.get(str(pod["metadata"].get("uid")), ())):
+            claim = self._get(CLAIMS, ns, name)
+            if claim is not None and (claim["metadata"].get("annotations") or {}).get(POD_CLAIM_NAME) == pod_claim:
+                return claim
+        return None
+
+    def _create(self, pod: Obj, pod_claim: str, template: Obj) -> Obj:
+        from scheduler.simulator.server import Writer
+
+        meta = pod["metadata"]
+        tspec = template.get("spec") or {}
+        tmeta = tspec.get("metadata") or {}
+        generate = f"{meta['name']}-{pod_claim}-"
+        if len(generate) > _MAX_BASE_LEN:
+            # Both parts shortened in proportion, as upstream (and, as there, without the trailing dash).
+            n = len(generate)
+            generate = meta["name"][:len(meta["name"]) * _MAX_BASE_LEN // n] + "-" + \
+                pod_claim[:len(pod_claim) * _MAX_BASE_LEN // n]
+        annotations = {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME: pod_claim}
+        body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {
+            "generateName": generate, "namespace": meta.get("namespace", ""), "annotations": annotations,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
+                                 "controller": True, "blockOwnerDeletion": True}],
+            **({"labels": dict(tmeta["labels"])} if tmeta.get("labels") else {})},
+            "spec": _copy(tspec.get("spec") or {})}
+        try:
+            return self.api.create(self._rt(CLAIMS), meta.get("namespace", ""), body, fresh=True,
+                                   writer=Writer("kube-controller-manager"))
+        except ApiError as e:
+            raise _Failed(f"create ResourceClaim : {e.message}") from None
+
+    # ---- claims --------------------------------------------------------------------------------
+    def _sync_claim(self, claim: Obj) -> None:
+        """``syncClaim``."""
+        ns = claim["metadata"].get("namespace", "")
+        status = claim.get("status") or {}
+        reserved = list(status.get("reservedFor") or [])
+        valid = []
+        for r in reserved:
+            if isinstance(r, dict) and not r.get("apiGroup") and r.get("resource") == "pods":
+                pod = self._get(PODS, ns, str(r.get("name", "")))
+                if pod is None or pod["metadata"].get("uid") != r.get("uid") or _done(pod):
+                    continue
+            valid.append(r)
+        rt = self._rt(CLAIMS)
+        protected = FINALIZER in (claim["metadata"].get("finalizers") or [])
+        current: Obj | None = claim
+        if len(valid) < len(reserved):
+            new_status = {k: v for k, v in status.items() if k != "reservedFor"}
+            if valid:
+                new_status["reservedFor"] = valid
+            elif protected:
+                new_status.pop("allocation", None)    # the last consumer is gone: deallocate
+            claim = self.api.write(rt, claim, {**claim, "status": new_status})
+            current = self._release(claim) if protected and not new_status.get("allocation") else claim
+        elif protected and claim["metadata"].get("deletionTimestamp") and not valid:
+            if status.get("allocation"):
+                claim = self.api.write(rt, claim, {**claim, "status": {k: v for k, v in status.items()
+                                                                       if k != "allocation"}})
+            current = self._release(claim)
+        if not valid and current is not None:
+            name, uid = _owner_pod(current)
+            pod = self._get(PODS, ns, name) if name else None
+            if pod is not None and (pod["metadata"].get("uid") != uid or _done(pod)) \
+                    and not current["metadata"].get("deletionTimestamp"):
+                with contextlib.suppress(ApiError):
+                    self.api.delete(rt, ns, current["metadata"]["name"], {})
+
+    def _release(self, claim: Obj) -> Obj | None:
+        """The scheduler's finalizer off (the claim goes if it was being deleted: then None)."""
+        rest = [f for f in claim["metadata"].get("finalizers") or [] if f != FINALIZER]
+        meta = {**claim["metadata"], "finalizers": rest}
+        if not rest:
+            meta.pop("finalizers")
+        out = self.api.write(self._rt(CLAIMS), claim, {**claim, "metadata": meta})
+        return None if out["metadata"].get("deletionTimestamp") and not rest else out
+
+
+class _Failed(Exception):
+    """``handleClaim``'s error, for the pod's ``FailedResourceClaimCreation`` event."""
+
+
+def _copy(obj: Any) -> Any:
+    return json.loads(json.dumps(obj))
+
+
+# --- the simulated DRA driver ----------------------------------------------------------------------
+
+def load_gpu_attributes(path: str | Path | None = None) -> Obj:
+    """The GPU description (``model``, ``memory``, ``driverVersion``, and extra ``attributes``) from
+    ``path``, or the packaged ``data/gpus.yaml``; raises ``ValueError`` naming what is wrong."""
+    if path is None:
+        text = resources.files("scheduler.simulator").joinpath("data/gpus.yaml").read_text()
+        where = "data/gpus.yaml"
+    else:
+        text, where = Path(path).read_text(), str(path)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"{where}: not YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: expected a mapping (model, memory, driverVersion, attributes)")
+    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: model, memory, driverVersion, "
+                         "attributes)")
+    extra = doc.get("attributes") or {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: attributes: expected a mapping of name to value")
+    out: Obj = {"model": str(doc.get("model", "LATEST-GPU-MODEL")), "memory": str(doc.get("memory", "80Gi")),
+                "driverVersion": str(doc.get("driverVersion", "1.0.0")), "attributes": dict(extra)}
+    sample = {"spec": {"driver": GPU_DRIVER, "nodeName": "node", "pool": {"name": "node", "resourceSliceCount": 1},
+                       "devices": [_gpu(out, "node", 0)]}}
+    try:
+        parse_quantity(out["memory"])
+    except QuantityError:
+        raise ValueError(f"{where}: memory: not a quantity: {out['memory']!r}") from None
+    causes = validate_resource_slice(sample)
+    if causes:
+        raise ValueError(f"{where}: " + "; ".join(f"{f.replace('spec.devices[0].', '')}: {d}" for f, _, d in causes))
+    return out
+
+
+def _attribute(value: Any) -> Obj:
+    """A YAML value as a DeviceAttribute: a bool, an integer, a string, or already ``{version: ...}``-like."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    return {"string": str(value)}
+
+
+def _gpu(desc: Obj, node: str, index: int) -> Obj:
+    """Device ``gpu-<index>`` of ``node``, as the example driver describes its GPUs."""
+    attrs: Obj = {k: _attribute(v) for k, v in (desc.get("attributes") or {}).items()}
+    attrs.update({"index": {"int": index}, "model": {"string": desc["model"]},
+                  "uuid": {"string": f"gpu-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/gpu-{index}')}"},
+                  "driverVersion": {"version": desc["driverVersion"]}})
+    return {"name": f"gpu-{index}", "attributes": dict(sorted(attrs.items())),
+            "capacity": {"memory": {"value": desc["memory"]}}}
+
+
+class GpuDriver:
+    """``gpu.example.com``'s kubelet plugin on every node: one ResourceSlice per node."""
+
+    def __init__(self, api: ApiServer, timers: Controllers, *, gpus_per_node: int = 0,
+                 attributes: Obj | None = None) -> None:
+        self.api = api
+        self.timers = timers
+        self.gpus_per_node = gpus_per_node
+        self.desc = attributes if attributes is not None else (load_gpu_attributes() if gpus_per_node > 0 else {})
+        self.nodes: set[tuple[str, str]] = set()          # (name, uid) to publish for
+        self._scheduled = False
+        self._class_checked = False
+
+    def on_event(self, store: str, ev: Event) -> None:
+        if self.gpus_per_node <= 0 or store != "/nodes" or ev.type != "ADDED":
+            return
+        self.nodes.add((ev.obj["metadata"]["name"], str(ev.obj["metadata"].get("uid"))))
+        if not self._scheduled:
+            self._scheduled = True
+            self.timers.later(0, self._publish_all)
+
+    def _publish_all(self) -> None:
+        self._scheduled = False
+        if not self._class_checked:
+            self._class_checked = True
+            self._ensure_class()
+        nodes, self.nodes = self.nodes, set()
+        for name, uid in sorted(nodes):
+            try:
+                self._publish(name, uid)
+            except ApiError as e:
+                log.warning("simulated DRA driver %s: node %s: %s", GPU_DRIVER, name, e.message)
+
+    def _ensure_class(self) -> None:
+        from scheduler.simulator.server import Writer
+
+        if self.api.store.bucket(CLASSES).objects.get(("", GPU_DRIVER)) is not None:
+            return
+        with contextlib.suppress(ApiError):
+            self.api.create(self.api.rt("resource.k8s.io", "v1", "deviceclasses"), "", {
+                "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": GPU_DRIVER},
+                "spec": {"selectors": [{"cel": {"expression": DEVICE_CLASS_SELECTOR}}]}}, fresh=True,
+                writer=Writer("helm"))
+
+    def _publish(self, node: str, uid: str) -> None:
+        from scheduler.simulator.server import Writer
+
+        current = self.api.store.bucket("/nodes").objects.get(("", node))
+        if current is None or str(current["metadata"].get("uid")) != uid:
+            return
+        for s in self.api.store.bucket(SLICES).objects.values():
+            spec = s.get("spec") or {}
+            if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER:
+                return
+        body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
+            "generateName": f"{node}-{GPU_DRIVER}-",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid, "controller": True}]},
+            "spec": {"driver": GPU_DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                     "devices": [_gpu(self.desc, node, i) for i in range(self.gpus_per_node)]}}
+        self.api.create(self.api.rt("resource.k8s.io", "v1", "resourceslices"), "", body, fresh=True,
+                        writer=Writer(GPU_DRIVER))
