@@ -38,10 +38,13 @@ node's path is ``<nil>``, as a nil ``field.Path`` prints. A rule that fails to e
 ``'no such overload': call arguments did not match a supported operator, function or macro
 signature for rule: <rule>``.
 
+A string with ``format: byte`` is CEL bytes, ``duration`` a duration, ``date`` and ``date-time`` a
+timestamp (as ``cel/model`` types them).
+
 Not done: cel-go's type checker (a rule naming an undeclared field compiles here and fails when it
-runs, ``no such key``), cost estimation and the runtime cost budget, ``format``-typed strings as
-timestamps, durations or bytes, embedded resources (``x-kubernetes-embedded-resource``), and the
-set semantics of ``set``/``map`` lists (``==`` ignoring order, ``+`` as a union). The engine's
+runs, ``no such key``), cost estimation and the runtime cost budget, the timezone argument of the
+timestamp accessors (``getHours('01:00')``), embedded resources (``x-kubernetes-embedded-resource``),
+and the set semantics of ``set``/``map`` lists (``==`` ignoring order, ``+`` as a union). The engine's
 ``size()`` of a string counts bytes where cel-go counts code points, and its ``exists``/``all``
 stop at the first element whose predicate fails to evaluate where cel-go lets another element
 decide: both stricter than upstream, never more lenient.
@@ -49,9 +52,12 @@ decide: both stricter than upstream, never more lenient.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import cel
@@ -277,7 +283,45 @@ def to_cel(value: Any, schema: Obj | None, root: bool = False) -> Any:
         return [to_cel(x, items if isinstance(items, dict) else None) for x in value]
     if schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if isinstance(value, str) and schema.get("type") == "string" and schema.get("format") in _FORMATS:
+        return _FORMATS[str(schema["format"])](value)
     return value
+
+
+_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+def _duration(text: str) -> Any:
+    # Go's time.ParseDuration ("1h2m3s4ms", "-1.5h", "0"); what does not parse stays a string.
+    body = text.lstrip("+-")
+    if body == "0":
+        return timedelta(0)
+    parts = _GO_DURATION.findall(body)
+    if not body or not parts or "".join(n + u for n, u in parts) != body or any(n in ("", ".") for n, _ in parts):
+        return text
+    seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+    return timedelta(seconds=-seconds if text.startswith("-") else seconds)
+
+
+def _timestamp(text: str) -> Any:
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _bytes(text: str) -> Any:
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        return text
+
+
+# A string's ``format`` as CEL types it (cel/model: byte -> bytes, duration, date and date-time -> timestamp).
+_FORMATS: dict[str, Callable[[str], Any]] = {"byte": _bytes, "duration": _duration, "date": _timestamp,
+                                             "date-time": _timestamp, "datetime": _timestamp}
 
 
 # --- the walk ------------------------------------------------------------------------------------

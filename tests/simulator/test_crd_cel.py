@@ -3,10 +3,11 @@
 The expression tables are ported from upstream's
 ``staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation_test.go``
 (``TestValidationExpressions``; each case keeps its upstream name). Left out: what needs cel-go's type
-checker (``undefined field``, ``no matching overload`` at compile time), ``format``-typed strings
-(bytes, durations, dates), embedded resources, ``set``/``map`` list equality ignoring order, and
-``exists``/``all`` absorbing an element's error when another element decides (the engine's macros
-stop at the first error: ``self.listMap.exists(m, m.v2 == 'z')`` fails here, stricter).
+checker (``undefined field``, ``no matching overload`` at compile time), ``type(x) ==
+google.protobuf.Duration``, the timezone argument of timestamp accessors, embedded resources,
+``set``/``map`` list equality ignoring order, and ``exists``/``all`` absorbing an element's error
+when another element decides (the engine's macros stop at the first error:
+``self.listMap.exists(m, m.v2 == 'z')`` fails here, stricter).
 Then the rules through the API (raw HTTP, then the real kubectl): the 422s, their messages, transition
 rules, ratcheting, and CRDs refused for their rules.
 """
@@ -109,6 +110,22 @@ EXPRESSIONS: list[tuple[str, Obj, Any, list[str], dict[str, str]]] = [
     ("booleans", vals(BOOL, BOOL, BOOL, BOOL), objs(True, True, False, False),
      [equal_and_literal("self.val1", "self.val2", "true"), equal_and_literal("self.val3", "self.val4", "false"),
       "self.val1 != self.val4", "type(self.val1) == bool"], {}),
+    ("bytes", vals({**STR, "format": "byte"}, {**STR, "format": "byte"}), objs("QUI=", "QUI="),
+     ["self.val1 == self.val2", "self.val1 == b'AB'", "self.val1 == bytes('AB')", "self.val1 == b'\\x41\\x42'",
+      "type(self.val1) == bytes", "size(self.val1) == 2"], {}),
+    ("duration format", vals({**STR, "format": "duration"}, {**STR, "format": "duration"}),
+     objs("1h2m3s4ms", "1h2m3s4ms"),
+     [equal_and_literal("self.val1", "self.val2", "duration('1h2m3s4ms')"),
+      "self.val1 == duration('1h2m') + duration('3s4ms')", "self.val1.getHours() == 1",
+      "self.val1.getMinutes() == 62", "self.val1.getSeconds() == 3723", "self.val1.getMilliseconds() == 3723004"],
+     {}),
+    ("date format", vals({**STR, "format": "date"}, {**STR, "format": "date"}), objs("1997-07-16", "1997-07-16"),
+     [equal_and_literal("self.val1", "self.val2", "timestamp('1997-07-16T00:00:00.000Z')"),
+      "self.val1.getDate() == 16", "self.val1.getMonth() == 06", "self.val1.getFullYear() == 1997"], {}),
+    ("date-time format", vals({**STR, "format": "date-time"}, {**STR, "format": "date-time"}),
+     objs("2011-08-18T19:03:37.010000000+01:00", "2011-08-18T19:03:37.010000000+01:00"),
+     [equal_and_literal("self.val1", "self.val2", "timestamp('2011-08-18T19:03:37.010+01:00')"),
+      "self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')"], {}),
     ("enums", {"enumStr": {**STR, "enum": ["Pending", "Available", "Bound", "Released", "Failed"]}},
      {"enumStr": "Pending"}, ["self.enumStr == 'Pending'", "self.enumStr in ['Pending', 'Available']"], {}),
     ("lists", vals(list_of(INT), list_of(INT)), objs([1, 2, 3], [1, 2, 3]),
