@@ -34,8 +34,9 @@ def test_wheel_install_runs_simulate(tmp_path: Path) -> None:
     where = subprocess.run([str(py), "-c", "import scheduler; print(scheduler.__file__)"], check=True,
                            capture_output=True, text=True, env=env, cwd=tmp_path).stdout
     assert where.startswith(str(env_dir)), where          # the wheel's package, not the checkout's
+    # --gpus-per-node reads the packaged GPU description (scheduler/simulator/data/gpus.yaml, package-data)
     run = subprocess.run([str(env_dir / "bin" / "kopf-scheduler"), "simulate", "--nodes", "3", "--pods", "6",
-                          "--output", "json", "--timeout", "60"],
+                          "--output", "json", "--timeout", "60", "--gpus-per-node", "1"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, check=False)
     assert run.returncode == 0, run.stderr[-2000:]
     pods = json.loads(run.stdout)["pods"]

@@ -34,8 +34,10 @@ def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary", "unschedulable", "terminal"}
     pods = {p["name"]: p for p in report["pods"]}
-    assert set(pods["web-0"]) == {"namespace", "name", "schedulerName", "node", "message", "deleted", "volumes"}
+    assert set(pods["web-0"]) == {"namespace", "name", "schedulerName", "node", "message", "deleted", "volumes",
+                                  "devices"}
     assert pods["web-0"]["volumes"] == []          # no claims (#18: each claim and the PV it bound to)
+    assert pods["web-0"]["devices"] == []          # no ResourceClaims (#19: each allocated device)
     assert [pods[f"web-{i}"]["node"] for i in range(3)] == ["n1"] * 3
     assert pods["huge"]["node"] is None and pods["huge"]["message"].startswith(
         "0/1 nodes are available: 1 Insufficient cpu.")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -122,6 +123,28 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
     click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
 
 
+def _gpu_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--gpus-per-node`` and ``--gpu-attributes``: the simulated DRA driver (``scheduler.simulator.devices``)."""
+    fn = click.option("--gpu-attributes", type=click.Path(exists=True, dir_okay=False), default=None,
+                      help="YAML describing the simulated GPUs (model, memory, driverVersion, attributes) in place "
+                           "of the packaged scheduler/simulator/data/gpus.yaml.")(fn)
+    return click.option("--gpus-per-node", type=click.IntRange(0, 128), default=0, show_default=True,
+                        help="GPUs the simulated DRA driver gpu.example.com publishes on each node (one "
+                             "ResourceSlice per node, DeviceClass gpu.example.com); 0: no driver.")(fn)
+
+
+def _gpu_description(gpus_per_node: int, path: str | None) -> dict[str, Any] | None:
+    """The GPU description ``--gpu-attributes`` names (the packaged one without it), checked up front."""
+    from scheduler.simulator.devices import load_gpu_attributes
+
+    if gpus_per_node <= 0 and path is None:
+        return None
+    try:
+        return load_gpu_attributes(path)
+    except (ValueError, OSError) as e:
+        raise click.BadParameter(str(e), param_hint="--gpu-attributes") from None
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on (loopback only).")
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
@@ -141,9 +164,11 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
 @click.option("--provision-seconds", type=float, default=0.2, show_default=True,
               help="How long the simulated external provisioner takes to create a claim's volume; negative: "
                    "never.")
+@_gpu_options
 def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...], faults: tuple[str, ...],
             seed: int, pod_running_after: float, pod_completion_seconds: float,
-            pod_termination_seconds: float, provision_seconds: float) -> None:
+            pod_termination_seconds: float, provision_seconds: float, gpus_per_node: int,
+            gpu_attributes: str | None) -> None:
     """Serve the simulated Kubernetes API server until stopped (Ctrl-C)."""
     from scheduler.simulator import Faults, SimulatedCluster, parse_fault
     from scheduler.simulator.cluster import LoadError
@@ -157,13 +182,15 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
             parse_fault(f, rule)
         except FaultError as e:
             raise click.BadParameter(str(e), param_hint="--fault") from None
+    gpus = _gpu_description(gpus_per_node, gpu_attributes)
 
     async def serve() -> None:
         c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, faults=f, seed=seed,
                              pod_running_after=pod_running_after if pod_running_after >= 0 else None,
                              pod_completion_seconds=pod_completion_seconds,
                              pod_termination_seconds=pod_termination_seconds,
-                             provision_seconds=provision_seconds, threaded=False)
+                             provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
+                             gpu_attributes=gpus, threaded=False)
         try:
             await c.__aenter__()
         except (LoadError, OSError) as e:
@@ -409,9 +436,10 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 @click.option("--allow-rejected", is_flag=True,
               help=f"Exit 0 even when the API refused input objects (else exit code {EXIT_REJECTED}).")
 @click.option("--show-pods", is_flag=True, help="List every pod in the table output (--output json always does).")
+@_gpu_options
 def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str,
              explain: bool, compare: tuple[str, ...], report_file: str | None, allow_rejected: bool,
-             show_pods: bool) -> None:
+             show_pods: bool, gpus_per_node: int, gpu_attributes: str | None) -> None:
     """Run the real operator against the embedded simulated cluster and report the placements.
 
     Exit codes: 0; 1 when the run did not settle within --timeout; 3 when the API refused input
@@ -434,9 +462,13 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     for f, found in profiles:
         if not found:
             raise click.BadParameter(f"{f} holds no SchedulingProfile", param_hint="--compare")
+    gpus = _gpu_description(gpus_per_node, gpu_attributes)
     if compare:
         if explain:
             raise click.BadParameter("--explain reports one run; use it without --compare", param_hint="--explain")
+        if gpus_per_node:
+            raise click.BadParameter("the simulated DRA driver is not available with --compare yet",
+                                     param_hint="--gpus-per-node")
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed))
         if report_file:
@@ -449,7 +481,8 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
             raise SystemExit(EXIT_REJECTED)
         return
     with asyncio.Runner(loop_factory=new_event_loop) as r:
-        report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress()))
+        report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress(),
+                                      gpus_per_node=gpus_per_node, gpu_attributes=gpus))
     if report_file:
         zones = {str(o["metadata"]["name"]): str((o["metadata"].get("labels") or {}).get(
             "topology.kubernetes.io/zone", "")) for o in objects if o.get("kind") == "Node"}

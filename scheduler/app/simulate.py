@@ -53,10 +53,11 @@ from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents
 from scheduler.simulator.admission import ApiError
 from scheduler.simulator.cluster import LoadError, text_documents
+from scheduler.simulator.devices import pod_claim_names
 from scheduler.simulator.volumes import pod_claims
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
-           "load_objects", "replay", "run_simulation"]
+           "load_objects", "pod_devices", "replay", "run_simulation"]
 
 QUIET = 0.5
 DEFAULT_PROFILE = {"apiVersion": API_VERSION, "kind": KIND,
@@ -132,14 +133,17 @@ def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: Simulation
 
 # The load order's first ranks (a stable sort: everything else keeps its input order, after these):
 # namespaces, then what claims read at admission (the DefaultStorageClass plugin) and binding, then
-# volumes, then claims, so a pod never comes before the claims it mounts.
+# volumes, then claims, so a pod never comes before the claims it mounts. The DRA kinds likewise:
+# DeviceClasses and ResourceSlices with the classes, ResourceClaims and their templates with the
+# claims, so a pod never waits for its claim to be created from a template loaded after it.
 LOAD_RANK = {"Namespace": 0, "StorageClass": 1, "CSIDriver": 1, "CSINode": 1, "CSIStorageCapacity": 1,
-             "PersistentVolume": 2, "PersistentVolumeClaim": 3}
+             "DeviceClass": 1, "ResourceSlice": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
+             "ResourceClaimTemplate": 3, "ResourceClaim": 3}
 
 
 def _rank(obj: Obj) -> int:
     kind, api_version = obj.get("kind"), str(obj.get("apiVersion") or "")
-    if api_version not in ("v1", "storage.k8s.io/v1"):
+    if api_version not in ("v1", "storage.k8s.io/v1", "resource.k8s.io/v1"):
         return len(LOAD_RANK)
     return LOAD_RANK.get(str(kind), len(LOAD_RANK))
 
@@ -148,6 +152,7 @@ def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationRep
     out = Replayed()
     objects = sorted(objects, key=_rank)
     claim_uids: dict[str, str] = {}                  # a claim's uid in the input → its new uid
+    pod_uids: dict[str, str] = {}                    # a pod's uid in the input → its new uid
     in_input = {_owner_key(o.get("apiVersion"), o.get("kind"), (o.get("metadata") or {}).get("name"),
                            (o.get("metadata") or {}).get("uid"))
                 for o in objects if (o.get("metadata") or {}).get("uid")}
@@ -174,6 +179,8 @@ def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationRep
         new_uid = str((result.get("metadata") or {}).get("uid") or "")
         if kind == "PersistentVolumeClaim" and obj.get("apiVersion") == "v1" and meta.get("uid"):
             claim_uids[str(meta["uid"])] = new_uid
+        if kind == "Pod" and obj.get("apiVersion") == "v1" and meta.get("uid"):
+            pod_uids[str(meta["uid"])] = new_uid
         return new_uid
 
     def place(obj: Obj) -> None:
@@ -204,6 +211,7 @@ def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationRep
     for obj in objects:
         place(obj)
     _rebind(cluster, claim_uids)
+    _rereserve(cluster, pod_uids)
     return out
 
 
@@ -216,6 +224,19 @@ def _rebind(cluster: SimulatedCluster, claim_uids: dict[str, str]) -> None:
         ref = (pv.get("spec") or {}).get("claimRef")
         if isinstance(ref, dict) and str(ref.get("uid") or "") in claim_uids:
             server.write(rt, pv, {**pv, "spec": {**pv["spec"], "claimRef": {**ref, "uid": claim_uids[ref["uid"]]}}})
+
+
+def _rereserve(cluster: SimulatedCluster, pod_uids: dict[str, str]) -> None:
+    """Point the loaded ResourceClaims' ``status.reservedFor`` at their pods' new uids, in the loading turn
+    (the resourceclaim controller would otherwise see replaced pods, drop them and deallocate)."""
+    server = cluster.server
+    rt = server.rt("resource.k8s.io", "v1", "resourceclaims")
+    for claim in list(server.store.bucket(rt.store).objects.values()):
+        reserved = (claim.get("status") or {}).get("reservedFor") or []
+        if any(isinstance(r, dict) and str(r.get("uid") or "") in pod_uids for r in reserved):
+            fixed = [{**r, "uid": pod_uids.get(str(r.get("uid") or ""), r.get("uid"))} if isinstance(r, dict) else r
+                     for r in reserved]
+            server.write(rt, claim, {**claim, "status": {**claim["status"], "reservedFor": fixed}})
 
 
 class Progress:
@@ -330,17 +351,20 @@ def _fmt(resource: str, v: int) -> str:
 
 
 async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: int = 0,
-                         progress: Callable[[str], None] | None = None, explain: bool = False
-                         ) -> SimulationReport:
+                         progress: Callable[[str], None] | None = None, explain: bool = False,
+                         gpus_per_node: int = 0, gpu_attributes: Obj | None = None) -> SimulationReport:
     """``progress``: called about four times a second with the progress line (``progress_text``),
     and with ``""`` when the run has ended; a ``Progress`` also erases its line for each log record
     meanwhile. ``explain``: each pod's report carries its last decision record (``"decision"``, None
-    when it was never attempted), as ``GET /debug/decisions`` serves it."""
+    when it was never attempted), as ``GET /debug/decisions`` serves it. ``gpus_per_node``: the
+    simulated DRA driver publishes that many GPUs on each node (``gpu_attributes``: their description,
+    ``scheduler.simulator.devices.load_gpu_attributes``)."""
     report = SimulationReport()
     detach = progress.attach() if isinstance(progress, Progress) else None
     try:
         # Pods run shortly after binding, so StatefulSets proceed ordinal by ordinal and Jobs complete.
-        async with SimulatedCluster(seed=seed, pod_running_after=0.1, pod_termination_seconds=0.2) as cluster:
+        async with SimulatedCluster(seed=seed, pod_running_after=0.1, pod_termination_seconds=0.2,
+                                    gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes) as cluster:
             api = cluster.client
             await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):
@@ -422,6 +446,7 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                    report: SimulationReport, seconds: float, explain: bool = False) -> None:
     all_pods = (await api.list("v1", "Pod"))["items"]
     claims = {_key(c): c for c in (await api.list("v1", "PersistentVolumeClaim"))["items"]}
+    resource_claims = {_key(c): c for c in (await api.list("resource.k8s.io/v1", "ResourceClaim"))["items"]}
     pods = [p for p in all_pods if (p.get("status") or {}).get("phase") not in TERMINAL]
     nodes = (await api.list("v1", "Node"))["items"]
     profiles = (await api.request("GET", profiles_path()))["items"]
@@ -455,7 +480,8 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
             bound = (c.get("status") or {}).get("phase") == "Bound"
             volumes.append({"claim": claim, "volume": (c.get("spec") or {}).get("volumeName") if bound else None})
         report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
-                            "node": node, "message": message, "deleted": False, "volumes": volumes})
+                            "node": node, "message": message, "deleted": False, "volumes": volumes,
+                            "devices": pod_devices(p, resource_claims)})
         if explain:
             record = runtime.service.decisions.get("/".join(_key(p)))
             report.pods[-1]["decision"] = record.to_json() if record is not None else None
@@ -478,6 +504,23 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
     report.summary = {"pods": len(report.pods), "scheduled": scheduled, "unschedulable": unschedulable,
                       "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1),
                       "terminal": len(report.terminal), "rejected": len(report.rejected)}
+
+
+def pod_devices(pod: Obj, claims: dict[tuple[str, str], Obj]) -> list[Obj]:
+    """The devices allocated to the pod's claims (``spec.resourceClaims`` order, then each claim's
+    ``status.allocation.devices.results`` order), each as ``{"claim": <the pod's name for the claim>,
+    "driver", "pool", "device"}``; a claim not allocated, or not reserved for this pod, adds none."""
+    out: list[Obj] = []
+    ns, uid = _key(pod)[0], (pod.get("metadata") or {}).get("uid")
+    for pod_claim, name in pod_claim_names(pod):
+        claim = claims.get((ns, name)) if isinstance(name, str) else None
+        status = (claim or {}).get("status") or {}
+        if not any(isinstance(r, dict) and r.get("uid") == uid for r in status.get("reservedFor") or []):
+            continue
+        for r in ((status.get("allocation") or {}).get("devices") or {}).get("results") or []:
+            out.append({"claim": pod_claim, "driver": r.get("driver"), "pool": r.get("pool"),
+                        "device": r.get("device")})
+    return out
 
 
 INPUT_SUFFIXES = (".yaml", ".yml", ".json")

@@ -299,3 +299,74 @@ def test_storage_kinds_load_before_claims_and_the_report_gives_each_pods_volumes
     assert volumes["web-0"] == [{"claim": "data-web-0", "volume": "pv-1"}]
     assert volumes["solo"] == [{"claim": "old", "volume": "old-pv"}]
     assert volumes["waits"] == [{"claim": "later", "volume": None}]
+
+
+# ---- DRA (#19) ---------------------------------------------------------------------------------------
+
+def claim_pod(name: str, ns: str = "ml", **claim: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": {
+        "resourceClaims": [{"name": "gpu", **claim}],
+        "containers": [{"name": "c", "image": "pause", "resources": {"claims": [{"name": "gpu"}]}}]}}
+
+
+def test_dra_kinds_load_before_pods_and_the_report_gives_each_pods_devices() -> None:
+    """Templates and claims come before the pods that use them, whatever the input order; the simulated
+    driver (--gpus-per-node) publishes each node's GPUs; each pod entry lists the devices allocated to its
+    claims, ``claim`` being the pod's name for the claim; a pod that gets none lists none."""
+    objects = [
+        node("n1", cpu="8"),
+        claim_pod("first", resourceClaimTemplateName="one-gpu"),
+        claim_pod("pair", resourceClaimName="two"),
+        claim_pod("left-out", resourceClaimTemplateName="one-gpu"),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "ml"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "two", "namespace": "ml"},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+                                                                       "count": 2}}]}}},
+    ]
+    result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "3"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    wants = {"first": 1, "pair": 2, "left-out": 1}
+    # 3 GPUs for 4 wanted: which pods get theirs depends on the order the scheduler takes them in
+    bound = [p for p in report["pods"] if p["node"]]
+    assert sum(wants[p["name"]] for p in bound) <= 3 and len(bound) >= 1
+    for p in bound:
+        assert [(d["claim"], d["driver"], d["pool"]) for d in p["devices"]] == [
+            ("gpu", "gpu.example.com", "n1")] * wants[p["name"]]
+        assert set(p["devices"][0]) == {"claim", "driver", "pool", "device"}
+    devices = [d["device"] for p in bound for d in p["devices"]]
+    assert len(set(devices)) == len(devices) and set(devices) <= {"gpu-0", "gpu-1", "gpu-2"}
+    for p in report["pods"]:
+        if not p["node"]:
+            assert p["devices"] == [] and "cannot allocate all claims" in p["message"]
+
+
+def test_a_dumps_allocated_claim_stays_with_its_bound_pod() -> None:
+    """A claim allocated and reserved in the input keeps its reservation (``reservedFor`` follows the pod's
+    new uid), so the resourceclaim controller does not deallocate it, and the report gives its device in
+    exactly this shape."""
+    uid = "22222222-aaaa-4bbb-8ccc-000000000001"
+    bound = claim_pod("runs", resourceClaimName="held")
+    bound["metadata"]["uid"] = uid
+    bound["spec"]["nodeName"] = "n1"
+    held = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "held", "namespace": "ml", "finalizers": ["resource.kubernetes.io/delete-protection"]},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-1"}]}},
+                "reservedFor": [{"resource": "pods", "name": "runs", "uid": uid}]}}
+    result = run_cli(["-f", "-", "--output", "json"], stdin=as_list([node("n1"), bound, held]))
+    assert result.exit_code == 0, result.output
+    (p,) = json.loads(result.stdout)["pods"]
+    assert p["node"] == "n1"
+    assert p["devices"] == [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-1"}]
+
+
+def test_gpu_attributes_are_checked_up_front(tmp_path: Path) -> None:
+    f = tmp_path / "gpus.yaml"
+    f.write_text("memory: lots\n")
+    result = run_cli(["--nodes", "1", "--pods", "1", "--gpus-per-node", "1", "--gpu-attributes", str(f)])
+    assert result.exit_code == 2 and "memory: not a quantity" in result.output
