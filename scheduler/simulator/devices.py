@@ -545,7 +545,9 @@ class GpuDriver:
             return
         for s in self.api.store.bucket(SLICES).objects.values():
             spec = s.get("spec") or {}
-            if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER:
+            # (a slice of an earlier node of the same name is not this node's: the garbage collector takes it)
+            if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER and any(
+                    r.get("uid") == uid for r in s["metadata"].get("ownerReferences") or []):
                 return
         body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
             "generateName": f"{node}-{GPU_DRIVER}-",

@@ -201,10 +201,16 @@ def test_each_node_gets_a_slice_of_gpus_and_the_class_exists(api: Http) -> None:
     assert d["capacity"] == {"memory": {"value": "80Gi"}}
     cls = api("GET", f"{CLASSES}/gpu.example.com")[1]
     assert cls["spec"]["selectors"] == [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]
-    # The node goes, its slice with it.
+    # The node goes, its slice with it; a new node of the same name at once gets a slice of its own.
     api("DELETE", "/api/v1/nodes/gpu-node")
-    wait(lambda: not [s for s in api("GET", SLICES)[1]["items"] if s["spec"].get("nodeName") == "gpu-node"],
-         message="the slice gone with its node")
+    again = api("POST", "/api/v1/nodes", node("gpu-node"))[1]
+
+    def owners() -> list[str]:
+        return [r["uid"] for s in api("GET", SLICES)[1]["items"] if s["spec"].get("nodeName") == "gpu-node"
+                for r in s["metadata"]["ownerReferences"]]
+    wait(lambda: owners() == [again["metadata"]["uid"]], message="only the new node's slice")
+    api("DELETE", "/api/v1/nodes/gpu-node")
+    wait(lambda: not owners(), message="the slice gone with its node")
 
 
 def test_the_gpu_description_comes_from_a_file(tmp_path: Path) -> None:
