@@ -41,13 +41,14 @@ signature for rule: <rule>``.
 A string with ``format: byte`` is CEL bytes, ``duration`` a duration, ``date`` and ``date-time`` a
 timestamp (as ``cel/model`` types them).
 
-Not done: cel-go's type checker (a rule naming an undeclared field compiles here and fails when it
-runs, ``no such key``), cost estimation and the runtime cost budget, the timezone argument of the
-timestamp accessors (``getHours('01:00')``), embedded resources (``x-kubernetes-embedded-resource``),
-and the set semantics of ``set``/``map`` lists (``==`` ignoring order, ``+`` as a union). The engine's
-``size()`` of a string counts bytes where cel-go counts code points, and its ``exists``/``all``
-stop at the first element whose predicate fails to evaluate where cel-go lets another element
-decide: both stricter than upstream, never more lenient.
+Not done: cel-go's type checker, beyond ``undefined_field`` (``self.a.b`` must name declared fields;
+other type errors show when the rule runs, as ``no such overload``), cost estimation and the
+runtime cost budget, the timezone argument of the timestamp accessors (``getHours('01:00')``),
+embedded resources (``x-kubernetes-embedded-resource``), and the set semantics of ``set``/``map``
+lists (``==`` ignoring order, ``+`` as a union). The engine's ``size()`` of a string counts bytes
+where cel-go counts code points, and its ``exists``/``all`` stop at the first element whose
+predicate fails to evaluate where cel-go lets another element decide: both stricter than upstream,
+never more lenient.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ import cel
 
 from scheduler.simulator import cellib
 
-__all__ = ["Node", "Rule", "compile_rule", "compiled", "field_path", "has_rules", "validate"]
+__all__ = ["Node", "Rule", "compile_rule", "compiled", "field_path", "has_rules", "undefined_field", "validate"]
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -156,18 +157,60 @@ def compile_program(expression: str, variables: frozenset[str]) -> tuple[Any, st
     return program, ""
 
 
-def compile_rule(entry: Obj, schema: Obj | None = None) -> Rule:
-    """Compile one ``x-kubernetes-validations`` entry declared on ``schema``."""
+def compile_rule(entry: Obj, schema: Obj | None = None, root: bool = False) -> Rule:
+    """Compile one ``x-kubernetes-validations`` entry declared on ``schema`` (``root``: a resource's)."""
     text = str(entry.get("rule") or "")
     uses_old = bool(_OLD_SELF.search(text))
     program, error = compile_program(text, frozenset({"self", "oldSelf"}))
+    if program is not None and schema is not None:
+        error = undefined_field(text, schema, root)
     msg_program = None
     if entry.get("messageExpression"):
         msg_program, msg_error = compile_program(str(entry["messageExpression"]), frozenset({"self", "oldSelf"}))
+        if msg_program is not None and schema is not None:
+            msg_error = undefined_field(str(entry["messageExpression"]), schema, root)
         error = error or ("messageExpression " + msg_error if msg_error else "")
     suffix, _ = field_path(str(entry.get("fieldPath") or ""), schema or {})
     return Rule(text, program, str(entry.get("message") or ""), msg_program, str(entry.get("reason") or ""),
                 suffix, uses_old, entry.get("optionalOldSelf") is True, error)
+
+
+# String literals (blanked out before looking for field selections), and ``self.a.b`` selections.
+_STRING = re.compile(r"[rR]?(?:'''(?:.|\n)*?'''|\"\"\"(?:.|\n)*?\"\"\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")")
+_SELECT = re.compile(r"\b(self|oldSelf)((?:\s*\.\s*[A-Za-z_]\w*)+)(\s*\()?")
+_ROOT_FIELDS = {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                "metadata": {"type": "object", "properties": {"name": {"type": "string"},
+                                                              "generateName": {"type": "string"}}}}
+
+
+def undefined_field(expression: str, schema: Obj, root: bool = False) -> str:
+    """The part of cel-go's type check that matters most: ``self.a.b`` (and ``oldSelf``'s) must name
+    fields the schema declares where it declares properties (``undefined field 'b'``). A map, an
+    int-or-string or a free-form value ends the check, and comprehension variables are not checked."""
+    code = _STRING.sub(lambda m: " " * len(m.group(0)), expression)     # no matches inside literals
+    for m in _SELECT.finditer(code):
+        names = [n.strip() for n in m.group(2).split(".")[1:]]
+        if m.group(3):
+            names = names[:-1]              # the last one is a method: self.name.startsWith(...)
+        node: Any = schema
+        pos = m.start(2)
+        for i, name in enumerate(names):
+            props = dict(node.get("properties") or {}) if isinstance(node, dict) else {}
+            if root and i == 0:
+                props = {**{k: v for k, v in props.items() if k != "metadata"}, **_ROOT_FIELDS}
+            pos = code.index(".", pos)
+            if not props:
+                break
+            by_cel_name = {escape(k): v for k, v in props.items()}
+            if name not in by_cel_name:
+                line = expression.count("\n", 0, pos) + 1
+                col = pos - (expression.rfind("\n", 0, pos) + 1)
+                src = expression.splitlines()[line - 1]
+                return (f"compilation failed: ERROR: <input>:{line}:{col + 1}: undefined field '{name}'\n"
+                        f" | {src}\n | {'.' * col}^")
+            node = by_cel_name[name]
+            pos += 1
+    return ""
 
 
 _TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]']+|'.*")
@@ -214,12 +257,13 @@ def field_path(text: str, schema: Obj) -> tuple[str, str]:
     return out, ""
 
 
-def _build(schema: Obj) -> Node | None:
+def _build(schema: Obj, root: bool = False) -> Node | None:
     node = Node(type=str(schema.get("type") or ""), schema=schema,
                 list_type=str(schema.get("x-kubernetes-list-type") or ""),
                 map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ()))
     rules = schema.get("x-kubernetes-validations") or ()
-    node.rules = tuple(r for r in (compile_rule(e, schema) for e in rules if isinstance(e, dict)) if not r.error)
+    node.rules = tuple(r for r in (compile_rule(e, schema, root) for e in rules if isinstance(e, dict))
+                       if not r.error)
     for k, sub in (schema.get("properties") or {}).items():
         if isinstance(sub, dict) and (child := _build(sub)) is not None:
             node.properties[k] = child
@@ -243,7 +287,7 @@ def compiled(schema: Obj) -> Node | None:
     if got is not None and got[0] is schema:
         _CACHE.move_to_end(id(schema))
         return got[1]
-    tree = _build(schema)
+    tree = _build(schema, root=True)
     _CACHE[id(schema)] = (schema, tree)
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -61,7 +61,7 @@ def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
         at = f"{path}.x-kubernetes-validations[{j}]"
         if not isinstance(entry, dict):
             continue
-        rule = celrules.compile_rule(entry, s)
+        rule = celrules.compile_rule(entry, s, root=path.endswith("openAPIV3Schema"))
         if not rule.rule.strip():
             out.append((f"{at}.rule", "FieldValueRequired", "Required value"))
         elif rule.error.startswith("messageExpression "):

@@ -3,7 +3,7 @@
 The expression tables are ported from upstream's
 ``staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation_test.go``
 (``TestValidationExpressions``; each case keeps its upstream name). Left out: what needs cel-go's type
-checker (``undefined field``, ``no matching overload`` at compile time), ``type(x) ==
+checker beyond undefined fields (``no matching overload`` at compile time), ``type(x) ==
 google.protobuf.Duration``, the timezone argument of timestamp accessors, embedded resources,
 ``set``/``map`` list equality ignoring order, and ``exists``/``all`` absorbing an element's error
 when another element decides (the engine's macros stop at the first error:
@@ -142,7 +142,7 @@ EXPRESSIONS: list[tuple[str, Obj, Any, list[str], dict[str, str]]] = [
      {"a": {"b": 1, "d": None}, "a1": {"b1": {"c1": 4}}, "a3": {}},
      ["has(self.a.b)", "!has(self.a.c)", "!has(self.a.d)", "has(self.a1.b1.c1)",
       "!(has(self.a1.d2) && has(self.a1.d2.e2))", "!has(self.a1.d2)"],
-     {"has(self.a1.d2.e2)": "no such key: d2"}),
+     {"has(self.a.z)": "undefined field 'z'", "has(self.a1.d2.e2)": "no such key: d2"}),
     ("map access", {"val": map_of(INT)}, {"val": {"b": 1, "d": 2}},
      ["!('a' in self.val)", "'b' in self.val", "!('c' in self.val)", "'d' in self.val", "!has(self.val.a)",
       "has(self.val.b)", "!has(self.val.c)", "has(self.val.d)", "self.val.all(k, self.val[k] > 0)",
@@ -177,7 +177,8 @@ EXPRESSIONS: list[tuple[str, Obj, Any, list[str], dict[str, str]]] = [
      {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "foo", "generateName": "pickItForMe",
                                                       "namespace": "xyz"}, "spec": {"field1": "a"}},
      ["self.kind == 'Pod'", "self.apiVersion == 'v1'", "self.metadata.name == 'foo'",
-      "self.metadata.generateName == 'pickItForMe'", "self.spec.field1 == 'a'"], {}),
+      "self.metadata.generateName == 'pickItForMe'", "self.spec.field1 == 'a'"],
+     {"has(self.metadata.namespace)": "undefined field 'namespace'"}),
     ("string in intOrString", {"something": IOS}, {"something": "25%"},
      ["self.something == '25%'", "self.something != 1", "self.something == 1 || self.something == '25%'",
       "self.something == '25%' || self.something == 1", "type(self.something) == string && self.something == '25%'",
@@ -256,7 +257,12 @@ def test_validation_expressions(case: str, props: Obj, value: Any, valid: list[s
     for rule in valid:
         assert celrules.validate(_at_root(props, rule), value) == [], rule
     for rule, needle in errors.items():
-        got = celrules.validate(_at_root(props, rule), value)
+        s = _at_root(props, rule)
+        compiled = celrules.compile_rule({"rule": rule}, s, root=True)
+        if compiled.error:      # refused when the CRD is created
+            assert needle in compiled.error, (rule, compiled.error)
+            continue
+        got = celrules.validate(s, value)
         assert len(got) == 1 and needle in got[0][2], (rule, got)
 
 
@@ -282,7 +288,7 @@ FAILURES: list[tuple[str, Obj, tuple[str, str, str]]] = [
                            "messageExpression": "'min ' + string(self.min) + ' > max ' + string(self.max)"},
      ("spec", "FieldValueInvalid", 'Invalid value: "object": min 5 > max 1')),
     ("messageExpression failing falls back to message", {"rule": "self.min <= self.max", "message": "static",
-                                                          "messageExpression": "self.nope"},
+                                                          "messageExpression": "self.m.zz"},
      ("spec", "FieldValueInvalid", 'Invalid value: "object": static')),
     ("messageExpression empty falls back to the default", {"rule": "self.min <= self.max",
                                                             "messageExpression": "'  '"},
@@ -373,6 +379,8 @@ REFUSED: list[tuple[str, Obj, tuple[str, str, str]]] = [
     ("undeclared reference", {"rule": "foo == 1"},
      (f"{AT}.rule", "FieldValueInvalid", "compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' "
                                          "(in container '')")),
+    ("undefined field", {"rule": "self.mni > 0"},
+     (f"{AT}.rule", "FieldValueInvalid", "compilation failed: ERROR: <input>:1:5: undefined field 'mni'")),
     ("undeclared function", {"rule": "self.min.frobnicate()"},
      (f"{AT}.rule", "FieldValueInvalid", "undeclared reference to 'frobnicate'")),
     ("bad literal regex", {"rule": "self.name.matches(')')"},
