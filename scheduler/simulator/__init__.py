@@ -4,7 +4,8 @@ matching (``scheduler.model.selectors``).
 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
 size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
-bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` / ``validation`` / ``storage`` / ``dra``
+bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (CRD pruning, defaults; their CEL rules in
+``celrules`` and ``cellib``, what a CRD may declare in ``crdcheck``) / ``validation`` / ``storage`` / ``dra``
 (what a write goes through) → ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP
 surface and the storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers,
 eviction), ``workloads`` (the workload controllers, garbage collection), ``volumes`` (the
