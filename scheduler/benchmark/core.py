@@ -12,6 +12,16 @@ replaced by ``SinkClient``:
   them to ``SchedulerService.on_volume_object`` as the storage informers would: each pod's claim
   and PV before the pod, the CSINodes with their nodes. The client is also the PV controller
   (``bind_volume``, ``select_node``): what PreBind writes is bound at once.
+* a DRA workload's nodes get the test driver's ResourceSlices, and its DeviceClasses, claim
+  templates and claims enter through ``add_dra_object`` (``SchedulerService.on_dra_object``, as the
+  runtime's DRA informers). ``_ClaimController`` stands in for upstream's resourceclaim controller
+  (the integration harness runs the real one): a pod's template claim is created, owned by the pod,
+  and named in its ``status.resourceClaimStatuses`` before the pod is fed; a deleted pod's generated
+  claims go with it. DynamicResources' claim writes (finalizer, allocation and reservedFor,
+  Unreserve, deallocation, the extended-resource claim) land in ``SinkClient.claims`` with
+  resourceVersions and are fed back as the informer's events, so allocated devices count from the
+  informer's state as well as from the plugin's assumption. ``allocResourceClaims`` and
+  ``createPodsSteadily`` (steady state: batches of pods created, bound, deleted) are emulated.
 
 One run: create the nodes, schedule the init pods (not measured), then create the measured pods
 while the workload's churn runs, until every measured pod is bound (or the time limit passes).
@@ -37,12 +47,21 @@ from typing import Any
 
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
+    DRA_DRIVER,
+    DRA_TEMPLATES,
     SERVICES,
     WORKLOADS,
     Churn,
+    Dra,
     Size,
     Workload,
     csi_node,
+    dra_claim,
+    dra_device_classes,
+    dra_init_claims,
+    dra_node_name,
+    dra_pod,
+    dra_slice,
     make_node,
     service_object,
     template,
@@ -79,6 +98,11 @@ class RunResult:
     # measured pod -> the PV its claim is bound to, as the scheduler's volume store has them at the end
     # (only where the claim names the PV and the PV's claimRef names the claim back)
     volumes: dict[str, str] = field(default_factory=dict)
+    # DRA: measured pod -> the devices (driver/pool/device) of its claims' allocations, as the
+    # SinkClient holds the claims at the end (pods bound with a claim reserved for them only)
+    claims: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # DRA: every allocated claim (namespace/name, the init claims too) -> its devices, at the end
+    allocations: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
@@ -120,6 +144,8 @@ class SinkClient:
         self.provisioned = 0
         self.claims: dict[tuple[str, str], ResourceClaim] = {}
         self._claim_version = 0
+        # DRA: each claim's body as created (spec, metadata), what the informer's events are rebuilt from
+        self.claim_bodies: dict[tuple[str, str], Obj] = {}
 
     def _confirm(self, event: str, body: Obj) -> None:
         assert self.service is not None
@@ -232,7 +258,57 @@ class SinkClient:
         self._claim_version += 1
         written = dataclasses.replace(claim, resource_version=f"c{self._claim_version}")
         self.claims[(written.namespace, written.name)] = written
+        self._claim_changed((written.namespace, written.name))
         return written
+
+    # --- DRA objects: created by the workload, fed as the runtime's informers feed them ----------
+    def add_dra_object(self, kind: str, body: Obj) -> None:
+        """A DeviceClass, ResourceSlice, ResourceClaimTemplate or ResourceClaim of the workload,
+        handed to ``SchedulerService.on_dra_object`` at once (``ADDED``); a claim is also kept,
+        with a resourceVersion, for DynamicResources' writes."""
+        assert self.service is not None
+        if kind == "ResourceClaim":
+            meta = body["metadata"]
+            meta.setdefault("uid", f"{meta['namespace']}/{meta['name']}")
+            key = (meta["namespace"], meta["name"])
+            self.claim_bodies[key] = body
+            self._claim_version += 1
+            meta["resourceVersion"] = f"c{self._claim_version}"
+            self.claims[key] = parse_resource_claim(body)
+        self.service.on_dra_object(kind, "ADDED", body)
+
+    def remove_claim(self, namespace: str, name: str) -> None:
+        """The claim is gone (the resourceclaim controller and the garbage collector after its pod
+        was deleted): forgotten here and fed as ``DELETED``."""
+        assert self.service is not None
+        self.claims.pop((namespace, name), None)
+        body = self.claim_bodies.pop((namespace, name), None)
+        if body is not None:
+            self.service.on_dra_object("ResourceClaim", "DELETED", body)
+
+    def _claim_changed(self, key: tuple[str, str]) -> None:
+        """A write to a claim reaches the service as the informer's event, at once: before the
+        write returns, so before DynamicResources assumes what it wrote (a watch faster than the
+        write's answer, which the API allows). Fed after the assume, the event would compare the
+        assumed claim with itself and DynamicResources' hint would skip it: a pod rejected while a
+        shared claim was in flight would never be requeued, because ``DraStore.assume`` does not
+        emit the event upstream's ``AssumeCache.Assume`` pushes to the handlers."""
+        assert self.service is not None
+        claim = self.claims.get(key)
+        if claim is None:
+            return
+        base = self.claim_bodies.get(key) or {}
+        status: Obj = {}
+        if claim.allocation is not None:
+            status["allocation"] = claim.allocation.to_json()
+        if claim.reserved_for:
+            status["reservedFor"] = [r.to_json() for r in claim.reserved_for]
+        body = {**base, "metadata": {**base.get("metadata", {}), "resourceVersion": claim.resource_version,
+                                     "finalizers": list(claim.finalizers)}, "status": status}
+        self.claim_bodies[key] = body
+        # a claim created through create_claim (PreBind's extended-resource claim) is new to the informer
+        self.service.on_dra_object("ResourceClaim", "ADDED" if "resourceVersion" not in base.get("metadata", {})
+                                   else "MODIFIED", body)
 
     async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
         from scheduler.errors import NotFoundError
@@ -264,7 +340,7 @@ class SinkClient:
         self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=()))
 
     async def delete_claim(self, claim: ResourceClaim) -> None:
-        self.claims.pop((claim.namespace, claim.name), None)
+        self.remove_claim(claim.namespace, claim.name)
 
     async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
                                                  request_mappings: Sequence[Mapping[str, str]]) -> None:
@@ -278,7 +354,9 @@ class SinkClient:
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName', '')}{len(self.claims)}"
         meta["uid"] = f"{meta.get('namespace') or 'default'}/{meta['name']}"
-        return self._write_claim(parse_resource_claim({**body, "metadata": meta}))
+        created = {**body, "metadata": meta}
+        self.claim_bodies[(meta.get("namespace") or "default", meta["name"])] = created
+        return self._write_claim(parse_resource_claim(created))
 
 
 def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:
@@ -352,38 +430,59 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
             raise ValueError(f"benchmark shadow profile rejected: {st.message}")
     rng = random.Random(seed)
     strategy = w.node_strategy
-    for i in range(size.nodes):
+    dra = w.dra
+    plain_nodes = size.nodes if dra is None else dra.nodes_without_dra
+    for i in range(plain_nodes):
         labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
         name = f"scheduler-perf-{i}"
         service.on_node("ADDED", make_node(name, labels, allocatable=dict(strategy.node_allocatable)
                                            if strategy is not None else None))
         if strategy is not None:
             sink.add_volume_object("CSINode", csi_node(name, strategy))
+    controller = _ClaimController(sink, dra) if dra is not None else None
+    if dra is not None and controller is not None:
+        _dra_setup(sink, w, dra, size, rng)
     for k, name in enumerate(w.services):
         service.on_selector_owner("Service", "ADDED", service_object(name, w.namespace, k))
     stop = asyncio.Event()
     worker = asyncio.create_task(service.run_worker(stop))
     init_volumes = w.volumes is not None and w.volumes.init
+
+    def prepare(body: Obj, i: int, volumes: bool) -> Obj:
+        if controller is not None:
+            return controller.pod(body, i)
+        return _with_volume(sink, w, body, i) if volumes else body
+
     try:
+        if controller is not None and dra is not None and dra.claim_ref:
+            controller.shared_claims(w.init_namespace, size.init_pods)
         for chunk_start in range(0, size.init_pods, FEED_CHUNK):
             for i, body in enumerate(pod_objects(w.init, w.init_namespace,
                                                  min(FEED_CHUNK, size.init_pods - chunk_start), chunk_start),
                                      chunk_start):
-                sink.add(_with_volume(sink, w, body, i) if init_volumes else body)
+                sink.add(prepare(body, i, init_volumes))
             await asyncio.sleep(0)
         if not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
             log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
         before = _histogram(service)
         churn_stop = asyncio.Event()
         churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
+        if controller is not None and dra is not None and dra.claim_ref:
+            controller.shared_claims(w.namespace, size.pods)
         t0 = time.monotonic()
-        for chunk_start in range(0, size.pods, FEED_CHUNK):
-            for i, body in enumerate(pod_objects(w.measured, w.namespace, min(FEED_CHUNK, size.pods - chunk_start),
-                                                 chunk_start), chunk_start):
-                sink.add(_with_volume(sink, w, body, i) if w.volumes is not None else body, measured=True)
-            await asyncio.sleep(0)
-        complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
-        end = time.monotonic()
+        if dra is not None and dra.steady and controller is not None:
+            end = await _steady_state(sink, w, size, controller, t0 + dra.steady)
+            # as upstream's createPodsSteadily: the run fails only when no pod at all got scheduled
+            complete = bool(sink.bind_times)
+        else:
+            for chunk_start in range(0, size.pods, FEED_CHUNK):
+                for i, body in enumerate(pod_objects(w.measured, w.namespace,
+                                                     min(FEED_CHUNK, size.pods - chunk_start), chunk_start),
+                                         chunk_start):
+                    sink.add(prepare(body, i, w.volumes is not None), measured=True)
+                await asyncio.sleep(0)
+            complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
+            end = time.monotonic()
         churn_stop.set()
         if churner is not None:
             await churner
@@ -395,14 +494,18 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
     binds = sink.bind_times
     shadow_stats = service.shadows.get("bench-shadow")
+    steady = dra is not None and dra.steady > 0      # the collector runs for the op's duration
     return RunResult(
         workload=w.name, mode="core", size=size,
         shadow=dict(shadow_stats.stats.counts) if shadow_stats is not None else None,
-        throughput=summary(samples(t0, binds, end if not complete else None)),
+        throughput=summary(samples(t0, binds, end if not complete or steady else None)),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete,
-        placements=sink.placements, volumes=_bound_volumes(sink, service) if w.volumes is not None else {})
+        seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds), complete=complete,
+        placements=sink.placements, volumes=_bound_volumes(sink, service) if w.volumes is not None else {},
+        claims=_pod_devices(sink) if dra is not None else {},
+        allocations={c.key: tuple(f"{r.driver}/{r.pool}/{r.device}" for r in c.allocation.results)
+                     for c in sink.claims.values() if c.allocation is not None})
 
 
 def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:
@@ -416,6 +519,144 @@ def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:
     sink.add_volume_object("PersistentVolumeClaim", pvc)
     sink.add_volume_object("PersistentVolume", pv)
     return with_claim(body, i)
+
+
+# --- DRA: the workload's objects, and the controllers of upstream's integration harness -------------
+
+def _dra_setup(sink: SinkClient, w: Workload, dra: Dra, size: Size, rng: random.Random) -> None:
+    """The DRA ops before any pod: the nodes with the test driver and their ResourceSlices
+    (``createResourceDriver``), the DeviceClasses, the claim template in each pod namespace, and the
+    ``allocResourceClaims`` claims."""
+    assert sink.service is not None
+    for i in range(size.nodes):
+        name = dra_node_name(i)
+        sink.service.on_node("ADDED", make_node(name))
+        sink.add_dra_object("ResourceSlice", dra_slice(name, dra.max_claims_per_node))
+    for cls in dra_device_classes(dra):
+        sink.add_dra_object("DeviceClass", cls)
+    if dra.claim_template is not None:
+        for ns in (w.init_namespace, w.namespace):
+            tmpl = copy.deepcopy(DRA_TEMPLATES[dra.claim_template])
+            tmpl["metadata"] = {**tmpl["metadata"], "namespace": ns}
+            sink.add_dra_object("ResourceClaimTemplate", tmpl)
+    _alloc_claims(sink, dra, size, rng)
+
+
+def _alloc_claims(sink: SinkClient, dra: Dra, size: Size, rng: random.Random) -> None:
+    """upstream's ``allocResourceClaimsOp``: ``initClaims`` claims (``resourceclaim.yaml`` in
+    ``init``) each allocated on a random node that can still take it, without a pod, its first free
+    device (the allocator's first solution; upstream shuffles the nodes and takes the first that
+    fits: a uniform pick among the nodes with a free device, as here)."""
+    free = {dra_node_name(i): 0 for i in range(size.nodes)}
+    open_nodes = list(free)
+    for k in range(dra_init_claims(dra, size)):
+        node = rng.choice(open_nodes)
+        device = free[node]
+        free[node] += 1
+        if free[node] >= dra.max_claims_per_node:
+            open_nodes.remove(node)
+        claim = dra_claim(k, "init")
+        claim["status"] = {"allocation": {
+            "devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node,
+                                     "device": f"instance-{device}"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        sink.add_dra_object("ResourceClaim", claim)
+
+
+_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"     # the API server's generateName alphabet
+
+
+class _ClaimController:
+    """upstream's resourceclaim controller, as the integration harness runs it, reduced to what the
+    workloads need: a pod's ``resourceClaimTemplateName`` entry gets its claim (``<pod>-<entry>-xxxxx``,
+    the pod as controlling owner, ``resource.kubernetes.io/pod-claim-name``, the template's claim
+    spec) and the pod its ``status.resourceClaimStatuses`` before it is fed, as the controller's
+    status update would reach the scheduler right after the pod's creation; a deleted pod's
+    generated claims are deleted with it (the controller and the garbage collector)."""
+
+    def __init__(self, sink: SinkClient, dra: Dra) -> None:
+        self.sink, self.dra = sink, dra
+        self.generated: dict[str, list[tuple[str, str]]] = {}
+        self._n = 0
+
+    def _suffix(self) -> str:
+        self._n += 1
+        n, out = self._n, ""
+        for _ in range(5):
+            n, r = divmod(n, len(_SUFFIX))
+            out += _SUFFIX[r]
+        return out
+
+    def shared_claims(self, namespace: str, pods: int) -> None:
+        """The ``test-claim-<k>`` claims five pods each share, created before the pods (``createAny``)."""
+        for k in range((pods + 4) // 5):
+            self.sink.add_dra_object("ResourceClaim", dra_claim(k, namespace))
+
+    def pod(self, body: Obj, i: int) -> Obj:
+        body = dra_pod(self.dra, body, i)
+        meta = body["metadata"]
+        statuses = []
+        for pc in body["spec"].get("resourceClaims") or ():
+            tmpl_name = pc.get("resourceClaimTemplateName")
+            if tmpl_name is None or self.dra.claim_template is None:
+                continue
+            tmpl = DRA_TEMPLATES[self.dra.claim_template]
+            name = f"{meta['name']}-{pc['name']}-{self._suffix()}"
+            claim: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {
+                "name": name, "generateName": f"{meta['name']}-{pc['name']}-", "namespace": meta["namespace"],
+                "annotations": {"resource.kubernetes.io/pod-claim-name": pc["name"]},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
+                                     "controller": True, "blockOwnerDeletion": True}]},
+                "spec": copy.deepcopy(tmpl["spec"]["spec"])}
+            self.sink.add_dra_object("ResourceClaim", claim)
+            self.generated.setdefault(meta["uid"], []).append((meta["namespace"], name))
+            statuses.append({"name": pc["name"], "resourceClaimName": name})
+        if statuses:
+            body.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        return body
+
+    def delete_pod(self, uid: str) -> None:
+        self.sink.delete(uid)
+        for ns, name in self.generated.pop(uid, ()):
+            self.sink.remove_claim(ns, name)
+
+
+async def _steady_state(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController,
+                        deadline: float) -> float:
+    """upstream's ``createPodsSteadily``: ``size.pods`` pods; each time all of them are bound they
+    are deleted (grace period 0) and as many new ones created, until ``deadline``; when it ended."""
+    batch = 0
+    while time.monotonic() < deadline:
+        uids = []
+        for i, body in enumerate(pod_objects(w.measured, w.namespace, size.pods, tag=f"{batch}-")):
+            sink.add(controller.pod(body, i), measured=True)
+            uids.append(body["metadata"]["uid"])
+        target = len(sink.bind_times) + size.pods
+        if not await wait_until(lambda t=target: len(sink.bind_times) >= t,
+                                max(deadline - time.monotonic(), 0.0), interval=0.001):
+            break
+        for uid in uids:
+            controller.delete_pod(uid)
+        batch += 1
+    return deadline
+
+
+def _pod_devices(sink: SinkClient) -> dict[str, tuple[str, ...]]:
+    """Measured pod -> the devices allocated to the claims reserved for it (bound pods only)."""
+    by_uid: dict[str, list[str]] = {}
+    for claim in sink.claims.values():
+        if claim.allocation is None:
+            continue
+        devices = [f"{r.driver}/{r.pool}/{r.device}" for r in claim.allocation.results]
+        for ref in claim.reserved_for:
+            by_uid.setdefault(ref.uid, []).extend(devices)
+    out: dict[str, tuple[str, ...]] = {}
+    for uid in sink.measured:
+        body = sink.bodies.get(uid)
+        if body is not None and body["spec"].get("nodeName") and uid in by_uid:
+            out[f"{body['metadata']['namespace']}/{body['metadata']['name']}"] = tuple(sorted(by_uid[uid]))
+    return out
 
 
 def _bound_volumes(sink: SinkClient, service: SchedulerService) -> dict[str, str]:

@@ -24,6 +24,18 @@ is ``templates/pv-aws.yaml`` (``awsElasticBlockStore`` volume ``vol-i``) or ``pv
 (``ebs.csi.aws.com``, handle ``ns-vol-i``); neither has node affinity. ``nodeAllocatableStrategy``
 (``node_strategy``) adds an allocatable to every node and creates its CSINode, with each driver's
 ``allocatable.count`` and the ``storage.alpha.kubernetes.io/migrated-plugins`` annotation.
+
+**Dynamic resource allocation** (upstream's ``dra/performance-config.yaml`` and its ``prioritizedlist``
+and ``extendedresource`` directories): a workload with ``dra`` (``Dra``) runs its pods (namespaces
+``init`` and ``test``) against ``nodes`` nodes with the DRA test driver, each publishing one
+ResourceSlice of ``max_claims_per_node`` devices; the pods take one device each through a claim
+generated from ``test-claim-template`` (``pod-with-claim-template.yaml``), through a claim shared by
+five pods (``pod-with-claim-ref.yaml``), or through an extended resource a DeviceClass backs
+(``pod-with-extended-resource*.yaml``). A size is (``nodesWithDRA``, ``initPods``, ``measurePods``);
+a steady-state workload's ``pods`` is its batch (``count: 10``). upstream's other DRA directories
+(partitionable devices, consumable capacity, device taints, list attributes, compatibility groups,
+workload claims) and the binding-conditions tests need allocator features this scheduler does not
+have (BENCHMARKS.md lists them, not run).
 """
 
 from __future__ import annotations
@@ -32,9 +44,10 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "NodeAllocatable",
-           "Size", "Volumes", "Workload", "csi_node", "make_node", "service_object", "template", "volume_objects",
-           "with_claim"]
+__all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "Dra",
+           "NodeAllocatable", "Size", "Volumes", "Workload", "csi_node", "dra_claim", "dra_device_classes",
+           "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice", "make_node", "service_object", "template",
+           "volume_objects", "with_claim"]
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -209,6 +222,136 @@ def with_claim(pod: Obj, i: int) -> Obj:
     return pod
 
 
+# --- dynamic resource allocation -----------------------------------------------------------------
+
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+_EXACTLY = {"exactly": {"deviceClassName": "test-class"}}
+# upstream's dra/templates/*.yaml (resource.k8s.io/v1). The pod templates are in TEMPLATES.
+DRA_TEMPLATES: dict[str, Obj] = {
+    "deviceclass": {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
+                    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}},
+    "deviceclass-no-devices": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "no-devices-class"},
+        "spec": {"selectors": [{"cel": {"expression": 'device.driver == "no-such-driver.cdi.k8s.io"'}}]}},
+    # resourceclaimtemplate.yaml with its defaults (numRequests 1, no selectors, no constraints)
+    "resourceclaimtemplate": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                              "metadata": {"name": "test-claim-template"},
+                              "spec": {"spec": {"devices": {"requests": [{"name": "req-0", **_EXACTLY}]}}}},
+    "resourceclaimtemplate-first-available": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "req-0", "firstAvailable": [
+            {"name": "sub-0", "deviceClassName": "no-devices-class"},
+            {"name": "sub-1", "deviceClassName": "test-class"}]}]}}}},
+    # resourceclaim.yaml: test-claim-<i>
+    "resourceclaim": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                      "metadata": {"name": "test-claim-"},
+                      "spec": {"devices": {"requests": [{"name": "req-0", **_EXACTLY}]}}},
+}
+
+_DRA_POD_SPEC: Obj = {"containers": [{"name": "pause", "image": PAUSE,
+                                      "resources": {"claims": [{"name": "resource"}]}}]}
+# pod-with-claim-template.yaml, pod-with-claim-ref.yaml (the claim test-claim-<i/5>: five pods share
+# one) and pod-with-extended-resource*.yaml (example.com/gpu-<i mod classes>, set per pod by dra_pod)
+TEMPLATES["pod-with-claim-template"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra", "labels": {}},
+    "spec": {**copy.deepcopy(_DRA_POD_SPEC),
+             "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
+TEMPLATES["pod-with-claim-ref"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra-", "labels": {}},
+    "spec": {**copy.deepcopy(_DRA_POD_SPEC), "resourceClaims": [{"name": "resource", "resourceClaimName": ""}]}}
+TEMPLATES["pod-with-extended-resource"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra-", "labels": {}},
+    "spec": {"containers": [{"name": "pause", "image": PAUSE, "resources": {}}]}}
+
+
+@dataclass(frozen=True)
+class Dra:
+    """The DRA ops of a workload of upstream's ``dra/**/performance-config.yaml``.
+
+    ``createNodes`` with ``node-with-dra-test-driver.yaml`` makes the workload's ``nodes``
+    (``scheduler-perf-dra-<i>``) after ``nodes_without_dra`` plain ones; ``createResourceDriver``
+    publishes one ResourceSlice per DRA node with ``max_claims_per_node`` devices (``dra_slice``);
+    ``device_classes`` and the ``claim_template`` (in each pod namespace) are created with
+    ``createAny``; ``classes`` > 0 creates that many ``deviceclass-extended-resource.yaml`` classes
+    (``test-class-<i>`` backing ``example.com/gpu-<i>``) instead. ``claim_ref``: the pods name the
+    shared claims ``test-claim-<i/5>`` (created before their pods, one per five pods).
+
+    ``init_fill`` is ``allocResourceClaims`` over ``resourceclaim.yaml`` claims created first in
+    ``init``: none (``empty``), half of the devices (``half``) or all but ``pods`` (``full``), which
+    is upstream's ``initClaims`` at every size it lists (2500 and 4990 of 500 × 10 devices).
+    ``steady`` > 0 is ``createPods`` with ``steadyState``: ``pods`` pods at a time, all deleted and
+    created anew each time the whole batch is bound, for ``steady`` seconds (then ``init_pods`` is 0)."""
+
+    max_claims_per_node: int = 10
+    nodes_without_dra: int = 0
+    device_classes: tuple[str, ...] = ("deviceclass",)
+    claim_template: str | None = "resourceclaimtemplate"
+    claim_ref: bool = False
+    classes: int = 0
+    init_fill: str = "empty"
+    steady: float = 0.0
+
+
+def dra_node_name(i: int) -> str:
+    """The name ``node-with-dra-test-driver.yaml`` gives DRA node ``i`` (the driver's glob is
+    ``scheduler-perf-dra-*``)."""
+    return f"scheduler-perf-dra-{i}"
+
+
+def dra_slice(node_name: str, devices: int) -> Obj:
+    """The ResourceSlice ``createResourceDriver`` publishes for ``node_name`` (upstream's
+    ``resourceSlice()`` in ``scheduler_perf/dra.go``), in resource.k8s.io/v1's flat device shape:
+    pool = the node's name, one slice, devices ``instance-<i>`` with attributes ``model``, ``family``,
+    ``driverVersion`` and ``dra.example.com/numa`` = i, capacity ``memory`` 1Gi. upstream's function
+    also sets ``usageRestrictedToNode`` and the binding conditions, which the API server strips
+    unless DRADeviceBindingConditions is on, as it is in none of these workloads (only in the
+    DRABindingConditions tests), so they are left out here as the API server would store them."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node_name},
+            "spec": {"driver": DRA_DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 0, "resourceSliceCount": 1},
+                     "devices": [{"name": f"instance-{i}",
+                                  "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
+                                                 "driverVersion": {"version": "1.2.3"},
+                                                 "dra.example.com/numa": {"int": i}},
+                                  "capacity": {"memory": {"value": "1Gi"}}} for i in range(devices)]}}
+
+
+def dra_device_classes(dra: Dra) -> list[Obj]:
+    """The DeviceClasses the workload creates with ``createAny``."""
+    if dra.classes:
+        return [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": f"test-class-{i}"},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}],
+                          "extendedResourceName": f"example.com/gpu-{i}"}} for i in range(dra.classes)]
+    return [copy.deepcopy(DRA_TEMPLATES[name]) for name in dra.device_classes]
+
+
+def dra_claim(i: int, namespace: str) -> Obj:
+    """``resourceclaim.yaml`` number ``i`` in ``namespace``: ``test-claim-<i>``, one request of test-class."""
+    claim = copy.deepcopy(DRA_TEMPLATES["resourceclaim"])
+    claim["metadata"] = {"name": f"test-claim-{i}", "namespace": namespace}
+    return claim
+
+
+def dra_init_claims(dra: Dra, size: Size) -> int:
+    """upstream's ``initClaims``: the claims allocated before the measured pods (``init_fill``)."""
+    devices = size.nodes * dra.max_claims_per_node
+    return {"empty": 0, "half": devices // 2, "full": max(devices - size.pods, 0)}[dra.init_fill]
+
+
+def dra_pod(dra: Dra, pod: Obj, i: int) -> Obj:
+    """Pod ``i`` of a DRA template with its index filled in: ``test-claim-<i/5>`` for a claim
+    reference (``DivideInt .Index 5``), ``example.com/gpu-<i mod classes>`` requested and limited
+    for an extended resource (the ``Mod .Index 25`` / ``50`` templates)."""
+    for pc in pod["spec"].get("resourceClaims") or ():
+        if "resourceClaimName" in pc:
+            pc["resourceClaimName"] = f"test-claim-{i // 5}"
+    if dra.classes:
+        gpu = {f"example.com/gpu-{i % dra.classes}": "1"}
+        pod["spec"]["containers"][0]["resources"] = {"requests": dict(gpu), "limits": dict(gpu)}
+    return pod
+
+
 @dataclass(frozen=True)
 class Size:
     nodes: int
@@ -244,6 +387,8 @@ class Workload:
     # Each pod's own PV and claim (``persistentVolumeTemplatePath``), and the nodes' CSINodes.
     volumes: Volumes | None = None
     node_strategy: NodeAllocatable | None = None
+    # The DRA ops (nodes with the test driver's slices, classes, claims, templates, steady state).
+    dra: Dra | None = None
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at the thresholded (default) size, as upstream's CI."""
@@ -264,6 +409,7 @@ _AFF = {"init_namespace": "sched-0", "namespace": "sched-1"}
 _MOON = ("moon-1", "moon-2", "moon-3")
 # volumes/performance-config.yaml's nodeAllocatableStrategy: 39 EBS attachments per node; the
 # migrated workload's CSINodes also say the in-tree aws-ebs plugin is migrated to that driver.
+_DRA_NS = {"init_namespace": "init", "namespace": "test"}
 _EBS_CSI_NODES = NodeAllocatable(((f"attachable-volumes-csi-{EBS_CSI}", "39"),), ((EBS_CSI, 39),))
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -306,4 +452,30 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     # labels performance and short; the 5000-node size is commented out upstream, issue #108308).
     _w("PreemptionPVs", "pod-high-priority", [(1000, 4000, 1000), (500, 2000, 500)], None,
        init="pod-low-priority", volumes=Volumes("pv-aws", init=False)),
+    # dra/performance-config.yaml. Sizes are (nodesWithDRA, initPods, measurePods); thresholds are
+    # those of the QueueingHintsEnabled variants (this scheduler always runs its queueing hints; the
+    # hints-off variants' bars are 40, 64, 70 and 60).
+    _w("SchedulingWithResourceClaimTemplate", "pod-with-claim-template", [(500, 2500, 2500), (200, 1000, 1000)], 56,
+       init="pod-with-claim-template", **_DRA_NS, dra=Dra()),
+    # steadyState: 10 pods at a time for 10 s over 0, half or all-but-10 of the devices already
+    # allocated (empty_/half_/full_<N>nodes; one bench workload per fill, as each has its own bar).
+    *(_w(f"SteadyStateClusterResourceClaimTemplate/{fill}", "pod-with-claim-template",
+         [(500, 0, 10), (200, 0, 10), (100, 0, 10)], bar, **_DRA_NS, dra=Dra(init_fill=fill, steady=10.0))
+      for fill, bar in (("empty", 64), ("half", 60), ("full", 60))),
+    # Five pods share each claim (test-claim-<i/5>), two devices per node; no bar (no performance label).
+    _w("SchedulingWithResourceClaim", "pod-with-claim-ref", [(500, 2500, 2500), (200, 1000, 1000)], None,
+       init="pod-with-claim-ref", **_DRA_NS, dra=Dra(max_claims_per_node=2, claim_template=None, claim_ref=True)),
+    # dra/prioritizedlist: firstAvailable, whose first subrequest's class (no-devices-class) matches
+    # no device; upstream runs it at its integration-test size only (1 + 1 nodes, 10 pods).
+    _w("FirstAvailable", "pod-with-claim-template", [(1, 0, 10)], None, **_DRA_NS,
+       dra=Dra(nodes_without_dra=1, device_classes=("deviceclass", "deviceclass-no-devices"),
+               claim_template="resourceclaimtemplate-first-available")),
+    # dra/extendedresource: pods asking for example.com/gpu-<i mod N>, which N DeviceClasses back
+    # (extendedResourceName); DynamicResources makes each pod's claim in PreBind.
+    _w("ExtendedResource", "pod-with-extended-resource", [(1, 0, 10)], None, init="pod-with-extended-resource",
+       **_DRA_NS, dra=Dra(nodes_without_dra=1, device_classes=(), claim_template=None, classes=10)),
+    *(_w(f"ExtendedResource_{n}Classes", "pod-with-extended-resource", [(500, 2500, 2500), (200, 1000, 1000)], bar,
+         init="pod-with-extended-resource", **_DRA_NS,
+         dra=Dra(device_classes=(), claim_template=None, classes=n))
+      for n, bar in ((25, 197), (50, 195))),
 )}

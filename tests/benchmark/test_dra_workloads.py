@@ -1,0 +1,108 @@
+"""The DRA workloads of ``kopf-scheduler bench`` (issue #19: upstream's ``dra/**/performance-config.yaml``)
+in core mode at tiny sizes: every measured pod bound with its claims allocated on its own node,
+no device given to two claims, and the objects the workloads create as upstream's templates make
+them. Results only: the timing thresholds live in the benchmark."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from scheduler.benchmark import workloads
+from scheduler.benchmark.core import run_core
+from scheduler.benchmark.workloads import (
+    DRA_DRIVER,
+    WORKLOADS,
+    Dra,
+    Size,
+    dra_init_claims,
+    dra_pod,
+    dra_slice,
+    template,
+)
+from scheduler.model.dra import parse_resource_slice
+
+STEADY = ("SteadyStateClusterResourceClaimTemplate/empty", "SteadyStateClusterResourceClaimTemplate/half",
+          "SteadyStateClusterResourceClaimTemplate/full")
+# (DRA nodes, init pods, measured pods): enough devices for every pod (10 a node, 2 for the shared claims)
+SMOKE = {
+    "SchedulingWithResourceClaimTemplate": Size(2, 5, 10),
+    "SchedulingWithResourceClaim": Size(3, 10, 10),
+    "FirstAvailable": Size(1, 0, 10),
+    "ExtendedResource": Size(1, 0, 10),
+    "ExtendedResource_25Classes": Size(2, 5, 10),
+    "ExtendedResource_50Classes": Size(2, 5, 10),
+    **{name: Size(2, 0, 10) for name in STEADY},
+}
+
+
+def test_upstreams_sizes_and_thresholds() -> None:
+    got = {name: (WORKLOADS[name].default, WORKLOADS[name].threshold) for name in SMOKE}
+    assert got == {
+        "SchedulingWithResourceClaimTemplate": (Size(500, 2500, 2500), 56),
+        "SchedulingWithResourceClaim": (Size(500, 2500, 2500), None),
+        "FirstAvailable": (Size(1, 0, 10), None),
+        "ExtendedResource": (Size(1, 0, 10), None),
+        "ExtendedResource_25Classes": (Size(500, 2500, 2500), 197),
+        "ExtendedResource_50Classes": (Size(500, 2500, 2500), 195),
+        "SteadyStateClusterResourceClaimTemplate/empty": (Size(500, 0, 10), 64),
+        "SteadyStateClusterResourceClaimTemplate/half": (Size(500, 0, 10), 60),
+        "SteadyStateClusterResourceClaimTemplate/full": (Size(500, 0, 10), 60),
+    }
+    # upstream's initClaims at each size it lists: empty/half/full_{100,200,500}nodes
+    fills = {(w.dra.init_fill, s.nodes): dra_init_claims(w.dra, s) for name in STEADY
+             for w in [WORKLOADS[name]] if w.dra is not None for s in w.sizes}
+    assert fills == {("empty", 500): 0, ("empty", 200): 0, ("empty", 100): 0,
+                     ("half", 500): 2500, ("half", 200): 1000, ("half", 100): 500,
+                     ("full", 500): 4990, ("full", 200): 1990, ("full", 100): 990}
+    assert WORKLOADS["SchedulingWithResourceClaim"].dra == Dra(max_claims_per_node=2, claim_template=None,
+                                                               claim_ref=True)
+
+
+def test_the_test_drivers_slice_and_the_pod_templates() -> None:
+    s = parse_resource_slice(dra_slice("scheduler-perf-dra-3", 10))
+    assert (s.driver, s.node_name, s.pool.name, s.pool.resource_slice_count) == (
+        DRA_DRIVER, "scheduler-perf-dra-3", "scheduler-perf-dra-3", 1)
+    assert [d.name for d in s.devices] == [f"instance-{i}" for i in range(10)]
+    ref = dra_pod(Dra(claim_ref=True), template("pod-with-claim-ref"), 7)
+    assert ref["spec"]["resourceClaims"] == [{"name": "resource", "resourceClaimName": "test-claim-1"}]
+    ext = dra_pod(Dra(classes=25), template("pod-with-extended-resource"), 27)
+    assert ext["spec"]["containers"][0]["resources"] == {"requests": {"example.com/gpu-2": "1"},
+                                                         "limits": {"example.com/gpu-2": "1"}}
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_every_measured_pod_is_bound_with_its_devices_on_its_node(name: str, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    w, size = WORKLOADS[name], SMOKE[name]
+    assert w.dra is not None
+    if w.dra.steady:    # 10 s upstream; 1 s is enough to see batches come and go
+        monkeypatch.setitem(workloads.WORKLOADS, name, replace(w, dra=replace(w.dra, steady=1.0)))
+    r = run_core(name, size, time_limit=60)
+    assert r.complete
+    if w.dra.steady:
+        # batches of 10: all bound, deleted with their claims, created anew; the last batch is
+        # still there, each pod with its claim (the earlier ones' devices were given back)
+        assert r.bound >= 2 * size.pods
+        assert len(r.claims) <= size.pods      # the last batch, cut off by the deadline
+    else:
+        assert r.bound == size.pods
+        assert set(r.claims) == set(r.placements) and len(r.claims) == size.pods
+    for pod, devices in r.claims.items():
+        assert len(devices) == 1
+        driver, pool, _ = devices[0].split("/")
+        # node-local devices: the pool is the node's name, and the pod is on that node
+        assert driver == DRA_DRIVER and pool == r.placements[pod]
+    shares = Counter(d for devices in r.claims.values() for d in devices)
+    # the shared claims' five pods use one device together
+    assert set(shares.values()) <= ({5} if w.dra.claim_ref else {1})
+    # no device given to two claims, the allocResourceClaims ones included
+    given = [d for devices in r.allocations.values() for d in devices]
+    assert len(given) == len(set(given))
+    # allocated: the allocResourceClaims claims, then one claim per pod (per five pods when shared)
+    # of the init and measured pods, or of the steady state's last batch (the earlier ones' are gone)
+    pods = len(r.claims) if w.dra.steady else size.init_pods + size.pods
+    assert len(r.allocations) == dra_init_claims(w.dra, size) + (
+        -(-size.init_pods // 5) - (-size.pods // 5) if w.dra.claim_ref else pods)
