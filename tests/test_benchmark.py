@@ -55,7 +55,7 @@ SMOKE = {
 
 
 def test_every_workload_has_a_smoke_size() -> None:
-    from tests.benchmark.test_dra_workloads import SMOKE as DRA_SMOKE     # the DRA workloads run there
+    from tests.benchmark.test_dra_workloads import SMOKE as DRA_SMOKE  # the DRA workloads run there
     assert set(SMOKE) | set(DRA_SMOKE) == set(WORKLOADS)
 
 
