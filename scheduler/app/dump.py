@@ -2,21 +2,26 @@
 
 It reads, through the project's own client (``scheduler.kubeapi``: any kubeconfig, exec plugins
 included), the kinds in ``KINDS``: namespaces, nodes, PriorityClasses, StorageClasses, PVs and PVCs,
-CSIDrivers, CSINodes and CSIStorageCapacities (the volume plugins read them), SchedulingProfiles,
+CSIDrivers, CSINodes and CSIStorageCapacities (the volume plugins read them), DeviceClasses,
+ResourceSlices and ResourceClaimTemplates (DynamicResources reads them), SchedulingProfiles,
 the workload objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
 ReplicationControllers), Services (their selectors are what PodTopologySpread's default
-constraints read), pods and PDBs, in that order (owners before their dependents, so a replay
-creates them in order). Lists are read in pages of ``PAGE`` items. A kind the server does not serve
-is skipped and named in ``notes`` (the CLI prints them on stderr). Each item gets its
+constraints read), pods, ResourceClaims and PDBs, in that order (owners before their dependents,
+so a replay creates them in order: a claim generated from a template is owned by its pod). Lists
+are read in pages of ``PAGE`` items. A kind the server does not serve is skipped and named in
+``notes`` (the CLI prints them on stderr). Each item gets its
 ``apiVersion`` and ``kind``; ``uid`` is kept, because ``ownerReferences`` name their owner by it
 and the replay (``simulate.replay``) maps them to the new objects.
 
 ``minimal`` strips each object to what scheduling reads (``strip``): no ``managedFields`` and no
 server-set metadata, only the annotations the scheduler or volume binding read, containers reduced
 to name, image, resources, ports and restartPolicy, only the volumes that name storage, pod status
-reduced to phase, conditions and nominatedNodeName, node status to capacity, allocatable,
-conditions and images, a Service to its selector, ports and type, and no status on the other kinds
-except a PV's and a PVC's phase.
+reduced to phase, conditions, nominatedNodeName and the names of its claims
+(``resourceClaimStatuses``, ``extendedResourceClaimStatus``: without them a replay would generate
+second claims for its templates), node status to capacity, allocatable, conditions and images, a
+Service to its selector, ports and type, a ResourceClaim's status to its allocation and
+``reservedFor`` (the devices it holds), and no status on the other kinds except a PV's and a PVC's
+phase.
 
 ``anonymize`` (``Anonymizer``) renames namespaces (except the built-in ones), object names, node
 names, container images, PriorityClasses (except ``system-*``) and StorageClasses, one name for
@@ -25,7 +30,10 @@ one original everywhere: ``spec.nodeName``, ``status.nominatedNodeName``, the
 carry an object's name (``NAME_LABELS``: a StatefulSet pod's ``pod-name``, a Job's ``job-name``)
 and the selectors on them,
 ``ownerReferences``, claim names, ``claimRef``, ``volumeName``, ``storageClassName``,
-``priorityClassName``, affinity terms' ``namespaces``, and ``kubernetes.io/metadata.name``.
+``priorityClassName``, affinity terms' ``namespaces``, ``kubernetes.io/metadata.name``, and for DRA
+the claim and template names a pod refers to, a claim's ``reservedFor`` pods, a slice's node and
+pool and an allocation's pools (a pool named after a node is renamed as that node) and node
+selector. DeviceClass names stay, as CSI driver names do: they name drivers' classes, not workloads.
 Label keys and values other than these stay as they are (selectors must keep matching them).
 ``anonymize`` implies ``minimal``: annotations, env values and commands could name what it renames.
 """
@@ -56,6 +64,9 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("storage.k8s.io/v1", "CSIDriver"),
     ("storage.k8s.io/v1", "CSINode"),
     ("storage.k8s.io/v1", "CSIStorageCapacity"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
     (PROFILE_API_VERSION, PROFILE_KIND),
     ("apps/v1", "Deployment"),
     ("apps/v1", "StatefulSet"),
@@ -65,6 +76,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("v1", "ReplicationController"),
     ("v1", "Service"),
     ("v1", "Pod"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
     ("policy/v1", "PodDisruptionBudget"),
 )
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -73,7 +85,8 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # annotations that scheduling reads (volume binding's, the scheduler's own); --minimal keeps only these
 KEPT_ANNOTATION_PREFIXES = ("scheduling.kopf-scheduler.io/", "volume.kubernetes.io/selected-node",
                             "volume.beta.kubernetes.io/storage-class", "pv.kubernetes.io/",
-                            "storage.alpha.kubernetes.io/migrated-plugins")
+                            "storage.alpha.kubernetes.io/migrated-plugins",
+                            "resource.kubernetes.io/pod-claim-name")
 # label keys whose values name an object (of this kind, in the labelled object's namespace)
 NAME_LABELS = {"statefulset.kubernetes.io/pod-name": "Pod", "batch.kubernetes.io/job-name": "Job",
                "job-name": "Job"}
@@ -168,7 +181,8 @@ def strip(obj: Obj) -> Obj:
     status = obj.get("status") or {}
     if kind == "Pod":
         out["spec"] = _strip_pod_spec(out.get("spec") or {})
-        kept = {k: status[k] for k in ("phase", "conditions", "nominatedNodeName") if status.get(k)}
+        kept = {k: status[k] for k in ("phase", "conditions", "nominatedNodeName", "resourceClaimStatuses",
+                                       "extendedResourceClaimStatus") if status.get(k)}
     elif kind == "Node":
         spec = out.get("spec") or {}
         out["spec"] = {k: v for k, v in spec.items() if k in ("taints", "unschedulable")}
@@ -181,6 +195,8 @@ def strip(obj: Obj) -> Obj:
         kept = {}
     elif kind in ("PersistentVolume", "PersistentVolumeClaim"):
         kept = {k: status[k] for k in ("phase",) if status.get(k)}
+    elif kind == "ResourceClaim":
+        kept = {k: status[k] for k in ("allocation", "reservedFor") if status.get(k)}
     elif kind == "Service":
         # the selector is what scheduling reads; the addresses the server allocated are not
         spec = out.get("spec") or {}
@@ -219,6 +235,12 @@ class Anonymizer:
     def storage_class(self, name: str) -> str:
         return name if name == "" else self.name("StorageClass", name, "storage")
 
+    def pool(self, name: str) -> str:
+        """A DRA pool: node-local pools are named after their node (the dump lists nodes first)."""
+        if name in self._maps.get("Node", {}):
+            return self.node(name)
+        return self.name("pool", name)
+
     def image(self, name: str) -> str:
         return self.name("image", name, "image")
 
@@ -231,8 +253,8 @@ class Anonymizer:
             return self.priority_class(name)
         if kind == "StorageClass":
             return self.storage_class(name)
-        if kind == PROFILE_KIND:
-            return name                     # configuration, not workload: profiles keep their names
+        if kind in (PROFILE_KIND, "DeviceClass"):
+            return name                     # configuration, not workload: profiles and classes keep their names
         return self.name(f"{kind}/{namespace or ''}", name, kind.lower())
 
     def apply(self, objects: list[Obj]) -> list[Obj]:
@@ -257,6 +279,27 @@ class Anonymizer:
             self._pod_spec(spec, ns)
             if status.get("nominatedNodeName"):
                 status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+            for entry in [*(status.get("resourceClaimStatuses") or []),
+                          *([status["extendedResourceClaimStatus"]] if status.get("extendedResourceClaimStatus")
+                            else [])]:
+                if entry.get("resourceClaimName"):
+                    entry["resourceClaimName"] = self.obj_name("ResourceClaim", ns, entry["resourceClaimName"])
+        elif kind == "ResourceSlice":
+            if spec.get("nodeName"):
+                spec["nodeName"] = self.node(spec["nodeName"])
+            self._node_affinity(spec.get("nodeSelector"))
+            pool = spec.get("pool") or {}
+            if pool.get("name"):
+                pool["name"] = self.pool(pool["name"])
+        elif kind == "ResourceClaim":
+            allocation = status.get("allocation") or {}
+            for result in (allocation.get("devices") or {}).get("results") or []:
+                if result.get("pool"):
+                    result["pool"] = self.pool(result["pool"])
+            self._node_affinity(allocation.get("nodeSelector"))
+            for ref in status.get("reservedFor") or []:
+                if ref.get("name") and ref.get("resource") == "pods":
+                    ref["name"] = self.obj_name("Pod", ns, ref["name"])
         elif kind in WORKLOADS:
             template = spec.get("template") or {}
             self._labels((template.get("metadata") or {}).get("labels"), ns)
@@ -361,6 +404,11 @@ class Anonymizer:
             for c in spec.get(key) or []:
                 if c.get("image"):
                     c["image"] = self.image(c["image"])
+        for entry in spec.get("resourceClaims") or []:
+            for key, kind in (("resourceClaimName", "ResourceClaim"),
+                              ("resourceClaimTemplateName", "ResourceClaimTemplate")):
+                if entry.get(key):
+                    entry[key] = self.obj_name(kind, ns, entry[key])
         for v in spec.get("volumes") or []:
             claim = v.get("persistentVolumeClaim")
             if claim and claim.get("claimName"):

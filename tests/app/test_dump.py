@@ -43,7 +43,8 @@ async def populate(api: KubeClient) -> None:
     """A small cluster: a labelled namespace, a tainted node, a PriorityClass, bound, pending and
     terminal pods, a mirror pod owned by its node, a PDB, a Service, a SchedulingProfile, and storage: a
     default StorageClass, a CSIDriver and a CSINode, and a claim that web-0 mounts, bound (by the PV
-    controller, Immediate) to a static volume."""
+    controller, Immediate) to a static volume; and DRA: a DeviceClass, a one-GPU slice on n1, a
+    ResourceClaimTemplate, and a pending pod with the claim the cluster's controller made from it."""
     await api.create(crd())
     await api.create({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
                       "metadata": {"name": "default-scheduler"},
@@ -88,6 +89,26 @@ async def populate(api: KubeClient) -> None:
             break
         await asyncio.sleep(0.05)
     assert claim["spec"]["volumeName"] == "pv-1" and claim["spec"]["storageClassName"] == "standard"
+    # DRA: a DeviceClass, n1's one-GPU slice, a template, and a pending pod whose claim the cluster's
+    # resourceclaim controller makes from it.
+    await api.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+                      "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+    await api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpus"},
+                      "spec": {"driver": "gpu.example.com", "nodeName": "n1", "devices": [{"name": "gpu-0"}],
+                               "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}}})
+    await api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                      "metadata": {"name": "one-gpu", "namespace": "shop"},
+                      "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {
+                          "deviceClassName": "gpu.example.com"}}]}}}})
+    trainer = _pod("trainer", cpu="100m")
+    trainer["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    await api.create(trainer)
+    for _ in range(100):
+        got = await api.get("v1", "Pod", "trainer", "shop")
+        if (got.get("status") or {}).get("resourceClaimStatuses"):
+            break
+        await asyncio.sleep(0.05)
+    assert got["status"]["resourceClaimStatuses"][0]["name"] == "gpu"
 
 
 _TIME = re.compile(r"(Time|Timestamp)$")
@@ -253,7 +274,9 @@ def test_cli_dump_then_simulate_round_trip(live: SimulatedCluster, tmp_path: Pat
             ("PodDisruptionBudget", "shop", "web"), ("Service", "shop", "web"),
             ("SchedulingProfile", "", "default-scheduler"), ("StorageClass", "", "standard"),
             ("CSIDriver", "", "ebs.csi.aws.com"), ("CSINode", "", "n1"), ("PersistentVolume", "", "pv-1"),
-            ("PersistentVolumeClaim", "shop", "data")} <= full
+            ("PersistentVolumeClaim", "shop", "data"), ("DeviceClass", "", "gpu.example.com"),
+            ("ResourceSlice", "", "n1-gpus"), ("ResourceClaimTemplate", "shop", "one-gpu")} <= full
+    assert [o["kind"] for o in doc["items"] if o["kind"] == "ResourceClaim"] == ["ResourceClaim"]
     minimal = CliRunner().invoke(main, ["dump", "--kubeconfig", str(live.kubeconfig), "--minimal"])
     assert minimal.exit_code == 0, minimal.output
     assert "managedFields" in out.read_text() and "managedFields" not in minimal.stdout
@@ -266,10 +289,14 @@ def test_cli_dump_then_simulate_round_trip(live: SimulatedCluster, tmp_path: Pat
         assert report["terminal"] == [{"namespace": "shop", "name": "job-done", "phase": "Succeeded", "node": "n1"}]
         placed = {f"{p['namespace']}/{p['name']}": p["node"] for p in report["pods"]}
         assert placed == {"kube-system/etcd-n1": "n1", "shop/web-0": "n1", "shop/web-1": "n2",
-                          "shop/pending-0": "n1"}     # n2 is tainted; the terminal pod holds no cpu on n1
+                          "shop/pending-0": "n1", "shop/trainer": "n1"}  # n2 is tainted; job-done holds no cpu
+        devices = {f"{p['namespace']}/{p['name']}": p.get("devices") for p in report["pods"]}
+        # the dumped claim (kept, with the pod's claim status), allocated on replay: not a second one
+        assert devices["shop/trainer"] == [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                            "device": "gpu-0"}]
         volumes = {f"{p['namespace']}/{p['name']}": p["volumes"] for p in report["pods"]}
         assert volumes["shop/web-0"] == [{"claim": "data", "volume": "pv-1"}] and volumes["shop/web-1"] == []
-        assert report["summary"]["terminal"] == 1 and report["summary"]["pods"] == 4
+        assert report["summary"]["terminal"] == 1 and report["summary"]["pods"] == 5
 
 
 # ---- a KWOK snapshot ------------------------------------------------------------------------------
@@ -419,6 +446,64 @@ def test_anonymize_keeps_volume_references_consistent() -> None:
     assert pv["spec"]["claimRef"] == {"namespace": pvc["metadata"]["namespace"], "name": pvc["metadata"]["name"]}
     assert pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"] != "data"
     assert pod["metadata"]["namespace"] == pvc["metadata"]["namespace"] == cap["metadata"]["namespace"] != "shop"
+
+
+def test_dra_objects_are_stripped_to_their_allocation_and_renamed_consistently() -> None:
+    """The DRA kinds: a pod keeps the names of its generated claims, a claim its allocation and
+    reservation; the node, the pool named after it, the claim and template names and the reserving
+    pod are renamed the same everywhere; the DeviceClass keeps its name."""
+    objects = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu-x7"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                  "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0"}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "ml"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {
+             "deviceClassName": "gpu.example.com"}}]}}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train", "namespace": "ml", "uid": "p1"},
+         "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "trainer"}],
+                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"},
+                                     {"name": "shared", "resourceClaimName": "pool-claim"}]},
+         "status": {"phase": "Running", "hostIP": "10.0.0.1",
+                    "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "train-gpu-abcde"}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {
+            "name": "train-gpu-abcde", "namespace": "ml", "annotations": {
+                "resource.kubernetes.io/pod-claim-name": "gpu", "other": "x"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": "p1",
+                                 "controller": True}]},
+         "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+         "status": {"devices": [{"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}],
+                    "allocation": {"devices": {"results": [{"request": "g", "driver": "gpu.example.com",
+                                                            "pool": "n1", "device": "gpu-0"}]},
+                                   "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                       {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}},
+                    "reservedFor": [{"resource": "pods", "name": "train", "uid": "p1"}]}},
+    ]
+    stripped = [strip(o) for o in objects]
+    pod, claim = stripped[4], stripped[5]
+    assert pod["status"] == {"phase": "Running", "resourceClaimStatuses": [
+        {"name": "gpu", "resourceClaimName": "train-gpu-abcde"}]}
+    assert set(claim["status"]) == {"allocation", "reservedFor"}
+    assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+    node, cls, slice_, template, pod, claim = Anonymizer().apply(stripped)
+    n = node["metadata"]["name"]
+    assert n != "n1" and slice_["spec"]["nodeName"] == slice_["spec"]["pool"]["name"] == n
+    assert slice_["metadata"]["name"] != "n1-gpu-x7"
+    result = claim["status"]["allocation"]["devices"]["results"][0]
+    assert result["pool"] == n and result["device"] == "gpu-0"
+    assert claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [n]
+    assert cls["metadata"]["name"] == "gpu.example.com"
+    assert pod["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == template["metadata"]["name"] != "one-gpu"
+    assert pod["spec"]["resourceClaims"][1]["resourceClaimName"] not in ("pool-claim", claim["metadata"]["name"])
+    assert pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"] == claim["metadata"]["name"] \
+        != "train-gpu-abcde"
+    assert claim["status"]["reservedFor"][0]["name"] == pod["metadata"]["name"] != "train"
+    assert claim["metadata"]["ownerReferences"][0]["name"] == pod["metadata"]["name"]
+    assert claim["metadata"]["namespace"] == pod["metadata"]["namespace"] == template["metadata"]["namespace"] != "ml"
 
 
 def test_anonymize_renames_labels_that_carry_names_with_their_selectors() -> None:
