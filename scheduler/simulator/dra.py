@@ -10,8 +10,8 @@ ResourceClaimTemplates and ResourceSlices.
   path, reason, detail): a claim's requests are DNS labels, unique, each with exactly one of
   ``exactly`` or ``firstAvailable``; ``deviceClassName`` is required (a DNS subdomain) for
   ``exactly`` and each subrequest; ``allocationMode`` is ``ExactCount`` (``count`` above zero) or
-  ``All`` (no ``count``); a selector has its ``cel.expression`` (present, at most 10 KiB: this
-  server has no CEL compiler to refuse a syntax error with, see ``scheduler.dra.cel``); constraints
+  ``All`` (no ``count``); a selector has its ``cel.expression``, at most 10 KiB, that compiles
+  (``celrules.compile_program``: syntax, undeclared references; no cost estimate); constraints
   and configs name existing requests (``req`` or ``req/sub``); opaque configs name a driver. The
   claim's (and the template's) spec is immutable after creation. A status update keeps
   ``reservedFor`` at most 256 unique consumers (resource, name, uid required), only while
@@ -40,6 +40,7 @@ from typing import Any
 
 from scheduler.simulator.admission import SUBDOMAIN_MSG, now_iso
 from scheduler.simulator.admission import invalid as invalid_error
+from scheduler.simulator.celrules import compile_program
 from scheduler.simulator.storage import _csi_driver_name
 from scheduler.simulator.validation import (
     Cause,
@@ -94,6 +95,7 @@ DEVICE_MAX_ID_LENGTH = 32                # DeviceMaxIDLength
 POOL_NAME_MAX_LENGTH = 253               # PoolNameMaxLength
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength
 IMMUTABLE = "field is immutable"
+_CEL_VARIABLES = frozenset({"device"})
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
                      "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
@@ -245,6 +247,12 @@ def _selectors(selectors: Any, path: str) -> list[Cause]:
             out.append(required(f"{at}.cel.expression"))
         elif len(expression) > CEL_MAX_LENGTH:
             out.append(too_long(f"{at}.cel.expression", CEL_MAX_LENGTH))
+        else:
+            # compileCELExpression: a syntax error or an undeclared reference (cel-go's words); the cost
+            # limit is not estimated here.
+            _, error = compile_program(expression, _CEL_VARIABLES)
+            if error:
+                out.append(invalid(f"{at}.cel.expression", expression, error))
     return out
 
 

@@ -217,6 +217,11 @@ CREATE_CASES = [
     ("deviceclass: an empty expression", CLASSES,
      device_class("bad.example.com", selectors=[{"cel": {"expression": ""}}]),
      [("spec.selectors[0].cel.expression", "FieldValueRequired")]),
+    ("deviceclass: a selector that does not compile", CLASSES,
+     device_class("bad.example.com", selectors=[{"cel": {"expression": "device.driver =="}},
+                                                {"cel": {"expression": "other.driver == 'x'"}}]),
+     [("spec.selectors[0].cel.expression", "FieldValueInvalid"),
+      ("spec.selectors[1].cel.expression", "FieldValueInvalid")]),
     ("deviceclass: a bad extended resource name", CLASSES,
      device_class("bad.example.com", extendedResourceName="gpu"),
      [("spec.extendedResourceName", "FieldValueInvalid")]),
@@ -276,6 +281,17 @@ def test_messages_are_upstreams(api: Http) -> None:
     got = api("POST", SLICES, resource_slice("bad", allNodes=True))[1]
     assert messages(got) == ['Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
                              "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"]
+
+
+def test_a_selector_compile_error_is_cel_gos(api: Http) -> None:
+    got = api("POST", CLAIMS, claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c", "selectors": [
+        {"cel": {"expression": "foo.bar"}}]}}))[1]
+    assert messages(got) == ["Invalid value: \"foo.bar\": compilation failed: ERROR: <input>:1:1: undeclared "
+                             "reference to 'foo' (in container '')\n | foo.bar\n | ^"]
+    selector = ('device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "x" && '
+                'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0')
+    code, got = api("POST", CLASSES, device_class("compiles.example.com", selectors=[{"cel": {"expression": selector}}]))
+    assert code == 201, got
 
 
 def test_valid_objects_of_each_kind_are_created(api: Http) -> None:
