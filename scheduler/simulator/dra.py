@@ -22,7 +22,9 @@ ResourceClaimTemplates and ResourceSlices.
   ``pool`` (name, ``resourceSliceCount`` above zero, ``generation`` not negative), exactly one of
   ``nodeName``, ``nodeSelector`` (one term), ``allNodes``, ``perDeviceNodeSelection``, devices with
   unique DNS-label names (at most 128), each attribute holding exactly one value (a version being
-  semver); its pool name, driver and node name never change.
+  semver); its pool name, driver and node name never change. A claim or template asking for
+  ``adminAccess`` is refused outside a namespace labelled ``resource.kubernetes.io/admin-access:
+  "true"`` (the strategies' ``AuthorizedForAdmin``).
 - The pod's side (``spec.resourceClaims``, ``resources.claims``, ``status.resourceClaimStatuses``)
   is validated with the pod, in ``validation.py``.
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.simulator.admission import SUBDOMAIN_MSG, now_iso
@@ -116,6 +118,10 @@ def _list(value: Any) -> list[Any]:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _ns(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
 
 
 def _subdomain(value: str, path: str) -> list[Cause]:
@@ -742,18 +748,39 @@ def validate_resource_slice(slice_: Obj, old: Obj | None = None) -> list[Cause]:
 
 # --- the server's entry point ----------------------------------------------------------------------
 
-def admit_dra(store: str, obj: Obj, old: Obj | None) -> None:
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"       # DRAAdminNamespaceLabelKey
+
+
+def _admin_access(spec: Any, path: str, namespace_labels: Mapping[str, str]) -> list[Cause]:
+    """``AuthorizedForAdmin`` (the claim and template strategies): a request with ``adminAccess`` only in
+    a namespace labelled ``resource.kubernetes.io/admin-access: "true"``."""
+    if namespace_labels.get(ADMIN_ACCESS_LABEL) == "true":
+        return []
+    return [forbidden(f"{path}.devices.requests[{i}].exactly.adminAccess",
+                      f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing "
+                      "namespace")
+            for i, r in enumerate(_list(_map(_map(spec).get("devices")).get("requests")))
+            if _map(_map(r).get("exactly")).get("adminAccess") is True]
+
+
+def admit_dra(store: str, obj: Obj, old: Obj | None,
+              namespace_labels: Callable[[str], Mapping[str, str]] = lambda _: {}) -> None:
     """Default and validate a ``resource.k8s.io`` object (a create when ``old`` is None, else a spec
-    update; status updates are ``validate_claim_status_update``'s); raises the 422."""
+    update; status updates are ``validate_claim_status_update``'s); raises the 422. ``namespace_labels``:
+    a namespace's labels, for the admin-access check."""
     kind = STORES[store]
     name = str((obj.get("metadata") or {}).get("name") or "")
     causes = validate_labels(_map(obj.get("metadata")).get("labels"), "metadata.labels")
     if store == CLAIMS:
         default_claim_spec(obj.get("spec"))
         causes += validate_resource_claim(obj) if old is None else validate_resource_claim_update(obj, old)
+        if old is None:
+            causes += _admin_access(obj.get("spec"), "spec", namespace_labels(_ns(obj)))
     elif store == TEMPLATES:
         default_claim_spec(_map(obj.get("spec")).get("spec"))
         causes += validate_template(obj) if old is None else validate_template_update(obj, old)
+        if old is None:
+            causes += _admin_access(_map(obj.get("spec")).get("spec"), "spec.spec", namespace_labels(_ns(obj)))
     elif store == CLASSES:
         causes += validate_device_class(obj)
     else:

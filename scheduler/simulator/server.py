@@ -1033,7 +1033,9 @@ class ApiServer:
             storage.admit_storage(key, obj, old,
                                   self.store.bucket("storage.k8s.io/storageclasses").objects.values)
         elif key in dra.STORES:
-            dra.admit_dra(key, obj, old)
+            nrt = self.rt("", "v1", "namespaces")
+            dra.admit_dra(key, obj, old, lambda ns: ((self.store.get(nrt, "", ns) or {}).get("metadata") or {})
+                          .get("labels") or {})
         elif key == "/namespaces":
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
             obj.setdefault("status", {}).setdefault("phase", "Active")

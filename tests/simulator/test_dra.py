@@ -294,6 +294,23 @@ def test_a_selector_compile_error_is_cel_gos(api: Http) -> None:
     assert code == 201, got
 
 
+def test_admin_access_needs_the_namespace_label(api: Http) -> None:
+    """The claim and template strategies' AuthorizedForAdmin (registry/resource/*/strategy_test.go's
+    adminAccessError)."""
+    admin = {"name": "gpu", "exactly": {"deviceClassName": "c", "adminAccess": True}}
+    code, got = api("POST", CLAIMS, claim("admin", admin))
+    assert code == 422 and causes(got) == [("spec.devices.requests[0].exactly.adminAccess", "FieldValueForbidden")]
+    assert messages(got) == ["Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: "
+                             "true` label on the containing namespace"]
+    code, got = api("POST", TEMPLATES, template("admin", admin))
+    assert code == 422 and causes(got) == [("spec.spec.devices.requests[0].exactly.adminAccess",
+                                            "FieldValueForbidden")]
+    api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "admins", "labels": {"resource.kubernetes.io/admin-access": "true"}}})
+    code, got = api("POST", f"{G}/namespaces/admins/resourceclaims", claim("admin", admin))
+    assert code == 201, got
+
+
 def test_valid_objects_of_each_kind_are_created(api: Http) -> None:
     for path, body in ((CLASSES, device_class("valid.example.com")), (SLICES, resource_slice("valid-slice")),
                        (TEMPLATES, template("valid-template")),
