@@ -142,7 +142,8 @@ class Kubelet:
         pod = self.api.store.get(rt, namespace, name)
         if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
             return
-        if (pod.get("spec") or {}).get("resourceClaims") and not self.timers.claims.claims_ready(pod):
+        if ((pod.get("spec") or {}).get("resourceClaims") or (pod.get("status") or {}).get(
+                "extendedResourceClaimStatus")) and not self.timers.claims.claims_ready(pod):
             # PrepareResources fails until each claim is allocated and reserved for the pod: wait.
             self.timers.claims.wait(pod, lambda: self._run(namespace, name, uid))
             return

@@ -134,6 +134,21 @@ def pod_claim_names(pod: Obj) -> list[tuple[str, Any]]:
     return out
 
 
+def _extended_claim(pod: Obj) -> str | None:
+    """The claim the scheduler created for the pod's extended resources backed by DRA
+    (``status.extendedResourceClaimStatus.resourceClaimName``), if any."""
+    st = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+    name = st.get("resourceClaimName") if isinstance(st, dict) else None
+    return str(name) if name else None
+
+
+def _all_claims(pod: Obj) -> list[str]:
+    """The names of every claim the pod uses that is known yet: its own and its extended-resource claim."""
+    out = [c for _, c in pod_claim_names(pod) if isinstance(c, str)]
+    extended = _extended_claim(pod)
+    return [*out, extended] if extended else out
+
+
 def _reserved_for(claim: Obj, pod: Obj) -> bool:
     uid = pod["metadata"].get("uid")
     return any(isinstance(r, dict) and r.get("uid") == uid
@@ -160,20 +175,19 @@ class ResourceClaimController:
     def on_event(self, store: str, ev: Event) -> None:
         if store == PODS:
             pod = ev.obj
-            claims = (pod.get("spec") or {}).get("resourceClaims")
-            if not claims:
+            if not (pod.get("spec") or {}).get("resourceClaims") and not _extended_claim(pod) and not (
+                    ev.old is not None and _extended_claim(ev.old)):
                 return
             ns, name = _key(pod)
             if ev.type != "DELETED":
                 self.pods.add((ns, name))
             for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
-                for _, claim in pod_claim_names(obj) if obj is not None else ():
-                    if isinstance(claim, str):
-                        self.claims.add((ns, claim))
-                        users = self.users.setdefault((ns, claim), set())
-                        (users.add if add else users.discard)(name)
-                        if not users:
-                            del self.users[(ns, claim)]
+                for claim in _all_claims(obj) if obj is not None else ():
+                    self.claims.add((ns, claim))
+                    users = self.users.setdefault((ns, claim), set())
+                    (users.add if add else users.discard)(name)
+                    if not users:
+                        del self.users[(ns, claim)]
             if name in self.waiting.get(ns, {}):
                 self._recheck.add(ns)
             self._schedule()
@@ -256,7 +270,8 @@ class ResourceClaimController:
     # ---- the kubelet's wait ----------------------------------------------------------------------
     def claims_ready(self, pod: Obj) -> bool:
         """Whether each of the pod's claims exists, is its own when generated, is allocated and reserved
-        for it (what a kubelet's ``PrepareResources`` needs before the pod's containers start)."""
+        for it (what a kubelet's ``PrepareResources`` needs before the pod's containers start); the claim
+        of its extended resources backed by DRA too, when it has one."""
         ns = pod["metadata"].get("namespace", "")
         generated = {str(pc.get("name")) for pc in (pod.get("spec") or {}).get("resourceClaims") or []
                      if isinstance(pc, dict) and pc.get("resourceClaimTemplateName")}
@@ -269,6 +284,11 @@ class ResourceClaimController:
             if claim is None or (pod_claim in generated and not _owned_by(claim, pod)):
                 return False
             if not (claim.get("status") or {}).get("allocation") or not _reserved_for(claim, pod):
+                return False
+        extended = _extended_claim(pod)
+        if extended is not None:
+            claim = self._get(CLAIMS, ns, extended)
+            if claim is None or not (claim.get("status") or {}).get("allocation") or not _reserved_for(claim, pod):
                 return False
         return True
 

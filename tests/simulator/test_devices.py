@@ -246,3 +246,32 @@ def test_a_custom_description_is_published_and_a_class_given_is_kept() -> None:
         assert api("GET", f"{CLASSES}/gpu.example.com")[1]["spec"] == mine["spec"]
     finally:
         c.stop()
+
+
+def test_the_kubelet_waits_for_the_extended_resource_claim_too(api: Http) -> None:
+    """A pod whose extended resources are backed by DRA (status.extendedResourceClaimStatus, the claim the
+    scheduler's PreBind creates) runs only once that claim is allocated and reserved for it; when the pod is
+    gone its reservation goes and the claim is deallocated."""
+    api("POST", "/api/v1/nodes", node("ext-node"))
+    body = pod("ext-user")
+    body["spec"].pop("resourceClaims")
+    body["spec"]["containers"][0]["resources"] = {"requests": {"example.com/gpu": "1"},
+                                                  "limits": {"example.com/gpu": "1"}}
+    created = api("POST", PODS, body)[1]
+    assert api("POST", CLAIMS, claim("ext-user-extended-resources-abcde"))[0] == 201
+    code, got = api("PATCH", f"{PODS}/ext-user/status", {"status": {"extendedResourceClaimStatus": {
+        "resourceClaimName": "ext-user-extended-resources-abcde",
+        "requestMappings": [{"containerName": "c", "resourceName": "example.com/gpu", "requestName": "gpu"}]}}},
+        ctype=MERGE)
+    assert code == 200, got
+    _bind(api, "ext-user", "ext-node")
+    time.sleep(0.3)
+    assert _pod_status(api, "ext-user").get("phase") == "Pending"
+    _allocate(api, "ext-user-extended-resources-abcde", "ext-node", reserve_for=created)
+    wait(lambda: _pod_status(api, "ext-user").get("phase") == "Running", message="running")
+    api("DELETE", f"{PODS}/ext-user", {"gracePeriodSeconds": 0})
+
+    def released() -> bool:
+        c = api("GET", f"{CLAIMS}/ext-user-extended-resources-abcde")[1]
+        return not c.get("status") and not c["metadata"].get("finalizers")
+    wait(released, message="reservation dropped, allocation cleared")
