@@ -178,7 +178,11 @@ def default_claim_spec(spec: Any) -> None:
 
 
 def _default_slice(slice_: Obj) -> None:
-    """``SetDefaults_DeviceTaint``: a taint without ``timeAdded`` gets the time it was written."""
+    """``SetDefaults_DeviceTaint``: a taint without ``timeAdded`` gets the time it was written. And what
+    decoding into the Go type gives: ``pool.generation`` has no ``omitempty``, so it is 0 when not sent."""
+    pool = _map(slice_.get("spec")).get("pool")
+    if isinstance(pool, dict):
+        pool.setdefault("generation", 0)
     for d in _list(_map(slice_.get("spec")).get("devices")):
         for t in _list(_map(d).get("taints")):
             if isinstance(t, dict) and not t.get("timeAdded"):

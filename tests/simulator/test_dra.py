@@ -63,7 +63,8 @@ def device_class(name: str, **spec: Any) -> Obj:
 
 
 def resource_slice(name: str, **spec: Any) -> Obj:
-    base: Obj = {"driver": "test.example.com", "nodeName": "worker", "pool": {"name": "worker", "resourceSliceCount": 1},
+    base: Obj = {"driver": "test.example.com", "nodeName": "worker",
+                 "pool": {"name": "worker", "generation": 0, "resourceSliceCount": 1},
                  "devices": [{"name": "device-0", "attributes": {"model": {"string": "x"}}}]}
     base.update(spec)
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
@@ -113,6 +114,12 @@ def test_a_wrong_json_type_is_the_decoders_400(api: Http) -> None:
     code, got = api("POST", CLAIMS, body)
     assert code == 400, got
     assert "cannot unmarshal string into Go struct field" in got["message"] and "of type int64" in got["message"]
+
+
+def test_a_slices_pool_generation_reads_0_when_not_sent(api: Http) -> None:
+    body = resource_slice("no-generation", pool={"name": "p", "resourceSliceCount": 1})
+    code, got = api("POST", SLICES, body)
+    assert code == 201 and got["spec"]["pool"] == {"name": "p", "generation": 0, "resourceSliceCount": 1}, got
 
 
 def test_slices_select_by_node_and_driver_fields(api: Http) -> None:
@@ -489,3 +496,24 @@ def test_generate_name_is_cut_as_upstreams_name_generator(api: Http) -> None:
     body["metadata"] = {"generateName": "g" * 70}
     code, got = api("POST", CLAIMS, body)
     assert code == 201 and len(got["metadata"]["name"]) == 63 and got["metadata"]["name"].startswith("g" * 58)
+
+
+def test_the_official_python_client_reads_and_writes_the_kinds(sim: SimulatedCluster) -> None:
+    from kubernetes import client, config
+
+    api_client = config.new_client_from_config(config_file=str(sim.kubeconfig))
+    try:
+        res = client.ResourceV1Api(api_client)
+        created = res.create_namespaced_resource_claim("default", claim("python-client"))
+        assert created.spec.devices.requests[0].exactly.allocation_mode == "ExactCount"
+        res.patch_namespaced_resource_claim_status("python-client", "default", {"status": {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                     "device": "gpu-0"}]}}}})
+        got = res.read_namespaced_resource_claim("python-client", "default")
+        assert got.status.allocation.devices.results[0].device == "gpu-0"
+        res.create_resource_slice(resource_slice("python-slice"))
+        names = [s.metadata.name for s in res.list_resource_slice(field_selector="spec.driver=test.example.com").items]
+        assert "python-slice" in names
+        assert res.read_device_class("valid.example.com").metadata.name == "valid.example.com"
+    finally:
+        api_client.close()
