@@ -466,11 +466,9 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     if compare:
         if explain:
             raise click.BadParameter("--explain reports one run; use it without --compare", param_hint="--explain")
-        if gpus_per_node:
-            raise click.BadParameter("the simulated DRA driver is not available with --compare yet",
-                                     param_hint="--gpus-per-node")
         with asyncio.Runner(loop_factory=new_event_loop) as r:
-            result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed))
+            result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed,
+                                                gpus_per_node=gpus_per_node, gpu_attributes=gpus))
         if report_file:
             Path(report_file).write_text(report_html(result, reports))
         click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))

@@ -108,3 +108,21 @@ def test_plain_simulate_writes_a_report_of_its_one_run(files: dict[str, str], tm
     assert result.exit_code == 0, result.output
     text = page.read_text()
     assert text.count('class="heat"') == 6 * 2 and "default-scheduler" in text
+
+
+def test_each_run_gets_the_simulated_dra_driver(tmp_path: Path, files: dict[str, str]) -> None:
+    """--gpus-per-node applies to every --compare run: 2 nodes of 1 GPU, 3 one-GPU pods, in each run
+    2 placed and 1 pending."""
+    gpu_pods = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one", "namespace": "default"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}},
+        *[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"train-{i}", "namespace": "default"},
+           "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
+                    "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpu"}]}}]}}
+          for i in range(3)]]
+    cluster = tmp_path / "gpus.yaml"
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*CLUSTER[:2], *gpu_pods]}))
+    out = compare({**files, "cluster.yaml": str(cluster)}, "least.yaml", "most.yaml", extra=("--gpus-per-node", "1"))
+    for run in out["runs"]:
+        assert (run["summary"]["scheduled"], run["summary"]["pending"]) == (2, 1)
