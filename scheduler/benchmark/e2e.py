@@ -20,6 +20,14 @@ from the claim's create); without it the controller finds the claim misbound and
 claim is Lost for a moment anyway (its PV does not exist yet when the controller first syncs it),
 and bound again once the PV is created, before its pod is.
 
+A DRA workload's objects go through ``/apis/resource.k8s.io/v1`` as upstream's ops create them
+(``_dra_setup``): the test driver's nodes and their ResourceSlices, the DeviceClasses, the claim
+templates, ``allocResourceClaims``' claims (created, then their allocation written to the status);
+the pods name the template or the shared claims, and the cluster's resourceclaim controller makes
+each pod's claim and fills in its ``resourceClaimStatuses``, as upstream's integration harness runs
+the real controller. A steady-state workload's batches are created, watched until bound and deleted
+(grace period 0) until its duration is up.
+
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
 """
@@ -41,13 +49,22 @@ from scheduler.benchmark import processes
 from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
+    DRA_DRIVER,
+    DRA_TEMPLATES,
     SERVICES,
     TEMPLATES,
     WORKLOADS,
     Churn,
+    Dra,
     Size,
     Workload,
     csi_node,
+    dra_claim,
+    dra_device_classes,
+    dra_init_claims,
+    dra_node_name,
+    dra_pod,
+    dra_slice,
     make_node,
     service_object,
     volume_objects,
@@ -145,7 +162,15 @@ async def _pod_with_volume(api: KubeClient, w: Workload, pod: Obj, i: int) -> No
 
 
 async def _create_pods(api: KubeClient, w: Workload, tmpl: str, namespace: str, count: int, volumes: bool) -> int:
-    """Create ``count`` pods of ``tmpl`` (with their volumes when ``volumes``); how many failed."""
+    """Create ``count`` pods of ``tmpl`` (with their volumes when ``volumes``, after the claims they
+    share for a DRA workload with ``claim_ref``); how many failed."""
+    if w.dra is not None:
+        dra = w.dra
+        if dra.claim_ref:
+            await _create_all(api, lambda o: f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+                              (dra_claim(k, namespace) for k in range((count + 4) // 5)))
+        return await _create_all(api, _pod_path, (dra_pod(dra, pod, i) for i, pod in
+                                                  enumerate(_for_api(pod_objects(tmpl, namespace, count)))))
     if not volumes:
         return await _create_all(api, _pod_path, _for_api(pod_objects(tmpl, namespace, count)))
     coros = [_pod_with_volume(api, w, pod, i) for i, pod in enumerate(_for_api(pod_objects(tmpl, namespace, count)))]
@@ -162,6 +187,94 @@ def _for_api(objs: Iterator[Obj]) -> Iterator[Obj]:
         if prio:
             o["spec"]["priorityClassName"] = f"priority-{prio}"
         yield o
+
+
+RESOURCE = "/apis/resource.k8s.io/v1"
+
+
+async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: random.Random) -> None:
+    """The DRA ops through the API, as upstream's run them against its apiserver: the nodes with the
+    test driver and one ResourceSlice each (``createResourceDriver``), the DeviceClasses, the claim
+    template in each pod namespace, and ``allocResourceClaims``' claims, created and then given their
+    allocation with a status write (a random node with a free device each, its first free one, as
+    ``core._alloc_claims``). The cluster's resourceclaim controller makes each pod's claim from the
+    template; nothing here stands in for it."""
+    await _create_all(api, lambda o: "/api/v1/nodes", (make_node(dra_node_name(i)) for i in range(size.nodes)))
+    await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
+                      (dra_slice(dra_node_name(i), dra.max_claims_per_node) for i in range(size.nodes)))
+    await _create_all(api, lambda o: f"{RESOURCE}/deviceclasses", iter(dra_device_classes(dra)))
+    if dra.claim_template is not None:
+        for ns in (w.init_namespace, w.namespace):
+            await api.request("POST", f"{RESOURCE}/namespaces/{ns}/resourceclaimtemplates",
+                              copy.deepcopy(DRA_TEMPLATES[dra.claim_template]))
+    free = {dra_node_name(i): 0 for i in range(size.nodes)}
+    open_nodes = list(free)
+    allocations = []
+    for k in range(dra_init_claims(dra, size)):
+        node = rng.choice(open_nodes)
+        device = free[node]
+        free[node] += 1
+        if free[node] >= dra.max_claims_per_node:
+            open_nodes.remove(node)
+        allocations.append((k, {"devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node,
+                                                        "device": f"instance-{device}"}]},
+                                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}))
+
+    async def allocated(k: int, allocation: Obj) -> None:
+        claims = f"{RESOURCE}/namespaces/init/resourceclaims"
+        await api.request("POST", claims, dra_claim(k, "init"))
+        await api.request("PATCH", f"{claims}/test-claim-{k}/status", {"status": {"allocation": allocation}},
+                          content_type=_MERGE)
+
+    failed = [r for r in await gather_limited(IN_FLIGHT, [allocated(k, a) for k, a in allocations])
+              if isinstance(r, BaseException)]
+    if failed:
+        raise RuntimeError(f"allocResourceClaims: {len(failed)} claims failed, the first: {failed[0]}")
+
+
+async def _dra_state(api: KubeClient, namespace: str
+                     ) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """After the measured phase, as the API has them: the measured namespace's bound pods and their
+    nodes, each one's devices (of the claims reserved for it) and every allocated claim's devices
+    (the same fields as core mode's ``RunResult``)."""
+    pods = (await api.request("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    bound = {p["metadata"]["uid"]: f"{namespace}/{p['metadata']['name']}" for p in pods
+             if (p.get("spec") or {}).get("nodeName")}
+    placements = {f"{namespace}/{p['metadata']['name']}": p["spec"]["nodeName"] for p in pods
+                  if (p.get("spec") or {}).get("nodeName")}
+    claims: dict[str, list[str]] = {}
+    allocations: dict[str, tuple[str, ...]] = {}
+    for c in (await api.request("GET", f"{RESOURCE}/resourceclaims"))["items"]:
+        status = c.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        if not status.get("allocation"):
+            continue
+        devices = tuple(f"{r['driver']}/{r['pool']}/{r['device']}" for r in results)
+        allocations[f"{c['metadata']['namespace']}/{c['metadata']['name']}"] = devices
+        for ref in status.get("reservedFor") or ():
+            if ref.get("uid") in bound:
+                claims.setdefault(bound[ref["uid"]], []).extend(devices)
+    return placements, {k: tuple(sorted(v)) for k, v in claims.items()}, allocations
+
+
+async def _steady_state(api: KubeClient, w: Workload, size: Size, watch: _Watch, deadline: float) -> None:
+    """``createPodsSteadily`` through the API: ``size.pods`` pods; once all are bound they are deleted
+    (grace period 0) and as many created anew, until ``deadline``. Their claims go with them (the
+    cluster's resourceclaim controller and garbage collector)."""
+    assert w.dra is not None
+    batch = 0
+    while time.monotonic() < deadline:
+        pods = [dra_pod(w.dra, pod, i) for i, pod in
+                enumerate(_for_api(pod_objects(w.measured, w.namespace, size.pods, tag=f"{batch}-")))]
+        target = len(watch.measured_times) + size.pods
+        await _create_all(api, _pod_path, iter(pods))
+        if not await wait_until(lambda t=target: len(watch.measured_times) >= t,
+                                max(deadline - time.monotonic(), 0.0), 0.005):
+            return
+        await gather_limited(IN_FLIGHT, [api.request("DELETE", f"{_pod_path(p)}/{p['metadata']['name']}",
+                                                     {"gracePeriodSeconds": 0}) for p in pods])
+        batch += 1
 
 
 async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
@@ -212,9 +325,12 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             rng = random.Random(seed)
             strategy = w.node_strategy
             extra = dict(strategy.node_allocatable) if strategy is not None else None
+            plain = size.nodes if w.dra is None else w.dra.nodes_without_dra
             nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
-                               if w.zones else None, allocatable=extra) for i in range(size.nodes))
+                               if w.zones else None, allocatable=extra) for i in range(plain))
             await _create_all(api, lambda o: "/api/v1/nodes", nodes)
+            if w.dra is not None:
+                await _dra_setup(api, w, w.dra, size, rng)
             if strategy is not None:
                 await _create_all(api, lambda o: "/apis/storage.k8s.io/v1/csinodes",
                                   (csi_node(f"scheduler-perf-{i}", strategy) for i in range(size.nodes)))
@@ -240,14 +356,21 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
             t0 = time.monotonic()
-            await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
-            complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
-            end = time.monotonic()
+            steady = w.dra is not None and w.dra.steady > 0
+            if w.dra is not None and steady:
+                await _steady_state(api, w, size, watch, t0 + w.dra.steady)
+                end = t0 + w.dra.steady
+                complete = bool(watch.measured_times)   # upstream fails a steady run only when none was bound
+            else:
+                await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
+                complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
+                end = time.monotonic()
             stop.set()
             if churner is not None:
                 await churner
             after = _scrape(metrics_port, api.config.bearer())
             rss = processes.peak_rss(operator.pid)
+            placements, claims, allocations = await _dra_state(api, w.namespace) if w.dra is not None else ({}, {}, {})
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
@@ -259,9 +382,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
     binds = watch.measured_times
     return RunResult(
         workload=w.name, mode="e2e", size=size,
-        throughput=summary(samples(t0, binds, None if complete else end)),
+        throughput=summary(samples(t0, binds, None if complete and not steady else end)),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
-        peak_rss=rss, seconds=(binds[-1] if complete and binds else end) - t0, bound=len(binds), complete=complete)
+        peak_rss=rss, seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds),
+        complete=complete, placements=placements, claims=claims, allocations=allocations)
 
 
 def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,

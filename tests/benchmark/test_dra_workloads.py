@@ -106,3 +106,20 @@ def test_every_measured_pod_is_bound_with_its_devices_on_its_node(name: str, mon
     pods = len(r.claims) if w.dra.steady else size.init_pods + size.pods
     assert len(r.allocations) == dra_init_claims(w.dra, size) + (
         -(-size.init_pods // 5) - (-size.pods // 5) if w.dra.claim_ref else pods)
+
+
+@pytest.mark.parametrize(("name", "size"), [
+    pytest.param("SchedulingWithResourceClaimTemplate", Size(2, 5, 10), id="claim template"),
+    pytest.param("ExtendedResource", Size(1, 0, 10), id="extended resource"),
+])
+def test_e2e_mode_binds_every_measured_pod_with_its_devices(name: str, size: Size) -> None:
+    """Through the API against the simulated cluster, whose resourceclaim controller makes the
+    template claims, and the operator's DRA informers: each pod bound where its device is."""
+    from scheduler.benchmark.e2e import run_e2e
+    r = run_e2e(name, size, time_limit=120)
+    assert r.complete and r.bound == size.pods and r.mode == "e2e"
+    assert set(r.claims) == set(r.placements) and len(r.claims) == size.pods
+    for pod, devices in r.claims.items():
+        assert len(devices) == 1 and devices[0].split("/")[1] == r.placements[pod]
+    given = [d for devices in r.allocations.values() for d in devices]
+    assert len(given) == len(set(given)) == size.init_pods + size.pods
