@@ -39,7 +39,7 @@ def test_defaults_match_upstream() -> None:
     assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
     assert {s["name"]: s["weight"] for s in p["score"]} == {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+        "InterPodAffinity": 2, "DynamicResources": 1, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert names(p, "bind") == ["DefaultBinder"]
 
 

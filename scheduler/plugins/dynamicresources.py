@@ -82,8 +82,26 @@ the allocator runs over the node's variant. Reserve signals it in flight; PreBin
 ``status.extendedResourceClaimStatus`` (its name and the request mappings); Unreserve deletes a
 created one (finalizer off, then delete, under RetryOnConflict).
 
-Not here: the Score (upstream's prioritized-list scoring, ``computeScore``, in its newest source; not
-ported), the per-node filter timeout, PodGroup claims, binding conditions, the
+**Score** (upstream's, kubernetes#134711 in 1.35, KEP-4816's prioritized-list scoring): a node
+where the allocator could satisfy a ``firstAvailable`` request with a better-ranked subrequest
+scores higher, ``8 - i`` for the ``i``-th subrequest chosen (``FirstAvailableDeviceRequestMaxSize``
+is 8), summed over the requests of the claims this cycle allocates. An allocated claim's devices
+are fixed, so it scores nothing: 1.35's ``computeScore`` walked all the claims against the list of
+allocations made, which failed Score for a pod with an allocated and an unallocated claim
+(``number of allocations 1 is smaller than number of claims``, kubernetes#139016), fixed by
+kubernetes#139017 and cherry-picked to 1.35 and 1.36. The subrequest chosen is read off the
+allocation Filter already found for the node (its results name ``request/subrequest``), as
+upstream's ``computeScore`` reads it; nothing is allocated again. The sum is taken in Filter's own
+per-node loop, right where the node's allocation is kept, into a column by snapshot row (only for a
+pod with such a request: ``_State.ranks``), so Score is one gather over the candidate rows, and for
+any other pod (no claims: every pod in the default profile that uses no DRA) a column of zeros.
+**NormalizeScore** is upstream's ``helper.DefaultNormalizeScore`` (``score * 100 // max``; all zero
+stays all zero), not the KEP's ``(score - min) * 100 / (max - min)``: the PR's review replaced it.
+There is no PreScore (upstream has none), so the plugin scores every pod, with 0 on every node for
+a pod without claims, which leaves the totals and the choice as they were. Weight 1: upstream's
+default profile lists DynamicResources in multiPoint without a weight, and an unset weight is 1.
+
+Not here: the per-node filter timeout, PodGroup claims, binding conditions, the
 ``scheduler_resourceclaim_creates_total`` metric, and upstream's wait (up to 120 s) for the created
 claim to reach the assume cache (here the written claim is assumed at once).
 """
@@ -97,6 +115,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
@@ -122,11 +141,13 @@ from scheduler.framework.interfaces import (
     PostFilterResult,
     PreFilterResult,
     Rows,
+    ScoreExtensions,
+    Scores,
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
-from scheduler.plugins.helpers import node_selector_mask
+from scheduler.plugins.helpers import default_normalize_score, node_selector_mask
 
 if TYPE_CHECKING:
     from scheduler.client import SchedulerClient
@@ -144,6 +165,8 @@ MSG_DELETED = "deletion of ResourceClaim completed"
 ERR_EXTENDED_CLAIM = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
 _STATE_KEY = NAME
+# resourceapi.FirstAvailableDeviceRequestMaxSize: at most 8 subrequests; the i-th chosen scores 8 - i.
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 _SKIP = Status(Code.SKIP)
 _NOOP = Status(Code.UNSCHEDULABLE)      # PostFilter did nothing: Unschedulable, no reason (1.37)
 # client-go's retry.DefaultRetry, which bindClaim's RetryOnConflict uses: 5 attempts, 10 ms apart
@@ -179,6 +202,11 @@ class _State:
     extended_uid: str = ""
     extended_requests: dict[str, int] = field(default_factory=dict)
     node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(default_factory=dict)
+    # Score: per claim index to allocate, the rank score of each of its ``request/subrequest``
+    # names (only claims with a firstAvailable request; empty: the pod scores 0 everywhere), and
+    # Filter's sum per snapshot row (None until Filter kept an allocation for such a pod).
+    ranks: dict[int, dict[str, int]] = field(default_factory=dict)
+    scores: npt.NDArray[np.int64] | None = None
 
 
 _NO_CLAIMS = _State()
@@ -196,8 +224,8 @@ class Reserved:
 
 
 class DynamicResources:
-    """Upstream's ``DynamicResources``: PreEnqueue, PreFilter, Filter, PostFilter, Reserve,
-    PreBindPreFlight, PreBind, EnqueueExtensions."""
+    """Upstream's ``DynamicResources``: PreEnqueue, PreFilter, Filter, PostFilter, Score
+    (NormalizeScore), Reserve, PreBindPreFlight, PreBind, EnqueueExtensions."""
 
     name = NAME
     filter_is_node_local = True     # reads the node and the store, never other nodes' pods
@@ -303,13 +331,16 @@ class DynamicResources:
                 subs = request.first_available or ((request.exactly,) if request.exactly is not None else ())
                 if not subs:
                     return None, Status.as_error(ValueError(f"request {request.name}: unsupported request type"))
-                for sub in subs:
+                for rank, sub in enumerate(subs):
                     qualified = request.name if not request.first_available else f"{request.name}/{sub.name}"
                     if not sub.device_class_name:
                         return None, Status.as_error(ValueError(f"request {qualified}: unsupported request type"))
                     if self._dra.device_class(sub.device_class_name) is None:
                         return None, Status.unresolvable(
                             f"request {qualified}: device class {sub.device_class_name} does not exist")
+                    if request.first_available:
+                        # computeScore's table, built once per cycle rather than per node.
+                        s.ranks.setdefault(i, {})[qualified] = FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - rank
         s.claims = claims     # only now, as upstream: PostFilter has no claims when PreFilter failed
         if s.to_allocate:
             self._cache.reset(self._dra.slices_version)
@@ -420,7 +451,12 @@ class DynamicResources:
                     failed[k] = True
                     ids[k] = 0
                 elif not unavailable[k]:
-                    s.node_allocations[names[k]] = dict(zip(indices, got, strict=True))
+                    allocations = s.node_allocations[names[k]] = dict(zip(indices, got, strict=True))
+                    if s.ranks:
+                        # Score's value for this node, taken here where the allocation is at hand.
+                        if s.scores is None:
+                            s.scores = np.zeros(len(t.valid), np.int64)
+                        s.scores[rows[k]] = _rank_score(s.ranks, allocations)
         # Rows the allocator accepted but where an allocated claim is not available.
         not_available = unavailable & ~failed
         if not_available.any():
@@ -470,6 +506,26 @@ class DynamicResources:
         """The claim PostFilter chose to deallocate (``status.allocation`` and ``reservedFor`` cleared)."""
         got = state.get(_STATE_KEY + "/deallocate")
         return got if isinstance(got, ResourceClaim) else None
+
+    # --- Score -------------------------------------------------------------------------------------
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        """Upstream's ``Score`` over the candidate rows: the rank sums Filter kept (0 for a node it
+        kept none for, and for every node when the pod has no claims or no ``firstAvailable``
+        request to allocate). A state PreFilter never wrote is upstream's getStateData error."""
+        s = state.get(_STATE_KEY)
+        if not isinstance(s, _State):
+            raise StateMissingError(f"error reading {_STATE_KEY!r} from cycleState: not found")
+        if s.scores is None:
+            return np.zeros(len(rows), np.int64)
+        return s.scores[rows]           # a gather: a copy, which NormalizeScore may scale in place
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+        """Upstream's ``NormalizeScore``: ``helper.DefaultNormalizeScore(MaxNodeScore, false)``."""
+        default_normalize_score(scores, reverse=False)
+        return SUCCESS
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return self
 
     # --- Reserve / Unreserve -----------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -737,6 +793,18 @@ def _wrapped(what: str, e: Exception) -> DynamicResourcesError:
     return (_Conflict if isinstance(e, ConflictError) else DynamicResourcesError)(f"{what}: {e}")
 
 
+def _rank_score(ranks: Mapping[int, Mapping[str, int]], allocations: Mapping[int, AllocationResult]) -> int:
+    """Upstream's ``computeScore`` for one node (as fixed by kubernetes#139017: only the claims
+    allocated in this cycle): per claim, each ``request/subrequest`` its results name counts once,
+    ``8 - i`` for the ``i``-th of the request's ``firstAvailable`` list."""
+    score = 0
+    for i, table in ranks.items():
+        allocation = allocations.get(i)
+        if allocation is not None:
+            score += sum(table.get(name, 0) for name in {r.request for r in allocation.results})
+    return score
+
+
 def new(args: None, handle: Handle) -> DynamicResources:
     return DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn)
 
@@ -744,6 +812,7 @@ def new(args: None, handle: Handle) -> DynamicResources:
 if TYPE_CHECKING:
     from scheduler.framework.interfaces import (
         BatchFilterPlugin,
+        BatchScorePlugin,
         EnqueueExtensions,
         PostFilterPlugin,
         PreBindPlugin,
@@ -751,6 +820,7 @@ if TYPE_CHECKING:
         PreEnqueuePlugin,
         PreFilterPlugin,
         ReservePlugin,
+        ScoreExtensionsPlugin,
     )
 
     _: type[BatchFilterPlugin] = DynamicResources
@@ -761,3 +831,5 @@ if TYPE_CHECKING:
     ______: type[PostFilterPlugin] = DynamicResources
     _______: type[PreBindPlugin] = DynamicResources
     ________: type[PreBindPreFlightPlugin] = DynamicResources
+    _________: type[BatchScorePlugin] = DynamicResources
+    __________: type[ScoreExtensionsPlugin] = DynamicResources

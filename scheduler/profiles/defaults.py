@@ -7,6 +7,9 @@ counts migrated in-tree volumes against the CSI driver's limit (``CSINode.alloca
 where a node's attach limit lives on a current cluster. DynamicResources (DRA, GA and on since
 1.34) sits where upstream's list has it, right before DefaultPreemption: when no node fits, it is
 better to deallocate an idle ResourceClaim first than to evict a pod that may be doing useful work.
+Upstream lists it without a weight, as here (None): since its Score (1.35, prioritized lists) it is
+a Score plugin too, and an unset multiPoint weight is 1 (upstream's ``getScoreWeights``;
+``scheduler.profiles.compile``).
 """
 
 from __future__ import annotations

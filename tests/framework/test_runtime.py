@@ -127,7 +127,8 @@ def test_default_profile_compiles_to_typed_lists_per_extension_point() -> None:
     assert [p.name for p in fwk.post_filter] == ["DynamicResources", "DefaultPreemption"]
     assert [(p.name, w) for p, w in fwk.score] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
-        ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+        ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1), ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1)]
     assert [p.name for p in fwk.reserve] == ["VolumeBinding", "DynamicResources"]
     assert [p.name for p in fwk.pre_bind] == ["VolumeBinding", "DynamicResources"]
     assert [p.name for p in fwk.bind] == ["DefaultBinder"]

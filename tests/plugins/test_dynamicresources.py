@@ -23,9 +23,13 @@ The extended-resource cases (DRAExtendedResource, GA in 1.37): extended-resource
 -with-resources-fail-patch, -has-claim, -delete-claim, -bind-failure, -skip-bind,
 -claim-creation-failure (their ``scheduler_resourceclaim_creates_total`` checks aside: no such
 metric here); and the default profile giving a pod its extended resource through DRA.
+Score and NormalizeScore (1.35+): single-claim-, multiple-claims- and
+multiple-requests-prioritized-list-scoring (``scoreResult``, ``normalizeScoreResult``, and the
+subrequests Reserve allocates); kubernetes#139016's pod with an allocated and an unallocated claim;
+and the default profile placing a pod by its claim's first choice.
 
-Not ported: admin access, device taints, binding conditions, PodGroup claims, prioritized-list
-scoring and filter-timeout cases (features off or not implemented here), the PreScore half of
+Not ported: admin access, device taints, binding conditions, PodGroup claims and filter-timeout
+cases (features off or not implemented here), the PreScore half of
 ``CEL-runtime-error-for-one-of-three-nodes``.
 """
 
@@ -849,3 +853,223 @@ def test_default_profile_gives_an_extended_resource_through_dra() -> None:
     assert key == f"{NAMESPACE}/b" and message == (
         "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: "
         "1 Preemption is not helpful for scheduling.")
+
+
+# --- Score / NormalizeScore (TestPlugin's prioritized-list scoring cases) ----------------------------
+# Upstream's objects: ``claimWithPrioritizedListAndSelector`` (req-1: subreq-1 asks for a device whose
+# ``healthy`` attribute is true, subreq-2 for any device), ``claimWithPrioritzedList`` (req-1: one
+# subrequest of one device), ``claim2WithPrioritizedListAndMultipleSubrequests`` (req-1: 4, 3, 2 or
+# 1 devices), ``claimWithMultiplePrioritizedListRequests`` (req-1 and req-2: 2 devices, else 1);
+# ``workerNode2``/``workerNode3`` (``worker-2``, ``worker-3``), slices from
+# ``st.MakeResourceSlice(node, driver).Device(...)`` (pool named after the node).
+NODE2, NODE3 = "worker-2", "worker-3"
+CLAIM_NAME2 = "my-pod-my-resource-2"
+
+
+def prioritized_claim(name: str, *requests: list[tuple[str, int, str | None]]) -> dict[str, Any]:
+    """``st.MakeResourceClaim().RequestWithPrioritizedList(st.SubRequest(name, class, count), ...)``
+    per request (named req-1, req-2, ...; ``st.SubRequestWithSelector`` when a selector is given),
+    owned by the pod (``pending...``)."""
+    def sub(name: str, count: int, selector: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name, "deviceClassName": CLASS_NAME, "allocationMode": "ExactCount",
+                                "count": count}
+        if selector is not None:
+            body["selectors"] = [{"cel": {"expression": selector}}]
+        return body
+    body = claim(name)
+    body["spec"] = {"devices": {"requests": [
+        {"name": f"req-{i}", "firstAvailable": [sub(*s) for s in subs]} for i, subs in enumerate(requests, 1)]}}
+    return body
+
+
+def node_slice(node: str, devices: int, healthy: bool | None = None) -> dict[str, Any]:
+    """``st.MakeResourceSlice(node, driver).Device("instance-1", ...)...``."""
+    attrs = {} if healthy is None else {"attributes": {ATTR: {"bool": healthy}}}
+    return {"metadata": {"name": f"{node}-{DRIVER}"}, "spec": {
+        "driver": DRIVER, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "nodeName": node,
+        "devices": [{"name": f"instance-{i}", **attrs} for i in range(1, devices + 1)]}}
+
+
+def two_claims_pod() -> Pod:
+    """``podWithTwoClaimNames``."""
+    return parse_pod({"metadata": {"name": POD_NAME, "namespace": NAMESPACE, "uid": POD_UID},
+                      "spec": {"resourceClaims": [{"name": "my-resource", "resourceClaimName": CLAIM_NAME},
+                                                  {"name": "my-resource-2", "resourceClaimName": CLAIM_NAME2}]}})
+
+
+class ScoreCase:
+    def __init__(self, name: str, p: Pod, objs: tuple[dict[str, Any], ...], nodes: tuple[str, ...],
+                 score: dict[str, int], normalized: dict[str, int], reserved: dict[str, list[str]],
+                 filter: dict[str, str] | None = None) -> None:  # noqa: A002
+        self.name, self.pod, self.objs, self.nodes = name, p, objs, nodes
+        self.score, self.normalized, self.reserved, self.filter = score, normalized, reserved, filter or {}
+
+
+SELECTED = f'device.attributes["{DRIVER}"].{ATTR}'
+SCORE_CASES = [
+    # single-claim-prioritized-list-scoring: worker's device is healthy (subreq-1: 8), worker-2's is
+    # not (subreq-2: 7); 7 * 100 // 8 = 87.
+    ScoreCase("single-claim-prioritized-list-scoring", pod(),
+              (prioritized_claim(CLAIM_NAME, [("subreq-1", 1, SELECTED), ("subreq-2", 1, None)]),
+               node_slice(NODE, 1, healthy=True), node_slice(NODE2, 1, healthy=False)),
+              (NODE, NODE2), score={NODE: 8, NODE2: 7}, normalized={NODE: 100, NODE2: 87},
+              reserved={CLAIM_NAME: ["req-1/subreq-1"]}),
+    # multiple-claims-prioritized-list-scoring: worker (4 devices): claim 1 takes one (8), claim 2's
+    # four do not fit beside it, three do (subreq-2: 7); worker-2 (2 devices): 8 + 5 (subreq-4);
+    # worker-3 (1 device): claim 2 gets nothing.
+    ScoreCase("multiple-claims-prioritized-list-scoring", two_claims_pod(),
+              (prioritized_claim(CLAIM_NAME, [("subreq-1", 1, None)]),
+               prioritized_claim(CLAIM_NAME2, [("subreq-1", 4, None), ("subreq-2", 3, None), ("subreq-3", 2, None),
+                                               ("subreq-4", 1, None)]),
+               node_slice(NODE, 4), node_slice(NODE2, 2), node_slice(NODE3, 1)),
+              (NODE, NODE2, NODE3), score={NODE: 15, NODE2: 13}, normalized={NODE: 100, NODE2: 86},
+              reserved={CLAIM_NAME: ["req-1/subreq-1"], CLAIM_NAME2: ["req-1/subreq-2"] * 3},
+              filter={NODE3: "cannot allocate all claims"}),
+    # multiple-requests-prioritized-list-scoring: 4 devices: 8 + 8; 3: 8 + 7; 2: 7 + 7 (the search
+    # backtracks req-1 to its second choice so that req-2 gets a device).
+    ScoreCase("multiple-requests-prioritized-list-scoring", pod(),
+              (prioritized_claim(CLAIM_NAME, [("subreq-1", 2, None), ("subreq-2", 1, None)],
+                                 [("subreq-1", 2, None), ("subreq-2", 1, None)]),
+               node_slice(NODE, 4), node_slice(NODE2, 3), node_slice(NODE3, 2)),
+              (NODE, NODE2, NODE3), score={NODE: 16, NODE2: 15, NODE3: 14},
+              normalized={NODE: 100, NODE2: 93, NODE3: 87},
+              reserved={CLAIM_NAME: ["req-1/subreq-1"] * 2 + ["req-2/subreq-1"] * 2}),
+]
+
+
+def cluster(*nodes: str) -> Cache:
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(parse_node({"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}}}))
+    return cache
+
+
+@pytest.mark.parametrize("case", SCORE_CASES, ids=[c.name for c in SCORE_CASES])
+def test_prioritized_list_scoring(case: ScoreCase) -> None:
+    """TestPlugin (``dynamicresources_test.go``, 1.35+) for the three prioritized-list scoring cases:
+    Filter on every node, Score on the potential nodes (``scoreResult``), NormalizeScore
+    (``normalizeScoreResult``), Reserve on the best node (the claims' allocations in flight, as
+    ``allocatedClaim...``: which subrequest each device went to)."""
+    dra = store(*case.objs, classes=(deviceClass,))
+    plugin = DynamicResources(dra)
+    cache = cluster(*case.nodes)
+    state = CycleState()
+    with cache.lock:
+        snap = cache.snapshot()
+        assert plugin.pre_filter(state, case.pod, snap)[1].is_success()
+        rows = np.array([snap.row_of(n) for n in case.nodes], np.int64)
+        v = plugin.filter_nodes(state, case.pod, snap, rows)
+        got_filter = {n: v.statuses[0 if v.status_ids is None else int(v.status_ids[k])].message()
+                      for k, n in enumerate(case.nodes) if v.failed[k]}
+        assert got_filter == case.filter
+        potential = rows[~v.failed]
+        names = [n for k, n in enumerate(case.nodes) if not v.failed[k]]
+        scores = plugin.score_nodes(state, case.pod, snap, potential)
+        assert dict(zip(names, scores.tolist(), strict=True)) == case.score
+        ext = plugin.score_extensions()
+        assert ext is not None and ext.normalize_score(state, case.pod, scores).is_success()
+        assert dict(zip(names, scores.tolist(), strict=True)) == case.normalized
+        best = names[int(np.argmax(scores))]
+        assert best == NODE
+        assert plugin.reserve(state, case.pod, best).is_success()
+    for name, want in case.reserved.items():
+        flying = dra.pending_allocation(f"uid-{name}")
+        assert flying is not None and flying.allocation is not None
+        assert [r.request for r in flying.allocation.results] == want
+        assert {r.pool for r in flying.allocation.results} == {NODE}
+
+
+def test_score_without_claims_is_zero_everywhere() -> None:
+    """Upstream's Score for a pod without claims: 0 on every node, and NormalizeScore
+    (DefaultNormalizeScore) leaves all zeros as they are; here one column of zeros, no per-node work."""
+    plugin = DynamicResources(store(workerNodeSlice, classes=(deviceClass,)))
+    p = parse_pod({"metadata": {"name": "foo", "namespace": "default"}})
+    cache = cluster(NODE, NODE2, NODE3)
+    state = CycleState()
+    with cache.lock:
+        snap = cache.snapshot()
+        assert plugin.pre_filter(state, p, snap)[1].is_skip()
+        rows = np.array([snap.row_of(n) for n in (NODE, NODE2, NODE3)], np.int64)
+        scores = plugin.score_nodes(state, p, snap, rows)
+        assert scores.tolist() == [0, 0, 0]
+        assert plugin.normalize_score(state, p, scores).is_success() and scores.tolist() == [0, 0, 0]
+
+
+def test_score_without_prefilter_state_is_an_error() -> None:
+    """Upstream's Score on a cycle state PreFilter never wrote: getStateData's error (the framework
+    turns the raise into an Error status)."""
+    plugin = DynamicResources(store())
+    cache = cluster(NODE)
+    with cache.lock:
+        snap = cache.snapshot()
+        with pytest.raises(LookupError, match="error reading 'DynamicResources' from cycleState: not found"):
+            plugin.score_nodes(CycleState(), pod(), snap, np.array([snap.row_of(NODE)], np.int64))
+
+
+def test_score_with_allocated_and_unallocated_claims() -> None:
+    """kubernetes#139016 (fixed by #139017, cherry-picked to 1.35 and 1.36): a pod sharing an
+    allocated multi-node claim (an ``allNodes`` device) and with a claim to allocate. 1.35.0's
+    computeScore failed Score with ``number of allocations 1 is smaller than number of claims``;
+    fixed, only the claim allocated in this cycle is scored (the allocated one's device is fixed)."""
+    shared_slice = {"metadata": {"name": "net"}, "spec": {
+        "driver": "net.example.com", "allNodes": True,
+        "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "nic-0"}]}}
+    shared = claim(CLAIM_NAME, owner=None, allocation={"devices": {"results": [
+        {"driver": "net.example.com", "pool": "fabric", "device": "nic-0", "request": "req-1"}]}})
+    own = prioritized_claim(CLAIM_NAME2, [("subreq-1", 1, SELECTED), ("subreq-2", 1, None)])
+    dra = store(shared, own, shared_slice, node_slice(NODE, 1, healthy=False), node_slice(NODE2, 1, healthy=True),
+                classes=(deviceClass,))
+    plugin = DynamicResources(dra)
+    cache = cluster(NODE, NODE2)
+    state = CycleState()
+    with cache.lock:
+        snap = cache.snapshot()
+        assert plugin.pre_filter(state, two_claims_pod(), snap)[1].is_success()
+        rows = np.array([snap.row_of(n) for n in (NODE, NODE2)], np.int64)
+        assert not plugin.filter_nodes(state, two_claims_pod(), snap, rows).failed.any()
+        scores = plugin.score_nodes(state, two_claims_pod(), snap, rows)
+        assert scores.tolist() == [7, 8]
+        assert plugin.normalize_score(state, two_claims_pod(), scores).is_success()
+        assert scores.tolist() == [87, 100]
+
+
+def test_default_profile_places_the_pod_where_its_first_choice_fits() -> None:
+    """Beyond upstream's unit table, through the default profile (DynamicResources' Score at weight
+    1, as upstream's default_plugins.go lists it without a weight): of two nodes otherwise alike, the
+    pod goes where its claim's first subrequest fits (DynamicResources 100 against 87), whatever the
+    tie-breaking seed; a pod without claims gets 0 from it on every node (its decision record lists
+    DynamicResources with 0)."""
+    from tests.builders import make_scheduler
+    from tests.builders import pod as plain_pod
+    for seed in range(4):
+        dra = store(node_slice(NODE, 1, healthy=False), node_slice(NODE2, 1, healthy=True), classes=(deviceClass,))
+        s, client = make_scheduler(dra=dra, seed=seed)
+        dra.upsert(client.add_claim(api_claim(prioritized_claim("gpu", [("subreq-1", 1, SELECTED),
+                                                                        ("subreq-2", 1, None)]))))
+        for n in (NODE, NODE2):
+            s.cache.add_node(parse_node({"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}))
+        plain = plain_pod("plain")
+        fwk = s.profiles.for_pod(plain)
+        assert fwk is not None and ("DynamicResources", 1) in [(p.name, w) for p, w in fwk.score]
+        with s.cache.lock:
+            snap = s.cache.snapshot()
+            state = fwk.new_cycle_state()
+            fwk.run_pre_filter(state, plain, snap)
+            rows = np.array([snap.row_of(NODE), snap.row_of(NODE2)], np.int64)
+            assert fwk.run_pre_score(state, plain, snap, rows).is_success()
+            _, per_plugin, st = fwk.run_score(state, plain, snap, rows)
+            assert st.is_success() and per_plugin["DynamicResources"].tolist() == [0, 0]
+        gpu_pod = plain_pod("with-gpu", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]})
+
+        async def go(p: Pod = gpu_pod, sched: Any = s) -> None:
+            sched.queue.add(p)
+            info = sched.queue.pop(timeout=0)
+            assert info is not None
+            await sched.finish(sched.schedule_one(info))
+            for _ in range(20):
+                await asyncio.sleep(0)
+        asyncio.run(go())
+        assert client.bound == {gpu_pod.uid: NODE2}, seed
+        got = client.claims[(NAMESPACE, "gpu")]
+        assert got.allocation is not None and [r.request for r in got.allocation.results] == ["req-1/subreq-1"]

@@ -43,8 +43,8 @@ def _points(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
 # And DynamicResources, which the copy read predates (DRA was off by default then): GA since 1.34,
 # default_plugins.go lists it between InterPodAffinity and DefaultPreemption (its test,
 # default_plugins_test.go, expects that multiPoint list), so multiPoint expands it, in that order, at
-# each point dynamicresources.go asserts: PreEnqueue, PreFilter, Filter, PostFilter, Reserve,
-# PreBind. (Its newest source also asserts Score, for prioritized lists, which is not ported.)
+# each point dynamicresources.go asserts: PreEnqueue, PreFilter, Filter, PostFilter, Score (since
+# 1.35, kubernetes#134711: prioritized lists; no weight in multiPoint, so 1), Reserve, PreBind.
 EXPANDED_V1 = _points({
     "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
     "queueSort": ["PrioritySort"],
@@ -58,8 +58,8 @@ EXPANDED_V1 = _points({
     "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
                  "InterPodAffinity", "NodeResourcesBalancedAllocation"],
     "score": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
-              ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
-              ("ImageLocality", 1)],
+              ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1),
+              ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
     "reserve": ["VolumeBinding", "DynamicResources"],
     "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
@@ -113,7 +113,8 @@ def test_disable_and_reweight_a_default_plugin() -> None:
     score = effective(got.profiles[0]["spec"])["score"]
     assert ("PodTopologySpread", 2) not in score and ("ImageLocality", 5) in score
     assert score == [("ImageLocality", 5), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                     ("VolumeBinding", 1), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1)]
+                     ("VolumeBinding", 1), ("InterPodAffinity", 2), ("DynamicResources", 1),
+                     ("NodeResourcesBalancedAllocation", 1)]
 
 
 def test_multipoint_disable_all_then_enable() -> None:
