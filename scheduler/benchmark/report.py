@@ -63,8 +63,9 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
     below the workload's threshold at its thresholded size.
 
     With ``baseline``, each repeat also runs the baseline (no shadow, recording off) next to the
-    configured run (before it in even repeats, after it in odd ones), with the same seed: the cost of recording or of a shadow is then a ratio measured
-    in one run of the benchmark, pair by pair, not across runs on a machine whose speed drifts. The
+    configured run (before it in even repeats, after it in odd ones), with the same seed: the cost of
+    recording or of a shadow is then a ratio measured in one run of the benchmark, pair by pair, not
+    across runs on a machine whose speed drifts. The
     baseline's result comes first, with ``"variant": "baseline"``; the configured one carries
     ``"variant": "configured"`` and ``"baselineRatio"``, the median of the per-pair average ratios."""
     results: list[dict[str, Any]] = []
