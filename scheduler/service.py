@@ -146,6 +146,7 @@ class SchedulerService:
         self.volumes = VolumeStore()
         # DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices (on_dra_object).
         self.dra = DraStore()
+        self.dra.on_claim_change = self._assumed_claim_changed
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
@@ -468,6 +469,14 @@ class SchedulerService:
         action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
                                                               label=f"{kind}{action}"))
+
+    def _assumed_claim_changed(self, old: Any, new: Any) -> None:
+        """PreBind assumed a written claim, or an assumption was undone: an update event, as
+        upstream's assume cache sends one. A pod rejected because the claim was being allocated
+        (a shared claim) is moved then; the informer's echo of the same write compares the claim
+        with itself and moves nothing."""
+        self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceClaim", frozenset({"Update"}), old=old,
+                                                              new=new, label="ResourceClaimUpdate"))
 
     def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
         """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice watch event

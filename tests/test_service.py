@@ -436,6 +436,28 @@ def test_a_pod_waits_for_its_generated_claim_then_gets_the_device() -> None:
     assert written.allocation is not None and [r.uid for r in written.reserved_for] == ["uid-p"]
 
 
+def test_assuming_and_restoring_a_claim_are_update_events_as_upstreams_assume_cache_sends() -> None:
+    """PreBind assumes the claim it wrote; upstream's assume cache then sends an update event to the
+    scheduler's handlers, so a pod rejected while that claim was in flight (``is in the process of
+    being allocated``, a shared claim) is moved at once: the informer's later echo of the same
+    write compares the claim with itself and moves nothing. Restoring is an update back."""
+    from scheduler.framework.types import ClusterEvent
+    s, _ = service()
+    seen: list[ClusterEvent] = []
+    s.queue.move_all_to_active_or_backoff = lambda event, **kw: seen.append(event)  # type: ignore[method-assign]
+    s.on_dra_object("ResourceClaim", "ADDED", gpu_claim("shared"))
+    informer = s.dra.claim("default", "shared")
+    written = parse_resource_claim({**gpu_claim("shared"), "metadata": {**gpu_claim("shared")["metadata"],
+                                                                        "resourceVersion": "2"},
+                                    "status": {"reservedFor": [{"resource": "pods", "name": "a", "uid": "ua"}]}})
+    seen.clear()
+    assert s.dra.assume(written)
+    s.dra.restore("default", "shared")
+    assert [(e.resource, set(e.actions)) for e in seen] == [("ResourceClaim", {"Update"})] * 2
+    assert seen[0].old is informer and seen[0].new is written
+    assert seen[1].old is written and seen[1].new is informer
+
+
 def test_a_new_slice_moves_a_pod_dra_rejected_and_an_unrelated_claim_does_not() -> None:
     """A pod rejected for lack of devices waits in unschedulable: another pod's claim changing
     its finalizers (the hint: not its claim, status unchanged) leaves it there; a ResourceSlice

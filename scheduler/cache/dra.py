@@ -36,7 +36,7 @@ the CEL results cached per device stay valid across cycles until a slice or clas
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
@@ -112,6 +112,10 @@ class DraStore:
         self._extended_claims: dict[str, tuple[str, str]] = {}
         self.version = 0
         self.slices_version = 0
+        # Called with (claim before, claim after) when assume or restore changes the claim the
+        # plugins read: upstream's assume cache sends those as update events to the scheduler's
+        # handlers, so pods rejected while the claim was in flight are moved (the service sets it).
+        self.on_claim_change: Callable[[ResourceClaim | None, ResourceClaim | None], None] | None = None
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._objects.values())
@@ -215,11 +219,13 @@ class DraStore:
         held = self._objects["ResourceClaim"].get(key)
         if isinstance(held, ResourceClaim) and _older(claim.resource_version, held.resource_version):
             return False
+        before = held if isinstance(held, ResourceClaim) else None
         if key not in self._assumed:
-            got = self._objects["ResourceClaim"].get(key)
-            self._assumed[key] = got if isinstance(got, ResourceClaim) else None
+            self._assumed[key] = before
         self._set_claim(key, claim)
         self.version += 1
+        if self.on_claim_change is not None:
+            self.on_claim_change(before, claim)
         return True
 
     def restore(self, namespace: str, name: str) -> None:
@@ -227,8 +233,12 @@ class DraStore:
         key = (namespace, name)
         if key not in self._assumed:
             return
-        self._set_claim(key, self._assumed.pop(key))
+        got = self._objects["ResourceClaim"].get(key)
+        restored = self._assumed.pop(key)
+        self._set_claim(key, restored)
         self.version += 1
+        if self.on_claim_change is not None:
+            self.on_claim_change(got if isinstance(got, ResourceClaim) else None, restored)
 
     def is_assumed(self, namespace: str, name: str) -> bool:
         return (namespace, name) in self._assumed
