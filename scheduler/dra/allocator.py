@@ -123,6 +123,11 @@ class SliceIndex:
     (partitionable devices) are left out, as ``GatherPools`` skips them."""
 
     def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        # Kept for as long as the slices do not change (the plugin keeps one per store version),
+        # so what depends only on the slices is computed once, not per node per pod: each slice's
+        # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
+        self._ids: dict[int, tuple[DeviceID, ...]] = {}
+        self._pools: dict[str, list[Pool]] = {}
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
@@ -142,6 +147,24 @@ class SliceIndex:
         local = self.by_node.get(node.name, [])
         shared = [s for s in self.shared if node_matches(node, "", s.all_nodes, s.node_selector)]
         return local + shared if shared else local
+
+    def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
+        """``DeviceID(driver, pool, name)`` of each of ``s``'s devices, in order (the index holds
+        ``s``, so its ``id`` stays its own)."""
+        ids = self._ids.get(id(s))
+        if ids is None:
+            ids = self._ids[id(s)] = tuple(DeviceID(s.driver, s.pool.name, d.name) for d in s.devices)
+        return ids
+
+    def pools_for(self, node: Node) -> list[Pool]:
+        """``gather_pools`` for ``node``; memoised by node name when every slice is node-local
+        (then the pools depend on nothing else). The pools are only read by the search."""
+        if self.shared:
+            return gather_pools(self, node)
+        pools = self._pools.get(node.name)
+        if pools is None:
+            pools = self._pools[node.name] = gather_pools(self, node)
+        return pools
 
 
 def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
@@ -362,7 +385,7 @@ class _Run:
         self.result: list[list[_Result]] = [[] for _ in self.claims]
 
     def run(self) -> list[AllocationResult] | None:
-        self.pools = [] if self.no_pools else gather_pools(self.a.index, self.node)
+        self.pools = [] if self.no_pools else self.a.index.pools_for(self.node)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -453,8 +476,7 @@ class _Run:
         device = s.devices[di]
         if device.has_binding_conditions:
             return False
-        did = DeviceID(s.driver, s.pool.name, device.name)
-        mk = (did, *key)
+        mk = (self.a.index.device_ids(s)[di], *key)
         got = self.matches.get(mk)
         if got is not None:
             return got
@@ -541,8 +563,9 @@ class _Run:
             if pool.incomplete or pool.invalid:
                 continue
             for s in pool.slices:
+                ids = self.a.index.device_ids(s)
                 for dix, device in enumerate(s.devices):
-                    did = DeviceID(pool.driver, pool.pool, device.name)
+                    did = ids[dix]
                     if self._in_use(did):
                         continue
                     if not self._selectable(key, rd, s, dix):
