@@ -52,6 +52,7 @@ from scheduler.model import Pod, parse_node, parse_pod
 from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_allocation, parse_resource_claim
 from scheduler.plugins.dynamicresources import DynamicResources, DynamicResourcesError
 from tests.builders import MemoryClient
+from tests.plugins.test_volume_cycle import schedule
 
 Want = tuple[Code, str] | None
 NAMESPACE, POD_NAME, POD_UID = "default", "my-pod", "1234"
@@ -513,15 +514,8 @@ def test_whole_cycle_allocates_and_binds() -> None:
     first = plain_pod("first", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "first-claim"}]})
     second = plain_pod("second", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "second-claim"}]})
 
-    async def go() -> None:
-        for p in (first, second):
-            s.queue.add(p)
-            info = s.queue.pop(timeout=0)
-            assert info is not None
-            await s.finish(s.schedule_one(info))
-            for _ in range(20):
-                await asyncio.sleep(0)
-    asyncio.run(go())
+    for p in (first, second):
+        schedule(s, p)
     assert client.bound == {first.uid: NODE} and bound_at == [("finalizer", "reserve")]
     got = client.claims[(NAMESPACE, "first-claim")]
     assert got.finalizers == (FINALIZER,) and got.allocation is not None
@@ -834,15 +828,8 @@ def test_default_profile_gives_an_extended_resource_through_dra() -> None:
     pods = [parse_pod({"metadata": {"name": n, "namespace": NAMESPACE, "uid": f"uid-{n}"}, "spec": {
         "containers": [{"name": "c", "image": "i", "resources": {"requests": {GPU: "1"}}}]}}) for n in ("a", "b")]
 
-    async def go() -> None:
-        for p in pods:
-            s.queue.add(p)
-            info = s.queue.pop(timeout=0)
-            assert info is not None
-            await s.finish(s.schedule_one(info))
-            for _ in range(20):
-                await asyncio.sleep(0)
-    asyncio.run(go())
+    for p in pods:
+        schedule(s, p)
     assert client.bound == {"uid-a": NODE}
     (claim_name, mappings), = client.extended_claim_status.values()
     assert claim_name == "a-extended-resources-0"

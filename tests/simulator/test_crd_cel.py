@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster, celrules, crdcheck
-from tests.simulator.helpers import Http
+from tests.simulator.helpers import Http, started
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 
 Obj = dict[str, Any]
@@ -433,10 +433,8 @@ WIDGET_SPEC = obj({"min": INT, "max": INT, "size": {**INT, "maximum": 10},
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=7)
-    c.start()
-    yield c
-    c.stop()
+    with started(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=7) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster, crdcheck, schema
-from tests.simulator.helpers import Http
+from tests.simulator.helpers import Http, started
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.test_crd_cel import CRDS, WIDGETS, widget
 
 Obj = dict[str, Any]
 
@@ -156,8 +157,6 @@ def test_good_defaults_and_the_projects_crd_pass() -> None:
 
 
 # Through the API.
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
 SPEC: Obj = {"type": "object", "properties": {
     "replicas": {"type": "integer", "default": 1},
     "strategy": {"type": "string", "default": "Rolling"},
@@ -172,10 +171,8 @@ DEFAULTED = {"replicas": 1, "strategy": "Rolling", "paused": False, "limits": {"
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=9)
-    c.start()
-    yield c
-    c.stop()
+    with started(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=9) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +182,6 @@ def api(sim: SimulatedCluster) -> Http:
     return http
 
 
-def widget(obj_name: str, **spec: Any) -> Obj:
-    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": obj_name}, "spec": spec}
 
 
 def test_create_applies_defaults(api: Http) -> None:
