@@ -313,11 +313,14 @@ class _Erasing(logging.Handler):
 
 def progress_text(runtime: OperatorRuntime, elapsed: float) -> str:
     """``bound N/M``: N pods bound (or assumed) in the scheduler's cache, M those plus the pending
-    ones (in the queue, or waiting for a profile), then the queue and the time."""
+    ones (in the queue, in a scheduling cycle and not assumed yet, or waiting for a profile), then
+    the queue and the time. A pod in its cycle counts too: without it M dipped by one whenever the
+    line was drawn mid-cycle."""
     s = runtime.service
     c = s.queue.counts()
     bound = s.cache.pod_count()
-    pending = sum(c.get(k, 0) for k in ("active", "backoff", "unschedulable", "gated")) + len(s.parked)
+    waiting = {i.uid for i in s.queue.pending()}          # queued and in flight (an assumed one is bound)
+    pending = sum(1 for uid in waiting if s.cache.get_pod(uid) is None) + len(s.parked)
     return (f"bound {bound}/{bound + pending}  active {c.get('active', 0)}  backoff {c.get('backoff', 0)}  "
             f"unschedulable {c.get('unschedulable', 0)}  cycles {s.cycles}  {elapsed:.1f}s")
 
