@@ -271,6 +271,14 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
     status.setdefault("qosClass", _qos(containers))
+    # applySchedulingGatedCondition (the pod strategy's PrepareForCreate): a gated pod is created
+    # with PodScheduled=False, reason SchedulingGated, unless it already has a PodScheduled condition.
+    conditions = status.get("conditions") or []
+    if spec.get("schedulingGates") and not any(isinstance(c, dict) and c.get("type") == "PodScheduled"
+                                               for c in conditions):
+        status["conditions"] = [*conditions, {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                              "lastTransitionTime": now_iso(), "reason": "SchedulingGated",
+                                              "message": "Scheduling is blocked due to non-empty scheduling gates"}]
 
 
 def _admit_priority(pod: Obj, name: str, spec: Obj, classes: PriorityLookup,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import dataclasses
 import itertools
 import logging
 import math
@@ -1081,12 +1082,15 @@ class ApiServer:
                 "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
                 "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
                 "previously negative)")])
-        gates_old = (old.get("spec") or {}).get("schedulingGates") or []
-        gates_new = (new.get("spec") or {}).get("schedulingGates") or []
-        if any(g not in gates_old for g in gates_new):
+        # validateOnlyDeletedSchedulingGates: gates may only be removed; one error per gate (by name)
+        # the old pod did not have, at its index in the new list
+        gates_old = {g.get("name") for g in (old.get("spec") or {}).get("schedulingGates") or []}
+        added = [(i, g.get("name")) for i, g in enumerate((new.get("spec") or {}).get("schedulingGates") or [])
+                 if g.get("name") not in gates_old]
+        if added:
             raise admission.invalid("Pod", new["metadata"]["name"], [(
-                "spec.schedulingGates", "FieldValueForbidden", "Forbidden: only deletion is allowed, but found new "
-                                                               "scheduling gate")])
+                f"spec.schedulingGates[{i}].name", "FieldValueForbidden",
+                f"Forbidden: only deletion is allowed, but found new scheduling gate '{gate}'") for i, gate in added])
 
     def _validate_crd(self, crd: Obj) -> None:
         spec = crd.get("spec") or {}
@@ -1394,8 +1398,16 @@ class ApiServer:
         if dry:
             return 200, external(rt, old)
         grace = opts.get("gracePeriodSeconds")
-        if grace is None and rt.store == "/pods":
-            grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        if rt.store == "/pods":
+            # the pod strategy's CheckGracefulDelete: the options' period, else the pod's own; 0 for a
+            # pod not scheduled or already finished; a negative one becomes 1
+            if grace is None:
+                grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+            if not (old.get("spec") or {}).get("nodeName") or \
+                    (old.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+                grace = 0
+            elif int(grace) < 0:
+                grace = 1
         meta = old["metadata"]
         if meta.get("deletionTimestamp"):
             return 200, external(rt, old)
@@ -1469,14 +1481,15 @@ class ApiServer:
         if uid and uid != pod["metadata"]["uid"]:
             raise conflict(rt, name, f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
                                      f"{pod['metadata']['uid']}")
-        brt = self.rt("", "v1", "bindings")
+        # the binding REST's conflicts name the resource pods/binding (apierrors.NewConflict)
+        brt = dataclasses.replace(self.rt("", "v1", "bindings"), plural="pods/binding")
         if pod["metadata"].get("deletionTimestamp"):
-            raise conflict(brt, name, "pod is being deleted, cannot be assigned to a host")
+            raise conflict(brt, name, f"pod {name} is being deleted, cannot be assigned to a host")
         if pod["spec"].get("nodeName"):
             self.bind_conflicts += 1
             raise conflict(brt, name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
         if pod["spec"].get("schedulingGates"):
-            raise conflict(brt, name, "pod has non-empty .spec.schedulingGates")
+            raise conflict(brt, name, f"pod {name} has non-empty .spec.schedulingGates")
         status = dict(pod.get("status") or {})
         conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
         conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,

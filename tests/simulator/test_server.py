@@ -230,6 +230,59 @@ def test_delete_with_finalizers_waits_for_them(api: Http) -> None:
     assert api("GET", "/api/v1/namespaces/default/configmaps/cm")[0] == 404
 
 
+def _binding(name: str, node_name: str = "n1") -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node",
+                                                                                        "name": node_name}}
+
+
+def test_a_gated_pod_is_created_scheduling_gated_and_its_gates_can_only_be_removed(api: Http) -> None:
+    """The pod strategy's applySchedulingGatedCondition, validateOnlyDeletedSchedulingGates and the
+    binding's refusal of a gated pod (scheduler_perf's SchedulingWhileGated barrier reads the condition)."""
+    code, created = api("POST", PODS, pod("g", schedulingGates=[{"name": "example.com/a"}, {"name": "example.com/b"}]))
+    assert code == 201
+    (cond,) = created["status"]["conditions"]
+    assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates"}
+    assert "conditions" not in api("POST", PODS, pod("plain"))[1]["status"]
+    code, body = api("POST", f"{PODS}/g/binding", _binding("g"))
+    assert code == 409 and body["message"] == ('Operation cannot be fulfilled on pods/binding "g": pod g has '
+                                               "non-empty .spec.schedulingGates")
+    merge = "application/merge-patch+json"
+    code, body = api("PATCH", f"{PODS}/g", {"spec": {"schedulingGates": [
+        {"name": "example.com/a"}, {"name": "example.com/b"}, {"name": "example.com/c"}]}}, ctype=merge)
+    assert code == 422 and [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        ("spec.schedulingGates[2].name", "Forbidden: only deletion is allowed, but found new scheduling gate "
+                                         "'example.com/c'")]
+    assert api("PATCH", f"{PODS}/g", {"spec": {"schedulingGates": [{"name": "example.com/b"}]}}, ctype=merge)[0] == 200
+    assert api("PATCH", f"{PODS}/g", {"spec": {"schedulingGates": None}}, ctype=merge)[0] == 200
+    assert api("POST", f"{PODS}/g/binding", _binding("g"))[0] == 201
+
+
+def test_a_pod_with_a_finalizer_is_kept_when_deleted_and_cannot_be_bound(api: Http) -> None:
+    """CheckGracefulDelete: a pod not scheduled is deleted at once (grace 0), but a finalizer keeps it,
+    with its deletionTimestamp, until the finalizer goes; the binding refuses a pod being deleted
+    (scheduler_perf's SchedulingDeletedPodsWithFinalizers)."""
+    body = pod("f")
+    body["metadata"]["finalizers"] = ["test.k8s.io/finalizer"]
+    api("POST", PODS, body)
+    code, deleted = api("DELETE", f"{PODS}/f")
+    assert code == 200 and deleted["metadata"]["deletionTimestamp"]
+    assert deleted["metadata"]["deletionGracePeriodSeconds"] == 0          # not scheduled: no grace period
+    code, got = api("GET", f"{PODS}/f")
+    assert code == 200 and got["metadata"]["deletionTimestamp"] == deleted["metadata"]["deletionTimestamp"]
+    code, refused = api("POST", f"{PODS}/f/binding", _binding("f"))
+    assert code == 409 and refused["message"] == ('Operation cannot be fulfilled on pods/binding "f": pod f is '
+                                                  "being deleted, cannot be assigned to a host")
+    api("PATCH", f"{PODS}/f", {"metadata": {"finalizers": None}}, ctype="application/merge-patch+json")
+    assert api("GET", f"{PODS}/f")[0] == 404
+    # bound first, then deleted: the pod's own grace period (30 s by default) is recorded
+    body["metadata"]["name"] = "b"
+    api("POST", PODS, body)
+    api("POST", f"{PODS}/b/binding", _binding("b"))
+    assert api("DELETE", f"{PODS}/b")[1]["metadata"]["deletionGracePeriodSeconds"] == 30
+
+
 def test_deletecollection_by_label(api: Http) -> None:
     for i in range(4):
         api("POST", PODS, pod(f"p{i}", labels={"batch": str(i % 2)}))
