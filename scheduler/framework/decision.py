@@ -16,8 +16,9 @@ One record per scheduling attempt, in exactly this JSON shape (``DecisionRecord.
 - ``preemption``: ``{"nominatedNode": ..., "victims": [...]}`` when PostFilter nominated a node.
 
 The records are a by-product of what the cycle computed anyway: no plugin runs again, and the
-top nodes are picked with one ``argpartition`` over the totals. ``DecisionStore`` keeps the latest
-record per pod, at most ``capacity`` pods (oldest dropped first); capacity 0 records nothing.
+top nodes are picked with a few ``argmax`` passes over the totals (``best_indices``).
+``DecisionStore`` keeps the latest record per pod, at most ``capacity`` pods (oldest dropped
+first); capacity 0 records nothing.
 
 A pod that opts in with the annotation ``scheduling.kopf-scheduler.io/explain: "true"`` gets each
 attempt's record written on it as the annotation ``DECISION_ANNOTATION`` (compact JSON), after its

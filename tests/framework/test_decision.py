@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, top_scores
+from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, best_indices, top_scores
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -59,6 +59,27 @@ def test_top_scores_are_the_best_totals_with_weighted_plugin_scores() -> None:
     one = top_scores(rows[:1], np.array([7], np.int64), {}, {}, 3, name).to_json()
     assert one == [{"node": "n0", "total": 7, "plugins": {}}]
     assert top_scores(rows[:0], np.zeros(0, np.int64), {}, {}, 3, name).to_json() == []
+
+
+@pytest.mark.parametrize(("totals", "chosen", "k", "want"), [
+    ([50, 50, 50, 50, 10], 2, 3, [2, 0, 1]),        # ties at the chosen total fill k: the first others in order
+    ([50, 50, 30, 50, 10], 3, 3, [3, 0, 1]),
+    ([50, 40, 30, 50, 45], 3, 3, [3, 0, 4]),        # fewer ties than k: then the next best totals
+    ([50, 40, 30, 50, 45], 0, 5, [0, 3, 4, 1, 2]),
+    ([7], 0, 3, [0]),
+])
+def test_best_indices_put_the_chosen_first_then_the_best_in_order(totals: list[int], chosen: int, k: int,
+                                                                   want: list[int]) -> None:
+    assert best_indices(np.array(totals, np.int64), k, chosen) == want
+
+
+def test_top_scores_weigh_with_the_profile_given_not_an_earlier_one() -> None:
+    """The weight tuple is kept per plugin tuple between records; a new weights mapping (a profile
+    edited to other weights, the same plugins) is read again."""
+    rows, totals = np.array([0], np.int64), np.array([4], np.int64)
+    per = {"A": np.array([2], np.int64)}
+    assert top_scores(rows, totals, per, {"A": 2}, 1, str).to_json()[0]["plugins"] == {"A": 4}
+    assert top_scores(rows, totals, per, {"A": 5}, 1, str).to_json()[0]["plugins"] == {"A": 10}
 
 
 def test_store_keeps_the_latest_per_pod_and_is_bounded() -> None:
