@@ -102,6 +102,7 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
                 if progress is not None:
                     progress(f"{name} {mode} {variant + ' ' if baseline else ''}run {k + 1}/{repeat}: "
                              f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
+                             + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
                              + (f", shadow {r.shadow}" if r.shadow is not None else ""))
                 runs[variant].append(r)
         for variant, _, _ in variants:
