@@ -56,7 +56,8 @@ SMOKE = {
 
 def test_every_workload_has_a_smoke_size() -> None:
     from tests.benchmark.test_dra_workloads import SMOKE as DRA_SMOKE  # the DRA workloads run there
-    assert set(SMOKE) | set(DRA_SMOKE) == set(WORKLOADS)
+    from tests.benchmark.test_newer_workloads import SMOKE as NEWER_SMOKE  # and issue #21's
+    assert set(SMOKE) | set(DRA_SMOKE) | set(NEWER_SMOKE) == set(WORKLOADS)
 
 
 @pytest.mark.parametrize("name", sorted(SMOKE))

@@ -23,6 +23,13 @@ replaced by ``SinkClient``:
   informer's state as well as from the plugin's assumption. ``allocResourceClaims`` and
   ``createPodsSteadily`` (steady state: batches of pods created, bound, deleted) are emulated.
 
+* a workload with ``Deleting`` (SchedulingWhileGated, SchedulingDeletedPodsWithFinalizers) feeds its
+  gated pods first (SchedulingGates' PreEnqueue holds them), then deletes the init pods at upstream's
+  rate in a task beside the measured phase, answering each DELETE as kube-apiserver does
+  (``SinkClient.delete_with_finalizers``: a finalizer keeps the pod with its deletionTimestamp, fed as
+  MODIFIED; others go, DELETED); ``bind`` refuses a pod being deleted with the API's 409. Labelled
+  namespaces reach the service through ``on_namespace`` before any pod.
+
 One run: create the nodes, schedule the init pods (not measured), then create the measured pods
 while the workload's churn runs, until every measured pod is bound (or the time limit passes).
 Each bind of a measured pod is timestamped; ``throughput.samples`` replays upstream's 1 s ticker
@@ -62,11 +69,15 @@ from scheduler.benchmark.workloads import (
     dra_node_name,
     dra_pod,
     dra_slice,
+    extended_resource_pod,
+    init_batches,
     make_node,
+    namespace_objects,
     service_object,
     template,
     volume_objects,
     with_claim,
+    workload_nodes,
 )
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
@@ -103,6 +114,10 @@ class RunResult:
     claims: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # DRA: every allocated claim (namespace/name, the init claims too) -> its devices, at the end
     allocations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A workload that deletes pods: what it left of the init and gated pods (``_pod_counts``)
+    pods: dict[str, int] = field(default_factory=dict)
+    # The other pods (init, gated, churn) bound at the end: namespace/name -> node (e2e: small runs only)
+    init_placements: dict[str, str] = field(default_factory=dict)
     # Core mode: the CPU time of the run's process over the measured phase (``time.process_time``,
     # every thread). Unlike the wall-clock throughput, it does not move when the virtual machine is
     # paused or another process takes the core, so a cost measured as a CPU ratio (``--baseline``)
@@ -131,6 +146,8 @@ def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str 
         obj = copy.deepcopy(base)
         obj["metadata"] = {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}",
                            "labels": dict(base["metadata"]["labels"]), "creationTimestamp": now}
+        if base["metadata"].get("finalizers"):
+            obj["metadata"]["finalizers"] = list(base["metadata"]["finalizers"])
         yield obj
 
 
@@ -159,9 +176,15 @@ class SinkClient:
         self.service.on_pod(event, body)
 
     async def bind(self, pod: Pod, node_name: str) -> None:
-        body = self.bodies[pod.uid]
+        from scheduler.errors import ConflictError, NotFoundError
+        body = self.bodies.get(pod.uid)
+        if body is None:
+            raise NotFoundError(f'pods "{pod.name}" not found', status=404)
+        if body["metadata"].get("deletionTimestamp"):
+            # kube-apiserver's binding refuses a pod being deleted (pod/storage's setPodNodeAndMetadata)
+            raise ConflictError(f"Operation cannot be fulfilled on pods/binding \"{pod.name}\": pod {pod.name} "
+                                "is being deleted, cannot be assigned to a host", status=409)
         if body["spec"].get("nodeName"):
-            from scheduler.errors import ConflictError
             raise ConflictError(f'pod {pod.name} is already assigned to node "{body["spec"]["nodeName"]}"')
         body["spec"]["nodeName"] = node_name
         self.bound += 1
@@ -206,6 +229,21 @@ class SinkClient:
         body = self.bodies.pop(uid, None)
         if body is not None:
             self._confirm("DELETED", body)
+
+    def delete_with_finalizers(self, uid: str) -> None:
+        """A DELETE with default options, as kube-apiserver answers it for these pods (no kubelet, so
+        no grace period is waited for): a pod with finalizers keeps its body, now with a
+        deletionTimestamp (MODIFIED), until they are removed; any other pod goes (DELETED)."""
+        body = self.bodies.get(uid)
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return
+        if not body["metadata"].get("finalizers"):
+            self.delete(uid)
+            return
+        body["metadata"] = {**body["metadata"], "deletionTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                            "deletionGracePeriodSeconds": 0 if not body["spec"].get("nodeName") else
+                            body["spec"].get("terminationGracePeriodSeconds", 30)}
+        self._confirm("MODIFIED", body)
 
     # --- volumes: the in-memory client is also the PV controller, and binds at once ----------------
     def add_volume_object(self, kind: str, body: Obj) -> None:
@@ -438,14 +476,14 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     rng = random.Random(seed)
     strategy = w.node_strategy
     dra = w.dra
-    plain_nodes = size.nodes if dra is None else dra.nodes_without_dra
-    for i in range(plain_nodes):
-        labels = {"topology.kubernetes.io/zone": rng.choice(w.zones)} if w.zones else None
-        name = f"scheduler-perf-{i}"
-        service.on_node("ADDED", make_node(name, labels, allocatable=dict(strategy.node_allocatable)
-                                           if strategy is not None else None))
+    nodes = workload_nodes(w, size, rng, dict(strategy.node_allocatable) if strategy is not None else None) \
+        if dra is None else [make_node(f"scheduler-perf-{i}") for i in range(dra.nodes_without_dra)]
+    for node in nodes:
+        service.on_node("ADDED", node)
         if strategy is not None:
-            sink.add_volume_object("CSINode", csi_node(name, strategy))
+            sink.add_volume_object("CSINode", csi_node(node["metadata"]["name"], strategy))
+    for namespace in namespace_objects(w, size):
+        service.on_namespace("ADDED", namespace)
     controller = _ClaimController(sink, dra) if dra is not None else None
     if dra is not None and controller is not None:
         _dra_setup(sink, w, dra, size, rng)
@@ -458,19 +496,33 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     def prepare(body: Obj, i: int, volumes: bool) -> Obj:
         if controller is not None:
             return controller.pod(body, i)
+        if w.extended_resource:
+            return extended_resource_pod(body, i)
         return _with_volume(sink, w, body, i) if volumes else body
 
+    deleting = w.deleting
+    deleter: asyncio.Task[None] | None = None
     try:
+        if deleting is not None and deleting.gated is not None:
+            # createPods of the gated pods (skipWaitToCompletion), then the barrier (Attempted): fed
+            # here, each is already in the queue, held by SchedulingGates' PreEnqueue.
+            for body in pod_objects(deleting.gated, deleting.gated_namespace, size.gated_pods):
+                sink.add(body)
+            await asyncio.sleep(0)
         if controller is not None and dra is not None and dra.claim_ref:
             controller.shared_claims(w.init_namespace, size.init_pods)
-        for chunk_start in range(0, size.init_pods, FEED_CHUNK):
-            for i, body in enumerate(pod_objects(w.init, w.init_namespace,
-                                                 min(FEED_CHUNK, size.init_pods - chunk_start), chunk_start),
-                                     chunk_start):
-                sink.add(prepare(body, i, init_volumes))
-            await asyncio.sleep(0)
-        if not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
+        for tmpl, ns, count in init_batches(w, size):
+            for chunk_start in range(0, count, FEED_CHUNK):
+                for i, body in enumerate(pod_objects(tmpl, ns, min(FEED_CHUNK, count - chunk_start), chunk_start),
+                                         chunk_start):
+                    sink.add(prepare(body, i, init_volumes))
+                await asyncio.sleep(0)
+        if deleting is not None and not deleting.wait:
+            pass        # skipWaitToCompletion: the deletions start while the init pods are still pending
+        elif not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
             log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
+        if deleting is not None:
+            deleter = asyncio.create_task(_delete_pods(sink, w.init_namespace, deleting.rate))
         before = _histogram(service)
         churn_stop = asyncio.Event()
         churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
@@ -495,6 +547,10 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         if churner is not None:
             await churner
     finally:
+        if deleter is not None:       # the workload is over: upstream cancels its context
+            deleter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deleter
         stop.set()
         await worker
     after = _histogram(service)
@@ -514,7 +570,33 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         claims=_pod_devices(sink) if dra is not None else {},
         allocations={c.key: tuple(f"{r.driver}/{r.pool}/{r.device}" for r in c.allocation.results)
                      for c in sink.claims.values() if c.allocation is not None},
+        pods=_pod_counts(sink, w, size) if deleting is not None else {},
+        init_placements={f"{b['metadata']['namespace']}/{b['metadata']['name']}": b["spec"]["nodeName"]
+                         for uid, b in sink.bodies.items() if uid not in sink.measured and b["spec"].get("nodeName")},
         cpu_seconds=cpu)
+
+
+async def _delete_pods(sink: SinkClient, namespace: str, rate: float) -> None:
+    """upstream's ``deletePods`` with ``deletePodsPerSecond``: the pods of ``namespace`` as listed
+    now, one deleted per tick (a ticker: a late tick does not shift the later ones)."""
+    uids = [uid for uid, body in list(sink.bodies.items()) if body["metadata"]["namespace"] == namespace]
+    start = time.monotonic()
+    for k, uid in enumerate(uids, 1):
+        await asyncio.sleep(max(start + k / rate - time.monotonic(), 0.0))
+        sink.delete_with_finalizers(uid)
+
+
+def _pod_counts(sink: SinkClient, w: Workload, size: Size) -> dict[str, int]:
+    """What a deleting workload leaves: the init pods gone, those kept by a finalizer with their
+    deletionTimestamp (bound or not), and the gated pods bound (never, while their gate stays)."""
+    assert w.deleting is not None
+    init = [b for b in sink.bodies.values() if b["metadata"]["namespace"] == w.init_namespace]
+    gated = [b for b in sink.bodies.values() if b["metadata"]["namespace"] == w.deleting.gated_namespace] \
+        if w.deleting.gated is not None else []
+    terminating = [b for b in init if b["metadata"].get("deletionTimestamp")]
+    return {"initGone": size.init_pods - len(init), "initTerminating": len(terminating),
+            "initTerminatingBound": sum(1 for b in terminating if b["spec"].get("nodeName")),
+            "gated": len(gated), "gatedBound": sum(1 for b in gated if b["spec"].get("nodeName"))}
 
 
 def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:

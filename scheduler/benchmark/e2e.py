@@ -28,6 +28,12 @@ each pod's claim and fills in its ``resourceClaimStatuses``, as upstream's integ
 the real controller. A steady-state workload's batches are created, watched until bound and deleted
 (grace period 0) until its duration is up.
 
+The newer workloads (issue #21) create labelled namespaces, tainted, named and extended-resource
+nodes through the API; SchedulingWhileGated's gated pods are created and seen by the watch (each has
+the SchedulingGated condition the API gives it: upstream's ``Attempted`` barrier) before the init
+pods; a ``deletePods`` op lists the init namespace and DELETEs one pod per tick with default options
+while the measured pods schedule, and is cancelled when they are all bound, as upstream's context is.
+
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
 """
@@ -41,6 +47,7 @@ import random
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,10 +72,15 @@ from scheduler.benchmark.workloads import (
     dra_node_name,
     dra_pod,
     dra_slice,
+    extended_resource_pod,
+    init_batches,
+    init_namespaces,
     make_node,
+    namespace_objects,
     service_object,
     volume_objects,
     with_claim,
+    workload_nodes,
 )
 from scheduler.errors import ClientError
 from scheduler.framework.decision import DEFAULT_CAPACITY
@@ -109,6 +121,7 @@ class _Watch:
         self.api, self.ns = api, measured_ns
         self.bound: set[str] = set()
         self.measured_times: list[float] = []
+        self.seen: Counter[str] = Counter()       # pods seen created, by namespace (a barrier's count)
 
     async def run(self, rv: str) -> None:
         while True:
@@ -117,6 +130,8 @@ class _Watch:
                                                       params={"allowWatchBookmarks": "true"}):
                     meta = obj.get("metadata") or {}
                     rv = meta.get("resourceVersion") or rv
+                    if kind == "ADDED":
+                        self.seen[meta.get("namespace", "")] += 1
                     if kind in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
                         uid = meta.get("uid", "")
                         if uid not in self.bound:
@@ -170,6 +185,9 @@ async def _create_pods(api: KubeClient, w: Workload, tmpl: str, namespace: str, 
             await _create_all(api, lambda o: f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
                               (dra_claim(k, namespace) for k in range((count + 4) // 5)))
         return await _create_all(api, _pod_path, (dra_pod(dra, pod, i) for i, pod in
+                                                  enumerate(_for_api(pod_objects(tmpl, namespace, count)))))
+    if w.extended_resource:
+        return await _create_all(api, _pod_path, (extended_resource_pod(pod, i) for i, pod in
                                                   enumerate(_for_api(pod_objects(tmpl, namespace, count)))))
     if not volumes:
         return await _create_all(api, _pod_path, _for_api(pod_objects(tmpl, namespace, count)))
@@ -277,6 +295,37 @@ async def _steady_state(api: KubeClient, w: Workload, size: Size, watch: _Watch,
         batch += 1
 
 
+async def _delete_pods(api: KubeClient, namespace: str, rate: float) -> None:
+    """upstream's ``deletePods`` with ``deletePodsPerSecond``: the pods of ``namespace`` as listed now,
+    one DELETE per tick (default options: each pod's own grace period; a finalizer keeps the pod,
+    with its deletionTimestamp), each waited for before the next tick, as upstream's loop does."""
+    pods = (await api.request("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    start = time.monotonic()
+    for k, pod in enumerate(pods, 1):
+        await asyncio.sleep(max(start + k / rate - time.monotonic(), 0.0))
+        with contextlib.suppress(ClientError):
+            await api.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}")
+
+
+async def _placements(api: KubeClient, namespace: str) -> dict[str, str]:
+    """The measured namespace's bound pods and their nodes, as the API has them at the end."""
+    pods = (await api.request("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    return {f"{namespace}/{p['metadata']['name']}": p["spec"]["nodeName"] for p in pods
+            if (p.get("spec") or {}).get("nodeName")}
+
+
+async def _pod_counts(api: KubeClient, w: Workload, size: Size) -> dict[str, int]:
+    """``core._pod_counts`` from the API: the init pods gone or terminating, the gated pods bound."""
+    assert w.deleting is not None
+    init = (await api.request("GET", f"/api/v1/namespaces/{w.init_namespace}/pods"))["items"]
+    gated = (await api.request("GET", f"/api/v1/namespaces/{w.deleting.gated_namespace}/pods"))["items"] \
+        if w.deleting.gated is not None else []
+    terminating = [p for p in init if p["metadata"].get("deletionTimestamp")]
+    return {"initGone": size.init_pods - len(init), "initTerminating": len(terminating),
+            "initTerminatingBound": sum(1 for p in terminating if (p.get("spec") or {}).get("nodeName")),
+            "gated": len(gated), "gatedBound": sum(1 for p in gated if (p.get("spec") or {}).get("nodeName"))}
+
+
 async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
     n = 0
     previous: list[str] = []
@@ -315,9 +364,13 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             await api.request("POST", profiles_path(), {
                 "apiVersion": API_VERSION, "kind": KIND,
                 "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
-            for ns in {w.init_namespace, w.namespace, "churn"}:
-                await api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                                 "metadata": {"name": ns}})
+            labelled = namespace_objects(w, size)
+            plain = {*init_namespaces(w, size), w.init_namespace, w.namespace, "churn",
+                     *([w.deleting.gated_namespace] if w.deleting is not None else [])}
+            plain -= {ns["metadata"]["name"] for ns in labelled}
+            for body in [*labelled, *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                                      for ns in sorted(plain))]:
+                await api.request("POST", "/api/v1/namespaces", body)
             for prio in sorted({t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}):
                 await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
                     "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
@@ -325,10 +378,9 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             rng = random.Random(seed)
             strategy = w.node_strategy
             extra = dict(strategy.node_allocatable) if strategy is not None else None
-            plain = size.nodes if w.dra is None else w.dra.nodes_without_dra
-            nodes = (make_node(f"scheduler-perf-{i}", {"topology.kubernetes.io/zone": rng.choice(w.zones)}
-                               if w.zones else None, allocatable=extra) for i in range(plain))
-            await _create_all(api, lambda o: "/api/v1/nodes", nodes)
+            nodes = workload_nodes(w, size, rng, extra) if w.dra is None else \
+                [make_node(f"scheduler-perf-{i}") for i in range(w.dra.nodes_without_dra)]
+            await _create_all(api, lambda o: "/api/v1/nodes", iter(nodes))
             if w.dra is not None:
                 await _dra_setup(api, w, w.dra, size, rng)
             if strategy is not None:
@@ -349,9 +401,19 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             rv = (await api.request("GET", "/api/v1/pods", params={"limit": "1"}))["metadata"]["resourceVersion"]
             watch = _Watch(api, w.namespace)
             watcher = asyncio.create_task(watch.run(rv))
-            await _create_pods(api, w, w.init, w.init_namespace, size.init_pods,
-                               w.volumes is not None and w.volumes.init)
-            await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
+            deleting = w.deleting
+            if deleting is not None and deleting.gated is not None:
+                # the gated pods (skipWaitToCompletion), then upstream's barrier (Attempted): each has
+                # its PodScheduled condition from the API's create (SchedulingGated) once it is seen
+                await _create_all(api, _pod_path, _for_api(pod_objects(deleting.gated, deleting.gated_namespace,
+                                                                       size.gated_pods)))
+                await wait_until(lambda: watch.seen[deleting.gated_namespace] >= size.gated_pods, time_limit, 0.05)
+            for tmpl, ns, count in init_batches(w, size):
+                await _create_pods(api, w, tmpl, ns, count, w.volumes is not None and w.volumes.init)
+            if deleting is None or deleting.wait:
+                await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
+            deleter = asyncio.create_task(_delete_pods(api, w.init_namespace, deleting.rate)) \
+                if deleting is not None else None
             before = _scrape(metrics_port, api.config.bearer())
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
@@ -368,9 +430,19 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             stop.set()
             if churner is not None:
                 await churner
+            if deleter is not None:         # the workload is over: upstream cancels its context
+                deleter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await deleter
             after = _scrape(metrics_port, api.config.bearer())
             rss = processes.peak_rss(operator.pid)
             placements, claims, allocations = await _dra_state(api, w.namespace) if w.dra is not None else ({}, {}, {})
+            others: dict[str, str] = {}
+            if w.dra is None and size.pods + size.init_pods <= 1000:     # small runs: the tests read them
+                placements = await _placements(api, w.namespace)
+                for ns in {*init_namespaces(w, size), w.init_namespace} - {w.namespace}:
+                    others.update(await _placements(api, ns))
+            counts = await _pod_counts(api, w, size) if deleting is not None else {}
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
@@ -385,7 +457,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         throughput=summary(samples(t0, binds, None if complete and not steady else end)),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=rss, seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds),
-        complete=complete, placements=placements, claims=claims, allocations=allocations)
+        complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,
+        init_placements=others)
 
 
 def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,

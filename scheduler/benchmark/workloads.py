@@ -25,6 +25,18 @@ is ``templates/pv-aws.yaml`` (``awsElasticBlockStore`` volume ``vol-i``) or ``pv
 (``node_strategy``) adds an allocatable to every node and creates its CSINode, with each driver's
 ``allocatable.count`` and the ``storage.alpha.kubernetes.io/migrated-plugins`` annotation.
 
+**Upstream's newer workloads** (issue #21; ``misc/``, ``affinity/`` and ``topology_spreading/``'s
+``performance-config.yaml``): ``workload_nodes`` builds the nodes their ``createNodes`` ops make (the
+named node ``scheduler-perf-node`` of ``node-with-name.yaml`` first, a ``tainted_share`` of
+``node-with-taint.yaml`` nodes last, or ``node-with-extended-resource.yaml``'s ``foo.com/bar-<i>`` per
+node); ``namespace_objects`` the namespaces ``namespace-with-labels.yaml`` labels for a
+``namespaceSelector``; ``init_batches`` the init ``createPods`` ops (``createPodSets`` over
+``Size.init_namespaces`` namespaces, or one op per ``init_templates`` entry); ``Deleting`` the
+``deletePods`` op that deletes the init pods at a fixed rate while the measured ones schedule, with
+the gated pods of SchedulingWhileGated created first. ``other_thresholds`` carries a second
+thresholded size (SchedulingBasic 5000/5000/50000, 810). The drivers read these in both modes, and
+the bar end to end is upstream's own (``e2e_threshold`` set to it).
+
 **Dynamic resource allocation** (upstream's ``dra/performance-config.yaml`` and its ``prioritizedlist``
 and ``extendedresource`` directories): a workload with ``dra`` (``Dra``) runs its pods (namespaces
 ``init`` and ``test``) against ``nodes`` nodes with the DRA test driver, each publishing one
@@ -41,13 +53,15 @@ have (BENCHMARKS.md lists them, not run).
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS", "Churn", "Dra",
-           "NodeAllocatable", "Size", "Volumes", "Workload", "csi_node", "dra_claim", "dra_device_classes",
-           "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice", "make_node", "service_object", "template",
-           "volume_objects", "with_claim"]
+__all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS",
+           "Churn", "Deleting", "Dra", "NodeAllocatable", "Size", "Volumes", "Workload", "csi_node", "dra_claim",
+           "dra_device_classes", "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice", "extended_resource_pod",
+           "init_batches", "init_namespaces", "make_node", "namespace_objects", "service_object", "template",
+           "volume_objects", "with_claim", "workload_nodes"]
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -75,6 +89,9 @@ def _term(labels: dict[str, str], key: str, namespaces: list[str] | None = None)
 
 HOST = "kubernetes.io/hostname"
 SCHED_NS = ["sched-1", "sched-0"]
+# node-with-name.yaml's node: SchedulingDaemonset's and SchedulingWhileGated's pods all go there.
+NAMED_NODE = "scheduler-perf-node"
+EXTENDED_RESOURCE = "foo.com/bar-"
 
 # upstream's templates/*.yaml
 TEMPLATES: dict[str, Obj] = {
@@ -110,6 +127,55 @@ TEMPLATES: dict[str, Obj] = {
 }
 
 
+# The newer workloads' templates (upstream's templates/*.yaml and misc/templates/*.yaml).
+# daemonset-pod.yaml: no requests, required node affinity to the one named node by metadata.name.
+TEMPLATES["daemonset-pod"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "daemonset-", "labels": {}},
+    "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NAMED_NODE]}]}]}}},
+             "containers": [{"name": "pause", "image": PAUSE}]}}
+# light-pod.yaml: no requests, terminationGracePeriodSeconds 0 (a bound one is deleted at once).
+TEMPLATES["light-pod"] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "light-pod-", "labels": {}},
+                          "spec": {"containers": [{"name": "pause", "image": PAUSE}],
+                                   "terminationGracePeriodSeconds": 0}}
+# gated-pod.yaml: one scheduling gate, never removed in SchedulingWhileGated.
+TEMPLATES["gated-pod"] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "gated-pod-", "labels": {}},
+                          "spec": {"schedulingGates": [{"name": "test.k8s.io/hold"}],
+                                   "containers": [{"name": "pause", "image": PAUSE}]}}
+# pod-with-finalizer.yaml: the finalizer holds a deleted pod (deletionTimestamp set) for good.
+TEMPLATES["pod-with-finalizer"] = {"apiVersion": "v1", "kind": "Pod",
+                                   "metadata": {"generateName": "pod-", "labels": {},
+                                                "finalizers": ["test.k8s.io/finalizer"]},
+                                   "spec": {"containers": [{"name": "pause", "image": PAUSE}]}}
+# pod-with-pod-anti-affinity-label.yaml: matched by pod-with-pod-anti-affinity's term, no affinity itself.
+TEMPLATES["pod-with-pod-anti-affinity-label"] = _pod("anti-affinity-matching-pod-", labels={"color": "green"})
+# pod-with-node-inclusion-policy.yaml: hostname spreading, maxSkew 1, over the nodes both policies
+# admit. upstream's file spells the fields NodeAffinityPolicy/NodeTaintsPolicy; Go's YAML-to-JSON
+# decoding matches field names without regard to case, so they arrive as the API's camelCase ones.
+TEMPLATES["pod-with-node-inclusion-policy"] = _pod(
+    "spreading-pod-with-node-inclusion-policy-", labels={"foo": "bar"}, spec={"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule", "nodeAffinityPolicy": "Honor",
+         "nodeTaintsPolicy": "Honor", "labelSelector": {"matchLabels": {"foo": "bar"}}}]})
+# The namespaceSelector templates (team=devops, the label namespace-with-labels.yaml gives).
+_DEVOPS = {"matchLabels": {"team": "devops"}}
+TEMPLATES["pod-anti-affinity-ns-selector"] = _pod("anti-affinity-pod-", labels={"color": "green"}, spec={"affinity": {
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {**_term({"color": "green"}, HOST), "namespaceSelector": _DEVOPS}]}}})
+TEMPLATES["pod-preferred-anti-affinity-ns-selector"] = _pod("anti-affinity-pod-", labels={"color": "green"}, spec={
+    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"podAffinityTerm": {**_term({"color": "green"}, HOST), "namespaceSelector": _DEVOPS}, "weight": 1}]}}})
+TEMPLATES["pod-affinity-ns-selector"] = _pod("affinity-pod-", labels={"color": "blue"}, spec={"affinity": {
+    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {**_term({"color": "blue"}, ZONE), "namespaceSelector": _DEVOPS}]}}})
+TEMPLATES["pod-preferred-affinity-ns-selector"] = _pod("preferred-affinity-pod-", labels={"color": "red"}, spec={
+    "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"podAffinityTerm": {**_term({"color": "red"}, HOST), "namespaceSelector": _DEVOPS}, "weight": 1}]}}})
+# misc/templates/pod-with-extended-resource.yaml: pod i (test-extended-resource-<i>) asks for one
+# foo.com/bar-<i>, which only node i has (extended_resource_pod fills the index in).
+TEMPLATES["pod-with-indexed-extended-resource"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-extended-resource-", "labels": {}},
+    "spec": {"containers": [{"name": "pause", "image": PAUSE, "resources": {}}]}}
+
 # templates/pod-with-label.yaml: no requests, selected by templates/service.yaml.
 TEMPLATES["pod-with-label"] = {"apiVersion": "v1", "kind": "Pod",
                                "metadata": {"generateName": "pod-", "labels": {"app": "scheduler-perf"}},
@@ -138,14 +204,74 @@ def template(name: str) -> Obj:
 
 
 def make_node(name: str, labels: dict[str, str] | None = None, *, pods: str = "110", cpu: str = "4",
-              memory: str = "32Gi", allocatable: dict[str, str] | None = None) -> Obj:
+              memory: str = "32Gi", allocatable: dict[str, str] | None = None,
+              capacity: dict[str, str] | None = None, taints: list[Obj] | None = None) -> Obj:
     """upstream's ``node-default.yaml`` (``churn/node-default.yaml`` is ``pods="0"`` and nothing else);
-    ``allocatable`` is what a ``nodeAllocatableStrategy`` adds to the allocatable (not the capacity)."""
-    capacity = {"pods": pods, "cpu": cpu, "memory": memory} if pods != "0" else {"pods": "0"}
+    ``allocatable`` is what a ``nodeAllocatableStrategy`` adds to the allocatable (not the capacity);
+    ``capacity`` is more capacity in the template itself (the API copies it into the allocatable,
+    ``SetDefaults_NodeStatus``); ``taints`` the template's ``spec.taints``."""
+    cap = {"pods": pods, "cpu": cpu, "memory": memory} if pods != "0" else {"pods": "0"}
+    cap.update(capacity or {})
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {HOST: name, **(labels or {})}},
-            "spec": {}, "status": {"capacity": capacity, "allocatable": {**capacity, **(allocatable or {})},
-                                   "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+            "spec": {"taints": taints} if taints else {},
+            "status": {"capacity": cap, "allocatable": {**cap, **(allocatable or {})},
+                       "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+
+
+def workload_nodes(w: Workload, size: Size, rng: Any, allocatable: dict[str, str] | None = None) -> list[Obj]:
+    """The nodes of a workload that is not DRA's, in upstream's ``createNodes`` order: the named node
+    (``node-with-name.yaml``: ``scheduler-perf-node``, 90000 pods) when ``named_node``; then
+    ``size.nodes`` nodes: ``node-default.yaml`` (a zone from ``zones`` each, as
+    ``labelNodePrepareStrategy``), of which the last ``tainted_share`` are ``node-with-taint.yaml``
+    (``taint-node-<i>``: NoSchedule ``foo``), or ``misc/templates/node-with-extended-resource.yaml``
+    (node i: ``scheduler-perf-extended-resource-<i>``, capacity ``foo.com/bar-<i>: 1``)."""
+    out = [make_node(NAMED_NODE, pods="90000")] if w.named_node else []
+    tainted = round(size.nodes * w.tainted_share)
+    for i in range(size.nodes - tainted):
+        if w.extended_resource:
+            out.append(make_node(f"scheduler-perf-extended-resource-{i}", {"node-with-extended-resource": "true"},
+                                 capacity={f"{EXTENDED_RESOURCE}{i}": "1"}))
+            continue
+        labels = {ZONE: rng.choice(w.zones)} if w.zones else None
+        out.append(make_node(f"scheduler-perf-{i}", labels, allocatable=allocatable))
+    out += [make_node(f"taint-node-{i}", taints=[{"effect": "NoSchedule", "key": "foo"}]) for i in range(tainted)]
+    return out
+
+
+def extended_resource_pod(pod: Obj, i: int) -> Obj:
+    """Pod ``i`` of ``pod-with-indexed-extended-resource``: one ``foo.com/bar-<i>`` requested and limited."""
+    want = {f"{EXTENDED_RESOURCE}{i}": "1"}
+    pod["spec"]["containers"][0]["resources"] = {"requests": dict(want), "limits": dict(want)}
+    return pod
+
+
+def namespace_objects(w: Workload, size: Size) -> list[Obj]:
+    """The namespaces ``createNamespaces`` makes from ``namespace-with-labels.yaml`` (``ns_labels``):
+    ``init-ns-<k>`` for each of ``size.init_namespaces`` and the measured one; none otherwise
+    (the drivers create the plain ones)."""
+    if not w.ns_labels:
+        return []
+    names = [*init_namespaces(w, size), w.namespace]
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": dict(w.ns_labels)}}
+            for n in names]
+
+
+def init_namespaces(w: Workload, size: Size) -> list[str]:
+    """Where the init pods go: ``createPodSets`` over ``init-ns-<k>``, or the one init namespace."""
+    return [f"init-ns-{k}" for k in range(size.init_namespaces)] if size.init_namespaces else [w.init_namespace]
+
+
+def init_batches(w: Workload, size: Size) -> list[tuple[str, str, int]]:
+    """The init ``createPods`` ops in order, as (template, namespace, count): ``size.init_pods`` is the
+    total, split evenly over the init namespaces (``createPodSets``) or over ``init_templates``
+    (MixedSchedulingBasePod's five ops of ``initPods`` each)."""
+    if w.init_templates:
+        each = size.init_pods // len(w.init_templates)
+        return [(t, w.init_namespace, each) for t in w.init_templates]
+    spaces = init_namespaces(w, size)
+    each, extra = divmod(size.init_pods, len(spaces))
+    return [(w.init, ns, each + (k < extra)) for k, ns in enumerate(spaces)]
 
 
 # --- volumes ---------------------------------------------------------------------------------------
@@ -354,9 +480,36 @@ def dra_pod(dra: Dra, pod: Obj, i: int) -> Obj:
 
 @dataclass(frozen=True)
 class Size:
+    """upstream's ``params``: ``nodes`` (``initNodes``), ``init_pods`` (all init pods together),
+    ``pods`` (``measurePods``); ``init_namespaces`` (``initNamespaces``: the init pods are split over
+    that many labelled namespaces) and ``gated_pods`` (``gatedPods``) where a workload has them."""
+
     nodes: int
     init_pods: int
     pods: int
+    init_namespaces: int = 0
+    gated_pods: int = 0
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        """What the JSON reports, and what a threshold is looked up by."""
+        return (self.nodes, self.init_pods, self.pods)
+
+
+@dataclass(frozen=True)
+class Deleting:
+    """upstream's ``deletePods`` op over the init pods' namespace: ``rate`` deletions a second
+    (``deletePodsPerSecond``; default DeleteOptions, so each pod's own grace period), started once
+    the init ``createPods`` op is done and run in the background (``skipWaitToCompletion``) until the
+    measured pods are all bound. ``wait``: whether that init op waits for its pods to be bound
+    (SchedulingWhileGated) or not (SchedulingDeletedPodsWithFinalizers' ``skipWaitToCompletion``).
+    ``gated_namespace``: where the ``gated_pods`` of the ``gated`` template are created first,
+    never to be scheduled (their gate stays)."""
+
+    rate: float
+    wait: bool = True
+    gated: str | None = None
+    gated_namespace: str = "namespace-1"
 
 
 @dataclass(frozen=True)
@@ -389,19 +542,33 @@ class Workload:
     node_strategy: NodeAllocatable | None = None
     # The DRA ops (nodes with the test driver's slices, classes, claims, templates, steady state).
     dra: Dra | None = None
+    # Nodes (``workload_nodes``): the named node first; a share of tainted nodes; extended resources.
+    named_node: bool = False
+    tainted_share: float = 0.0
+    extended_resource: bool = False
+    # Init pods of several templates, in this order (``init_batches``); namespace labels.
+    init_templates: tuple[str, ...] = ()
+    ns_labels: tuple[tuple[str, str], ...] = ()
+    # Pods deleted while the measured ones schedule, and gated pods (``Deleting``).
+    deleting: Deleting | None = None
+    # Other thresholded sizes: (nodes, init pods, measured pods) -> upstream's bar, in both modes.
+    other_thresholds: tuple[tuple[tuple[int, int, int], float], ...] = ()
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
-        """The bar a run must clear: only at the thresholded (default) size, as upstream's CI."""
-        if size != self.default:
-            return None
-        return self.threshold if mode == "core" else self.e2e_threshold
+        """The bar a run must clear: only at a thresholded size (the default one, or one of
+        ``other_thresholds``), as upstream's CI. End to end, the default size's bar is
+        ``e2e_threshold`` (SchedulingBasic's is issue #7's half of upstream's; issue #21's workloads
+        have upstream's own; the older ones none); another thresholded size's is upstream's."""
+        if size.key == self.default.key:
+            return self.threshold if mode == "core" else self.e2e_threshold
+        return dict(self.other_thresholds).get(size.key)
 
     @property
     def default(self) -> Size:
         return self.sizes[0]
 
 
-def _w(name: str, measured: str, sizes: list[tuple[int, int, int]], threshold: float | None, **kw: Any) -> Workload:
+def _w(name: str, measured: str, sizes: Sequence[tuple[int, ...]], threshold: float | None, **kw: Any) -> Workload:
     return Workload(name, measured, tuple(Size(*s) for s in sizes), threshold, **kw)
 
 
@@ -414,7 +581,9 @@ _EBS_CSI_NODES = NodeAllocatable(((f"attachable-volumes-csi-{EBS_CSI}", "39"),),
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     # e2e: issue #7's bar, half of upstream's, on this 2-core machine.
-    _w("SchedulingBasic", "pod-default", [(5000, 1000, 10000), (500, 500, 1000)], 680, e2e_threshold=340),
+    # 5000Nodes_50000Pods (5000 / 5000 / 50000) has its own bar, 810 (misc/performance-config.yaml).
+    _w("SchedulingBasic", "pod-default", [(5000, 1000, 10000), (5000, 5000, 50000), (500, 500, 1000)], 680,
+       e2e_threshold=340, other_thresholds=(((5000, 5000, 50000), 810),)),
     _w("SchedulingNodeAffinity", "pod-with-node-affinity", [(5000, 5000, 10000)], 220,
        init="pod-with-node-affinity", zones=("zone1",)),
     _w("TopologySpreading", "pod-with-topology-spreading", [(5000, 5000, 5000)], 460, zones=_MOON),
@@ -439,6 +608,62 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
        init="pod-low-priority"),
     _w("PreemptionAsync", "pod-default", [(5000, 20000, 5000), (500, 2000, 500)], 570,
        init="pod-low-priority", churn=Churn("create", ("pod-high-priority",), 0.2)),
+    # --- upstream's newer workloads (issue #21). Measured namespaces are createPods' default,
+    # namespace-<op index>, where upstream names none. End to end their bar is upstream's own.
+    # misc/performance-config.yaml SchedulingDaemonset (15000Nodes): the named node and 15000 default
+    # ones; every pod's node affinity names the named node (metadata.name), so NodeAffinity's
+    # PreFilterResult leaves one node to filter.
+    _w("SchedulingDaemonset", "daemonset-pod", [(15000, 0, 30000), (5, 0, 10)], 1100, e2e_threshold=1100,
+       named_node=True),
+    # topology_spreading/performance-config.yaml SchedulingWithNodeInclusionPolicy (5000Nodes): 4000
+    # default nodes and 1000 node-with-taint.yaml ones (a fifth at every upstream size), spread by
+    # hostname over the nodes the pods' node affinity and taints admit.
+    _w("SchedulingWithNodeInclusionPolicy", "pod-with-node-inclusion-policy", [(5000, 0, 4000), (500, 0, 400),
+                                                                              (5, 0, 4)], 270, e2e_threshold=270,
+       tainted_share=0.2),
+    # affinity/performance-config.yaml MixedSchedulingBasePod (5000Nodes_5000Pods): initPods (2000) of
+    # each of five templates in sched-0 (init_pods is their total), then default pods measured.
+    _w("MixedSchedulingBasePod", "pod-default", [(5000, 10000, 5000), (500, 1000, 1000), (5, 10, 10)], 140,
+       e2e_threshold=140, zones=("zone1",), init_namespace="sched-0", namespace="namespace-7",
+       init_templates=("pod-default", "pod-with-pod-affinity", "pod-with-pod-anti-affinity",
+                       "pod-with-preferred-pod-affinity", "pod-with-preferred-pod-anti-affinity")),
+    # affinity/ SchedulingPodMatchingAntiAffinity (5000Nodes_5000Pods_QueueingHintsEnabled, 543; 595
+    # with hints off): the measured pods carry no affinity but match the init pods' anti-affinity.
+    _w("SchedulingPodMatchingAntiAffinity", "pod-with-pod-anti-affinity-label", [(5000, 1000, 5000), (500, 100, 400),
+                                                                                (5, 1, 4)], 543,
+       e2e_threshold=543, init="pod-with-pod-anti-affinity", **_AFF),
+    # affinity/ the namespaceSelector workloads: initNamespaces namespaces init-ns-<k> and
+    # measure-ns-0, all labelled team=devops (namespace-with-labels.yaml); createPodSets puts
+    # initPodsPerNamespace pods in each (a size's init_pods is the total). Upstream's required
+    # anti-affinity 5000Nodes_2000Pods has 6000 nodes.
+    *(_w(name, tmpl, sizes, bar, e2e_threshold=bar, init=tmpl, init_namespace="init-ns-0", namespace="measure-ns-0",
+         ns_labels=(("team", "devops"),), **kw)
+      for name, tmpl, sizes, bar, kw in (
+          ("SchedulingRequiredPodAntiAffinityWithNSSelector", "pod-anti-affinity-ns-selector",
+           [(6000, 4000, 2000, 100), (500, 40, 100, 10), (10, 4, 6, 2)], 24, {}),
+          ("SchedulingPreferredAntiAffinityWithNSSelector", "pod-preferred-anti-affinity-ns-selector",
+           [(5000, 4000, 2000, 100), (500, 40, 100, 10), (10, 4, 10, 2)], 55, {}),
+          ("SchedulingRequiredPodAffinityWithNSSelector", "pod-affinity-ns-selector",
+           [(5000, 5000, 2000, 100), (500, 40, 100, 10), (10, 4, 10, 2)], 35, {"zones": ("zone1",)}),
+          ("SchedulingPreferredAffinityWithNSSelector", "pod-preferred-affinity-ns-selector",
+           [(5000, 5000, 5000, 100), (500, 40, 100, 10), (10, 4, 10, 2)], 90, {}))),
+    # misc/ SchedulingWhileGated (1Node_10000GatedPods): the named node only; 10000 gated pods
+    # (namespace-1) stay gated; 20000 light pods (namespace-3) are bound, then deleted 50 a second
+    # while 20000 light pods are measured (namespace-5). nodes = 0: the named node is the only one.
+    _w("SchedulingWhileGated", "light-pod", [(0, 20000, 20000, 0, 10000), (0, 10, 10, 0, 10)], 910, e2e_threshold=910,
+       named_node=True, init="light-pod", init_namespace="namespace-3", namespace="namespace-5",
+       deleting=Deleting(50, wait=True, gated="gated-pod")),
+    # misc/ SchedulingDeletedPodsWithFinalizers (5000Node_5000DeletingPods): 5000 pods with a
+    # finalizer (namespace-1), not waited for, deleted 100 a second (each then stays with its
+    # deletionTimestamp) while 5000 light pods are measured (namespace-3).
+    _w("SchedulingDeletedPodsWithFinalizers", "light-pod", [(5000, 5000, 5000), (1000, 1000, 1000), (10, 10, 10)],
+       830, e2e_threshold=830, init="pod-with-finalizer", init_namespace="namespace-1", namespace="namespace-3",
+       deleting=Deleting(100, wait=False)),
+    # misc/ SchedulingWithExtendedResource (5000pods_5000nodes; 180 with DRAExtendedResource off or
+    # on: no DeviceClass names foo.com/bar-*, so it is a plain extended resource): pod i fits node i only.
+    _w("SchedulingWithExtendedResource", "pod-with-indexed-extended-resource", [(5000, 0, 5000), (500, 0, 500),
+                                                                                (10, 0, 10)], 180,
+       e2e_threshold=180, extended_resource=True, namespace="test"),
     # volumes/performance-config.yaml: every pod with its own pre-bound PV; thresholds of the
     # 5000-node performance workloads (5000Nodes_2000Pods, 5000Nodes_5000Pods).
     _w("SchedulingInTreePVs", "pod-default", [(5000, 1000, 2000), (5000, 5000, 1000), (500, 500, 1000)], 290,
