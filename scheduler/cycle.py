@@ -159,6 +159,11 @@ class Scheduler:
         self.metrics = metrics
         self.clock = clock
         self.api_log = CauseLog(log)
+        # Seconds spent keeping decision records (``_record``), summed: the benchmark divides it by
+        # the measured phase's time for the recording's share of a run, measured inside the run,
+        # pod by pod, where a paired on/off run on a shared machine swings by more than the effect
+        # (BENCHMARKS.md, issue #20). ``perf_counter``: 0.05 µs a read, ``process_time`` 0.6.
+        self.recording_seconds = 0.0
 
     # --- the scheduling cycle --------------------------------------------------------------
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
@@ -365,10 +370,12 @@ class Scheduler:
         recording = store is not None and store.enabled
         if not recording and not info.pod.explain:
             return None
+        t0 = time.perf_counter()
         record = self._make_record(fwk, info, a, snapshot, preemption,
                                    store.top_nodes if store is not None else DEFAULT_TOP_NODES)
         if recording and store is not None:
             store.put(record)
+        self.recording_seconds += time.perf_counter() - t0
         return record if info.pod.explain else None
 
     def _make_record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,

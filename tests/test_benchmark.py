@@ -124,7 +124,7 @@ def test_bench_command_json_contract() -> None:
     (r,) = doc["results"]
     assert set(doc) == {"results"}
     assert set(r) == {"workload", "mode", "nodes", "initPods", "pods", "throughput", "attemptLatencySeconds",
-                      "peakRssBytes", "seconds", "cpuSeconds"}                # cpuSeconds: core mode only
+                      "peakRssBytes", "seconds", "cpuSeconds", "recordingShare"}     # the last two: core mode only
     assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99"}
     assert set(r["attemptLatencySeconds"]) == {"p50", "p99"}
     assert r["peakRssBytes"] > 0 and (r["nodes"], r["initPods"], r["pods"]) == (5, 5, 10)
@@ -195,30 +195,15 @@ def test_baseline_pairs_each_run_and_reports_the_median_ratio(monkeypatch: pytes
     assert "SchedulingBasic (configured) +shadow" in table and "cost 10.0 %" in table
 
 
-def test_baseline_reports_the_median_cpu_time_ratio_in_core_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    """--baseline in core mode also gives the ratio of the measured phase's CPU time, baseline over
-    configured, pair by pair (median): a throughput ratio that a paused or shared machine does not move."""
-    from scheduler.benchmark import report
-    from scheduler.benchmark.core import RunResult
-
-    def fake(workload: str, size: Size, seed: int, decision_records: int, shadow: object = None) -> RunResult:
-        cpu = 10.0 if decision_records == 0 else (10.5, 11.0, 10.2)[seed]     # ratios .952 .909 .980
-        return RunResult(workload, "core", size, summary([1000.0, 1000.0]), 0.001, 0.002, 1, 10.0, size.pods,
-                         True, cpu_seconds=cpu)
-
-    monkeypatch.setattr(report, "_core", fake)
-    results, _ = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False, baseline=True)
-    base, configured = results
-    assert base["cpuSeconds"] == 10.0 and "baselineCpuRatio" not in base
-    assert configured["cpuSeconds"] == 10.5 and configured["baselineCpuRatio"] == pytest.approx(10 / 10.5)
-    assert "baseline / configured CPU time = 0.952" in report.format_table(results)
-
-
-def test_a_core_run_reports_its_measured_phase_cpu_time() -> None:
+def test_a_core_run_reports_its_measured_phase_cpu_time_and_recording_share() -> None:
     from scheduler.benchmark.core import run_core
     r = run_core("SchedulingBasic", Size(20, 10, 50))
     assert r.complete and r.cpu_seconds is not None and 0 < r.cpu_seconds <= r.seconds + 1.0
-    assert r.as_json()["cpuSeconds"] == r.cpu_seconds
+    assert r.recording_seconds is not None and 0 < r.recording_seconds < r.seconds
+    doc = r.as_json()
+    assert doc["cpuSeconds"] == r.cpu_seconds and doc["recordingShare"] == r.recording_seconds / r.seconds
+    off = run_core("SchedulingBasic", Size(20, 10, 50), decision_records=0)
+    assert off.recording_seconds is None and "recordingShare" not in off.as_json()
 
 
 def test_a_shadow_runs_beside_the_workload_and_changes_no_placement() -> None:

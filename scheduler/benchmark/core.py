@@ -123,6 +123,10 @@ class RunResult:
     # paused or another process takes the core, so a cost measured as a CPU ratio (``--baseline``)
     # needs far fewer pairs to rise above the noise. None in e2e mode (three processes).
     cpu_seconds: float | None = None
+    # Core mode with decision records on: the seconds the scheduler spent keeping them over the
+    # measured phase (``Scheduler.recording_seconds``); their share of ``seconds`` is the
+    # recording's cost, measured inside the run (issue #20).
+    recording_seconds: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
@@ -133,6 +137,8 @@ class RunResult:
             out["shadow"] = self.shadow
         if self.cpu_seconds is not None:
             out["cpuSeconds"] = self.cpu_seconds
+        if self.recording_seconds is not None and self.seconds > 0:
+            out["recordingShare"] = self.recording_seconds / self.seconds
         return out
 
 
@@ -529,6 +535,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         if controller is not None and dra is not None and dra.claim_ref:
             controller.shared_claims(w.namespace, size.pods)
         t0, cpu0 = time.monotonic(), time.process_time()
+        rec0 = service.scheduler.recording_seconds
         if dra is not None and dra.steady and controller is not None:
             end = await _steady_state(sink, w, size, controller, t0 + dra.steady)
             # as upstream's createPodsSteadily: the run fails only when no pod at all got scheduled
@@ -543,6 +550,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
             complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
             end = time.monotonic()
         cpu = time.process_time() - cpu0
+        recording = service.scheduler.recording_seconds - rec0
         churn_stop.set()
         if churner is not None:
             await churner
@@ -573,7 +581,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         pods=_pod_counts(sink, w, size) if deleting is not None else {},
         init_placements={f"{b['metadata']['namespace']}/{b['metadata']['name']}": b["spec"]["nodeName"]
                          for uid, b in sink.bodies.items() if uid not in sink.measured and b["spec"].get("nodeName")},
-        cpu_seconds=cpu)
+        cpu_seconds=cpu, recording_seconds=recording if service.decisions.enabled else None)
 
 
 async def _delete_pods(sink: SinkClient, namespace: str, rate: float) -> None:
