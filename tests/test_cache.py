@@ -103,6 +103,23 @@ def test_table_grows_past_initial_capacity() -> None:
     assert cache.snapshot().num_nodes == 200 and requested_cpu(cache, "n150") == 1000
 
 
+def test_resource_columns_widen_by_doubling_and_keep_their_values() -> None:
+    """A resource per node (SchedulingWithExtendedResource): each new column must not copy the table
+    (the arrays double their width), and every node and pod keeps its amounts as columns are added."""
+    cache = Cache()
+    t = cache.table
+    for i in range(300):
+        cache.add_node(node(f"n{i}", extra={f"foo.com/bar-{i}": "1"}))
+        cache.add_pod(replace(pod(f"p{i}", spec={"containers": [{"name": "c", "resources": {"requests": {
+            f"foo.com/bar-{i}": "1", "cpu": "1"}}}]}), node_name=f"n{i}"))
+    assert len(t.resources) == 304 and t.alloc.shape[1] == t.requested.shape[1] == 512
+    for i in (0, 150, 299):
+        row, col = t.row_of[f"n{i}"], t.resources[f"foo.com/bar-{i}"]
+        assert (int(t.alloc[row, col]), int(t.requested[row, col])) == (1, 1)
+        assert int(t.requested[:, col].sum()) == 1 and requested_cpu(cache, f"n{i}") == 1000
+    assert not t.alloc[:, len(t.resources):].any() and not t.requested[:, len(t.resources):].any()
+
+
 @pytest.mark.parametrize("columns_only", [False, True])
 def test_what_if_restores_every_column_and_the_pod_order(columns_only: bool) -> None:
     from scheduler.cache import Cache

@@ -178,13 +178,23 @@ class NodeTable:
         """Hook for owners of per-row arrays (the cache's pod counters)."""
 
     def resource_column(self, name: str) -> int:
+        """The column of resource ``name``, added if new. The arrays are wider than the columns in
+        use (the spare ones are all 0, and no reader goes past a resource's own column), and grow
+        by doubling: with a resource per node (SchedulingWithExtendedResource's ``foo.com/bar-<i>``,
+        5,000 of them) a one-column widening per resource copied the whole table every time, a cost
+        quadratic in the number of resources."""
         col = self.resources.get(name)
         if col is None:
             col = len(self.resources)
             self.resources[name] = col
-            pad = np.zeros((self.capacity, 1), np.int64)
-            self.alloc = np.hstack([self.alloc, pad])
-            self.requested = np.hstack([self.requested, pad.copy()])
+            width = self.alloc.shape[1]
+            if col >= width:
+                wider = max(2 * width, col + 1)
+                for attr in ("alloc", "requested"):
+                    a = getattr(self, attr)
+                    out = np.zeros((a.shape[0], wider), np.int64)
+                    out[:, :width] = a
+                    setattr(self, attr, out)
         return col
 
     # --- nodes -----------------------------------------------------------------------------
