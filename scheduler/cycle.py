@@ -68,7 +68,7 @@ from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
-from scheduler.metrics import Metrics
+from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
 from scheduler.profiles.shadows import Shadow, ShadowDifference, Shadows
@@ -157,6 +157,10 @@ class Scheduler:
         self.queue = queue
         self.client = client
         self.metrics = metrics
+        # label children resolved once (metrics.Children): these are observed for every pod
+        self._attempts = Children(metrics.schedule_attempts if metrics else None)
+        self._attempt_durations = Children(metrics.scheduling_attempt_duration if metrics else None)
+        self._sli_durations = Children(metrics.pod_scheduling_sli_duration if metrics else None)
         self.clock = clock
         self.api_log = CauseLog(log)
         # Seconds spent keeping decision records (``_record``), summed: the benchmark divides it by
@@ -536,7 +540,7 @@ class Scheduler:
         self.queue.done(pod.uid)
         self._observe_attempt(fwk, "scheduled", b.started)
         if self.metrics is not None:
-            self.metrics.pod_scheduling_sli_duration.labels(_attempts_label(b.info.attempts)).observe(
+            self._sli_durations(_attempts_label(b.info.attempts)).observe(
                 self.clock() - b.info.initial_attempt_timestamp)
             self.metrics.pod_scheduling_attempts.observe(b.info.attempts)
         log.debug("Successfully bound pod to node pod=%s node=%s evaluatedNodes=%d feasibleNodes=%d",
@@ -588,9 +592,8 @@ class Scheduler:
     def _observe_attempt(self, fwk: Framework, result: str, started: float) -> None:
         if self.metrics is None:
             return
-        self.metrics.schedule_attempts.labels(result, fwk.profile_name).inc()
-        self.metrics.scheduling_attempt_duration.labels(result, fwk.profile_name).observe(
-            time.perf_counter() - started)
+        self._attempts(result, fwk.profile_name).inc()
+        self._attempt_durations(result, fwk.profile_name).observe(time.perf_counter() - started)
 
     # --- convenience for tests, the simulator and the benchmark ----------------------------
     async def run_until_idle(self, max_cycles: int = 1_000_000) -> int:

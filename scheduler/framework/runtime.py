@@ -57,7 +57,7 @@ from scheduler.framework.interfaces import (
 )
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
-from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics
+from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Children, Metrics
 from scheduler.model import Pod
 
 __all__ = [
@@ -290,6 +290,8 @@ class Framework:
             for p in point:
                 self.plugins_by_name.setdefault(p.name, p)
         self._evaluation_children: dict[tuple[str, str], Any] = {}
+        self._point_durations = Children(metrics.framework_extension_point_duration) if metrics else None
+        self._plugin_durations = Children(metrics.plugin_execution_duration) if metrics else None
         self._weights: dict[str, int] | None = None
         # Plugins that register no events are interested in every event (upstream's wildcard).
         self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
@@ -298,9 +300,8 @@ class Framework:
 
     # --- metrics ---------------------------------------------------------------------------
     def _observe(self, point: str, status: Status, t0: float) -> None:
-        if self.metrics is not None:
-            self.metrics.framework_extension_point_duration.labels(
-                point, str(status.code), self.profile_name).observe(time.perf_counter() - t0)
+        if self._point_durations is not None:
+            self._point_durations(point, str(status.code), self.profile_name).observe(time.perf_counter() - t0)
 
     def _evaluated(self, plugin: str, point: str, n: int = 1) -> None:
         """``scheduler_plugin_evaluation_total``: upstream counts every call of an instrumented
@@ -315,9 +316,8 @@ class Framework:
         child.inc(n)
 
     def _observe_plugin(self, state: CycleState, plugin: str, point: str, status: Status, t0: float) -> None:
-        if self.metrics is not None and state.record_plugin_metrics:
-            self.metrics.plugin_execution_duration.labels(plugin, point, str(status.code)).observe(
-                time.perf_counter() - t0)
+        if self._plugin_durations is not None and state.record_plugin_metrics:
+            self._plugin_durations(plugin, point, str(status.code)).observe(time.perf_counter() - t0)
 
     def new_cycle_state(self) -> CycleState:
         return CycleState(record_plugin_metrics=self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT)

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from scheduler.framework.status import Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
-from scheduler.metrics import Metrics
+from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
 from scheduler.queue.nominator import Nominator
 
@@ -93,6 +93,7 @@ class SchedulingQueue:
         self._profile_of = profile_of
         self._clock = clock
         self._metrics = metrics
+        self._incoming_pods = Children(metrics.queue_incoming_pods if metrics else None)
         self._max_in_unschedulable = max_in_unschedulable
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -109,21 +110,32 @@ class SchedulingQueue:
         self._last_leftover_flush = clock()
         self._closed = False
         self.nominator = Nominator()
+        if metrics is not None:
+            self._export_gauges(metrics)
 
     # --- bookkeeping -----------------------------------------------------------------------
     def _incoming(self, queue: str, event: str) -> None:
         if self._metrics is not None:
-            self._metrics.queue_incoming_pods.labels(queue, event).inc()
+            self._incoming_pods(queue, event).inc()
 
-    def _update_gauges(self) -> None:
-        if self._metrics is None:
-            return
-        gated = sum(1 for i in self._unschedulable.values() if i.gating_plugin)
-        g = self._metrics.pending_pods
-        g.labels(ACTIVE).set(len(self._active))
-        g.labels(BACKOFF).set(len(self._backoff))
-        g.labels(UNSCHEDULABLE).set(len(self._unschedulable) - gated)
-        g.labels(GATED).set(gated)
+    def _export_gauges(self, metrics: Metrics) -> None:
+        """``scheduler_pending_pods``, read when scraped rather than set on every queue change: each
+        change cost four label lookups and a count of the gated pods among all unschedulable ones,
+        which made every queue operation O(unschedulable pods) (SchedulingWhileGated holds 10,000)."""
+        g = metrics.pending_pods
+
+        def gated() -> int:
+            with self._lock:
+                return sum(1 for i in self._unschedulable.values() if i.gating_plugin)
+
+        def unschedulable() -> int:
+            with self._lock:
+                return len(self._unschedulable) - gated()
+
+        g.labels(ACTIVE).set_function(lambda: len(self._active))
+        g.labels(BACKOFF).set_function(lambda: len(self._backoff))
+        g.labels(UNSCHEDULABLE).set_function(unschedulable)
+        g.labels(GATED).set_function(gated)
 
     def _push_active(self, info: QueuedPodInfo, event: str) -> None:
         prof = self._profile_of(info.pod)
@@ -180,7 +192,6 @@ class SchedulingQueue:
                 return
             self.nominator.add(pod)
             self._admit(QueuedPodInfo(pod, now, now), "PodAdd")
-            self._update_gauges()
 
     def _find(self, uid: str) -> QueuedPodInfo | None:
         for q in (self._active, self._backoff):
@@ -219,7 +230,6 @@ class SchedulingQueue:
                     self._push_backoff(info, "PodUpdate")
                 else:
                     self._admit(info, "PodUpdate")
-            self._update_gauges()
 
     def delete(self, pod: Pod | str) -> None:
         uid = pod if isinstance(pod, str) else pod.uid
@@ -227,7 +237,6 @@ class SchedulingQueue:
             self._remove_everywhere(uid)
             self._in_flight.pop(uid, None)
             self.nominator.delete(uid)
-            self._update_gauges()
 
     def __contains__(self, uid: object) -> bool:
         with self._lock:
@@ -264,7 +273,6 @@ class SchedulingQueue:
             self.scheduling_cycle += 1
             info.cycle = self.scheduling_cycle
             self._in_flight[uid] = info
-            self._update_gauges()
             return info
         return None
 
@@ -303,7 +311,6 @@ class SchedulingQueue:
             else:
                 self._unschedulable[uid] = info
                 self._incoming(UNSCHEDULABLE, "ScheduleAttemptFailure")
-            self._update_gauges()
 
     def requeue_after_error(self, info: QueuedPodInfo) -> None:
         info.unschedulable_plugins.clear()
@@ -340,20 +347,16 @@ class SchedulingQueue:
                 else:
                     self._admit(info, change.name)
                 moved += 1
-            if moved:
-                self._update_gauges()
             return moved
 
     def flush(self) -> None:
         """Move completed backoffs to activeQ, and 5-minute leftovers out of unschedulable."""
         with self._lock:
             now = self._clock()
-            changed = False
             while (expiry := self._next_backoff_expiry()) is not None and expiry <= now:
                 _, _, uid, _ = heapq.heappop(self._backoff_heap)
                 info, _ = self._backoff.pop(uid)
                 self._admit(info, "BackoffComplete")
-                changed = True
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
                 for uid, info in list(self._unschedulable.items()):
@@ -364,9 +367,6 @@ class SchedulingQueue:
                         self._push_backoff(info, "UnschedulableTimeout")
                     else:
                         self._admit(info, "UnschedulableTimeout")
-                    changed = True
-            if changed:
-                self._update_gauges()
 
     def activate(self, uids: Iterable[str]) -> None:
         """Move the named pods, gated or not, to activeQ through PreEnqueue again (upstream's
@@ -379,7 +379,6 @@ class SchedulingQueue:
                     info = hit[0] if hit else None
                 if info is not None:
                     self._admit(info, "ForceActivate")
-            self._update_gauges()
 
     def close(self) -> None:
         with self._cond:
