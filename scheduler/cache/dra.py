@@ -36,7 +36,7 @@ the CEL results cached per device stay valid across cycles until a slice or clas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
@@ -76,6 +76,9 @@ _RESOURCE = {"DeviceClass": "deviceclass.resource.k8s.io", "ResourceClaim": "res
              "ResourceSlice": "resourceslice.resource.k8s.io"}
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def not_found(kind: str, name: str) -> str:
     """The text of the informer lister's NotFound error for ``kind`` ``name``."""
     return f'{_RESOURCE[kind]} "{name}" not found'
@@ -107,6 +110,9 @@ class DraStore:
         # claim uid -> the claim with the allocation Reserve made (not written yet)
         self._in_flight: dict[str, ResourceClaim] = {}
         self._allocated: dict[DeviceID, int] = {}
+        # The same counts' device names per (driver, pool): the allocator's fast path tests a
+        # device with one string lookup (``pool_allocated``).
+        self._by_pool: dict[tuple[str, str], dict[str, int]] = {}
         # extendedResourceName -> the class backing it; pod uid -> its extended-resource claim's key
         self._extended: dict[str, DeviceClass] = {}
         self._extended_claims: dict[str, tuple[str, str]] = {}
@@ -124,10 +130,15 @@ class DraStore:
     def _count(self, devices: tuple[DeviceID, ...], delta: int) -> None:
         for d in devices:
             n = self._allocated.get(d, 0) + delta
+            pool = self._by_pool.setdefault((d.driver, d.pool), {})
             if n > 0:
                 self._allocated[d] = n
+                pool[d.device] = n
             else:
                 self._allocated.pop(d, None)
+                pool.pop(d.device, None)
+                if not pool:
+                    del self._by_pool[(d.driver, d.pool)]
 
     def _set_claim(self, key: tuple[str, str], claim: ResourceClaim | None) -> None:
         claims = self._objects["ResourceClaim"]
@@ -315,6 +326,11 @@ class DraStore:
     def is_allocated(self, device: DeviceID) -> bool:
         """Whether a claim's allocation (written, assumed or in flight) holds ``device``."""
         return device in self._allocated
+
+    def pool_allocated(self, driver: str, pool: str) -> Container[str]:
+        """The names of the devices of pool ``driver``/``pool`` that ``is_allocated`` holds: the
+        live set (read it at once, never keep it), empty for a pool with none."""
+        return self._by_pool.get((driver, pool), _NONE)
 
     def allocated_devices(self) -> frozenset[DeviceID]:
         return frozenset(self._allocated)

@@ -33,14 +33,24 @@ conditions (such devices are never picked), consumable capacity (requests with
 
 Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
 cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.
+
+**The single-request fast path** (``_SimplePlan``): a claim with one ``exactly`` request of
+``ExactCount`` devices and no constraints (the usual claim, and every claim of the DRA benchmarks)
+is validated once per cycle instead of once per node, and searched without the general machinery:
+the first devices, in search order, that are not in use and that the selectors accept. The devices
+each slice offers a set of selectors (``SliceIndex.candidates``) and the results built for a set of
+devices (``SliceIndex.results``) live as long as the index, that is until a slice or class
+changes; what is in use is read from the store in every call (by pool: ``pool_allocated``), so an
+allocation made or undone is seen by the next pod. Its answers, errors included, are the general
+search's (checked case by case against upstream's table and on random clusters).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from scheduler.dra.cel import CELError, DeviceEnv, compile_expression, device_env
 from scheduler.model.dra import (
@@ -128,6 +138,12 @@ class SliceIndex:
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
         self._pools: dict[str, list[Pool]] = {}
+        # For the single-request fast path (``_SimplePlan``): per (slice, selectors) the devices a
+        # request can take, and the allocation results built, by request, class and devices. The
+        # index lives for one version of the slices *and classes* (the plugin's does: the store's
+        # ``slices_version`` moves with both), so a class's name stands for its selectors and config.
+        self.candidates: dict[tuple[int, _Selectors], _Candidates] = {}
+        self.results: dict[tuple[object, ...], AllocationResult] = {}
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
@@ -142,6 +158,12 @@ class SliceIndex:
                 self.by_node.setdefault(s.node_name, []).append(s)
             elif s.all_nodes or s.node_selector is not None:
                 self.shared.append(s)
+
+    def has_slices(self, node: Node) -> bool:
+        """Whether any slice is for ``node`` (``for_node`` without building the list)."""
+        if node.name in self.by_node:
+            return True
+        return any(node_matches(node, "", s.all_nodes, s.node_selector) for s in self.shared)
 
     def for_node(self, node: Node) -> list[ResourceSlice]:
         local = self.by_node.get(node.name, [])
@@ -339,7 +361,8 @@ class Allocator:
     def __init__(self, claims: Sequence[ResourceClaim], device_class: Callable[[str], DeviceClass | None],
                  slices: Sequence[ResourceSlice], is_allocated: Callable[[DeviceID], bool],
                  cache: SelectorCache | None = None, features: Features = Features(),
-                 index: SliceIndex | None = None) -> None:
+                 index: SliceIndex | None = None,
+                 pool_allocated: Callable[[str, str], Container[str]] | None = None) -> None:
         self.claims = list(claims)
         self.device_class = device_class
         # ``index``: one the caller keeps while the slices do not change (the plugin does, per
@@ -348,6 +371,13 @@ class Allocator:
         self.is_allocated = is_allocated
         self.cache = cache if cache is not None else SelectorCache()
         self.features = features
+        # ``pool_allocated(driver, pool)``: the names of the pool's devices ``is_allocated`` holds
+        # (the store keeps them per pool): the fast path's test, a string lookup, where a
+        # ``DeviceID`` would hash three strings in Python for every device tried.
+        self.pool_allocated = pool_allocated
+        # The single-request plan of each claim list seen (by the first claim's id, the claim kept
+        # so the id stays its own): ``None`` when the general search is needed.
+        self._plans: dict[int, tuple[ResourceClaim, _SimplePlan | None]] = {}
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None) -> list[AllocationResult] | None:
         """One allocation result per claim, or ``None`` when the claims cannot all be allocated on
@@ -355,16 +385,33 @@ class Allocator:
         ``NodeAllocationError`` for one with the node's pools. ``claims`` replaces the claims given
         at construction for this call (upstream's ``Allocate(ctx, node, claims)``: the
         extended-resource claim differs per node)."""
+        plan = self._plan(self.claims if claims is None else claims)
+        if plan is not None:
+            return plan.allocate(node, no_pools=False)
         return _Run(self, node, claims=claims).run()
+
+    def _plan(self, claims: Sequence[ResourceClaim]) -> _SimplePlan | None:
+        if len(claims) != 1:
+            return None
+        claim = claims[0]
+        got = self._plans.get(id(claim))
+        if got is not None and got[0] is claim:
+            return got[1]
+        plan = _SimplePlan.make(self, claim)
+        self._plans[id(claim)] = (claim, plan)
+        return plan
 
     def has_slices(self, node: Node) -> bool:
         """Whether any slice is for ``node``: a node without is answered by ``allocate_without_pools``,
         the same for every such node."""
-        return bool(self.index.for_node(node))
+        return self.index.has_slices(node)
 
     def allocate_without_pools(self, claims: Sequence[ResourceClaim] | None = None
                                ) -> list[AllocationResult] | None:
         """``allocate`` on a node no slice is for (no pools): what every such node gets."""
+        plan = self._plan(self.claims if claims is None else claims)
+        if plan is not None:
+            return plan.allocate(Node("", {}), no_pools=True)
         return _Run(self, Node("", {}), no_pools=True, claims=claims).run()
 
 
@@ -386,6 +433,20 @@ class _Run:
 
     def run(self) -> list[AllocationResult] | None:
         self.pools = [] if self.no_pools else self.a.index.pools_for(self.node)
+        self.prepare()
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise NodeAllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    def prepare(self) -> None:
+        """Validate the claims and their requests (upstream's loop before ``allocateOne``):
+        ``request_data`` and ``constraints``; raises ``AllocationError``."""
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -416,16 +477,6 @@ class _Run:
                                           "(unsupported constraint type?)")
                 constraints.append(_MatchAttribute(c.requests, c.match_attribute))
             self.constraints.append(constraints)
-
-        try:
-            done = self._allocate_one(0, 0, 0, 0, False)
-        except _MaxSizeExceeded:
-            done = False
-        if not done:
-            if any(p.invalid for p in self.pools):
-                raise NodeAllocationError("invalid resource pools were encountered")
-            return None
-        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
 
     # --- validation --------------------------------------------------------------------------
     def _validate(self, ci: int, request: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]
@@ -614,47 +665,216 @@ class _Run:
 
     # --- the result ---------------------------------------------------------------------------
     def _result(self, ci: int, claim: ResourceClaim) -> AllocationResult:
-        results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device)
-                        for r in self.result[ci])
-        config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
+        chosen = []
         for ri in range(len(claim.spec.requests)):
             rd = self.request_data[(ci, ri, 0)]
             if rd.parent is not None:
                 rd = self.request_data[(ci, ri, rd.selected_sub_request)]
-            cls = rd.cls
-            if cls is None:
+            chosen.append(rd)
+        return _allocation_result(claim, chosen, self.result[ci])
+
+
+# --- the single-request fast path ------------------------------------------------------------------
+
+# A class's selectors with a request's: what decides which devices a request may take.
+_Selectors = tuple[tuple[str | None, ...], tuple[str | None, ...]]
+
+
+class _Candidates(NamedTuple):
+    """The devices of a slice that passed a request's checks except "in use", in order: their
+    names and positions in the slice, and by index into those the selector error to raise when
+    the search reaches the device (where: ``"class"`` or ``"claim"``, and the text; the class's
+    name and the claim's key are filled in when raised, as they are the pod's). Strings and ints
+    only, so that the garbage collector stops tracking them: the index holds one per slice and
+    set of selectors for as long as the slices do not change."""
+
+    names: tuple[str, ...]
+    positions: tuple[int, ...]
+    errors: dict[int, tuple[str, str]] | None
+
+
+class _SimplePlan:
+    """The search for one claim with one ``exactly`` request of ``ExactCount`` devices and no
+    constraints (every DRA benchmark pod's claim, and the usual claim): validated once per cycle,
+    not per node. Without constraints and with one request, upstream's backtracking search takes
+    the first ``count`` devices in pool, slice and device order that are not in use and that the
+    class's and the request's selectors accept (a dead end has nothing to undo that would help),
+    so that is what ``allocate`` does, over the devices the index keeps per slice and selectors
+    (``_candidates``: the selectors run once per device per slices version, not per pod and node).
+
+    Same answers as ``_Run``, including its errors: a selector error is raised when the search
+    reaches the device in the same order (``_Run`` checks "in use" first, then binding conditions,
+    then the class's selectors, then the request's, then counter consumption), and the pools'
+    invalidity only when nothing was found. The general search is checked against this one on
+    upstream's allocator table (``tests/dra/test_allocator.py``)."""
+
+    __slots__ = ("a", "claim", "count", "memo", "rd", "selectors")
+
+    def __init__(self, a: Allocator, claim: ResourceClaim, rd: _RequestData) -> None:
+        assert rd.cls is not None
+        self.a = a
+        self.claim = claim
+        self.rd = rd
+        self.count = rd.num_devices
+        # Which devices the request may take depends on the selectors only (classes alike share
+        # them: the error texts name the class when raised).
+        self.selectors: _Selectors = (rd.cls.selectors, rd.request.selectors)
+        # The result depends on the claim only through its request's name, its class's config
+        # (the class's name stands for it: see ``SliceIndex``) and its own config; a claim with
+        # config of its own is built each time (its raw config is not hashable).
+        self.memo: tuple[str, ...] | None = None if claim.spec.config else \
+            (rd.request.name, rd.cls.name) if rd.cls.config else (rd.request.name,)
+
+    @staticmethod
+    def make(a: Allocator, claim: ResourceClaim) -> _SimplePlan | None:
+        spec = claim.spec
+        if len(spec.requests) != 1 or spec.constraints:
+            return None
+        request = spec.requests[0]
+        if request.first_available or request.exactly is None or request.exactly.allocation_mode != EXACT_COUNT:
+            return None
+        run = _Run(a, Node("", {}), no_pools=True, claims=(claim,))
+        try:
+            run.prepare()
+        except AllocationError:
+            return None         # the general search raises it, on every node, as before
+        rd = run.request_data[(0, 0, 0)]
+        if rd.cls is None or any(s is None for s in rd.cls.selectors):
+            return None
+        return _SimplePlan(a, claim, rd)
+
+    def _candidates(self, s: ResourceSlice) -> _Candidates:
+        key = (id(s), self.selectors)
+        got = self.a.index.candidates.get(key)
+        if got is None:
+            names: list[str] = []
+            positions: list[int] = []
+            errors: dict[int, tuple[str, str]] = {}
+            for di, device in enumerate(s.devices):
+                if device.has_binding_conditions:
+                    continue
+                accepted, error = self._check(s, di)
+                if not accepted or (error is None and device.consumes_counters):
+                    continue
+                if error is not None:
+                    errors[len(names)] = error
+                names.append(device.name)
+                positions.append(di)
+            got = self.a.index.candidates[key] = _Candidates(tuple(names), tuple(positions), errors or None)
+        return got
+
+    def _check(self, s: ResourceSlice, di: int) -> tuple[bool, tuple[str, str] | None]:
+        """``_Run._selectable``'s selectors for device ``di``: whether they accept it (or error),
+        and the error, as (where, text)."""
+        rd = self.rd
+        assert rd.cls is not None
+        for where, selectors in (("class", rd.cls.selectors), ("claim", rd.request.selectors)):
+            for i, expr in enumerate(selectors):
+                assert expr is not None
+                compiled = compile_expression(expr)
+                if compiled.error:
+                    return True, (where, f"selector #{i}: CEL compile error: {compiled.error}")
+                try:
+                    if not self.a.cache.matches(expr, s, di):
+                        return False, None
+                except CELError as e:
+                    return True, (where, f"selector #{i}: CEL runtime error: {e}")
+        return True, None
+
+    def _raise(self, error: tuple[str, str]) -> None:
+        where, text = error
+        assert self.rd.cls is not None
+        who = f"class {self.rd.cls.name}" if where == "class" else f"claim {self.claim.key}"
+        raise CELSelectorError(f"{who}: {text}")
+
+    def allocate(self, node: Node, no_pools: bool) -> list[AllocationResult] | None:
+        pools = [] if no_pools else self.a.index.pools_for(node)
+        need = self.count
+        taken: list[tuple[ResourceSlice, int]] = []
+        pool_allocated = self.a.pool_allocated
+        for pool in pools:
+            if len(taken) == need:
+                break
+            if pool.incomplete or pool.invalid:
                 continue
-            if cls.name in class_ranges:
-                start, end = class_ranges[cls.name]
-                for i in range(start, end):
-                    src, reqs, raw = config[i]
-                    config[i] = (src, (*reqs, rd.name), raw)
-                continue
-            start = len(config)
-            for c in cls.config:
-                config.append(("FromClass", (rd.name,), c.raw))
-            class_ranges[cls.name] = (start, len(config))
-        for c in claim.spec.config:
-            if not c.requests:
+            for s in pool.slices:
+                names, positions, errors = self._candidates(s)
+                if pool_allocated is not None:
+                    used = pool_allocated(s.driver, s.pool.name)
+                    free = [j for j, name in enumerate(names) if name not in used]
+                else:
+                    ids = self.a.index.device_ids(s)
+                    free = [j for j, di in enumerate(positions) if not self.a.is_allocated(ids[di])]
+                for j in free:
+                    if errors is not None and j in errors:
+                        self._raise(errors[j])
+                    taken.append((s, positions[j]))
+                    if len(taken) == need:
+                        break
+                if len(taken) == need:
+                    break
+        if len(taken) < need:
+            if any(p.invalid for p in pools):
+                raise NodeAllocationError("invalid resource pools were encountered")
+            return None
+        if self.memo is None:
+            return [self._build(taken)]
+        key = (*self.memo, *[(id(s), di) for s, di in taken])
+        results = self.a.index.results
+        got = results.get(key)
+        if got is None:
+            if len(results) >= 65536:      # bounded: a long-lived index forgets and rebuilds
+                results.clear()
+            got = results[key] = self._build(taken)
+        return [got]
+
+    def _build(self, taken: Sequence[tuple[ResourceSlice, int]]) -> AllocationResult:
+        rd = self.rd
+        return _allocation_result(self.claim, (rd,), [_Result(rd.request.name, None, self.a.index.device_ids(s)[di], s)
+                                                     for s, di in taken])
+
+
+def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], found: Sequence[_Result]
+                       ) -> AllocationResult:
+    """The claim's ``AllocationResult``: ``found`` (the devices, in order), the configs of the
+    classes of the requests (``chosen[ri]``: request ``ri``'s data, or its chosen subrequest's)
+    and of the claim, and the node selector."""
+    results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device) for r in found)
+    config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
+    class_ranges: dict[str, tuple[int, int]] = {}
+    for rd in chosen:
+        cls = rd.cls
+        if cls is None:
+            continue
+        if cls.name in class_ranges:
+            start, end = class_ranges[cls.name]
+            for i in range(start, end):
+                src, reqs, raw = config[i]
+                config[i] = (src, (*reqs, rd.name), raw)
+            continue
+        start = len(config)
+        for c in cls.config:
+            config.append(("FromClass", (rd.name,), c.raw))
+        class_ranges[cls.name] = (start, len(config))
+    for c in claim.spec.config:
+        if not c.requests:
+            config.append(("FromClaim", c.requests, c.raw))
+            continue
+        for ri, request in enumerate(claim.spec.requests):
+            if request.name in c.requests:
                 config.append(("FromClaim", c.requests, c.raw))
                 continue
-            for ri, request in enumerate(claim.spec.requests):
-                if request.name in c.requests:
-                    config.append(("FromClaim", c.requests, c.raw))
-                    continue
-                rd = self.request_data[(ci, ri, 0)]
-                if rd.parent is None:
-                    continue
-                chosen = request.first_available[rd.selected_sub_request]
-                if f"{request.name}/{chosen.name}" in c.requests:
-                    config.append(("FromClaim", c.requests, c.raw))
-        pinned = next((r.slice.node_name for r in self.result[ci] if r.slice.node_name), None)
-        if pinned:       # node-local: the selector depends on the node only, parsed once per node
-            return AllocationResult(results, tuple(config), _node_local_selector(pinned), _pin(pinned))
-        selector = _node_selector(self.result[ci])
-        return AllocationResult(results, tuple(config),
-                                None if selector is None else parse_node_selector(selector, "nodeSelector"), selector)
+            rd = chosen[ri]
+            if rd.parent is None:
+                continue
+            if f"{request.name}/{rd.request.name}" in c.requests:
+                config.append(("FromClaim", c.requests, c.raw))
+    pinned = next((r.slice.node_name for r in found if r.slice.node_name), None)
+    if pinned:       # node-local: the selector depends on the node only, parsed once per node
+        return AllocationResult(results, tuple(config), _node_local_selector(pinned), _pin(pinned))
+    selector = _node_selector(found)
+    return AllocationResult(results, tuple(config),
+                            None if selector is None else parse_node_selector(selector, "nodeSelector"), selector)
 
 
 def _pin(node_name: str) -> dict[str, Any]:

@@ -76,7 +76,10 @@ an in-memory ``<extended-resources>`` claim without requests. Filter gives it, p
 for the extended resources the node does not advertise (``container-<i>-request-<j>``), ``cannot
 fit resource`` for one neither advertised nor backed, and nothing at all where the device plugins
 provide everything (NodeResourcesFit leaves a backed resource the node lacks to this plugin);
-the allocator runs over the node's variant. Reserve signals it in flight; PreBind creates it
+the allocator runs over the node's variant. The variant depends on nothing but what the node
+advertises of those resources, so it is made once per cycle per such answer
+(``_State.extended_by_node_kind``), not once per node: nodes alike share one claim object, and
+the allocator's plan for it. Reserve signals it in flight; PreBind creates it
 (``generateName: <pod>-extended-resources-``, the pod as controller, the annotation
 ``resource.kubernetes.io/extended-resource-claim``), writes it as any claim, and sets the pod's
 ``status.extendedResourceClaimStatus`` (its name and the request mappings); Unreserve deletes a
@@ -202,6 +205,9 @@ class _State:
     extended_uid: str = ""
     extended_requests: dict[str, int] = field(default_factory=dict)
     node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(default_factory=dict)
+    # Filter's per-node work for the extended-resource claim, by what the node advertises of the
+    # pod's extended resources (all that it depends on): computed once per cycle per such answer.
+    extended_by_node_kind: dict[tuple[int | None, ...], _ExtendedVariant] = field(default_factory=dict)
     # Score: per claim index to allocate, the rank score of each of its ``request/subrequest``
     # names (only claims with a firstAvailable request; empty: the pod scores 0 everywhere), and
     # Filter's sum per snapshot row (None until Filter kept an allocation for such a pod).
@@ -210,6 +216,21 @@ class _State:
 
 
 _NO_CLAIMS = _State()
+
+
+@dataclass(slots=True)
+class _ExtendedVariant:
+    """``_filter_extended``'s answer for the nodes that advertise the same amounts of the pod's
+    extended resources, with what Filter derives from it: the claim indices to allocate, their
+    claims (one list per variant, so the allocator's plan for it is made once) and the key of the
+    shared answer for nodes without slices."""
+
+    claim: ResourceClaim | None
+    mappings: tuple[RequestMapping, ...]
+    status: Status | None
+    indices: list[int]
+    claims: list[ResourceClaim]
+    key: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -355,7 +376,8 @@ class DynamicResources:
         if s.to_allocate:
             self._cache.reset(self._dra.slices_version)
             s.allocator = Allocator([claims[i] for i in s.to_allocate], self._dra.device_class, (),
-                                    self._dra.is_allocated, self._cache, index=self._slice_index())
+                                    self._dra.is_allocated, self._cache, index=self._slice_index(),
+                                    pool_allocated=self._dra.pool_allocated)
         return None, SUCCESS
 
     def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
@@ -393,6 +415,19 @@ class DynamicResources:
         requests, mappings = requests_and_mappings(pod, through_dra, self._dra.extended_resource_class)
         return with_requests(claim, requests), mappings, None
 
+    def _extended_variant(self, s: _State, pod: Pod, allocatable: Mapping[str, int]) -> _ExtendedVariant:
+        """``_filter_extended`` for one node, with the claims to allocate there."""
+        ext, mappings, st = self._filter_extended(s, pod, allocatable)
+        indices = s.to_allocate
+        variant: tuple[str, ...] = ()
+        if st is None:
+            if ext is None:
+                indices = [i for i in s.to_allocate if i != s.extended]
+            else:
+                variant = tuple(r.name + "=" + str(r.exactly.count if r.exactly else 0) for r in ext.spec.requests)
+        claims = [ext if i == s.extended and ext is not None else s.claims[i] for i in indices]
+        return _ExtendedVariant(ext, mappings, st, indices, claims, (str(len(indices)), *variant))
+
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         n = len(rows)
         s = state.read_or_compute(_STATE_KEY, _State, lambda: self.pre_filter(state, pod, snapshot))
@@ -416,36 +451,39 @@ class DynamicResources:
             # requests differ with what the node advertises).
             without: dict[tuple[str, ...], list[AllocationResult] | Status | None] = {}
             has_user_claims = s.extended < 0 or len(s.claims) > 1
-            for k in range(n):
-                info = snapshot.node_info(int(rows[k]))
+            infos = snapshot.table.infos
+            extended_names = tuple(s.extended_requests)
+            for k, row in enumerate(rows.tolist()):
+                info = infos[row]
+                assert info is not None
                 node = Node(names[k], info.node.labels)
                 indices = s.to_allocate
                 claims: list[ResourceClaim] | None = None
-                variant: tuple[str, ...] = ()
+                key: tuple[str, ...] = (str(len(indices)),)
                 if s.extended >= 0:
-                    ext, mappings, st = self._filter_extended(s, pod, info.node.allocatable)
-                    if st is not None:
+                    allocatable = info.node.allocatable
+                    kind = tuple([allocatable.get(name) for name in extended_names])
+                    v = s.extended_by_node_kind.get(kind)
+                    if v is None:
+                        v = s.extended_by_node_kind[kind] = self._extended_variant(s, pod, allocatable)
+                    if v.status is not None:
                         failed[k] = True
                         ids[k] = len(statuses)
-                        statuses.append(st)
+                        statuses.append(v.status)
                         continue
-                    if ext is None:
+                    if v.claim is None:
                         if not has_user_claims:
                             s.node_allocations[names[k]] = {}     # the device plugins provide it all
                             continue
-                        indices = [i for i in s.to_allocate if i != s.extended]
                     else:
-                        s.node_extended[names[k]] = (ext, mappings)
-                        variant = tuple(r.name + "=" + str(r.exactly.count if r.exactly else 0)
-                                        for r in ext.spec.requests)
-                    claims = [ext if i == s.extended and ext is not None else s.claims[i] for i in indices]
+                        s.node_extended[names[k]] = (v.claim, v.mappings)
+                    indices, claims, key = v.indices, v.claims, v.key
                 try:
                     if not indices or s.allocator is None:
                         got: list[AllocationResult] | Status | None = []
                     elif s.allocator.has_slices(node):
                         got = s.allocator.allocate(node, claims)
                     else:
-                        key = (str(len(indices)), *variant)
                         if key not in without:
                             without[key] = s.allocator.allocate_without_pools(claims)
                         got = without[key]

@@ -59,6 +59,37 @@ def test_in_flight_then_assumed_then_informer() -> None:
     assert not s.is_assumed("ns", "a") and s.allocated_devices() == {DeviceID("d", "p", "g0")}
 
 
+def test_pool_allocated_follows_every_change() -> None:
+    """The per-pool device names (the allocator's fast test) always agree with ``is_allocated``:
+    informer claims, in-flight allocations, assumptions and their undoing, two claims sharing a
+    device, deletion."""
+    s = DraStore()
+
+    def agrees(*names: str) -> None:
+        assert set(names) == {d for d in ("g0", "g1", "g2") if d in s.pool_allocated("d", "p")}
+        assert {d.device for d in s.allocated_devices()} == set(names)
+        assert "g0" not in s.pool_allocated("d", "other") and "g0" not in s.pool_allocated("x", "p")
+
+    agrees()
+    s.on_event("ResourceClaim", "ADDED", claim("a", "g0"))
+    s.on_event("ResourceClaim", "ADDED", claim("b"))
+    agrees("g0")
+    b = s.claim("ns", "b")
+    assert b is not None
+    with_alloc = replace(b, allocation=allocated("b", "g1", "g0"))
+    s.signal_pending_allocation(with_alloc)          # Reserve: seen by the next pod at once
+    agrees("g0", "g1")
+    s.assume(with_alloc)                             # PreBind wrote it
+    s.remove_pending_allocation(b.uid)
+    agrees("g0", "g1")
+    s.restore("ns", "b")                             # the write undone
+    agrees("g0")
+    s.on_event("ResourceClaim", "DELETED", claim("a"))
+    agrees()
+    s.on_event("ResourceClaim", "ADDED", claim("c", "g2"))
+    agrees("g2")
+
+
 def test_assume_never_shadows_a_newer_object() -> None:
     """As upstream's assume cache: the written claim is not assumed when the informer already holds
     a newer version (the watch was faster than the write's answer)."""

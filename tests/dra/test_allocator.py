@@ -20,12 +20,13 @@ not either for "stable"). Our claims live in namespace ``default``, so error tex
 from __future__ import annotations
 
 import copy
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from scheduler.dra.allocator import AllocationError, Allocator, Node
+from scheduler.dra.allocator import AllocationError, Allocator, Node, SelectorCache, SliceIndex
 from scheduler.model.dra import (
     AllocationResult,
     DeviceClass,
@@ -922,3 +923,139 @@ def test_allocator(case: Case) -> None:
         return
     assert err is None, err
     assert sorted(results or [], key=repr) == sorted(case.expectResults or [], key=repr)
+
+
+# --- the single-request fast path (``_SimplePlan``) against the general search ----------------------
+
+def _run_with(case: Case, *, fast: bool, by_pool: bool) -> tuple[list[Want] | None, str | None]:
+    """``run`` with the fast path on or off, the allocated devices given as ``is_allocated`` only
+    or also by pool (as the plugin gives them, from the store)."""
+    claims = [parse_resource_claim(c) for c in case.claimsToAllocate or ()]
+    classes = [parse_device_class(c) for c in case.classes or ()]
+    slices = [parse_resource_slice(s) for s in case.slices or ()]
+    allocated = set(case.allocatedDevices)
+    pools: dict[tuple[str, str], set[str]] = {}
+    for d in allocated:
+        pools.setdefault((d.driver, d.pool), set()).add(d.device)
+    allocator = Allocator(claims, _device_class(classes), slices, allocated.__contains__,
+                          pool_allocated=(lambda driver, pool: pools.get((driver, pool), set())) if by_pool else None)
+    if not fast:
+        allocator._plan = lambda claims: None  # type: ignore[method-assign]
+    try:
+        results = allocator.allocate(case.node or node(node1, region1))
+    except AllocationError as e:
+        return None, str(e)
+    return (None if results is None else [got(r) for r in results]), None
+
+
+def _takes_fast_path(case: Case) -> bool:
+    claims = [parse_resource_claim(c) for c in case.claimsToAllocate or ()]
+    classes = [parse_device_class(c) for c in case.classes or ()]
+    allocator = Allocator(claims, _device_class(classes), [], lambda d: False)
+    return allocator._plan(claims) is not None
+
+
+def test_fast_path_covers_upstream_single_request_cases() -> None:
+    """The table has cases of every shape; enough of them are single-request ones (results, no
+    device left, selector errors, incomplete and invalid pools) for the next test to mean something."""
+    fast = [c.name for c in CASES if _takes_fast_path(c)]
+    assert len(fast) >= 25, fast
+    assert {"simple", "already-allocated-devices", "invalid-CEL-one-device", "invalid-CEL-one-device-class",
+            "invalid-pool-is-error-if-no-other-device-can-be-allocated", "no-allocation-from-incomplete-pools",
+            "claim-with-device-config", "with-class-device-config"} <= set(fast), fast
+
+
+@pytest.mark.parametrize("by_pool", [False, True], ids=["is_allocated", "pool_allocated"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fast_path_agrees_with_the_search(case: Case, by_pool: bool) -> None:
+    """Every upstream case gives the same results and the same error text with the fast path as
+    with the general search (which the table above checks against upstream)."""
+    assert _run_with(case, fast=True, by_pool=by_pool) == _run_with(case, fast=False, by_pool=by_pool)
+
+
+def _random_world(rng: random.Random) -> tuple[list[Any], list[Any], list[Any], set[DeviceID], list[str]]:
+    """Slices over three nodes (node-local pools of one or two slices, sometimes incomplete or with a
+    duplicate device, an allNodes pool), devices with and without the attribute the selectors read,
+    some with binding conditions or counters; classes whose selectors accept, reject or fail on a
+    device; random devices already allocated; claims of one request with random selectors and counts."""
+    nodes = ["node-1", "node-2", "node-3"]
+    slices: list[Any] = []
+    names: list[DeviceID] = []
+
+    def dev(i: int) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": f"dev-{i}"}
+        if rng.random() < 0.7:
+            d["attributes"] = {"healthy": {"bool": rng.random() < 0.7}, "numa": {"int": rng.randrange(3)}}
+        if rng.random() < 0.05:
+            d["bindingConditions"] = ["ready"]
+            d["bindingFailureConditions"] = ["failed"]
+        if rng.random() < 0.05:
+            d["consumesCounters"] = [{"counterSet": "set", "counters": {"c": {"value": "1"}}}]
+        return d
+
+    for n in [*nodes, "*"]:
+        count = rng.choice([1, 1, 1, 2])
+        declared = count + (1 if rng.random() < 0.1 else 0)          # incomplete pool
+        pool = f"pool-{n}" if n != "*" else "net"
+        base = 0
+        for k in range(count):
+            devices = [dev(base + i) for i in range(rng.randrange(0, 5))]
+            base += len(devices)
+            if devices and rng.random() < 0.05:
+                devices.append({"name": devices[0]["name"]})      # invalid pool
+            spec: dict[str, Any] = {"driver": driverA, "pool": {"name": pool, "generation": 1,
+                                                               "resourceSliceCount": declared},
+                                    "devices": devices}
+            if n == "*":
+                spec["allNodes"] = True
+            else:
+                spec["nodeName"] = n
+            slices.append({"metadata": {"name": f"{pool}-{k}"}, "spec": spec})
+            names += [DeviceID(driverA, pool, d["name"]) for d in devices]
+    exprs = ["device.attributes[\"" + driverA + "\"].healthy",           # a runtime error where absent
+             "has(device.attributes[\"" + driverA + "\"].numa) && device.attributes[\"" + driverA + "\"].numa > 0",
+             "device.driver == \"" + driverA + "\"", "device.driver == \"other\"", "device.(", "1"]
+    classes = []
+    for i in range(3):
+        sels = [{"cel": {"expression": rng.choice(exprs)}} for _ in range(rng.randrange(0, 3))]
+        classes.append({"metadata": {"name": f"class-{i}"}, "spec": {"selectors": sels}})
+    allocated = {d for d in names if rng.random() < 0.4}
+    claims = []
+    for i in range(4):
+        exactly: dict[str, Any] = {"deviceClassName": f"class-{rng.randrange(3)}", "allocationMode": "ExactCount",
+                                   "count": rng.choice([1, 1, 2, 3])}
+        if rng.random() < 0.3:
+            exactly["selectors"] = [{"cel": {"expression": rng.choice(exprs)}}]
+        claims.append({"metadata": {"name": f"claim-{i}", "namespace": "default", "uid": f"uid-{i}"},
+                       "spec": {"devices": {"requests": [{"name": "req-0", "exactly": exactly}]}}})
+    return slices, classes, claims, allocated, nodes
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_path_agrees_on_random_worlds(seed: int) -> None:
+    """Random slices, classes, allocated devices and single-request claims: on every node, with a
+    kept index (as the plugin keeps it across cycles), the fast path answers as the general search."""
+    rng = random.Random(seed)
+    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(rng)
+    slices = [parse_resource_slice(s) for s in raw_slices]
+    classes = _device_class([parse_device_class(c) for c in raw_classes])
+    pools: dict[tuple[str, str], set[str]] = {}
+    for d in allocated:
+        pools.setdefault((d.driver, d.pool), set()).add(d.device)
+    index = SliceIndex(slices)
+    cache = SelectorCache()
+    for raw in raw_claims:
+        c = parse_resource_claim(raw)
+        for name in nodes:
+            answers = []
+            for fast in (True, False):
+                a = Allocator([c], classes, slices, allocated.__contains__, cache, index=index,
+                              pool_allocated=lambda driver, pool: pools.get((driver, pool), set()))
+                if not fast:
+                    a._plan = lambda claims: None  # type: ignore[method-assign]
+                try:
+                    got_ = a.allocate(node(name, region1))
+                    answers.append(None if got_ is None else [r.to_json() for r in got_])
+                except AllocationError as e:
+                    answers.append(f"{type(e).__name__}: {e}")
+            assert answers[0] == answers[1], (name, raw["spec"], answers)

@@ -255,6 +255,62 @@ def test_in_flight_allocation_blocks_the_claim_and_its_devices() -> None:
         assert not plugin.filter_nodes(s3, second, snap, rows).failed[0]
 
 
+def test_kept_caches_see_every_change() -> None:
+    """Beyond upstream: the plugin keeps its slice index across cycles, and with it the devices each
+    slice offers a class's selectors and the allocation results built (the single-request fast
+    path). What is in use is read from the store in every cycle: a device in flight (Reserve),
+    written (assumed) or released is seen by the very next pod, so no device is given twice; a
+    changed slice or class replaces the index."""
+    claims = [claim(f"c{i}", owner=None) for i in range(4)]
+    dra = store(*claims, node_slice(NODE, 2, healthy=True), classes=(deviceClass,))
+    plugin = DynamicResources(dra)
+    cache = cluster(NODE)
+
+    def cycle(i: int, reserve: bool = True) -> tuple[CycleState, Pod, list[str] | str]:
+        p = parse_pod({"metadata": {"name": f"p{i}", "namespace": NAMESPACE, "uid": f"p{i}"},
+                       "spec": {"resourceClaims": [{"name": "r", "resourceClaimName": f"c{i}"}]}})
+        with cache.lock:
+            snap = cache.snapshot()
+            state = CycleState()
+            assert plugin.pre_filter(state, p, snap)[1].is_success()
+            v = plugin.filter_nodes(state, p, snap, np.array([snap.row_of(NODE)], np.int64))
+            if v.failed[0]:
+                return state, p, v.statuses[int(v.status_ids[0]) if v.status_ids is not None else 0].message()
+            if reserve:
+                assert plugin.reserve(state, p, NODE).is_success()
+        reserved = DynamicResources.reserved(state)
+        got = reserved.claims[0].allocation if reserved is not None and reserve else None
+        return state, p, [r.device for r in got.results] if got is not None else []
+
+    s0, p0, got = cycle(0)
+    assert got == ["instance-1"]
+    s1, p1, got = cycle(1)                          # instance-1 is in flight: the next one
+    assert got == ["instance-2"]
+    assert cycle(2)[2] == "cannot allocate all claims"
+    plugin.unreserve(s0, p0, NODE)                  # released: free for the next pod
+    _, _, got = cycle(2)
+    assert got == ["instance-1"]
+    written = dra.pending_allocation("uid-c2")      # PreBind wrote it: assumed, still in use
+    assert written is not None
+    dra.assume(written)
+    dra.remove_pending_allocation("uid-c2")
+    assert cycle(3, reserve=False)[2] == "cannot allocate all claims"
+    dra.restore(NAMESPACE, "c2")                    # the write undone
+    assert not cycle(3, reserve=False)[2]
+    # A third device (the slice changed: a new index); instance-1 written again, instance-2 in flight.
+    dra.on_event("ResourceSlice", "MODIFIED", node_slice(NODE, 3, healthy=True))
+    dra.assume(written)
+    _, _, got = cycle(3)
+    assert got == ["instance-3"]
+    plugin.unreserve(s1, p1, NODE)
+    dra.remove_pending_allocation("uid-c3")
+    assert cycle(3, reserve=False)[2] == []         # instance-2 and -3 free again
+    # The class changed: its selector now rejects every device (all are healthy).
+    dra.on_event("DeviceClass", "MODIFIED", {"metadata": {"name": CLASS_NAME}, "spec": {"selectors": [
+        {"cel": {"expression": f'!device.attributes["{DRIVER}"].{ATTR}'}}]}})
+    assert cycle(3, reserve=False)[2] == "cannot allocate all claims"
+
+
 def test_nodes_without_slices_share_one_answer() -> None:
     """Beyond upstream: rows no slice is for are answered once; network-attached (allNodes) slices
     are for every node, and their allocation needs no node selector."""
