@@ -142,8 +142,8 @@ class SliceIndex:
         # request can take, and the allocation results built, by request, class and devices. The
         # index lives for one version of the slices *and classes* (the plugin's does: the store's
         # ``slices_version`` moves with both), so a class's name stands for its selectors and config.
-        self.candidates: dict[tuple[int, _Selectors], _Candidates] = {}
-        self.results: dict[tuple[object, ...], AllocationResult] = {}
+        self.candidates: dict[_Selectors, dict[int, _Candidates]] = {}
+        self.results: dict[tuple[object, ...], tuple[AllocationResult]] = {}
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
@@ -379,7 +379,8 @@ class Allocator:
         # so the id stays its own): ``None`` when the general search is needed.
         self._plans: dict[int, tuple[ResourceClaim, _SimplePlan | None]] = {}
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None) -> list[AllocationResult] | None:
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None
+                 ) -> Sequence[AllocationResult] | None:
         """One allocation result per claim, or ``None`` when the claims cannot all be allocated on
         ``node``; raises ``AllocationError`` for a problem with the claims or classes, and
         ``NodeAllocationError`` for one with the node's pools. ``claims`` replaces the claims given
@@ -407,7 +408,7 @@ class Allocator:
         return self.index.has_slices(node)
 
     def allocate_without_pools(self, claims: Sequence[ResourceClaim] | None = None
-                               ) -> list[AllocationResult] | None:
+                               ) -> Sequence[AllocationResult] | None:
         """``allocate`` on a node no slice is for (no pools): what every such node gets."""
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
@@ -708,7 +709,7 @@ class _SimplePlan:
     invalidity only when nothing was found. The general search is checked against this one on
     upstream's allocator table (``tests/dra/test_allocator.py``)."""
 
-    __slots__ = ("a", "claim", "count", "memo", "rd", "selectors")
+    __slots__ = ("a", "candidates", "claim", "count", "memo", "rd")
 
     def __init__(self, a: Allocator, claim: ResourceClaim, rd: _RequestData) -> None:
         assert rd.cls is not None
@@ -717,8 +718,8 @@ class _SimplePlan:
         self.rd = rd
         self.count = rd.num_devices
         # Which devices the request may take depends on the selectors only (classes alike share
-        # them: the error texts name the class when raised).
-        self.selectors: _Selectors = (rd.cls.selectors, rd.request.selectors)
+        # them: the error texts name the class when raised): the index's by slice for them.
+        self.candidates = a.index.candidates.setdefault((rd.cls.selectors, rd.request.selectors), {})
         # The result depends on the claim only through its request's name, its class's config
         # (the class's name stands for it: see ``SliceIndex``) and its own config; a claim with
         # config of its own is built each time (its raw config is not hashable).
@@ -744,24 +745,20 @@ class _SimplePlan:
         return _SimplePlan(a, claim, rd)
 
     def _candidates(self, s: ResourceSlice) -> _Candidates:
-        key = (id(s), self.selectors)
-        got = self.a.index.candidates.get(key)
-        if got is None:
-            names: list[str] = []
-            positions: list[int] = []
-            errors: dict[int, tuple[str, str]] = {}
-            for di, device in enumerate(s.devices):
-                if device.has_binding_conditions:
-                    continue
-                accepted, error = self._check(s, di)
-                if not accepted or (error is None and device.consumes_counters):
-                    continue
-                if error is not None:
-                    errors[len(names)] = error
-                names.append(device.name)
-                positions.append(di)
-            got = self.a.index.candidates[key] = _Candidates(tuple(names), tuple(positions), errors or None)
-        return got
+        names: list[str] = []
+        positions: list[int] = []
+        errors: dict[int, tuple[str, str]] = {}
+        for di, device in enumerate(s.devices):
+            if device.has_binding_conditions:
+                continue
+            accepted, error = self._check(s, di)
+            if not accepted or (error is None and device.consumes_counters):
+                continue
+            if error is not None:
+                errors[len(names)] = error
+            names.append(device.name)
+            positions.append(di)
+        return _Candidates(tuple(names), tuple(positions), errors or None)
 
     def _check(self, s: ResourceSlice, di: int) -> tuple[bool, tuple[str, str] | None]:
         """``_Run._selectable``'s selectors for device ``di``: whether they accept it (or error),
@@ -787,30 +784,45 @@ class _SimplePlan:
         who = f"class {self.rd.cls.name}" if where == "class" else f"claim {self.claim.key}"
         raise CELSelectorError(f"{who}: {text}")
 
-    def allocate(self, node: Node, no_pools: bool) -> list[AllocationResult] | None:
+    def allocate(self, node: Node, no_pools: bool) -> Sequence[AllocationResult] | None:
+        """The claim's allocation on ``node`` (a tuple of one, shared by every call that finds
+        the same devices: the cycle keeps one per node, and objects that live through a cycle
+        are what makes the garbage collector's full passes come often), or ``None``."""
         pools = [] if no_pools else self.a.index.pools_for(node)
         need = self.count
         taken: list[tuple[ResourceSlice, int]] = []
         pool_allocated = self.a.pool_allocated
+        candidates = self.candidates
         for pool in pools:
             if len(taken) == need:
                 break
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                names, positions, errors = self._candidates(s)
+            for sl in pool.slices:
+                c = candidates.get(id(sl))
+                if c is None:
+                    c = candidates[id(sl)] = self._candidates(sl)
+                names, positions, errors = c
                 if pool_allocated is not None:
-                    used = pool_allocated(s.driver, s.pool.name)
-                    free = [j for j, name in enumerate(names) if name not in used]
+                    used = pool_allocated(sl.driver, sl.pool.name)
+                    for j, name in enumerate(names):
+                        if name in used:
+                            continue
+                        if errors is not None and j in errors:
+                            self._raise(errors[j])
+                        taken.append((sl, positions[j]))
+                        if len(taken) == need:
+                            break
                 else:
-                    ids = self.a.index.device_ids(s)
-                    free = [j for j, di in enumerate(positions) if not self.a.is_allocated(ids[di])]
-                for j in free:
-                    if errors is not None and j in errors:
-                        self._raise(errors[j])
-                    taken.append((s, positions[j]))
-                    if len(taken) == need:
-                        break
+                    ids = self.a.index.device_ids(sl)
+                    for j, di in enumerate(positions):
+                        if self.a.is_allocated(ids[di]):
+                            continue
+                        if errors is not None and j in errors:
+                            self._raise(errors[j])
+                        taken.append((sl, di))
+                        if len(taken) == need:
+                            break
                 if len(taken) == need:
                     break
         if len(taken) < need:
@@ -818,15 +830,16 @@ class _SimplePlan:
                 raise NodeAllocationError("invalid resource pools were encountered")
             return None
         if self.memo is None:
-            return [self._build(taken)]
-        key = (*self.memo, *[(id(s), di) for s, di in taken])
+            return (self._build(taken),)
+        key = (self.memo, *[(id(sl), di) for sl, di in taken]) if need != 1 else \
+            (self.memo, id(taken[0][0]), taken[0][1])
         results = self.a.index.results
         got = results.get(key)
         if got is None:
             if len(results) >= 65536:      # bounded: a long-lived index forgets and rebuilds
                 results.clear()
-            got = results[key] = self._build(taken)
-        return [got]
+            got = results[key] = (self._build(taken),)
+        return got
 
     def _build(self, taken: Sequence[tuple[ResourceSlice, int]]) -> AllocationResult:
         rd = self.rd
