@@ -470,13 +470,14 @@ class DynamicResources:
             infos = snapshot.table.infos
             extended_names = tuple(s.extended_requests)
             one_name = extended_names[0] if len(extended_names) == 1 else None
+            user_key: tuple[str, ...] = (str(len(s.to_allocate)),)
             for k, row in enumerate(rows.tolist()):
                 info = infos[row]
                 assert info is not None
                 node = Node(names[k], info.node.labels)
                 indices = s.to_allocate
                 claims: list[ResourceClaim] | None = None
-                key: tuple[str, ...] = (str(len(indices)),)
+                key = user_key
                 if s.extended >= 0:
                     allocatable = info.node.allocatable
                     # (one resource, the usual: its amount, not a tuple made per node)
