@@ -1,4 +1,9 @@
-"""``KubeClient``: JSON over aiohttp, one connection pool, errors as ``ClientError``s.
+"""``KubeClient``: JSON over HTTP/1.1, errors as ``ClientError``s.
+
+Request-response calls go through ``http1.Http1Pool``, a lean kept-alive pool (about a third of
+aiohttp's client CPU per request, which counts end to end: BENCHMARKS.md); watches stream through
+aiohttp's ``ClientSession``, and so does every call when the kubeconfig names a ``proxy-url``. The
+two pools are separate, each bounded by ``limit``.
 
 Paths come from ``resource_path`` for the kinds this project touches, and from discovery for any
 other (custom) kind, cached per client. Watches yield ``(type, object)`` pairs and end when the
@@ -23,6 +28,7 @@ import orjson
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
 from scheduler.kubeapi.credentials import CredentialError
+from scheduler.kubeapi.http1 import Http1Pool
 from scheduler.kubeapi.ratelimit import TokenBucket
 
 __all__ = ["GoneError", "KubeClient", "new_event_loop", "resource_path"]
@@ -104,6 +110,7 @@ class KubeClient:
         self._limit = limit
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
+        self._pool: Http1Pool | None = None
         self._plurals: dict[tuple[str, str], tuple[str, bool]] = dict(_KNOWN)
         # Called with (method, HTTP status or None for a connection error, seconds until the
         # response's headers, as client-go's request latency) after every request.
@@ -118,10 +125,21 @@ class KubeClient:
                                                   timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
         return self._session
 
+    def _http1(self) -> Http1Pool:
+        """The lean pool for request-response calls (``http1.py``: about a third of aiohttp's CPU
+        per request), made on first use so it belongs to the loop that uses it."""
+        if self._pool is None:
+            self._pool = Http1Pool(self.config.server, ssl_context=self.config.ssl_context,
+                                   server_hostname=self.config.tls_server_name, limit=self._limit)
+        return self._pool
+
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
 
     async def __aenter__(self) -> KubeClient:
         return self
@@ -180,6 +198,38 @@ class KubeClient:
 
     async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                     content_type: str, timeout: float | None) -> Any:
+        """One request-response call: on the lean HTTP/1.1 pool, or on aiohttp behind a proxy
+        (``proxy-url``), which the pool does not speak. Watches never come here (``watch_path``)."""
+        if self.config.proxy_url:
+            return await self._send_aiohttp(method, path, data, params, content_type, timeout)
+        await self._throttle(path)
+        headers = await self._auth_headers(method, path, content_type if data is not None else None)
+        total = timeout or self._timeout
+        t0 = time.perf_counter()
+        headed = False
+
+        def on_head(status: int) -> None:
+            nonlocal headed
+            headed = True
+            self._count(method, status, t0)
+        try:
+            async with asyncio.timeout(total):
+                resp = await self._http1().request(method, path, headers, data, params=params, on_head=on_head)
+        except _TRANSPORT as e:
+            if not headed:
+                self._count(method, None, t0)
+            raise transport_error(method, path, e, total) from e
+        raw = resp.body
+        try:
+            out = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            out = raw.decode(errors="replace")
+        if resp.status >= 400:
+            raise _error(resp.status, out, resp.headers)
+        return out
+
+    async def _send_aiohttp(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
+                            content_type: str, timeout: float | None) -> Any:
         await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
         t0 = time.perf_counter()
