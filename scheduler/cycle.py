@@ -42,6 +42,7 @@ import numpy as np
 from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
+from scheduler.framework.batch import Hint, ScoredNodes
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.decision import (
     DECISION_ANNOTATION,
@@ -149,8 +150,14 @@ class Scheduler:
 
     def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
                  metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic,
-                 decisions: DecisionStore | None = None, shadows: Shadows | None = None) -> None:
+                 decisions: DecisionStore | None = None, shadows: Shadows | None = None,
+                 batching: bool = True) -> None:
         self.profiles = profiles
+        # Feature gate OpportunisticBatching (KEP-5598, framework/batch.py), on by default as in
+        # upstream 1.35; ``cycle`` counts the pods popped (upstream's scheduling cycle), which is how
+        # the batch knows that no other pod was scheduled between two of its pods.
+        self.batching = batching
+        self.cycle = 0
         self.decisions = decisions
         self.shadows = shadows
         self.cache = cache
@@ -172,6 +179,8 @@ class Scheduler:
     # --- the scheduling cycle --------------------------------------------------------------
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
         pod = info.pod
+        self.cycle += 1
+        cycle = self.cycle
         fwk = self.profiles.for_pod(pod)
         if fwk is None:
             self.queue.done(info.uid)
@@ -187,7 +196,8 @@ class Scheduler:
             snapshot = self.cache.snapshot()
             state = fwk.new_cycle_state()
             t_alg = time.perf_counter()
-            attempt = self._schedule_pod(fwk, state, pod, snapshot)
+            batching = self._batching(fwk)
+            attempt = self._schedule_pod(fwk, state, pod, snapshot, cycle=cycle if batching else None)
             if self.metrics is not None:
                 self.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - t_alg)
             shadows = self.shadows.for_live(fwk.profile_name) if self.shadows is not None else ()
@@ -197,6 +207,8 @@ class Scheduler:
                 return self._failure(fwk, state, info, attempt, started, snapshot)
             decision = self._record(fwk, info, attempt, snapshot, None)
             assumed = self.cache.assume_pod(pod, attempt.node)
+            if batching:
+                fwk.batch.assumed(snapshot.table.mutations)
             self.queue.nominator.delete(pod.uid)
             result = ScheduleResult(attempt.node, attempt.evaluated, attempt.feasible)
             s = fwk.run_reserve(state, assumed, attempt.node)
@@ -207,6 +219,8 @@ class Scheduler:
                         return Binding(info, fwk, state, assumed, result, started, wait, s.plugin, decision)
                     return Binding(info, fwk, state, assumed, result, started, decision=decision)
             # Reserve or Permit rejected: undo, and fail as upstream does (a FitError over 1 node).
+            if batching:
+                fwk.batch.failed(cycle)
             fwk.run_unreserve(state, assumed, attempt.node)
             self.cache.forget_pod(assumed)
             attempt = _Attempt(status=s, num_all_nodes=1)
@@ -215,8 +229,15 @@ class Scheduler:
                 attempt.diagnosis.unschedulable_plugins.add(s.plugin)
             return self._failure(fwk, state, info, attempt, started, snapshot, run_post_filter=False)
 
+    def _batching(self, fwk: Framework) -> bool:
+        """Whether this cycle may use and feed ``fwk``'s opportunistic batch: the gate is on, the
+        profile signs pods, and no shadow profile reads the live cycle (it re-runs Score on it)."""
+        return (self.batching and fwk.signatures_enabled
+                and not (self.shadows is not None and self.shadows.for_live(fwk.profile_name)))
+
     def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, *,
-                      explain: bool = False, all_nodes: bool = False, shadow: bool = False) -> _Attempt:
+                      explain: bool = False, all_nodes: bool = False, shadow: bool = False,
+                      cycle: int | None = None) -> _Attempt:
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
         if snapshot.num_nodes == 0:
             a.status = Status.unresolvable(NO_NODES_AVAILABLE)
@@ -239,6 +260,20 @@ class Scheduler:
             candidates = candidates[keep[candidates]]
             plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
             diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        signature = None
+        hinted: Hint | None = None
+        if cycle is not None:
+            # Opportunistic batching (framework/batch.py): after PreFilter, as upstream's GetNodeHint.
+            signature = fwk.sign_pod(pod)
+            hinted = fwk.batch.get_node_hint(
+                pod, signature, cycle, order=snapshot.node_order, candidates=len(candidates),
+                stamp=snapshot.table.mutations, nominations=len(self.queue.nominator) > 0,
+                check=lambda r: fwk.run_filter_on_node(state, pod, snapshot, r), row_of=snapshot.row_of,
+                select=fwk.select_position)
+            if hinted is not None:
+                done = self._take_hint(fwk, state, pod, snapshot, a, hinted, signature, cycle, len(candidates))
+                if done:
+                    return a
         feasible: np.ndarray | None = None
         nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)
         if nominated and not all_nodes:
@@ -280,12 +315,17 @@ class Scheduler:
             return a
         if len(feasible) == 1 and not explain:
             a.node = snapshot.node_info(int(feasible[0])).name
+            if cycle is not None:
+                fwk.batch.store_schedule_results(
+                    signature, snapshot.node_info(hinted.row).name if hinted else None, a.node, int(feasible[0]),
+                    None, cycle, order=snapshot.node_order, candidates=len(candidates))
             return a
         s = fwk.run_pre_score(state, pod, snapshot, feasible)
         if not s.is_success():
             a.status = s
             return a
-        totals, per_plugin, s = fwk.run_score(state, pod, snapshot, feasible)
+        raw: dict[str, np.ndarray] | None = {} if cycle is not None else None
+        totals, per_plugin, s = fwk.run_score(state, pod, snapshot, feasible, raw=raw)
         if not s.is_success():
             a.status = s
             return a
@@ -297,7 +337,53 @@ class Scheduler:
                 or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):
             a.scored = (feasible, totals, per_plugin, pos)
         a.node = snapshot.node_info(int(feasible[pos])).name
+        if cycle is not None and raw is not None:
+            self._store_scored(fwk, state, pod, snapshot, a, feasible, per_plugin, raw, pos, signature, hinted,
+                               cycle, len(candidates))
         return a
+
+    # --- opportunistic batching (framework/batch.py) ----------------------------------------
+    def _take_hint(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
+                   hint: Hint, signature: tuple[tuple[str, object], ...] | None, cycle: int, candidates: int
+                   ) -> bool:
+        """Place ``pod`` on the batch's hint, as the full search would have (the module docstring of
+        ``framework/batch.py`` says why it is the same node); False if the hinted node fails its
+        Filter run (upstream's evaluateNominatedNode for a hint), and the full search runs."""
+        node = snapshot.node_info(hint.row).name
+        if not fwk.run_filter_on_node(state, pod, snapshot, hint.row).is_success():
+            return False
+        a.diagnosis.node_to_status = hint.node_to_status
+        a.feasible = len(hint.rows)
+        a.evaluated = len(hint.rows) + len(hint.node_to_status)
+        # The full search visits every candidate, so its round-robin start moves by all of them.
+        fwk.next_start_node_index %= candidates
+        if hint.pos is not None and self._keep_scores(fwk, pod):
+            a.scored = (hint.rows, hint.totals, hint.per_plugin, hint.pos)
+        a.node = node
+        fwk.batch.store_schedule_results(signature, node, node, hint.row, None, cycle,
+                                         order=snapshot.node_order, candidates=candidates)
+        return True
+
+    def _keep_scores(self, fwk: Framework, pod: Pod) -> bool:
+        return pod.explain or (self.decisions is not None and self.decisions.enabled)
+
+    def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
+                      feasible: np.ndarray, per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray], pos: int,
+                      signature: tuple[tuple[str, object], ...] | None, hinted: Hint | None, cycle: int,
+                      candidates: int) -> None:
+        """Upstream's StoreScheduleResults after a scored cycle: the feasible nodes but the chosen
+        one, for the next pod, when they stand for a search over every candidate node."""
+        full = a.evaluated == candidates and len(self.queue.nominator) == 0
+        others: ScoredNodes | None = None
+        if signature is not None and full:
+            scores = [(name, w, raw[name] if name in raw else per_plugin[name], ext if name in raw else None)
+                      for name, w, ext in fwk.score_entries() if name in per_plugin]
+            alive = np.ones(len(feasible), np.bool_)
+            alive[pos] = False
+            others = ScoredNodes(feasible, scores, state, pod, a.diagnosis.node_to_status, alive)
+        fwk.batch.store_schedule_results(
+            signature, snapshot.node_info(hinted.row).name if hinted else None, a.node or "", int(feasible[pos]),
+            others, cycle, order=snapshot.node_order, candidates=candidates, partial=not full)
 
     # --- shadow profiles (profiles/shadows.py) --------------------------------------------
     def _run_shadow(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,

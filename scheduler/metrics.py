@@ -115,6 +115,12 @@ class Metrics:
             "scheduler_plugin_evaluation", "Number of attempts to schedule pods by each plugin and the extension "
             "point (available only in PreFilter, Filter, PreScore, and Score).",
             ["plugin", "extension_point", "profile"], registry=r)
+        # Opportunistic batching (KEP-5598, framework/batch.py), upstream's names and labels.
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts", "Counts of results when we attempt to use batching.",
+            ["profile", "result"], registry=r)
+        self.batch_cache_flushed = Counter(
+            "scheduler_batch_cache_flushed", "Counts of cache flushes by reason.", ["profile", "reason"], registry=r)
         self.inflight_events = Gauge(
             "scheduler_inflight_events", "Number of events currently tracked in the scheduling queue.",
             ["event"], registry=r)

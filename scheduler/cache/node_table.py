@@ -150,6 +150,10 @@ class NodeTable:
         # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
         self.derived: dict[object, object] = {}
         self.derived_version = 0
+        # Bumped on every change to what a node holds or is (pods placed or removed, what-if moves
+        # and their restore, node updates): opportunistic batching reuses a scored node list only
+        # while it is exactly the count it was when the list's last pod was assumed.
+        self.mutations = 0
 
     # --- growth ----------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -267,6 +271,7 @@ class NodeTable:
         for img, size in node.images.items():
             self.images.setdefault(normalized_image_name(img), {})[row] = size
         self.version += 1
+        self.mutations += 1
         return info
 
     def _unset_node_columns(self, info: NodeInfo) -> None:
@@ -290,6 +295,7 @@ class NodeTable:
         self._unset_node_columns(info)
         self.valid[row] = False
         self.version += 1
+        self.mutations += 1
         if not info.pods:
             self._release(row, name)
         return info
@@ -311,6 +317,7 @@ class NodeTable:
     def add_pod(self, row: int, pod: Pod, sign: int = 1) -> None:
         info = self.infos[row]
         assert info is not None
+        self.mutations += 1
         requested, resources, over = self.requested, self.resources, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
@@ -365,6 +372,7 @@ class NodeTable:
     def restore_row(self, row: int, saved: SavedRow) -> None:
         info = self.infos[row]
         assert info is not None
+        self.mutations += 1
         self.requested[row, :] = 0          # a column added meanwhile was 0 here before
         self.requested[row, : len(saved.requested)] = saved.requested
         self.pod_count[row], self.nz_cpu[row], self.nz_mem[row] = saved.pod_count, saved.nz_cpu, saved.nz_mem

@@ -41,6 +41,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     ScoreExtensionsPlugin,
     ScorePlugin,
+    SignPlugin,
     implements,
 )
 from scheduler.framework.runtime import Framework, FrameworkError, num_feasible_nodes_to_find
@@ -56,5 +57,5 @@ __all__ = [
     "PostFilterResult", "PreBindPlugin", "PreBindPreFlightPlugin", "PreBindWaiter",
     "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
     "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
-    "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find"
+    "SignPlugin", "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find"
 ]

@@ -28,6 +28,9 @@ Optional capabilities are Protocols too, found the same way once per compile:
 * ``PreBindPreFlightPlugin.pre_bind_pre_flight(state, pod, node)``: upstream's ``PreBindPreFlight``
   of a PreBind plugin, Success (its PreBind has work), Skip (it has none: its PreBind is not run)
   or Error; a PreBind plugin without it always runs.
+* ``SignPlugin.sign_pod(pod)``: the plugin's fragment of the pod's scheduling signature
+  (upstream's ``SignPlugin``, KEP-5598 opportunistic batching; ``framework/signature.py``), or a
+  non-success status when the plugin cannot sign the pod.
 * ``PreBindWaiter.pre_bind_wait(state)``: the longest the plugin's PreBind may wait for this
   cycle's pod (VolumeBinding's bindTimeoutSeconds); the service adds the sum to the binding
   cycle's deadline, so the cycle's own timeout does not cut a legitimate wait short.
@@ -89,6 +92,7 @@ __all__ = [
     "ScoreExtensions",
     "ScoreExtensionsPlugin",
     "ScorePlugin",
+    "SignPlugin",
     "implements",
 ]
 
@@ -223,6 +227,18 @@ class NodeLocalFilter(Protocol):
     pods, so removing pods from one node cannot change another node's verdict."""
 
     filter_is_node_local: bool
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    """Upstream's ``SignPlugin`` (KEP-5598): the parts of ``pod`` this plugin's PreFilter, Filter,
+    PreScore and Score read, as ``(signer name, hashable value)`` fragments, so that two pods with
+    equal fragments from every plugin get the same verdict and score on every node in the same
+    state. A non-success status means the plugin cannot sign this pod (its result depends on more
+    than the pod and the node): the pod then has no signature. A profile with a PreFilter, Filter,
+    PreScore or Score plugin that lacks this method signs no pod at all."""
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[tuple[str, object]], Status]: ...
 
 
 @runtime_checkable

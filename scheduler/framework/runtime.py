@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.framework import interfaces as fw
+from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus
 from scheduler.framework.extender import Extender
@@ -55,6 +56,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import PodSignature, sign_pod
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
 from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Children, Metrics
@@ -272,6 +274,21 @@ class Framework:
         self._scores = [_ScoreEntry(p.name, p.score_nodes if isinstance(p, fw.BatchScorePlugin) else _score_per_node(p),
                                     w, p.score_extensions if isinstance(p, fw.ScoreExtensionsPlugin) else None)
                         for p, w in self.score]
+        # Opportunistic batching (framework/batch.py), as upstream's ``computeBatchablePlugins``: the
+        # PreFilter, Filter, PreScore and Score plugins sign pods, each once; if one of them cannot
+        # sign at all (no ``sign_pod``), or the profile has extenders, the profile signs no pod.
+        self._signers: list[fw.SignPlugin] = []
+        self.signatures_enabled = not self.extenders
+        seen: set[int] = set()
+        for p in [*self.pre_filter, *self.filter, *self.pre_score, *(p for p, _ in self.score)]:
+            if id(p) in seen:
+                continue
+            seen.add(id(p))
+            if isinstance(p, fw.SignPlugin):
+                self._signers.append(p)
+            else:
+                self.signatures_enabled = False
+        self.batch = OpportunisticBatch(profile_name, metrics=metrics)
         # The PreFilter plugins that read other pods (absent capability: they do), re-run when a
         # node's pods change (``_filter_refreshed``).
         self._pre_filter_reading_pods = [p for p in self.pre_filter
@@ -321,6 +338,12 @@ class Framework:
 
     def new_cycle_state(self) -> CycleState:
         return CycleState(record_plugin_metrics=self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT)
+
+    def sign_pod(self, pod: Pod) -> PodSignature | None:
+        """Upstream's ``SignPod``: ``pod``'s scheduling signature, None if it has none."""
+        if not self.signatures_enabled:
+            return None
+        return sign_pod(self._signers, pod)
 
     # --- queue-side ------------------------------------------------------------------------
     def queue_sort_key(self, info: QueuedPodInfo) -> Any:
@@ -611,9 +634,11 @@ class Framework:
         return status
 
     def run_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, *,
-                  only: Collection[str] | None = None) -> tuple[Scores, dict[str, Scores], Status]:
+                  only: Collection[str] | None = None, raw: dict[str, Scores] | None = None
+                  ) -> tuple[Scores, dict[str, Scores], Status]:
         """Weighted total per row, the per-plugin normalised scores, and the status; with ``only``,
-        over just those plugins."""
+        over just those plugins. ``raw`` receives a copy of the scores before NormalizeScore of each
+        plugin that has one (opportunistic batching normalises them again over fewer nodes)."""
         t0 = time.perf_counter()
         total = np.zeros(len(rows), np.int64)
         per_plugin: dict[str, Scores] = {}
@@ -626,6 +651,8 @@ class Framework:
                 s = np.asarray(e.run(state, pod, snapshot, rows), np.int64)
                 ext = e.extensions() if e.extensions is not None else None
                 if ext is not None:
+                    if raw is not None:
+                        raw[e.name] = s.copy()
                     st = ext.normalize_score(state, pod, s)
                     if not st.is_success():
                         return total, per_plugin, st.with_plugin(e.name)
@@ -649,6 +676,10 @@ class Framework:
             self._observe_plugin(state, e.name, "Score", SUCCESS, t1)
         self._observe("Score", SUCCESS, t0)
         return total, per_plugin, SUCCESS
+
+    def score_entries(self) -> list[tuple[str, int, ScoreExtensions | None]]:
+        """Each Score plugin's name, weight and NormalizeScore (None without), in run order."""
+        return [(e.name, e.weight, e.extensions() if e.extensions is not None else None) for e in self._scores]
 
     def select_host(self, rows: Rows, totals: Scores) -> int:
         """The row with the highest total; ties are broken uniformly at random (seedable)."""

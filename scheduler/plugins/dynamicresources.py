@@ -147,6 +147,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
@@ -344,6 +345,16 @@ class DynamicResources:
         return Status.unresolvable(problem) if problem else SUCCESS
 
     # --- PreFilter ---------------------------------------------------------------------------------
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with claims has no signature, as upstream (which of its claims are
+        node-local is not simple to tell, kubernetes#134986), nor one asking for an extended
+        resource a DeviceClass backs (its claim is made here)."""
+        if pod.resource_claims:
+            return unsignable("pods with dra resource claims are not signable")
+        if any("/" in name and self._dra.extended_resource_class(name) is not None for name in pod.requests):
+            return unsignable("pods with dra extended resources are not signable")
+        return (), SUCCESS
+
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> tuple[PreFilterResult | None, Status]:
         if not pod.resource_claims and not pod.container_requests:
             # The common case, in the default profile for every pod: one shared empty state (never

@@ -4,6 +4,7 @@ size and by how widely the image is spread (``size * nodesWithImage / allNodes``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,6 +13,8 @@ from scheduler.cache import Snapshot, normalized_image_name
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, ScoreExtensions, Scores
+from scheduler.framework.signature import IMAGE_NAMES_SIGNER_NAME, SignFragment
+from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
 
 NAME = "ImageLocality"
@@ -24,6 +27,10 @@ class ImageLocality:
     """Upstream's ``imagelocality.ImageLocality``: Score."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: Score reads the images, as normalised names (upstream's canonical names)."""
+        return ((IMAGE_NAMES_SIGNER_NAME, tuple(normalized_image_name(i) for i in pod.images)),), SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         t = snapshot.table

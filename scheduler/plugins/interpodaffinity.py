@@ -44,6 +44,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import LABELS_SIGNER_NAME, SignFragment, mapping_value, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodAffinityTerm
 from scheduler.plugins.args import InterPodAffinityArgs
@@ -109,6 +110,15 @@ class InterPodAffinity:
 
     def __init__(self, args: InterPodAffinityArgs) -> None:
         self.args = args
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with affinity or anti-affinity terms has no signature (its verdicts
+        depend on other pods' placement), as upstream. Without terms, the existing pods' terms still
+        match the pod by its namespace and labels, so those are its fragment (upstream signs nothing
+        here; two pods with other labels would see other anti-affinity)."""
+        if pod.has_affinity_terms:
+            return unsignable("pods with affinity terms are not signable")
+        return ((LABELS_SIGNER_NAME, (pod.namespace, mapping_value(pod.labels))),), SUCCESS
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot

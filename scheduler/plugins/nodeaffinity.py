@@ -36,6 +36,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import NODE_AFFINITY_SIGNER_NAME, SignFragment, node_affinity_signer
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, NodeSelectorTerm, Pod
 from scheduler.model.selectors import (
@@ -100,6 +101,11 @@ class NodeAffinity:
         errors += preferred_terms_errors(self._added_preferred, f"{_ADDED}.{_PREFERRED}")
         if errors:
             raise PluginArgsError(aggregate_message(errors))
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: PreFilter, Filter and Score read the node selector and node affinity (the
+        profile's addedAffinity is the same for every pod of the framework)."""
+        return ((NODE_AFFINITY_SIGNER_NAME, node_affinity_signer(pod)),), SUCCESS
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:

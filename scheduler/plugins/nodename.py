@@ -11,7 +11,8 @@ from scheduler.cache import Snapshot
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
-from scheduler.framework.status import Status
+from scheduler.framework.signature import NODE_NAME_SIGNER_NAME, SignFragment
+from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
 
 NAME = "NodeName"
@@ -24,6 +25,10 @@ class NodeName:
 
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: Filter reads ``spec.nodeName``."""
+        return ((NODE_NAME_SIGNER_NAME, pod.node_name),), SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         if not pod.node_name:

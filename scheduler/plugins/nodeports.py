@@ -29,6 +29,7 @@ from scheduler.framework.interfaces import (
     PreFilterResult,
     Rows,
 )
+from scheduler.framework.signature import HOST_PORTS_SIGNER_NAME, SignFragment, host_ports_signer
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import HostPort, Pod
 
@@ -44,6 +45,10 @@ class NodePorts:
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
     pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: PreFilter and Filter read the host ports."""
+        return ((HOST_PORTS_SIGNER_NAME, host_ports_signer(pod)),), SUCCESS
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:

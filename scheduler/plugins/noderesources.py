@@ -71,6 +71,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import RESOURCES_SIGNER_NAME, SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Node, Pod
 from scheduler.model.dra import IMPLICIT_EXTENDED_RESOURCE_PREFIX, DeviceClass
@@ -123,6 +124,21 @@ def is_scalar_resource_name(name: str) -> bool:
             or "kubernetes.io/" in name)
 
 
+def resources_signer(pod: Pod) -> tuple[object, ...]:
+    """The pod's part of the Fit and BalancedAllocation signature (upstream's ``ResourcesSigner``
+    over ``computePodResourceRequest``): every request, and the non-zero cpu and memory scoring uses."""
+    return (tuple(sorted(pod.requests.items())), pod.non_zero_cpu, pod.non_zero_memory)
+
+
+def dra_backed(dra: DraStore | None, pod: Pod) -> bool:
+    """Whether a DeviceClass backs one of the extended resources ``pod`` asks for (the request goes
+    to DynamicResources, DRAExtendedResource): such a pod depends on the DRA objects, not only on
+    itself and the node, so it has no signature (upstream makes every pod unsignable while the gate
+    is on; here only the pods it concerns)."""
+    return dra is not None and any("/" in name and is_dra_extended_resource_name(name)
+                                   and dra.extended_resource_class(name) is not None for name in pod.requests)
+
+
 def fit_requests(pod: Pod) -> dict[str, int]:
     """Upstream's ``computePodResourceRequest`` (``framework.Resource.SetMaxResource`` over
     ``resource.PodRequests``): the pod's requests for cpu, memory, ephemeral-storage and scalar
@@ -173,6 +189,12 @@ class NodeResourcesFit:
         if not is_extended_resource_name(name):
             return False
         return name in self._ignored or name.split("/", 1)[0] in self._ignored_groups
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: PreFilter, Filter and Score read the pod's requests."""
+        if dra_backed(self._dra, pod):
+            return unsignable("signature disabled when dra extended resources are requested")
+        return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -485,6 +507,10 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.args = args
         self._resources = tuple(r.name for r in args.resources)
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: PreScore and Score read the pod's requests."""
+        return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
 
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
         if not any(pod.requests.get(r, 0) > 0 for r in self._resources):

@@ -18,7 +18,8 @@ from scheduler.cache import Snapshot
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
-from scheduler.framework.status import Status
+from scheduler.framework.signature import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
+from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod, Taint
 
 NAME = "NodeUnschedulable"
@@ -32,6 +33,10 @@ class NodeUnschedulable:
 
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: Filter reads the tolerations (of the unschedulable taint)."""
+        return ((TOLERATIONS_SIGNER_NAME, tolerations_signer(pod)),), SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         failed = snapshot.table.unschedulable[rows]

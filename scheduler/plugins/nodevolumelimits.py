@@ -64,6 +64,7 @@ from scheduler.framework.interfaces import (
     PreFilterResult,
     Rows,
 )
+from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.model.volumes import (
@@ -146,6 +147,10 @@ class NodeVolumeLimits:
         self._memo_version = -1
 
     # --- extension points --------------------------------------------------------------------
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with volumes has no signature (``signature.volumes_fragment``)."""
+        return volumes_fragment(pod)
+
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:
         if any(v.claim_name is not None or v.ephemeral or v.inline_disk is not None for v in pod.volumes):

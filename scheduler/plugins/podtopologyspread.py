@@ -45,6 +45,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import LabelSelector, Pod, TopologySpreadConstraint
 from scheduler.model.pod import _spread
@@ -116,6 +117,17 @@ class PodTopologySpread:
                 _spread({**c, "labelSelector": {}}, f"defaultConstraints[{i}]", {})
         except ValueError as e:
             raise PluginArgsError(str(e)) from None
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with spread constraints has no signature, nor one the default
+        constraints apply to (as the KEP words it: "a default set of rules are applied"; upstream's
+        code refuses every pod while default constraints are configured, also those whose default
+        selector is empty, to which none applies). Otherwise the plugin skips the pod."""
+        if pod.topology_spread:
+            return unsignable("pods with topology constraints are not signable")
+        if self._constraints(pod, "DoNotSchedule") or self._constraints(pod, "ScheduleAnyway"):
+            return unsignable("pods with default topology constraints are not signable")
+        return (), SUCCESS
 
     # --- constraints -----------------------------------------------------------------------
     def _constraints(self, pod: Pod, when: str) -> tuple[TopologySpreadConstraint, ...]:

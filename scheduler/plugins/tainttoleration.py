@@ -35,6 +35,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.signature import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod, Taint, Toleration
 from scheduler.plugins.helpers import default_normalize_score, derived, untolerated_taint_per_set
@@ -54,6 +55,10 @@ class TaintToleration:
 
     name = NAME
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: Filter and Score read the tolerations."""
+        return ((TOLERATIONS_SIGNER_NAME, tolerations_signer(pod)),), SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         t = snapshot.table

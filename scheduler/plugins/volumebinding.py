@@ -112,6 +112,7 @@ from scheduler.framework.interfaces import (
     Rows,
     Scores,
 )
+from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.volumes import (
@@ -321,6 +322,10 @@ class VolumeBinding:
         if sc.binding_mode is None:
             raise ValueError(f'VolumeBindingMode not set for StorageClass "{pvc.storage_class}"')
         return sc.binding_mode == WAIT_FOR_FIRST_CONSUMER
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with volumes has no signature (``signature.volumes_fragment``)."""
+        return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:

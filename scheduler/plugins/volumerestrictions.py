@@ -43,6 +43,7 @@ from scheduler.framework.interfaces import (
     PreFilterResult,
     Rows,
 )
+from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodVolume
 from scheduler.model.volumes import READ_WRITE_ONCE_POD, PersistentVolumeClaim
@@ -75,6 +76,10 @@ class VolumeRestrictions:
 
     def _claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         return None if self._volumes is None else self._volumes.pvc(namespace, name)
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with volumes has no signature (``signature.volumes_fragment``)."""
+        return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:

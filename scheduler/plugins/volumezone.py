@@ -41,6 +41,7 @@ from scheduler.framework.interfaces import (
     PreFilterResult,
     Rows,
 )
+from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.model.volumes import WAIT_FOR_FIRST_CONSUMER, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -121,6 +122,10 @@ class VolumeZone:
                 return (), Status.unresolvable(not_found("PersistentVolume", pvc.volume_name))
             out.extend(pv_topologies(pv))
         return tuple(out), SUCCESS
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: a pod with volumes has no signature (``signature.volumes_fragment``)."""
+        return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:
