@@ -36,6 +36,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler import features
 from scheduler.cache import Cache
 from scheduler.cache.dra import DraStore
 from scheduler.cache.selector_owners import SelectorOwners
@@ -123,8 +124,11 @@ class SchedulerService:
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
                  max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT,
                  decision_records: int = DEFAULT_CAPACITY, decision_top_nodes: int = DEFAULT_TOP_NODES,
-                 extender_factory: ExtenderFactory | None = None) -> None:
+                 extender_factory: ExtenderFactory | None = None,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         self.registry = registry or Registry()
+        # ``run --feature-gates`` (``scheduler/features.py``): upstream's defaults, overridden.
+        self.feature_gates = features.feature_gates(feature_gates)
         self.extender_factory = extender_factory
         self.bodies = ObjectBodies()
         self._extender_crs: set[str] = set()       # CRs whose compiled framework calls extenders
@@ -137,7 +141,8 @@ class SchedulerService:
         self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
         self.decisions = DecisionStore(decision_records, decision_top_nodes)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
-                                   decisions=self.decisions, shadows=self.shadows)
+                                   decisions=self.decisions, shadows=self.shadows,
+                                   batching=self.feature_gates[features.OPPORTUNISTIC_BATCHING])
         # Services and controllers: PodTopologySpread's default selector (upstream's DefaultSelector).
         self.selector_owners = SelectorOwners()
         if default_selector is None:

@@ -124,7 +124,7 @@ def test_bench_command_json_contract() -> None:
     (r,) = doc["results"]
     assert set(doc) == {"results"}
     assert set(r) == {"workload", "mode", "nodes", "initPods", "pods", "throughput", "attemptLatencySeconds",
-                      "peakRssBytes", "seconds", "cpuSeconds", "recordingShare"}     # the last two: core mode only
+                      "peakRssBytes", "seconds", "cpuSeconds", "recordingShare", "batchedPods"}  # last 3: core only
     assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99"}
     assert set(r["attemptLatencySeconds"]) == {"p50", "p99"}
     assert r["peakRssBytes"] > 0 and (r["nodes"], r["initPods"], r["pods"]) == (5, 5, 10)
@@ -193,6 +193,39 @@ def test_baseline_pairs_each_run_and_reports_the_median_ratio(monkeypatch: pytes
     assert configured["shadow"] == {"agreed": 3, "differed": 6, "wouldBePending": 0}
     table = report.format_table(results)
     assert "SchedulingBasic (configured) +shadow" in table and "cost 10.0 %" in table
+
+
+def test_feature_gate_variants_run_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--feature-gates given twice: each set is a variant, in alternating order per repeat, and the
+    second carries the median of its per-repeat throughput ratios over the first."""
+    from scheduler.benchmark import report
+    from scheduler.benchmark.core import RunResult
+    calls: list[tuple[int, str]] = []
+
+    def fake(workload: str, size: Size, seed: int, decision_records: int, shadow: object = None,
+             gates: str = "") -> RunResult:
+        calls.append((seed, gates))
+        avg = 1000.0 if gates.endswith("true") else (900.0, 950.0, 800.0)[seed]
+        r = RunResult(workload, "core", size, summary([avg, avg]), 0.001, 0.002, 1, 10.0, size.pods, True)
+        r.batched_pods = 7 if gates.endswith("true") else 0
+        return r
+
+    monkeypatch.setattr(report, "_core", fake)
+    on, off = "OpportunisticBatching=true", "OpportunisticBatching=false"
+    results, _ = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False, feature_gates=[on, off])
+    assert calls == [(0, on), (0, off), (1, off), (1, on), (2, on), (2, off)]
+    first, second = results
+    assert (first["variant"], second["variant"]) == (on, off)
+    assert "gatesRatio" not in first and second["gatesRatio"] == pytest.approx(0.9)
+    assert (first["batchedPods"], second["batchedPods"]) == (7, 0)
+    table = report.format_table(results)
+    assert f"SchedulingBasic: {off} / {on} average = 0.900" in table
+    assert f"SchedulingBasic ({on}): 7 pods placed by opportunistic batching" in table
+
+
+def test_bench_refuses_an_unknown_feature_gate() -> None:
+    out = CliRunner().invoke(main, ["bench", "--workload", "SchedulingBasic", "--feature-gates", "Nope=true"])
+    assert out.exit_code == 2 and "unrecognized feature gate: Nope" in out.output
 
 
 def test_a_core_run_reports_its_measured_phase_cpu_time_and_recording_share() -> None:

@@ -321,6 +321,15 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
     return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
 
 
+def _feature_gates(ctx: click.Context, param: click.Parameter, value: str) -> dict[str, bool]:
+    """``Name=bool[,Name=bool]`` (``scheduler/features.py``); an unknown gate is a usage error."""
+    from scheduler.features import FeatureGateError, parse_feature_gates
+    try:
+        return parse_feature_gates(value or "")
+    except FeatureGateError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @main.command()
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
@@ -354,6 +363,8 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
               help="Serving certificate's private key (PEM).")
 @click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
               help="Paths served without authentication or authorization (comma-separated; a trailing * is a prefix).")
+@click.option("--feature-gates", default="", callback=_feature_gates, metavar="Name=bool[,Name=bool]",
+              help="Upstream's feature gates: OpportunisticBatching (default true).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-v", "--verbose", count=True, help="-v info, -vv debug.")
 def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple[str, int],
@@ -362,7 +373,8 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
         leader_elect_resource_namespace: str | None, decision_records: int, decision_top_nodes: int,
         kube_api_qps: float, kube_api_burst: int,
         tls_cert_file: str | None, tls_private_key_file: str | None,
-        authorization_always_allow_paths: str, log_format: str, verbose: int) -> None:
+        authorization_always_allow_paths: str, feature_gates: dict[str, bool], log_format: str,
+        verbose: int) -> None:
     """Run the scheduler against a cluster (kubeconfig or in-cluster).
 
     /metrics, /healthz, /readyz and /livez are served over HTTPS; every path but the always-allowed
@@ -401,7 +413,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     raise_open_file_limit()
     runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election, secure_serving=secure,
                               qps=kube_api_qps, burst=kube_api_burst, decision_records=decision_records,
-                              decision_top_nodes=decision_top_nodes)
+                              decision_top_nodes=decision_top_nodes, feature_gates=feature_gates)
     runtime.start()
     while not runtime.synced.wait(1.0):
         pass
@@ -538,11 +550,13 @@ def format_comparison(result: dict[str, Any]) -> str:
               help="A SchedulingProfile (YAML) run as a shadow of the workload's profile (core mode).")
 @click.option("--baseline", is_flag=True,
               help="Also run the baseline (no shadow, --decision-records 0) before each run and report the ratio.")
+@click.option("--feature-gates", "feature_gates", multiple=True, metavar="Name=bool[,Name=bool]",
+              help="As run --feature-gates; repeat it to run each set as a variant, side by side.")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
 def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
-          repeat: int, decision_records: int, shadow_file: str | None, baseline: bool, output: str,
-          seed: int) -> None:
+          repeat: int, decision_records: int, shadow_file: str | None, baseline: bool,
+          feature_gates: tuple[str, ...], output: str, seed: int) -> None:
     """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
     import json
 
@@ -550,7 +564,14 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
 
     from scheduler.benchmark.report import format_table, run_bench
     from scheduler.benchmark.workloads import WORKLOADS
-
+    from scheduler.features import FeatureGateError, parse_feature_gates
+    for gates in feature_gates:
+        try:
+            parse_feature_gates(gates)
+        except FeatureGateError as e:
+            raise click.BadParameter(str(e), param_hint="--feature-gates") from None
+    if baseline and len(feature_gates) > 1:
+        raise click.BadParameter("--baseline compares with one set of feature gates", param_hint="--feature-gates")
     unknown = [w for w in workloads if w not in WORKLOADS]
     if unknown:
         raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
@@ -565,7 +586,8 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
             raise click.BadParameter(f"{shadow_file}: not a SchedulingProfile or its spec", param_hint="--shadow")
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
-                                  shadow=shadow, baseline=baseline, progress=lambda m: click.echo(m, err=True))
+                                  shadow=shadow, baseline=baseline, feature_gates=feature_gates,
+                                  progress=lambda m: click.echo(m, err=True))
     click.echo(json.dumps({"results": results}, indent=2) if output == "json" else format_table(results))
     for p in problems:
         click.echo(f"error: {p}", err=True)

@@ -49,7 +49,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -246,7 +246,8 @@ class OperatorRuntime:
                  leader_election: dict[str, Any] | None = None, request_timeout: float = 30.0,
                  secure_serving: SecureServing | None = None, qps: float | None = None,
                  burst: int | None = None, decision_records: int = DEFAULT_CAPACITY,
-                 decision_top_nodes: int = DEFAULT_TOP_NODES) -> None:
+                 decision_top_nodes: int = DEFAULT_TOP_NODES,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         self.config = config
         self.secure_serving = secure_serving
         self.api = KubeClient(config, limit=128, timeout=request_timeout, qps=qps, burst=burst)
@@ -254,7 +255,8 @@ class OperatorRuntime:
         # A binding cycle may outlast one request timeout (a PreBind write, then the Binding), not two.
         self.service = SchedulerService(self.client, seed=seed, binding_timeout=2 * request_timeout,
                                         metrics=Metrics(process=True), decision_records=decision_records,
-                                        decision_top_nodes=decision_top_nodes, extender_factory=http_extender)
+                                        decision_top_nodes=decision_top_nodes, extender_factory=http_extender,
+                                        feature_gates=feature_gates)
         self.api.on_response = _rest_client_metrics(self.service.metrics, urlparse(config.server).netloc)
         self.http_addresses = list(http_addresses)
         self.elector: LeaderElector | None = None

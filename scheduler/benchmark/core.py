@@ -127,6 +127,8 @@ class RunResult:
     # measured phase (``Scheduler.recording_seconds``); their share of ``seconds`` is the
     # recording's cost, measured inside the run (issue #20).
     recording_seconds: float | None = None
+    # Core mode: pods placed on an opportunistic batch's hint (``framework/batch.py``), all profiles.
+    batched_pods: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
@@ -139,6 +141,8 @@ class RunResult:
             out["cpuSeconds"] = self.cpu_seconds
         if self.recording_seconds is not None and self.seconds > 0:
             out["recordingShare"] = self.recording_seconds / self.seconds
+        if self.batched_pods is not None:
+            out["batchedPods"] = self.batched_pods
         return out
 
 
@@ -467,9 +471,10 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
 
 
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any],
-               decision_records: int = DEFAULT_CAPACITY, shadow: dict[str, Any] | None = None) -> RunResult:
+               decision_records: int = DEFAULT_CAPACITY, shadow: dict[str, Any] | None = None,
+               feature_gates: dict[str, bool] | None = None) -> RunResult:
     sink = SinkClient()
-    service = SchedulerService(sink, seed=seed, decision_records=decision_records)
+    service = SchedulerService(sink, seed=seed, decision_records=decision_records, feature_gates=feature_gates)
     sink.service = service
     st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
     if not st.accepted:
@@ -581,7 +586,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         pods=_pod_counts(sink, w, size) if deleting is not None else {},
         init_placements={f"{b['metadata']['namespace']}/{b['metadata']['name']}": b["spec"]["nodeName"]
                          for uid, b in sink.bodies.items() if uid not in sink.measured and b["spec"].get("nodeName")},
-        cpu_seconds=cpu, recording_seconds=recording if service.decisions.enabled else None)
+        cpu_seconds=cpu, recording_seconds=recording if service.decisions.enabled else None,
+        batched_pods=sum(f.batch.batched_pods for f in service.profiles.current.values()))
 
 
 async def _delete_pods(sink: SinkClient, namespace: str, rate: float) -> None:
@@ -776,9 +782,11 @@ def _bound_volumes(sink: SinkClient, service: SchedulerService) -> dict[str, str
 
 def run_core(workload: str, size: Size, *, seed: int = 0, time_limit: float = 600.0,
              profile: dict[str, Any] | None = None, decision_records: int = DEFAULT_CAPACITY,
-             shadow: dict[str, Any] | None = None) -> RunResult:
+             shadow: dict[str, Any] | None = None, feature_gates: dict[str, bool] | None = None) -> RunResult:
     """One run of ``workload`` at ``size`` in this process (a fresh event loop); ``decision_records``
     as ``run --decision-records`` (the product's default: on); ``shadow``, a SchedulingProfile spec
-    run as a shadow of the workload's profile (``spec.shadowOf``)."""
+    run as a shadow of the workload's profile (``spec.shadowOf``); ``feature_gates`` as ``run
+    --feature-gates`` (upstream's defaults otherwise)."""
     logging.getLogger("kopf_scheduler").setLevel(logging.WARNING)
-    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}, decision_records, shadow))
+    return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, profile or {}, decision_records, shadow,
+                            feature_gates))

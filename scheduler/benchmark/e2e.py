@@ -354,7 +354,7 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
 
 
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path,
-               decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+               decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "") -> RunResult:
     kubeconfig = home / "kubeconfig"
     cluster, _ = processes.start_cluster(kubeconfig)
     operator: subprocess.Popen[str] | None = None
@@ -394,7 +394,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             operator = subprocess.Popen(
                 processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
                               f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}",
-                              *processes.SCHEDULER_PERF_CLIENT, "--decision-records", str(decision_records)),
+                              *processes.SCHEDULER_PERF_CLIENT, "--decision-records", str(decision_records),
+                              *(("--feature-gates", feature_gates) if feature_gates else ())),
                 stdout=log, stderr=subprocess.STDOUT, text=True)
             if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
@@ -462,6 +463,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
 
 
 def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,
-            decision_records: int = DEFAULT_CAPACITY) -> RunResult:
+            decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "") -> RunResult:
     with tempfile.TemporaryDirectory(prefix="kopf-scheduler-bench-") as home:
-        return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home), decision_records))
+        return asyncio.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home), decision_records,
+                                feature_gates))

@@ -22,6 +22,7 @@ from typing import Any
 
 from scheduler.benchmark.core import RunResult, run_core
 from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.features import parse_feature_gates
 from scheduler.framework.decision import DEFAULT_CAPACITY
 
 __all__ = ["format_table", "median_result", "run_bench"]
@@ -30,8 +31,9 @@ Runner = Callable[[str, Size], RunResult]
 
 
 def _core(workload: str, size: Size, seed: int, decision_records: int = DEFAULT_CAPACITY,
-          shadow: dict[str, Any] | None = None) -> RunResult:
-    return run_core(workload, size, seed=seed, decision_records=decision_records, shadow=shadow)
+          shadow: dict[str, Any] | None = None, gates: str = "") -> RunResult:
+    return run_core(workload, size, seed=seed, decision_records=decision_records, shadow=shadow,
+                    feature_gates=parse_feature_gates(gates))
 
 
 def _in_child(fn: Callable[..., RunResult], *args: Any) -> RunResult:
@@ -49,7 +51,7 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
                                     for k in ("p50", "p99")}
     out["peakRssBytes"] = int(statistics.median(d["peakRssBytes"] for d in docs))
     out["seconds"] = statistics.median(d["seconds"] for d in docs)
-    for key in ("cpuSeconds", "recordingShare"):
+    for key in ("cpuSeconds", "recordingShare", "batchedPods"):
         if all(key in d for d in docs):
             out[key] = statistics.median(d[key] for d in docs)
     if "shadow" in out:                 # the shadow's counts summed over the runs
@@ -60,7 +62,7 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
 def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: int | None = None,
               pods: int | None = None, mode: str = "core", repeat: int = 1, seed: int = 0, isolate: bool = True,
               progress: Callable[[str], None] | None = None, decision_records: int = DEFAULT_CAPACITY,
-              shadow: dict[str, Any] | None = None, baseline: bool = False
+              shadow: dict[str, Any] | None = None, baseline: bool = False, feature_gates: Sequence[str] = ()
               ) -> tuple[list[dict[str, Any]], list[str]]:
     """Results (medians) per workload, and the problems seen: runs that did not finish, and medians
     below the workload's threshold at its thresholded size.
@@ -70,43 +72,57 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
     recording or of a shadow is then a ratio measured in one run of the benchmark, pair by pair, not
     across runs on a machine whose speed drifts. The
     baseline's result comes first, with ``"variant": "baseline"``; the configured one carries
-    ``"variant": "configured"`` and ``"baselineRatio"``, the median of the per-pair average ratios."""
+    ``"variant": "configured"`` and ``"baselineRatio"``, the median of the per-pair average ratios.
+
+    ``feature_gates``: one ``run --feature-gates`` value for every run; with several, each is a
+    variant (``"variant": "OpportunisticBatching=false"``), run in turn within each repeat as the
+    baseline pairs are, and every variant after the first carries ``"gatesRatio"``: the median of
+    its per-repeat average throughput over the first variant's."""
     results: list[dict[str, Any]] = []
     problems: list[str] = []
     if shadow is not None and mode != "core":
         raise ValueError("--shadow is measured in core mode")
-    variants: list[tuple[str, int, dict[str, Any] | None]] = [("configured", decision_records, shadow)]
+    gates = list(feature_gates) or [""]
+    if baseline and len(gates) > 1:
+        raise ValueError("--baseline compares with one set of --feature-gates")
+    variants: list[tuple[str, int, dict[str, Any] | None, str]] = [
+        (g if len(gates) > 1 else "configured", decision_records, shadow, g) for g in gates]
     if baseline:
-        variants.insert(0, ("baseline", 0, None))
+        variants.insert(0, ("baseline", 0, None, gates[0]))
+    labelled = baseline or len(gates) > 1
     for name in workloads:
         w = WORKLOADS[name]
         size = w.default
         size = replace(size, nodes=nodes if nodes is not None else size.nodes,
                        init_pods=init_pods if init_pods is not None else size.init_pods,
                        pods=pods if pods is not None else size.pods)
-        runs: dict[str, list[RunResult]] = {v: [] for v, _, _ in variants}
+        runs: dict[str, list[RunResult]] = {v: [] for v, _, _, _ in variants}
         for k in range(repeat):
             # Pairs alternate their order (baseline first, then configured first), so a machine
             # that speeds up or slows down over the run does not favour one variant.
-            for variant, records, shadow_spec in (variants if k % 2 == 0 else variants[::-1]):
+            for variant, records, shadow_spec, gate in (variants if k % 2 == 0 else variants[::-1]):
                 if mode == "core":
-                    r = (_in_child(_core, name, size, seed + k, records, shadow_spec) if isolate
-                         else _core(name, size, seed + k, records, shadow_spec))
+                    args = (name, size, seed + k, records, shadow_spec, *((gate,) if gate else ()))
+                    r = _in_child(_core, *args) if isolate else _core(*args)
                 else:
                     from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
-                    r = run_e2e(name, size, seed=seed + k, decision_records=records)
+                    r = run_e2e(name, size, seed=seed + k, decision_records=records, feature_gates=gate)
                 if not r.complete:
                     problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
                 if progress is not None:
-                    progress(f"{name} {mode} {variant + ' ' if baseline else ''}run {k + 1}/{repeat}: "
+                    progress(f"{name} {mode} {variant + ' ' if labelled else ''}run {k + 1}/{repeat}: "
                              f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
                              + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
                              + (f", shadow {r.shadow}" if r.shadow is not None else ""))
                 runs[variant].append(r)
-        for variant, _, _ in variants:
+        for variant, _, _, _ in variants:
             out = median_result(runs[variant])
-            if baseline:
+            if labelled:
                 out["variant"] = variant
+            if len(gates) > 1 and variant != gates[0]:
+                out["gatesRatio"] = statistics.median(
+                    c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
+                    for b, c in zip(runs[gates[0]], runs[variant], strict=True))
             if baseline and variant == "configured":
                 out["baselineRatio"] = statistics.median(
                     c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
@@ -143,6 +159,12 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
         if "baselineRatio" in r:
             lines.append(f"{r['workload']}: configured / baseline average = {r['baselineRatio']:.3f} "
                          f"(median of per-repeat pairs; cost {100 * (1 - r['baselineRatio']):.1f} %)")
+        if "gatesRatio" in r:
+            lines.append(f"{r['workload']}: {r['variant']} / {results[0]['variant']} average = "
+                         f"{r['gatesRatio']:.3f} (median of per-repeat pairs)")
+        if "batchedPods" in r:
+            lines.append(f"{r['workload']}{' (' + r['variant'] + ')' if 'variant' in r else ''}: "
+                         f"{r['batchedPods']} pods placed by opportunistic batching (median over the runs)")
         if "recordingShare" in r:
             lines.append(f"{r['workload']}: decision records took {100 * r['recordingShare']:.1f} % of the measured "
                          f"phase (median over the runs)")

@@ -50,7 +50,7 @@ _ELSEWHERE = {
     "enableProfiling": "not served",
     "enableContentionProfiling": "not served",
     "delayCacheUntilActive": "the cache always fills before the lease is taken (--leader-elect)",
-    "featureGates": "kopf-scheduler has no feature gates",
+    "featureGates": "use run --feature-gates (kopf-scheduler has OpportunisticBatching)",
 }
 _PROFILE_FIELDS = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
 _TOP_FIELDS = {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "podInitialBackoffSeconds",
