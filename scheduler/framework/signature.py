@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from scheduler.framework.interfaces import SignPlugin
 from scheduler.framework.status import Status
 from scheduler.model import Pod
+from scheduler.model.volumes import PodVolume
 
 __all__ = [
     "DYNAMIC_RESOURCES_SIGNER_NAME",
@@ -98,13 +99,22 @@ def node_affinity_signer(pod: Pod) -> tuple[object, ...]:
 
 def volumes_fragment(pod: Pod) -> tuple[Sequence[SignFragment], Status]:
     """The volume plugins' signing (VolumeBinding, VolumeRestrictions, VolumeZone,
-    NodeVolumeLimits): a pod with volumes has no signature. Upstream signs the volume sources
+    NodeVolumeLimits): a pod with storage volumes (claims, ephemeral claims, in-tree disks, inline
+    CSI) has no signature. Upstream signs the volume sources
     (``VolumesSigner``); here their verdicts also read PersistentVolumes, claims and classes, which
     may change between two pods without the cache noticing, and a claim name means another claim in
     another namespace, so such a pod is not batched."""
-    if pod.volumes:
+    if any(_storage(v) for v in pod.volumes):
         return unsignable("pods with volumes are not signable")
     return ((VOLUMES_SIGNER_NAME, ()),), Status()
+
+
+def _storage(v: PodVolume) -> bool:
+    """Whether a volume has a source a plugin reads. The others (configMap, secret, projected,
+    emptyDir, ...) are kept by name only and change no verdict, as upstream's ``VolumesSigner``
+    leaves out the synthetic ones: every pod has a projected service-account volume."""
+    return bool(v.claim_name is not None or v.ephemeral or v.gce_pd or v.aws_ebs or v.azure_disk or v.iscsi_iqn
+                or v.rbd or v.csi_driver)
 
 
 def sign_pod(plugins: Sequence[SignPlugin], pod: Pod) -> PodSignature | None:
