@@ -121,6 +121,12 @@ class Metrics:
             ["profile", "result"], registry=r)
         self.batch_cache_flushed = Counter(
             "scheduler_batch_cache_flushed", "Counts of cache flushes by reason.", ["profile", "reason"], registry=r)
+        self.get_node_hint_duration = Histogram(
+            "scheduler_get_node_hint_duration_seconds", "Latency for getting a node hint.", ["hinted", "profile"],
+            buckets=exponential_buckets(0.00001, 2, 12), registry=r)
+        self.store_schedule_results_duration = Histogram(
+            "scheduler_store_schedule_results_duration_seconds", "Latency for getting a no.", ["profile"],
+            buckets=exponential_buckets(0.00001, 2, 12), registry=r)   # upstream's help text, as it is
         self.inflight_events = Gauge(
             "scheduler_inflight_events", "Number of events currently tracked in the scheduling queue.",
             ["event"], registry=r)

@@ -39,6 +39,13 @@ UPSTREAM = [
     ("scheduler_scheduler_cache_size", "gauge", ("type",), None),
     ("scheduler_unschedulable_pods", "gauge", ("plugin", "profile"), None),
     ("scheduler_plugin_evaluation_total", "counter", ("plugin", "extension_point", "profile"), None),
+    # Opportunistic batching (KEP-5598): BatchAttemptStats and BatchCacheFlushed.
+    ("scheduler_batch_attempts_total", "counter", ("profile", "result"), None),
+    ("scheduler_batch_cache_flushed_total", "counter", ("profile", "reason"), None),
+    ("scheduler_get_node_hint_duration_seconds", "histogram", ("hinted", "profile"),
+     exponential_buckets(0.00001, 2, 12)),
+    ("scheduler_store_schedule_results_duration_seconds", "histogram", ("profile",),
+     exponential_buckets(0.00001, 2, 12)),
     ("scheduler_inflight_events", "gauge", ("event",), None),
     ("rest_client_requests_total", "counter", ("code", "host", "method"), None),
     ("rest_client_request_duration_seconds", "histogram", ("host", "verb"), REST_CLIENT_BUCKETS),

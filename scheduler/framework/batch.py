@@ -168,6 +168,8 @@ class OpportunisticBatch:
         self.batched_pods = 0           # pods that took a hint (upstream's test-only counter)
         self._attempts = Children(metrics.batch_attempts) if metrics else None
         self._flushes = Children(metrics.batch_cache_flushed) if metrics else None
+        self._hint_durations = Children(metrics.get_node_hint_duration) if metrics else None
+        self._store_durations = Children(metrics.store_schedule_results_duration) if metrics else None
 
     def _empty(self) -> bool:
         return self.state is None or len(self.state.nodes) == 0
@@ -186,9 +188,13 @@ class OpportunisticBatch:
                       select: Callable[[npt.NDArray[np.int64]], int]) -> Hint | None:
         """A hint for ``pod`` in scheduling cycle ``cycle``, or None. ``check(row)`` runs the
         Filter plugins on one node; ``select(totals)`` is the framework's ``select_position``."""
+        t0 = time.perf_counter()
         hint = self._hint(pod, signature, cycle, order, candidates, stamp, nominations, check, row_of, select)
         if hint is None:
             self._attempt(BATCH_ATTEMPT_NO_HINT)
+        if self._hint_durations is not None:
+            self._hint_durations("no_hint" if hint is None else "hint", self.profile).observe(
+                time.perf_counter() - t0)
         return hint
 
     def _hint(self, pod: Pod, signature: PodSignature | None, cycle: int, order: Rows, candidates: int,
@@ -237,6 +243,15 @@ class OpportunisticBatch:
                                partial: bool = False) -> None:
         """Upstream's ``StoreScheduleResults``: remember the cycle; keep the list when its hint was
         used, else keep this cycle's other nodes for the next pod (or flush)."""
+        t0 = time.perf_counter()
+        try:
+            self._store(signature, hinted, chosen, row, others, cycle, order, candidates, partial)
+        finally:
+            if self._store_durations is not None:
+                self._store_durations(self.profile).observe(time.perf_counter() - t0)
+
+    def _store(self, signature: PodSignature | None, hinted: str | None, chosen: str, row: int,
+               others: ScoredNodes | None, cycle: int, order: Rows, candidates: int, partial: bool) -> None:
         self.last = _LastCycle(cycle, chosen, row, True)
         if hinted is not None and hinted == chosen:
             self._attempt(BATCH_ATTEMPT_HINT_USED)
