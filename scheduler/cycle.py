@@ -19,6 +19,13 @@
                  cancelled (deadline passed, leadership lost): Unreserve ─► forget ─► requeue
         Failure: queue.add_unschedulable_if_not_present ─► report FailedScheduling
 
+Opportunistic batching (``framework/batch.py``, gate ``OpportunisticBatching``): after PreFilter, a
+pod whose signature equals the previous pod's may take the next node of that pod's scored list
+(``get_node_hint``), after one Filter run on it, and skip the search and Score; every scored cycle
+stores its other nodes for the next pod (``store_schedule_results``), and the assume stamps the
+list with the cache's mutation count (``assumed``). The batch only answers what the full search
+would, so the cycle's outcome, its round-robin start and its random draws are the same either way.
+
 A profile's HTTP extenders (``framework/extender.py``) filter after the Filter plugins and add
 their scores after Score, inside the synchronous cycle (each call bounded by its timeout), and an
 extender that binds takes the Bind plugins' place in the binding cycle.

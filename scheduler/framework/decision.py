@@ -17,6 +17,14 @@ One record per scheduling attempt, in exactly this JSON shape (``DecisionRecord.
 
 The records are a by-product of what the cycle computed anyway: no plugin runs again, and the
 top nodes are picked with a few ``argmax`` passes over the totals (``best_indices``).
+
+A pod placed by opportunistic batching (``framework/batch.py``) gets the record the full cycle
+would have written, field for field: ``evaluatedNodes`` and ``feasibleNodes`` count the search the
+stored list stands for (every candidate node), ``filtered`` holds the nodes that search rejected
+plus the nodes taken by the batch's earlier pods (each with the status its Filter run gave this
+pod), and ``scores`` ranks the remaining nodes, re-normalised. Only the order of ``filtered``'s
+keys may differ. No field says the pod was batched: the record explains the decision, which is the
+same; ``scheduler_batch_attempts_total`` counts the batching.
 ``DecisionStore`` keeps the latest record per pod, at most ``capacity`` pods (oldest dropped
 first); capacity 0 records nothing.
 

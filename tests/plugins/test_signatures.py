@@ -204,6 +204,18 @@ def test_every_in_tree_profile_plugin_signs() -> None:
     assert s.profiles.current["default-scheduler"].signatures_enabled
 
 
+def test_a_profile_with_extenders_signs_nothing() -> None:
+    """computeBatchablePlugins: "Disabling signatures for profile because it has extenders"."""
+    from scheduler.framework.extender import ObjectBodies
+    from scheduler.kubeapi.extender import HTTPExtender
+    from scheduler.plugins.registry import Registry
+    from scheduler.profiles import compile_profile, parse_spec
+    spec = parse_spec({"schedulerName": "s", "extenders": [{"urlPrefix": "http://127.0.0.1:1", "filterVerb": "f"}]})
+    fwk = compile_profile(spec, registry=Registry(), extender_factory=lambda c: HTTPExtender(c, ObjectBodies()))
+    assert not fwk.signatures_enabled
+    assert fwk.sign_pod(pod("p")) is None
+
+
 # KEP-5598's signature consistency test: equal signatures, equal results on every node.
 def random_pod(rng: random.Random, i: int) -> Any:
     spec: dict[str, Any] = {}
