@@ -49,7 +49,7 @@ import numpy as np
 from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
-from scheduler.framework.batch import Hint, ScoredNodes
+from scheduler.framework.batch import Hint, ScoredNodes, Signer
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.decision import (
     DECISION_ANNOTATION,
@@ -73,6 +73,7 @@ from scheduler.framework.extender import (
     prioritize_with_extenders,
 )
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
+from scheduler.framework.signature import PodSignature
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
@@ -267,11 +268,16 @@ class Scheduler:
             candidates = candidates[keep[candidates]]
             plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
             diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
-        signature = None
         hinted: Hint | None = None
+        signed: list[PodSignature | None] = []
+
+        def signature() -> PodSignature | None:
+            # Signed once, and only if a batching rule asks (framework/batch.py's Signer).
+            if not signed:
+                signed.append(fwk.sign_pod(pod))
+            return signed[0]
         if cycle is not None:
             # Opportunistic batching (framework/batch.py): after PreFilter, as upstream's GetNodeHint.
-            signature = fwk.sign_pod(pod)
             hinted = fwk.batch.get_node_hint(
                 pod, signature, cycle, order=snapshot.node_order, candidates=len(candidates),
                 stamp=snapshot.table.mutations, nominations=len(self.queue.nominator) > 0,
@@ -331,7 +337,10 @@ class Scheduler:
         if not s.is_success():
             a.status = s
             return a
-        raw: dict[str, np.ndarray] | None = {} if cycle is not None else None
+        # The raw scores are kept only for a list the next pod may reuse: one from a search over every
+        # candidate, with no pod nominated anywhere (framework/batch.py, conditions 6 and 7).
+        full = a.evaluated == len(candidates) and len(self.queue.nominator) == 0
+        raw: dict[str, np.ndarray] | None = {} if cycle is not None and full else None
         totals, per_plugin, s = fwk.run_score(state, pod, snapshot, feasible, raw=raw)
         if not s.is_success():
             a.status = s
@@ -344,14 +353,14 @@ class Scheduler:
                 or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):
             a.scored = (feasible, totals, per_plugin, pos)
         a.node = snapshot.node_info(int(feasible[pos])).name
-        if cycle is not None and raw is not None:
+        if cycle is not None:
             self._store_scored(fwk, state, pod, snapshot, a, feasible, per_plugin, raw, pos, signature, hinted,
                                cycle, len(candidates))
         return a
 
     # --- opportunistic batching (framework/batch.py) ----------------------------------------
     def _take_hint(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
-                   hint: Hint, signature: tuple[tuple[str, object], ...] | None, cycle: int, candidates: int
+                   hint: Hint, signature: Signer, cycle: int, candidates: int
                    ) -> bool:
         """Place ``pod`` on the batch's hint, as the full search would have (the module docstring of
         ``framework/batch.py`` says why it is the same node); False if the hinted node fails its
@@ -375,14 +384,14 @@ class Scheduler:
         return pod.explain or (self.decisions is not None and self.decisions.enabled)
 
     def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
-                      feasible: np.ndarray, per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray], pos: int,
-                      signature: tuple[tuple[str, object], ...] | None, hinted: Hint | None, cycle: int,
+                      feasible: np.ndarray, per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray] | None,
+                      pos: int,
+                      signature: Signer, hinted: Hint | None, cycle: int,
                       candidates: int) -> None:
         """Upstream's StoreScheduleResults after a scored cycle: the feasible nodes but the chosen
         one, for the next pod, when they stand for a search over every candidate node."""
-        full = a.evaluated == candidates and len(self.queue.nominator) == 0
         others: ScoredNodes | None = None
-        if signature is not None and full:
+        if raw is not None:
             scores = [(name, w, raw[name] if name in raw else per_plugin[name], ext if name in raw else None)
                       for name, w, ext in fwk.score_entries() if name in per_plugin]
             alive = np.ones(len(feasible), np.bool_)
@@ -390,7 +399,7 @@ class Scheduler:
             others = ScoredNodes(feasible, scores, state, pod, a.diagnosis.node_to_status, alive)
         fwk.batch.store_schedule_results(
             signature, snapshot.node_info(hinted.row).name if hinted else None, a.node or "", int(feasible[pos]),
-            others, cycle, order=snapshot.node_order, candidates=candidates, partial=not full)
+            others, cycle, order=snapshot.node_order, candidates=candidates, partial=raw is None)
 
     # --- shadow profiles (profiles/shadows.py) --------------------------------------------
     def _run_shadow(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,

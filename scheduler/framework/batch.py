@@ -34,7 +34,8 @@ own flush reasons):
    node table's mutation count, the node order and the candidate count are the stored ones), and
    no pod is nominated anywhere (a nominated pod's what-if depends on the pod's priority, which is
    not in the signature);
-7. the stored list came from a search that visited every candidate node (``partial_search``):
+7. the stored list came from a search that visited every candidate node, with no pod nominated
+   (``partial_search``):
    upstream's sampled search (``percentageOfNodesToScore``) would look at another window of nodes
    for the next pod, so a list cut short by it cannot stand for the next pod's search. Batching
    therefore applies when the feasible nodes fit within ``numFeasibleNodesToFind`` (clusters under
@@ -76,6 +77,9 @@ __all__ = [
 
 MAX_BATCH_AGE = 0.5
 Rows = npt.NDArray[np.int64]
+# The pod's signature, asked for only when a rule needs it (the cycle computes it at most once):
+# a pod in a cluster where no list is ever stored (a sampled search) is never signed.
+Signer = Callable[[], PodSignature | None]
 
 # Upstream's label values (pkg/scheduler/metrics/metrics.go).
 BATCH_ATTEMPT_NO_HINT = "no_hint"
@@ -182,7 +186,7 @@ class OpportunisticBatch:
         if self._attempts is not None:
             self._attempts(self.profile, result).inc()
 
-    def get_node_hint(self, pod: Pod, signature: PodSignature | None, cycle: int, *, order: Rows,
+    def get_node_hint(self, pod: Pod, signature: Signer, cycle: int, *, order: Rows,
                       candidates: int, stamp: int, nominations: bool,
                       check: Callable[[int], Status], row_of: Callable[[str], int | None],
                       select: Callable[[npt.NDArray[np.int64]], int]) -> Hint | None:
@@ -197,7 +201,7 @@ class OpportunisticBatch:
                 time.perf_counter() - t0)
         return hint
 
-    def _hint(self, pod: Pod, signature: PodSignature | None, cycle: int, order: Rows, candidates: int,
+    def _hint(self, pod: Pod, signature: Signer, cycle: int, order: Rows, candidates: int,
               stamp: int, nominations: bool, check: Callable[[int], Status],
               row_of: Callable[[str], int | None], select: Callable[[npt.NDArray[np.int64]], int]) -> Hint | None:
         st, last = self.state, self.last
@@ -211,7 +215,8 @@ class OpportunisticBatch:
         if not last.succeeded:
             self._flush(FLUSH_POD_FAILED)
             return None
-        if signature is None or signature != st.signature:
+        sig = signature()
+        if sig is None or sig != st.signature:
             self._flush(FLUSH_POD_INCOMPATIBLE)
             return None
         if self.clock() > st.created + MAX_BATCH_AGE:
@@ -238,7 +243,7 @@ class OpportunisticBatch:
         nodes.alive[np.flatnonzero(nodes.rows == chosen)] = False
         return Hint(chosen, rows, totals, per_plugin, pos, nodes.node_to_status)
 
-    def store_schedule_results(self, signature: PodSignature | None, hinted: str | None, chosen: str, row: int,
+    def store_schedule_results(self, signature: Signer, hinted: str | None, chosen: str, row: int,
                                others: ScoredNodes | None, cycle: int, *, order: Rows, candidates: int,
                                partial: bool = False) -> None:
         """Upstream's ``StoreScheduleResults``: remember the cycle; keep the list when its hint was
@@ -250,7 +255,7 @@ class OpportunisticBatch:
             if self._store_durations is not None:
                 self._store_durations(self.profile).observe(time.perf_counter() - t0)
 
-    def _store(self, signature: PodSignature | None, hinted: str | None, chosen: str, row: int,
+    def _store(self, signature: Signer, hinted: str | None, chosen: str, row: int,
                others: ScoredNodes | None, cycle: int, order: Rows, candidates: int, partial: bool) -> None:
         self.last = _LastCycle(cycle, chosen, row, True)
         if hinted is not None and hinted == chosen:
@@ -259,12 +264,13 @@ class OpportunisticBatch:
             return
         if hinted is not None:
             self._attempt(BATCH_ATTEMPT_HINT_NOT_USED)
-        if signature is not None and others is not None and len(others) > 0:
-            self.state = _BatchState(signature, others, self.clock(), order, candidates)
+        sig = signature() if others is not None and len(others) > 0 else None
+        if sig is not None and others is not None:
+            self.state = _BatchState(sig, others, self.clock(), order, candidates)
             return
         if self.state is not None:
-            self._flush(FLUSH_POD_NOT_BATCHABLE if signature is None
-                        else FLUSH_PARTIAL_SEARCH if partial else FLUSH_EMPTY_LIST)
+            self._flush(FLUSH_PARTIAL_SEARCH if partial
+                        else FLUSH_POD_NOT_BATCHABLE if signature() is None else FLUSH_EMPTY_LIST)
         self.state = None
 
     def assumed(self, stamp: int) -> None:

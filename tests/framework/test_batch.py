@@ -10,6 +10,7 @@ pods (uid ``b-…``, at most one per node), as upstream's ``BatchTestPlugin``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
@@ -88,8 +89,9 @@ CASES = [
 ]
 
 
-def sig(s: str) -> tuple[tuple[str, object], ...]:
-    return (("test", s),)
+def sig(s: str) -> Any:
+    """A Signer for the signature ``s`` (the batch asks for it only when a rule needs it)."""
+    return lambda: (("test", s),)
 
 
 def hint_for(batch: OpportunisticBatch, pod: Pod, signature: str, cycle: int, first_pod_id: str, *,
@@ -124,7 +126,7 @@ def test_batch_basic(tt: Case) -> None:
     assert empty == (tt.expected_state is None)
     if tt.expected_state is not None:
         assert st is not None
-        assert st.signature == sig("sig")
+        assert st.signature == sig("sig")()
         assert [NAME[int(r)] for r in st.nodes.rows[st.nodes.alive]] == tt.expected_state
 
 
