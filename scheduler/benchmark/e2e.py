@@ -95,7 +95,9 @@ IN_FLIGHT = 64
 
 
 def _scrape(port: int, token: str | None) -> tuple[list[float], list[float]]:
-    code, text = processes.served(port, "/metrics", token)     # the secure port: the admin token may read it
+    # the secure port: the admin token may read it. A generous timeout: an operator still busy with
+    # the run's last events (SchedulingWhileGated's on a loaded machine) answered after the default 10 s
+    code, text = processes.served(port, "/metrics", token, timeout=120)
     if code != 200:
         raise RuntimeError(f"GET /metrics: {code}: {text[:200]}")
     counts: dict[float, float] = {}
