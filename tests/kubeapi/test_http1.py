@@ -1,12 +1,15 @@
 """The lean HTTP/1.1 pool (``scheduler/kubeapi/http1.py``) under ``KubeClient``, against raw asyncio
 servers on 127.0.0.1 (plain and TLS) that answer as each test scripts: keep-alive and
 ``Connection: close``, the three ways a body is framed, resets, silence, stale pooled connections,
-the connection limit, error statuses, and the rule that a POST is never sent twice."""
+the connection limit, error statuses, the 401 retry, compressed bodies, and the rule that a POST
+is never sent twice."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ssl
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -368,3 +371,47 @@ def test_behind_a_proxy_requests_stay_on_aiohttp() -> None:
         finally:
             await proxy.stop()
     asyncio.run(go())
+
+
+def test_a_401_is_retried_once_with_a_fresh_token(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("old")
+
+    async def respond(req: Req, w: asyncio.StreamWriter) -> bool:
+        w.write(ok() if req.headers["Authorization"] == "Bearer new" else ok(status=401))
+        return True
+
+    async def go() -> RawServer:
+        srv = RawServer(respond)
+        await srv.start()
+        try:
+            async with KubeClient(KubeConfig(srv.url, token_file=str(token))) as api:
+                with pytest.raises(ClientError) as e:        # the file still says "old": the second 401 is ours
+                    await api.request("GET", "/api")
+                assert e.value.status == 401
+            async with KubeClient(KubeConfig(srv.url, token_file=str(token))) as api:
+                assert api.config.credentials is not None
+                api.config.credentials.token()               # "old", cached
+                token.write_text("new")                      # rotated
+                await api.request("POST", BIND, BINDING)     # 401 with "old", then once more with "new"
+        finally:
+            await srv.stop()
+        return srv
+    srv = asyncio.run(go())
+    assert [(r.method, r.headers["Authorization"]) for r in srv.requests] == [
+        ("GET", "Bearer old"), ("GET", "Bearer old"), ("POST", "Bearer old"), ("POST", "Bearer new")]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_compressed_bodies_are_decoded(encoding: str) -> None:
+    data = orjson.dumps({"items": ["x" * 50] * 100})
+    packed = zlib.compress(data) if encoding == "deflate" else gzip.compress(data)
+
+    async def respond(req: Req, w: asyncio.StreamWriter) -> bool:
+        w.write(f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nContent-Length: {len(packed)}\r\n\r\n"
+                .encode() + packed)
+        return True
+
+    async def test(api: KubeClient, srv: RawServer) -> None:
+        assert await api.request("GET", "/api/v1/pods") == orjson.loads(data)
+    run(None, respond, test)
