@@ -105,3 +105,79 @@ def test_scheduling_gates_reason() -> None:
     from scheduler.plugins.schedulinggates import SchedulingGates
     s = SchedulingGates().pre_enqueue(pod("g", spec={"schedulingGates": [{"name": "a"}, {"name": "b"}]}))
     assert s == Status.unresolvable("waiting for scheduling gates: [a b]")
+
+
+def _index_is_consistent(q: SchedulingQueue) -> None:
+    """The unschedulable pods' groups (gated, by scheduler name and gating plugin; plain) hold
+    exactly what the recomputation from the pods themselves gives."""
+    u = q._unschedulable
+    want_gated: dict[tuple[str, str], set[str]] = {}
+    for uid, info in u.items():
+        if info.gating_plugin:
+            want_gated.setdefault((info.pod.scheduler_name, info.gating_plugin), set()).add(uid)
+    assert {k: set(g) for k, g in u.gated.items()} == want_gated
+    assert set(u.plain) == {uid for uid, info in u.items() if not info.gating_plugin}
+
+
+def test_gated_pods_are_passed_at_once_by_events_their_plugin_did_not_register(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With thousands of gated pods (SchedulingWhileGated), an event their gating plugin registered
+    nothing for must not be tried pod by pod: SchedulingGates registers only the gated pod's own
+    update, so a node or another pod's event asks no hint of any gated pod, and still moves the
+    unschedulable pods it may help."""
+    from scheduler.framework.runtime import Framework
+    q, _ = queue()
+    for i in range(50):
+        q.add(pod(f"g{i}", spec={"schedulingGates": [{"name": "wait"}]}))
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None and info.pod.name == "p"
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(info)
+    asked: list[str] = []
+    real = Framework.is_worth_ungating
+
+    def counting(self: Framework, i: object, change: ClusterEvent) -> bool:
+        asked.append(change.resource)
+        return real(self, i, change)  # type: ignore[arg-type]
+    monkeypatch.setattr(Framework, "is_worth_ungating", counting)
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"}))) == 1
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Add"}))) == 0
+    assert asked == [] and q.counts()["gated"] == 50
+    _index_is_consistent(q)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unschedulable_index_follows_every_operation(seed: int) -> None:
+    """Random adds, updates (gates lifted or added), deletes, activations, failed attempts and
+    cluster events: the gated and plain groups always match the unschedulable pods."""
+    import random
+    from dataclasses import replace
+    rng = random.Random(seed)
+    q, clock = queue()
+    pods = {}
+    for _ in range(300):
+        op = rng.choice(("add", "add", "lift", "delete", "activate", "fail", "event", "flush"))
+        name = f"p{rng.randrange(30)}"
+        if op == "add":
+            gates = [{"name": "g"}] if rng.random() < 0.5 else []
+            pods[name] = pod(name, spec={"schedulingGates": gates} if gates else None)
+            q.add(pods[name])
+        elif op == "lift" and name in pods:
+            pods[name] = replace(pods[name], scheduling_gates=())
+            q.update(pods[name])
+        elif op == "delete" and name in pods:
+            q.delete(pods.pop(name))
+        elif op == "activate" and name in pods:
+            q.activate([pods[name].uid])
+        elif op == "fail":
+            info = q.pop(0)
+            if info is not None:
+                info.unschedulable_plugins = {rng.choice(("NodeResourcesFit", "TaintToleration"))}
+                q.add_unschedulable_if_not_present(info)
+        elif op == "event":
+            q.move_all_to_active_or_backoff(ClusterEvent(rng.choice(("Node", "Pod")), frozenset({"Add"})))
+        elif op == "flush":
+            clock.advance(rng.choice((1, 400)))
+            q.flush()
+        _index_is_consistent(q)

@@ -371,6 +371,11 @@ class Framework:
         gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
         return _hint_says_queue(self._events.get(info.gating_plugin) or (), info.pod, event)
 
+    def may_ungate(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether ``plugin`` registered any event ``event`` matches, whatever its hint says: when
+        not, ``is_worth_ungating`` is False for every pod it gates (the queue skips them at once)."""
+        return any(e.event.matches(event) for e in self._events.get(plugin) or ())
+
     # --- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, *, observe: bool = True
                        ) -> tuple[PreFilterResult | None, Status]:
