@@ -223,3 +223,64 @@ def test_a_failed_annotation_write_never_touches_scheduling() -> None:
     asyncio.run(s.scheduler.run_until_idle())
     assert client.bound == {"uid-web": "a"} and client.scheduled == [("default/web", "Successfully assigned "
                                                                                     "default/web to a")]
+
+
+def test_each_plugins_recorded_score_is_what_it_computes_alone_times_its_weight() -> None:
+    """Issue #20: a record's per-plugin scores are each Score plugin's own normalised score for the
+    node, run alone (its PreScore, Score and NormalizeScore over the same feasible nodes), times the
+    plugin's weight in the profile; the total is their sum. Six nodes that all fit, different in
+    size, taints, labels and images, so that most default Score plugins give unequal scores."""
+    from scheduler.framework.status import Code
+    from scheduler.model.pod import parse_pod
+    s = service(decision_top_nodes=6)
+    sizes = [("n0", "2"), ("n1", "4"), ("n2", "8"), ("n3", "16"), ("n4", "6"), ("n5", "3")]
+    for i, (name, cpu) in enumerate(sizes):
+        body = node_obj(name, cpu=cpu, taints=[{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]
+                        if i % 2 else None)
+        body["metadata"]["labels"]["disk"] = "ssd" if i < 3 else "hdd"
+        body["status"]["images"] = [{"names": ["registry/app:1"], "sizeBytes": 500_000_000}] if i in (1, 4) else []
+        s.on_node("ADDED", body)
+    s.on_pod("ADDED", {"metadata": {"name": "old", "namespace": "default", "uid": "uid-old"},
+                       "spec": {"schedulerName": "s1", "nodeName": "n3", "containers": [
+                           {"name": "c", "image": "i", "resources": {"requests": {"cpu": "12", "memory": "1Gi"}}}]},
+                       "status": {"phase": "Running"}})
+    body = pod_obj("web", cpu="1")
+    body["spec"]["containers"][0]["image"] = "registry/app:1"
+    body["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 30, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
+    pod = parse_pod(body)
+    fwk = s.profiles.for_pod(pod)
+    assert fwk is not None
+    # Each Score plugin alone, on the cluster as the cycle will see it (every node fits the pod).
+    snapshot = s.cache.snapshot()
+    rows = snapshot.node_order
+    names = [snapshot.table.info(r).name for r in rows.tolist()]
+    alone: dict[str, dict[str, int]] = {}
+    weights = fwk.score_weights()
+    skipped: set[str] = set()
+    for entry in fwk._scores:
+        state = fwk.new_cycle_state()
+        _, st = fwk.run_pre_filter(state, pod, snapshot)
+        assert st.is_success()
+        plugin = fwk.plugins_by_name[entry.name]
+        if hasattr(plugin, "pre_score") and plugin.pre_score(state, pod, snapshot, rows).code == Code.SKIP:
+            skipped.add(entry.name)          # PreScore Skip: not scored, and not in NodePluginScores
+        else:
+            scores = np.asarray(entry.run(state, pod, snapshot, rows), np.int64)
+            ext = entry.extensions() if entry.extensions is not None else None
+            if ext is not None:
+                assert ext.normalize_score(state, pod, scores).is_success()
+            alone[entry.name] = {n: int(v) * weights[entry.name] for n, v in zip(names, scores.tolist(), strict=True)}
+    s.on_pod("ADDED", body)
+    asyncio.run(s.scheduler.run_until_idle())
+    record = s.decisions.get("default/web")
+    assert record is not None
+    out = record.to_json()
+    assert out["feasibleNodes"] == 6 and len(out["scores"]) == 6
+    assert len({t["total"] for t in out["scores"]}) > 2                # the plugins do tell the nodes apart
+    for t in out["scores"]:
+        assert t["plugins"] == {name: alone[name][t["node"]] for name in t["plugins"]}, t["node"]
+        assert set(t["plugins"]) == set(alone) and sum(t["plugins"].values()) == t["total"]
+    assert skipped == {"InterPodAffinity", "PodTopologySpread", "VolumeBinding"}     # nothing to score for them
+    assert any(v for t in out["scores"] for v in (t["plugins"]["NodeAffinity"], t["plugins"]["TaintToleration"],
+                                                  t["plugins"]["ImageLocality"]))
