@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping
 
 import yarl
 
-__all__ = ["BadResponseError", "Headers", "Http1Pool", "Response", "ServerDisconnectedError"]
+__all__ = ["BadResponseError", "CannotConnectError", "Headers", "Http1Pool", "Response", "ServerDisconnectedError"]
 
 # Paths made only of these characters are sent as they are; any other (a space, a '%', a '?',
 # non-ASCII) goes through yarl, which quotes exactly as aiohttp's URL(...) does.
@@ -57,6 +57,10 @@ _HEAD_LIMIT = 1 << 20                                # a response head longer th
 
 class ServerDisconnectedError(ConnectionError):
     """The server closed the connection before the response was complete."""
+
+
+class CannotConnectError(ConnectionError):
+    """No connection to the server could be made (refused, unreachable, TLS handshake failed)."""
 
 
 class BadResponseError(ValueError):
@@ -192,6 +196,12 @@ class Http1Pool:
         except TimeoutError:
             raise ConnectionError(f"connecting to {self._host}:{self._port} timed out after "
                                   f"{self._connect_timeout:g}s") from None
+        except OSError as e:
+            # Name the server, in the words aiohttp used before this pool (and operators' log
+            # searches with them): a bare "[Errno 111] Connection refused" says not where.
+            cause = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            raise CannotConnectError(f"Cannot connect to host {self._host}:{self._port} "
+                                     f"ssl:{'default' if self._ssl else 'False'} [{cause}]") from e
         return _Conn(reader, writer)
 
     async def _exchange(self, method: str, head: bytes, body: bytes | None,
