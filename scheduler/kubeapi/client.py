@@ -85,6 +85,17 @@ def transport_error(method: str, path: str, e: BaseException, timeout: float | N
     return TransportError(f"{method} {path}: {cause}")
 
 
+def _answer(status: int, raw: bytes, headers: Mapping[str, str]) -> Any:
+    """A response's body, decoded (JSON, else text); an error status raised as its ``ClientError``."""
+    try:
+        out = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        out = raw.decode(errors="replace")
+    if status >= 400:
+        raise _error(status, out, headers)
+    return out
+
+
 def _error(status: int, body: Any, headers: Mapping[str, str]) -> ClientError:
     msg = body.get("message") if isinstance(body, dict) else None
     text = msg or (str(body)[:300] if body else f"HTTP {status}")
@@ -219,14 +230,7 @@ class KubeClient:
             if not headed:
                 self._count(method, None, t0)
             raise transport_error(method, path, e, total) from e
-        raw = resp.body
-        try:
-            out = orjson.loads(raw) if raw else None
-        except orjson.JSONDecodeError:
-            out = raw.decode(errors="replace")
-        if resp.status >= 400:
-            raise _error(resp.status, out, resp.headers)
-        return out
+        return _answer(resp.status, resp.body, resp.headers)
 
     async def _send_aiohttp(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                             content_type: str, timeout: float | None) -> Any:
@@ -247,13 +251,7 @@ class KubeClient:
                 raw = await resp.read()
             except _TRANSPORT as e:
                 raise transport_error(method, path, e, timeout or self._timeout) from e
-            try:
-                out = orjson.loads(raw) if raw else None
-            except orjson.JSONDecodeError:
-                out = raw.decode(errors="replace")
-            if resp.status >= 400:
-                raise _error(resp.status, out, resp.headers)
-            return out
+            return _answer(resp.status, raw, resp.headers)
         finally:
             await ctx.__aexit__(None, None, None)
 
