@@ -373,14 +373,14 @@ class Scheduler:
         a.evaluated = len(hint.rows) + len(hint.node_to_status)
         # The full search visits every candidate, so its round-robin start moves by all of them.
         fwk.next_start_node_index %= candidates
-        if hint.pos is not None and self._keep_scores(fwk, pod):
+        if hint.pos is not None and self._keep_scores(pod):
             a.scored = (hint.rows, hint.totals, hint.per_plugin, hint.pos)
         a.node = node
         fwk.batch.store_schedule_results(signature, node, node, hint.row, None, cycle,
                                          order=snapshot.node_order, candidates=candidates)
         return True
 
-    def _keep_scores(self, fwk: Framework, pod: Pod) -> bool:
+    def _keep_scores(self, pod: Pod) -> bool:
         return pod.explain or (self.decisions is not None and self.decisions.enabled)
 
     def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,

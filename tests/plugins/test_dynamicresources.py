@@ -1104,15 +1104,7 @@ def test_default_profile_places_the_pod_where_its_first_choice_fits() -> None:
             _, per_plugin, st = fwk.run_score(state, plain, snap, rows)
             assert st.is_success() and per_plugin["DynamicResources"].tolist() == [0, 0]
         gpu_pod = plain_pod("with-gpu", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]})
-
-        async def go(p: Pod = gpu_pod, sched: Any = s) -> None:
-            sched.queue.add(p)
-            info = sched.queue.pop(timeout=0)
-            assert info is not None
-            await sched.finish(sched.schedule_one(info))
-            for _ in range(20):
-                await asyncio.sleep(0)
-        asyncio.run(go())
+        schedule(s, gpu_pod)
         assert client.bound == {gpu_pod.uid: NODE2}, seed
         got = client.claims[(NAMESPACE, "gpu")]
         assert got.allocation is not None and [r.request for r in got.allocation.results] == ["req-1/subreq-1"]
