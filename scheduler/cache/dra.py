@@ -36,7 +36,7 @@ the CEL results cached per device stay valid across cycles until a slice or clas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
@@ -331,6 +331,17 @@ class DraStore:
         """The names of the devices of pool ``driver``/``pool`` that ``is_allocated`` holds: the
         live set (read it at once, never keep it), empty for a pool with none."""
         return self._by_pool.get((driver, pool), _NONE)
+
+    def allocated_among(self, driver: str, pool: str, names: Collection[str]) -> int:
+        """How many of the devices ``names`` of pool ``driver``/``pool`` ``is_allocated`` holds (a
+        name listed twice counts twice): what NodeResourcesFit's scoring of a DRA-backed extended
+        resource reads as a node's requested amount. One set intersection for a frozenset."""
+        held = self._by_pool.get((driver, pool))
+        if not held:
+            return 0
+        if isinstance(names, frozenset):
+            return len(held.keys() & names)
+        return sum(1 for n in names if n in held)
 
     def allocated_devices(self) -> frozenset[DeviceID]:
         return frozenset(self._allocated)

@@ -33,6 +33,13 @@ out of that node's average:
 BalancedAllocation scores ``(1 - std(requested/allocatable)) * 100`` over its resources, using
 actual requests; a pod that requests none of them is skipped (best-effort pods don't unbalance).
 
+**Extended resources backed by DRA** (DRAExtendedResource, upstream's ``resource_allocation.go``):
+where a node's allocatable of a scored extended resource the pod requests is 0 and a DeviceClass
+backs it, both strategies and BalancedAllocation read as its allocatable the class's devices on the
+node and as its requested amount those a claim holds (written, assumed or in flight) plus the pod's
+request (``DraScoring``; which devices count is ``scheduler.dra.capacity``). A node with none of
+those devices, or where the class's selector fails, leaves the resource out as before.
+
 Everything is computed with integer numpy arithmetic on the node table's columns, matching Go's
 int64 semantics: where all operands are non-negative floor division equals truncation; where they
 are not (a decreasing shape segment) ``helpers.go_div`` truncates as Go does.
@@ -55,9 +62,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import CAP, NZ_CPU, NZ_MEM, Snapshot
 from scheduler.cache.dra import DraStore
+from scheduler.cache.node_table import NodeTable
+from scheduler.dra.allocator import SelectorCache
+from scheduler.dra.capacity import ClassDevices, NodeDevices
 from scheduler.dra.extended import is_dra_extended_resource_name
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
@@ -156,6 +167,105 @@ class _Request:
     dra: frozenset[int] = frozenset()
 
 
+@dataclass(frozen=True, slots=True)
+class _ScoreState:
+    """PreScore's state (upstream's ``preScoreState``): the pod's request per scored resource
+    (``calculatePodResourceRequestList``), and per resource the DeviceClass that backs it where
+    the pod requests it (its ``draPreScoreState``: the devices stand in for a node's missing
+    allocatable; ``None``: not backed, or not requested)."""
+
+    requests: tuple[int, ...]
+    classes: tuple[DeviceClass | None, ...]
+
+
+class DraScoring:
+    """What NodeResourcesFit's and BalancedAllocation's scoring reads of an extended resource a
+    DeviceClass backs, on a node that does not advertise it (upstream's
+    ``calculateResourceAllocatableRequest`` with DRAExtendedResource on): the class's devices on
+    the node as its allocatable, those a claim holds as its requested amount (the pod's request is
+    added by the caller). The devices per node come from ``scheduler.dra.capacity``, kept per class
+    and per row of the node table until the slices, classes or nodes change (``slices_version``,
+    ``NodeTable.version``), so a pod's cycle costs one vector read for the counts and one set
+    intersection per candidate node for what is allocated."""
+
+    def __init__(self, dra: DraStore) -> None:
+        self._dra = dra
+        self._cache = SelectorCache()
+        self._version: int | None = None
+        self._classes: dict[str, ClassDevices] = {}
+        # (class name, NodeTable.version) -> (device count per row, the devices per row)
+        self._rows: dict[tuple[str, int], tuple[npt.NDArray[np.int64], list[NodeDevices | None]]] = {}
+
+    def backing(self, resource: str, pod_request: int) -> DeviceClass | None:
+        """The class whose devices stand for ``resource`` where a node lacks it: for a resource
+        the pod requests and whose name is a DRA extended resource's (``getDRAPreScoredParams``,
+        then ``GetDeviceClass``); ``None`` for anything else."""
+        if pod_request <= 0 or not is_dra_extended_resource_name(resource):
+            return None
+        return self._dra.extended_resource_class(resource)
+
+    def _row_data(self, cls: DeviceClass, table: NodeTable
+                  ) -> tuple[npt.NDArray[np.int64], list[NodeDevices | None]]:
+        if self._version != self._dra.slices_version:
+            self._version = self._dra.slices_version
+            self._cache.reset(self._version)
+            self._classes.clear()
+            self._rows.clear()
+        key = (cls.name, table.version)
+        got = self._rows.get(key)
+        if got is not None:
+            return got
+        devices = self._classes.get(cls.name)
+        if devices is None or devices.cls is not cls:
+            devices = self._classes[cls.name] = ClassDevices(cls, self._dra.slices(), self._cache)
+        counts = np.zeros(table.capacity, np.int64)
+        per_row: list[NodeDevices | None] = [None] * table.capacity
+        for row in np.flatnonzero(table.valid[: table.size]).tolist():
+            node = table.info(row).node
+            nd = devices.on_node(node.name, node.labels)
+            if nd.count:
+                counts[row] = nd.count
+                per_row[row] = nd
+        # One entry per class: an older table version is never read again.
+        for old in [k for k in self._rows if k[0] == cls.name]:
+            del self._rows[old]
+        got = self._rows[key] = (counts, per_row)
+        return got
+
+    def totals(self, cls: DeviceClass, table: NodeTable, rows: Rows, wanted: npt.NDArray[np.bool_]
+               ) -> tuple[Scores, Scores]:
+        """(devices, allocated) per position of ``rows``, computed where ``wanted`` (0, 0 elsewhere,
+        and where the node has none, or a selector failed on one of them)."""
+        counts, per_row = self._row_data(cls, table)
+        count = np.where(wanted, counts[rows], 0)
+        allocated = np.zeros(len(rows), np.int64)
+        among = self._dra.allocated_among
+        for p in np.flatnonzero(count).tolist():
+            nd = per_row[int(rows[p])]
+            assert nd is not None
+            allocated[p] = sum(among(driver, pool, names) for (driver, pool), names in nd.pools)
+        return count, allocated
+
+
+def _with_dra(dra: DraScoring | None, cls: DeviceClass | None, snapshot: Snapshot, rows: Rows,
+              pair: tuple[Scores, Scores] | None, pod_request: int
+              ) -> tuple[tuple[Scores, Scores] | None, npt.NDArray[np.bool_] | None]:
+    """``pair`` (allocatable, requested-with-the-pod per row) with the DRA-backed amounts where the
+    node's allocatable is 0 and the class has devices there; and where that was done (``None``:
+    nowhere). A resource no node advertises has no column: its ``pair`` is ``None``, read as 0."""
+    if dra is None or cls is None:
+        return pair, None
+    alloc, requested = pair if pair is not None else (np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64))
+    need = alloc == 0
+    if not need.any():
+        return pair, None
+    count, allocated = dra.totals(cls, snapshot.table, rows, need)
+    use = count > 0
+    if not use.any():
+        return pair, None
+    return (np.where(use, count, alloc), np.where(use, allocated + min(pod_request, CAP), requested)), use
+
+
 class NodeResourcesFit:
     """Upstream's ``noderesources.Fit``: PreFilter, Filter, PreScore, Score, EnqueueExtensions.
 
@@ -178,6 +288,7 @@ class NodeResourcesFit:
                             for p in shape)
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = tuple(args.ignored_resource_groups)
+        self._dra_scoring = DraScoring(dra) if dra is not None else None
 
     @property
     def filter_config(self) -> object:
@@ -290,22 +401,32 @@ class NodeResourcesFit:
     def _score_requests(self, pod: Pod) -> tuple[int, ...]:
         return tuple(_pod_request(pod, name, non_zero=True) for name, _ in self._resources)
 
+    def _score_state(self, pod: Pod) -> _ScoreState:
+        requests = self._score_requests(pod)
+        dra = self._dra_scoring
+        classes = tuple(dra.backing(name, r) if dra is not None and r > 0 and is_scalar_resource_name(name) else None
+                        for (name, _), r in zip(self._resources, requests, strict=True))
+        return _ScoreState(requests, classes)
+
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
         # Never Skip: the non-zero defaults give every pod a cpu and memory request to score.
-        state.write(_PRESCORE_KEY, self._score_requests(pod))
+        state.write(_PRESCORE_KEY, self._score_state(pod))
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
         big = _big_positions(snapshot, rows)
-        requests = state.get(_PRESCORE_KEY)
-        if not isinstance(requests, tuple) or len(requests) != len(self._resources):
-            requests = self._score_requests(pod)
-        for (name, weight), pod_req in zip(self._resources, requests, strict=True):
+        score_state = state.get(_PRESCORE_KEY)
+        if not isinstance(score_state, _ScoreState) or len(score_state.requests) != len(self._resources):
+            # Score without PreScore (explain, tests): upstream's Score computes the same state.
+            score_state = self._score_state(pod)
+        for (name, weight), pod_req, cls in zip(self._resources, score_state.requests, score_state.classes,
+                                                strict=True):
             if not _scored(name, pod_req):
                 continue
-            pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=True)
+            pair, by_dra = _with_dra(self._dra_scoring, cls, snapshot, rows,
+                                     _alloc_requested(snapshot, rows, name, pod_req, non_zero=True), pod_req)
             if pair is None:
                 continue
             alloc, requested = pair
@@ -320,7 +441,7 @@ class NodeResourcesFit:
                 util = np.where(present & (requested <= alloc),
                                 np.minimum(requested, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1),
                                 MAX_UTILIZATION)
-            for p, row in big:
+            for p, row in _exact_positions(big, snapshot, name, by_dra):
                 a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=True)
                 present[p] = a > 0
                 if self._strategy == "LeastAllocated":
@@ -459,6 +580,18 @@ def _big_positions(snapshot: Snapshot, rows: Rows) -> list[tuple[int, int]]:
     return [(p, int(rows[p])) for p in pos.tolist()]
 
 
+def _exact_positions(big: list[tuple[int, int]], snapshot: Snapshot, resource: str,
+                     by_dra: npt.NDArray[np.bool_] | None) -> list[tuple[int, int]]:
+    """The ``big`` rows a resource's exact path recomputes: none for a resource without a column
+    (its allocatable is 0 everywhere, as read), and not those whose amounts came from DRA (device
+    counts are small and exact)."""
+    if not big or resource not in snapshot.table.resources:
+        return []
+    if by_dra is None:
+        return big
+    return [(p, row) for p, row in big if not by_dra[p]]
+
+
 def _pod_request(pod: Pod, resource: str, *, non_zero: bool) -> int:
     if non_zero and resource == "cpu":
         return pod.non_zero_cpu
@@ -500,16 +633,23 @@ def _exact_alloc_requested(snapshot: Snapshot, row: int, resource: str, pod_requ
 
 
 class NodeResourcesBalancedAllocation:
-    """Upstream's ``noderesources.BalancedAllocation``: PreScore, Score."""
+    """Upstream's ``noderesources.BalancedAllocation``: PreScore, Score. A DRA-backed extended
+    resource among its resources is read as Fit's scoring reads it (``DraScoring``), with the
+    actual requests."""
 
     name = BALANCED_NAME
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, dra: DraStore | None = None) -> None:
         self.args = args
         self._resources = tuple(r.name for r in args.resources)
+        self._dra = dra
+        self._dra_scoring = DraScoring(dra) if dra is not None else None
 
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
-        """SignPlugin: PreScore and Score read the pod's requests."""
+        """SignPlugin: PreScore and Score read the pod's requests (and, for a DRA-backed extended
+        resource, the DRA objects: no signature then, as Fit)."""
+        if dra_backed(self._dra, pod):
+            return unsignable("signature disabled when dra extended resources are requested")
         return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
 
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
@@ -520,17 +660,20 @@ class NodeResourcesBalancedAllocation:
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         fractions = []
         present = []
+        dra = self._dra_scoring
         for name in self._resources:
             pod_req = pod.requests.get(name, 0)
             if not _scored(name, pod_req):
                 continue
-            pair = _alloc_requested(snapshot, rows, name, pod_req, non_zero=False)
+            cls = dra.backing(name, pod_req) if dra is not None and is_scalar_resource_name(name) else None
+            pair, by_dra = _with_dra(dra, cls, snapshot, rows,
+                                     _alloc_requested(snapshot, rows, name, pod_req, non_zero=False), pod_req)
             if pair is None:
                 continue
             alloc, requested = pair
             ok = alloc > 0
             f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
-            for p, row in _big_positions(snapshot, rows):
+            for p, row in _exact_positions(_big_positions(snapshot, rows), snapshot, name, by_dra):
                 a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
                 ok[p] = a > 0
                 f[p] = 0.0 if a <= 0 else 1.0 if r >= a else r / a   # r / a alone can overflow a float
@@ -562,7 +705,7 @@ def new_fit(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesF
 
 def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle
                  ) -> NodeResourcesBalancedAllocation:
-    return NodeResourcesBalancedAllocation(args or NodeResourcesBalancedAllocationArgs())
+    return NodeResourcesBalancedAllocation(args or NodeResourcesBalancedAllocationArgs(), handle.dra)
 
 
 if TYPE_CHECKING:

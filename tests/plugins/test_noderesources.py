@@ -326,8 +326,9 @@ def test_requested_to_capacity_ratio_skips(name: str, nodes: list[tuple[str, str
 # Gates: PodLevelResources on (beta, default on since 1.34); SidecarContainers, InPlacePodVerticalScaling
 # and SchedulerQueueingHints on (GA / default); DRAExtendedResource on (GA in 1.37): Fit's Filter leaves a
 # DRA-backed extended resource the node lacks to DynamicResources (the cases marked draExtendedResourceEnabled
-# run with a store holding upstream's deviceClassWithExtendResourceName); its scoring and queueing-hint
-# sides are not modelled, and those cases are kept as skipped params naming what is missing.
+# run with a store holding upstream's deviceClassWithExtendResourceName), and scoring counts the class's
+# devices on a node that lacks the resource (the cases with draObjects get a store holding them); its
+# queueing-hint side is not modelled, and those cases are kept as skipped params naming what is missing.
 # =========================================================================================================
 
 UNSCHED, UNRESOLV = "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE"
@@ -335,9 +336,35 @@ EXTENDED_A, EXTENDED_B = "example.com/aaa", "example.com/bbb"
 KUBERNETES_IO_A, KUBERNETES_IO_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
 HUGE_PAGE_A = "hugepages-2Mi"
 EXTENDED_DRA = "extended.resource.dra.io/something"
-DRA_GATE = "DRAExtendedResource's scoring and queueing-hint sides (only Fit's Filter delegates to DRA here)"
+DRA_GATE = "DRAExtendedResource's queueing-hint side (haveAnyRequestedResourcesIncreased asking DRA)"
 # fit_test.go's deviceClassWithExtendResourceName, for the cases with draExtendedResourceEnabled: true.
-DRA_CLASS = {"metadata": {"name": "device-class-name"}, "spec": {"extendedResourceName": EXTENDED_DRA}}
+DEVICE_CLASS_NAME = "device-class-name"
+DRA_CLASS = {"metadata": {"name": DEVICE_CLASS_NAME}, "spec": {"extendedResourceName": EXTENDED_DRA}}
+
+
+def resource_slice(node_name: str, driver: str, *devices: str) -> dict[str, Any]:
+    """``st.MakeResourceSlice(nodeName, driverName).Device(...)...``: named ``<node>-<driver>``, on
+    the node, pool = the node (one slice), devices with a name only."""
+    return {"metadata": {"name": f"{node_name}-{driver}"},
+            "spec": {"driver": driver, "nodeName": node_name, "pool": {"name": node_name, "resourceSliceCount": 1},
+                     "devices": [{"name": d} for d in devices]}}
+
+
+def allocated_claim(name: str, *results: dict[str, str]) -> dict[str, Any]:
+    """``st.MakeResourceClaim().Name(name).Request(deviceClassName).Allocation(...)``."""
+    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"devices": {"requests": [{"name": "req-1", "exactly": {"deviceClassName": DEVICE_CLASS_NAME}}]}},
+            "status": {"allocation": {"devices": {"results": list(results)}}}}
+
+
+def dra_store(*objects: dict[str, Any]) -> DraStore:
+    """``newTestDRAManager(tCtx, objects...)``: a store fed with the objects (kind by their shape)."""
+    store = DraStore()
+    for obj in objects:
+        spec = obj.get("spec", {})
+        kind = ("ResourceClaim" if "status" in obj else "ResourceSlice" if "driver" in spec else "DeviceClass")
+        assert store.on_event(kind, "ADDED", obj) is not None, obj
+    return store
 
 
 def gated(reason: str, *values: Any) -> Any:
@@ -723,7 +750,10 @@ RTCR_DOWN = {"shape": [(0, 10), (100, 0)]}
 RTCR_UP = {"shape": [(0, 0), (100, 10)]}
 POD_3000_5000 = st.MakePod().Req({"cpu": "3000", "memory": "5000"})
 POD_1000_2000 = st.MakePod().Req({"cpu": "1000", "memory": "2000"})
-# fit_test.go TestFitScore: (name, pod, nodes, existing, (type, resources, shape), want, runPreScore).
+# The slices of fit_test.go's two DRA cases: three devices on node1, two on node2, none allocated.
+FIT_SCORE_DRA_OBJECTS = (DRA_CLASS, resource_slice("node1", "test-driver", "device-1", "device-2", "device-3"),
+                         resource_slice("node2", "test-driver", "device-1", "device-2"))
+# fit_test.go TestFitScore: (name, pod, nodes, existing, (type, resources, shape), want, runPreScore[, draObjects]).
 FIT_SCORE = [
     ("test case for ScoringStrategy RequestedToCapacityRatio case1", POD_3000_5000, N46, fit_score_existing,
      ("RequestedToCapacityRatio", DEFAULT_RESOURCES, RTCR_DOWN["shape"]), [10, 32], True),
@@ -743,21 +773,33 @@ FIT_SCORE = [
      ("MostAllocated", DEFAULT_RESOURCES, None), [67, 45], True),
     ("test case for ScoringStrategy LeastAllocated with sidecar container", POD_1000_2000, N44, sidecar_existing,
      ("LeastAllocated", DEFAULT_RESOURCES, None), [32, 55], True),
-    gated(DRA_GATE, "test case for ScoringStrategy LeastAllocated with Extended resources", None, None, None, None,
-          None, None),
-    gated(DRA_GATE, "test case for ScoringStrategy LeastAllocated with Extended resources if PreScore is not called",
-          None, None, None, None, None, None),
+    ("test case for ScoringStrategy LeastAllocated with Extended resources",
+     st.MakePod().Req({EXTENDED_DRA: "1"}), [st.MakeNode().Name("node1").Obj(), st.MakeNode().Name("node2").Obj()],
+     list, ("LeastAllocated", [(EXTENDED_DRA, 1)], None), [66, 50], True, FIT_SCORE_DRA_OBJECTS),
+    ("test case for ScoringStrategy LeastAllocated with Extended resources if PreScore is not called",
+     st.MakePod().Req({EXTENDED_DRA: "1"}), [st.MakeNode().Name("node1").Obj(), st.MakeNode().Name("node2").Obj()],
+     list, ("LeastAllocated", [(EXTENDED_DRA, 1)], None), [66, 50], False, FIT_SCORE_DRA_OBJECTS),
 ]
 
 
-@pytest.mark.parametrize(("name", "pod", "nodes", "existing", "args", "want", "run_pre_score"), FIT_SCORE,
+def with_dra_objects(cases: list[Any], width: int) -> list[Any]:
+    """The table with its ``draObjects`` column (upstream's field, nil in most cases) filled in."""
+    return [(*c, None) if isinstance(c, tuple) and len(c) == width else c for c in cases]
+
+
+@pytest.mark.parametrize(("name", "pod", "nodes", "existing", "args", "want", "run_pre_score", "dra_objects"),
+                         with_dra_objects(FIT_SCORE, 7),
                          ids=[c[0][:80] if isinstance(c, tuple) else None for c in FIT_SCORE])
 def test_fit_score(name: str, pod: st.MakePod, nodes: list[Node], existing: Any,
                    args: tuple[str, list[tuple[str, int]], list[tuple[int, int]] | None], want: list[int],
-                   run_pre_score: bool) -> None:
-    """fit_test.go TestFitScore (11 cases)."""
+                   run_pre_score: bool, dra_objects: tuple[dict[str, Any], ...] | None) -> None:
+    """fit_test.go TestFitScore (11 cases). A case with draObjects runs with DRAExtendedResource on
+    and a store holding them (upstream's newTestDRAManager); the others without DRA."""
     kind, resources, shape = args
-    assert scores(strategy(kind, resources, shape), pod.Obj(), nodes, existing(), run_pre_score) == want, name
+    plugin = strategy(kind, resources, shape)
+    if dra_objects is not None:
+        plugin = noderesources.NodeResourcesFit(plugin.args, dra_store(*dra_objects))
+    assert scores(plugin, pod.Obj(), nodes, existing(), run_pre_score) == want, name
 
 
 def test_events_to_register() -> None:
@@ -1149,7 +1191,7 @@ def test_most_allocated_scoring_strategy(name: str, pod: st.MakePod, nodes: list
 
 
 # --- balanced_allocation_test.go TestNodeResourcesBalancedAllocation --------------------------------------
-# Release 1.35's table. kubernetes/kubernetes#135573 (merged January 2026, for 1.36) scores the change
+# Release 1.35's table (its two DRA cases from the 1.35 file: 62 and 63). kubernetes/kubernetes#135573 (merged January 2026, for 1.36) scores the change
 # of balance a pod brings instead (50 + (50 + with - without) / 2); its source and table were not
 # available to read, so this plugin and table stay at 1.35's formula.
 GPU = "nvidia.com/gpu"
@@ -1182,6 +1224,7 @@ def cpu_and_memory() -> Pod:
 
 
 SCALAR = {GPU: 8}
+BALANCED_DRA_OBJECTS = (DRA_CLASS, resource_slice("node1", "test-driver", *(f"device-{i}" for i in range(1, 9))))
 CPU_MEM_GPU = [("cpu", 1), ("memory", 1), (GPU, 1)]
 BALANCED = [
     ("nothing scheduled, nothing requested, skip in PreScore", st.MakePod().Obj,
@@ -1206,21 +1249,31 @@ BALANCED = [
     ("resources requested, pods scheduled with resources if PreScore not called", cpu_and_memory,
      [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)], [cpu_only, cpu_and_memory],
      DEFAULT_RESOURCES, False, [82, 95]),
-    gated(DRA_GATE, "include DRA resource on a node for balanced resource allocation", None, None, None, None, None,
-          None),
-    gated(DRA_GATE, "include DRA resource on a node for balanced resource allocation if PreScore not called", None,
-          None, None, None, None, None),
+    # Node1: cpu 3000/3500, memory 0/40000, DRA 1/8 (8 devices, the pod's 1): std 0.378 -> 62.
+    # Node2: cpu 3000/3500, memory 5000/40000, no devices (left out): |0.8571 - 0.125| / 2 -> 63.
+    ("include DRA resource on a node for balanced resource allocation",
+     st.MakePod().Req({EXTENDED_DRA: "1"}).Obj,
+     [make_node("node1", 3500, 40000), make_node("node2", 3500, 40000)], [cpu_only, cpu_and_memory],
+     [*DEFAULT_RESOURCES, (EXTENDED_DRA, 1)], True, [62, 63], BALANCED_DRA_OBJECTS),
+    ("include DRA resource on a node for balanced resource allocation if PreScore not called",
+     st.MakePod().Req({EXTENDED_DRA: "1"}).Obj,
+     [make_node("node1", 3500, 40000), make_node("node2", 3500, 40000)], [cpu_only, cpu_and_memory],
+     [*DEFAULT_RESOURCES, (EXTENDED_DRA, 1)], False, [62, 63], BALANCED_DRA_OBJECTS),
 ]
 
 
-@pytest.mark.parametrize(("name", "pod", "nodes", "existing", "resources", "run_pre_score", "want"), BALANCED,
+@pytest.mark.parametrize(("name", "pod", "nodes", "existing", "resources", "run_pre_score", "want", "dra_objects"),
+                         with_dra_objects(BALANCED, 7),
                          ids=[c[0][:80] if isinstance(c, tuple) else None for c in BALANCED])
 def test_node_resources_balanced_allocation(name: str, pod: Any, nodes: list[Node], existing: list[Any],
-                                            resources: list[tuple[str, int]], run_pre_score: bool, want: Any) -> None:
-    """balanced_allocation_test.go TestNodeResourcesBalancedAllocation (10 cases)."""
+                                            resources: list[tuple[str, int]], run_pre_score: bool, want: Any,
+                                            dra_objects: tuple[dict[str, Any], ...] | None) -> None:
+    """balanced_allocation_test.go TestNodeResourcesBalancedAllocation (10 cases; draObjects as in
+    TestFitScore)."""
     from tests.builders import setup
     plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs(
-        resources=[{"name": n, "weight": w} for n, w in resources]))
+        resources=[{"name": n, "weight": w} for n, w in resources]),
+        None if dra_objects is None else dra_store(*dra_objects))
     snap, state, rows = setup(nodes, [e() for e in existing])
     p = pod()
     if run_pre_score:
@@ -1267,27 +1320,82 @@ def test_resource_allocation_scorer_calculate_requests(name: str, spec: dict[str
     assert plugin._score_requests(p) == (cpu, memory), name
 
 
-DRA_SCORE = "DRAExtendedResource and DRA ResourceSlices (not modelled)"
+RESOURCE_NODE, TEST_DRIVER = "resource-node", "test-driver"
+IMPLICIT_DRA = "deviceclass.resource.kubernetes.io/" + DEVICE_CLASS_NAME
+# A class with upstream's "realistic GPU selection" (the per-device node selection case).
+GPU_SELECTOR_CLASS = {"metadata": {"name": DEVICE_CLASS_NAME}, "spec": {
+    "extendedResourceName": EXTENDED_DRA,
+    "selectors": [{"cel": {"expression": 'device.driver == "test-driver" && device.capacity["test-driver"].memory'
+                                         '.compareTo(quantity("8Gi")) >= 0 && device.attributes["test-driver"].model'
+                                         '.startsWith("SOME-")'}}]}}
+
+
+def gpu(name: str, model: str, memory: str, **where: Any) -> dict[str, Any]:
+    return {"name": name, "attributes": {"model": {"string": model}}, "capacity": {"memory": {"value": memory}},
+            **where}
+
+
+PER_DEVICE_SLICE = {"metadata": {"name": "per-device-slice"}, "spec": {
+    "driver": TEST_DRIVER, "pool": {"name": "per-device-pool", "resourceSliceCount": 1},
+    "perDeviceNodeSelection": True,
+    "devices": [gpu("device-1", "SOME-XYZ", "16Gi", nodeName=RESOURCE_NODE),
+                gpu("device-2", "SOME-ZYX", "12Gi", nodeName="other-node"),
+                gpu("device-3", "SOME-XZY", "24Gi", nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["us-east-1a"]}]}]})]}}
+
+
+def result(device: str, pool: str = RESOURCE_NODE, share_id: str | None = None) -> dict[str, str]:
+    r = {"request": "req-1", "driver": TEST_DRIVER, "pool": pool, "device": device}
+    if share_id is not None:
+        r["shareID"] = share_id     # a shared (consumable capacity) allocation: the device counts as allocated
+    return r
+
+
+# resource_allocation_test.go TestCalculateResourceAllocatableRequest: (name, DRAExtendedResource on,
+# node capacity, resource, draObjects, expected allocatable, expected requested); the pod requests 1.
 ALLOCATABLE_REQUEST = [
-    ("device-plugin-resource-feature-disabled", 4, 1),
-    ("device-plugin-resource-feature-enabled", 4, 1),
-    *(gated(DRA_SCORE, name, None, None) for name in (
-        "DRA-backed-resource-explicit", "DRA-backed-resource-implicit", "DRA-backed-resource-no-slices",
-        "DRA-backed-resource-with-allocated-device", "DRA-backed-resource-with-shared-device-allocation",
-        "DRA-backed-resource-multiple-devices-mixed-allocation", "DRA-backed-resource-with-per-device-node-selection")),
+    ("device-plugin-resource-feature-disabled", False, {EXTENDED_DRA: "4"}, EXTENDED_DRA, (), 4, 1),
+    ("device-plugin-resource-feature-enabled", True, {EXTENDED_DRA: "4"}, EXTENDED_DRA, (), 4, 1),
+    ("DRA-backed-resource-explicit", True, {}, EXTENDED_DRA,
+     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1")), 1, 1),
+    ("DRA-backed-resource-implicit", True, {}, IMPLICIT_DRA,
+     ({"metadata": {"name": DEVICE_CLASS_NAME}}, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1")), 1, 1),
+    ("DRA-backed-resource-no-slices", True, {}, EXTENDED_DRA, (DRA_CLASS,), 0, 0),
+    ("DRA-backed-resource-with-allocated-device", True, {}, EXTENDED_DRA,
+     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2"),
+      allocated_claim("test-claim", result("device-1"))), 2, 2),
+    ("DRA-backed-resource-with-shared-device-allocation", True, {}, EXTENDED_DRA,
+     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2"),
+      allocated_claim("test-claim", result("device-1", share_id="share-123"))), 2, 2),
+    ("DRA-backed-resource-multiple-devices-mixed-allocation", True, {}, EXTENDED_DRA,
+     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2", "device-3"),
+      allocated_claim("test-claim-1", result("device-1")),
+      allocated_claim("test-claim-2", result("device-2", share_id="share-456"))), 3, 3),
+    ("DRA-backed-resource-with-per-device-node-selection", True, {}, EXTENDED_DRA,
+     (GPU_SELECTOR_CLASS, PER_DEVICE_SLICE, allocated_claim("test-claim", result("device-1", "per-device-pool"))),
+     2, 2),
 ]
 
 
-@pytest.mark.parametrize(("name", "expected_allocatable", "expected_requested"), ALLOCATABLE_REQUEST,
-                         ids=[c[0] if isinstance(c, tuple) else None for c in ALLOCATABLE_REQUEST])
-def test_calculate_resource_allocatable_request(name: str, expected_allocatable: int, expected_requested: int) -> None:
-    """resource_allocation_test.go TestCalculateResourceAllocatableRequest: a device-plugin resource
-    (the node's allocatable ``extended.resource.dra.io/something: 4``), a pod request of 1."""
+@pytest.mark.parametrize(("name", "enabled", "capacity", "resource", "objects", "expected_allocatable",
+                          "expected_requested"), ALLOCATABLE_REQUEST, ids=[c[0] for c in ALLOCATABLE_REQUEST])
+def test_calculate_resource_allocatable_request(name: str, enabled: bool, capacity: dict[str, str], resource: str,
+                                                objects: tuple[dict[str, Any], ...], expected_allocatable: int,
+                                                expected_requested: int) -> None:
+    """resource_allocation_test.go TestCalculateResourceAllocatableRequest (9 cases): allocatable and
+    requested (with the pod's 1) of one resource on node ``resource-node`` (labelled zone=us-east-1a
+    in the per-device case), as Fit's Score reads them: the node's allocatable, or, where it is 0
+    and a class backs the resource, the class's devices there and those allocated. A resource no
+    node has (no column in the node table) reads (0, 0), as upstream's for a node without it."""
     from tests.builders import setup
-    snap, _, rows = setup([st.MakeNode().Name("resource-node").Capacity({EXTENDED_DRA: "4"}).Obj()], [])
-    pair = noderesources._alloc_requested(snap, rows, EXTENDED_DRA, 1, non_zero=False)
-    assert pair is not None
-    assert (pair[0].tolist(), pair[1].tolist()) == ([expected_allocatable], [expected_requested]), name
+    n = st.MakeNode().Name(RESOURCE_NODE).Label("zone", "us-east-1a").Capacity(capacity).Obj()
+    snap, _, rows = setup([n], [])
+    scoring = noderesources.DraScoring(dra_store(*objects)) if enabled else None
+    cls = scoring.backing(resource, 1) if scoring is not None else None
+    pair, _ = noderesources._with_dra(scoring, cls, snap, rows,
+                                      noderesources._alloc_requested(snap, rows, resource, 1, non_zero=False), 1)
+    got = (0, 0) if pair is None else (int(pair[0][0]), int(pair[1][0]))
+    assert got == (expected_allocatable, expected_requested), name
 
 
 # --- validation_pluginargs_test.go and defaults_test.go (the args these plugins take) --------------------
