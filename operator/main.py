@@ -1,9 +1,9 @@
 """Kopf entry script of kopf-scheduler (loaded by path: ``operator/`` is not a package).
 
 Everything here is an adapter: settings, the login from the scheduler's own kubeconfig, and the
-probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (nodes, namespaces),
-``on_budgets.py`` and ``on_selectors.py`` (Services and controllers); pods, the hot path, and the
-storage kinds the volume plugins read per pod come from the runtime's own informers on the
+probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (namespaces),
+``on_budgets.py`` and ``on_selectors.py`` (Services and controllers); pods, the hot path, nodes,
+and the storage and DRA kinds the plugins read per pod come from the runtime's own informers on the
 worker's loop (``scheduler/app/runtime.py`` says why). Kopf is started, and restarted when it dies,
 by ``OperatorRuntime.run_kopf``. The scheduler (``memo.service``) and its runtime
 (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf starts.

@@ -1,15 +1,12 @@
-"""Node and namespace events into the cache; node changes requeue the pods they may help."""
+"""Namespace events into the cache (the namespace selectors of inter-pod affinity read them).
+
+Nodes are not here: at 15,000 nodes they are not a low-rate kind, so the runtime's own node
+informer on the worker's loop serves them (``scheduler/app/runtime.py`` says why).
+"""
 
 from typing import Any
 
 import kopf
-
-
-@kopf.on.event("v1", "nodes")
-async def node_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-    # An unreadable node keeps its last readable state; the runtime logs it, posts a Warning Event
-    # on it and counts it in kopf_scheduler_unreadable_objects{kind="Node"}.
-    memo.runtime.node_event(event.get("type") or "ADDED", event["object"])
 
 
 @kopf.on.event("v1", "namespaces")

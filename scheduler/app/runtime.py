@@ -11,19 +11,20 @@ Startup follows upstream's order:
 4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path
    (``find_operator_dir``: ``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's, or the image's
    ``/app/operator``). They share the service through ``memo.service`` and serve the low-rate kinds:
-   SchedulingProfiles, nodes, namespaces, PodDisruptionBudgets, and the Services and controllers
+   SchedulingProfiles, namespaces, PodDisruptionBudgets, and the Services and controllers
    (ReplicationControllers, ReplicaSets, StatefulSets) whose selectors drive default spreading.
 
 Pods are the hot path (two events per scheduled pod), and Kopf's per-event machinery (an object
 logger, memories, cause detection, a patch per event) cost more CPU than the scheduling itself, on
 the thread that competes with the worker for the GIL (BENCHMARKS.md has the profile). So the worker
-loop runs informers of its own (``informers.py``) for pods and for the storage kinds the volume
-plugins read per pod (a claim and a volume per pod in a volume workload): each continues the
-initial listing with a watch from its resourceVersion, resumes after a dropped connection from the
-last version it saw (with bookmarks), and on ``410 Gone`` relists, replaying as DELETED every object
-that vanished meanwhile. Their events then reach the service on the thread that schedules, in the
-order the API server wrote them, so a pod never overtakes the claim it was created after on a path
-of its own.
+loop runs informers of its own (``informers.py``) for pods, for nodes (a 15,000-node cluster's
+nodes are not a low rate, and their events must reach the cache in order with the pods'), and for
+the storage and DRA kinds the plugins read per pod (a claim and a volume per pod in a volume
+workload): each continues the initial listing with a watch from its resourceVersion, resumes
+after a dropped connection from the last version it saw (with bookmarks), and on ``410 Gone``
+relists, replaying as DELETED every object that vanished meanwhile. Their events then reach the
+service on the thread that schedules, in the order the API server wrote them, so a pod never
+overtakes the claim it was created after on a path of its own.
 
 Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.45 lets aiohttp's
 ``RuntimeError("Connection closed.")`` out of a watch whose connection its credential refresh closed,
@@ -275,11 +276,18 @@ class OperatorRuntime:
         self._tasks: set[asyncio.Future[None]] = set()
         self.stall_after = STALL_AFTER
         self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
-        # The informers of the worker loop (``informers.py``): pods, the storage kinds the volume
+        # The informers of the worker loop (``informers.py``): nodes, pods, the storage kinds the volume
         # plugins read and the DRA kinds DynamicResources reads (a claim per pod, or more). Kopf
         # serves the low-rate kinds (``operator/``). A cluster may serve neither storage nor DRA
         # kinds (404): those informers are optional.
         self.informers: dict[str, Informer] = {
+            # Nodes too: 15,000 of them are not a low rate. Through Kopf, each was listed a second
+            # time after the initial sync and went through Kopf's per-event machinery (cause
+            # detection, object logger, memories) on the thread that competes with the worker for
+            # the GIL, for the first seconds of scheduling (BENCHMARKS.md, SchedulingDaemonset end
+            # to end). Here the watch goes on from the initial list's resourceVersion, and node
+            # events reach the cache in the API's order with the pods', on the thread that schedules.
+            "nodes": Informer(self.api, "node", "/api/v1/nodes", self.node_event, watch_timeout=WATCH_TIMEOUT),
             "pods": Informer(self.api, "pod", "/api/v1/pods", self.pod_event, known=self.service.known_pod_uids,
                              key=_pod_uid, tombstone=_pod_tombstone, watch_timeout=WATCH_TIMEOUT),
             **{plural: Informer(self.api, plural, collection_path(group, version, plural),
@@ -487,10 +495,6 @@ class OperatorRuntime:
             for ns in listing["items"]:
                 s.on_namespace("ADDED", ns)
 
-        def apply_nodes(listing: dict[str, Any]) -> None:
-            for node in listing["items"]:
-                self.node_event("ADDED", node)
-
         def apply_budgets(listing: dict[str, Any]) -> None:
             for pdb in listing["items"]:
                 s.on_pdb("ADDED", pdb)
@@ -503,7 +507,6 @@ class OperatorRuntime:
 
         informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
             "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
-            "nodes": (lambda: self.api.list("v1", "Node"), apply_nodes),
             "poddisruptionbudgets": (lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
                                      apply_budgets),
             # Services and controllers: the selectors PodTopologySpread's default constraints read.
@@ -511,7 +514,7 @@ class OperatorRuntime:
                                 else f"/apis/{group}/{version}/{plural}"), owners(kind))
                for group, version, plural, kind in SELECTOR_OWNER_KINDS},
             PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
-            # The informers of the worker loop: pods, the storage objects the volume plugins read
+            # The informers of the worker loop: nodes, pods, the storage objects the volume plugins read
             # (VolumeBinding, VolumeZone, NodeVolumeLimits, ...) and the DRA objects
             # (DynamicResources), each then watched from here.
             **{name: (informer.list, informer.apply_listing) for name, informer in self.informers.items()},
@@ -592,7 +595,7 @@ class OperatorRuntime:
             self.service.metrics.unreadable_objects.labels("Pod").set(len(self._unreadable_pods))
 
     def node_event(self, event: str, body: dict[str, Any]) -> None:
-        """Feed a node event to the service (Kopf's handler and the initial sync). A node that
+        """Feed a node event to the service (the node informer, from its initial list on). A node that
         cannot be read keeps its last readable state in the cache; it is logged and gets a Warning
         Event once per distinct problem, and counts in ``kopf_scheduler_unreadable_objects``."""
         name = str((body.get("metadata") or {}).get("name", ""))

@@ -62,9 +62,11 @@ class Env:
 @contextmanager
 def running_operator(home: Path, *, series_interval: float = 30, leader_election: dict[str, Any] | None = None,
                      runtime_kwargs: dict[str, Any] | None = None,
-                     kubeconfig: Callable[[SimulatedCluster], Path] | None = None, **cluster_kwargs: Any) -> Iterator[Env]:
+                     kubeconfig: Callable[[SimulatedCluster], Path] | None = None, kopf: bool = True,
+                     **cluster_kwargs: Any) -> Iterator[Env]:
     """``kubeconfig``: the operator's own kubeconfig, made from the started cluster (default: the
-    cluster's, with its static admin token, which ``Env.kubectl`` always uses)."""
+    cluster's, with its static admin token, which ``Env.kubectl`` always uses). ``kopf=False``
+    runs the worker thread alone: what reaches the scheduler then came through its own informers."""
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
     Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
@@ -74,7 +76,7 @@ def running_operator(home: Path, *, series_interval: float = 30, leader_election
                               **(runtime_kwargs or {}))
     runtime.start()
     assert runtime.synced.wait(30) and runtime.failed is None
-    stop_kopf = start_kopf(runtime)
+    stop_kopf = start_kopf(runtime) if kopf else (lambda: None)
     try:
         yield Env(cluster, runtime, home)
     finally:

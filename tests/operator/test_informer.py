@@ -1,8 +1,10 @@
-"""The runtime's pod informer: a relist replays pods that vanished while the watch was away."""
+"""The runtime's informers: a relist replays pods that vanished while the watch was away; nodes come
+through the worker's own informer, not Kopf."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,39 @@ def test_relist_replays_vanished_pods_as_deleted_and_keeps_the_rest(tmp_path: Pa
         env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "after"},
                    "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
         env.wait(lambda: env.get_json("pod", "after")["spec"].get("nodeName"), message="bound after relist")
+
+
+def test_nodes_come_through_the_worker_informer_without_kopf(tmp_path: Path) -> None:
+    """Kopf is not running: a node created after the initial sync still reaches the cache (a pending
+    pod binds to it), and its deletion removes it, both through the node informer's watch."""
+    with running_operator(tmp_path, kopf=False) as env:
+        rt = env.runtime
+        assert rt._loop is not None
+
+        async def in_loop(fn: Callable[[], object]) -> object:
+            return fn()
+
+        def on_loop(fn: Callable[[], object]) -> object:
+            assert rt._loop is not None
+            return asyncio.run_coroutine_threadsafe(in_loop(fn), rt._loop).result(timeout=30)
+
+        # the initial sync's path for profiles (Kopf would serve later edits)
+        on_loop(lambda: rt.apply_profiles([{"metadata": {"name": "default"},
+                                            "spec": {"schedulerName": "kopf-scheduler"}}]))
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waits"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
+        env.wait(lambda: any(c.get("reason") == "Unschedulable" for c in
+                             env.get_json("pod", "waits").get("status", {}).get("conditions", [])),
+                 message="unschedulable without nodes")
+        env.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "late"},
+                   "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+        env.wait(lambda: env.get_json("pod", "waits")["spec"].get("nodeName") == "late", message="bound to late")
+        table = rt.service.cache.table
+
+        def known() -> bool:     # its row stays while its pod is there, but no longer a valid node
+            row = table.row_of.get("late")
+            return row is not None and bool(table.valid[row])
+
+        assert on_loop(known)
+        env.kubectl("delete", "node", "late")
+        env.wait(lambda: not on_loop(known), message="node gone from the cache")
