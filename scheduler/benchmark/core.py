@@ -476,7 +476,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     sink = SinkClient()
     service = SchedulerService(sink, seed=seed, decision_records=decision_records, feature_gates=feature_gates)
     sink.service = service
-    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **profile})
+    st = service.on_profile("bench", {"schedulerName": "default-scheduler", **(w.profile or {}), **profile})
     if not st.accepted:
         raise ValueError(f"benchmark profile rejected: {st.message}")
     if shadow is not None:

@@ -365,7 +365,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
             await api.request("POST", profiles_path(), {
                 "apiVersion": API_VERSION, "kind": KIND,
-                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler"}})
+                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler", **(w.profile or {})}})
             labelled = namespace_objects(w, size)
             plain = {*init_namespaces(w, size), w.init_namespace, w.namespace, "churn",
                      *([w.deleting.gated_namespace] if w.deleting is not None else [])}

@@ -43,7 +43,8 @@ and ``extendedresource`` directories): a workload with ``dra`` (``Dra``) runs it
 ResourceSlice of ``max_claims_per_node`` devices; the pods take one device each through a claim
 generated from ``test-claim-template`` (``pod-with-claim-template.yaml``), through a claim shared by
 five pods (``pod-with-claim-ref.yaml``), or through an extended resource a DeviceClass backs
-(``pod-with-extended-resource*.yaml``). A size is (``nodesWithDRA``, ``initPods``, ``measurePods``);
+(``pod-with-extended-resource*.yaml``; ``extendedresource/scoring``'s run under its own scheduler
+config, ``Workload.profile``). A size is (``nodesWithDRA``, ``initPods``, ``measurePods``);
 a steady-state workload's ``pods`` is its batch (``count: 10``). upstream's other DRA directories
 (partitionable devices, consumable capacity, device taints, list attributes, compatibility groups,
 workload claims) and the binding-conditions tests need allocator features this scheduler does not
@@ -389,6 +390,19 @@ TEMPLATES["pod-with-claim-ref"] = {
 TEMPLATES["pod-with-extended-resource"] = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra-", "labels": {}},
     "spec": {"containers": [{"name": "pause", "image": PAUSE, "resources": {}}]}}
+# pod-with-extended-resource-scoring.yaml: every pod asks for one example.com/gpu, which every
+# scoring class backs (extendedresource/scoring/).
+_SCORING_GPU = {"example.com/gpu": "1"}
+TEMPLATES["pod-with-extended-resource-scoring"] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "scoring-test-pod-", "labels": {}},
+    "spec": {"containers": [{"name": "pause", "image": PAUSE,
+                             "resources": {"requests": dict(_SCORING_GPU), "limits": dict(_SCORING_GPU)}}]}}
+# extendedresource/scoring/scheduler-config.yaml: NodeResourcesFit LeastAllocated over cpu, memory and
+# example.com/gpu (weight 1 each), so that the DRA-backed resource takes part in scoring.
+SCORING_PROFILE: Obj = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+    "type": "LeastAllocated",
+    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                  {"name": "example.com/gpu", "weight": 1}]}}}]}
 
 
 @dataclass(frozen=True)
@@ -400,8 +414,10 @@ class Dra:
     publishes one ResourceSlice per DRA node with ``max_claims_per_node`` devices (``dra_slice``);
     ``device_classes`` and the ``claim_template`` (in each pod namespace) are created with
     ``createAny``; ``classes`` > 0 creates that many ``deviceclass-extended-resource.yaml`` classes
-    (``test-class-<i>`` backing ``example.com/gpu-<i>``) instead. ``claim_ref``: the pods name the
-    shared claims ``test-claim-<i/5>`` (created before their pods, one per five pods).
+    (``test-class-<i>`` backing ``example.com/gpu-<i>``) instead, or, with ``scoring``, that many
+    ``deviceclass-extended-resource-scoring.yaml`` classes (``scoring-test-class-<i>``, all backing
+    ``example.com/gpu``: the pods' request is not split across classes). ``claim_ref``: the pods name
+    the shared claims ``test-claim-<i/5>`` (created before their pods, one per five pods).
 
     ``init_fill`` is ``allocResourceClaims`` over ``resourceclaim.yaml`` claims created first in
     ``init``: none (``empty``), half of the devices (``half``) or all but ``pods`` (``full``), which
@@ -415,6 +431,7 @@ class Dra:
     claim_template: str | None = "resourceclaimtemplate"
     claim_ref: bool = False
     classes: int = 0
+    scoring: bool = False
     init_fill: str = "empty"
     steady: float = 0.0
 
@@ -445,6 +462,11 @@ def dra_slice(node_name: str, devices: int) -> Obj:
 
 def dra_device_classes(dra: Dra) -> list[Obj]:
     """The DeviceClasses the workload creates with ``createAny``."""
+    if dra.classes and dra.scoring:
+        return [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                 "metadata": {"name": f"scoring-test-class-{i}"},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}],
+                          "extendedResourceName": "example.com/gpu"}} for i in range(dra.classes)]
     if dra.classes:
         return [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": f"test-class-{i}"},
                  "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}],
@@ -472,7 +494,7 @@ def dra_pod(dra: Dra, pod: Obj, i: int) -> Obj:
     for pc in pod["spec"].get("resourceClaims") or ():
         if "resourceClaimName" in pc:
             pc["resourceClaimName"] = f"test-claim-{i // 5}"
-    if dra.classes:
+    if dra.classes and not dra.scoring:
         gpu = {f"example.com/gpu-{i % dra.classes}": "1"}
         pod["spec"]["containers"][0]["resources"] = {"requests": dict(gpu), "limits": dict(gpu)}
     return pod
@@ -553,6 +575,9 @@ class Workload:
     deleting: Deleting | None = None
     # Other thresholded sizes: (nodes, init pods, measured pods) -> upstream's bar, in both modes.
     other_thresholds: tuple[tuple[tuple[int, int, int], float], ...] = ()
+    # The SchedulingProfile spec the workload runs under (upstream's ``schedulerConfigPath``), merged
+    # under the bench's own (the CLI's --profile wins); None: the default profile.
+    profile: Obj | None = None
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at a thresholded size (the default one, or one of
@@ -703,4 +728,16 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
          init="pod-with-extended-resource", **_DRA_NS,
          dra=Dra(device_classes=(), claim_template=None, classes=n))
       for n, bar in ((25, 197), (50, 195))),
+    # dra/extendedresource/scoring (at 439aa97): ExtendedResourceScoring, its own scheduler config
+    # (SCORING_PROFILE); 2000pods_200nodes (10 classes, bar 336), 5000pods_500nodes (20 classes, bar
+    # 164), both 20 devices per node and no init pods, and fast (2 classes, 3 + 1 nodes, 10 devices,
+    # 10 pods). The classes differ by size, so each size is its own workload, as the 25/50-class ones.
+    *(_w(name, "pod-with-extended-resource-scoring", [size], bar, **_DRA_NS,
+         profile=SCORING_PROFILE,
+         dra=Dra(device_classes=(), claim_template=None, classes=classes, scoring=True,
+                 max_claims_per_node=per_node, nodes_without_dra=without))
+      for name, size, bar, classes, per_node, without in (
+          ("ExtendedResourceScoring", (200, 0, 2000), 336, 10, 20, 0),
+          ("ExtendedResourceScoring_5000pods_500nodes", (500, 0, 5000), 164, 20, 20, 0),
+          ("ExtendedResourceScoring/fast", (3, 0, 10), None, 2, 10, 1))),
 )}

@@ -34,6 +34,9 @@ SMOKE = {
     "ExtendedResource": Size(1, 0, 10),
     "ExtendedResource_25Classes": Size(2, 5, 10),
     "ExtendedResource_50Classes": Size(2, 5, 10),
+    "ExtendedResourceScoring": Size(2, 0, 10),
+    "ExtendedResourceScoring_5000pods_500nodes": Size(2, 0, 10),
+    "ExtendedResourceScoring/fast": Size(3, 0, 10),
     **{name: Size(2, 0, 10) for name in STEADY},
 }
 
@@ -47,6 +50,9 @@ def test_upstreams_sizes_and_thresholds() -> None:
         "ExtendedResource": (Size(1, 0, 10), None),
         "ExtendedResource_25Classes": (Size(500, 2500, 2500), 197),
         "ExtendedResource_50Classes": (Size(500, 2500, 2500), 195),
+        "ExtendedResourceScoring": (Size(200, 0, 2000), 336),
+        "ExtendedResourceScoring_5000pods_500nodes": (Size(500, 0, 5000), 164),
+        "ExtendedResourceScoring/fast": (Size(3, 0, 10), None),
         "SteadyStateClusterResourceClaimTemplate/empty": (Size(500, 0, 10), 64),
         "SteadyStateClusterResourceClaimTemplate/half": (Size(500, 0, 10), 60),
         "SteadyStateClusterResourceClaimTemplate/full": (Size(500, 0, 10), 60),
@@ -59,6 +65,15 @@ def test_upstreams_sizes_and_thresholds() -> None:
                      ("full", 500): 4990, ("full", 200): 1990, ("full", 100): 990}
     assert WORKLOADS["SchedulingWithResourceClaim"].dra == Dra(max_claims_per_node=2, claim_template=None,
                                                                claim_ref=True)
+    # extendedresource/scoring's params: classes, devices per node, nodes without DRA; its scheduler config
+    scoring = {name: (w.dra.classes, w.dra.max_claims_per_node, w.dra.nodes_without_dra, w.profile)
+               for name, w in WORKLOADS.items() if w.dra is not None and w.dra.scoring}
+    assert scoring == {"ExtendedResourceScoring": (10, 20, 0, workloads.SCORING_PROFILE),
+                       "ExtendedResourceScoring_5000pods_500nodes": (20, 20, 0, workloads.SCORING_PROFILE),
+                       "ExtendedResourceScoring/fast": (2, 10, 1, workloads.SCORING_PROFILE)}
+    assert workloads.SCORING_PROFILE["pluginConfig"][0]["args"]["scoringStrategy"] == {
+        "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                                                {"name": "example.com/gpu", "weight": 1}]}
 
 
 def test_the_test_drivers_slice_and_the_pod_templates() -> None:
@@ -71,6 +86,14 @@ def test_the_test_drivers_slice_and_the_pod_templates() -> None:
     ext = dra_pod(Dra(classes=25), template("pod-with-extended-resource"), 27)
     assert ext["spec"]["containers"][0]["resources"] == {"requests": {"example.com/gpu-2": "1"},
                                                          "limits": {"example.com/gpu-2": "1"}}
+    # deviceclass-extended-resource-scoring.yaml and pod-with-extended-resource-scoring.yaml: every
+    # class backs example.com/gpu, every pod asks for one
+    scoring = Dra(device_classes=(), claim_template=None, classes=3, scoring=True)
+    assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in workloads.dra_device_classes(scoring)] \
+        == [(f"scoring-test-class-{i}", "example.com/gpu") for i in range(3)]
+    pod = dra_pod(scoring, template("pod-with-extended-resource-scoring"), 7)
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"example.com/gpu": "1"},
+                                                         "limits": {"example.com/gpu": "1"}}
 
 
 @pytest.mark.parametrize("name", sorted(SMOKE))
@@ -111,6 +134,7 @@ def test_every_measured_pod_is_bound_with_its_devices_on_its_node(name: str, mon
 @pytest.mark.parametrize(("name", "size"), [
     pytest.param("SchedulingWithResourceClaimTemplate", Size(2, 5, 10), id="claim template"),
     pytest.param("ExtendedResource", Size(1, 0, 10), id="extended resource"),
+    pytest.param("ExtendedResourceScoring/fast", Size(3, 0, 10), id="extended resource scoring"),
 ])
 def test_e2e_mode_binds_every_measured_pod_with_its_devices(name: str, size: Size) -> None:
     """Through the API against the simulated cluster, whose resourceclaim controller makes the
