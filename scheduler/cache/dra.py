@@ -11,7 +11,8 @@ value, so one bad object never blocks a cycle; the object then reads as absent.
 is every device of an *in-flight* allocation: the allocation Reserve made for a claim that PreBind
 has not written yet (``signal_pending_allocation``). The store keeps a count per ``DeviceID``,
 updated incrementally on each claim change, so ``is_allocated`` is O(1) and a cycle never walks
-all claims. A claim with an allocation in flight reads with that allocation (the assumption), and
+all claims; the pools whose counts changed are journaled (``pool_changes``) for readers that keep
+per-pool totals. A claim with an allocation in flight reads with that allocation (the assumption), and
 no other pod may allocate it until the write is done or undone (``has_pending_allocation``).
 
 State machine of one claim's allocation, as upstream's::
@@ -77,6 +78,7 @@ _RESOURCE = {"DeviceClass": "deviceclass.resource.k8s.io", "ResourceClaim": "res
 
 
 _NONE: frozenset[str] = frozenset()
+_JOURNAL_MAX = 4096
 
 
 def not_found(kind: str, name: str) -> str:
@@ -113,6 +115,10 @@ class DraStore:
         # The same counts' device names per (driver, pool): the allocator's fast path tests a
         # device with one string lookup (``pool_allocated``).
         self._by_pool: dict[tuple[str, str], dict[str, int]] = {}
+        # The pools whose allocated devices changed, in order (a journal: ``pool_changes``), from
+        # absolute position ``_journal_base``; cleared when long, a reader behind it starts over.
+        self._journal: list[tuple[str, str]] = []
+        self._journal_base = 0
         # extendedResourceName -> the class backing it; pod uid -> its extended-resource claim's key
         self._extended: dict[str, DeviceClass] = {}
         self._extended_claims: dict[str, tuple[str, str]] = {}
@@ -128,7 +134,11 @@ class DraStore:
 
     # --- allocated-device bookkeeping --------------------------------------------------------
     def _count(self, devices: tuple[DeviceID, ...], delta: int) -> None:
+        if len(self._journal) > _JOURNAL_MAX:
+            self._journal_base += len(self._journal)
+            self._journal.clear()
         for d in devices:
+            self._journal.append((d.driver, d.pool))
             n = self._allocated.get(d, 0) + delta
             pool = self._by_pool.setdefault((d.driver, d.pool), {})
             if n > 0:
@@ -342,6 +352,16 @@ class DraStore:
         if isinstance(names, frozenset):
             return len(held.keys() & names)
         return sum(1 for n in names if n in held)
+
+    def pool_changes(self, since: int) -> tuple[list[tuple[str, str]] | None, int]:
+        """The (driver, pool) of every change to the allocated devices since journal position
+        ``since`` (repeats included), and the position to ask from next time; ``None`` when
+        ``since`` is older than what the journal keeps (then re-read everything). Lets a reader
+        that keeps counts per pool (``DraScoring``) update only the pools a cycle changed."""
+        end = self._journal_base + len(self._journal)
+        if since < self._journal_base:
+            return None, end
+        return self._journal[since - self._journal_base:], end
 
     def allocated_devices(self) -> frozenset[DeviceID]:
         return frozenset(self._allocated)

@@ -178,23 +178,40 @@ class _ScoreState:
     classes: tuple[DeviceClass | None, ...]
 
 
+@dataclass(slots=True)
+class _ClassRows:
+    """One class's devices over the node table's rows (for one table version): the count and the
+    devices per row, the rows each pool's devices are on, and the allocated count per row, kept
+    current from the store's journal position ``seen``."""
+
+    counts: npt.NDArray[np.int64]
+    per_row: list[NodeDevices | None]
+    rows_of_pool: dict[tuple[str, str], list[int]]
+    allocated: npt.NDArray[np.int64]
+    seen: int = -1
+
+
 class DraScoring:
     """What NodeResourcesFit's and BalancedAllocation's scoring reads of an extended resource a
     DeviceClass backs, on a node that does not advertise it (upstream's
     ``calculateResourceAllocatableRequest`` with DRAExtendedResource on): the class's devices on
     the node as its allocatable, those a claim holds as its requested amount (the pod's request is
-    added by the caller). The devices per node come from ``scheduler.dra.capacity``, kept per class
-    and per row of the node table until the slices, classes or nodes change (``slices_version``,
-    ``NodeTable.version``), so a pod's cycle costs one vector read for the counts and one set
-    intersection per candidate node for what is allocated."""
+    added by the caller).
+
+    Upstream recounts every device of every slice for each node it scores. Here the devices per
+    node come from ``scheduler.dra.capacity``, kept per class and per row of the node table until
+    the slices, classes or nodes change (``slices_version``, ``NodeTable.version``), and so is the
+    allocated count per row: a cycle recounts only the rows of the pools whose allocations changed
+    since the last one (``DraStore.pool_changes``: a pod's Reserve and PreBind touch one pool), so a
+    pod's scoring is a vector read, not a set intersection per candidate node."""
 
     def __init__(self, dra: DraStore) -> None:
         self._dra = dra
         self._cache = SelectorCache()
         self._version: int | None = None
         self._classes: dict[str, ClassDevices] = {}
-        # (class name, NodeTable.version) -> (device count per row, the devices per row)
-        self._rows: dict[tuple[str, int], tuple[npt.NDArray[np.int64], list[NodeDevices | None]]] = {}
+        # class name -> (NodeTable.version, its rows)
+        self._rows: dict[str, tuple[int, _ClassRows]] = {}
 
     def backing(self, resource: str, pod_request: int) -> DeviceClass | None:
         """The class whose devices stand for ``resource`` where a node lacks it: for a resource
@@ -204,47 +221,52 @@ class DraScoring:
             return None
         return self._dra.extended_resource_class(resource)
 
-    def _row_data(self, cls: DeviceClass, table: NodeTable
-                  ) -> tuple[npt.NDArray[np.int64], list[NodeDevices | None]]:
+    def _class_rows(self, cls: DeviceClass, table: NodeTable) -> _ClassRows:
         if self._version != self._dra.slices_version:
             self._version = self._dra.slices_version
             self._cache.reset(self._version)
             self._classes.clear()
             self._rows.clear()
-        key = (cls.name, table.version)
-        got = self._rows.get(key)
-        if got is not None:
-            return got
+        got = self._rows.get(cls.name)
+        if got is not None and got[0] == table.version:
+            return got[1]
         devices = self._classes.get(cls.name)
         if devices is None or devices.cls is not cls:
             devices = self._classes[cls.name] = ClassDevices(cls, self._dra.slices(), self._cache)
-        counts = np.zeros(table.capacity, np.int64)
-        per_row: list[NodeDevices | None] = [None] * table.capacity
+        rows = _ClassRows(np.zeros(table.capacity, np.int64), [None] * table.capacity, {},
+                          np.zeros(table.capacity, np.int64))
         for row in np.flatnonzero(table.valid[: table.size]).tolist():
             node = table.info(row).node
             nd = devices.on_node(node.name, node.labels)
             if nd.count:
-                counts[row] = nd.count
-                per_row[row] = nd
-        # One entry per class: an older table version is never read again.
-        for old in [k for k in self._rows if k[0] == cls.name]:
-            del self._rows[old]
-        got = self._rows[key] = (counts, per_row)
-        return got
+                rows.counts[row] = nd.count
+                rows.per_row[row] = nd
+                for pool, _ in nd.pools:
+                    rows.rows_of_pool.setdefault(pool, []).append(row)
+        self._rows[cls.name] = (table.version, rows)
+        return rows
+
+    def _recount(self, rows: _ClassRows, row: int) -> None:
+        nd = rows.per_row[row]
+        if nd is not None:
+            among = self._dra.allocated_among
+            rows.allocated[row] = sum(among(driver, pool, names) for (driver, pool), names in nd.pools)
 
     def totals(self, cls: DeviceClass, table: NodeTable, rows: Rows, wanted: npt.NDArray[np.bool_]
                ) -> tuple[Scores, Scores]:
         """(devices, allocated) per position of ``rows``, computed where ``wanted`` (0, 0 elsewhere,
         and where the node has none, or a selector failed on one of them)."""
-        counts, per_row = self._row_data(cls, table)
-        count = np.where(wanted, counts[rows], 0)
-        allocated = np.zeros(len(rows), np.int64)
-        among = self._dra.allocated_among
-        for p in np.flatnonzero(count).tolist():
-            nd = per_row[int(rows[p])]
-            assert nd is not None
-            allocated[p] = sum(among(driver, pool, names) for (driver, pool), names in nd.pools)
-        return count, allocated
+        cr = self._class_rows(cls, table)
+        changed, cr.seen = self._dra.pool_changes(cr.seen)
+        if changed is None:     # first use, or too far behind the journal: count every row
+            for row in np.flatnonzero(cr.counts).tolist():
+                self._recount(cr, row)
+        else:
+            for pool in set(changed):
+                for row in cr.rows_of_pool.get(pool, ()):
+                    self._recount(cr, row)
+        count = np.where(wanted, cr.counts[rows], 0)
+        return count, np.where(count > 0, cr.allocated[rows], 0)
 
 
 def _with_dra(dra: DraScoring | None, cls: DeviceClass | None, snapshot: Snapshot, rows: Rows,

@@ -98,3 +98,37 @@ def test_scoring_sees_in_flight_allocations_and_new_slices() -> None:
     store.remove_pending_allocation("u")
     store.on_event("ResourceSlice", "ADDED", slice_("n2", dev("d1"), nodeName="n2"))
     assert totals() == [(2, 0), (1, 0)]
+
+
+def test_allocated_counts_follow_the_journal_even_when_it_is_cut() -> None:
+    """DraScoring recounts only the pools the store's journal names since its last read; a reader
+    left behind a cut journal (``pool_changes`` answers None) recounts every row."""
+    store = DraStore()
+    store.on_event("DeviceClass", "ADDED", cls())
+    for n in ("n1", "n2"):
+        store.on_event("ResourceSlice", "ADDED", slice_(n, dev("d1"), dev("d2"), nodeName=n))
+    scoring = noderesources.DraScoring(store)
+    gpu = store.extended_resource_class("example.com/gpu")
+    assert gpu is not None
+    snap, _, rows = setup([st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()], [])
+
+    def claim(uid: str, pool: str, device: str) -> Any:
+        return parse_resource_claim({"metadata": {"name": uid, "namespace": "default", "uid": uid}, "spec": {},
+                                     "status": {"allocation": {"devices": {"results": [
+                                         {"request": "r", "driver": DRIVER, "pool": pool, "device": device}]}}}})
+
+    def allocated() -> list[int]:
+        result: list[int] = scoring.totals(gpu, snap.table, rows, rows >= 0)[1].tolist()
+        return result
+
+    assert allocated() == [0, 0]
+    store.signal_pending_allocation(claim("a", "n2", "d1"))
+    _, pos = store.pool_changes(0)
+    assert store.pool_changes(pos) == ([], pos)
+    assert allocated() == [0, 1]
+    for i in range(5000):       # past the journal's length: the reader is cut off
+        store.signal_pending_allocation(claim(f"x{i}", "n1", "d1"))
+        store.remove_pending_allocation(f"x{i}")
+    assert store.pool_changes(0)[0] is None
+    store.signal_pending_allocation(claim("b", "n1", "d2"))
+    assert allocated() == [1, 1]
