@@ -31,6 +31,11 @@ EXIT_REJECTED = 3      # simulate: the API refused input objects (without --allo
 @click.version_option(package_name="kopf-scheduler")
 def main() -> None:
     """kopf-scheduler: a kube-scheduler-compatible pod scheduler with live SchedulingProfiles."""
+    from scheduler.app.gcpolicy import apply_gc_policy
+    try:
+        apply_gc_policy()       # every process: the operator, the cluster, the benchmark's driver
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
 
 
 @main.command()
