@@ -67,11 +67,14 @@ def test_upstreams_sizes_and_thresholds() -> None:
         w = WORKLOADS[name]
         assert w.threshold_for("e2e", w.default) == w.threshold_for("core", w.default) == w.threshold, name
         assert w.threshold_for("core", small) is None, name
-    # SchedulingBasic's second thresholded size; its default size keeps issue #7's e2e bar
+    # SchedulingBasic's second thresholded size; its default size's bar is upstream's in both modes too
     basic = WORKLOADS["SchedulingBasic"]
     assert basic.threshold_for("core", Size(5000, 5000, 50000)) == basic.threshold_for("e2e", Size(
         5000, 5000, 50000)) == 810
-    assert (basic.threshold_for("core", basic.default), basic.threshold_for("e2e", basic.default)) == (680, 340)
+    assert (basic.threshold_for("core", basic.default), basic.threshold_for("e2e", basic.default)) == (680, 680)
+    # every thresholded workload: upstream's bar end to end, as in core mode (issue #21)
+    for w in WORKLOADS.values():
+        assert w.threshold_for("e2e", w.default) == w.threshold_for("core", w.default) == w.threshold, w.name
 
 
 def test_the_nodes_namespaces_and_templates_are_upstreams() -> None:
