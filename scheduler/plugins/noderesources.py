@@ -57,7 +57,7 @@ has fits nowhere (``Insufficient cpu``), and every score lies in [0, 100].
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -498,9 +498,10 @@ class NodeResourcesFit:
         InPlacePodVerticalScaling on (GA): Pod Delete|UpdatePodScaleDown, Node
         Add|UpdateNodeAllocatable. The service reports an assigned pod's change as one ``Update``
         action, so ``Update`` stands for UpdatePodScaleDown; the hint tells a scale-down apart."""
+        after_node: Callable[[Pod, ClusterEvent], bool] = is_schedulable_after_node_change if self._dra is None else \
+            functools.partial(is_schedulable_after_node_change, dra=self._dra, dra_enabled=True)
         events = [ClusterEventWithHint(ClusterEvent("Pod", ("Delete", "Update")), is_schedulable_after_pod_event),
-                  ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")),
-                                       is_schedulable_after_node_change)]
+                  ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")), after_node)]
         if self._dra is not None:
             # DRAExtendedResource: a class that starts backing an extended resource the pod asks for.
             events.append(ClusterEventWithHint(ClusterEvent("DeviceClass", ("Add", "Update")),
@@ -528,17 +529,21 @@ def is_schedulable_after_pod_event(pod: Pod, event: ClusterEvent) -> bool:
     return any(before.get(name, 0) > after.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
 
 
-def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent, *, dra: DraStore | None = None,
+                                     dra_enabled: bool = False) -> bool:
     """Upstream's ``isSchedulableAfterNodeChange``: QueueSkip when the pod would not fit the node
     even empty (``isFit``); an added node that fits queues it; an updated one only if an allocatable
     amount the pod asks for, or the pod count, went up (``haveAnyRequestedResourcesIncreased``).
-    As upstream's ``isFit`` passes no ignored resources, ``ignoredResources`` do not apply here."""
+    As upstream's ``isFit`` passes no ignored resources, ``ignoredResources`` do not apply here.
+    With DRAExtendedResource (``dra_enabled``, the plugin's DRA store as upstream's draManager), an
+    extended resource the node does not advertise and a DeviceClass backs is DynamicResources' to
+    judge (``should_delegate_to_dra``), in both."""
     old, new = event.old, event.new
     if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
         raise TypeError(f"expected nodes, got {type(old).__name__} and {type(new).__name__}")
-    if not is_fit(pod, new):
+    if not is_fit(pod, new, dra=dra, dra_enabled=dra_enabled):
         return False
-    return old is None or have_any_requested_resources_increased(pod, old, new)
+    return old is None or have_any_requested_resources_increased(pod, old, new, dra=dra, dra_enabled=dra_enabled)
 
 
 def is_schedulable_after_device_class_event(pod: Pod, event: ClusterEvent) -> bool:
@@ -557,23 +562,39 @@ def is_schedulable_after_device_class_event(pod: Pod, event: ClusterEvent) -> bo
     return bool(new.extended_resource_name) and new.extended_resource_name in pod.requests
 
 
-def is_fit(pod: Pod, node: Node | None) -> bool:
-    """Upstream's ``isFit``: ``Fits`` against the node with no pods on it (nothing ignored)."""
+def should_delegate_to_dra(resource: str, node: Node, dra: DraStore | None, dra_enabled: bool) -> bool:
+    """Upstream's ``shouldDelegateResourceToDRA`` (fit.go): with DRAExtendedResource on, a resource
+    the node does not advertise is DynamicResources' when a DeviceClass backs it; without a DRA
+    manager (upstream's nil ``draManager``, the kubelet's admission check) every such resource is."""
+    if not dra_enabled or node.allocatable.get(resource, 0) > 0:
+        return False
+    return dra is None or dra.extended_resource_class(resource) is not None
+
+
+def is_fit(pod: Pod, node: Node | None, *, dra: DraStore | None = None, dra_enabled: bool = False) -> bool:
+    """Upstream's ``isFit``: ``Fits`` against the node with no pods on it (nothing ignored); a
+    scalar resource delegated to DRA (``should_delegate_to_dra``) is not Fit's to check."""
     if node is None:
         return False
     alloc = node.allocatable
     if alloc.get("pods", 0) < 1:
         return False                              # Too many pods, even alone
-    return all(amount <= alloc.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
+    return all(amount <= alloc.get(name, 0)
+               or (name not in _NATIVE and should_delegate_to_dra(name, node, dra, dra_enabled))
+               for name, amount in fit_requests(pod).items() if amount)
 
 
-def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bool:
+def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, dra: DraStore | None = None,
+                                           dra_enabled: bool = False) -> bool:
     """Upstream's ``haveAnyRequestedResourcesIncreased``: the allowed pod count went up, or the
-    allocatable of a resource the pod requests (a non-zero request) did."""
+    allocatable of a resource the pod requests (a non-zero request) did, or, for a scalar one, the
+    updated node leaves it to DRA (``should_delegate_to_dra``)."""
     before, after = old.allocatable, new.allocatable
     if after.get("pods", 0) > before.get("pods", 0):
         return True
-    return any(after.get(name, 0) > before.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
+    return any(after.get(name, 0) > before.get(name, 0)
+               or (name not in _NATIVE and should_delegate_to_dra(name, new, dra, dra_enabled))
+               for name, amount in fit_requests(pod).items() if amount)
 
 
 def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:

@@ -328,7 +328,7 @@ def test_requested_to_capacity_ratio_skips(name: str, nodes: list[tuple[str, str
 # DRA-backed extended resource the node lacks to DynamicResources (the cases marked draExtendedResourceEnabled
 # run with a store holding upstream's deviceClassWithExtendResourceName), and scoring counts the class's
 # devices on a node that lacks the resource (the cases with draObjects get a store holding them); its
-# queueing-hint side is not modelled, and those cases are kept as skipped params naming what is missing.
+# queueing-hint side delegates such a resource as Filter does (shouldDelegateResourceToDRA).
 # =========================================================================================================
 
 UNSCHED, UNRESOLV = "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE"
@@ -336,7 +336,6 @@ EXTENDED_A, EXTENDED_B = "example.com/aaa", "example.com/bbb"
 KUBERNETES_IO_A, KUBERNETES_IO_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
 HUGE_PAGE_A = "hugepages-2Mi"
 EXTENDED_DRA = "extended.resource.dra.io/something"
-DRA_GATE = "DRAExtendedResource's queueing-hint side (haveAnyRequestedResourcesIncreased asking DRA)"
 # fit_test.go's deviceClassWithExtendResourceName, for the cases with draExtendedResourceEnabled: true.
 DEVICE_CLASS_NAME = "device-class-name"
 DRA_CLASS = {"metadata": {"name": DEVICE_CLASS_NAME}, "spec": {"extendedResourceName": EXTENDED_DRA}}
@@ -1028,11 +1027,15 @@ INCREASED = [
      rnode(pods="1", cpu="1", memory="1", eph="1", a="1"), rnode(pods="2", cpu="1", memory="1", eph="1", a="1"), True),
     # draExtendedResourceEnabled: true, but the node has the resource, so nothing is delegated.
     ("requested-resources-dra-in-node", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
-     rnode(cpu="1", memory="2", eph="1", a="1"), False),
-    gated(DRA_GATE, "requested-resources-dra-not-in-node", REQUESTED_2, None, None, True),
-    gated(DRA_GATE, "requested-resources-dra-zero-capacity", None, None, None, True),
+     rnode(cpu="1", memory="2", eph="1", a="1"), False, True),
+    # draExtendedResourceEnabled: true and no DRA manager (upstream's test passes nil): a resource the
+    # updated node does not advertise is delegated, so the pod may fit now.
+    ("requested-resources-dra-not-in-node", REQUESTED_2, rnode(cpu="1", memory="2", eph="3"),
+     rnode(cpu="1", memory="2", eph="1"), True, True),
+    ("requested-resources-dra-zero-capacity", new_resource_pod(Resource(ScalarResources={A: 1})), rnode(a="0"),
+     rnode(a="0"), True, True),
     ("scalar-resources-not-in-node", REQUESTED_2, rnode(cpu="1", memory="2", eph="3"),
-     rnode(cpu="1", memory="2", eph="1"), False),
+     rnode(cpu="1", memory="2", eph="1"), False, False),
     ("requested-resources-decreased", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
      rnode(cpu="1", memory="2", eph="1", a="1"), False),
     ("requested-resources-increased", REQUESTED_2, rnode(cpu="1", memory="2", eph="3", a="4"),
@@ -1044,13 +1047,41 @@ INCREASED = [
 ]
 
 
-@pytest.mark.parametrize(("name", "pod", "original", "modified", "expected"), INCREASED,
-                         ids=[c[0] if isinstance(c, tuple) else None for c in INCREASED])
-def test_have_any_requested_resources_increased(name: str, pod: st.MakePod, original: st.MakeNode,
-                                                modified: st.MakeNode, expected: bool) -> None:
-    """fit_test.go TestHaveAnyRequestedResourcesIncreased (10 cases)."""
-    got = noderesources.have_any_requested_resources_increased(pod.Obj(), original.Obj(), modified.Obj())
+@pytest.mark.parametrize("case", INCREASED, ids=[c[0] for c in INCREASED])
+def test_have_any_requested_resources_increased(case: tuple[Any, ...]) -> None:
+    """fit_test.go TestHaveAnyRequestedResourcesIncreased (10 cases): (name, pod, original node,
+    modified node, expected, draExtendedResourceEnabled (false where upstream leaves it out)), with
+    upstream's nil draManager."""
+    name, pod, original, modified, expected, *dra_enabled = case
+    got = noderesources.have_any_requested_resources_increased(pod.Obj(), original.Obj(), modified.Obj(),
+                                                               dra=None, dra_enabled=bool(dra_enabled and dra_enabled[0]))
     assert got is expected, name
+
+
+def test_a_node_whose_extended_resource_a_class_backs_requeues_a_pod_fit_rejected() -> None:
+    """fit.go isSchedulableAfterNodeChange with DRAExtendedResource and a DRA manager, through the
+    plugin's registered hint: a pod asking for 2 CPUs and a DRA-backed extended resource waits on
+    Fit; a node with the CPUs that does not advertise the resource queues it when a DeviceClass backs
+    the resource (DynamicResources judges the devices), and skips it when none does; and an update
+    that grows nothing but the delegated resource's absence still queues (upstream's loop)."""
+    from scheduler.framework.types import ClusterEvent
+    want = st.MakePod().Req({"cpu": "2", EXTENDED_DRA: "1"}).Obj()
+    small, big = rnode(cpu="1", memory="8"), rnode(cpu="4", memory="8")
+
+    def hint(store: DraStore) -> Any:
+        plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(), store)
+        (node_hint,) = [e.hint for e in plugin.events_to_register() if e.event.resource == "Node"]
+        return node_hint
+
+    backed, unbacked = hint(dra_store(DRA_CLASS)), hint(DraStore())
+    added = ClusterEvent("Node", "Add", old=None, new=big.Obj())
+    assert backed(want, added) is True
+    assert unbacked(want, added) is False                 # Insufficient example.com/... even empty
+    grown = ClusterEvent("Node", "UpdateNodeAllocatable", old=small.Obj(), new=big.Obj())
+    assert backed(want, grown) is True
+    same = ClusterEvent("Node", "UpdateNodeAllocatable", old=big.Obj(), new=big.Obj())
+    assert backed(want, same) is True                     # the delegated resource counts as increased
+    assert hint(dra_store(DRA_CLASS))(st.MakePod().Req({"cpu": "2"}).Obj(), same) is False
 
 
 # --- least_allocated_test.go TestLeastAllocatedScoringStrategy / most_allocated_test.go -------------------
