@@ -28,8 +28,9 @@ pool instead of a CEL run per device per node per pod. Upstream caches the same 
 (``deviceMatchCache``, ``nodeMatchCache``) for the plugin's lifetime, keyed by device and node
 name; here they are dropped with the slices' version, so a changed device or node label is seen.
 
-Which of them are allocated changes with every pod, so it is not kept: the scoring plugins count
-it per cycle from the store (``DraStore.allocated_among``, one set intersection per pool). This
+Which of them are allocated changes with every pod, so it is not kept here: the scoring plugins
+(``noderesources.DraScoring``) keep a count per node row and recount, each cycle, only the rows of
+the pools whose allocations changed (``DraStore.pool_changes``, ``DraStore.allocated_among``). This
 module reads only slices and classes, so it stays in the ``dra`` layer beside the allocator whose
 CEL cache it shares.
 """

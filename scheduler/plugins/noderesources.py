@@ -57,6 +57,7 @@ has fits nowhere (``Insufficient cpu``), and every score lies in [0, 100].
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -146,8 +147,21 @@ def dra_backed(dra: DraStore | None, pod: Pod) -> bool:
     to DynamicResources, DRAExtendedResource): such a pod depends on the DRA objects, not only on
     itself and the node, so it has no signature (upstream makes every pod unsignable while the gate
     is on; here only the pods it concerns)."""
-    return dra is not None and any("/" in name and is_dra_extended_resource_name(name)
-                                   and dra.extended_resource_class(name) is not None for name in pod.requests)
+    return dra is not None and any(_class_backs(dra, name) for name in pod.requests)
+
+
+def _class_backs(dra: DraStore, name: str) -> bool:
+    """Whether a DeviceClass backs the extended resource ``name`` (``GetDeviceClass``; the ``/``
+    test first, so cpu and memory cost one comparison)."""
+    return "/" in name and is_dra_extended_resource_name(name) and dra.extended_resource_class(name) is not None
+
+
+def sign_requests(dra: DraStore | None, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+    """Fit's and BalancedAllocation's ``SignPod``: the requests, or no signature for a pod that
+    asks for a DRA-backed extended resource (``dra_backed``)."""
+    if dra_backed(dra, pod):
+        return unsignable("signature disabled when dra extended resources are requested")
+    return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
 
 
 def fit_requests(pod: Pod) -> dict[str, int]:
@@ -217,7 +231,7 @@ class DraScoring:
         """The class whose devices stand for ``resource`` where a node lacks it: for a resource
         the pod requests and whose name is a DRA extended resource's (``getDRAPreScoredParams``,
         then ``GetDeviceClass``); ``None`` for anything else."""
-        if pod_request <= 0 or not is_dra_extended_resource_name(resource):
+        if pod_request <= 0 or not is_scalar_resource_name(resource) or not is_dra_extended_resource_name(resource):
             return None
         return self._dra.extended_resource_class(resource)
 
@@ -269,6 +283,20 @@ class DraScoring:
         return count, np.where(count > 0, cr.allocated[rows], 0)
 
 
+_SCORINGS: weakref.WeakKeyDictionary[DraStore, DraScoring] = weakref.WeakKeyDictionary()
+
+
+def dra_scoring(dra: DraStore | None) -> DraScoring | None:
+    """The one ``DraScoring`` of ``dra``: Fit and BalancedAllocation, and every profile's instances
+    of them, share its per-class device rows instead of each building and updating its own."""
+    if dra is None:
+        return None
+    got = _SCORINGS.get(dra)
+    if got is None:
+        got = _SCORINGS[dra] = DraScoring(dra)
+    return got
+
+
 def _with_dra(dra: DraScoring | None, cls: DeviceClass | None, snapshot: Snapshot, rows: Rows,
               pair: tuple[Scores, Scores] | None, pod_request: int
               ) -> tuple[tuple[Scores, Scores] | None, npt.NDArray[np.bool_] | None]:
@@ -310,7 +338,7 @@ class NodeResourcesFit:
                             for p in shape)
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = tuple(args.ignored_resource_groups)
-        self._dra_scoring = DraScoring(dra) if dra is not None else None
+        self._dra_scoring = dra_scoring(dra)
 
     @property
     def filter_config(self) -> object:
@@ -325,9 +353,7 @@ class NodeResourcesFit:
 
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
         """SignPlugin: PreFilter, Filter and Score read the pod's requests."""
-        if dra_backed(self._dra, pod):
-            return unsignable("signature disabled when dra extended resources are requested")
-        return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
+        return sign_requests(self._dra, pod)
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -340,8 +366,7 @@ class NodeResourcesFit:
                      if amount > 0 and not self._ignored_resource(name))
         dra = self._dra
         backed = frozenset(i for i, (name, _, _) in enumerate(cols)
-                           if "/" in name and is_dra_extended_resource_name(name)
-                           and dra.extended_resource_class(name) is not None) if dra is not None else frozenset()
+                           if _class_backs(dra, name)) if dra is not None else frozenset()
         state.write(_PREFILTER_KEY, _Request(cols, backed))
         return None, SUCCESS
 
@@ -426,7 +451,7 @@ class NodeResourcesFit:
     def _score_state(self, pod: Pod) -> _ScoreState:
         requests = self._score_requests(pod)
         dra = self._dra_scoring
-        classes = tuple(dra.backing(name, r) if dra is not None and r > 0 and is_scalar_resource_name(name) else None
+        classes = tuple(dra.backing(name, r) if dra is not None else None
                         for (name, _), r in zip(self._resources, requests, strict=True))
         return _ScoreState(requests, classes)
 
@@ -686,14 +711,12 @@ class NodeResourcesBalancedAllocation:
         self.args = args
         self._resources = tuple(r.name for r in args.resources)
         self._dra = dra
-        self._dra_scoring = DraScoring(dra) if dra is not None else None
+        self._dra_scoring = dra_scoring(dra)
 
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
         """SignPlugin: PreScore and Score read the pod's requests (and, for a DRA-backed extended
         resource, the DRA objects: no signature then, as Fit)."""
-        if dra_backed(self._dra, pod):
-            return unsignable("signature disabled when dra extended resources are requested")
-        return ((RESOURCES_SIGNER_NAME, resources_signer(pod)),), SUCCESS
+        return sign_requests(self._dra, pod)
 
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
         if not any(pod.requests.get(r, 0) > 0 for r in self._resources):
@@ -708,7 +731,7 @@ class NodeResourcesBalancedAllocation:
             pod_req = pod.requests.get(name, 0)
             if not _scored(name, pod_req):
                 continue
-            cls = dra.backing(name, pod_req) if dra is not None and is_scalar_resource_name(name) else None
+            cls = dra.backing(name, pod_req) if dra is not None else None
             pair, by_dra = _with_dra(dra, cls, snapshot, rows,
                                      _alloc_requested(snapshot, rows, name, pod_req, non_zero=False), pod_req)
             if pair is None:
