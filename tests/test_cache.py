@@ -3,6 +3,7 @@ from dataclasses import replace
 import pytest
 
 from scheduler.cache import Cache, SpreadMatch, zone_interleaved
+from scheduler.model import Pod
 from scheduler.model.selectors import parse_label_selector
 from tests.builders import Clock, node, pod
 
@@ -237,3 +238,93 @@ def test_allocatable_is_clamped_and_big_rows_are_listed(name: str, cpu: str, col
     assert (row in t.big_rows) == big, name
     cache.add_node(node("n", cpu="4"))           # an update to ordinary numbers takes the row off the list
     assert row not in t.big_rows
+
+
+# --- bulk what-if moves (preemption's batched dry run) -------------------------------------------
+def _row_state(cache: Cache, name: str) -> tuple[object, ...]:
+    t = cache.table
+    row = t.row_of[name]
+    info = t.info(row)
+    return (t.requested[row].tolist(), int(t.pod_count[row]), int(t.nz_cpu[row]), int(t.nz_mem[row]),
+            dict(info.over), sorted(p.name for p in info.pods.values()), {k: sorted(v) for k, v in info.ports.items()},
+            info.generation)
+
+
+def _bulk_pod(name: str, cpu: str, *, mem: str = "1Gi", host_port: int = 0, extra: str = "") -> Pod:
+    requests = {"cpu": cpu, "memory": mem, **({extra: "1"} if extra else {})}
+    container: dict[str, object] = {"name": "c", "image": "i", "resources": {"requests": requests}}
+    if host_port:
+        container["ports"] = [{"containerPort": 80, "hostPort": host_port}]
+    return pod(name, spec={"containers": [container]})
+
+
+@pytest.mark.parametrize(("name", "on_nodes", "moved"), [
+    # (pods placed first: node -> cpus), (the moves: node -> pods, each "-name" removed or "+cpu" added)
+    ("removals from many rows", {"n0": ["1", "2"], "n1": ["500m"], "n2": ["3", "1", "1"]},
+     {"n0": ["-0", "-1"], "n1": ["-0"], "n2": ["-0", "-2"]}),
+    ("one addition a row", {"n0": ["1"], "n1": []}, {"n0": ["+2"], "n1": ["+100m"]}),
+    ("a saturated row takes the exact way", {"n0": ["4e15", "4e15", "4e15"], "n1": ["1"]},
+     {"n0": ["-0"], "n1": ["-0"]}),
+    ("an addition that saturates", {"n0": ["4e15"], "n1": []}, {"n0": ["+4e15"], "n1": ["+1"]}),
+    ("an amount of 2**52 or more", {"n0": ["1"], "n1": []}, {"n0": ["+1e13"], "n1": ["+1"]}),
+    ("a pod with a host port", {"n0": ["1"], "n1": []}, {"n0": ["+1:8080"], "n1": ["+1"]}),
+    ("a resource without a column yet", {"n0": ["1"], "n1": []}, {"n0": ["+1:new.io/gpu"], "n1": ["+1"]}),
+])
+def test_move_pods_in_bulk_equals_one_by_one(name: str, on_nodes: dict[str, list[str]],
+                                             moved: dict[str, list[str]]) -> None:
+    """``NodeTable.move_pods`` (one array operation per column) leaves every row as ``add_pod`` one
+    pod at a time does, exact fallbacks included (saturation, huge amounts, host ports, new columns)."""
+    def build() -> tuple[Cache, dict[str, list[Pod]]]:
+        cache = Cache()
+        placed: dict[str, list[Pod]] = {}
+        for n, cpus in on_nodes.items():
+            cache.add_node(node(n, cpu="1E", pods="1000"))
+            placed[n] = [replace(_bulk_pod(f"{n}-{i}", c), node_name=n) for i, c in enumerate(cpus)]
+            for p in placed[n]:
+                cache.add_pod(p)
+        return cache, placed
+
+    def moves(placed: dict[str, list[Pod]], sign: int) -> list[tuple[str, list[Pod]]]:
+        out = []
+        for n, ops in moved.items():
+            pods = []
+            for k, op in enumerate(ops):
+                if op[0] != ("-" if sign < 0 else "+"):
+                    continue
+                if sign < 0:
+                    pods.append(placed[n][int(op[1:])])
+                else:
+                    cpu, _, rest = op[1:].partition(":")
+                    pods.append(_bulk_pod(f"{n}-new{k}", cpu, host_port=int(rest) if rest.isdigit() else 0,
+                                          extra=rest if rest and not rest.isdigit() else ""))
+            out.append((n, pods))
+        return out
+
+    one, placed_one = build()
+    bulk, placed_bulk = build()
+    for sign in (-1, +1):
+        for n, pods in moves(placed_one, sign):
+            for p in pods:
+                one.table.add_pod(one.table.row_of[n], p, sign)
+        bulk.table.move_pods([(bulk.table.row_of[n], pods) for n, pods in moves(placed_bulk, sign) if pods],
+                             sign, bulk.pod_vectors)
+    assert one.table.resources == bulk.table.resources, name
+    for n in on_nodes:
+        assert _row_state(one, n) == _row_state(bulk, n), (name, n)
+
+
+def test_move_many_is_undone_by_the_what_if() -> None:
+    cache = Cache()
+    for n in ("n0", "n1"):
+        cache.add_node(node(n))
+    pods = {n: [replace(_bulk_pod(f"{n}-{i}", "500m"), node_name=n) for i in range(3)] for n in ("n0", "n1")}
+    for ps in pods.values():
+        for p in ps:
+            cache.add_pod(p)
+    before = {n: _row_state(cache, n) for n in pods}
+    with cache.lock, cache.what_if(columns_only=True) as w:
+        w.move_many(list(pods.items()), -1)
+        assert int(cache.table.pod_count[cache.table.row_of["n0"]]) == 0
+        w.move_many([("n1", [pods["n1"][0]])], +1)
+        assert requested_cpu(cache, "n1") == 500
+    assert {n: _row_state(cache, n) for n in pods} == before

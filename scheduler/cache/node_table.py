@@ -39,7 +39,7 @@ give exactly the filter verdicts and scores that the exact totals would.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from scheduler.model import HostPort, Node, Pod, Taint
 
-__all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "STANDARD_RESOURCES", "NodeInfo", "NodeTable",
+__all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "STANDARD_RESOURCES", "NodeInfo", "NodeTable", "PodVectors",
            "normalized_image_name"]
 
 CAP = 2**62
@@ -101,6 +101,47 @@ class NodeInfo:
             if used and (p.host_ip == "0.0.0.0" or "0.0.0.0" in used or p.host_ip in used):
                 return True
         return False
+
+
+# move_pods' bounds: at most _MAX_MOVED pods a row, each amount below _MAX_AMOUNT, so a row's sum
+# stays below 2**62 and a total plus it below 2**63.
+_MAX_MOVED = 1024
+_MAX_AMOUNT = 2**52
+
+
+class PodVectors:
+    """Pods' request vectors for ``NodeTable.move_pods``, kept for the calls of one what-if: the
+    distinct vectors (columns with amounts, non-zero cpu and memory), and each pod's (by identity)."""
+
+    __slots__ = ("_dense", "by_pod", "index", "sparse")
+
+    # More pods than this and the cache starts over (a pod is held until then, even once deleted).
+    MAX_PODS = 1 << 16
+    MAX_VECTORS = 1 << 10
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[tuple[tuple[str, int], ...], int, int], int] = {}
+        self.sparse: list[tuple[list[tuple[int, int]], int, int]] = []
+        self.by_pod: dict[int, tuple[Pod, int]] = {}
+        self._dense = np.zeros((0, 3), np.int64)
+
+    def dense(self, width: int) -> IntArray:
+        """The vectors as rows: ``width`` resource columns, then non-zero cpu, memory and 1 (the pod)."""
+        if self._dense.shape != (len(self.sparse), width + 3):
+            dense = np.zeros((len(self.sparse), width + 3), np.int64)
+            for k, (cells, cpu, mem) in enumerate(self.sparse):
+                for col, amount in cells:
+                    dense[k, col] += amount
+                dense[k, width:] = (cpu, mem, 1)
+            self._dense = dense
+        return self._dense
+
+    def trim(self) -> None:
+        """Start over once the cache holds too many pods or vectors (pods with unique requests)."""
+        if len(self.by_pod) > self.MAX_PODS or len(self.sparse) > self.MAX_VECTORS:
+            self.by_pod.clear()
+            self.index.clear()
+            self.sparse.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +401,99 @@ class NodeTable:
             if not self.valid[row] and not info.pods:
                 self._release(row, info.node.name)
         info.generation += 1
+
+    def move_pods(self, moves: Sequence[tuple[int, Sequence[Pod]]], sign: int,
+                  vectors: PodVectors | None = None) -> None:
+        """``add_pod(row, pod, sign)`` for every pod of every ``(row, pods)`` pair, rows distinct.
+
+        Preemption's batched dry run moves every lower-priority pod of hundreds of rows, then one pod
+        a row per reprieve step: one pod at a time, that was most of its time (a dozen numpy scalar
+        writes a pod). Here each column kind is one array operation over all the rows; ``vectors``
+        keeps each pod's request vector across the calls of one what-if. The exact per-pod path is
+        taken instead whenever it could differ: a row that is saturated (``over``) or no longer a
+        node, a pod with host ports or an amount of 2**52 or more, or a total that would leave
+        (-CAP, CAP). Below those bounds no sum here can wrap an int64.
+        """
+        if not moves:
+            return
+        vecs = vectors if vectors is not None else PodVectors()
+        picks: list[int] = []       # per pod: its vector
+        owners: list[int] = []      # per pod: its move
+        by_pod = vecs.by_pod
+        single = True
+        for i, (row, pods) in enumerate(moves):
+            info = self.infos[row]
+            if info is None or info.over or not self.valid[row] or len(pods) > _MAX_MOVED:
+                return self._move_pods_exactly(moves, sign)
+            if len(pods) != 1:
+                single = False
+            for pod in pods:
+                got = by_pod.get(id(pod))
+                k = got[1] if got is not None and got[0] is pod else self._vector_of(pod, vecs)
+                if k < 0:
+                    return self._move_pods_exactly(moves, sign)
+                picks.append(k)
+                owners.append(i)
+        width = self.requested.shape[1]
+        dense = vecs.dense(width)
+        n = len(moves)
+        if single:
+            delta = dense[picks]
+        else:
+            delta = np.zeros((n, width + 3), np.int64)
+            np.add.at(delta, np.array(owners, np.int64), dense[picks])
+        rows = np.fromiter((row for row, _ in moves), np.int64, n)
+        if sign < 0:
+            delta = -delta
+        new_req = self.requested[rows] + delta[:, :width]
+        new_cpu = self.nz_cpu[rows] + delta[:, width]
+        new_mem = self.nz_mem[rows] + delta[:, width + 1]
+        if (np.abs(new_req) >= CAP).any() or (np.abs(new_cpu) >= CAP).any() or (np.abs(new_mem) >= CAP).any():
+            return self._move_pods_exactly(moves, sign)
+        self.requested[rows] = new_req
+        self.nz_cpu[rows] = new_cpu
+        self.nz_mem[rows] = new_mem
+        self.pod_count[rows] += delta[:, width + 2]
+        self.mutations += len(picks)
+        infos = self.infos
+        for row, pods in moves:
+            info = infos[row]
+            assert info is not None
+            if sign > 0:
+                for pod in pods:
+                    info.pods[pod.uid] = pod
+            else:
+                for pod in pods:
+                    info.pods.pop(pod.uid, None)
+            info.generation += len(pods)
+
+    def _move_pods_exactly(self, moves: Sequence[tuple[int, Sequence[Pod]]], sign: int) -> None:
+        for row, pods in moves:
+            for pod in pods:
+                self.add_pod(row, pod, sign)
+
+    def _vector_of(self, pod: Pod, vecs: PodVectors) -> int:
+        """The index of ``pod``'s request vector in ``vecs`` (-1: it takes the exact path)."""
+        k = -1
+        if not pod.host_ports and 0 <= pod.non_zero_cpu < _MAX_AMOUNT and 0 <= pod.non_zero_memory < _MAX_AMOUNT:
+            key = (tuple(pod.requests.items()), pod.non_zero_cpu, pod.non_zero_memory)
+            got = vecs.index.get(key)
+            if got is not None:
+                k = got
+            else:
+                cells: list[tuple[int, int]] = []
+                for name, amount in key[0]:
+                    if name == "pods":
+                        continue
+                    if not 0 <= amount < _MAX_AMOUNT:
+                        break
+                    col = self.resources.get(name)
+                    cells.append((self.resource_column(name) if col is None else col, amount))
+                else:
+                    k = vecs.index[key] = len(vecs.sparse)
+                    vecs.sparse.append((cells, pod.non_zero_cpu, pod.non_zero_memory))
+        vecs.by_pod[id(pod)] = (pod, k)
+        return k
 
     def save_row(self, row: int) -> SavedRow:
         """What ``add_pod`` changes on ``row``, for ``restore_row`` (a what-if's cheap undo)."""

@@ -139,9 +139,10 @@ class FilterRunner(Protocol):
         """Whether every Filter running for the cycle's pod reads only its node and that node's pods."""
         ...
 
-    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
-                           ) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
-        """Every filter over ``rows`` at once (no nominated pods): passed, and the failed rows' statuses."""
+    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, *,
+                           statuses: bool = True) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
+        """Every filter over ``rows`` at once (no nominated pods): passed, and the failed rows' statuses
+        (none when not ``statuses``)."""
         ...
 
 

@@ -548,21 +548,26 @@ class Framework:
         (``filter_is_node_local``): then removing pods from one node cannot change another's verdict."""
         return all(f.node_local or f.name in state.skip_filter_plugins for f in self._filters)
 
-    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows
-                           ) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
-        """Every filter over ``rows`` in one batch: which passed, and each failed row's status."""
+    def run_filter_on_rows(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows, *,
+                           statuses: bool = True) -> tuple[npt.NDArray[np.bool_], dict[int, Status]]:
+        """Every filter over ``rows`` in one batch: which passed, and (unless not ``statuses``) each
+        failed row's status."""
         failures = _Failures()
         alive, status = self._filter_batch(state, pod, snapshot, rows, failures)
         passed = np.zeros(len(rows), np.bool_)
         out: dict[int, Status] = {}
+        if not statuses:
+            if status.is_success():
+                passed[alive] = True
+            return passed, out
         if not status.is_success():
             for r in rows.tolist():
                 out[r] = status
             return passed, out
         passed[alive] = True
-        for plugin, pos, ids, statuses in failures.parts:
+        for plugin, pos, ids, found in failures.parts:
             for k, p in enumerate(pos.tolist()):
-                st = statuses[0 if ids is None else int(ids[k])]
+                st = found[0 if ids is None else int(ids[k])]
                 out[int(rows[p])] = st.with_plugin(plugin)
         return passed, out
 

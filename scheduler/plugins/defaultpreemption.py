@@ -321,18 +321,19 @@ class DefaultPreemption:
         # Node-local filters read neither pod counters nor term holders: move the columns only.
         with snap.what_if(columns_only=True) as w:
             todo: list[int] = []
+            removed: list[tuple[str, list[Pod]]] = []
             for row in rows.tolist():
                 info = snap.node_info(row)
                 potential = [p for p in info.pods.values() if p.priority < pod.priority]
                 if not potential:
                     out[row] = ((), 0, Status.unresolvable(NO_VICTIMS))
                     continue
-                for p in potential:
-                    w.remove(p, info.name)
+                removed.append((info.name, potential))
                 plans[row] = (info.name, potential, 0)
                 todo.append(row)
             if not todo:
                 return out
+            w.move_many(removed, -1)
             passed, failed = fwk.run_filter_on_rows(state, pod, snap, np.array(todo, np.int64))
             alive: list[int] = []
             for i, row in enumerate(todo):
@@ -350,16 +351,18 @@ class DefaultPreemption:
                 now = [r for r in alive if step < len(plans[r][1])]
                 if not now:
                     break
-                for r in now:
-                    w.add(plans[r][1][step], plans[r][0])
-                passed, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64))
+                w.move_many([(plans[r][0], (plans[r][1][step],)) for r in now], +1)
+                # only which rows pass: a failed reprieve's status is never shown
+                passed, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64), statuses=False)
+                back: list[tuple[str, tuple[Pod]]] = []
                 for i, r in enumerate(now):
                     if not passed[i]:
                         p = plans[r][1][step]
-                        w.remove(p, plans[r][0])
+                        back.append((plans[r][0], (p,)))
                         victims[r].append(p)
                         if step < plans[r][2]:
                             violations[r] += 1
+                w.move_many(back, -1)
                 step += 1
         for r in alive:
             v = victims[r]
