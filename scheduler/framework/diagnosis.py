@@ -85,9 +85,12 @@ class NodeToStatus:
         """How many nodes carry each distinct status (without materialising the map)."""
         counts: Counter[Status] = Counter()
         for _rows, ids in self._chunks:
-            uniq, n = np.unique(ids, return_counts=True)
-            for i, c in zip(uniq.tolist(), n.tolist(), strict=True):
-                counts[self._statuses[i]] += c
+            if not len(ids):
+                continue
+            # ids index ``_statuses``: a count per id in one pass (np.unique would sort them).
+            n = np.bincount(ids)
+            for i in np.flatnonzero(n).tolist():
+                counts[self._statuses[i]] += int(n[i])
         return counts
 
     def plugins(self) -> set[str]:
