@@ -38,6 +38,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from scheduler.simulator import apidefs
 from scheduler.simulator.admission import ApiError
 
@@ -317,6 +319,45 @@ def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...]) -> None:
     _check_scalar(value, node, struct, path)
 
 
+# Top-level subtrees (a pod's ``spec``) already seen to decode cleanly, by schema node and encoded
+# content: a workload's pods share their spec, and the check is a pure function of the two. Only
+# clean ones are kept, so an error is always found by the walk itself.
+_CLEAN: set[tuple[int, bytes]] = set()
+_CLEAN_MAX = 4096
+
+
+def _clean_key(value: Any, node: _Node) -> tuple[int, bytes] | None:
+    if type(value) is not dict and type(value) is not list:
+        return None
+    try:
+        return id(node), orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):      # not JSON's (a YAML date, a huge integer): walk it
+        return None
+
+
+def _walk_top(obj: Any, node: _Node, kind: str) -> None:
+    """``_walk`` of the root object, skipping the top-level fields whose value was seen clean."""
+    if type(obj) is not dict or node.kind != _STRUCT:
+        _walk(obj, node, kind, ())
+        return
+    fields, holder = node.fields, node.holder
+    for name, v in obj.items():
+        sub = fields.get(name)
+        if sub is None or v is None:
+            continue
+        if sub.kind >= _STRING:
+            _check_scalar(v, sub, holder, (), name)
+        elif sub.kind != _ANY:
+            key = _clean_key(v, sub)
+            if key is not None and key in _CLEAN:
+                continue
+            _walk(v, sub, holder, (name,))
+            if key is not None:
+                if len(_CLEAN) >= _CLEAN_MAX:
+                    _CLEAN.clear()
+                _CLEAN.add(key)
+
+
 def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
     """Raise the 400 kube-apiserver gives when ``obj`` cannot be decoded into ``kind``'s Go struct.
 
@@ -326,7 +367,7 @@ def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
     if definition is None:
         return
     try:
-        _walk(obj, _struct(definition), kind, ())
+        _walk_top(obj, _struct(definition), kind)
     except _TimeError as e:
         raise ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
                        ) from None
