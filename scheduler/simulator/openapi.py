@@ -384,8 +384,15 @@ class _Node:
 class FieldChecker:
     """Unknown fields of built-in kinds, as their typed decoding (sigs.k8s.io/json, strict) finds them."""
 
+    # How many clean subtrees ``unknown`` remembers before it starts over.
+    CLEAN_MAX = 4096
+
     def __init__(self) -> None:
         self._compiled: dict[str, _Node | None] = {}
+        # Top-level subtrees (a pod's ``spec``) seen without an unknown field, by compiled node (kept
+        # for the checker's life, so its id is stable) and encoded content: a workload's pods share
+        # their spec. Only clean ones, so a subtree with an unknown field is always walked (and dropped).
+        self._clean: set[tuple[int, bytes]] = set()
 
     def _definition(self, name: str) -> _Node | None:
         if name in self._compiled:
@@ -436,9 +443,41 @@ class FieldChecker:
         """The paths of ``obj``'s fields that ``definition`` does not have; ``drop`` removes them (in place)."""
         node = self._definition(definition)
         out: list[str] = []
-        if node is not None:
+        if node is None:
+            return out
+        props = node.props
+        if props is None or not isinstance(obj, dict):
             _walk(node, obj, "", out, drop)
+            return out
+        for key in list(obj) if drop else obj:          # _walk's object case, remembering clean subtrees
+            if key not in props:
+                out.append(key)
+                if drop:
+                    del obj[key]
+                continue
+            child = props[key]
+            if child is None:
+                continue
+            value = obj[key]
+            seen = _clean_key(child, value)
+            if seen is not None and seen in self._clean:
+                continue
+            before = len(out)
+            _walk(child, value, key, out, drop)
+            if seen is not None and len(out) == before:
+                if len(self._clean) >= self.CLEAN_MAX:
+                    self._clean.clear()
+                self._clean.add(seen)
         return out
+
+
+def _clean_key(node: _Node, value: Any) -> tuple[int, bytes] | None:
+    if type(value) is not dict and type(value) is not list:
+        return None
+    try:
+        return id(node), orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):      # not JSON's (a YAML date, a huge integer): walk it
+        return None
 
 
 def _walk(node: _Node, value: Any, path: str, out: list[str], drop: bool) -> None:

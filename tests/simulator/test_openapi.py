@@ -4,6 +4,7 @@ clients, and each kind's name rule (``ValidateObjectMeta`` with the kind's name 
 
 from __future__ import annotations
 
+import copy
 import http.client
 import json
 from collections.abc import Iterator
@@ -235,3 +236,23 @@ def test_kubectl_get_o_yaml_reads_either(sim: SimulatedCluster) -> None:
     _, _, as_json = get(sim, "/api/v1/namespaces/default")
     _, _, as_yaml = get(sim, "/api/v1/namespaces/default", {"Accept": "application/yaml"})
     assert yaml.safe_load(as_yaml) == json.loads(as_json)
+
+
+# --- unknown fields: clean top-level subtrees are remembered, unknown ones always found -----------
+def test_a_remembered_clean_spec_never_hides_an_unknown_field() -> None:
+    from scheduler.simulator.openapi import FieldChecker
+    checker = FieldChecker()
+    clean = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert checker.unknown("io.k8s.api.core.v1.Pod", copy.deepcopy(clean), drop=True) == []
+    assert len(checker._clean) == 2                      # metadata and spec
+    for _ in range(2):                                   # and again: what is unknown is never remembered
+        body = copy.deepcopy(clean)
+        body["spec"]["containers"][0]["colour"] = "red"
+        body["spec"]["bogus"] = 1
+        assert checker.unknown("io.k8s.api.core.v1.Pod", body, drop=True) == ["spec.containers[0].colour",
+                                                                              "spec.bogus"]
+        assert body == clean
+    assert checker.unknown("io.k8s.api.core.v1.Pod", {**copy.deepcopy(clean), "extra": 1}) == ["extra"]
+    for i in range(FieldChecker.CLEAN_MAX + 5):
+        checker.unknown("io.k8s.api.core.v1.Pod", {"metadata": {"name": f"p{i}"}})
+    assert len(checker._clean) <= FieldChecker.CLEAN_MAX
