@@ -132,4 +132,12 @@ def milli_value(raw: object) -> int:
 
 def resource_value(resource: str, raw: object) -> int:
     """The integer the scheduler stores for ``resource``: milli-CPU for ``cpu``, units otherwise."""
+    if type(raw) is str:
+        # Every pod's requests are parsed on each of its watch events; the strings repeat.
+        return _str_resource_value(resource == "cpu", raw)
     return milli_value(raw) if resource == "cpu" else value(raw)
+
+
+@lru_cache(maxsize=4096)
+def _str_resource_value(milli: bool, raw: str) -> int:
+    return milli_value(raw) if milli else value(raw)

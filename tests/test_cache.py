@@ -245,7 +245,8 @@ def _row_state(cache: Cache, name: str) -> tuple[object, ...]:
     t = cache.table
     row = t.row_of[name]
     info = t.info(row)
-    return (t.requested[row].tolist(), int(t.pod_count[row]), int(t.nz_cpu[row]), int(t.nz_mem[row]),
+    requested = {name: int(t.requested[row, col]) for name, col in t.resources.items() if t.requested[row, col]}
+    return (requested, int(t.pod_count[row]), int(t.nz_cpu[row]), int(t.nz_mem[row]),
             dict(info.over), sorted(p.name for p in info.pods.values()), {k: sorted(v) for k, v in info.ports.items()},
             info.generation)
 
@@ -306,14 +307,15 @@ def test_move_pods_in_bulk_equals_one_by_one(name: str, on_nodes: dict[str, list
         for n, pods in moves(placed_one, sign):
             for p in pods:
                 one.table.add_pod(one.table.row_of[n], p, sign)
-        bulk.table.move_pods([(bulk.table.row_of[n], pods) for n, pods in moves(placed_bulk, sign) if pods],
-                             sign, bulk.pod_vectors)
+        pairs = [(bulk.table.row_of[n], pods) for n, pods in moves(placed_bulk, sign) if pods]
+        bulk.table.move_pods([r for r, _ in pairs], [p for _, p in pairs], sign, bulk.pod_vectors)
     assert one.table.resources == bulk.table.resources, name
     for n in on_nodes:
         assert _row_state(one, n) == _row_state(bulk, n), (name, n)
 
 
-def test_move_many_is_undone_by_the_what_if() -> None:
+@pytest.mark.parametrize("columns_only", [False, True])
+def test_move_rows_is_undone_by_the_what_if(columns_only: bool) -> None:
     cache = Cache()
     for n in ("n0", "n1"):
         cache.add_node(node(n))
@@ -322,9 +324,18 @@ def test_move_many_is_undone_by_the_what_if() -> None:
         for p in ps:
             cache.add_pod(p)
     before = {n: _row_state(cache, n) for n in pods}
-    with cache.lock, cache.what_if(columns_only=True) as w:
-        w.move_many(list(pods.items()), -1)
-        assert int(cache.table.pod_count[cache.table.row_of["n0"]]) == 0
-        w.move_many([("n1", [pods["n1"][0]])], +1)
+    row = cache.table.row_of
+    with cache.lock, cache.what_if(columns_only=columns_only) as w:
+        w.move_rows([row["n0"], row["n1"]], [pods["n0"], pods["n1"]], -1)
+        assert int(cache.table.pod_count[row["n0"]]) == 0
+        w.move_rows([row["n1"]], [[pods["n1"][0]]], +1)
         assert requested_cpu(cache, "n1") == 500
-    assert {n: _row_state(cache, n) for n in pods} == before
+        w.add(pods["n0"][1], "n0")                          # one at a time on a row moved in bulk
+        w.move_rows([row["n0"]], [[_bulk_pod("gpu", "1", extra="new.io/gpu")]], +1)    # a new column
+        assert int(cache.table.pod_count[row["n0"]]) == 2
+    # a full undo re-places pods, which counts as a change (generation); columns_only puts rows back whole
+    after = {n: _row_state(cache, n) for n in pods}
+    assert after == before if columns_only else {n: s[:-1] for n, s in after.items()} == {
+        n: s[:-1] for n, s in before.items()}
+    gpu = cache.table.resources["new.io/gpu"]
+    assert not cache.table.requested[:, gpu].any()

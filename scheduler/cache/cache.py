@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from scheduler.cache.counters import CountArray, PodCounters, PodPredicate, TermHolders
-from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable, PodVectors, SavedRow
+from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable, PodVectors, SavedRow, SavedRows
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 from scheduler.model import Node, Pod
 
@@ -280,7 +280,7 @@ class WhatIf:
     Use as a context manager (``with cache.what_if() as w: w.remove(pod, node) ...``).
     """
 
-    __slots__ = ("_cache", "_columns_only", "_moves", "_saved")
+    __slots__ = ("_blocks", "_cache", "_columns_only", "_moves", "_saved")
 
     def __init__(self, cache: Cache, *, columns_only: bool = False) -> None:
         self._cache = cache
@@ -288,7 +288,8 @@ class WhatIf:
         self._moves: list[tuple[int, Pod, str]] = []
         # columns_only: each touched row's state before its first move; restore puts it back whole,
         # instead of undoing thousands of moves one by one.
-        self._saved: dict[int, SavedRow] = {}
+        self._saved: dict[int, SavedRow | None] = {}     # None: saved in one of ``_blocks``
+        self._blocks: list[SavedRows] = []
 
     def _move(self, pod: Pod, node: str, sign: int) -> None:
         c = self._cache
@@ -306,25 +307,23 @@ class WhatIf:
             c._unplace(pod, node)
         self._moves.append((sign, pod, node))
 
-    def move_many(self, moves: Sequence[tuple[str, Sequence[Pod]]], sign: int) -> None:
-        """``add`` (sign 1) or ``remove`` (sign -1) every pod of every ``(node, pods)`` pair, the nodes
-        distinct: in ``columns_only`` mode one array operation per column over all their rows
+    def move_rows(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], sign: int) -> None:
+        """``add`` (sign 1) or ``remove`` (sign -1) every pod of ``pods[i]`` on row ``rows[i]``, the rows
+        distinct: in ``columns_only`` mode one array operation per column over all the rows
         (``NodeTable.move_pods``), which is what preemption's batched dry run spends its time on."""
+        table = self._cache.table
         if not self._columns_only:
-            for node, pods in moves:
-                for pod in pods:
+            for i, row in enumerate(rows):
+                node = table.info(row).name
+                for pod in pods[i]:
                     self._move(pod, node, sign)
             return
-        table = self._cache.table
-        rows: list[tuple[int, Sequence[Pod]]] = []
-        for node, pods in moves:
-            row = table.row_of.get(node)
-            if row is None or not pods:
-                continue
-            if row not in self._saved:
-                self._saved[row] = table.save_row(row)
-            rows.append((row, pods))
-        table.move_pods(rows, sign, self._cache.pod_vectors)
+        saved = self._saved
+        fresh = [row for row in rows if row not in saved]
+        if fresh:
+            self._blocks.append(table.save_rows(fresh))
+            saved.update(dict.fromkeys(fresh))
+        table.move_pods(rows, pods, sign, self._cache.pod_vectors)
 
     def remove(self, pod: Pod, node: str) -> None:
         self._move(pod, node, -1)
@@ -335,8 +334,12 @@ class WhatIf:
     def restore(self) -> None:
         table = self._cache.table
         for row, saved in self._saved.items():
-            table.restore_row(row, saved)
+            if saved is not None:
+                table.restore_row(row, saved)
+        for block in self._blocks:
+            table.restore_rows(block)
         self._saved.clear()
+        self._blocks.clear()
         while self._moves:
             sign, pod, node = self._moves.pop()
             if sign > 0:

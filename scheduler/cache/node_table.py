@@ -109,6 +109,18 @@ _MAX_MOVED = 1024
 _MAX_AMOUNT = 2**52
 
 
+@dataclass(frozen=True, slots=True)
+class SavedRows:
+    """``SavedRow`` for many rows at once (``NodeTable.save_rows``): the columns as blocks, and per row
+    its pods, ports, generation and saturated totals."""
+    rows: IntArray
+    requested: IntArray
+    pod_count: IntArray
+    nz_cpu: IntArray
+    nz_mem: IntArray
+    rest: list[tuple[dict[str, Pod], dict[tuple[str, int], list[str]], int, dict[int, int]]]
+
+
 class PodVectors:
     """Pods' request vectors for ``NodeTable.move_pods``, kept for the calls of one what-if: the
     distinct vectors (columns with amounts, non-zero cpu and memory), and each pod's (by identity)."""
@@ -402,74 +414,76 @@ class NodeTable:
                 self._release(row, info.node.name)
         info.generation += 1
 
-    def move_pods(self, moves: Sequence[tuple[int, Sequence[Pod]]], sign: int,
+    def move_pods(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], sign: int,
                   vectors: PodVectors | None = None) -> None:
-        """``add_pod(row, pod, sign)`` for every pod of every ``(row, pods)`` pair, rows distinct.
+        """``add_pod(rows[i], pod, sign)`` for every pod of ``pods[i]``, the rows distinct.
 
         Preemption's batched dry run moves every lower-priority pod of hundreds of rows, then one pod
         a row per reprieve step: one pod at a time, that was most of its time (a dozen numpy scalar
         writes a pod). Here each column kind is one array operation over all the rows; ``vectors``
-        keeps each pod's request vector across the calls of one what-if. The exact per-pod path is
-        taken instead whenever it could differ: a row that is saturated (``over``) or no longer a
-        node, a pod with host ports or an amount of 2**52 or more, or a total that would leave
-        (-CAP, CAP). Below those bounds no sum here can wrap an int64.
+        keeps each pod's request vector across calls. The exact per-pod path is taken instead
+        whenever it could differ: a row that is saturated (``over``) or no longer a node, a pod with
+        host ports or an amount of 2**52 or more, or a total that would leave (-CAP, CAP). Below
+        those bounds no sum here can wrap an int64.
         """
-        if not moves:
+        n = len(rows)
+        if not n:
             return
         vecs = vectors if vectors is not None else PodVectors()
         picks: list[int] = []       # per pod: its vector
-        owners: list[int] = []      # per pod: its move
+        owners: list[int] = []      # per pod: its row's index
         by_pod = vecs.by_pod
+        infos, valid = self.infos, self.valid
         single = True
-        for i, (row, pods) in enumerate(moves):
-            info = self.infos[row]
-            if info is None or info.over or not self.valid[row] or len(pods) > _MAX_MOVED:
-                return self._move_pods_exactly(moves, sign)
-            if len(pods) != 1:
+        for i, row in enumerate(rows):
+            info = infos[row]
+            moved = pods[i]
+            if info is None or info.over or not valid[row] or len(moved) > _MAX_MOVED:
+                return self._move_pods_exactly(rows, pods, sign)
+            if len(moved) != 1:
                 single = False
-            for pod in pods:
+            for pod in moved:
                 got = by_pod.get(id(pod))
                 k = got[1] if got is not None and got[0] is pod else self._vector_of(pod, vecs)
                 if k < 0:
-                    return self._move_pods_exactly(moves, sign)
+                    return self._move_pods_exactly(rows, pods, sign)
                 picks.append(k)
                 owners.append(i)
         width = self.requested.shape[1]
         dense = vecs.dense(width)
-        n = len(moves)
         if single:
             delta = dense[picks]
         else:
             delta = np.zeros((n, width + 3), np.int64)
             np.add.at(delta, np.array(owners, np.int64), dense[picks])
-        rows = np.fromiter((row for row, _ in moves), np.int64, n)
+        at = np.array(rows, np.int64)
         if sign < 0:
             delta = -delta
-        new_req = self.requested[rows] + delta[:, :width]
-        new_cpu = self.nz_cpu[rows] + delta[:, width]
-        new_mem = self.nz_mem[rows] + delta[:, width + 1]
+        new_req = self.requested[at] + delta[:, :width]
+        new_cpu = self.nz_cpu[at] + delta[:, width]
+        new_mem = self.nz_mem[at] + delta[:, width + 1]
         if (np.abs(new_req) >= CAP).any() or (np.abs(new_cpu) >= CAP).any() or (np.abs(new_mem) >= CAP).any():
-            return self._move_pods_exactly(moves, sign)
-        self.requested[rows] = new_req
-        self.nz_cpu[rows] = new_cpu
-        self.nz_mem[rows] = new_mem
-        self.pod_count[rows] += delta[:, width + 2]
+            return self._move_pods_exactly(rows, pods, sign)
+        self.requested[at] = new_req
+        self.nz_cpu[at] = new_cpu
+        self.nz_mem[at] = new_mem
+        self.pod_count[at] += delta[:, width + 2]
         self.mutations += len(picks)
-        infos = self.infos
-        for row, pods in moves:
+        for i, row in enumerate(rows):
             info = infos[row]
             assert info is not None
+            held = info.pods
             if sign > 0:
-                for pod in pods:
-                    info.pods[pod.uid] = pod
+                for pod in pods[i]:
+                    held[pod.uid] = pod
             else:
-                for pod in pods:
-                    info.pods.pop(pod.uid, None)
-            info.generation += len(pods)
+                for pod in pods[i]:
+                    held.pop(pod.uid, None)
+            info.generation += len(pods[i])
 
-    def _move_pods_exactly(self, moves: Sequence[tuple[int, Sequence[Pod]]], sign: int) -> None:
-        for row, pods in moves:
-            for pod in pods:
+    def _move_pods_exactly(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], sign: int) -> None:
+        for i, row in enumerate(rows):
+            for pod in pods[i]:
                 self.add_pod(row, pod, sign)
 
     def _vector_of(self, pod: Pod, vecs: PodVectors) -> int:
@@ -502,6 +516,30 @@ class NodeTable:
         return SavedRow(self.requested[row].copy(), int(self.pod_count[row]), int(self.nz_cpu[row]),
                         int(self.nz_mem[row]), dict(info.pods), {k: list(v) for k, v in info.ports.items()},
                         info.generation, dict(info.over))
+
+    def save_rows(self, rows: Sequence[int]) -> SavedRows:
+        """``save_row`` for many rows: the columns gathered once."""
+        at = np.array(rows, np.int64)
+        rest = []
+        for row in rows:
+            i = self.infos[row]
+            assert i is not None
+            rest.append((dict(i.pods), {k: list(v) for k, v in i.ports.items()} if i.ports else {},
+                         i.generation, dict(i.over) if i.over else {}))
+        return SavedRows(at, self.requested[at], self.pod_count[at], self.nz_cpu[at], self.nz_mem[at], rest)
+
+    def restore_rows(self, saved: SavedRows) -> None:
+        """``restore_row`` for every row of ``save_rows``."""
+        at = saved.rows
+        self.mutations += len(at)
+        width = saved.requested.shape[1]
+        self.requested[at, width:] = 0          # columns added meanwhile were 0 on these rows before
+        self.requested[at, :width] = saved.requested
+        self.pod_count[at], self.nz_cpu[at], self.nz_mem[at] = saved.pod_count, saved.nz_cpu, saved.nz_mem
+        for row, (pods, ports, generation, over) in zip(at.tolist(), saved.rest, strict=True):
+            info = self.infos[row]
+            assert info is not None
+            info.pods, info.ports, info.generation, info.over = pods, ports, generation, over
 
     def restore_row(self, row: int, saved: SavedRow) -> None:
         info = self.infos[row]

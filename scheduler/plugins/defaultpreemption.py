@@ -311,64 +311,70 @@ class DefaultPreemption:
     def select_victims_on_nodes(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner,
                                 rows: np.ndarray, pdbs: Sequence[PodDisruptionBudget]
                                 ) -> dict[int, tuple[tuple[Pod, ...], int, Status]]:
-        """``select_victims_on_node`` for many node-local rows at once (see ``dry_run``)."""
+        """``select_victims_on_node`` for many node-local rows at once (see ``dry_run``): every row's
+        lower-priority pods removed in one move, then one reprieve step for all rows at a time (each
+        row's next pod added back, one batched Filter, the rows that fail take it out again)."""
         out: dict[int, tuple[tuple[Pod, ...], int, Status]] = {}
-        if not len(rows):
+        todo: list[int] = []
+        potentials: list[list[Pod]] = []
+        priority = pod.priority
+        for row in rows.tolist():
+            potential = [p for p in snap.node_info(row).pods.values() if p.priority < priority]
+            if not potential:
+                out[row] = ((), 0, Status.unresolvable(NO_VICTIMS))
+                continue
+            todo.append(row)
+            potentials.append(potential)
+        if not todo:
             return out
-        plans: dict[int, tuple[str, list[Pod], int]] = {}
-        victims: dict[int, list[Pod]] = {}
-        violations: dict[int, int] = {}
         # Node-local filters read neither pod counters nor term holders: move the columns only.
         with snap.what_if(columns_only=True) as w:
-            todo: list[int] = []
-            removed: list[tuple[str, list[Pod]]] = []
-            for row in rows.tolist():
-                info = snap.node_info(row)
-                potential = [p for p in info.pods.values() if p.priority < pod.priority]
-                if not potential:
-                    out[row] = ((), 0, Status.unresolvable(NO_VICTIMS))
-                    continue
-                removed.append((info.name, potential))
-                plans[row] = (info.name, potential, 0)
-                todo.append(row)
-            if not todo:
-                return out
-            w.move_many(removed, -1)
+            w.move_rows(todo, potentials, -1)
             passed, failed = fwk.run_filter_on_rows(state, pod, snap, np.array(todo, np.int64))
-            alive: list[int] = []
+            alive: list[int] = []               # rows a full removal makes room on
+            orders: list[list[Pod]] = []        # each one's reprieve order: budget-violating pods first
+            violating: list[int] = []           # how many of those lead the order
             for i, row in enumerate(todo):
                 if not passed[i]:
                     out[row] = ((), 0, failed[row])
                     continue
-                name, potential, _ = plans[row]
+                potential = potentials[i]
                 potential.sort(key=importance)
-                bad, fine = filter_pods_with_pdb_violation(potential, pdbs)
-                plans[row] = (name, bad + fine, len(bad))
-                victims[row], violations[row] = [], 0
+                if pdbs:
+                    bad, fine = filter_pods_with_pdb_violation(potential, pdbs)
+                    potential = bad + fine
+                    violating.append(len(bad))
+                else:
+                    violating.append(0)
                 alive.append(row)
+                orders.append(potential)
+            victims: list[list[Pod]] = [[] for _ in alive]
+            violations = [0] * len(alive)
+            active = list(range(len(alive)))
             step = 0
             while True:
-                now = [r for r in alive if step < len(plans[r][1])]
-                if not now:
+                active = [k for k in active if step < len(orders[k])]
+                if not active:
                     break
-                w.move_many([(plans[r][0], (plans[r][1][step],)) for r in now], +1)
+                now = [alive[k] for k in active]
+                back = [(orders[k][step],) for k in active]
+                w.move_rows(now, back, +1)
                 # only which rows pass: a failed reprieve's status is never shown
-                passed, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64), statuses=False)
-                back: list[tuple[str, tuple[Pod]]] = []
-                for i, r in enumerate(now):
-                    if not passed[i]:
-                        p = plans[r][1][step]
-                        back.append((plans[r][0], (p,)))
-                        victims[r].append(p)
-                        if step < plans[r][2]:
-                            violations[r] += 1
-                w.move_many(back, -1)
+                ok, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64), statuses=False)
+                lost = np.flatnonzero(~ok).tolist()
+                if lost:
+                    w.move_rows([now[j] for j in lost], [back[j] for j in lost], -1)
+                    for j in lost:
+                        k = active[j]
+                        victims[k].append(back[j][0])
+                        if step < violating[k]:
+                            violations[k] += 1
                 step += 1
-        for r in alive:
-            v = victims[r]
-            if 0 < plans[r][2] < len(plans[r][1]):
+        for k, row in enumerate(alive):
+            v = victims[k]
+            if 0 < violating[k] < len(orders[k]):
                 v.sort(key=importance)
-            out[r] = (tuple(v), violations[r], SUCCESS)
+            out[row] = (tuple(v), violations[k], SUCCESS)
         return out
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
