@@ -71,3 +71,46 @@ def test_a_value_orjson_cannot_encode_is_walked() -> None:
     assert _error(body) == ('Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number '
                             f"{2**70} into Go struct field PodSpec.spec.priority of type int32")
     assert not any(b"priority" in k[1] for k in typecheck._CLEAN)
+
+
+def _verdict(fn: Any, value: str, layout: tuple[str, ...]) -> str | None:
+    try:
+        fn(value, layout)
+    except typecheck._TimeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("layout", [typecheck._RFC3339, typecheck._RFC3339_MICRO], ids=["Time", "MicroTime"])
+def test_time_fast_path_gives_the_element_walks_verdict(layout: tuple[str, ...]) -> None:
+    """``_parse_time``'s one-match fast path accepts exactly what ``time.Parse``'s element walk
+    (``_parse_time_slow``) accepts, and a refused value gets the walk's own message."""
+    import random
+    rng = random.Random(7)
+    base = ["2026-12-04T17:11:51Z", "2026-12-04T17:11:51.123456Z", "2026-12-04T17:11:51.Z",
+            "2026-12-04T17:11:51,5+01:00", "2026-02-31T23:59:59-07:30", "0000-01-01T00:00:00Z",
+            "2026-13-04T17:11:51Z", "2026-12-00T17:11:51Z", "2026-12-04T24:11:51Z", "2026-12-04T17:60:51Z",
+            "2026-12-04T17:11:60Z", "2026-12-04 17:11:51Z", "2026-12-04T17:11:51", "2026-12-04T17:11:51.1234567Z",
+            "2026-12-04T17:11:51z", "2026-12-04T17:11:51+0100", "２026-12-04T17:11:51Z", "2026-1²-04T17:11:51Z",
+            "2026-12-04T17:11:51.123456Zx", "2026-12-04T17:11:51.000001+05:30", "2026-01-31T00:00:00.999999Z",
+            "1999-07-15T08:30:00.500000-11:00", ""]
+    alphabet = "0123456789-:TZ.,+ z²"
+    values = list(base)
+    for _ in range(3000):
+        v = list(rng.choice(base) or "2026-12-04T17:11:51Z")
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(v) + 1)
+            op = rng.random()
+            if op < 0.4 and i < len(v):
+                v[i] = rng.choice(alphabet)
+            elif op < 0.7:
+                v.insert(i, rng.choice(alphabet))
+            elif i < len(v):
+                del v[i]
+        values.append("".join(v))
+    accepted = 0
+    for v in values:
+        slow = _verdict(typecheck._parse_time_slow, v, layout)
+        assert _verdict(typecheck._parse_time, v, layout) == slow, v
+        accepted += slow is None
+    assert 20 < accepted < len(values) - 100           # both verdicts are well represented
