@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import orjson
+
 from scheduler.errors import ParseError
 
 __all__ = [
@@ -461,13 +463,31 @@ def parse_node_selector_term(raw: Any, field: str) -> NodeSelectorTerm:
     return NodeSelectorTerm(tuple(exprs), tuple(fields), node_names=names)
 
 
+# Parsed node selectors by their encoded form: a pod's required node affinity is parsed on each of
+# its watch events, and a workload's pods share it (SchedulingDaemonset: 30,000 pods, one selector).
+# The result does not depend on ``field`` (only a ParseError names it, and errors are not kept).
+_NODE_SELECTORS: dict[bytes, NodeSelector] = {}
+_NODE_SELECTORS_MAX = 4096
+
+
 def parse_node_selector(raw: Any, field: str) -> NodeSelector:
     """Parse a ``v1.NodeSelector``. No terms (absent or ``[]``) make a selector that matches no
     node, as ``NewLazyErrorNodeSelector`` builds it (kube-apiserver refuses one for a pod, but the
     scheduler's ``addedAffinity`` arg may have it)."""
     if not isinstance(raw, Mapping):
         raise ParseError("must be an object", field=field)
+    try:
+        key: bytes | None = orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):     # not JSON's (a YAML date, a huge integer): parse it
+        key = None
+    if key is not None and (hit := _NODE_SELECTORS.get(key)) is not None:
+        return hit
     terms = _raw_list(raw.get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")
-    return NodeSelector(
+    out = NodeSelector(
         tuple(parse_node_selector_term(t, f"{field}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
     )
+    if key is not None:
+        if len(_NODE_SELECTORS) >= _NODE_SELECTORS_MAX:
+            _NODE_SELECTORS.clear()
+        _NODE_SELECTORS[key] = out
+    return out

@@ -301,3 +301,20 @@ def test_what_does_not_decode_is_still_a_parse_error(raw: dict[str, Any], field:
     with pytest.raises(ParseError) as e:
         parse_node_selector_term(raw, "x")
     assert e.value.field == field and e.value.problem == problem
+
+
+def test_parsed_node_selectors_are_shared_and_errors_still_name_their_field() -> None:
+    """``parse_node_selector`` keeps what it parsed by content (a workload's pods share one); a
+    refused selector is never kept, so each caller's error names its own field."""
+    from scheduler.model import selectors
+    raw = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+                                 {"matchExpressions": [{"key": "zone", "operator": "Bogus", "values": ["a"]}]}]}
+    first = selectors.parse_node_selector(raw, "spec.affinity")
+    again = selectors.parse_node_selector({**raw}, "elsewhere")
+    assert again is first and first.matches({}, "n1") and not first.matches({"zone": "a"}, "n2")
+    assert [e.path for e in first.parse_errors()] == ["nodeSelectorTerms[1].matchExpressions[0].operator"]
+    bad = {"nodeSelectorTerms": [{"matchFields": [{"key": "spec.x", "operator": "In", "values": ["n1"]}]}]}
+    for field in ("spec.affinity", "spec.nodeAffinity.required"):
+        with pytest.raises(ParseError) as e:
+            selectors.parse_node_selector(bad, field)
+        assert e.value.field == f"{field}.nodeSelectorTerms[0].matchFields[0].key"
