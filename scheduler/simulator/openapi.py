@@ -39,6 +39,7 @@ import orjson
 
 from scheduler.simulator import apidefs
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
+from scheduler.simulator.typecheck import content_key
 
 __all__ = ["FieldChecker", "OpenAPI", "definition_for"]
 
@@ -459,7 +460,7 @@ class FieldChecker:
             if child is None:
                 continue
             value = obj[key]
-            seen = _clean_key(child, value)
+            seen = content_key(child, value)
             if seen is not None and seen in self._clean:
                 continue
             before = len(out)
@@ -470,14 +471,6 @@ class FieldChecker:
                 self._clean.add(seen)
         return out
 
-
-def _clean_key(node: _Node, value: Any) -> tuple[int, bytes] | None:
-    if type(value) is not dict and type(value) is not list:
-        return None
-    try:
-        return id(node), orjson.dumps(value)
-    except (orjson.JSONEncodeError, TypeError):      # not JSON's (a YAML date, a huge integer): walk it
-        return None
 
 
 def _walk(node: _Node, value: Any, path: str, out: list[str], drop: bool) -> None:

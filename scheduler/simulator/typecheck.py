@@ -44,7 +44,7 @@ import orjson
 from scheduler.simulator import apidefs
 from scheduler.simulator.admission import ApiError
 
-__all__ = ["check_types"]
+__all__ = ["check_types", "content_key"]
 
 Obj = dict[str, Any]
 
@@ -303,8 +303,9 @@ def _check_scalar(value: Any, node: _Node, struct: str, path: tuple[str, ...], n
     raise _Mismatch(bad, struct, path if name is None else (*path, name), node.go_type)
 
 
-def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...]) -> None:
-    """Check ``value`` against ``node``, in the value's own order (the decoder's order)."""
+def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...], top: bool = False) -> None:
+    """Check ``value`` against ``node``, in the value's own order (the decoder's order); at the ``top``
+    (the root object) a field whose value was seen clean before is skipped (``_CLEAN``)."""
     kind = node.kind
     if value is None or kind == _ANY:
         return
@@ -319,7 +320,14 @@ def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...]) -> None:
             if sub.kind >= _STRING:
                 _check_scalar(v, sub, holder, path, name)
             elif sub.kind != _ANY:
+                key = content_key(sub, v) if top else None
+                if key is not None and key in _CLEAN:
+                    continue
                 _walk(v, sub, holder, (*path, name))
+                if key is not None:
+                    if len(_CLEAN) >= _CLEAN_MAX:
+                        _CLEAN.clear()
+                    _CLEAN.add(key)
         return
     if kind in (_ARRAY, _MAP):
         values: Iterable[Any]
@@ -350,36 +358,16 @@ _CLEAN: set[tuple[int, bytes]] = set()
 _CLEAN_MAX = 4096
 
 
-def _clean_key(value: Any, node: _Node) -> tuple[int, bytes] | None:
+def content_key(tag: object, value: Any) -> tuple[int, bytes] | None:
+    """A memo key for a JSON object or array checked against ``tag`` (a compiled schema node, kept for
+    the process's life so its id is stable): the id and the encoded content; None for a scalar or a
+    value JSON cannot encode (a YAML date, a huge integer), which is then always walked."""
     if type(value) is not dict and type(value) is not list:
         return None
     try:
-        return id(node), orjson.dumps(value)
-    except (orjson.JSONEncodeError, TypeError):      # not JSON's (a YAML date, a huge integer): walk it
+        return id(tag), orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):
         return None
-
-
-def _walk_top(obj: Any, node: _Node, kind: str) -> None:
-    """``_walk`` of the root object, skipping the top-level fields whose value was seen clean."""
-    if type(obj) is not dict or node.kind != _STRUCT:
-        _walk(obj, node, kind, ())
-        return
-    fields, holder = node.fields, node.holder
-    for name, v in obj.items():
-        sub = fields.get(name)
-        if sub is None or v is None:
-            continue
-        if sub.kind >= _STRING:
-            _check_scalar(v, sub, holder, (), name)
-        elif sub.kind != _ANY:
-            key = _clean_key(v, sub)
-            if key is not None and key in _CLEAN:
-                continue
-            _walk(v, sub, holder, (name,))
-            if key is not None:
-                if len(_CLEAN) >= _CLEAN_MAX:
-                    _CLEAN.clear()
-                _CLEAN.add(key)
 
 
 def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
@@ -391,7 +379,7 @@ def check_types(obj: Obj, group: str, version: str, kind: str) -> None:
     if definition is None:
         return
     try:
-        _walk_top(obj, _struct(definition), kind)
+        _walk(obj, _struct(definition), kind, (), top=True)
     except _TimeError as e:
         raise ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
                        ) from None
