@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from scheduler.cache.counters import CountArray, PodCounters, PodPredicate, TermHolders
-from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable, PodVectors, SavedRow, SavedRows
+from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable, PodVectors, SavedRows
 from scheduler.cache.snapshot import Snapshot, zone_interleaved
 from scheduler.model import Node, Pod
 
@@ -288,7 +288,7 @@ class WhatIf:
         self._moves: list[tuple[int, Pod, str]] = []
         # columns_only: each touched row's state before its first move; restore puts it back whole,
         # instead of undoing thousands of moves one by one.
-        self._saved: dict[int, SavedRow | None] = {}     # None: saved in one of ``_blocks``
+        self._saved: set[int] = set()
         self._blocks: list[SavedRows] = []
 
     def _move(self, pod: Pod, node: str, sign: int) -> None:
@@ -297,8 +297,7 @@ class WhatIf:
             row = c.table.row_of.get(node)
             if row is None:
                 return
-            if row not in self._saved:
-                self._saved[row] = c.table.save_row(row)
+            self._save((row,))
             c.table.add_pod(row, pod, sign)
             return
         if sign > 0:
@@ -318,12 +317,15 @@ class WhatIf:
                 for pod in pods[i]:
                     self._move(pod, node, sign)
             return
-        saved = self._saved
-        fresh = [row for row in rows if row not in saved]
-        if fresh:
-            self._blocks.append(table.save_rows(fresh))
-            saved.update(dict.fromkeys(fresh))
+        self._save(rows)
         table.move_pods(rows, pods, sign, self._cache.pod_vectors)
+
+    def _save(self, rows: Sequence[int]) -> None:
+        """Keep the state of the rows not kept yet (columns_only), for ``restore``."""
+        fresh = [row for row in rows if row not in self._saved]
+        if fresh:
+            self._blocks.append(self._cache.table.save_rows(fresh))
+            self._saved.update(fresh)
 
     def remove(self, pod: Pod, node: str) -> None:
         self._move(pod, node, -1)
@@ -333,9 +335,6 @@ class WhatIf:
 
     def restore(self) -> None:
         table = self._cache.table
-        for row, saved in self._saved.items():
-            if saved is not None:
-                table.restore_row(row, saved)
         for block in self._blocks:
             table.restore_rows(block)
         self._saved.clear()

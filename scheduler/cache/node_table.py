@@ -111,8 +111,8 @@ _MAX_AMOUNT = 2**52
 
 @dataclass(frozen=True, slots=True)
 class SavedRows:
-    """``SavedRow`` for many rows at once (``NodeTable.save_rows``): the columns as blocks, and per row
-    its pods, ports, generation and saturated totals."""
+    """Rows as ``NodeTable.save_rows`` kept them: the columns as blocks, and per row its pods, ports,
+    generation and saturated totals."""
     rows: IntArray
     requested: IntArray
     pod_count: IntArray
@@ -122,8 +122,9 @@ class SavedRows:
 
 
 class PodVectors:
-    """Pods' request vectors for ``NodeTable.move_pods``, kept for the calls of one what-if: the
-    distinct vectors (columns with amounts, non-zero cpu and memory), and each pod's (by identity)."""
+    """Pods' request vectors for ``NodeTable.move_pods``, kept by the cache across what-ifs (``trim``
+    bounds them): the distinct vectors (columns with amounts, non-zero cpu and memory), and each
+    pod's vector (by identity)."""
 
     __slots__ = ("_dense", "by_pod", "index", "sparse")
 
@@ -154,18 +155,6 @@ class PodVectors:
             self.by_pod.clear()
             self.index.clear()
             self.sparse.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class SavedRow:
-    requested: IntArray
-    pod_count: int
-    nz_cpu: int
-    nz_mem: int
-    pods: dict[str, Pod]
-    ports: dict[tuple[str, int], list[str]]
-    generation: int
-    over: dict[int, int]
 
 
 class NodeTable:
@@ -509,16 +498,9 @@ class NodeTable:
         vecs.by_pod[id(pod)] = (pod, k)
         return k
 
-    def save_row(self, row: int) -> SavedRow:
-        """What ``add_pod`` changes on ``row``, for ``restore_row`` (a what-if's cheap undo)."""
-        info = self.infos[row]
-        assert info is not None
-        return SavedRow(self.requested[row].copy(), int(self.pod_count[row]), int(self.nz_cpu[row]),
-                        int(self.nz_mem[row]), dict(info.pods), {k: list(v) for k, v in info.ports.items()},
-                        info.generation, dict(info.over))
-
     def save_rows(self, rows: Sequence[int]) -> SavedRows:
-        """``save_row`` for many rows: the columns gathered once."""
+        """What ``add_pod`` changes on ``rows``, for ``restore_rows`` (a what-if's cheap undo): the
+        columns gathered once, and each row's pods, ports, generation and saturated totals."""
         at = np.array(rows, np.int64)
         rest = []
         for row in rows:
@@ -529,7 +511,7 @@ class NodeTable:
         return SavedRows(at, self.requested[at], self.pod_count[at], self.nz_cpu[at], self.nz_mem[at], rest)
 
     def restore_rows(self, saved: SavedRows) -> None:
-        """``restore_row`` for every row of ``save_rows``."""
+        """Put back every row ``save_rows`` kept."""
         at = saved.rows
         self.mutations += len(at)
         width = saved.requested.shape[1]
@@ -540,16 +522,6 @@ class NodeTable:
             info = self.infos[row]
             assert info is not None
             info.pods, info.ports, info.generation, info.over = pods, ports, generation, over
-
-    def restore_row(self, row: int, saved: SavedRow) -> None:
-        info = self.infos[row]
-        assert info is not None
-        self.mutations += 1
-        self.requested[row, :] = 0          # a column added meanwhile was 0 here before
-        self.requested[row, : len(saved.requested)] = saved.requested
-        self.pod_count[row], self.nz_cpu[row], self.nz_mem[row] = saved.pod_count, saved.nz_cpu, saved.nz_mem
-        info.pods, info.ports, info.generation = saved.pods, saved.ports, saved.generation
-        info.over = dict(saved.over)
 
     # --- reads -----------------------------------------------------------------------------
     def info(self, row: int) -> NodeInfo:
