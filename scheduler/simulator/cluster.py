@@ -30,6 +30,7 @@ from aiohttp import web
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.simulator.admission import ApiError
 from scheduler.simulator.faults import Faults
+from scheduler.simulator.http1 import LeanServer
 from scheduler.simulator.server import ApiServer
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES
 from scheduler.simulator.tls import SelfSigned
@@ -111,6 +112,8 @@ class SimulatedCluster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
+        self._lean: LeanServer | None = None
+        self._listener: asyncio.Server | None = None
         self._client: KubeClient | None = None
 
     @property
@@ -132,10 +135,12 @@ class SimulatedCluster:
         self._runner = web.AppRunner(self.server.app(), access_log=None, handle_signals=False,
                                      shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.tls.server_context())
-        await site.start()
-        server: Any = site._server
-        self.port = server.sockets[0].getsockname()[1]
+        assert self._runner.server is not None
+        # Plain calls are served by the lean front door, the rest by aiohttp (simulator/http1.py).
+        self._lean = LeanServer(self.server, self._runner.server)
+        self._listener = await asyncio.get_running_loop().create_server(
+            self._lean, self.host, self.port, backlog=1024, ssl=self.tls.server_context())
+        self.port = self._listener.sockets[0].getsockname()[1]
         self.url = f"https://{self.host}:{self.port}"
         for path in self._load:
             for doc in iter_documents(path):
@@ -145,6 +150,10 @@ class SimulatedCluster:
                     self.rejected.append((doc, e))
 
     async def _shutdown(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        if self._lean is not None:
+            self._lean.close()
         if self._runner is not None:
             await self._runner.cleanup()
 

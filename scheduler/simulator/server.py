@@ -40,7 +40,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import yaml
@@ -201,6 +201,29 @@ def _dumps(obj: Any) -> bytes:
 Entries = list[Obj]          # metadata.managedFields (``list`` is a method name inside ApiServer)
 
 
+class Request(Protocol):
+    """What the handlers read of a request: aiohttp's ``web.Request``, or the lean front door's
+    ``LeanRequest`` (http1.py), which offers exactly this with aiohttp's semantics."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def query(self) -> Any: ...
+    @property
+    def headers(self) -> Any: ...
+    @property
+    def content_type(self) -> str: ...
+    @property
+    def content_length(self) -> int | None: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def transport(self) -> asyncio.Transport | None: ...
+    async def read(self) -> bytes: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Writer:
     """Who writes, from the request: the field manager (``fieldManager``, else the User-Agent's product, as
@@ -339,11 +362,11 @@ class ApiServer:
             return False
         return self.user_of(authorization[7:]) is not None
 
-    def _requester(self, request: web.Request) -> UserInfo:
+    def _requester(self, request: Request) -> UserInfo:
         header = request.headers.get("Authorization", "")
         return (self.user_of(header[7:]) if header.startswith("Bearer ") else None) or ADMIN
 
-    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def dispatch(self, request: Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
         if path not in PUBLIC and not self._authenticated(request.headers.get("Authorization")):
             return self.respond(401, status_body(401, "Unauthorized", "Unauthorized"))
@@ -360,7 +383,7 @@ class ApiServer:
             log.exception("internal error serving %s %s", request.method, request.path)
             return self.error(ApiError(500, "InternalError", f"Internal error occurred: {e!r}"))
 
-    async def _dispatch(self, request: web.Request, path: str) -> web.StreamResponse:
+    async def _dispatch(self, request: Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok")
@@ -408,7 +431,7 @@ class ApiServer:
         return {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
                 "preferredVersion": {"groupVersion": f"{group}/{pref}", "version": pref}}
 
-    def openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+    def openapi(self, request: Request, parts: list[str]) -> web.Response:
         """``/openapi/v3`` (discovery), ``/openapi/v3/api[s]/GROUP/VERSION`` and ``/openapi/v2``: the
         documents kubectl's validation, ``apply``'s strategic merge and ``explain`` read (``openapi.py``)."""
         if parts == ["openapi", "v3"]:
@@ -441,7 +464,7 @@ class ApiServer:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
 
     @staticmethod
-    def _openapi_answer(request: web.Request, data: bytes, etag: str, *, hashed: bool) -> web.Response:
+    def _openapi_answer(request: Request, data: bytes, etag: str, *, hashed: bool) -> web.Response:
         """The document with kube-openapi's caching headers: a hashed URL never changes, so it may be
         cached for a year; otherwise the ETag revalidates it (``If-None-Match`` → 304)."""
         tag = f'"{etag}"'
@@ -452,7 +475,7 @@ class ApiServer:
         return web.Response(status=200, body=data, content_type=_JSON, headers=headers)
 
     # ---- URL → resource -------------------------------------------------------------------------
-    async def resource_request(self, request: web.Request, group: str, version: str,
+    async def resource_request(self, request: Request, group: str, version: str,
                                rest: list[str]) -> web.StreamResponse:
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3 and self.registry.lookup(group, version, rest[2]):
@@ -510,6 +533,9 @@ class ApiServer:
             # the registry's key functions (NamespaceKeyFunc, NoNamespaceKeyFunc) refuse it
             raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(errs)}")
         if verb == "watch":
+            # A watch streams, which only aiohttp's protocol does: the lean front door hands every
+            # watch to it (http1.py), so this request is aiohttp's.
+            assert isinstance(request, web.BaseRequest)
             return await self.watch(request, rt, namespace or None, name, opts)
         if verb == "list":
             await self._wait_fresh(q.get("resourceVersion"))
@@ -539,7 +565,7 @@ class ApiServer:
             resp.headers.add("Warning", '299 - ' + orjson.dumps(w).decode())
         return resp
 
-    def _write_request(self, request: web.Request, rt: ResourceType, namespace: str, name: str, sub: str,
+    def _write_request(self, request: Request, rt: ResourceType, namespace: str, name: str, sub: str,
                        verb: str, dry: bool, body: Any) -> web.Response:
         """create, update, patch (apply included) and delete, once the body is read."""
         q = request.query
@@ -586,7 +612,7 @@ class ApiServer:
         code, out = self.delete(rt, namespace, name, body, dry=dry)
         return self.respond(code, out)
 
-    async def read_body(self, request: web.Request, verb: str, rt: ResourceType) -> Any:
+    async def read_body(self, request: Request, verb: str, rt: ResourceType) -> Any:
         if request.content_length is not None and request.content_length > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
         raw = await request.read()
@@ -631,14 +657,14 @@ class ApiServer:
             raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
         return body
 
-    def send_obj(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
+    def send_obj(self, request: Request, rt: ResourceType, obj: Obj) -> web.Response:
         if "as=Table" in request.headers.get("Accept", ""):
             return self.respond(200, tables.table(rt, [external(rt, obj)], {"resourceVersion": obj["metadata"].get(
                 "resourceVersion", "")}, request.query.get("includeObject", "PartialObjectMetadata")))
         return self.respond(200, external(rt, obj))
 
     # ---- reads ----------------------------------------------------------------------------------
-    def _matchers(self, request: web.Request, rt: ResourceType, name: str = "") -> Callable[[Obj], bool] | None:
+    def _matchers(self, request: Request, rt: ResourceType, name: str = "") -> Callable[[Obj], bool] | None:
         q = request.query
         try:
             lm = label_matcher(q.get("labelSelector"))
@@ -655,7 +681,7 @@ class ApiServer:
             return lambda o: lm(o) and fm(o)
         return lm or fm
 
-    def list(self, request: web.Request, rt: ResourceType, namespace: str | None, limit: int = 0) -> web.Response:
+    def list(self, request: Request, rt: ResourceType, namespace: str | None, limit: int = 0) -> web.Response:
         q = request.query
         match = self._matchers(request, rt)
         rv = self.store.rv
@@ -722,7 +748,7 @@ class ApiServer:
             return int(text)
         raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer')
 
-    async def watch(self, request: web.Request, rt: ResourceType, namespace: str | None, name: str,
+    async def watch(self, request: web.BaseRequest, rt: ResourceType, namespace: str | None, name: str,
                     opts: ListOptions) -> web.StreamResponse:
         """A watch stream. Everything that can fail is checked before the 200 goes out and before the
         watcher is registered, and the watcher is registered in the same step as the snapshot it
@@ -1455,7 +1481,7 @@ class ApiServer:
                 for o in list(self.store.bucket(gone[0].store).objects.values()):
                     self.remove(gone[0], o)
 
-    def delete_collection(self, request: web.Request, rt: ResourceType, namespace: str | None,
+    def delete_collection(self, request: Request, rt: ResourceType, namespace: str | None,
                           dry: bool) -> web.Response:
         match = self._matchers(request, rt)
         victims = [o for o in self.store.bucket(rt.store).items(namespace) if match is None or match(o)]
