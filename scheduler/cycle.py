@@ -262,10 +262,8 @@ class Scheduler:
             return a
         candidates = snapshot.node_order
         if pre_result is not None and pre_result.node_names is not None:
-            keep = np.zeros(snapshot.table.capacity, np.bool_)
             rows = [r for r in (snapshot.row_of(n) for n in pre_result.node_names) if r is not None]
-            keep[rows] = True
-            candidates = candidates[keep[candidates]]
+            candidates = snapshot.in_order(np.array(rows, np.int64))
             plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
             diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
         hinted: Hint | None = None

@@ -1,5 +1,7 @@
+import random
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from scheduler.cache import Cache, SpreadMatch, zone_interleaved
@@ -94,6 +96,26 @@ def test_zone_interleaving_matches_upstream_example() -> None:
         cache.add_node(node(n, labels={"topology.kubernetes.io/zone": z}))
     order = zone_interleaved(cache.table)
     assert cache.snapshot().node_names(order) == ["n1", "n5", "n2", "n6", "n3", "n4"]
+
+
+def test_in_order_is_node_order_masked_by_the_rows() -> None:
+    """``Snapshot.in_order`` (a PreFilter result's candidates) equals masking ``node_order`` with the
+    rows, duplicates and rows of deleted nodes included, and follows the order when nodes change."""
+    rng = random.Random(7)
+    cache = Cache()
+    names = [f"n{i}" for i in range(60)]
+    for i, name in enumerate(names):
+        cache.add_node(node(name, labels={"topology.kubernetes.io/zone": f"z{i % 4}"}))
+    for step in range(40):
+        if step % 10 == 5:
+            cache.remove_node(names.pop(rng.randrange(len(names))))
+            cache.add_node(node(f"m{step}", labels={"topology.kubernetes.io/zone": "z9"}))
+        snap = cache.snapshot()
+        rows = np.array([rng.randrange(cache.table.capacity) for _ in range(rng.randrange(0, 12))], np.int64)
+        keep = np.zeros(cache.table.capacity, np.bool_)
+        keep[rows] = True
+        want = snap.node_order[keep[snap.node_order]]
+        assert snap.in_order(rows).tolist() == want.tolist()
 
 
 def test_table_grows_past_initial_capacity() -> None:

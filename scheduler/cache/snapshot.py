@@ -70,6 +70,14 @@ class Snapshot:
         infos = self.table.infos
         return [infos[r].node.name for r in rows.tolist()]
 
+    def in_order(self, rows: IntArray) -> IntArray:
+        """The distinct live rows of ``rows`` in ``node_order``'s order: what masking
+        ``node_order`` with them gives, in O(len(rows)) instead of a pass over every node."""
+        if len(rows) == 0:
+            return rows
+        pos = self._cache.order_positions(self.node_order)[rows]
+        return self.node_order[np.unique(pos[pos >= 0])]
+
     def row_of(self, node_name: str) -> int | None:
         row = self.table.row_of.get(node_name)
         return row if row is not None and self.table.valid[row] else None
