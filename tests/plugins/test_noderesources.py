@@ -6,6 +6,8 @@ each naming its file, test function and case (``noderesources/fit_test.go``, ``l
 
 from __future__ import annotations
 
+import math
+import random
 from typing import Any
 
 import pydantic_core
@@ -211,6 +213,35 @@ def _rtcr(shape: list[tuple[int, int]], resources: list[tuple[str, int]] | None 
 def test_zero_request_is_a_request(strategy: str, cpu: str | None, memory: str | None, want: int) -> None:
     plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy=ScoringStrategy(type=strategy)))
     assert run_score(plugin, pod("p", cpu, memory), [node("n", "4", "10000")]) == [want]
+
+
+def _balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:
+    """balanced_allocation.go's balancedResourceScorer, line by line."""
+    fractions = [min(r / a, 1.0) for r, a in zip(requested, allocatable, strict=True) if a != 0]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - std) * 100)
+
+
+def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
+    """Every row against upstream's scorer: nodes with and without allocatable memory (the general
+    path) and with both (the two-resource fast path), over- and under-committed."""
+    rng = random.Random(11)
+    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
+    for _ in range(30):
+        nodes, existing, want = [], [], []
+        p_cpu, p_mem = rng.randrange(1, 4000), rng.randrange(1, 10**9)
+        for i in range(rng.randrange(1, 12)):
+            cpu, mem = rng.randrange(1, 8000), rng.choice([0, rng.randrange(1, 4 * 10**9)])
+            nodes.append(node(f"n{i}", f"{cpu}m", str(mem)))
+            used_cpu, used_mem = rng.randrange(0, 9000), rng.randrange(0, 5 * 10**9)
+            existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
+            want.append(_balanced_resource_scorer([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem]))
+        assert run_score(plugin, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing) == want
 
 
 def test_balanced_allocation_counts_explicit_zero_as_zero() -> None:
