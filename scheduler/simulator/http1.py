@@ -162,6 +162,7 @@ class LeanConnection(asyncio.Protocol):
         self.busy = False               # a request is being served: what arrives waits in ``buf``
         self.task: asyncio.Task[None] | None = None
         self.paused = False
+        self.closing = False            # answered with Connection: close; nothing more is read
 
     # ---- asyncio.Protocol ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -169,6 +170,8 @@ class LeanConnection(asyncio.Protocol):
         self.server.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
         self.buf += data
         if not self.busy:
             self._next()
@@ -286,6 +289,10 @@ class LeanConnection(asyncio.Protocol):
             return
         self.transport.write(data)
         if not keep_alive:
+            # Nothing after this answer is read: requests pipelined behind it are dropped, as
+            # aiohttp drops them.
+            self.buf.clear()
+            self.closing = True
             self.transport.close()
 
     def _failed(self, request: LeanRequest, e: BaseException) -> None:
