@@ -463,6 +463,9 @@ class NodeResourcesFit:
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
+        # The weight of the resources every row has (the usual: cpu and memory allocatable
+        # everywhere), kept as one number instead of being added to ``weight_sum`` row by row.
+        full_weight = 0
         big = _big_positions(snapshot, rows)
         score_state = state.get(_PRESCORE_KEY)
         if not isinstance(score_state, _ScoreState) or len(score_state.requests) != len(self._resources):
@@ -504,6 +507,9 @@ class NodeResourcesFit:
                 counted = present & (s > 0)
                 node_score += np.where(counted, s * weight, 0)
                 weight_sum += np.where(counted, weight, 0)
+            elif present.all():
+                node_score += s * weight
+                full_weight += weight
             else:
                 node_score += np.where(present, s * weight, 0)
                 weight_sum += np.where(present, weight, 0)
@@ -512,6 +518,8 @@ class NodeResourcesFit:
                 # Go's math.Round rounds half away from zero (numpy's round is half-to-even).
                 out = np.where(weight_sum > 0, np.floor(node_score / np.maximum(weight_sum, 1) + 0.5), 0)
             return out.astype(np.int64)
+        if full_weight:
+            return node_score // (weight_sum + full_weight)     # every row has weight: no zero division
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
     def score_extensions(self) -> ScoreExtensions | None:

@@ -244,6 +244,37 @@ def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
         assert run_score(plugin, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing) == want
 
 
+def _least_resource_scorer(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    """least_allocated.go's leastResourceScorer and leastRequestedScore, line by line."""
+    node_score = weight_sum = 0
+    for r, a, w in zip(requested, allocatable, weights, strict=True):
+        if a == 0:
+            continue
+        node_score += (0 if r > a else (a - r) * 100 // a) * w
+        weight_sum += w
+    return 0 if weight_sum == 0 else node_score // weight_sum
+
+
+@pytest.mark.parametrize("weights", [(1, 1), (3, 1)])
+def test_fit_least_allocated_is_upstreams_scorer_on_random_nodes(weights: tuple[int, int]) -> None:
+    """Every row against upstream's scorer: nodes with and without allocatable memory (the general
+    path) and with both (every row weighted: the fast path), over- and under-committed."""
+    rng = random.Random(12)
+    plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(
+        type="LeastAllocated", resources=[{"name": "cpu", "weight": weights[0]},
+                                          {"name": "memory", "weight": weights[1]}])))
+    for _ in range(30):
+        nodes, existing, want = [], [], []
+        p_cpu, p_mem = rng.randrange(1, 4000), rng.randrange(1, 10**9)
+        for i in range(rng.randrange(1, 12)):
+            cpu, mem = rng.randrange(1, 8000), rng.choice([0, rng.randrange(1, 4 * 10**9)])
+            nodes.append(node(f"n{i}", f"{cpu}m", str(mem)))
+            used_cpu, used_mem = rng.randrange(1, 9000), rng.randrange(1, 5 * 10**9)
+            existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
+            want.append(_least_resource_scorer([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem], list(weights)))
+        assert run_score(plugin, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing) == want
+
+
 def test_balanced_allocation_counts_explicit_zero_as_zero() -> None:
     plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
     # cpu 0 of 4, memory 5000 of 10000: |0 - 0.5| / 2 = 0.25 -> 75 (upstream uses the actual requests).
