@@ -227,21 +227,29 @@ def _balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> i
     return int((1 - std) * 100)
 
 
-def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
-    """Every row against upstream's scorer: nodes with and without allocatable memory (the general
-    path) and with both (the two-resource fast path), over- and under-committed."""
-    rng = random.Random(11)
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
+def _random_clusters(seed: int, used_from: int) -> Any:
+    """30 random clusters of 1 to 11 nodes, each with a pod already on it: (the pod to score, nodes,
+    existing pods, and per node its cpu and memory requested with the pod, and allocatable). Half
+    the nodes have no allocatable memory."""
+    rng = random.Random(seed)
     for _ in range(30):
-        nodes, existing, want = [], [], []
+        nodes, existing, amounts = [], [], []
         p_cpu, p_mem = rng.randrange(1, 4000), rng.randrange(1, 10**9)
         for i in range(rng.randrange(1, 12)):
             cpu, mem = rng.randrange(1, 8000), rng.choice([0, rng.randrange(1, 4 * 10**9)])
             nodes.append(node(f"n{i}", f"{cpu}m", str(mem)))
-            used_cpu, used_mem = rng.randrange(0, 9000), rng.randrange(0, 5 * 10**9)
+            used_cpu, used_mem = rng.randrange(used_from, 9000), rng.randrange(used_from, 5 * 10**9)
             existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
-            want.append(_balanced_resource_scorer([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem]))
-        assert run_score(plugin, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing) == want
+            amounts.append(([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem]))
+        yield pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing, amounts
+
+
+def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
+    """Every row against upstream's scorer: nodes with and without allocatable memory (the general
+    path) and with both (the two-resource fast path), over- and under-committed."""
+    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
+    for p, nodes, existing, amounts in _random_clusters(11, used_from=0):
+        assert run_score(plugin, p, nodes, existing) == [_balanced_resource_scorer(r, a) for r, a in amounts]
 
 
 def _least_resource_scorer(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
@@ -259,20 +267,12 @@ def _least_resource_scorer(requested: list[int], allocatable: list[int], weights
 def test_fit_least_allocated_is_upstreams_scorer_on_random_nodes(weights: tuple[int, int]) -> None:
     """Every row against upstream's scorer: nodes with and without allocatable memory (the general
     path) and with both (every row weighted: the fast path), over- and under-committed."""
-    rng = random.Random(12)
     plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(
         type="LeastAllocated", resources=[{"name": "cpu", "weight": weights[0]},
                                           {"name": "memory", "weight": weights[1]}])))
-    for _ in range(30):
-        nodes, existing, want = [], [], []
-        p_cpu, p_mem = rng.randrange(1, 4000), rng.randrange(1, 10**9)
-        for i in range(rng.randrange(1, 12)):
-            cpu, mem = rng.randrange(1, 8000), rng.choice([0, rng.randrange(1, 4 * 10**9)])
-            nodes.append(node(f"n{i}", f"{cpu}m", str(mem)))
-            used_cpu, used_mem = rng.randrange(1, 9000), rng.randrange(1, 5 * 10**9)
-            existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
-            want.append(_least_resource_scorer([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem], list(weights)))
-        assert run_score(plugin, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing) == want
+    for p, nodes, existing, amounts in _random_clusters(12, used_from=1):
+        assert run_score(plugin, p, nodes, existing) == [_least_resource_scorer(r, a, list(weights))
+                                                         for r, a in amounts]
 
 
 def test_balanced_allocation_counts_explicit_zero_as_zero() -> None:
