@@ -419,6 +419,10 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election, secure_serving=secure,
                               qps=kube_api_qps, burst=kube_api_burst, decision_records=decision_records,
                               decision_top_nodes=decision_top_nodes, feature_gates=feature_gates)
+    # Kopf is imported here, before the worker starts, not by its thread once the worker is ready:
+    # the import is a few tenths of a second of CPU, and after readiness it competed with the
+    # first scheduling cycles for the GIL.
+    import kopf  # noqa: F401
     runtime.start()
     while not runtime.synced.wait(1.0):
         pass
