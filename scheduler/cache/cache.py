@@ -264,8 +264,9 @@ class Cache:
         """Each row's index in ``order`` (a snapshot's ``node_order``; -1 for a row not in it).
         Built once per order, and only when asked: it orders a PreFilter result of a few nodes
         without a pass over every node."""
-        if self._positions is None or self._positions[0] is not order:
-            positions = np.full(max(self.table.capacity, int(order.max(initial=-1)) + 1), -1, np.int64)
+        if (self._positions is None or self._positions[0] is not order
+                or len(self._positions[1]) < self.table.capacity):
+            positions = np.full(self.table.capacity, -1, np.int64)
             positions[order] = np.arange(len(order), dtype=np.int64)
             self._positions = (order, positions)
         return self._positions[1]

@@ -163,6 +163,8 @@ class LeanConnection(asyncio.Protocol):
         self.task: asyncio.Task[None] | None = None
         self.paused = False
         self.closing = False            # answered with Connection: close; nothing more is read
+        # The head of a request whose body is still arriving: (where it ends in ``buf``, its parse).
+        self.head: tuple[int, tuple[str, URL, CIMultiDictProxy[str], int]] | None = None
 
     # ---- asyncio.Protocol ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -193,18 +195,21 @@ class LeanConnection(asyncio.Protocol):
         """Serve each complete request in ``buf`` in turn, until one must wait (its body is not all
         here, or its handler suspended) or the connection goes to aiohttp."""
         while self.buf and self.transport is not None and not self.busy:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                if len(self.buf) > _HEAD_LIMIT:
+            if self.head is None:
+                end = self.buf.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(self.buf) > _HEAD_LIMIT:
+                        self._hand_off()
+                    return
+                parsed = self._parse(bytes(self.buf[:end]))
+                if parsed is None:
                     self._hand_off()
-                return
-            parsed = self._parse(bytes(self.buf[:end]))
-            if parsed is None:
-                self._hand_off()
-                return
-            method, url, headers, length = parsed
+                    return
+                self.head = (end, parsed)
+            end, (method, url, headers, length) = self.head
             if len(self.buf) < end + 4 + length:
-                return                  # the body is still coming
+                return                  # the body is still coming (its head is kept, not read again)
+            self.head = None
             body = bytes(self.buf[end + 4:end + 4 + length])
             del self.buf[:end + 4 + length]
             if self.paused and self.transport is not None:
