@@ -34,7 +34,7 @@ conditions (such devices are never picked), consumable capacity (requests with
 Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
 cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.
 
-**The single-request fast path** (``_SimplePlan``): a claim with one ``exactly`` request of
+**The single-request fast path** (``SimplePlan``): a claim with one ``exactly`` request of
 ``ExactCount`` devices and no constraints (the usual claim, and every claim of the DRA benchmarks)
 is validated once per cycle instead of once per node, and searched without the general machinery:
 the first devices, in search order, that are not in use and that the selectors accept. The devices
@@ -70,7 +70,7 @@ from scheduler.model.dra import (
 from scheduler.model.selectors import NodeSelector, parse_node_selector
 
 __all__ = ["AllocationError", "Allocator", "CELSelectorError", "NodeAllocationError", "Pool", "SelectorCache",
-           "gather_pools"]
+           "SimplePlan", "gather_pools"]
 
 
 class AllocationError(ValueError):
@@ -138,7 +138,7 @@ class SliceIndex:
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
         self._pools: dict[str, list[Pool]] = {}
-        # For the single-request fast path (``_SimplePlan``): per (slice, selectors) the devices a
+        # For the single-request fast path (``SimplePlan``): per (slice, selectors) the devices a
         # request can take, and the allocation results built, by request, class and devices. The
         # index lives for one version of the slices *and classes* (the plugin's does: the store's
         # ``slices_version`` moves with both), so a class's name stands for its selectors and config.
@@ -377,7 +377,7 @@ class Allocator:
         self.pool_allocated = pool_allocated
         # The single-request plan of each claim list seen (by the first claim's id, the claim kept
         # so the id stays its own): ``None`` when the general search is needed.
-        self._plans: dict[int, tuple[ResourceClaim, _SimplePlan | None]] = {}
+        self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None
                  ) -> Sequence[AllocationResult] | None:
@@ -391,15 +391,25 @@ class Allocator:
             return plan.allocate(node, no_pools=False)
         return _Run(self, node, claims=claims).run()
 
-    def _plan(self, claims: Sequence[ResourceClaim]) -> _SimplePlan | None:
+    def _plan(self, claims: Sequence[ResourceClaim]) -> SimplePlan | None:
         if len(claims) != 1:
             return None
         claim = claims[0]
         got = self._plans.get(id(claim))
         if got is not None and got[0] is claim:
             return got[1]
-        plan = _SimplePlan.make(self, claim)
+        plan = SimplePlan.make(self, claim)
         self._plans[id(claim)] = (claim, plan)
+        return plan
+
+    def countable(self, claims: Sequence[ResourceClaim] | None = None) -> SimplePlan | None:
+        """The plan of ``claims`` when whether ``allocate`` succeeds on a node is a matter of
+        counting (``SimplePlan.free_on``): one claim on the single-request fast path, asking for
+        at least one device, every slice node-local (so a node's pools are its name's) and the
+        store's per-pool sets at hand. ``None`` otherwise: then only ``allocate`` answers."""
+        plan = self._plan(self.claims if claims is None else claims)
+        if plan is None or plan.count < 1 or self.index.shared or self.pool_allocated is None:
+            return None
         return plan
 
     def has_slices(self, node: Node) -> bool:
@@ -694,7 +704,7 @@ class _Candidates(NamedTuple):
     errors: dict[int, tuple[str, str]] | None
 
 
-class _SimplePlan:
+class SimplePlan:
     """The search for one claim with one ``exactly`` request of ``ExactCount`` devices and no
     constraints (every DRA benchmark pod's claim, and the usual claim): validated once per cycle,
     not per node. Without constraints and with one request, upstream's backtracking search takes
@@ -727,7 +737,7 @@ class _SimplePlan:
             (rd.request.name, rd.cls.name) if rd.cls.config else (rd.request.name,)
 
     @staticmethod
-    def make(a: Allocator, claim: ResourceClaim) -> _SimplePlan | None:
+    def make(a: Allocator, claim: ResourceClaim) -> SimplePlan | None:
         spec = claim.spec
         if len(spec.requests) != 1 or spec.constraints:
             return None
@@ -742,7 +752,7 @@ class _SimplePlan:
         rd = run.request_data[(0, 0, 0)]
         if rd.cls is None or any(s is None for s in rd.cls.selectors):
             return None
-        return _SimplePlan(a, claim, rd)
+        return SimplePlan(a, claim, rd)
 
     def _candidates(self, s: ResourceSlice) -> _Candidates:
         names: list[str] = []
@@ -840,6 +850,43 @@ class _SimplePlan:
                 results.clear()
             got = results[key] = (self._build(taken),)
         return got
+
+    @property
+    def selectors(self) -> _Selectors:
+        """What the devices a request may take depend on: plans with equal selectors count alike."""
+        assert self.rd.cls is not None
+        return (self.rd.cls.selectors, self.rd.request.selectors)
+
+    def pools_of(self, node: Node) -> list[tuple[str, str]]:
+        """The (driver, pool) of the pools ``free_on(node)`` reads: an allocation in any other
+        pool leaves its answer unchanged."""
+        return [(p.driver, p.pool) for p in self.a.index.pools_for(node)]
+
+    def free_on(self, node: Node) -> int:
+        """How many devices ``allocate(node)`` could take: it returns an allocation exactly when
+        this is at least ``count`` (without constraints the search takes the first free devices
+        the selectors accept, and a valid pool names each device once). -1 when counting does not
+        decide: a pool of the node is invalid (a failed search raises then), or a selector failed
+        on a candidate device (the search raises if it reaches it); ask ``allocate`` then.
+        Needs ``Allocator.countable``'s conditions."""
+        pool_allocated = self.a.pool_allocated
+        assert pool_allocated is not None
+        candidates = self.candidates
+        free = 0
+        for pool in self.a.index.pools_for(node):
+            if pool.invalid:
+                return -1
+            if pool.incomplete:
+                continue
+            for sl in pool.slices:
+                c = candidates.get(id(sl))
+                if c is None:
+                    c = candidates[id(sl)] = self._candidates(sl)
+                if c.errors is not None:
+                    return -1
+                used = pool_allocated(sl.driver, sl.pool.name)
+                free += len(c.names) - sum(1 for name in c.names if name in used) if used else len(c.names)
+        return free
 
     def _build(self, taken: Sequence[tuple[ResourceSlice, int]]) -> AllocationResult:
         rd = self.rd

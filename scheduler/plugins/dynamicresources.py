@@ -28,6 +28,18 @@ device), which is an Error status: as upstream, the attempt stops rather than sc
 claim or class is broken. The
 allocation found for each node is kept in the cycle state for Reserve.
 
+**Counting instead of searching.** For the usual claim (one request for a count of devices, no
+constraints: the allocator's single-request plan, ``Allocator.countable``) the search on a node
+succeeds exactly when the node has at least that many free devices the selectors accept. So
+Filter reads that number per row from a column kept per set of selectors (``_FreeRows``: built
+once per version of the slices, classes and node table, and recounted only for the rows of the
+pools whose allocations changed, from the store's journal), compares it with the count over all
+candidate rows at once, and runs the search only for the node Reserve picks
+(``_State.allocations_on``), not for every feasible node. The store cannot change between Filter
+and Reserve (both run in one synchronous cycle, on the loop that feeds the store), so that search
+finds what Filter would have. A node where counting does not decide (an invalid pool, a selector
+error on one of its devices) is searched as before.
+
 **Reserve** takes the allocation found for the chosen node and signals it in flight in the store:
 its devices count as allocated at once, so the next cycle never gives them again, and no other pod
 allocates the same claim meanwhile. **Unreserve** removes the in-flight allocations (and any
@@ -120,9 +132,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.cache import Snapshot
+from scheduler.cache import NodeTable, Snapshot
 from scheduler.cache.dra import DraStore, not_found
-from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SelectorCache, SliceIndex
+from scheduler.dra.allocator import (
+    AllocationError,
+    Allocator,
+    CELSelectorError,
+    Node,
+    SelectorCache,
+    SimplePlan,
+    SliceIndex,
+)
 from scheduler.dra.extended import (
     SPECIAL_CLAIM_NAME,
     RequestMapping,
@@ -202,6 +222,9 @@ class _State:
     # passes (0.1 to 0.4 s each at these heap sizes) several times as frequent.
     node_indices: dict[str, Sequence[int]] = field(default_factory=dict)
     node_results: dict[str, Sequence[AllocationResult]] = field(default_factory=dict)
+    # Nodes Filter passed by counting (``_FreeRows``), with the claim indices and claims to
+    # allocate there (shared per variant): ``allocations_on`` searches on the one Reserve asks for.
+    counted: dict[str, tuple[Sequence[int], Sequence[ResourceClaim] | None]] = field(default_factory=dict)
     reserved: Reserved | None = None
     allocations: dict[int, AllocationResult] = field(default_factory=dict)   # Reserve's, by claim index
     # Extended resources backed by DRA: the index of the extended-resource claim in ``claims`` (-1:
@@ -221,10 +244,19 @@ class _State:
     scores: npt.NDArray[np.int64] | None = None
 
     def allocations_on(self, node_name: str) -> dict[int, AllocationResult] | None:
-        """Filter's allocation for ``node_name`` by claim index, or ``None`` when it kept none."""
+        """Filter's allocation for ``node_name`` by claim index, or ``None`` when it kept none.
+        For a node Filter passed by counting, the search runs now, over the same store."""
         results = self.node_results.get(node_name)
         if results is None:
-            return None
+            counted = self.counted.get(node_name)
+            if counted is None or self.allocator is None:
+                return None
+            indices, claims = counted
+            found = self.allocator.allocate(Node(node_name, {}), claims)
+            if found is None or len(found) != len(indices):
+                return None
+            self.node_indices[node_name] = indices
+            self.node_results[node_name] = results = found
         return dict(zip(self.node_indices[node_name], results, strict=True))
 
 
@@ -246,7 +278,23 @@ class _ExtendedVariant:
     key: tuple[str, ...]
 
 
+@dataclass(slots=True)
+class _FreeRows:
+    """For one set of selectors (``SimplePlan.selectors``), per row of the node table: how many
+    free devices they accept on the node (``SimplePlan.free_on``; -1 where counting does not
+    decide; 0 for a node without slices). Valid for one version of the slices and classes and of
+    the node table; kept current from the store's journal position ``seen`` by recounting only
+    the rows of the pools that changed (a pod's Reserve, PreBind and the informer's echo touch one
+    pool)."""
+
+    free: npt.NDArray[np.int64]
+    names: list[str | None]                       # by row: the node counted there
+    rows_of_pool: dict[tuple[str, str], list[int]]
+    seen: int = -1
+
+
 _NO_INDICES: tuple[int, ...] = ()
+_UNSET: Any = object()
 _NO_RESULTS: tuple[AllocationResult, ...] = ()
 
 
@@ -283,6 +331,10 @@ class DynamicResources:
         self._deallocate = deallocate
         self._cache = SelectorCache()
         self._index: tuple[int, SliceIndex] | None = None
+        # Filter's counts (``_FreeRows``) by selectors, for (slices_version, NodeTable.version).
+        self._free: dict[object, _FreeRows] = {}
+        self._free_version: tuple[int, int] | None = None
+        self.count_free = True      # False: search every node, as before counting (tests compare)
 
     def _slice_index(self) -> SliceIndex:
         """The slices indexed once per store version of the slices (``DraStore.slices_version``
@@ -292,6 +344,33 @@ class DynamicResources:
         if self._index is None or self._index[0] != version:
             self._index = (version, SliceIndex(self._dra.slices()))
         return self._index[1]
+
+    def _free_rows(self, plan: SimplePlan, table: NodeTable) -> npt.NDArray[np.int64]:
+        """``plan``'s free-device counts by row of ``table``, current with the store."""
+        version = (self._dra.slices_version, table.version)
+        if self._free_version != version:
+            self._free.clear()
+            self._free_version = version
+        fr = self._free.get(plan.selectors)
+        if fr is None:
+            names: list[str | None] = [None] * table.capacity
+            rows_of_pool: dict[tuple[str, str], list[int]] = {}
+            for row in np.flatnonzero(table.valid[: table.size]).tolist():
+                node = table.info(row).node
+                for pool in plan.pools_of(Node(node.name, node.labels)):
+                    rows_of_pool.setdefault(pool, []).append(row)
+                names[row] = node.name
+            fr = self._free[plan.selectors] = _FreeRows(np.zeros(table.capacity, np.int64), names, rows_of_pool)
+        changed, fr.seen = self._dra.pool_changes(fr.seen)
+        if changed is None:      # first use, or too far behind the journal: count every row
+            recount: Sequence[int] = sorted({row for rows in fr.rows_of_pool.values() for row in rows})
+        else:
+            recount = sorted({row for pool in set(changed) for row in fr.rows_of_pool.get(pool, ())})
+        for row in recount:
+            name = fr.names[row]
+            assert name is not None
+            fr.free[row] = plan.free_on(Node(name, {}))
+        return fr.free
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run an API write off the cycle (Unreserve and PostFilter are synchronous here)."""
@@ -474,50 +553,26 @@ class DynamicResources:
         failed = np.zeros(n, np.bool_)
         if s.allocator is not None or s.extended >= 0:
             names = snapshot.node_names(rows)
+            infos = snapshot.table.infos
+            allocator = s.allocator
             # Nodes no slice is for share one answer per variant of the claims (the extended claim's
             # requests differ with what the node advertises).
             without: dict[tuple[str, ...], Sequence[AllocationResult] | Status | None] = {}
-            has_user_claims = s.extended < 0 or len(s.claims) > 1
-            infos = snapshot.table.infos
-            extended_names = tuple(s.extended_requests)
-            one_name = extended_names[0] if len(extended_names) == 1 else None
-            user_key: tuple[str, ...] = (str(len(s.to_allocate)),)
-            for k, row in enumerate(rows.tolist()):
-                info = infos[row]
+
+            def search(k: int, indices: Sequence[int], claims: Sequence[ResourceClaim] | None,
+                       key: tuple[str, ...]) -> None:
+                """The allocator's answer for row ``k``, kept for Reserve."""
+                info = infos[rows[k]]
                 assert info is not None
                 node = Node(names[k], info.node.labels)
-                indices = s.to_allocate
-                claims: list[ResourceClaim] | None = None
-                key = user_key
-                if s.extended >= 0:
-                    allocatable = info.node.allocatable
-                    # (one resource, the usual: its amount, not a tuple made per node)
-                    kind: object = allocatable.get(one_name) if one_name is not None else \
-                        tuple([allocatable.get(name) for name in extended_names])
-                    v = s.extended_by_node_kind.get(kind)
-                    if v is None:
-                        v = s.extended_by_node_kind[kind] = self._extended_variant(s, pod, allocatable)
-                    if v.status is not None:
-                        failed[k] = True
-                        ids[k] = len(statuses)
-                        statuses.append(v.status)
-                        continue
-                    if v.claim is None:
-                        if not has_user_claims:
-                            s.node_indices[names[k]] = _NO_INDICES  # the device plugins provide it all
-                            s.node_results[names[k]] = _NO_RESULTS
-                            continue
-                    else:
-                        s.node_extended[names[k]] = v
-                    indices, claims, key = v.indices, v.claims, v.key
                 try:
-                    if not indices or s.allocator is None:
+                    if not indices or allocator is None:
                         got: Sequence[AllocationResult] | Status | None = _NO_RESULTS
-                    elif s.allocator.has_slices(node):
-                        got = s.allocator.allocate(node, claims)
+                    elif allocator.has_slices(node):
+                        got = allocator.allocate(node, claims)
                     else:
                         if key not in without:
-                            without[key] = s.allocator.allocate_without_pools(claims)
+                            without[key] = allocator.allocate_without_pools(claims)
                         got = without[key]
                 except CELSelectorError as e:
                     got = Status.as_error(e)
@@ -538,6 +593,66 @@ class DynamicResources:
                         if s.scores is None:
                             s.scores = np.zeros(len(t.valid), np.int64)
                         s.scores[rows[k]] = _rank_score(s.ranks, dict(zip(indices, got, strict=True)))
+
+            # Rows whose claims count (``Allocator.countable``), by plan: (plan, indices, claims,
+            # key, positions). ``countable`` per claims list (``None``: the allocator's own).
+            counting: dict[int, tuple[SimplePlan, Sequence[int], Sequence[ResourceClaim] | None, tuple[str, ...],
+                                      list[int]]] = {}
+            plans: dict[int, SimplePlan | None] = {}
+            may_count = self.count_free and allocator is not None and not s.ranks
+            has_user_claims = s.extended < 0 or len(s.claims) > 1
+            extended_names = tuple(s.extended_requests)
+            one_name = extended_names[0] if len(extended_names) == 1 else None
+            user_key: tuple[str, ...] = (str(len(s.to_allocate)),)
+            for k, row in enumerate(rows.tolist()):
+                indices: Sequence[int] = s.to_allocate
+                claims: Sequence[ResourceClaim] | None = None
+                key = user_key
+                if s.extended >= 0:
+                    info = infos[row]
+                    assert info is not None
+                    allocatable = info.node.allocatable
+                    # (one resource, the usual: its amount, not a tuple made per node)
+                    kind: object = allocatable.get(one_name) if one_name is not None else \
+                        tuple([allocatable.get(name) for name in extended_names])
+                    v = s.extended_by_node_kind.get(kind)
+                    if v is None:
+                        v = s.extended_by_node_kind[kind] = self._extended_variant(s, pod, allocatable)
+                    if v.status is not None:
+                        failed[k] = True
+                        ids[k] = len(statuses)
+                        statuses.append(v.status)
+                        continue
+                    if v.claim is None:
+                        if not has_user_claims:
+                            s.node_indices[names[k]] = _NO_INDICES  # the device plugins provide it all
+                            s.node_results[names[k]] = _NO_RESULTS
+                            continue
+                    else:
+                        s.node_extended[names[k]] = v
+                    indices, claims, key = v.indices, v.claims, v.key
+                if may_count and indices:
+                    assert allocator is not None
+                    plan = plans.get(id(claims), _UNSET)
+                    if plan is _UNSET:
+                        plan = plans[id(claims)] = allocator.countable(claims)
+                    if plan is not None:
+                        group = counting.get(id(plan))
+                        if group is None:
+                            group = counting[id(plan)] = (plan, indices, claims, key, [])
+                        group[4].append(k)
+                        continue
+                search(k, indices, claims, key)
+            for plan, indices, claims, key, positions in counting.values():
+                at = np.array(positions, np.int64)
+                free = self._free_rows(plan, t)[rows[at]]
+                enough = free >= plan.count
+                failed[at[~enough & (free >= 0)]] = True        # ids 0: cannot allocate all claims
+                for k in at[free < 0].tolist():
+                    search(k, indices, claims, key)
+                counted = (indices, claims)
+                for k in at[enough & ~unavailable[at]].tolist():
+                    s.counted[names[k]] = counted
         # Rows the allocator accepted but where an allocated claim is not available.
         not_available = unavailable & ~failed
         if not_available.any():

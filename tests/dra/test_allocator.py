@@ -925,7 +925,7 @@ def test_allocator(case: Case) -> None:
     assert sorted(results or [], key=repr) == sorted(case.expectResults or [], key=repr)
 
 
-# --- the single-request fast path (``_SimplePlan``) against the general search ----------------------
+# --- the single-request fast path (``SimplePlan``) against the general search ----------------------
 
 def _run_with(case: Case, *, fast: bool, by_pool: bool) -> tuple[list[Want] | None, str | None]:
     """``run`` with the fast path on or off, the allocated devices given as ``is_allocated`` only
@@ -1059,3 +1059,80 @@ def test_fast_path_agrees_on_random_worlds(seed: int) -> None:
                 except AllocationError as e:
                     answers.append(f"{type(e).__name__}: {e}")
             assert answers[0] == answers[1], (name, raw["spec"], answers)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_free_count_decides_like_the_search(seed: int) -> None:
+    """Beyond upstream: ``SimplePlan.free_on`` (what DynamicResources' Filter compares with the
+    count instead of searching) on random worlds of node-local slices, a kept index and random
+    devices in use. Where it counts (not -1), the search finds an allocation exactly when the
+    count is at least the claim's, and raises nothing; -1 only where the node has an invalid pool
+    or a selector failed on one of its devices."""
+    rng = random.Random(seed)
+    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(rng)
+    slices = [parse_resource_slice(s) for s in raw_slices if not s["spec"].get("allNodes")]
+    classes = _device_class([parse_device_class(c) for c in raw_classes])
+    pools: dict[tuple[str, str], set[str]] = {}
+    for d in allocated:
+        pools.setdefault((d.driver, d.pool), set()).add(d.device)
+    index = SliceIndex(slices)
+    cache = SelectorCache()
+    counted = 0
+    for raw in raw_claims:
+        c = parse_resource_claim(raw)
+        a = Allocator([c], classes, slices, allocated.__contains__, cache, index=index,
+                      pool_allocated=lambda driver, pool: pools.get((driver, pool), set()))
+        plan = a.countable()
+        if plan is None:
+            continue
+        for name in nodes:
+            free = plan.free_on(node(name, region1))
+            try:
+                got = a.allocate(node(name, region1))
+                error = None
+            except AllocationError as e:
+                got, error = None, e
+            if free < 0:
+                node_pools = index.pools_for(node(name, region1))
+                failing = [plan.candidates[id(sl)].errors for p in node_pools for sl in p.slices
+                           if id(sl) in plan.candidates]
+                assert any(p.invalid for p in node_pools) or any(failing), (name, raw["spec"])
+                continue
+            counted += 1
+            assert error is None, (name, raw["spec"], error)
+            assert (got is not None) == (free >= plan.count), (name, raw["spec"], free)
+            if got is not None:
+                assert len(got[0].results) == plan.count
+    if seed == 0:
+        assert counted       # the property is not vacuous
+
+
+def test_countable_needs_one_plain_request_and_node_local_slices() -> None:
+    """``Allocator.countable``: only the single-request plan counts, and only when no slice is
+    shared by nodes (whose pools then depend on node labels, not the name)."""
+    local = parse_resource_slice({"metadata": {"name": "s"}, "spec": {
+        "driver": driverA, "nodeName": "node-1", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "d1"}, {"name": "d2"}]}})
+    shared = parse_resource_slice({"metadata": {"name": "net"}, "spec": {
+        "driver": driverA, "allNodes": True, "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "n1"}]}})
+    classes = _device_class([parse_device_class({"metadata": {"name": "c"}, "spec": {}})])
+
+    def claim_(count: int, constraint: bool = False) -> Any:
+        spec: dict[str, Any] = {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": count}}]}
+        if constraint:
+            spec["constraints"] = [{"matchAttribute": intAttribute}]
+        return parse_resource_claim({"metadata": {"name": "x", "namespace": "default", "uid": "u"},
+                                     "spec": {"devices": spec}})
+
+    def allocator(slices: list[Any], claims: list[Any], by_pool: bool = True) -> Allocator:
+        return Allocator(claims, classes, slices, lambda d: False, index=SliceIndex(slices),
+                         pool_allocated=(lambda driver, pool: set()) if by_pool else None)
+
+    plan = allocator([local], [claim_(2)]).countable()
+    assert plan is not None and plan.free_on(node("node-1", region1)) == 2
+    assert plan.free_on(node("node-2", region1)) == 0
+    assert allocator([local, shared], [claim_(1)]).countable() is None
+    assert allocator([local], [claim_(1, constraint=True)]).countable() is None
+    assert allocator([local], [claim_(1), claim_(1)]).countable() is None
+    assert allocator([local], [claim_(1)], by_pool=False).countable() is None

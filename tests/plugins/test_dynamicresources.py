@@ -36,6 +36,7 @@ cases (features off or not implemented here), the PreScore half of
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import replace
 from typing import Any
 
@@ -1108,3 +1109,123 @@ def test_default_profile_places_the_pod_where_its_first_choice_fits() -> None:
         assert client.bound == {gpu_pod.uid: NODE2}, seed
         got = client.claims[(NAMESPACE, "gpu")]
         assert got.allocation is not None and [r.request for r in got.allocation.results] == ["req-1/subreq-1"]
+
+
+# --- Filter's counting against the search ------------------------------------------------------
+
+def _counting_world(rng: random.Random, nodes: list[str], version: int = 1) -> list[dict[str, Any]]:
+    """A slice per node (some nodes have none): 0 to 4 devices, healthy, unhealthy or without the
+    attribute (a runtime error for a selector reading it); sometimes an incomplete pool (a second
+    slice declared, never published) or a duplicate device (an invalid pool)."""
+    slices = []
+    for n in nodes:
+        if rng.random() < 0.15:
+            continue
+        devices: list[dict[str, Any]] = []
+        for i in range(rng.randrange(0, 5)):
+            d: dict[str, Any] = {"name": f"instance-{i}"}
+            if rng.random() < 0.9:
+                d["attributes"] = {ATTR: {"bool": rng.random() < 0.8}}
+            devices.append(d)
+        if devices and rng.random() < 0.05:
+            devices.append({"name": devices[0]["name"]})
+        count = 2 if rng.random() < 0.05 else 1
+        slices.append({"metadata": {"name": f"{n}-{DRIVER}"}, "spec": {
+            "driver": DRIVER, "pool": {"name": n, "generation": version, "resourceSliceCount": count},
+            "nodeName": n, "devices": devices}})
+    return slices
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_counting_filter_agrees_with_the_search(seed: int) -> None:
+    """Beyond upstream: Filter passes a node by counting its free devices (``_FreeRows``) and
+    searches only on the node Reserve picks; with ``count_free`` off it searches every node, as
+    before. Over a random sequence of pods (claims of one or two devices with and without a
+    selector that fails on some devices, and pods asking for a DRA-backed extended resource, on
+    nodes some of which advertise it), with allocations left in flight, undone or written, slices
+    republished and a node added between pods (after its slice), both give every row the same verdict and status,
+    and Reserve the same devices."""
+    rng = random.Random(seed)
+    nodes = [f"n{i}" for i in range(6)]
+    classes = ({"metadata": {"name": CLASS_NAME}, "spec": {}},
+               {"metadata": {"name": "healthy"}, "spec": {"selectors": [{"cel": {"expression": SELECTED}}]}},
+               {"metadata": {"name": "gpu"}, "spec": {"extendedResourceName": GPU, "selectors": [
+                   {"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
+    slices = _counting_world(rng, nodes)
+    cache = Cache()
+
+    def add_node(n: str) -> None:
+        gpu = {GPU: "1"} if rng.random() < 0.2 else {}
+        cache.add_node(parse_node({"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                   "status": {"allocatable": {"cpu": "4", "pods": "10", **gpu}}}))
+
+    for n in nodes:
+        add_node(n)
+    stores = [store(*slices, classes=classes), store(*slices, classes=classes)]
+    plugins = [DynamicResources(stores[0]), DynamicResources(stores[1])]
+    plugins[1].count_free = False
+    counted = 0
+    for step in range(40):
+        uid = f"p{step}"
+        if rng.random() < 0.3:
+            p = parse_pod({"metadata": {"name": uid, "namespace": NAMESPACE, "uid": uid}, "spec": {"containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {GPU: str(rng.choice([1, 1, 2]))}}}]}})
+            written = False
+        else:
+            exactly: dict[str, Any] = {"deviceClassName": rng.choice([CLASS_NAME, CLASS_NAME, "healthy"]),
+                                       "allocationMode": "ExactCount", "count": rng.choice([1, 1, 2])}
+            if rng.random() < 0.2:
+                exactly["selectors"] = [{"cel": {"expression": SELECTED}}]
+            c = {"metadata": {"name": f"c{step}", "namespace": NAMESPACE, "uid": f"uid-c{step}"},
+                 "spec": {"devices": {"requests": [{"name": "req-1", "exactly": exactly}]}}}
+            for dra in stores:
+                dra.on_event("ResourceClaim", "ADDED", c)
+            p = parse_pod({"metadata": {"name": uid, "namespace": NAMESPACE, "uid": uid},
+                           "spec": {"resourceClaims": [{"name": "r", "resourceClaimName": f"c{step}"}]}})
+            written = rng.random() < 0.5
+        verdicts = []
+        states = []
+        with cache.lock:
+            snap = cache.snapshot()
+            rows = np.array(sorted(snap.row_of(n) for n in nodes), np.int64)
+            for plugin in plugins:
+                state = CycleState()
+                states.append(state)
+                plugin.pre_filter(state, p, snap)
+                v = plugin.filter_nodes(state, p, snap, rows)
+                ids = v.status_ids if v.status_ids is not None else np.zeros(len(rows), np.int64)
+                verdicts.append([(v.statuses[int(ids[k])].code, v.statuses[int(ids[k])].message()) if v.failed[k]
+                                 else None for k in range(len(rows))])
+            assert verdicts[0] == verdicts[1], (step, verdicts)
+            passing = [snap.node_names(rows)[k] for k in range(len(rows)) if verdicts[0][k] is None]
+            counted += len(states[0].get("DynamicResources").counted)
+            if passing:
+                chosen = rng.choice(passing)
+                got = []
+                for plugin, state in zip(plugins, states, strict=True):
+                    assert plugin.reserve(state, p, chosen).is_success()
+                    reserved = DynamicResources.reserved(state)
+                    assert reserved is not None
+                    got.append([[str(r.id) for r in c.allocation.results] for c in reserved.claims if c.allocation])
+                assert got[0] == got[1]
+                action = rng.random()
+                for plugin, state, dra in zip(plugins, states, stores, strict=True):
+                    if action < 0.25:
+                        plugin.unreserve(state, p, chosen)
+                    elif written and action < 0.75:
+                        claim_ = dra.pending_allocation(f"uid-c{step}")
+                        assert claim_ is not None
+                        dra.assume(claim_)
+                        dra.remove_pending_allocation(f"uid-c{step}")
+        if step == 14:      # two slices republished: a new index
+            slices = _counting_world(rng, nodes[:2], version=2)
+            for dra in stores:
+                for s in slices:
+                    dra.on_event("ResourceSlice", "MODIFIED", s)
+        if step == 26:      # a slice for a node not there yet: a new index
+            for dra in stores:
+                dra.on_event("ResourceSlice", "ADDED", node_slice("n6", 3, healthy=True))
+        if step == 30:      # the node comes: a new table version only
+            nodes.append("n6")
+            add_node("n6")
+    assert counted
