@@ -139,7 +139,6 @@ from scheduler.dra.allocator import (
     Allocator,
     CELSelectorError,
     Node,
-    SelectorCache,
     SimplePlan,
     SliceIndex,
 )
@@ -171,7 +170,7 @@ from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
-from scheduler.plugins.helpers import default_normalize_score, node_selector_mask
+from scheduler.plugins.helpers import default_normalize_score, node_selector_mask, selector_cache
 
 if TYPE_CHECKING:
     from scheduler.client import SchedulerClient
@@ -329,7 +328,7 @@ class DynamicResources:
         if deallocate is None and client is not None:
             deallocate = self._deallocate_through_client
         self._deallocate = deallocate
-        self._cache = SelectorCache()
+        self._cache = selector_cache(self._dra)
         self._index: tuple[int, SliceIndex] | None = None
         # Filter's counts (``_FreeRows``) by selectors, for (slices_version, NodeTable.version).
         self._free: dict[object, _FreeRows] = {}

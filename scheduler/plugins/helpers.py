@@ -8,6 +8,7 @@ cluster each distinct selector is evaluated once, not once per pod and certainly
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
@@ -15,6 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.cache import NodeTable
+from scheduler.cache.dra import DraStore
+from scheduler.dra.allocator import SelectorCache
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Scores
 from scheduler.model import NodeSelector, NodeSelectorTerm, Requirement, Taint, Toleration
 from scheduler.model.selectors import parse_int64
@@ -47,6 +50,20 @@ def derived(table: NodeTable, key: object, compute: Callable[[], T]) -> T:
     except KeyError:
         value = table.derived[key] = compute()
         return value
+
+
+_SELECTOR_CACHES: weakref.WeakKeyDictionary[DraStore, SelectorCache] = weakref.WeakKeyDictionary()
+
+
+def selector_cache(dra: DraStore) -> SelectorCache:
+    """The one CEL result cache of ``dra``'s devices: DynamicResources' Filter and the scoring of
+    DRA-backed extended resources (``DraScoring``) ask the same selectors of the same devices, so a
+    device's CEL runs once, not once per plugin. Each user resets it to ``dra.slices_version``;
+    a reset to the version it already has keeps it."""
+    got = _SELECTOR_CACHES.get(dra)
+    if got is None:
+        got = _SELECTOR_CACHES[dra] = SelectorCache()
+    return got
 
 
 def at_domain(table: NodeTable, key: str, rows: npt.NDArray[np.int64], per_domain: npt.NDArray[np.int64]

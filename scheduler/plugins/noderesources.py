@@ -68,7 +68,6 @@ import numpy.typing as npt
 from scheduler.cache import CAP, NZ_CPU, NZ_MEM, Snapshot
 from scheduler.cache.dra import DraStore
 from scheduler.cache.node_table import NodeTable
-from scheduler.dra.allocator import SelectorCache
 from scheduler.dra.capacity import ClassDevices, NodeDevices
 from scheduler.dra.extended import is_dra_extended_resource_name
 from scheduler.framework.cycle_state import CycleState
@@ -94,7 +93,7 @@ from scheduler.plugins.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
 )
-from scheduler.plugins.helpers import broken_linear
+from scheduler.plugins.helpers import broken_linear, selector_cache
 
 FIT_NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
@@ -221,7 +220,7 @@ class DraScoring:
 
     def __init__(self, dra: DraStore) -> None:
         self._dra = dra
-        self._cache = SelectorCache()
+        self._cache = selector_cache(dra)
         self._version: int | None = None
         self._classes: dict[str, ClassDevices] = {}
         # class name -> (NodeTable.version, its rows)

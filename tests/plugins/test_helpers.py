@@ -3,7 +3,10 @@
 import numpy as np
 import pytest
 
-from scheduler.plugins.helpers import go_div
+from scheduler.cache.dra import DraStore
+from scheduler.plugins.dynamicresources import DynamicResources
+from scheduler.plugins.helpers import go_div, selector_cache
+from scheduler.plugins.noderesources import DraScoring
 
 # (a, b, Go's a / b): Go truncates toward zero, Python's // floors.
 GO_DIV = [
@@ -28,3 +31,12 @@ def test_go_div_columns() -> None:
     b = np.array([row[1] for row in GO_DIV], np.int64)
     assert go_div(a, b).tolist() == [row[2] for row in GO_DIV]
     assert go_div(a, 2).tolist() == [3, -3, 3, -3, 0, 0, 5, -5]
+
+
+def test_selector_cache_is_one_per_store() -> None:
+    """DynamicResources' Filter and the scoring of DRA-backed extended resources read one CEL
+    cache per store, so a device's selectors run once for both."""
+    a, b = DraStore(), DraStore()
+    assert selector_cache(a) is selector_cache(a)
+    assert selector_cache(a) is not selector_cache(b)
+    assert DynamicResources(a)._cache is DraScoring(a)._cache is selector_cache(a)
