@@ -43,6 +43,13 @@ devices (``SliceIndex.results``) live as long as the index, that is until a slic
 changes; what is in use is read from the store in every call (by pool: ``pool_allocated``), so an
 allocation made or undone is seen by the next pod. Its answers, errors included, are the general
 search's (checked case by case against upstream's table and on random clusters).
+
+**Counting** (``Allocator.countable``, ``SimplePlan.free_on``): on that path, with every slice
+node-local, whether a node can be given the claim is whether it has ``count`` free devices the
+selectors accept, so a caller that keeps that number per node (DynamicResources' Filter does, per
+node row, from the store's pool journal) needs no search on the nodes it only has to accept or
+reject. ``free_on`` is -1 where a count does not decide (an invalid pool, or a selector error on a
+device: the search's errors); it is checked against the search on random worlds.
 """
 
 from __future__ import annotations
