@@ -124,7 +124,9 @@ def test_bench_command_json_contract() -> None:
     (r,) = doc["results"]
     assert set(doc) == {"results"}
     assert set(r) == {"workload", "mode", "nodes", "initPods", "pods", "throughput", "attemptLatencySeconds",
-                      "peakRssBytes", "seconds", "cpuSeconds", "recordingShare", "batchedPods"}  # last 3: core only
+                      "peakRssBytes", "seconds", "cpuSeconds", "recordingShare", "batchedPods",  # these 3: core only
+                      "unmeasured"}
+    assert r["unmeasured"] is True      # 10 pods bind in far less than the two seconds a sample needs
     assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99"}
     assert set(r["attemptLatencySeconds"]) == {"p50", "p99"}
     assert r["peakRssBytes"] > 0 and (r["nodes"], r["initPods"], r["pods"]) == (5, 5, 10)
@@ -248,3 +250,40 @@ def test_a_shadow_runs_beside_the_workload_and_changes_no_placement() -> None:
     assert plain.shadow is None and shadowed.shadow is not None
     assert sum(shadowed.shadow.values()) == 50 and shadowed.shadow["differed"] > 0
     assert shadowed.placements == plain.placements
+
+
+def test_a_run_without_a_throughput_sample_is_not_compared_with_the_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's collector reports no SchedulingThroughput for a measured phase too short for one
+    sample (``Failed to measure SchedulingThroughput for ...``), and its threshold check finds no
+    metric to compare: such a run is left out of the medians, and a workload none of whose runs was
+    measured is flagged ``unmeasured``, warned about, and not failed."""
+    from scheduler.benchmark import report
+    from scheduler.benchmark.core import RunResult
+    from scheduler.benchmark.throughput import samples
+
+    averages: dict[int, list[float]] = {}
+
+    def fake(workload: str, size: Size, seed: int, decision_records: int, shadow: object = None) -> RunResult:
+        rates = averages[seed]
+        return RunResult(workload, "core", size, summary(rates), 0.001, 0.002, 1, 1.7, size.pods, True,
+                         samples=len(rates))
+
+    monkeypatch.setattr(report, "_core", fake)
+    assert samples(0.0, [0.1 * i for i in range(1, 18)]) == []     # 1.7 s of binds: no sample
+    averages.update({0: [], 1: [700.0, 700.0], 2: [900.0, 900.0]})
+    results, problems = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False)
+    assert results[0]["throughput"]["average"] == 800.0          # the median of the two measured runs
+    assert "unmeasured" not in results[0] and problems == []
+    averages.update({1: [600.0], 2: [600.0, 650.0]})
+    _, problems = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False)
+    assert problems == ["SchedulingBasic: expected SchedulingThroughput Average to be higher: got 612.50, want 680"]
+    averages.update({1: [], 2: []})
+    said: list[str] = []
+    results, problems = report.run_bench(["SchedulingBasic"], repeat=3, isolate=False, progress=said.append)
+    assert results[0]["unmeasured"] is True and results[0]["throughput"]["average"] == 0.0
+    assert problems == []
+    assert said[-1] == ("warning: Failed to measure SchedulingThroughput for SchedulingBasic. "
+                        "Increase pods and/or nodes to make scheduling take longer")
+    assert all("too short for a throughput sample" in line for line in said[:-1])
+    row = next(line for line in report.format_table(results).splitlines() if line.startswith("SchedulingBasic"))
+    assert row.split()[7:9] == ["680", "-"]                       # the bar, and no ratio

@@ -129,6 +129,10 @@ class RunResult:
     recording_seconds: float | None = None
     # Core mode: pods placed on an opportunistic batch's hint (``framework/batch.py``), all profiles.
     batched_pods: int | None = None
+    # How many throughput samples the run had (``throughput.samples``); 0: the measured phase was
+    # too short for one, and the run has no SchedulingThroughput (upstream's collector then reports
+    # no metric, and nothing is compared with the bar). None: not counted (taken as measured).
+    samples: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = {"workload": self.workload, "mode": self.mode, "nodes": self.size.nodes,
@@ -572,10 +576,11 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     binds = sink.bind_times
     shadow_stats = service.shadows.get("bench-shadow")
     steady = dra is not None and dra.steady > 0      # the collector runs for the op's duration
+    rates = samples(t0, binds, end if not complete or steady else None)
     return RunResult(
         workload=w.name, mode="core", size=size,
         shadow=dict(shadow_stats.stats.counts) if shadow_stats is not None else None,
-        throughput=summary(samples(t0, binds, end if not complete or steady else None)),
+        throughput=summary(rates), samples=len(rates),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds), complete=complete,

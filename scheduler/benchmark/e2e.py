@@ -455,9 +455,9 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
     bounds = after[0]
     delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
     binds = watch.measured_times
+    rates = samples(t0, binds, None if complete and not steady else end)
     return RunResult(
-        workload=w.name, mode="e2e", size=size,
-        throughput=summary(samples(t0, binds, None if complete and not steady else end)),
+        workload=w.name, mode="e2e", size=size, throughput=summary(rates), samples=len(rates),
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=rss, seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds),
         complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,

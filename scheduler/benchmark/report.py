@@ -4,6 +4,13 @@ Every run happens in a process of its own (``spawn``), so one run's peak RSS and
 reach the next. With ``--repeat K`` each reported number is the median of that number over the K
 runs (computed per field, as upstream's benchstat-style comparisons do).
 
+A run whose measured phase is too short for one throughput sample (under two seconds: the first
+sample is skipped) has no SchedulingThroughput, as upstream's collector then reports no metric
+(``Failed to measure SchedulingThroughput for ... Increase pods and/or nodes to make scheduling
+take longer``) and compares nothing with the threshold. So the throughput medians are over the runs
+that were measured; a result none of whose runs was has ``"unmeasured": true``, is not compared
+with its bar, and the warning goes to the progress stream.
+
 ``--output json`` prints exactly::
 
     {"results": [{"workload", "mode", "nodes", "initPods", "pods",
@@ -43,10 +50,15 @@ def _in_child(fn: Callable[..., RunResult], *args: Any) -> RunResult:
 
 
 def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
-    """The JSON result whose every number is the median over ``runs``."""
+    """The JSON result whose every number is the median over ``runs`` (the throughput's over the
+    runs that had a throughput sample; ``"unmeasured": true`` when none had)."""
     docs = [r.as_json() for r in runs]
     out = dict(docs[0])
-    out["throughput"] = {k: statistics.median(d["throughput"][k] for d in docs) for k in docs[0]["throughput"]}
+    measured = [d for r, d in zip(runs, docs, strict=True) if r.samples != 0]
+    out["throughput"] = {k: statistics.median(d["throughput"][k] for d in measured or docs)
+                         for k in docs[0]["throughput"]}
+    if not measured:
+        out["unmeasured"] = True
     out["attemptLatencySeconds"] = {k: statistics.median(d["attemptLatencySeconds"][k] for d in docs)
                                     for k in ("p50", "p99")}
     out["peakRssBytes"] = int(statistics.median(d["peakRssBytes"] for d in docs))
@@ -113,6 +125,7 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
                     progress(f"{name} {mode} {variant + ' ' if labelled else ''}run {k + 1}/{repeat}: "
                              f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
                              + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
+                             + (" (too short for a throughput sample)" if r.samples == 0 else "")
                              + (f", shadow {r.shadow}" if r.shadow is not None else ""))
                 runs[variant].append(r)
         for variant, _, _, _ in variants:
@@ -130,7 +143,11 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
             results.append(out)
         result = results[-1]
         threshold = w.threshold_for(mode, size)
-        if threshold is not None and result["throughput"]["average"] < threshold:
+        if result.get("unmeasured"):
+            if progress is not None:       # upstream's warning; its threshold check finds no metric
+                progress(f"warning: Failed to measure SchedulingThroughput for {name}. "
+                         "Increase pods and/or nodes to make scheduling take longer")
+        elif threshold is not None and result["throughput"]["average"] < threshold:
             # upstream's failure text, as scheduler_perf prints it
             problems.append(f"{name}: expected SchedulingThroughput Average to be higher: "
                             f"got {result['throughput']['average']:.2f}, want {threshold:g}")
@@ -149,7 +166,7 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
         rows.append((label, r["mode"], f"{r['nodes']}/{r['initPods']}/{r['pods']}",
                      f"{t['average']:.0f}", f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['p99']:.0f}",
                      f"{threshold:.0f}" if threshold else "-",
-                     f"{t['average'] / threshold:.2f}" if threshold else "-",
+                     f"{t['average'] / threshold:.2f}" if threshold and not r.get("unmeasured") else "-",
                      f"{r['attemptLatencySeconds']['p50'] * 1000:.1f}ms",
                      f"{r['attemptLatencySeconds']['p99'] * 1000:.1f}ms",
                      f"{r['peakRssBytes'] / 2**20:.0f}MiB", f"{r['seconds']:.1f}"))
