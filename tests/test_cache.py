@@ -73,6 +73,22 @@ def test_removed_node_row_is_recycled_after_its_pods() -> None:
     assert "a" not in cache.table.row_of
 
 
+def test_rows_version_moves_only_when_a_row_changes_hands() -> None:
+    """``NodeTable.rows_version``: a node's update (labels, allocatable) keeps it, as does removing a
+    node; a new node, or a released row given to another node, moves it."""
+    cache = Cache()
+    cache.add_node(node("a"))
+    cache.add_node(node("b"))
+    t = cache.table
+    v = t.rows_version
+    cache.add_node(node("a", cpu="8", labels={"zone": "z1"}))
+    assert t.rows_version == v and t.version > v
+    cache.remove_node("b")
+    assert t.rows_version == v
+    cache.add_node(node("c"))           # takes b's released row
+    assert t.rows_version == v + 1 and t.row_of["c"] == 1
+
+
 def test_counters_track_adds_and_removes() -> None:
     cache = Cache()
     cache.add_node(node("a"))

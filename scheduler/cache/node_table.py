@@ -188,6 +188,10 @@ class NodeTable:
         # Bumped on any change to the set of nodes or to a node's labels/taints/allocatable, so
         # per-node-set derived data (zone order, label masks) can be cached.
         self.version = 0
+        # Bumped only when a row is given to a node it did not hold (a node added, or a released
+        # row reused): data kept by row that depends on nothing but which node a row holds (its
+        # name) stays valid across node updates, which a real cluster's kubelets send all the time.
+        self.rows_version = 0
         # Results derived from node labels/taints (selector masks, taint verdicts), valid while
         # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
         self.derived: dict[object, object] = {}
@@ -291,6 +295,7 @@ class NodeTable:
             self.row_of[node.name] = row
             info = NodeInfo(node, row)
             self.infos[row] = info
+            self.rows_version += 1
         else:
             info = self.infos[row]  # type: ignore[assignment]
             assert info is not None

@@ -32,7 +32,7 @@ allocation found for each node is kept in the cycle state for Reserve.
 constraints: the allocator's single-request plan, ``Allocator.countable``) the search on a node
 succeeds exactly when the node has at least that many free devices the selectors accept. So
 Filter reads that number per row from a column kept per set of selectors (``_FreeRows``: built
-once per version of the slices, classes and node table, and recounted only for the rows of the
+once per version of the slices, classes and node rows, and recounted only for the rows of the
 pools whose allocations changed, from the store's journal), compares it with the count over all
 candidate rows at once, and runs the search only for the node Reserve picks
 (``_State.allocations_on``), not for every feasible node. The store cannot change between Filter
@@ -282,9 +282,9 @@ class _FreeRows:
     """For one set of selectors (``SimplePlan.selectors``), per row of the node table: how many
     free devices they accept on the node (``SimplePlan.free_on``; -1 where counting does not
     decide; 0 for a node without slices). Valid for one version of the slices and classes and of
-    the node table; kept current from the store's journal position ``seen`` by recounting only
-    the rows of the pools that changed (a pod's Reserve, PreBind and the informer's echo touch one
-    pool)."""
+    the node table's rows (which node each row holds); kept current from the store's journal
+    position ``seen`` by recounting only the rows of the pools that changed (a pod's Reserve,
+    PreBind and the informer's echo touch one pool)."""
 
     free: npt.NDArray[np.int64]
     names: list[str | None]                       # by row: the node counted there
@@ -330,7 +330,9 @@ class DynamicResources:
         self._deallocate = deallocate
         self._cache = selector_cache(self._dra)
         self._index: tuple[int, SliceIndex] | None = None
-        # Filter's counts (``_FreeRows``) by selectors, for (slices_version, NodeTable.version).
+        # Filter's counts (``_FreeRows``) by selectors, for (slices_version, NodeTable.rows_version):
+        # with node-local slices only (``Allocator.countable``) a row's count depends on the node's
+        # name alone, not on its labels, so a node's update keeps them.
         self._free: dict[object, _FreeRows] = {}
         self._free_version: tuple[int, int] | None = None
         self.count_free = True      # False: search every node, as before counting (tests compare)
@@ -346,7 +348,7 @@ class DynamicResources:
 
     def _free_rows(self, plan: SimplePlan, table: NodeTable) -> npt.NDArray[np.int64]:
         """``plan``'s free-device counts by row of ``table``, current with the store."""
-        version = (self._dra.slices_version, table.version)
+        version = (self._dra.slices_version, table.rows_version)
         if self._free_version != version:
             self._free.clear()
             self._free_version = version

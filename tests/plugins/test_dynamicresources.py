@@ -1143,7 +1143,7 @@ def test_counting_filter_agrees_with_the_search(seed: int) -> None:
     before. Over a random sequence of pods (claims of one or two devices with and without a
     selector that fails on some devices, and pods asking for a DRA-backed extended resource, on
     nodes some of which advertise it), with allocations left in flight, undone or written, slices
-    republished and a node added between pods (after its slice), both give every row the same verdict and status,
+    republished, a node updated and a node added between pods (after its slice), both give every row the same verdict and status,
     and Reserve the same devices."""
     rng = random.Random(seed)
     nodes = [f"n{i}" for i in range(6)]
@@ -1222,10 +1222,14 @@ def test_counting_filter_agrees_with_the_search(seed: int) -> None:
             for dra in stores:
                 for s in slices:
                     dra.on_event("ResourceSlice", "MODIFIED", s)
+        if step == 8:       # a node updated (its labels and allocatable): the rows and counts stay
+            cache.add_node(parse_node({"metadata": {"name": "n0", "labels": {"kubernetes.io/hostname": "n0",
+                                                                              "zone": "z1"}},
+                                       "status": {"allocatable": {"cpu": "8", "pods": "10"}}}))
         if step == 26:      # a slice for a node not there yet: a new index
             for dra in stores:
                 dra.on_event("ResourceSlice", "ADDED", node_slice("n6", 3, healthy=True))
-        if step == 30:      # the node comes: a new table version only
+        if step == 30:      # the node comes: new table rows only
             nodes.append("n6")
             add_node("n6")
     assert counted
