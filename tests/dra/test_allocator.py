@@ -1031,20 +1031,39 @@ def _random_world(rng: random.Random) -> tuple[list[Any], list[Any], list[Any], 
     return slices, classes, claims, allocated, nodes
 
 
+@dataclass
+class _World:
+    """``_random_world`` parsed: its slices (the node-local ones only, if asked), classes, claims'
+    bodies, the devices in use (also by pool), a kept index and selector cache, the nodes."""
+
+    raw_claims: list[Any]
+    slices: list[Any]
+    classes: Any
+    allocated: set[DeviceID]
+    pools: dict[tuple[str, str], set[str]]
+    index: SliceIndex
+    cache: SelectorCache
+    nodes: list[str]
+
+
+def _parsed_world(seed: int, node_local: bool = False) -> _World:
+    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(random.Random(seed))
+    slices = [parse_resource_slice(s) for s in raw_slices if not (node_local and s["spec"].get("allNodes"))]
+    pools: dict[tuple[str, str], set[str]] = {}
+    for d in allocated:
+        pools.setdefault((d.driver, d.pool), set()).add(d.device)
+    return _World(raw_claims, slices, _device_class([parse_device_class(c) for c in raw_classes]), allocated, pools,
+                  SliceIndex(slices), SelectorCache(), nodes)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_path_agrees_on_random_worlds(seed: int) -> None:
     """Random slices, classes, allocated devices and single-request claims: on every node, with a
     kept index (as the plugin keeps it across cycles), the fast path answers as the general search."""
-    rng = random.Random(seed)
-    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(rng)
-    slices = [parse_resource_slice(s) for s in raw_slices]
-    classes = _device_class([parse_device_class(c) for c in raw_classes])
-    pools: dict[tuple[str, str], set[str]] = {}
-    for d in allocated:
-        pools.setdefault((d.driver, d.pool), set()).add(d.device)
-    index = SliceIndex(slices)
-    cache = SelectorCache()
-    for raw in raw_claims:
+    w = _parsed_world(seed)
+    slices, classes, allocated, pools, index, cache, nodes = (w.slices, w.classes, w.allocated, w.pools, w.index,
+                                                              w.cache, w.nodes)
+    for raw in w.raw_claims:
         c = parse_resource_claim(raw)
         for name in nodes:
             answers = []
@@ -1068,17 +1087,11 @@ def test_free_count_decides_like_the_search(seed: int) -> None:
     devices in use. Where it counts (not -1), the search finds an allocation exactly when the
     count is at least the claim's, and raises nothing; -1 only where the node has an invalid pool
     or a selector failed on one of its devices."""
-    rng = random.Random(seed)
-    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(rng)
-    slices = [parse_resource_slice(s) for s in raw_slices if not s["spec"].get("allNodes")]
-    classes = _device_class([parse_device_class(c) for c in raw_classes])
-    pools: dict[tuple[str, str], set[str]] = {}
-    for d in allocated:
-        pools.setdefault((d.driver, d.pool), set()).add(d.device)
-    index = SliceIndex(slices)
-    cache = SelectorCache()
+    w = _parsed_world(seed, node_local=True)
+    slices, classes, allocated, pools, index, cache, nodes = (w.slices, w.classes, w.allocated, w.pools, w.index,
+                                                              w.cache, w.nodes)
     counted = 0
-    for raw in raw_claims:
+    for raw in w.raw_claims:
         c = parse_resource_claim(raw)
         a = Allocator([c], classes, slices, allocated.__contains__, cache, index=index,
                       pool_allocated=lambda driver, pool: pools.get((driver, pool), set()))
