@@ -761,6 +761,13 @@ class SimplePlan:
             return None
         return SimplePlan(a, claim, rd)
 
+    def _slice_candidates(self, s: ResourceSlice) -> _Candidates:
+        """``s``'s candidates for these selectors, from the index (built on first use)."""
+        c = self.candidates.get(id(s))
+        if c is None:
+            c = self.candidates[id(s)] = self._candidates(s)
+        return c
+
     def _candidates(self, s: ResourceSlice) -> _Candidates:
         names: list[str] = []
         positions: list[int] = []
@@ -809,17 +816,13 @@ class SimplePlan:
         need = self.count
         taken: list[tuple[ResourceSlice, int]] = []
         pool_allocated = self.a.pool_allocated
-        candidates = self.candidates
         for pool in pools:
             if len(taken) == need:
                 break
             if pool.incomplete or pool.invalid:
                 continue
             for sl in pool.slices:
-                c = candidates.get(id(sl))
-                if c is None:
-                    c = candidates[id(sl)] = self._candidates(sl)
-                names, positions, errors = c
+                names, positions, errors = self._slice_candidates(sl)
                 if pool_allocated is not None:
                     used = pool_allocated(sl.driver, sl.pool.name)
                     for j, name in enumerate(names):
@@ -878,7 +881,6 @@ class SimplePlan:
         Needs ``Allocator.countable``'s conditions."""
         pool_allocated = self.a.pool_allocated
         assert pool_allocated is not None
-        candidates = self.candidates
         free = 0
         for pool in self.a.index.pools_for(node):
             if pool.invalid:
@@ -886,9 +888,7 @@ class SimplePlan:
             if pool.incomplete:
                 continue
             for sl in pool.slices:
-                c = candidates.get(id(sl))
-                if c is None:
-                    c = candidates[id(sl)] = self._candidates(sl)
+                c = self._slice_candidates(sl)
                 if c.errors is not None:
                     return -1
                 used = pool_allocated(sl.driver, sl.pool.name)

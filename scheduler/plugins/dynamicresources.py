@@ -595,11 +595,11 @@ class DynamicResources:
                             s.scores = np.zeros(len(t.valid), np.int64)
                         s.scores[rows[k]] = _rank_score(s.ranks, dict(zip(indices, got, strict=True)))
 
-            # Rows whose claims count (``Allocator.countable``), by plan: (plan, indices, claims,
-            # key, positions). ``countable`` per claims list (``None``: the allocator's own).
+            # Rows whose claims count (``Allocator.countable``), by claims list (``None``: the
+            # allocator's own; a variant's list lives through the cycle): (plan, indices, claims,
+            # key, positions), or None where the claims do not count.
             counting: dict[int, tuple[SimplePlan, Sequence[int], Sequence[ResourceClaim] | None, tuple[str, ...],
-                                      list[int]]] = {}
-            plans: dict[int, SimplePlan | None] = {}
+                                      list[int]] | None] = {}
             may_count = self.count_free and allocator is not None and not s.ranks
             has_user_claims = s.extended < 0 or len(s.claims) > 1
             extended_names = tuple(s.extended_requests)
@@ -634,17 +634,18 @@ class DynamicResources:
                     indices, claims, key = v.indices, v.claims, v.key
                 if may_count and indices:
                     assert allocator is not None
-                    plan = plans.get(id(claims), _UNSET)
-                    if plan is _UNSET:
-                        plan = plans[id(claims)] = allocator.countable(claims)
-                    if plan is not None:
-                        group = counting.get(id(plan))
-                        if group is None:
-                            group = counting[id(plan)] = (plan, indices, claims, key, [])
+                    group = counting.get(id(claims), _UNSET)
+                    if group is _UNSET:
+                        plan = allocator.countable(claims)
+                        group = counting[id(claims)] = None if plan is None else (plan, indices, claims, key, [])
+                    if group is not None:
                         group[4].append(k)
                         continue
                 search(k, indices, claims, key)
-            for plan, indices, claims, key, positions in counting.values():
+            for group in counting.values():
+                if group is None:
+                    continue
+                plan, indices, claims, key, positions = group
                 at = np.array(positions, np.int64)
                 free = self._free_rows(plan, t)[rows[at]]
                 enough = free >= plan.count
