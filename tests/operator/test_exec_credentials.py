@@ -39,8 +39,8 @@ class Issuer:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def issue(self) -> None:
-        token, until = secrets.token_hex(8), time.time() + LIFETIME
+    def issue(self, lifetime: float = LIFETIME) -> None:
+        token, until = secrets.token_hex(8), time.time() + lifetime
         self.cluster.server.tokens[token] = until
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(until - 0.5))   # whole seconds, on the safe side
         self.path.write_text(json.dumps({"token": token, "expirationTimestamp": stamp}))
@@ -119,12 +119,16 @@ def test_a_refused_token_is_retried_once_with_a_fresh_one(tmp_path: Path) -> Non
         cfg = load_config(str(make(cluster)))
         issuer: Issuer = Issuer.current     # type: ignore[attr-defined]
         issuer.stop()
+        # Tokens stated to live a minute, so only the 401 makes the client run the plugin again: a
+        # 2 s token (its stated expiry rounded down to as little as half a second) could expire
+        # between the calls on a slow machine, and the client would rightly renew it unasked.
+        issuer.issue(lifetime=60)
 
         async def go() -> None:
             async with KubeClient(cfg) as client:
                 await client.list("v1", "Node")
                 cluster.server.tokens.clear()          # revoked early
-                issuer.issue()
+                issuer.issue(lifetime=60)
                 await client.list("v1", "Node")        # 401, new token, retried: succeeds
         asyncio.run(go())
         assert len(runs.read_text()) == 2
