@@ -177,6 +177,9 @@ class Scheduler:
         self._attempt_durations = Children(metrics.scheduling_attempt_duration if metrics else None)
         self._sli_durations = Children(metrics.pod_scheduling_sli_duration if metrics else None)
         self.clock = clock
+        # Asked before PreBind and before Bind (the service's ``is_leader``: leading, and the lease
+        # not possibly taken by another replica yet). False: the cycle is handed back, not failed.
+        self.may_bind: Callable[[], bool] = lambda: True
         self.api_log = CauseLog(log)
         # Seconds spent keeping decision records (``_record``), summed: the benchmark divides it by
         # the measured phase's time for the recording's share of a run, measured inside the run,
@@ -617,8 +620,14 @@ class Scheduler:
                     s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
                     rejected = not s.is_success()
                 if not rejected:
+                    if not self.may_bind():
+                        self._hand_back(b, "PreBind")
+                        return
                     s = await fwk.run_pre_bind(state, pod, node)
                     if s.is_success():
+                        if not self.may_bind():      # PreBind may have waited long (a volume, a claim)
+                            self._hand_back(b, "Bind")
+                            return
                         # An extender that binds, and is interested in the pod, binds it instead of
                         # the Bind plugins (upstream's extendersBinding, before RunBindPlugins).
                         bound, s = await extenders_bind(fwk.extenders, pod, node) if fwk.extenders else (False, s)
@@ -633,6 +642,11 @@ class Scheduler:
         except Exception as e:  # whatever went wrong, the pod must not stay assumed
             s = Status.as_error(e)
         if not s.is_success():
+            if not self.may_bind():
+                # The lease went while a write was under way (the edge refuses a write it can no
+                # longer make safely): not the pod's failure, and not this replica's to report.
+                self._hand_back(b, "Bind")
+                return
             await self._binding_failed(b, s, rejected=rejected)
             return
         self.cache.finish_binding(pod)
@@ -650,6 +664,24 @@ class Scheduler:
         except Exception as e:
             self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
         await self._annotate(b.info, b.decision)
+
+    def _hand_back(self, b: Binding, point: str) -> None:
+        """This replica may no longer bind (it lost its lease, or cannot be sure it still holds it):
+        unreserve and forget the pod and hand it back to the queue as it was, with no backoff, no
+        Event and no failed attempt. A standby pops nothing, so it waits there for this replica's
+        next term; the leader that now holds the lease schedules it meanwhile, and its bind reaches
+        this replica as an update that removes the pod from the queue."""
+        fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
+        try:
+            fwk.run_unreserve(state, pod, node)
+        except Exception:  # a plugin's bug must not keep the pod assumed
+            log.exception("Unreserve of %s failed", pod.key)
+        self.cache.forget_pod(pod)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=pod,
+                                                               label="AssignedPodDelete"))
+        self.queue.put_back(b.info)
+        log.warning("binding cycle of %s to %s stopped before %s: this replica no longer holds the lease",
+                    pod.key, node, point)
 
     def _undo_binding(self, b: Binding, s: Status, *, rejected: bool = False) -> bool:
         """Upstream's ``handleBindingCycleError``, its synchronous half: Unreserve, forget the assumed

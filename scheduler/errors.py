@@ -12,7 +12,9 @@ The hierarchy (classes defined outside this module name their module)::
     │   ├── ConflictError               409: e.g. the pod is already bound
     │   ├── NotFoundError               404: e.g. the pod is gone
     │   ├── TransportError              no HTTP answer at all: refused, reset, TLS, or timed out
-    │   └── kubeapi.client.GoneError    410: the watch's resourceVersion is too old; list again
+    │   ├── kubeapi.client.GoneError    410: the watch's resourceVersion is too old; list again
+    │   └── kubeapi.scheduler_client.NotLeaderError
+    │                                   a Binding or PreBind write not sent: the lease may be lost
     ├── kubeapi.config.ConfigError      a kubeconfig or in-cluster config that cannot be used
     └── kubeapi.credentials.CredentialError
                                         an exec credential plugin that failed or printed no token;

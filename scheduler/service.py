@@ -67,6 +67,10 @@ CONFLICT_REASON = "SchedulerNameConflict"
 # How long a binding cycle (PreBind, Bind) may take beyond its Permit wait before it is abandoned
 # and the pod requeued: twice the API client's request timeout, so one slow retry still fits.
 BINDING_TIMEOUT = 60.0
+# How long a stopping worker waits for its in-flight binding cycles before it cancels them (each
+# then unreserves and forgets its pod, left for the next leader): a graceful stop's bound, well
+# inside a pod's default 30 s termination grace period, and longer than a binding takes.
+DRAIN_TIMEOUT = 5.0
 # Builds an HTTP extender (the edge's) from its config, reading the objects it sends from the source.
 ExtenderFactory = Callable[[ExtenderConfig, ObjectSource], Extender]
 
@@ -167,7 +171,12 @@ class SchedulerService:
         self._event_children: dict[str, Any] = {}
         self.synced = False
         # Leader election gates the worker and profile status writes; without it, always leading.
+        # ``lease_valid`` (the edge's elector fence, when there is one) is asked at the moment of
+        # each Binding and PreBind write: ``leader`` is only as fresh as the elector's last run.
         self.leader = True
+        self.lease_valid: Callable[[], bool] | None = None
+        self.scheduler.may_bind = self.is_leader
+        self.drain_timeout = DRAIN_TIMEOUT
         self.leader_info: Callable[[], str] | None = None
         self.profile_status: dict[str, tuple[ProfileStatus, int | None]] = {}
         self.profile_uids: dict[str, str] = {}
@@ -563,7 +572,9 @@ class SchedulerService:
         return uids
 
     def is_leader(self) -> bool:
-        return self.leader
+        """This replica may schedule and bind now: it leads, and (with leader election) its lease
+        cannot have been taken by another replica yet (``lease_valid``)."""
+        return self.leader and (self.lease_valid is None or self.lease_valid())
 
     @property
     def parked(self) -> Mapping[str, Pod]:
@@ -614,7 +625,7 @@ class SchedulerService:
             except TimeoutError:    # the cycle undid itself on the cancellation
                 log.warning("binding cycle of %s did not finish within %.0f s: requeued", outcome.info.key, deadline)
             except asyncio.CancelledError:
-                if stop.is_set() or not self.leader:
+                if stop.is_set() or not self.is_leader():
                     return          # abandoned on purpose; the cycle undid itself
                 raise
             except Exception:  # the cycle already requeued or dropped the pod; never kill the worker
@@ -625,7 +636,7 @@ class SchedulerService:
 
         while not stop.is_set():
             self.worker_beat = time.monotonic()
-            if not self.leader:               # standby: caches stay warm, no cycles, no bindings
+            if not self.is_leader():          # standby: caches stay warm, no cycles, no bindings
                 for task in list(tasks):      # a deposed leader's binds would only race the new one's
                     task.cancel()
                 await asyncio.sleep(0.05)
@@ -670,6 +681,6 @@ class SchedulerService:
         self.queue.close()
         pending = set(tasks) | self._background
         if pending:
-            _, late = await asyncio.wait(pending, timeout=30)
+            _, late = await asyncio.wait(pending, timeout=self.drain_timeout)
             for task in late:
                 task.cancel()

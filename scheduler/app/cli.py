@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -423,16 +424,20 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     # the import is a few tenths of a second of CPU, and after readiness it competed with the
     # first scheduling cycles for the GIL.
     import kopf  # noqa: F401
+    # SIGTERM and SIGINT are this thread's, not Kopf's (Kopf runs in a thread of its own): a stop
+    # drains the worker and releases the lease at once, while Kopf stops alongside.
+    terminate = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: terminate.set())
     runtime.start()
-    while not runtime.synced.wait(1.0):
-        pass
+    while not runtime.synced.wait(0.2):
+        if terminate.is_set():
+            runtime.stop()
+            return
     if runtime.failed is not None:
         raise click.ClickException(f"the scheduling worker failed to start: {runtime.failed}")
-    try:
-        # The worker thread's end stops Kopf too: a scheduler that cannot schedule must exit.
-        runtime.run_kopf(runtime.kopf_stop)
-    finally:
-        runtime.stop()
+    # The worker thread's end stops Kopf too: a scheduler that cannot schedule must exit.
+    runtime.run_until(terminate)
     if runtime.failed is not None:
         raise click.ClickException(f"the scheduling worker stopped: {runtime.failed}")
 

@@ -31,6 +31,14 @@ Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.
 and a dead watcher stops its whole operator), it is started again in-process with the same
 backoff, and ``/healthz`` names it while it is down.
 
+A graceful stop (``run`` on SIGTERM or SIGINT, which its main thread handles while Kopf runs in a
+thread of its own, ``run_until``) hands over in well under a second: the worker takes no new pod and
+waits for its binding cycles (at most ``service.drain_timeout``, 5 s); then the elector releases
+the lease (client-go's ``ReleaseOnCancel``), and a standby watching it leads at once; then the
+informers end. Kopf stops alongside, and is not waited for beyond ``KOPF_STOP_TIMEOUT``. With leader
+election, every Binding and PreBind write is fenced by the elector's ``holds`` (leading, and renewed
+within renewDeadline), asked when the write is about to be sent.
+
 A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's watch processing;
 Kopf's handlers only touch the lock-protected cache and queue. As a task in Kopf's loop, it would
 stall watch processing for as long as each cycle runs. The worker's loop also runs the binding
@@ -90,6 +98,9 @@ BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
 # ends at WATCH_TIMEOUT and its read timeout is 30 s more, so a live informer beats within that.
 STALL_AFTER = 60.0
 MAX_REMEMBERED = 10_000
+# How long a stopping ``run`` waits for Kopf once the worker has stopped (Kopf's own stop gives its
+# lingering tasks 5 s more; none of them holds anything the next leader needs).
+KOPF_STOP_TIMEOUT = 2.0
 # How often shadow profiles' status.shadow is written (only what changed, only by the leader).
 SHADOW_STATUS_PERIOD = 2.0
 
@@ -136,6 +147,11 @@ class Component:
         if self.stall_after is not None:
             return _stalled(now - self.beat, self.stall_after)
         return None
+
+
+def _signals_are_ours(record: logging.LogRecord) -> bool:
+    """Drop Kopf's "OS signals are ignored" warning: in ``run`` the main thread handles them."""
+    return not record.getMessage().startswith("OS signals are ignored")
 
 
 def _stalled(idle: float, limit: float) -> str | None:
@@ -263,6 +279,11 @@ class OperatorRuntime:
         self.elector: LeaderElector | None = None
         if leader_election is not None:
             self.elector = LeaderElector(self.api, on_change=self._leadership, **leader_election)
+            # The fence: asked before every Binding and PreBind write (in the core, and again by the
+            # client right before it sends), so a replica that froze past its renew deadline never
+            # binds on a lease another replica may hold by now.
+            self.service.lease_valid = self.elector.holds
+            self.client.fence = self.service.is_leader
             self.service.leader = False
             self.service.metrics.leader_status.labels(self.elector.name).set(0)
         self.service.leader_info = self.leader_info
@@ -369,13 +390,24 @@ class OperatorRuntime:
                    for name, informer in self.informers.items()),
                  asyncio.ensure_future(self.supervise(self.components["shadow-status"], self.write_shadow_statuses,
                                                       stop))]
+        elector: asyncio.Future[None] | None = None
+        elector_stop = asyncio.Event()
         if self.elector is not None:
-            # The elector steps down as it dies (its own ``finally``), so a restart is safe.
-            loops.append(asyncio.ensure_future(self.supervise(self.components["leader-election"], self.elector.run,
-                                                              stop)))
+            # The elector steps down as it dies (its own ``finally``), so a restart is safe. It stops
+            # after the worker: the lease is released only once no binding cycle can still write.
+            elector = asyncio.ensure_future(self.supervise(self.components["leader-election"], self.elector.run,
+                                                           elector_stop))
         try:
             await self.supervise(self.components["worker"], self.service.run_worker, stop)
         finally:
+            # A graceful stop: the worker took no new pod once ``stop`` was set and waited (at most
+            # ``service.drain_timeout``) for its binding cycles; now the lease is released, then
+            # the informers end (cancelled: nothing of theirs needs finishing).
+            elector_stop.set()
+            if elector is not None and self.elector is not None:
+                _, late = await asyncio.wait([elector], timeout=self.elector.renew_deadline + 1)
+                for task in late:
+                    task.cancel()
             for task in loops:
                 task.cancel()
             await asyncio.wait(loops, timeout=5)
@@ -628,10 +660,31 @@ class OperatorRuntime:
             asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def stop(self) -> None:
+        """Stop gracefully and wait for it: the worker takes no new pod, waits for its binding
+        cycles (at most ``service.drain_timeout``), the lease is released, the loops end."""
         if self._loop is not None and self._stop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(timeout=30)
+
+    def run_until(self, terminate: threading.Event) -> None:
+        """``kopf-scheduler run``'s main thread, once the worker is ready: Kopf runs in a thread of
+        its own while this thread waits for ``terminate`` (SIGTERM, SIGINT) or for the worker
+        thread's end. Then both stop at once, the worker's graceful stop (``stop``: drain, release
+        the lease) alongside Kopf's. Kopf is given ``KOPF_STOP_TIMEOUT`` to finish; its thread is a
+        daemon, so a Kopf that hangs in its stop cannot hold the exit, or the hand-over, up."""
+        logging.getLogger("kopf._core.reactor.running").addFilter(_signals_are_ours)
+        kopf_thread = threading.Thread(target=self.run_kopf, args=(self.kopf_stop,), name="kopf", daemon=True)
+        kopf_thread.start()
+        try:
+            while kopf_thread.is_alive() and not terminate.wait(0.1):
+                pass
+        finally:
+            self.release_kopf_stop()
+            self.stop()
+            kopf_thread.join(timeout=KOPF_STOP_TIMEOUT)
+            if kopf_thread.is_alive():
+                log.warning("Kopf did not stop within %.0f s; exiting without it", KOPF_STOP_TIMEOUT)
 
     # ---- Kopf -----------------------------------------------------------------------------------
     def run_kopf(self, stop_flag: threading.Event | concurrent.futures.Future[None]) -> None:

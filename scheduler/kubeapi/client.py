@@ -188,14 +188,18 @@ class KubeClient:
         return out
 
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
-                      content_type: str = "application/json", timeout: float | None = None) -> Any:
+                      content_type: str = "application/json", timeout: float | None = None,
+                      precondition: Callable[[], None] | None = None) -> Any:
+        """One API call. ``precondition`` is called once the request has waited for its rate-limit
+        token and its credentials, right before it is sent, and may raise to refuse it: a leader's
+        Binding waiting behind the token bucket must not go out once its lease may be lost."""
         data = orjson.dumps(body) if body is not None else None
         # A 401 with a token that can change (an exec plugin's, a rotated file) is retried once with
         # a fresh one, as client-go's exec authenticator does; a second 401 is the caller's.
         retry = self.config.refreshable()
         while True:
             try:
-                return await self._send(method, path, data, params, content_type, timeout)
+                return await self._send(method, path, data, params, content_type, timeout, precondition)
             except ClientError as e:
                 if e.status != 401 or not retry:
                     raise
@@ -208,13 +212,16 @@ class KubeClient:
             await limiter.wait()
 
     async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
-                    content_type: str, timeout: float | None) -> Any:
+                    content_type: str, timeout: float | None,
+                    precondition: Callable[[], None] | None = None) -> Any:
         """One request-response call: on the lean HTTP/1.1 pool, or on aiohttp behind a proxy
         (``proxy-url``), which the pool does not speak. Watches never come here (``watch_path``)."""
         if self.config.proxy_url:
-            return await self._send_aiohttp(method, path, data, params, content_type, timeout)
+            return await self._send_aiohttp(method, path, data, params, content_type, timeout, precondition)
         await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
+        if precondition is not None:
+            precondition()
         total = timeout or self._timeout
         t0 = time.perf_counter()
         headed = False
@@ -233,9 +240,12 @@ class KubeClient:
         return _answer(resp.status, resp.body, resp.headers)
 
     async def _send_aiohttp(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
-                            content_type: str, timeout: float | None) -> Any:
+                            content_type: str, timeout: float | None,
+                            precondition: Callable[[], None] | None = None) -> Any:
         await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
+        if precondition is not None:
+            precondition()
         t0 = time.perf_counter()
         try:
             ctx = self.session.request(

@@ -15,6 +15,11 @@
   upstream's ``Update``/``UpdateStatus`` are (409 when the claim changed; the plugin refetches and
   retries). Unreserve is upstream's strategic-merge patch deleting the pod's ``reservedFor`` entry by
   uid, with the claim's uid as precondition. Each write returns the claim as the API wrote it.
+- The fence (``fence``, set by the runtime with leader election): the Binding and the PreBind writes
+  (a PV's claimRef, a claim's selected node, a ResourceClaim's finalizer, allocation and
+  reservation, the extended-resource claim) are refused with ``NotLeaderError`` at the moment they
+  would be sent, after the rate limiter, when this replica can no longer be sure it holds its
+  lease. Events, conditions and Unreserve's writes are not fenced: they never assign a pod.
 - ``PodScheduled=False`` (reason ``Unschedulable`` or ``SchedulerError``) and
   ``status.nominatedNodeName`` are set with a strategic merge patch of ``pods/NAME/status``, and only
   when they change, as upstream's ``updatePod`` skips no-op updates.
@@ -26,7 +31,7 @@ import logging
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +42,7 @@ from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim, parse_resource_claim
 from scheduler.model.volumes import SELECTED_NODE_ANNOTATION, PersistentVolume, PersistentVolumeClaim
 
-__all__ = ["ApiSchedulerClient"]
+__all__ = ["ApiSchedulerClient", "NotLeaderError"]
 
 log = logging.getLogger("kopf_scheduler.client")
 MAX_SERIES = 10_000
@@ -75,9 +80,15 @@ class _Series:
     last_write: float
 
 
+class NotLeaderError(ClientError):
+    """A Binding or PreBind write refused before it was sent: this replica may have lost its lease."""
+
+
 class ApiSchedulerClient:
     def __init__(self, api: KubeClient, *, series_interval: float = 30.0, instance: str | None = None) -> None:
         self.api = api
+        # True while this replica may assign pods (the elector's fence); None: no leader election.
+        self.fence: Callable[[], bool] | None = None
         self.series_interval = series_interval
         self.instance = instance or socket.gethostname()
         # pod uid → (reason, note) → series; by uid so a bound pod's series go in O(1).
@@ -87,11 +98,15 @@ class ApiSchedulerClient:
         self.api_log = CauseLog(log)
         self.events_aggregated = 0
 
+    def _fenced(self) -> None:
+        if self.fence is not None and not self.fence():
+            raise NotLeaderError("not sent: this replica may no longer hold its leader election lease")
+
     async def bind(self, pod: Pod, node_name: str) -> None:
         await self.api.request("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", {
             "apiVersion": "v1", "kind": "Binding",
             "metadata": {"name": pod.name, "namespace": pod.namespace, **({"uid": pod.uid} if pod.uid else {})},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}})
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}, precondition=self._fenced)
         self._condition.pop(pod.uid, None)
 
     async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
@@ -115,14 +130,15 @@ class ApiSchedulerClient:
             meta["resourceVersion"] = pv.resource_version
         await self.api.request("PATCH", f"/api/v1/persistentvolumes/{pv.name}",
                                {"metadata": meta, "spec": {"claimRef": ref}},
-                               content_type="application/merge-patch+json")
+                               content_type="application/merge-patch+json", precondition=self._fenced)
 
     async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
         meta: dict[str, Any] = {"annotations": {SELECTED_NODE_ANNOTATION: node_name}}
         if claim.resource_version:
             meta["resourceVersion"] = claim.resource_version
         await self.api.request("PATCH", f"/api/v1/namespaces/{claim.namespace}/persistentvolumeclaims/{claim.name}",
-                               {"metadata": meta}, content_type="application/merge-patch+json")
+                               {"metadata": meta}, content_type="application/merge-patch+json",
+                               precondition=self._fenced)
 
     # --- ResourceClaims (DynamicResources) ------------------------------------------------------
     async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
@@ -133,7 +149,7 @@ class ApiSchedulerClient:
         finalizers = [*claim.finalizers, *(() if FINALIZER in claim.finalizers else (FINALIZER,))]
         got = await self.api.request("PATCH", _claim_path(claim.namespace, claim.name),
                                      {"metadata": {**_conditional(claim), "finalizers": finalizers}},
-                                     content_type="application/merge-patch+json")
+                                     content_type="application/merge-patch+json", precondition=self._fenced)
         return parse_resource_claim(got)
 
     async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
@@ -144,7 +160,7 @@ class ApiSchedulerClient:
             status["allocation"] = allocation.to_json()
         got = await self.api.request("PATCH", _claim_path(claim.namespace, claim.name) + "/status",
                                      {"metadata": _conditional(claim), "status": status},
-                                     content_type="application/merge-patch+json")
+                                     content_type="application/merge-patch+json", precondition=self._fenced)
         return parse_resource_claim(got)
 
     async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
@@ -162,7 +178,8 @@ class ApiSchedulerClient:
     async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
         namespace = str((body.get("metadata") or {}).get("namespace") or "default")
         got = await self.api.request("POST", _claim_path(namespace),
-                                     {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **body})
+                                     {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **body},
+                                     precondition=self._fenced)
         return parse_resource_claim(got)
 
     async def delete_claim(self, claim: ResourceClaim) -> None:
@@ -182,7 +199,7 @@ class ApiSchedulerClient:
                                {"status": {"extendedResourceClaimStatus": {
                                    "requestMappings": [dict(m) for m in request_mappings],
                                    "resourceClaimName": claim_name}}},
-                               content_type="application/strategic-merge-patch+json")
+                               content_type="application/strategic-merge-patch+json", precondition=self._fenced)
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, "Warning", "FailedScheduling",

@@ -336,6 +336,15 @@ class SchedulingQueue:
         with self._lock:
             self._in_flight.pop(uid, None)
 
+    def put_back(self, info: QueuedPodInfo) -> None:
+        """The attempt ended with no outcome (the replica lost its lease before it could bind): the
+        pod returns to activeQ as it was, with no backoff and no attempt counted against it,
+        unless it was deleted (or re-added) while in flight."""
+        with self._lock:
+            if self._in_flight.pop(info.uid, None) is None or self._find(info.uid) is not None:
+                return
+            self._admit(info, "PodAdd")
+
     def add_unschedulable_if_not_present(self, info: QueuedPodInfo, *, error: bool = False) -> None:
         """Put a pod back after a failed attempt (upstream's ``AddUnschedulableIfNotPresent``)."""
         with self._lock:

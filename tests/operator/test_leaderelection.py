@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scheduler.benchmark import processes
 from scheduler.kubeapi import KubeClient, KubeConfig
 from scheduler.kubeapi.leaderelection import LeaderElector, validate_timings
+from scheduler.profiles.crd import crd
 from scheduler.simulator import ErrorRule, SimulatedCluster
 from tests.operator.harness import KUBECTL, running_operator, start_kopf
 from tests.simulator.helpers import Http
@@ -144,3 +149,168 @@ def test_two_replicas_only_the_leader_schedules_and_the_standby_takes_over(tmp_p
         finally:
             stop_standby_kopf()
             standby.stop()
+
+
+def test_a_stopping_leader_releases_the_lease_and_a_standby_takes_it_before_its_next_poll() -> None:
+    """client-go's ReleaseOnCancel: the record keeps its transitions, says leaseDurationSeconds 1 and
+    has no holder; the standby (polling every 2-2.4 s, upstream's period) is woken by its watch."""
+    c = SimulatedCluster()
+    c.start()
+    timings = {"lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0}
+
+    async def go() -> tuple[dict[str, Any], float]:
+        apis = [client(c), client(c)]
+        stops = [asyncio.Event(), asyncio.Event()]
+        es = [LeaderElector(apis[i], namespace="default", name="kopf-scheduler", identity=f"r{i}", **timings)
+              for i in range(2)]
+        leader = asyncio.ensure_future(es[0].run(stops[0]))
+        for _ in range(100):
+            if es[0].leading:
+                break
+            await asyncio.sleep(0.02)
+        assert es[0].leading
+        standby = asyncio.ensure_future(es[1].run(stops[1]))
+        await asyncio.sleep(0.5)               # it tried once, and sleeps its retryPeriod now
+        assert not es[1].leading and es[1].holder == "r0"
+        loop = asyncio.get_running_loop()
+        stops[0].set()
+        await asyncio.wait_for(leader, 5)
+        stopped = loop.time()
+        released = (await apis[0].request("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
+                                          "kopf-scheduler"))["spec"]
+        while not es[1].leading and loop.time() - stopped < 5:
+            await asyncio.sleep(0.01)
+        took = loop.time() - stopped
+        stops[1].set()
+        await asyncio.wait_for(standby, 5)
+        for a in apis:
+            await a.close()
+        return released, took
+    try:
+        released, took = asyncio.run(go())
+    finally:
+        c.stop()
+    assert released["holderIdentity"] == "" and released["leaseDurationSeconds"] == 1
+    assert released["leaseTransitions"] == 0                   # kept, as observed
+    assert took < 1.0, f"the standby led {took:.2f} s after the release (it polls every 2-2.4 s)"
+
+
+def test_a_leader_past_its_renew_deadline_sends_no_binding_until_it_renews(tmp_path: Path) -> None:
+    """Issue #32: a replica that froze wakes believing it leads, its renew deadline long past. Its
+    clock is moved on by more than renewDeadline right after a renew (what a freeze looks like from
+    inside); its elector will not run again for seconds. Pods it could bind meanwhile stay unbound
+    (any Binding it sent would have succeeded: the lease is still its own), and it binds them once
+    it has renewed."""
+    offset = [0.0]
+
+    def clock() -> float:
+        return time.monotonic() + offset[0]
+
+    # renewDeadline 3 s > 1.2 × retryPeriod 2.4 s: the elector runs only every 2.4 s.
+    election = {"namespace": "default", "name": "kopf-scheduler", "identity": "a", "lease_duration": 4.0,
+                "renew_deadline": 3.0, "retry_period": 2.4, "clock": clock}
+    with running_operator(tmp_path, leader_election=election) as env:
+        env.wait(lambda: env.runtime.service.leader, message="a leads")
+        elector = env.runtime.elector
+        assert elector is not None
+        env.api("POST", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles", {
+            "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}})
+        pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"schedulerName": "kopf-scheduler",
+                                                           "containers": [{"name": "c", "image": "i"}]}}
+        for i in range(5):                     # pending: there is no node yet
+            env.api("POST", "/api/v1/namespaces/default/pods", {**pod, "metadata": {"name": f"p{i}"}})
+        env.wait(lambda: len(env.runtime.service.queue.pending()) == 5, message="the pods are queued")
+        renewed = elector.last_renew
+        env.wait(lambda: elector.last_renew != renewed, timeout=10, message="a renew")
+        offset[0] = 3.5                        # "woke" 3.5 s later: past the renew deadline
+        frozen_at, renew_before = time.monotonic(), elector.last_renew
+        env.api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                                          "status": {"capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}}})
+        while time.monotonic() - frozen_at < 1.5:
+            assert not env.cluster.server.binds, "a Binding was sent after the renew deadline had passed"
+            time.sleep(0.05)
+        # The window was real: it still believed it led, and its elector had not run since.
+        assert env.runtime.service.leader and elector.leading and elector.last_renew == renew_before
+        assert not env.runtime.service.cycles or env.runtime.service.queue.pending()
+        # Its next renew succeeds (nobody took the lease): the pods it handed back are bound, once each.
+        env.wait(lambda: len(env.cluster.server.binds) == 5, timeout=15, message="bound after the renew")
+        assert set(env.cluster.server.binds.values()) == {1} and env.cluster.server.bind_conflicts == 0
+
+
+def _replica(kubeconfig: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = processes.free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
+                                              f"127.0.0.1:{port}", "--leader-elect",
+                                              "--leader-elect-resource-namespace", "default", "-v"),
+                                stdout=out, stderr=subprocess.STDOUT)
+    return proc, port
+
+
+def _readyz(port: int) -> str:
+    try:
+        return processes.served(port, "/readyz", timeout=2)[1]
+    except OSError:
+        return ""
+
+
+def test_sigterm_hands_the_lease_over_within_2_seconds_and_binds_in_flight_pods_once(tmp_path: Path) -> None:
+    """Issue #32: a rolling update's SIGTERM cost 20 s without a scheduler (the lease had to expire)
+    and 5 s to exit. Two ``run --leader-elect`` replicas with upstream's timings (15 s, 10 s, 2 s);
+    the leader gets SIGTERM while bindings are in flight."""
+    c = SimulatedCluster()
+    c.start()
+    api = Http(c)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+        api("POST", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles", {
+            "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}})
+        for i in range(3):
+            api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+                                          "status": {"capacity": {"cpu": "64", "memory": "64Gi", "pods": "110"}}})
+        a, a_port = _replica(c.kubeconfig, tmp_path / "a.log")
+        procs.append(a)
+        deadline = time.monotonic() + 60
+        while "is leading" not in _readyz(a_port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        b, b_port = _replica(c.kubeconfig, tmp_path / "b.log")
+        procs.append(b)
+        while "is standby" not in _readyz(b_port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "is standby" in _readyz(b_port), (tmp_path / "b.log").read_text()[-2000:]
+        b_identity = _readyz(b_port).split("this replica ", 1)[1].split(" is standby", 1)[0]
+        c.faults.latency_rules.append(("create", "pods/binding", 0.3))       # bindings stay in flight
+        for i in range(60):
+            api("POST", "/api/v1/namespaces/default/pods", {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
+        while not c.server.binds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signalled = time.monotonic()
+        a.send_signal(signal.SIGTERM)
+        lease = "/apis/coordination.k8s.io/v1/namespaces/default/leases/kopf-scheduler"
+        while api("GET", lease)[1]["spec"].get("holderIdentity") != b_identity and time.monotonic() - signalled < 10:
+            time.sleep(0.02)
+        handed_over = time.monotonic() - signalled
+        code = a.wait(timeout=30)
+        exited = time.monotonic() - signalled
+        c.faults.latency_rules.clear()
+        while len(c.server.binds) < 60 and time.monotonic() - signalled < 30:
+            time.sleep(0.1)
+        log = (tmp_path / "a.log").read_text()
+        assert code == 0, log[-3000:]
+        assert "released lease default/kopf-scheduler" in log
+        assert handed_over < 2.0, f"the standby held the lease {handed_over:.2f} s after SIGTERM"
+        assert exited < 3.0, f"the old leader took {exited:.2f} s to exit"
+        # Every pod bound, each exactly once, whether its binding was in flight at SIGTERM or not.
+        assert len(c.server.binds) == 60 and set(c.server.binds.values()) == {1}
+        assert c.server.bind_conflicts == 0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        c.stop()
