@@ -617,6 +617,9 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
               help="Bound pods deleted again, per pod created.")
 @click.option("--kill-every", type=click.FloatRange(1), default=30.0, show_default=True,
               help="Seconds between SIGKILLs of the leading replica.")
+@click.option("--graceful-every", type=click.FloatRange(1), default=None,
+              help="Seconds between SIGTERMs of the leading replica (rolling restarts), instead of SIGKILLs; "
+                   "reports hand-over times.")
 @click.option("--error-rate", type=click.FloatRange(0, 0.2), default=0.05, show_default=True,
               help="Share of all API requests answered 503 (at most 0.2).")
 @click.option("--latency", default="", metavar="DURATION[-DURATION]",
@@ -625,9 +628,10 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
               help="Probability that each delivered watch event cuts its connection.")
 @click.option("--time-limit", type=click.FloatRange(10), default=1800.0, show_default=True)
 @click.option("--seed", default=0, show_default=True)
-def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, error_rate: float,
-         latency: str, drop_watch: float, time_limit: float, seed: int) -> None:
-    """Churn, API errors and leader kills against two replicas; report lost and double-bound pods (JSON)."""
+def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, graceful_every: float | None,
+         error_rate: float, latency: str, drop_watch: float, time_limit: float, seed: int) -> None:
+    """Churn, API errors and leader kills (or graceful restarts) against two replicas; report lost and
+    double-bound pods (JSON)."""
     import json
 
     from scheduler.benchmark.soak import run_soak
@@ -641,7 +645,7 @@ def soak(pods: int, nodes: int, rate: float, delete_share: float, kill_every: fl
             raise click.BadParameter(str(e), param_hint="--latency") from None
     report = run_soak(pods=pods, nodes=nodes, rate=rate, delete_share=delete_share, kill_every=kill_every,
                       error_rate=error_rate, seed=seed, time_limit=time_limit, latency=latency,
-                      drop_watch=drop_watch)
+                      drop_watch=drop_watch, graceful_every=graceful_every)
     click.echo(json.dumps(report, indent=2))
     if report["lost"] or report["doubleBound"]:
         sys.exit(1)

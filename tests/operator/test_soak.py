@@ -1,5 +1,6 @@
 """The soak test (``pytest -m soak``, or ``kopf-scheduler soak``): 20,000 pods with churn, 5 % API
-errors and a leader SIGKILLed every 30 s. Excluded from the default run; BENCHMARKS.md has its figures."""
+errors and a leader SIGKILLed every 30 s; and rolling restarts (SIGTERM) at 10 % errors. Excluded
+from the default run but for short smoke versions; BENCHMARKS.md has its figures."""
 
 from __future__ import annotations
 
@@ -34,3 +35,29 @@ def test_soak_smoke_in_the_default_run() -> None:
     assert report["leaderKills"] >= 1 and len(report["failoverSeconds"]) == report["leaderKills"]
     assert report["lost"] == 0, report["lostPods"]
     assert report["doubleBound"] == 0
+
+
+@pytest.mark.soak
+def test_soak_rolling_restarts_at_10_percent_errors_hand_over_within_2_seconds() -> None:
+    """Issue #32: the leader SIGTERMed every 15 s (a rolling update) at 10 % API errors."""
+    report = run_soak(pods=3_000, nodes=100, rate=50, graceful_every=15.0, error_rate=0.1, time_limit=900)
+    assert report["gracefulStops"] >= 3 and report["leaderKills"] == 0
+    assert report["lost"] == 0, report["lostPods"]
+    assert report["doubleBound"] == 0
+    assert report["releasesUnseen"] == 0 and report["gracefulExitFailures"] == 0
+    assert len(report["handOverSeconds"]) == report["gracefulStops"]
+    assert report["handOverSecondsP99"] < 2, report["handOverSeconds"]
+
+
+def test_graceful_soak_smoke_in_the_default_run() -> None:
+    """A short rolling-restart soak: the leader gets SIGTERM once its successor stands by; it drains,
+    releases its Lease and exits 0, and the standby leads within 2 s of the release."""
+    report = run_soak(pods=400, nodes=20, rate=50, graceful_every=3.0, error_rate=0.1, latency="1ms-5ms",
+                      time_limit=120)
+    assert report["gracefulStops"] >= 1 and report["leaderKills"] == 0
+    assert report["lost"] == 0, report["lostPods"]
+    assert report["doubleBound"] == 0
+    assert report["releasesUnseen"] == 0 and report["gracefulExitFailures"] == 0
+    assert len(report["handOverSeconds"]) == report["gracefulStops"]
+    assert report["handOverSecondsMax"] < 2, report["handOverSeconds"]
+    assert report["gracefulExitSecondsMax"] < 5, report["gracefulExitSeconds"]
