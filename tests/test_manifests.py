@@ -78,7 +78,7 @@ def test_deployment_survives_disruptions_and_sets_its_image_once() -> None:
     (role,) = by_kind("Role")
     named = [r for r in role["rules"] if r.get("resourceNames")]
     assert named == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                      "resourceNames": ["kopf-scheduler"], "verbs": ["get", "update"]}]
+                      "resourceNames": ["kopf-scheduler"], "verbs": ["get", "update", "watch"]}]
 
 
 def test_deployment_is_hardened_and_probed() -> None:
@@ -210,6 +210,9 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
 RARE = {
     ("get", "resource.k8s.io", "resourceclaims"):
         "PreBind re-reads a claim after a 409 (tests/kubeapi/test_scheduler_client_claims.py)",
+    ("watch", "coordination.k8s.io", "leases"):
+        "a standby watches its Lease to take it over once released; this run has no standby "
+        "(tests/operator/test_leaderelection.py)",
     ("delete", "resource.k8s.io", "resourceclaims"):
         "an extended-resource claim PreBind created, deleted when that attempt fails "
         "(tests/kubeapi/test_scheduler_client_claims.py)",
