@@ -44,8 +44,10 @@ def test_one_leader_then_takeover_when_it_stops() -> None:
         changes: list[Any] = []
         stops = [asyncio.Event(), asyncio.Event()]
         apis = [client(c), client(c)]
+        # release_on_cancel=False: a leader that stops without releasing (a crash), so the lease must expire.
         es = [LeaderElector(apis[i], namespace="default", name="kopf-scheduler", identity=f"r{i}",
-                            on_change=lambda v, i=i: changes.append((f"r{i}", v)), **FAST) for i in range(2)]
+                            on_change=lambda v, i=i: changes.append((f"r{i}", v)), release_on_cancel=False,
+                            **FAST) for i in range(2)]
         tasks = [asyncio.ensure_future(e.run(s)) for e, s in zip(es, stops, strict=True)]
         await asyncio.sleep(1.0)
         leaders = [e.identity for e in es if e.leading]
@@ -140,7 +142,7 @@ def test_two_replicas_only_the_leader_schedules_and_the_standby_takes_over(tmp_p
             assert "holder a" in text and "b is standby" in text
             assert readyz("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/kopf-scheduler")[1][
                 "spec"]["holderIdentity"] == "a"
-            env.runtime.stop()             # the leader's worker dies (its lease is not renewed any more)
+            env.runtime.stop()             # the leader stops (and releases its lease)
             env.wait(lambda: standby.service.leader, timeout=10, message="b takes over")
             env.apply(*[{**pod, "metadata": {"name": f"q{i}"}} for i in range(5)])
             env.wait(lambda: all(p["spec"].get("nodeName") for p in env.get_json("pods")["items"]),
@@ -314,3 +316,35 @@ def test_sigterm_hands_the_lease_over_within_2_seconds_and_binds_in_flight_pods_
                 p.kill()
                 p.wait()
         c.stop()
+
+
+def test_a_release_never_takes_the_lease_from_a_replica_that_acquired_it_meanwhile() -> None:
+    """The release is conditional on the resourceVersion the leader last wrote: after a takeover it
+    gets a 409, reads the lease again, finds another holder, and writes nothing."""
+    c = SimulatedCluster()
+    c.start()
+    path = "/apis/coordination.k8s.io/v1/namespaces/default/leases/l"
+
+    async def go() -> dict[str, Any]:
+        api = client(c)
+        stop = asyncio.Event()
+        e = LeaderElector(api, namespace="default", name="l", identity="me", lease_duration=15.0,
+                          renew_deadline=10.0, retry_period=2.0)
+        task = asyncio.ensure_future(e.run(stop))
+        for _ in range(100):
+            if e.leading:
+                break
+            await asyncio.sleep(0.02)
+        assert e.leading
+        lease = await api.request("GET", path)
+        await api.request("PUT", path, {**lease, "spec": {**lease["spec"], "holderIdentity": "other"}})
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        spec: dict[str, Any] = (await api.request("GET", path))["spec"]
+        await api.close()
+        return spec
+    try:
+        spec = asyncio.run(go())
+    finally:
+        c.stop()
+    assert spec["holderIdentity"] == "other" and spec["leaseDurationSeconds"] == 15
