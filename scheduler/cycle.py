@@ -642,9 +642,10 @@ class Scheduler:
         except Exception as e:  # whatever went wrong, the pod must not stay assumed
             s = Status.as_error(e)
         if not s.is_success():
-            if not self.may_bind():
+            if not self.may_bind() and not isinstance(s.error, ConflictError | NotFoundError):
                 # The lease went while a write was under way (the edge refuses a write it can no
                 # longer make safely): not the pod's failure, and not this replica's to report.
+                # (Bound elsewhere, or gone: dropped as always.)
                 self._hand_back(b, "Bind")
                 return
             await self._binding_failed(b, s, rejected=rejected)

@@ -321,3 +321,35 @@ def test_bad_input_gets_an_upstream_outcome_and_the_queue_flows(name: str, cpu: 
     else:
         assert odd.uid not in client.bound
         assert [m for k, _, m, _ in client.failures if k == odd.key] == [message]
+
+
+def test_a_replica_that_may_no_longer_bind_hands_the_pod_back_before_prebind() -> None:
+    """Issue #32: a deposed leader's binding cycle sends nothing; the pod is unassumed and waits in
+    activeQ (no backoff, no FailedScheduling) for whoever leads."""
+    s, client = make_scheduler()
+    s.cache.add_node(node("n1"))
+    p = pod("p", "1")
+    s.may_bind = lambda: False
+    s.queue.add(p)
+    assert asyncio.run(s.run_until_idle(max_cycles=1)) == 1
+    assert client.bound == {} and not client.failures and not client.scheduled
+    assert s.cache.get_pod(p.uid) is None                    # not left assumed
+    assert s.queue.where(p.uid) == "active"
+    s.may_bind = lambda: True                                # it leads again
+    run(s)
+    assert client.bound == {p.uid: "n1"}
+
+
+def test_a_bind_refused_because_the_lease_went_meanwhile_is_handed_back_not_failed() -> None:
+    """The edge refuses the Binding at the moment it would be sent (the fence closed while it waited
+    for its rate-limit token): the pod is not the one at fault, so no backoff and no Event."""
+    s, client = make_scheduler()
+    s.cache.add_node(node("n1"))
+    p = pod("p", "1")
+    answers = iter([True, True])                             # before PreBind, before Bind; then closed
+    s.may_bind = lambda: next(answers, False)
+    client.bind_error = ClientError("not sent: this replica may no longer hold its leader election lease")
+    s.queue.add(p)
+    asyncio.run(s.run_until_idle(max_cycles=1))
+    assert client.bound == {} and not client.failures
+    assert s.cache.get_pod(p.uid) is None and s.queue.where(p.uid) == "active"

@@ -80,3 +80,32 @@ def test_nominated_node_is_set_and_cleared(sim: SimulatedCluster) -> None:
         assert "nominatedNodeName" not in api("GET", f"{PODS}/p")[1]["status"]
         await sim.client.close()
     run(go())
+
+
+def test_a_binding_waiting_for_its_rate_limit_token_is_not_sent_once_the_fence_closes(
+        sim: SimulatedCluster) -> None:
+    """Issue #32: the fence is asked after the token bucket, right before the request goes out, so a
+    Binding queued behind the limiter when the lease went is never sent."""
+    from scheduler.kubeapi import KubeClient, KubeConfig
+    from scheduler.kubeapi.scheduler_client import NotLeaderError
+
+    api = Http(sim)
+    first, second = (parse_pod(api("POST", PODS, pod(name))[1]) for name in ("first", "second"))
+    holds = [True]
+
+    async def go() -> None:
+        kube = KubeClient(KubeConfig(sim.url, token=sim.token, ssl_context=sim.tls.client_context()), qps=1, burst=1)
+        client = ApiSchedulerClient(kube)
+        client.fence = lambda: holds[0]
+        await client.bind(first, "n1")                           # takes the only token
+        waiting = asyncio.ensure_future(client.bind(second, "n1"))   # waits about 1 s for the next
+        await asyncio.sleep(0.3)
+        assert not waiting.done()
+        holds[0] = False                                         # the lease may be lost now
+        with pytest.raises(NotLeaderError):
+            await waiting
+        await kube.close()
+    run(go())
+    assert api("GET", f"{PODS}/first")[1]["spec"].get("nodeName") == "n1"
+    assert not api("GET", f"{PODS}/second")[1]["spec"].get("nodeName")
+    assert set(sim.server.binds) == {first.uid}
