@@ -348,3 +348,68 @@ def test_a_release_never_takes_the_lease_from_a_replica_that_acquired_it_meanwhi
     finally:
         c.stop()
     assert spec["holderIdentity"] == "other" and spec["leaseDurationSeconds"] == 15
+
+
+def test_a_leader_that_froze_past_its_renew_deadline_sends_no_queued_binding_when_it_wakes() -> None:
+    """Issue #32's repro, in small: the leader's loop is blocked (a CEL selector ran for 47 s) with
+    Bindings queued behind its rate limiter. Meanwhile another replica takes the lease and binds
+    those pods (the test does both, through the API). The frozen one wakes believing it leads, and
+    its queued Bindings are due at once: none may be sent (before, the API refused 7 of them as
+    already assigned)."""
+    from scheduler.app.runtime import OperatorRuntime
+    from scheduler.kubeapi import load_config
+
+    c = SimulatedCluster()
+    c.start()
+    api = Http(c)
+    runtime: OperatorRuntime | None = None
+    lease = "/apis/coordination.k8s.io/v1/namespaces/default/leases/kopf-scheduler"
+    try:
+        api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+        api("POST", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles", {
+            "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}})
+        api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                                      "status": {"capacity": {"cpu": "64", "memory": "64Gi", "pods": "110"}}})
+        # 4 requests/s: ten Bindings queue for 2.5 s, which a renew (every 2 s, deadline 5 s) outlasts.
+        runtime = OperatorRuntime(load_config(str(c.kubeconfig)), qps=4, burst=1, leader_election={
+            "namespace": "default", "name": "kopf-scheduler", "identity": "a", "lease_duration": 6.0,
+            "renew_deadline": 5.0, "retry_period": 2.0})
+        runtime.start()
+        assert runtime.synced.wait(30) and runtime.failed is None
+        deadline = time.monotonic() + 10
+        while not runtime.service.leader and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert runtime.service.leader and runtime._loop is not None
+        for i in range(10):
+            api("POST", "/api/v1/namespaces/default/pods", {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
+        while not c.server.binds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        runtime._loop.call_soon_threadsafe(time.sleep, 6.0)   # frozen: no renew, no informer, no bind
+        time.sleep(0.3)
+        frozen_binds = dict(c.server.binds)
+        assert len(frozen_binds) < 10, "every Binding went out before the freeze: nothing was queued"
+        # Another replica's term: it takes the lease and binds what was left.
+        held = api("GET", lease)[1]
+        api("PUT", lease, {**held, "spec": {**held["spec"], "holderIdentity": "b",
+                                            "leaseTransitions": held["spec"]["leaseTransitions"] + 1}})
+        pending = [p for p in api("GET", "/api/v1/namespaces/default/pods")[1]["items"]
+                   if not p["spec"].get("nodeName")]
+        for p in pending:
+            name = p["metadata"]["name"]
+            api("POST", f"/api/v1/namespaces/default/pods/{name}/binding", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}})
+        deadline = time.monotonic() + 20
+        while runtime.service.leader and time.monotonic() < deadline:    # it wakes, and notices
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert not runtime.service.leader
+        assert len(c.server.binds) == 10 and set(c.server.binds.values()) == {1}
+        assert c.server.bind_conflicts == 0, "the woken leader sent Bindings the API refused as already assigned"
+    finally:
+        if runtime is not None:
+            runtime.stop()
+        c.stop()
