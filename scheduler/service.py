@@ -126,7 +126,7 @@ class SchedulerService:
 
     def __init__(self, client: SchedulerClient, *, registry: Registry | None = None, metrics: Metrics | None = None,
                  seed: int | None = None, default_selector: Callable[[Pod], Any] | None = None,
-                 max_binding_in_flight: int = 256, binding_timeout: float = BINDING_TIMEOUT,
+                 binding_timeout: float = BINDING_TIMEOUT,
                  decision_records: int = DEFAULT_CAPACITY, decision_top_nodes: int = DEFAULT_TOP_NODES,
                  extender_factory: ExtenderFactory | None = None,
                  feature_gates: Mapping[str, bool] | None = None) -> None:
@@ -166,7 +166,6 @@ class SchedulerService:
                              dra=self.dra)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
-        self._binding_slots = max_binding_in_flight
         self._gauge_keys: set[tuple[str, str]] = set()
         self._event_children: dict[str, Any] = {}
         self.synced = False
@@ -186,7 +185,6 @@ class SchedulerService:
         self.last_activity = time.monotonic()
         self.worker_beat = time.monotonic()
         self.binding_timeout = binding_timeout
-        self._slots: asyncio.Semaphore | None = None
         self._bindings: dict[asyncio.Future[None], float] = {}     # in-flight binding cycle -> when it is due
         # The edge's health and readiness checks (name -> problem or None), for /healthz and /readyz.
         self.health: Callable[[], dict[str, str | None]] | None = None
@@ -596,15 +594,21 @@ class SchedulerService:
         PreBind plugins' wait budget for it, ``Framework.pre_bind_budget``): one that
         has not finished by then is cancelled, which unreserves, forgets and requeues the pod, so no
         pod stays assumed for ever whatever the network does. A replica that stops leading cancels
-        its bindings at once instead of waiting out their requests. The binding tasks and slots
+        its bindings at once instead of waiting out their requests. The binding tasks
         belong to the service, not to this call, so a worker restarted after a crash (the runtime
         supervises it) sees the bindings its predecessor started. ``worker_beat`` is the liveness
         heartbeat: it advances every iteration, idle or not.
+
+        The number of binding cycles in flight is not capped, as upstream's (one goroutine per
+        cycle) is not: a cap would let pods parked in a PreBind wait (a provisioner that never
+        answers, for up to ``bindTimeoutSeconds`` each) stop every other pod's scheduling cycle.
+        Each wait is bounded by its deadline instead, and their number by the pods themselves: a
+        pod has at most one cycle in flight, and while it does it is assumed, not queued, so the
+        tasks never outnumber the pending pods the queue would hold anyway. The API client's own
+        connection limit and rate limiter bound the requests those cycles make at once.
         """
         loop = asyncio.get_running_loop()
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._binding_slots)
-        slots, tasks = self._slots, self._bindings
+        tasks = self._bindings
         binding = self.metrics.goroutines.labels("binding")
         last_cleanup = time.monotonic()
 
@@ -632,7 +636,6 @@ class SchedulerService:
                 log.exception("binding cycle of %s failed", outcome.info.key)
             finally:
                 binding.dec()
-                slots.release()
 
         while not stop.is_set():
             self.worker_beat = time.monotonic()
@@ -655,11 +658,9 @@ class SchedulerService:
                 self.queue.done(info.uid)
                 self.queue.add(info.pod)
                 continue
-            await slots.acquire()
             try:
                 outcome = self.scheduler.schedule_one(info)
             except Exception as e:  # a bug in a plugin must cost one attempt, not the scheduler
-                slots.release()
                 log.exception("scheduling cycle of %s failed", info.key)
                 self.queue.requeue_after_error(info)
                 try:

@@ -8,6 +8,11 @@ retried and bound once the claim is."""
 
 from __future__ import annotations
 
+import functools
+import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,3 +158,70 @@ def test_a_claim_that_never_binds_fails_prebind_and_the_pod_is_retried(tmp_path:
         assert node_of(env, "waiter") == chosen
         server = env.cluster.server
         assert max(server.binds.values()) == 1 and server.bind_conflicts == 0
+
+
+def test_pods_parked_in_prebind_hold_up_neither_scheduling_nor_health(tmp_path: Path) -> None:
+    # Issue #32: a provisioner that never answers parks each pod with its own WaitForFirstConsumer
+    # claim in PreBind for bindTimeoutSeconds. More of them than the 256 binding cycles once allowed
+    # in flight must not stop the scheduling cycle: ordinary pods created afterwards are bound at
+    # once, and /healthz (its stall limit cut to 1 s) passes all along.
+    parked, ordinary = 300, 5
+    with running_operator(tmp_path, pod_running_after=0.2, provision_seconds=-1) as env:
+        env.runtime.stall_after = 1.0
+        sp = profile("default", "kopf-scheduler")
+        # Long enough that every parked pod is still waiting when the ordinary ones come.
+        sp["spec"]["pluginConfig"] = [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 40}}]
+        env.apply(sp, storage_class("never"), *[
+            {"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}", ZONE: "zone-a"}},
+             "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "250"}}} for i in range(2)])
+        env.wait(lambda: accepted(env, "default"), message="profile accepted")
+
+        def healthz() -> int:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{env.runtime.http_ports[0]}/healthz",
+                                            timeout=5) as r:
+                    return int(r.status)
+            except urllib.error.HTTPError as e:
+                return e.code
+            except OSError:
+                return 0            # not answering at all
+
+        # A probe every 0.2 s from the first parked pod to the end, as a kubelet's liveness probe.
+        probes: list[int] = []
+        probing = threading.Event()
+
+        def probe() -> None:
+            while not probing.wait(0.2):
+                probes.append(healthz())
+        prober = threading.Thread(target=probe, daemon=True)
+        prober.start()
+        try:
+            _park_then_schedule_ordinary_pods(env, parked, ordinary)
+        finally:
+            probing.set()
+            prober.join()
+        assert len(probes) > 10 and set(probes) == {200}, probes
+
+
+def _park_then_schedule_ordinary_pods(env: Env, parked: int, ordinary: int) -> None:
+    for i in range(parked):
+        assert env.api("POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+                       claim(f"data-{i}", "never"))[0] == 201
+        assert env.api("POST", "/api/v1/namespaces/default/pods", pod_with(f"stateful-{i}", f"data-{i}"))[0] == 201
+
+    def selected() -> int:   # claims PreBind wrote its node on: their pods wait in PreBind
+        items = env.api("GET", "/api/v1/namespaces/default/persistentvolumeclaims")[1]["items"]
+        return sum(1 for c in items if "volume.kubernetes.io/selected-node" in (c["metadata"].get("annotations") or {}))
+
+    env.wait(lambda: selected() == parked, timeout=60, message="every stateful pod parked in PreBind")
+    assert env.runtime.service.cache.assumed_count() == parked      # all in flight at once
+    for i in range(ordinary):
+        env.apply(pod_with(f"plain-{i}"))
+        t0 = time.monotonic()
+        env.wait(functools.partial(node_of, env, f"plain-{i}"), timeout=5, message=f"plain-{i} bound promptly")
+        assert time.monotonic() - t0 < 5
+    assert node_of(env, "stateful-0") is None and node_of(env, f"stateful-{parked - 1}") is None
+    assert env.runtime.service.cache.assumed_count() == parked      # the parked ones still wait
+    # Deleted pods end their waits (PreBind sees them gone), so the operator stops without waiting.
+    assert env.api("DELETE", "/api/v1/namespaces/default/pods")[0] == 200
