@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scheduler.dra.cel import CELError, DeviceEnv, compile_expression, device_env
+from scheduler.dra.celcost import COST_LIMIT_EXCEEDED
 from scheduler.model.dra import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
@@ -261,7 +262,8 @@ class SelectorCache:
             self.version = version
 
     def matches(self, expression: str, s: ResourceSlice, index: int) -> bool:
-        """Raises ``CELError`` for a runtime error (cached too: it is a property of the device)."""
+        """Raises ``CELError`` for a runtime error (cached too: it is a property of the device),
+        and upstream's cost-limit error, unevaluated, for an expression over the budget."""
         where = (s.driver, s.pool.name, s.pool.generation, s.name, index)
         key = (expression, where)
         got = self.results.get(key)
@@ -269,10 +271,16 @@ class SelectorCache:
             env = self.envs.get(where)
             if env is None:
                 env = self.envs[where] = device_env(s.driver, s.devices[index])
-            try:
-                got = compile_expression(expression).device_matches(env)
-            except CELError as e:
-                got = e
+            compiled = compile_expression(expression)
+            if compiled.over_budget:
+                # Upstream's runtime cost limit stops such an expression (cel.CostLimit in
+                # dynamic-resource-allocation/cel/compile.go); ours is never started.
+                got = CELError(COST_LIMIT_EXCEEDED)
+            else:
+                try:
+                    got = compiled.device_matches(env)
+                except CELError as e:
+                    got = e
             self.results[key] = got
         if isinstance(got, CELError):
             raise got

@@ -25,9 +25,13 @@ carry an opaque value such as a quantity). Its gaps, and what this module does a
 * No opaque values: a quantity is the map ``{"__quantity__": "<exact value>"}`` and a version
   ``{"__semver__": "<version>"}``. Equality, ``compareTo`` and the other functions behave as
   Kubernetes' types do; only ``type(q)`` (a map) and indexing such a value give it away.
-* No ``cel.bind`` (the Bindings extension upstream enables), no optional syntax (``.?``), no cost
-  limit (upstream's ``CELSelectorExpressionMaxCost``): an expression with those does not compile,
-  or, for the cost, runs unbounded.
+* No ``cel.bind`` (the Bindings extension upstream enables), no optional syntax (``.?``): an
+  expression with those does not compile.
+* No cost tracking: upstream runs a selector with ``CELSelectorExpressionMaxCost`` as its runtime
+  cost limit. Here ``compile`` computes cel-go's static worst-case estimate instead
+  (``celcost.py``) into ``max_cost``, and the allocator never evaluates an expression estimated
+  over the budget (``over_budget``): it reports upstream's cost-limit error for it, as upstream
+  reports the runtime failure.
 * No list-typed attributes (DRAListTypeAttributes, alpha): such an attribute is absent.
 
 **Caching.** ``compile`` caches by expression text (upstream's LRU ``cel.Cache``), so each class or
@@ -48,6 +52,7 @@ from typing import Any
 import cel
 import cel.stdlib
 
+from scheduler.dra.celcost import CEL_SELECTOR_MAX_COST, CostError, estimate_cost
 from scheduler.errors import QuantityError
 from scheduler.model.dra import Device, DeviceAttribute
 from scheduler.quantity import parse_quantity
@@ -206,13 +211,21 @@ _KNOWN = _BUILTINS | set(FUNCTIONS) | set(cel.stdlib.STDLIB_FUNCTIONS)
 class CompiledExpression:
     """One compiled selector: ``error`` is set when it did not compile (then it matches nothing
     and the allocator reports the error); ``domains`` are the string literals of the expression
-    (the domains it may index ``attributes`` / ``capacity`` with)."""
+    (the domains it may index ``attributes`` / ``capacity`` with); ``max_cost`` is cel-go's
+    worst-case cost estimate (``celcost.estimate_cost``)."""
 
     expression: str
     program: Any = None
     error: str = ""
     domains: frozenset[str] = frozenset()
     functions: frozenset[str] = frozenset()     # the library functions it calls (registered per context)
+    max_cost: int = 0
+
+    @property
+    def over_budget(self) -> bool:
+        """Estimated above ``CELSelectorExpressionMaxCost``: upstream's runtime limit would stop it
+        (and its API refuses to store it), so it must not be evaluated."""
+        return self.max_cost > CEL_SELECTOR_MAX_COST
 
     def device_matches(self, env: DeviceEnv) -> bool:
         """Evaluate on one device; raises ``CELError`` for a runtime error or a non-bool result."""
@@ -272,9 +285,13 @@ def _compile(expression: str) -> CompiledExpression:
         if name != "device" and name not in bound:
             return CompiledExpression(expression, error=f"compilation failed: undeclared reference to '{name}' "
                                                         "(in container '')")
+    try:
+        cost = estimate_cost(expression)
+    except CostError as e:      # never evaluate what cannot be bounded (upstream: an internal error)
+        return CompiledExpression(expression, error=f"cost estimation failed: {e}")
     domains = frozenset(a or b for a, b in _LITERAL.findall(expression))
     used = frozenset(f for f in program.functions() if f in FUNCTIONS or f in cel.stdlib.STDLIB_FUNCTIONS)
-    return CompiledExpression(expression, program, "", domains, used)
+    return CompiledExpression(expression, program, "", domains, used, cost)
 
 
 # --- the device variable ------------------------------------------------------------------------

@@ -11,7 +11,8 @@ ResourceClaimTemplates and ResourceSlices.
   ``exactly`` or ``firstAvailable``; ``deviceClassName`` is required (a DNS subdomain) for
   ``exactly`` and each subrequest; ``allocationMode`` is ``ExactCount`` (``count`` above zero) or
   ``All`` (no ``count``); a selector has its ``cel.expression``, at most 10 KiB, that compiles
-  (``celrules.compile_program``: syntax, undeclared references; no cost estimate); constraints
+  (``celrules.compile_program``: syntax, undeclared references) and whose worst-case cost is within
+  ``CELSelectorExpressionMaxCost`` (``scheduler.dra.celcost``: "too complex, exceeds cost limit"); constraints
   and configs name existing requests (``req`` or ``req/sub``); opaque configs name a driver. The
   claim's (and the template's) spec is immutable after creation. A status update keeps
   ``reservedFor`` at most 256 unique consumers (resource, name, uid required), only while
@@ -40,6 +41,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scheduler.dra.celcost import CEL_SELECTOR_MAX_COST, TOO_COMPLEX, CostError, estimate_cost
 from scheduler.simulator.admission import SUBDOMAIN_MSG, now_iso
 from scheduler.simulator.admission import invalid as invalid_error
 from scheduler.simulator.celrules import compile_program
@@ -87,6 +89,7 @@ DEVICE_SELECTORS_MAX = 32                # DeviceSelectorsMaxSize
 DEVICE_CONSTRAINTS_MAX = 32              # DeviceConstraintsMaxSize
 DEVICE_CONFIG_MAX = 32                   # DeviceConfigMaxSize
 CEL_MAX_LENGTH = 10 * 1024               # CELSelectorExpressionMaxLength
+CEL_MAX_COST = CEL_SELECTOR_MAX_COST     # CELSelectorExpressionMaxCost
 RESERVED_FOR_MAX = 256                   # ResourceClaimReservedForMaxSize
 ALLOCATION_RESULTS_MAX = 32              # AllocationResultsMaxSize
 SLICE_MAX_DEVICES = 128                  # ResourceSliceMaxDevices
@@ -258,12 +261,21 @@ def _selectors(selectors: Any, path: str) -> list[Cause]:
         elif len(expression) > CEL_MAX_LENGTH:
             out.append(too_long(f"{at}.cel.expression", CEL_MAX_LENGTH))
         else:
-            # compileCELExpression: a syntax error or an undeclared reference (cel-go's words); the cost
-            # limit is not estimated here.
+            # compileCELExpression: a syntax error or an undeclared reference (cel-go's words), then
+            # its worst-case cost against CELSelectorExpressionMaxCost (scheduler.dra.celcost).
             _, error = compile_program(expression, _CEL_VARIABLES)
             if error:
                 out.append(invalid(f"{at}.cel.expression", expression, error))
+            elif _max_cost(expression) > CEL_MAX_COST:
+                out.append(forbidden(f"{at}.cel.expression", TOO_COMPLEX))
     return out
+
+
+def _max_cost(expression: str) -> int:
+    try:
+        return estimate_cost(expression)
+    except CostError:        # the engine parsed what the estimator cannot: no verdict, as before
+        return 0
 
 
 def _allocation_mode(req: Mapping[str, Any], path: str) -> list[Cause]:

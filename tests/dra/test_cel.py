@@ -1,13 +1,19 @@
 """``scheduler.dra.cel``: DRA's CEL environment (device.driver, attributes and capacity by domain,
 Kubernetes' quantity and semver libraries), compile errors as values, runtime errors as CELError.
-Expressions from upstream's ``cel/compile_test.go`` where they run on this engine."""
+Expressions from upstream's ``cel/compile_test.go`` where they run on this engine, and its worst-case
+cost estimates (``scheduler.dra.celcost``)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from scheduler.dra.cel import CELError, compile_expression, device_env
+from scheduler.dra.allocator import SelectorCache
+from scheduler.dra.cel import CELError, CompiledExpression, compile_expression, device_env
+from scheduler.dra.celcost import CEL_SELECTOR_MAX_COST, estimate_cost
 from scheduler.model.dra import parse_resource_slice
+from tests.dra.expressions import nested_comprehensions
 
 DEVICE = parse_resource_slice({"metadata": {"name": "s"}, "spec": {
     "driver": "dra.example.com", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "nodeName": "n",
@@ -66,3 +72,116 @@ def test_runtime_errors(expression: str, error: str) -> None:
 
 def test_compiled_once() -> None:
     assert compile_expression("device.driver != ''") is compile_expression("device.driver != ''")
+
+
+# Upstream's worst-case cost estimates (dynamic-resource-allocation/cel/compile_test.go, testcases'
+# expectCost), case by case: (case, expression, cost). Left out: "bind" (cel.bind), the
+# "includes-*" cases (DRAListTypeAttributes' function) and "allow_multiple_allocations*"
+# (DRAConsumableCapacity's field), which this environment does not have. Attributes are at most
+# 64 long either way (maxElementsListTypeEnabled: max(DeviceAttributeMaxValueLength,
+# ResourceSliceMaxAttributeValuesPerDevice)), so the list-typed cases' costs hold for scalars.
+_ALL = """
+device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"].bool &&
+device.attributes["dra.example.com"].int > 0 &&
+device.attributes["dra.example.com"].string == "fish" &&
+device.attributes["dra.example.com"].version.isGreaterThan(semver("0.0.1")) &&
+device.capacity["dra.example.com"]["quantity"].isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"]["bool"] &&
+device.attributes["dra.example.com"]["int"] > 0 &&
+device.attributes["dra.example.com"]["string"] == "fish" &&
+device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
+"""
+_EXPENSIVE = ("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, [1, 2, 3, 4, 5, 6, 7, 8, "
+              "9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, "
+              "4, 5, 6, 7, 8, 9, 10].all(z4, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, int('1'.find('[0-9]*')) < 100)))))))")
+_A = 'device.attributes["dra.example.com"]'
+COMPILE_TEST_COSTS = [
+    ("true", "true", 0),
+    ("false", "false", 0),
+    ("runtime-error-lookup-identifier",
+     'device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0"))', 6),
+    ("runtime-error-lookup-map", 'device.attributes["no-such-domain"]["noSuchAttr"].isGreaterThan(quantity("0"))', 6),
+    ("domain-check-negative", '"no-such-domain" in device.attributes', 3),
+    ("domain-check-positive", '"dra.example.com" in device.attributes', 3),
+    ("empty-driver-name", 'device.driver == ""', 2),
+    ("real-driver-name", 'device.driver == "dra.example.com"', 4),
+    ("driver-name-qualifier", f"{_A}.name", 4),
+    ("driver-name-qualifier-map-lookup", f'{_A}["name"]', 4),
+    ("qualified-attribute-name", 'device.attributes["other.example.com"].name', 4),
+    ("bool", f"{_A}.name", 4),
+    ("int", f"{_A}.name > 0", 5),
+    ("string", f'{_A}.name == "fish"', 5),
+    ("macro-exists-on-int", f"{_A}.name.exists(x, x > 0)", 5 + (3 + 3) * 64),
+    ("macro-exists-on-bool", f"{_A}.name.exists(x, x == true)", 5 + (3 + 3) * 64),
+    ("macro-exists-on-string", f'{_A}.name.exists(x, x == "fish")', 5 + (3 + 3) * 64),
+    ("list-result-type-causes-match-error", f"{_A}.names", 4),
+    ("list-of-string", f"{_A}.names.size() == 2", 6),
+    ("macro-on-list-of-int", f"{_A}.names.exists(x, x > 0)", 5 + (3 + 3) * 64),
+    ("macro-on-list-of-string", f'{_A}.names.all(x, x != "")', 5 + (2 + 2) * 64),
+    ("macro-on-list-of-semver", f'{_A}.names.all(x, x.isGreaterThan(semver("0.0.1")))', 5 + (2 + 4) * 64),
+    ("in-operator-on-list", f"1 in {_A}.names", 4 + 64),
+    ("version", f'{_A}.name.isGreaterThan(semver("0.0.1"))', 6),
+    ("version_v", f'{_A}.name.isGreaterThan(semver("v0.0.1", true)) && isSemver("v1.0.0", true)', 7),
+    ("macro-exists-on-version", f'{_A}.name.exists(x, x.isGreaterThan(semver("0.0.1")))', 5 + (3 + 4) * 64),
+    ("quantity", 'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))', 6),
+    ("check-positive", '"name" in device.capacity["dra.example.com"] && '
+                       'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))', 10),
+    ("check-negative", '!("name" in device.capacity["dra.example.com"]) || '
+                       'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))', 11),
+    ("all", _ALL, 52),
+    ("many", f"{_A}.a && {_A}.b && {_A}.c", 12),
+    ("check_attribute_domains", 'device.attributes.exists_one(x, x == "dra.example.com")', 164),
+    ("check_attribute_ids", f'{_A}.exists_one(x, x == "services")', 133),
+    ("split_attribute", f'{_A}.services.split("example").size() >= 2', 19),
+    ("regexp_attribute", f'{_A}.services.matches("[^a]?sym")', 18),
+    ("check_capacity_domains", 'device.capacity.exists_one(x, x == "dra.example.com")', 164),
+    ("check_capacity_ids", 'device.capacity["dra.example.com"].exists_one(x, x == "memory")', 133),
+    ("expensive", _EXPENSIVE, 85555551),
+]
+
+
+@pytest.mark.parametrize(("expression", "cost"), [c[1:] for c in COMPILE_TEST_COSTS],
+                         ids=[c[0] for c in COMPILE_TEST_COSTS])
+def test_cost_estimates_are_cel_gos(expression: str, cost: int) -> None:
+    assert estimate_cost(expression) == cost
+    compiled = compile_expression(expression)
+    if not compiled.error:        # "expensive" calls find(), which this engine does not have
+        assert compiled.max_cost == cost
+        assert compiled.over_budget is (cost > CEL_SELECTOR_MAX_COST)
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # The parser's other forms, each costed as cel-go's functionCost does.
+    ('device.driver.startsWith("dra.")', 1 + 1 + 1),                   # ident, select, ceil(4 * 0.1)
+    ('device.driver.contains("example")', 2 + 7 * 1),                  # ceil(63 * 0.1) * ceil(7 * 0.1)
+    ("[1, 2, 3].map(x, x * 2).size() > 2", 10 + 10 + 1 + 3 * (12 + 2) + 1 + 1),
+    ("[1, 2, 3].filter(x, x > 1).size() == 2", 10 + 10 + 1 + 3 * (2 + 13) + 1 + 1),
+    ('{"a": 1}["a"] == 1 ? true : false', 30 + 1 + 1 + 0),
+    ("-1 < 2 && !(3 >= 4u) || 1.5e3 != 0.0", 1 + 2 + 1),
+    ('r"a\\b" + "\\x00" == "a"', 1 + 1),                                # sizes 3 + 1, then min(4, 1)
+    ('b"\\x00\\x01" == b"ab"', 1),
+    ('has(device.attributes["dra.example.com"].name)', 3),             # PresenceTestHasCost(false)
+    ('device.attributes["dra.example.com"].name.lowerAscii() == "x"', 4 + 7 + 1),
+])
+def test_cost_estimates_of_other_forms(expression: str, cost: int) -> None:
+    assert estimate_cost(expression) == cost
+
+
+def test_an_unknown_size_saturates() -> None:
+    # An unbounded list (the result of a function without a size estimate) times a loop: 2^64 - 1.
+    assert estimate_cost('device.driver.split("").all(x, x.split("").all(y, y == "z"))') == 2**64 - 1
+
+
+def test_issue_32_nested_comprehensions_are_never_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The issue's selector: four nested comprehensions over literal lists of 60 elements. The
+    # allocator's cache reports upstream's runtime cost-limit error without starting the program.
+    expression = nested_comprehensions(4)
+    compiled = compile_expression(expression)
+    assert compiled.error == "" and compiled.max_cost == 145_635_251 and compiled.over_budget
+    sel = SelectorCache()
+    monkeypatch.setattr(CompiledExpression, "device_matches", lambda *_: pytest.fail("evaluated"))
+    started = time.monotonic()
+    with pytest.raises(CELError, match=r"^operation cancelled: actual cost limit exceeded$"):
+        sel.matches(expression, DEVICE, 0)
+    assert time.monotonic() - started < 1.0

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler.simulator import SimulatedCluster
+from tests.dra.expressions import nested_comprehensions
 from tests.simulator.helpers import Http
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 
@@ -167,6 +168,23 @@ def _invalid_spec_claim() -> Obj:
                      "kind": "foo", "apiVersion": "dra.example.com/v1"}}}])
 
 
+# validation_resourceclaim_test.go "CEL-cost" (from validatingadmissionpolicy_test.go): estimated at
+# 85,555,551, over CELSelectorExpressionMaxCost.
+EXPENSIVE = ("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, [1, 2, 3, 4, 5, 6, 7, 8, 9, "
+             "10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, "
+             "6, 7, 8, 9, 10].all(z4, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, int('1'.find('[0-9]*')) < 100)))))))")
+
+
+def _cel_length_claim() -> Obj:
+    """validation_resourceclaim_test.go "CEL-length": a selector of exactly 10 KiB, and one a byte over."""
+    expression = 'device.driver == ""'
+    fits = expression.replace('""', '"' + "x" * (10 * 1024 - len(expression)) + '"')
+    over = expression.replace('""', '"' + "x" * (10 * 1024 - len(expression) + 1) + '"')
+    return claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c"}},
+                 {"name": "gpu-2", "exactly": {"deviceClassName": "c", "selectors": [
+                     {"cel": {"expression": fits}}, {"cel": {"expression": over}}]}})
+
+
 def _too_many_requests() -> Obj:
     return claim("bad", *({"name": f"r{i}", "exactly": {"deviceClassName": "c"}} for i in range(33)))
 
@@ -190,6 +208,16 @@ CREATE_CASES = [
       ("spec.devices.constraints[1].matchAttribute", "FieldValueRequired"),
       ("spec.devices.config[0].requests[1]", "FieldValueInvalid"),
       ("spec.devices.config[0].requests[1]", "FieldValueInvalid")]),
+    ("resourceclaim: CEL-length", CLAIMS, _cel_length_claim(),
+     [("spec.devices.requests[1].exactly.selectors[1].cel.expression", "FieldValueTooLong")]),
+    ("resourceclaim: CEL-cost", CLAIMS,
+     claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c", "selectors": [{"cel": {"expression": EXPENSIVE}}]}}),
+     [("spec.devices.requests[0].exactly.selectors[0].cel.expression", "FieldValueForbidden")]),
+    ("deviceclass: CEL-cost", CLASSES, device_class("bad.example.com", selectors=[{"cel": {"expression": EXPENSIVE}}]),
+     [("spec.selectors[0].cel.expression", "FieldValueForbidden")]),
+    ("resourceclaimtemplate: CEL-cost", TEMPLATES,
+     template("bad", {"name": "gpu", "exactly": {"deviceClassName": "c", "selectors": [{"cel": {"expression": EXPENSIVE}}]}}),
+     [("spec.spec.devices.requests[0].exactly.selectors[0].cel.expression", "FieldValueForbidden")]),
     ("resourceclaim: invalid-request (too many requests)", CLAIMS, _too_many_requests(),
      [("spec.devices.requests", "FieldValueTooMany")]),
     ("neither exactly nor firstAvailable", CLAIMS, claim("bad", {"name": "gpu"}),
@@ -298,6 +326,21 @@ def test_a_selector_compile_error_is_cel_gos(api: Http) -> None:
     selector = ('device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "x" && '
                 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0')
     code, got = api("POST", CLASSES, device_class("compiles.example.com", selectors=[{"cel": {"expression": selector}}]))
+    assert code == 201, got
+
+
+def test_a_selector_over_the_cost_limit_is_forbidden_in_upstreams_words(api: Http) -> None:
+    # Issue #32: four nested comprehensions over literal lists of 60 elements (145.6 million
+    # in cel-go's estimate) are refused before they are stored; one nesting less (2.0 million) too,
+    # and two (26 thousand) fit.
+    got = api("POST", CLAIMS, claim("bad", {"name": "gpu", "exactly": {"deviceClassName": "c", "selectors": [
+        {"cel": {"expression": nested_comprehensions(4)}}]}}))[1]
+    assert got["message"] == ('ResourceClaim.resource.k8s.io "bad" is invalid: spec.devices.requests[0].exactly.'
+                              "selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit")
+    assert api("POST", CLASSES, device_class("three.example.com", selectors=[
+        {"cel": {"expression": nested_comprehensions(3)}}]))[0] == 422
+    code, got = api("POST", CLASSES, device_class("two.example.com", selectors=[
+        {"cel": {"expression": nested_comprehensions(2)}}]))
     assert code == 201, got
 
 
