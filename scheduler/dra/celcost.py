@@ -38,8 +38,11 @@ iterates over; everything else is ``dyn``), and where a ``dyn`` operand leaves s
 possible the dearest one counts, as cel-go's union over the overloads does.
 
 What it does not model: ``cel.bind`` and the optional syntax (the engine rejects both), and the
-cost estimators of cel-go's ``ext`` list and set functions beyond ``sets.*`` (the others count as
-O(1) here). Upstream's own cases (``cel/compile_test.go``) are ported in ``tests/dra/test_cel.py``.
+cost estimators of cel-go's ``ext`` list functions (``lists.range``, ``sort``, ``distinct``, ...:
+O(1) here); ``sets.*`` are ``ext/sets.go``'s. A chain of selections and calls along first operands
+(``a + b + c + ...``) is costed in a loop, so a 10 KiB expression never exhausts the recursion
+limit; parentheses nested more deeply than the engine parses (about 150) fail the estimate.
+Upstream's own cases (``cel/compile_test.go``) are ported in ``tests/dra/test_cel.py``.
 """
 
 from __future__ import annotations
@@ -236,6 +239,8 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 _ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-3][0-7]{2}|.)", re.S)
 _RELATIONS = {"<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "==": "_==_", "!=": "_!=_", "in": "@in"}
+# The function namespaces of cel-go's extensions (math.greatest, sets.contains, strings.quote, ...).
+_NAMESPACES = frozenset({"base64", "lists", "math", "sets", "strings"})
 _RESERVED = frozenset({"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let",
                        "loop", "package", "namespace", "return", "var", "void", "while"})
 
@@ -351,7 +356,10 @@ class _Parser:
             if n:
                 if op == "-" and n == 1 and self.peek()[0] == "num":
                     # A negative number is one literal in CEL's grammar, not a call.
-                    return self.member(self.number(self.next()[1]))
+                    lit = self.number(self.next()[1])
+                    if isinstance(lit.value, int):
+                        lit.value = -lit.value
+                    return self.member(lit)
                 e = self.member(self.primary())
                 return e if n % 2 == 0 else _Call(fn, [e])
         return self.member(self.primary())
@@ -440,6 +448,8 @@ class _Parser:
 
     def member_call(self, target: _Expr, name: str, args: list[_Expr]) -> _Expr:
         """A member call, or one of cel-go's comprehension macros (parser/macro.go) expanded."""
+        if isinstance(target, _Ident) and target.name in _NAMESPACES:
+            return _Call(f"{target.name}.{name}", args)     # a namespaced function: a global call
         var = args[0].name if args and isinstance(args[0], _Ident) else None
         if var is None:
             return _Call(name, args, target)
@@ -533,10 +543,8 @@ class _Coster:
             if e.name == "device":
                 return _SELECT_AND_IDENT, _Info(_DEVICE, ("device",))
             return _SELECT_AND_IDENT, _Info(_DYN)
-        if isinstance(e, _Select):
-            return self.select(e)
-        if isinstance(e, _Call):
-            return self.call(e)
+        if isinstance(e, (_Select, _Call)):
+            return self.spine(e)
         if isinstance(e, _List):
             total, entry, elem = _LIST_CREATE, (U64, 0) if e.elems else (0, 0), None
             kinds = set()
@@ -570,8 +578,26 @@ class _Coster:
         assert isinstance(e, _Comp)
         return self.comprehension(e)
 
-    def select(self, e: _Select) -> tuple[int, _Info]:
-        c, op = self.cost(e.operand)
+    def spine(self, e: _Select | _Call) -> tuple[int, _Info]:
+        """Cost a chain of selections and calls along their first operands (``a + b + c``,
+        ``s.trim().lowerAscii()``) bottom-up in a loop: such a chain is as long as the expression
+        (10 KiB), which recursion would not survive."""
+        chain: list[_Select | _Call] = [e]
+        while True:
+            nxt = _first(chain[-1])
+            if not isinstance(nxt, (_Select, _Call)):
+                break
+            chain.append(nxt)
+        bottom = _first(chain[-1])
+        acc = self.cost(bottom) if bottom is not None else None
+        for node in reversed(chain):
+            acc = self.select(node, acc) if isinstance(node, _Select) else self.call(node, acc)
+        assert acc is not None
+        return acc
+
+    def select(self, e: _Select, first: tuple[int, _Info] | None) -> tuple[int, _Info]:
+        assert first is not None
+        c, op = first
         if e.test_only:
             return _add(c, _PRESENCE_TEST), _Info(_BOOL)
         t = op.t
@@ -615,20 +641,23 @@ class _Coster:
             return total, _Info(result.t if result.t.kind == "list" else _T("list"), size=count)
         return total, _Info(result.t, size=_size(init))
 
-    def call(self, e: _Call) -> tuple[int, _Info]:
+    def call(self, e: _Call, first: tuple[int, _Info] | None) -> tuple[int, _Info]:
+        """``first``: the cost of the target (a member call) or else of the first argument."""
         if e.fn == "dyn" and len(e.args) == 1 and e.target is None:
-            c, info = self.cost(e.args[0])
+            assert first is not None
+            c, info = first
             return _add(c, 1), _Info(_DYN, info.path, info.size, info.entry)
         costs: list[int] = []
         infos: list[_Info] = []
-        for a in e.args:
-            c, info = self.cost(a)
+        for i, a in enumerate(e.args):
+            c, info = first if i == 0 and e.target is None and first is not None else self.cost(a)
             costs.append(c)
             infos.append(info)
         total = 0
         target: _Info | None = None
         if e.target is not None:
-            total, target = self.cost(e.target)
+            assert first is not None
+            total, target = first
         fn_cost, result = self.function(e, target, infos, costs)
         return _add(total, fn_cost), result
 
@@ -662,8 +691,9 @@ class _Coster:
                     _STRING, size=_replace_size(ts, _size(args[0]), _size(args[1])))
             if fn == "split":
                 top = ts[1]
-                if n > 1 and isinstance(e.args[1], _Lit) and isinstance(e.args[1].value, int):
-                    top = e.args[1].value % 2**64
+                limit = e.args[1].value if n > 1 and isinstance(e.args[1], _Lit) else None
+                if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+                    top = limit
                 return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(result.t, size=(0, top))
             if fn == "join":
                 sz: Size = (0, 0)
@@ -732,7 +762,9 @@ class _Coster:
             return _add(_factor(sz[1], _STRING_TRAVERSAL), arg_sum), _Info(
                 _STRING, size=(_add(sz[0], 2), _add(_mul(sz[1], 2), 2)))
         if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and n == 2:
-            return _add(_mul(_size(args[0])[1], _size(args[1])[1]), arg_sum), result
+            # ext/sets.go's estimateSetsCost: the sizes' product (twice for equivalent), plus 1.
+            product = _factor(_mul(_size(args[0])[1], _size(args[1])[1]), 2.0 if fn == "sets.equivalent" else 1.0)
+            return _add(_add(product, 1), arg_sum), result
         if fn == "_[_]" and n == 2:
             t = args[0].t
             out = _Info(_DYN, size=args[0].entry)
@@ -744,6 +776,16 @@ class _Coster:
         if fn in ("_-_", "_*_", "_/_", "_%_", "-_") and n:
             return _add(1, arg_sum), _Info(args[0].t)
         return _add(1, arg_sum), result
+
+
+def _first(e: _Select | _Call) -> _Expr | None:
+    """The operand evaluated first: a selection's operand, a member call's target, else the first
+    argument."""
+    if isinstance(e, _Select):
+        return e.operand
+    if e.target is not None:
+        return e.target
+    return e.args[0] if e.args else None
 
 
 def _maybe(kinds: list[str], wanted: frozenset[str]) -> bool:

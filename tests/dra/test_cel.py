@@ -163,9 +163,20 @@ def test_cost_estimates_are_cel_gos(expression: str, cost: int) -> None:
     ('b"\\x00\\x01" == b"ab"', 1),
     ('has(device.attributes["dra.example.com"].name)', 3),             # PresenceTestHasCost(false)
     ('device.attributes["dra.example.com"].name.lowerAscii() == "x"', 4 + 7 + 1),
+    ('device.driver.split(",", 3).size() == 3', 2 + 13 + 1 + 1),
+    ("math.greatest(1, 2) == 2", 1 + 1),                             # a namespaced global call
+    ("sets.contains([1, 2], [1])", 2 * 1 + 1 + 10 + 10),             # ext/sets.go: sizes' product + 1
+    ("sets.equivalent([1, 2], [1])", 2 * 2 + 1 + 10 + 10),
 ])
 def test_cost_estimates_of_other_forms(expression: str, cost: int) -> None:
     assert estimate_cost(expression) == cost
+
+
+def test_a_10_kib_chain_is_costed_without_recursion() -> None:
+    # Left-deep chains as long as the length limit allows: the estimate walks them in a loop.
+    assert estimate_cost(" && ".join(['device.driver == "x"'] * 480)) == 480 * 3
+    assert estimate_cost(" + ".join(["1"] * 5000) + " > 0") == 5000
+    assert estimate_cost("device.driver" + ".trim()" * 1400 + ' == ""') == 2 + 1400 * 7
 
 
 def test_an_unknown_size_saturates() -> None:
