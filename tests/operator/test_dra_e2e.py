@@ -137,12 +137,12 @@ def test_a_selector_over_the_cost_limit_is_refused_and_never_freezes_scheduling(
         (note,) = {e["note"] for e in failed_scheduling(env, "frozen")}
         assert ("claim default/nested: selector #0: CEL runtime error: operation cancelled: actual cost limit "
                 "exceeded") in note, note
-        # Scheduling goes on: a pod created after it is bound within a couple of seconds.
+        # Scheduling goes on: a pod created after it is bound within seconds.
         started = time.monotonic()
         env.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"},
                    "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
         env.wait(lambda: pods(env)["plain"]["spec"].get("nodeName"), timeout=5, message="plain bound")
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 5       # kubectl's own start-ups included
         assert not pods(env)["frozen"]["spec"].get("nodeName")
 
 

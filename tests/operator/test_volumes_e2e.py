@@ -164,10 +164,10 @@ def test_pods_parked_in_prebind_hold_up_neither_scheduling_nor_health(tmp_path: 
     # Issue #32: a provisioner that never answers parks each pod with its own WaitForFirstConsumer
     # claim in PreBind for bindTimeoutSeconds. More of them than the 256 binding cycles once allowed
     # in flight must not stop the scheduling cycle: ordinary pods created afterwards are bound at
-    # once, and /healthz (its stall limit cut to 1 s) passes all along.
+    # once, and /healthz (its stall limit cut to 2 s) passes all along.
     parked, ordinary = 300, 5
     with running_operator(tmp_path, pod_running_after=0.2, provision_seconds=-1) as env:
-        env.runtime.stall_after = 1.0
+        env.runtime.stall_after = 2.0
         sp = profile("default", "kopf-scheduler")
         # Long enough that every parked pod is still waiting when the ordinary ones come.
         sp["spec"]["pluginConfig"] = [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 40}}]
