@@ -26,7 +26,8 @@ list by the sizes involved, with the string traversal factor 0.1 and the regex f
 ``&&`` and ``||`` cost both sides, ``?:`` the condition and the dearer branch; a comprehension
 its range, its initial value and its result plus, for each element the range may hold, its loop
 condition and step. Kubernetes' ``library/cost.go`` overrides the string and list library
-functions (``lowerAscii``, ``split``, ``join``, ``find``, ``indexOf``, ...) and the quantity ones;
+functions (``lowerAscii``, ``split``, ``join``, ``find``, ``indexOf``, ...), the quantity and semver
+ones, and ``==`` between two quantities or two versions (O(1));
 its base environment makes ``has()`` free (``PresenceTestHasCost(false)``). Sizes come, in cel-go's
 order, from the expression (a literal's length, a list literal's element count, a function's result
 size), from DRA's size estimator for paths under ``device`` (``sizeEstimator``: the driver name at
@@ -692,8 +693,8 @@ class _Coster:
             if fn == "split":
                 top = ts[1]
                 limit = e.args[1].value if n > 1 and isinstance(e.args[1], _Lit) else None
-                if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
-                    top = limit
+                if isinstance(limit, int) and not isinstance(limit, bool):
+                    top = limit % 2**64         # uint64(i): a negative limit wraps, as in Go
                 return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(result.t, size=(0, top))
             if fn == "join":
                 sz: Size = (0, 0)
@@ -715,6 +716,8 @@ class _Coster:
             size = _union(_size(args[1]), _size(args[2]))
             t = args[1].t if args[1].t.kind == args[2].t.kind else _DYN
             return _add(costs[0], max(costs[1], costs[2])), _Info(t, size=size)
+        if fn == "_==_" and kinds[0] == kinds[1] and kinds[0] in ("quantity", "semver"):
+            return _add(1, arg_sum), result       # library/cost.go: O(1) equality of these types
         if fn in ("_==_", "_!=_"):
             return _add(_equality(args[0], args[1]), arg_sum), result
         if fn in ("_<_", "_<=_", "_>_", "_>=_"):
