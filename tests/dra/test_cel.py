@@ -151,6 +151,28 @@ def test_cost_estimates_are_cel_gos(expression: str, cost: int) -> None:
         assert compiled.over_budget is (cost > CEL_SELECTOR_MAX_COST)
 
 
+# apiserver/pkg/cel/library/cost_test.go, TestTwoVariableComprehensionCost and TestListsCost
+# (expectEstimatedCost's Max), the cases whose sizes need no size estimator.
+LIBRARY_COST_TEST = [
+    ("map all", "{'a': 1, 'b': 2}.all(k, v, v > 0)", 41),
+    ("map exists", "{'a': 1, 'b': 2}.exists(k, v, v > 0)", 43),
+    ("map existsOne", "{'a': 1, 'b': 2}.existsOne(k, v, v > 0)", 40),
+    ("list all", "[1, 2].all(i, v, v > 0)", 21),
+    ("list exists", "[1, 2].exists(i, v, v > 0)", 23),
+    ("list existsOne", "[1, 2].existsOne(i, v, v > 0)", 20),
+    ("[1, 2, 3, 4, 5].sum()", "[1, 2, 3, 4, 5].sum()", 15),
+    ("[1.0, 2.0, 3.0, 4.0, 5.0].isSorted()", "[1.0, 2.0, 3.0, 4.0, 5.0].isSorted()", 15),
+    ("[false, true, false, true, false].max()", "[false, true, false, true, false].max()", 15),
+    ("[1, 2, 3, 4, 5].indexOf(3)", "[1, 2, 3, 4, 5].indexOf(3)", 15),
+]
+
+
+@pytest.mark.parametrize(("expression", "cost"), [c[1:] for c in LIBRARY_COST_TEST],
+                         ids=[c[0] for c in LIBRARY_COST_TEST])
+def test_library_cost_estimates_are_kubernetes(expression: str, cost: int) -> None:
+    assert estimate_cost(expression) == cost
+
+
 @pytest.mark.parametrize(("expression", "cost"), [
     # The parser's other forms, each costed as cel-go's functionCost does.
     ('device.driver.startsWith("dra.")', 1 + 1 + 1),                   # ident, select, ceil(4 * 0.1)
