@@ -114,10 +114,13 @@ class KubeClient:
     def __init__(self, config: KubeConfig, *, limit: int = 100, timeout: float = 30.0,
                  qps: float | None = None, burst: int | None = None) -> None:
         """``qps``/``burst``: client-go's token bucket on every request (None: no limit); events
-        (``events.k8s.io``) draw from a bucket of their own, as upstream's event client does."""
+        (``events.k8s.io``) and Leases (``coordination.k8s.io``) draw from buckets of their own, as
+        upstream's event client and leader-election client do, so a long queue of bindings waiting
+        for a token never delays an Event or a Lease renewal."""
         self.config = config
         self._limiter = TokenBucket(qps, burst or 1) if qps is not None else None
         self._event_limiter = TokenBucket(qps, burst or 1) if qps is not None else None
+        self._lease_limiter = TokenBucket(qps, burst or 1) if qps is not None else None
         self._limit = limit
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
@@ -207,7 +210,8 @@ class KubeClient:
                 self.config.invalidate_bearer()
 
     async def _throttle(self, path: str) -> None:
-        limiter = self._event_limiter if path.startswith("/apis/events.k8s.io/") else self._limiter
+        limiter = (self._event_limiter if path.startswith("/apis/events.k8s.io/") else
+                   self._lease_limiter if path.startswith("/apis/coordination.k8s.io/") else self._limiter)
         if limiter is not None:
             await limiter.wait()
 

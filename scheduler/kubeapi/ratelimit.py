@@ -4,7 +4,9 @@ Every request waits for a token; the bucket holds at most ``burst`` and refills 
 second. kube-scheduler's defaults (``clientConnection.qps: 50``, ``burst: 100``) are the ``run``
 defaults; scheduler_perf raises both to 5,000, and so does ``kopf-scheduler bench --mode e2e``.
 Events have a bucket of their own, as upstream's event broadcaster has a client of its own: a burst
-of FailedScheduling events never delays a binding.
+of FailedScheduling events never delays a binding. Leases too, as upstream's leader-election client
+is its own: binding cycles are not capped, so thousands may queue for tokens, and a Lease renewal
+must not wait behind them.
 """
 
 from __future__ import annotations
