@@ -347,8 +347,15 @@ class Scheduler:
             a.status = s
             return a
         if fwk.extenders:
-            totals = prioritize_with_extenders(fwk.extenders, pod, [snapshot.node_info(r).node
-                                                                    for r in feasible.tolist()], totals, per_plugin)
+            nodes = [snapshot.node_info(r).node for r in feasible.tolist()]
+            totals = prioritize_with_extenders(fwk.extenders, pod, nodes, totals, per_plugin, snapshot)
+            # The calls let go of the cache: a node removed meanwhile (its row freed, or another
+            # node's now) fails this attempt, which is retried on the cache as it is.
+            gone = [n.name for n, r in zip(nodes, feasible.tolist(), strict=True) if snapshot.row_of(n.name) != r]
+            if gone:
+                a.status = Status.as_error(RuntimeError(f"node {gone[0]!r} was removed while the extenders "
+                                                        f"were called"))
+                return a
         pos = fwk.select_position(totals)
         if (explain or shadow or pod.explain or (self.decisions is not None and self.decisions.enabled)
                 or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):

@@ -33,6 +33,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,13 +43,13 @@ from scheduler.cache.dra import DraStore
 from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
-from scheduler.cycle import Binding, Scheduler
+from scheduler.cycle import Binding, Outcome, Scheduler
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
 from scheduler.framework.extender import Extender, ObjectBodies, ObjectSource
 from scheduler.framework.handle import Handle
 from scheduler.framework.runtime import Framework
-from scheduler.framework.types import ClusterEvent
+from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.plugins.registry import Registry
@@ -136,6 +137,9 @@ class SchedulerService:
         self.extender_factory = extender_factory
         self.bodies = ObjectBodies()
         self._extender_crs: set[str] = set()       # CRs whose compiled framework calls extenders
+        # The thread that runs the cycles of pods whose profile calls extenders (_schedule_off_loop);
+        # started on first use.
+        self._extender_cycles = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extender-cycle")
         self.metrics = metrics or Metrics()
         self.client = client
         self.seed = seed
@@ -587,6 +591,31 @@ class SchedulerService:
         return max(0.0, time.monotonic() - min(self._bindings.values())) if self._bindings else 0.0
 
     # ---- the worker -----------------------------------------------------------------------------
+    def _calls_extenders(self, pod: Pod) -> bool:
+        """Whether the pod's cycle may call an HTTP extender (its profile's, or a shadow's of it)."""
+        if not self._extender_crs:
+            return False
+        fwk = self.profiles.for_pod(pod)
+        return fwk is not None and (bool(fwk.extenders) or any(
+            s.framework.extenders for s in self.shadows.for_live(fwk.profile_name)))
+
+    async def _schedule_off_loop(self, info: QueuedPodInfo) -> Outcome:
+        """``schedule_one`` on the extender-cycle thread, this loop running meanwhile.
+
+        An extender's call blocks for up to its ``httpTimeout``, and this loop also runs the
+        informers, the binding cycles, ``/healthz`` and the Lease's renewal, none of which may wait
+        on it. The cycle lets go of the cache's lock while a call is out, so they need not wait
+        for the lock either. Cycles stay one at a time (the worker awaits this one), as upstream's
+        do; the heartbeat advances while it waits, since a cycle bounded by its extenders'
+        timeouts is not a stall."""
+        loop = asyncio.get_running_loop()
+        cycle = loop.run_in_executor(self._extender_cycles, self.scheduler.schedule_one, info)
+        while True:
+            done, _ = await asyncio.wait({cycle}, timeout=1.0)
+            self.worker_beat = time.monotonic()
+            if done:
+                return cycle.result()
+
     async def run_worker(self, stop: asyncio.Event) -> None:
         """Pop, schedule, and start each binding cycle as a task; until ``stop`` is set.
 
@@ -659,7 +688,8 @@ class SchedulerService:
                 self.queue.add(info.pod)
                 continue
             try:
-                outcome = self.scheduler.schedule_one(info)
+                outcome = (await self._schedule_off_loop(info) if self._calls_extenders(info.pod)
+                           else self.scheduler.schedule_one(info))
             except Exception as e:  # a bug in a plugin must cost one attempt, not the scheduler
                 log.exception("scheduling cycle of %s failed", info.key)
                 self.queue.requeue_after_error(info)

@@ -202,3 +202,60 @@ def fake_bind(bound: dict[str, str], error: str = "") -> Handler:
         bound[args["PodUID"]] = args["Node"]
         return {}
     return handle
+
+
+# --- extenders that misbehave below HTTP ---------------------------------------------------------
+class RawExtender:
+    """A TCP server on 127.0.0.1 that reads a request and then misbehaves: ``trickle`` answers
+    ``HTTP/1.1 200 OK\\r\\n`` and then one byte a ``period``; ``silent`` never answers. Each connection
+    is held for at most ``hold`` seconds, or until ``stop``."""
+
+    def __init__(self, mode: str, period: float = 1.0, hold: float = 60.0) -> None:
+        import socket
+        self.mode, self.period, self.hold = mode, period, hold
+        self.connections = 0
+        self.held: list[float] = []         # how long the scheduler kept each connection, in seconds
+        self._stop = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.1)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._misbehave, args=(conn, time.monotonic()), daemon=True).start()
+
+    def _misbehave(self, conn: Any, accepted: float) -> None:
+        import select
+        with conn:
+            try:
+                conn.settimeout(1.0)
+                conn.recv(65536)
+                if self.mode == "trickle":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                while not self._stop.is_set() and time.monotonic() < accepted + self.hold:
+                    readable, _, _ = select.select([conn], [], [], self.period)
+                    if readable and not conn.recv(65536):
+                        break       # the scheduler closed it
+                    if self.mode == "trickle":
+                        conn.sendall(b"X")
+            except OSError:
+                pass                # the scheduler closed it
+            self.held.append(time.monotonic() - accepted)     # list.append: atomic
+
+    def __enter__(self) -> RawExtender:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._sock.close()

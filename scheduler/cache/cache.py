@@ -21,7 +21,8 @@ A pod's life in the cache, as upstream's ``backend/cache``::
 
 A pod is never counted on two nodes: every path removes it from its old row before adding it to a
 new one. All methods take ``lock``; a scheduling cycle holds it from snapshot to assume, which is
-what makes the zero-copy ``Snapshot`` consistent.
+what makes the zero-copy ``Snapshot`` consistent, except while it waits on an HTTP extender
+(``unlocked``): then the rows may change, and the cycle finds its nodes again by name after.
 
 ``what_if()`` gives the cycle hypothetical moves on the live rows: preemption's dry run removes
 victims and reprieves them, and "filter with nominated pods" adds pods that are not there yet.
@@ -36,11 +37,13 @@ the cost.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -270,6 +273,22 @@ class Cache:
             positions[order] = np.arange(len(order), dtype=np.int64)
             self._positions = (order, positions)
         return self._positions[1]
+
+    @contextlib.contextmanager
+    def unlocked(self) -> Iterator[None]:
+        """Let go of ``lock`` (held by this thread, at whatever depth) for the duration, and take it
+        back as it was: for a cycle's blocking network call (an HTTP extender), so the informers and
+        the binding cycles are not held up behind it. Rows may change hands meanwhile: what the
+        cycle reads after it must be looked up again by node name. Without the lock, it does nothing."""
+        lock = cast(Any, self.lock)         # RLock's save/restore, the pair threading.Condition uses
+        if not lock._is_owned():
+            yield
+            return
+        saved = lock._release_save()
+        try:
+            yield
+        finally:
+            lock._acquire_restore(saved)
 
     def snapshot(self) -> Snapshot:
         """Call with ``lock`` held for as long as the snapshot is read."""

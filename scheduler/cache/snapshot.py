@@ -2,7 +2,9 @@
 
 The cache's mutations and a scheduling cycle are serialised by the cache lock, so the snapshot is a
 zero-copy view of the cache rather than upstream's per-cycle copy of changed NodeInfos: the cost of
-taking it is O(1), and it is consistent for the whole cycle. Plugins read only the snapshot.
+taking it is O(1), and it is consistent for the whole cycle, except across an HTTP extender's call,
+which lets go of the lock (``unlocked``): the cycle looks its nodes up again by name after one.
+Plugins read only the snapshot.
 
 ``node_order`` lists the live rows interleaved by zone (upstream's ``nodeTree``: zone1's first node,
 zone2's first node, ..., zone1's second node, ...), so a sampled search covers every zone. It is
@@ -11,6 +13,7 @@ rebuilt only when the node set or a node's labels change.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -77,6 +80,15 @@ class Snapshot:
             return rows
         pos = self._cache.order_positions(self.node_order)[rows]
         return self.node_order[np.unique(pos[pos >= 0])]
+
+    def unlocked(self) -> contextlib.AbstractContextManager[None]:
+        """The cache's lock let go of for a blocking call (``Cache.unlocked``)."""
+        return self._cache.unlocked()
+
+    @property
+    def lock(self) -> contextlib.AbstractContextManager[bool]:
+        """The cache's lock, to read the rows during an ``unlocked`` stretch."""
+        return self._cache.lock
 
     def row_of(self, node_name: str) -> int | None:
         row = self.table.row_of.get(node_name)

@@ -24,7 +24,11 @@ Where they run, as upstream's ``schedule_one.go`` runs them::
 
 The scheduling cycle is synchronous, so filter, prioritize and preempt *block* it, each call for at
 most the extender's ``httpTimeout`` (upstream's cycle blocks on them the same way); bind is async,
-in the binding cycle. Every error an extender raises is a plain exception whose text is upstream's
+in the binding cycle. While a call is out, the cycle lets go of the cache's lock
+(``Snapshot.unlocked``): the informers and the binding cycles go on (the service runs a cycle that
+calls extenders on a thread of its own, off the loop that serves health and renews the Lease), and
+the nodes an extender answers about are looked up again by name, so a node removed meanwhile is
+never chosen. Every error an extender raises is a plain exception whose text is upstream's
 (``Post "http://…/filter": context deadline exceeded …``, ``failed filter with extender at URL …,
 code 500``): the failure Event quotes it as it is.
 
@@ -34,6 +38,7 @@ those while any profile has extenders, and is what the edge reads (``ObjectSourc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -196,7 +201,8 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, snap
             continue
         nodes = [snapshot.node_info(r).node for r in feasible.tolist()]
         try:
-            result = ext.filter(pod, nodes)
+            with snapshot.unlocked():
+                result = ext.filter(pod, nodes)
         except Exception as e:
             if ext.is_ignorable():
                 log.info("Skipping extender as it returned error and has ignorable flag set extender=%s err=%s",
@@ -225,11 +231,12 @@ _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="extender-prioritiz
 
 
 def prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, nodes: Sequence[Node], totals: Scores,
-                              per_plugin: dict[str, Scores]) -> Scores:
+                              per_plugin: dict[str, Scores], snapshot: Snapshot | None = None) -> Scores:
     """Upstream's extender half of ``prioritizeNodes``: each interested extender's scores times its
     weight times ``MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY`` are added to ``totals`` (returned) and
     kept in ``per_plugin`` under its name, already weighted (decision records show them as is). An
-    extender whose call fails gives no scores, whether it is ignorable or not (logged)."""
+    extender whose call fails gives no scores, whether it is ignorable or not (logged). With a
+    ``snapshot``, the calls are made with its lock let go of: the caller checks its rows after."""
     callers = [e for e in extenders if e.is_interested(pod)]
     if not callers:
         return totals
@@ -244,10 +251,11 @@ def prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, nodes: Se
                       "error=%s pod=%s extender=%s", e, pod.key, ext.name)
             return None
 
-    if sum(e.is_prioritizer() for e in callers) > 1:
-        results: Iterable[tuple[list[tuple[str, int]], int] | None] = list(_POOL.map(call, callers))
-    else:
-        results = [call(e) for e in callers]
+    with snapshot.unlocked() if snapshot is not None else contextlib.nullcontext():
+        if sum(e.is_prioritizer() for e in callers) > 1:
+            results: Iterable[tuple[list[tuple[str, int]], int] | None] = list(_POOL.map(call, callers))
+        else:
+            results = [call(e) for e in callers]
     index = {n.name: i for i, n in enumerate(nodes)}
     out = totals.astype(np.int64, copy=True)
     scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
@@ -299,14 +307,16 @@ def call_extenders_for_preemption(extenders: Sequence[Extender], pod: Pod, candi
         return victims, SUCCESS
 
     def pods_on(name: str) -> Mapping[str, Pod] | None:
-        row = snapshot.row_of(name)
-        return None if row is None else snapshot.node_info(row).pods
+        with snapshot.lock:             # called while the call has the lock let go of
+            row = snapshot.row_of(name)
+            return None if row is None else dict(snapshot.node_info(row).pods)
 
     for ext in extenders:
         if not ext.supports_preemption() or not ext.is_interested(pod):
             continue
         try:
-            got = ext.process_preemption(pod, victims, pods_on)
+            with snapshot.unlocked():
+                got = ext.process_preemption(pod, victims, pods_on)
         except Exception as e:
             if ext.is_ignorable():
                 log.info("Skipped extender as it returned error and has ignorable flag set extender=%s err=%s",

@@ -21,9 +21,13 @@ HostPriority.Score of type int64``). Every failure is an ``ExtenderError`` with 
 ``failed <verb> with extender at URL <url>, code <status>``, or the answer's own ``Error``.
 
 filter, prioritize and preempt are called from the synchronous scheduling cycle, so they block, on
-a fresh connection each call, for at most ``httpTimeout`` in all (connect, send, headers and body;
-a body over 64 MiB is refused). bind runs in the async binding cycle (aiohttp, the same deadline).
-TLS follows upstream's ``makeTransport``: ``tlsConfig`` as a client-go TLS config, and
+a fresh connection each call, for at most ``httpTimeout`` in all (connect, TLS handshake, send,
+headers and body, as Go's ``http.Client.Timeout``; a timer shuts the socket down at the deadline,
+so an extender that trickles its answer a byte at a time is cut off too; a body over 64 MiB is
+refused). The service runs such cycles on a thread of their own, and the cycle lets go of the
+cache while a call is out (``framework/extender.py``), so the worker's loop keeps serving. bind
+runs in the async binding cycle (aiohttp, the same deadline). TLS follows upstream's
+``makeTransport``: ``tlsConfig`` as a client-go TLS config, and
 ``enableHTTPS`` without a CA does not verify the extender's certificate.
 
 The pod and nodes sent are the objects as the watch delivered them (``ObjectSource``, kept by the
@@ -35,9 +39,12 @@ the scheduling fields), and so are preemption's victims when the extender is not
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
+import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -479,7 +486,12 @@ class HTTPExtender:
         return self.name.rstrip("/") + "/" + verb
 
     def _send(self, verb: str, args: Mapping[str, Any]) -> Any:
-        """POST ``args`` to the verb and decode the answer; blocks for at most ``timeout``."""
+        """POST ``args`` to the verb and decode the answer, within ``timeout`` in all.
+
+        Go's ``http.Client.Timeout`` bounds the whole exchange (connect, TLS handshake, send,
+        headers, body). A socket timeout alone bounds each read, and an extender that trickles a
+        byte a second would never trip it, so a ``_Deadline`` shuts the socket down when the time
+        is up, which ends whatever read or write is blocked on it."""
         url = self._url(verb)
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -488,30 +500,37 @@ class HTTPExtender:
         if parts.query:
             path += "?" + parts.query
         body = orjson.dumps(args)
-        deadline = time.monotonic() + self.timeout
-        conn: http.client.HTTPConnection
-        if parts.scheme == "https":
-            conn = http.client.HTTPSConnection(host, port, timeout=self.timeout, context=self._ssl)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+        cut = _Deadline(self.timeout)
+        # The socket is made (and its TLS handshake done) here, so the deadline covers them too;
+        # http.client then speaks HTTP/1.1 over it.
+        conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
         headers_read = False
         try:
             try:
-                conn.connect()
+                sock = socket.create_connection((host, port), timeout=cut.left())
             except ConnectionRefusedError:
                 raise ExtenderError(f'Post "{url}": dial tcp {host}:{port}: connect: connection refused') from None
-            _remaining(conn, deadline)
+            cut.watch(sock)
+            if self._ssl is not None:
+                sock = self._ssl.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
+                cut.watch(sock)
+                sock.settimeout(cut.left())
+                sock.do_handshake()
+            conn.sock = sock
+            sock.settimeout(cut.left())
             conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-            _remaining(conn, deadline)
+            sock.settimeout(cut.left())
             resp = conn.getresponse()
+            if cut.expired():               # the headers ended because the deadline cut them short
+                raise TimeoutError
             headers_read = True
             if resp.status != 200:
                 raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")
             chunks: list[bytes] = []
             size = 0
             while True:                         # bounded: each read takes data, or the deadline ends it
-                _remaining(conn, deadline)
-                chunk = resp.read(65536)
+                sock.settimeout(cut.left())
+                chunk = resp.read1(65536)
                 if not chunk:
                     break
                 size += len(chunk)
@@ -519,15 +538,20 @@ class HTTPExtender:
                     raise ExtenderError(f"failed {verb} with extender at URL {url}: the answer is over "
                                         f"{MAX_BODY >> 20} MiB")
                 chunks.append(chunk)
+            if cut.expired():
+                raise TimeoutError          # cut short: what was read is not the whole answer
         except TimeoutError:
             raise _deadline_error(url, headers_read) from None
         except ssl.SSLCertVerificationError as e:
             raise ExtenderError(f'Post "{url}": tls: failed to verify certificate: {e.verify_message}') from None
-        except http.client.RemoteDisconnected:
-            raise ExtenderError(f'Post "{url}": EOF') from None
         except (OSError, http.client.HTTPException) as e:
+            if cut.expired():               # the deadline shut the socket: a timeout, whatever it raised
+                raise _deadline_error(url, headers_read) from None
+            if isinstance(e, http.client.RemoteDisconnected):
+                raise ExtenderError(f'Post "{url}": EOF') from None
             raise ExtenderError(f'Post "{url}": {e}') from None
         finally:
+            cut.stop()
             conn.close()
         try:
             return decode_first(b"".join(chunks))
@@ -575,10 +599,49 @@ class HTTPExtender:
             raise ExtenderError(str(e)) from None
 
 
-def _remaining(conn: http.client.HTTPConnection, deadline: float) -> None:
-    """Give the socket what is left of the call's time (raises TimeoutError when none is)."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError
-    if conn.sock is not None:
-        conn.sock.settimeout(left)
+class _Deadline:
+    """A whole call's deadline over blocking sockets: ``left()`` is the time that remains (raises
+    TimeoutError when none does), and at the deadline a timer shuts every watched socket down, so
+    a read that keeps receiving a byte at a time (each within its own timeout) ends too."""
+
+    def __init__(self, seconds: float) -> None:
+        self._at = time.monotonic() + seconds
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+        self._expired = False
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def left(self) -> float:
+        left = self._at - time.monotonic()
+        if left <= 0 or self._expired:
+            raise TimeoutError
+        return left
+
+    def expired(self) -> bool:
+        return self._expired or time.monotonic() >= self._at
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+            expired = self._expired
+        if expired:
+            _shutdown(sock)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self._expired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """Shut the descriptor down under whatever is blocked on it (for a TLS socket, the plain
+    socket's shutdown: ``SSLSocket.shutdown`` would drop its TLS state under a reader)."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)

@@ -18,7 +18,7 @@ from scheduler.kubeapi.extender import ExtenderError, HTTPExtender, decode_first
 from scheduler.model import Node, Pod, parse_node, parse_pod
 from scheduler.profiles.extender_config import ExtenderConfig
 from scheduler.simulator.tls import SelfSigned
-from tests.extender_server import NODE1, Raw, fake_filter, serving
+from tests.extender_server import NODE1, Raw, RawExtender, fake_filter, serving
 
 
 def pod_body(name: str = "p", uid: str = "uid-p", containers: list[dict[str, Any]] | None = None,
@@ -157,6 +157,22 @@ def test_a_slow_extender_times_out_within_its_http_timeout() -> None:
     assert str(e.value) == (f'Post "{srv.url}/filter": context deadline exceeded '
                             f"(Client.Timeout exceeded while awaiting headers)")
     assert 0.25 < took < 1.5
+
+
+@pytest.mark.parametrize("mode", ["trickle", "silent"])
+def test_http_timeout_is_a_deadline_on_the_whole_call(mode: str) -> None:
+    """An extender that answers a status line and then a byte every 0.2 s (each read is quick, so a
+    per-read timeout never trips), or one that never answers: the call ends at its httpTimeout."""
+    with RawExtender(mode, period=0.2) as srv:
+        ext = extender(srv.url, filterVerb="filter", prioritizeVerb="prioritize", httpTimeout="1s")
+        for call in (ext.filter, ext.prioritize):
+            t0 = time.monotonic()
+            with pytest.raises(ExtenderError) as e:
+                call(POD, NODES)
+            took = time.monotonic() - t0
+            assert 0.9 < took < 1.5, (call, took)
+            assert str(e.value) == f'Post "{srv.url}/{call.__name__}": context deadline exceeded ' \
+                                   f"(Client.Timeout exceeded while awaiting headers)"
 
 
 def test_an_unreachable_extender_is_an_error() -> None:
