@@ -93,22 +93,36 @@ def config_import(file: TextIO) -> None:
 @click.option("--profile", default=None, help="Ask this profile (CR name or schedulerName) instead of the pod's own.")
 @click.option("--all-nodes", is_flag=True, help="List every node: its first failing filter, or its scores.")
 @click.option("--top-nodes", default=3, show_default=True, type=click.IntRange(1), help="Best nodes in the record.")
-@click.option("--scheduler-url", default=None, help="The running scheduler's secure port, for its own record "
-              "(default: through the API server's service proxy to kopf-scheduler/kopf-scheduler-metrics).")
+@click.option("--scheduler-url", default=None, help="The running scheduler's secure port (https:// only: the "
+              "request carries your credentials), for its own record (default: through the API server's service "
+              "proxy to kopf-scheduler/kopf-scheduler-metrics).")
+@click.option("--scheduler-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CA bundle that verifies --scheduler-url's certificate (default: the system's CAs).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str | None, all_nodes: bool,
-            top_nodes: int, scheduler_url: str | None, output: str) -> None:
+            top_nodes: int, scheduler_url: str | None, scheduler_ca_file: str | None, output: str) -> None:
     """Why the pod is (or would be) placed where it is, or why it stays pending: its profile run
     over the cluster's current state, locally, without binding anything."""
     import json
 
-    from scheduler.app.explain import ExplainError, explain_pod, format_explanation, recorded_decision
+    from scheduler.app.explain import (
+        ExplainError,
+        check_scheduler_url,
+        explain_pod,
+        format_explanation,
+        recorded_decision,
+    )
     from scheduler.kubeapi import KubeClient, new_event_loop
     from scheduler.kubeapi.config import ConfigError, load_config
 
     namespace, sep, name = pod.partition("/")
     if not sep or not namespace or not name:
         raise click.BadParameter("expected NAMESPACE/NAME", param_hint="POD")
+    if scheduler_url is not None:
+        try:
+            check_scheduler_url(scheduler_url)      # before anything is sent anywhere
+        except ExplainError as e:
+            raise click.ClickException(str(e)) from None
     try:
         cfg = load_config(kubeconfig, context)
     except ConfigError as e:
@@ -117,7 +131,7 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
     async def go() -> dict[str, object]:
         async with KubeClient(cfg) as api:
             out = await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes)
-            out["recorded"], why = await recorded_decision(api, namespace, name, scheduler_url)
+            out["recorded"], why = await recorded_decision(api, namespace, name, scheduler_url, scheduler_ca_file)
             if why:
                 out["recordedError"] = why
             return out

@@ -17,8 +17,10 @@ the pod is shown beside the local one.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from scheduler.errors import ClientError, ParseError, SchedulerError
 from scheduler.kubeapi import KubeClient
@@ -29,7 +31,7 @@ from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.profiles.crd import profiles_path
 from scheduler.service import SchedulerService
 
-__all__ = ["ExplainError", "explain_pod", "format_explanation"]
+__all__ = ["ExplainError", "check_scheduler_url", "explain_pod", "format_explanation", "recorded_decision"]
 
 Obj = dict[str, Any]
 PROXY = "/api/v1/namespaces/kopf-scheduler/services/https:kopf-scheduler-metrics:10259/proxy"
@@ -98,16 +100,34 @@ async def _items(api: KubeClient, path: str) -> list[Obj]:
     return items
 
 
-async def recorded_decision(api: KubeClient, namespace: str, name: str, scheduler_url: str | None
-                            ) -> tuple[Obj | None, str | None]:
-    """The running scheduler's record for the pod, or None and why not."""
+def check_scheduler_url(url: str) -> None:
+    """Refuse a ``--scheduler-url`` the user's token must not be sent to: anything but ``https://``
+    with a host. The request carries the cluster credential (a bearer token the scheduler's delegated
+    authentication reviews), so plain HTTP would hand it to anyone on the path."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        raise ExplainError(f"--scheduler-url {url!r}: only https:// is allowed, since the request carries your "
+                           f"cluster credentials (the scheduler's secure port serves HTTPS; use --scheduler-ca-file "
+                           f"for its certificate)")
+
+
+async def recorded_decision(api: KubeClient, namespace: str, name: str, scheduler_url: str | None,
+                            ca_file: str | None = None) -> tuple[Obj | None, str | None]:
+    """The running scheduler's record for the pod, or None and why not. ``scheduler_url`` must be
+    ``https://``, and its certificate is verified (against ``ca_file``, else the system's CAs)
+    before the token is sent: never over plain HTTP, never to an unverified peer."""
     path = f"/debug/decisions/{namespace}/{name}"
     try:
         if scheduler_url:
             import aiohttp
+            check_scheduler_url(scheduler_url)
+            try:
+                verify = ssl.create_default_context(cafile=ca_file)
+            except (OSError, ssl.SSLError) as e:
+                raise ExplainError(f"--scheduler-ca-file {ca_file}: {e}") from None
             token = api.config.bearer()
             async with aiohttp.ClientSession() as s, s.get(
-                    scheduler_url.rstrip("/") + path, ssl=False,
+                    scheduler_url.rstrip("/") + path, ssl=verify, allow_redirects=False,
                     headers={"Authorization": f"Bearer {token}"} if token else {}) as r:
                 if r.status != 200:
                     return None, f"{scheduler_url}: {r.status} {(await r.text())[:200]}"

@@ -5,15 +5,22 @@ nothing written to the cluster."""
 from __future__ import annotations
 
 import json
+import ssl
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from scheduler.app.cli import main
+from scheduler.kubeapi.config import load_config
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.simulator import SimulatedCluster
+from scheduler.simulator.tls import SelfSigned
 from tests.simulator.helpers import Http
 
 
@@ -93,3 +100,57 @@ def test_nothing_is_written_and_errors_are_one_line(cluster: SimulatedCluster) -
                           (["web"], "expected NAMESPACE/NAME")):
         result = CliRunner().invoke(main, ["explain", *args, "--kubeconfig", str(cluster.kubeconfig)])
         assert result.exit_code != 0 and message in result.output, result.output
+
+
+@contextmanager
+def decisions_server(tls: SelfSigned | None) -> Iterator[tuple[str, list[str]]]:
+    """A stand-in for the scheduler's secure port on 127.0.0.1: answers any GET with a record, and
+    keeps the Authorization header of each request it got."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization") or "")
+            body = json.dumps({"pod": "shop/web", "node": "empty"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(str(tls.cert_file), str(tls.key_file))
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_scheduler_url_gets_the_token_only_over_verified_https(cluster: SimulatedCluster, tmp_path: Path) -> None:
+    """#32: ``--scheduler-url`` sends the user's cluster token. Plain HTTP is refused before anything
+    is sent; HTTPS whose certificate does not verify gets no request; HTTPS verified against
+    ``--scheduler-ca-file`` gets the token and its record is shown."""
+    token = load_config(str(cluster.kubeconfig)).bearer()
+    assert token
+    with decisions_server(None) as (url, seen):
+        result = CliRunner().invoke(main, ["explain", "shop/web", "--kubeconfig", str(cluster.kubeconfig),
+                                           "--scheduler-url", url])
+        assert result.exit_code == 1 and "only https:// is allowed" in result.output, result.output
+    assert seen == []
+    pair = SelfSigned(tmp_path, common_name="kopf-scheduler", stem="serving")
+    with decisions_server(pair) as (url, seen):
+        out = explain(cluster, "shop/web", "--scheduler-url", url)
+        assert out["recorded"] is None and "certificate verify failed" in out["recordedError"], out
+        assert seen == []
+        out = explain(cluster, "shop/web", "--scheduler-url", url, "--scheduler-ca-file", str(pair.cert_file))
+        assert out["recorded"] == {"pod": "shop/web", "node": "empty"} and "recordedError" not in out
+        assert seen == [f"Bearer {token}"]
