@@ -219,6 +219,31 @@ def _containers(spec: Obj) -> list[Cause]:
                     out.append(required(f"{pat}.protocol"))
                 elif proto not in _PROTOCOLS:
                     out.append(not_supported(f"{pat}.protocol", proto, _PROTOCOLS))
+        if group == "initContainers":
+            # They run one by one, so each is checked alone (and upstream names each one index 0).
+            for c in spec.get(group) or []:
+                out += _host_port_conflicts([c], f"spec.{group}")
+        else:
+            out += _host_port_conflicts(spec.get(group) or [], f"spec.{group}")
+    return out
+
+
+def _host_port_conflicts(containers: list[Any], path: str) -> list[Cause]:
+    """``AccumulateUniqueHostPorts`` (pkg/apis/core/validation/validation.go): a host port is taken
+    once per protocol and host IP. Ports that share a ``containerPort`` are fine: only the
+    ``protocol/hostIP/hostPort`` triple must be unique (``Duplicate value: "TCP/10.0.0.1/8080"``)."""
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for ci, c in enumerate(containers):
+        ports = c.get("ports") if isinstance(c, dict) else None
+        for pi, p in enumerate(ports if isinstance(ports, list) else []):
+            hp = p.get("hostPort") if isinstance(p, dict) else None
+            if not isinstance(hp, int) or isinstance(hp, bool) or hp == 0:
+                continue
+            key = f"{_str(p.get('protocol'))}/{_str(p.get('hostIP'))}/{hp}"
+            if key in seen:
+                out.append(duplicate(f"{path}[{ci}].ports[{pi}].hostPort", key))
+            seen.add(key)
     return out
 
 

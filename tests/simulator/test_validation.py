@@ -135,6 +135,16 @@ POD_CREATE = [
      [("spec.schedulingGates[1].name", 'Duplicate value: "a"')]),
     ("containerPort 0", spec_with(containers=[container(ports=[{"containerPort": 0}])]), 422,
      [("spec.containers[0].ports[0].containerPort", "Invalid value: 0: must be between 1 and 65535, inclusive")]),
+    # AccumulateUniqueHostPorts: a protocol/hostIP/hostPort triple is taken once across the containers,
+    # and within each init container (which upstream names index 0, as it checks each one alone).
+    ("a host port taken twice on one host IP",
+     spec_with(containers=[container(ports=[{"containerPort": 8080, "hostPort": 80, "hostIP": "10.0.0.1"}]),
+                           container("d", ports=[{"containerPort": 9090, "hostPort": 80, "hostIP": "10.0.0.1"}])]),
+     422, [("spec.containers[1].ports[0].hostPort", 'Duplicate value: "TCP/10.0.0.1/80"')]),
+    ("an init container's host port taken twice",
+     spec_with(initContainers=[container("i"), container("j", ports=[{"containerPort": 1, "hostPort": 53},
+                                                                     {"containerPort": 2, "hostPort": 53}])]),
+     422, [("spec.initContainers[0].ports[1].hostPort", 'Duplicate value: "TCP//53"')]),
 ]
 
 
@@ -190,6 +200,27 @@ def test_a_limits_only_pod_is_defaulted_and_a_node_too_small_refuses_it(
         assert status is not None and reason in status.reasons, name
     finally:
         api("DELETE", f"{PODS}/lim", params={"gracePeriodSeconds": "0"})
+
+
+@pytest.mark.parametrize("host_port", [None, 8080])
+def test_ports_sharing_a_container_port_on_different_host_ips_are_accepted(api: Http, host_port: int | None) -> None:
+    """#32: two ports of one container share ``containerPort`` 8080 and differ in ``hostIP`` (with or
+    without a ``hostPort``). kube-apiserver accepts it (only protocol/hostIP/hostPort must be unique);
+    created, then patched and replaced, it is answered 2xx, never 500."""
+    ports = [{"containerPort": 8080, "hostIP": ip, **({"hostPort": host_port} if host_port else {})}
+             for ip in ("10.0.0.1", "10.0.0.2")]
+    name = f"two-ips-{host_port or 0}"
+    body = pod(name, containers=[container(ports=ports)])
+    code, stored = api("POST", PODS, body)
+    assert code == 201, stored
+    assert [(p["containerPort"], p["hostIP"], p["protocol"]) for p in stored["spec"]["containers"][0]["ports"]] == \
+        [(8080, "10.0.0.1", "TCP"), (8080, "10.0.0.2", "TCP")]
+    code, patched = api("PATCH", f"{PODS}/{name}", {"metadata": {"labels": {"a": "b"}}},
+                        ctype="application/strategic-merge-patch+json")
+    assert code == 200, patched
+    code, replaced = api("PUT", f"{PODS}/{name}", patched)
+    assert code == 200 and len(replaced["spec"]["containers"][0]["ports"]) == 2, replaced
+    api("DELETE", f"{PODS}/{name}", params={"gracePeriodSeconds": "0"})
 
 
 def test_explicit_requests_are_kept_beside_limits(api: Http) -> None:
