@@ -57,6 +57,7 @@ from scheduler.framework.decision import (
     DecisionRecord,
     DecisionStore,
     TopScores,
+    bounded_filtered,
     top_scores,
 )
 from scheduler.framework.diagnosis import (
@@ -505,7 +506,8 @@ class Scheduler:
         if a.node is not None and not len(nts):
             filtered: tuple[tuple[str, int], ...] = ()           # nothing rejected on the way
         else:
-            filtered = tuple(reason_histogram(a.num_all_nodes if a.node is None else len(nts), a.diagnosis).items())
+            filtered = bounded_filtered(reason_histogram(a.num_all_nodes if a.node is None else len(nts),
+                                                         a.diagnosis))
         return DecisionRecord(info.key, fwk.profile_name, fwk.generation, info.attempts, time.time(), a.node,
                               a.evaluated, a.feasible, filtered, scores, preemption)
 

@@ -28,6 +28,12 @@ same; ``scheduler_batch_attempts_total`` counts the batching.
 ``DecisionStore`` keeps the latest record per pod, at most ``capacity`` pods (oldest dropped
 first); capacity 0 records nothing.
 
+A record's size is bounded whatever the reasons say (an HTTP extender writes its own, one per node
+if it likes: unbounded, a record ran to 33 KB): ``bounded_filtered`` cuts each reason to
+``MAX_REASON_CHARS`` with the ``TRUNCATED`` marker, and keeps at most ``MAX_REASONS`` of them, the
+most frequent, the rest counted under one ``"… N other reasons"`` entry, so the counts still add up.
+``filtered`` then holds at most about 9 KB, and records of ordinary plugin reasons are unchanged.
+
 A pod that opts in with the annotation ``scheduling.kopf-scheduler.io/explain: "true"`` gets each
 attempt's record written on it as the annotation ``DECISION_ANNOTATION`` (compact JSON), after its
 binding or its failure is reported, whether the store records or not.
@@ -39,20 +45,44 @@ import marshal
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DECISION_ANNOTATION", "DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "DecisionRecord", "DecisionStore",
-           "TopScores", "best_indices", "top_scores"]
+__all__ = ["DECISION_ANNOTATION", "DEFAULT_CAPACITY", "DEFAULT_TOP_NODES", "MAX_REASONS", "MAX_REASON_CHARS",
+           "TRUNCATED", "DecisionRecord", "DecisionStore", "TopScores", "best_indices", "bounded_filtered",
+           "top_scores"]
 
 _FLOOR = int(np.iinfo(np.int64).min)
 DEFAULT_CAPACITY = 10_000
 DEFAULT_TOP_NODES = 3
 # Where the record goes on a pod annotated ``scheduling.kopf-scheduler.io/explain: "true"``.
 DECISION_ANNOTATION = "scheduling.kopf-scheduler.io/decision"
+# The bound on ``filtered``: the reasons kept, and the characters kept of each (the marker comes on top).
+MAX_REASONS = 32
+MAX_REASON_CHARS = 256
+TRUNCATED = "… (truncated)"
+
+
+def _clip(reason: str) -> str:
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS] + TRUNCATED
+
+
+def bounded_filtered(histogram: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """``filtered`` for a record: each reason cut to ``MAX_REASON_CHARS`` (two that then read alike
+    count as one), at most ``MAX_REASONS`` entries, the most frequent kept (ties in their order) and
+    the rest summed under ``"… N other reasons"``. A histogram within both bounds is kept as it is."""
+    clipped: dict[str, int] = {}
+    for reason, n in histogram.items():
+        key = _clip(reason)
+        clipped[key] = clipped.get(key, 0) + n
+    if len(clipped) <= MAX_REASONS:
+        return tuple(clipped.items())
+    ranked = sorted(clipped.items(), key=lambda kv: -kv[1])      # stable: ties keep their order
+    kept, rest = ranked[:MAX_REASONS - 1], ranked[MAX_REASONS - 1:]
+    return (*kept, (f"… {len(rest)} other reasons", sum(n for _, n in rest)))
 
 
 class TopScores(NamedTuple):

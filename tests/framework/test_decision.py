@@ -4,13 +4,22 @@ records a real cycle leaves: placed, pending with the FitError's counts, and pre
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
 import numpy as np
 import pytest
 
-from scheduler.framework.decision import DecisionRecord, DecisionStore, TopScores, best_indices, top_scores
+from scheduler.framework.decision import (
+    DECISION_ANNOTATION,
+    DecisionRecord,
+    DecisionStore,
+    TopScores,
+    best_indices,
+    top_scores,
+)
+from scheduler.model.pod import EXPLAIN_ANNOTATION
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -284,3 +293,41 @@ def test_each_plugins_recorded_score_is_what_it_computes_alone_times_its_weight(
     assert skipped == {"InterPodAffinity", "PodTopologySpread", "VolumeBinding"}     # nothing to score for them
     assert any(v for t in out["scores"] for v in (t["plugins"]["NodeAffinity"], t["plugins"]["TaintToleration"],
                                                   t["plugins"]["ImageLocality"]))
+
+
+def test_an_adversarial_extenders_reasons_are_bounded_in_the_record() -> None:
+    """#32: an extender that fails each of 100 nodes with its own 1 KB reason made each record tens
+    of KB. The record keeps the 32 most frequent reasons, each cut to 256 characters with a
+    marker, the rest counted under one entry: the counts still add up to every node."""
+    from scheduler.framework.decision import MAX_REASON_CHARS, MAX_REASONS, TRUNCATED
+    from scheduler.kubeapi.extender import http_extender
+    from tests.extender_server import node_names, serving
+
+    def filter_(args: dict[str, Any]) -> Any:
+        names = node_names(args)
+        # Two nodes share the first reason, so the most frequent one is kept first.
+        return {"NodeNames": [], "FailedNodes": {n: (names[0] if i < 2 else n) + "x" * 1000
+                                                 for i, n in enumerate(names)}}
+    with serving(filter=filter_) as ext:
+        client = MemoryClient()
+        s = SchedulerService(client, seed=1, extender_factory=http_extender)
+        client.cache = s.cache
+        assert s.on_profile("p", {"schedulerName": "s1", "extenders": [
+            {"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True}]}).accepted
+        for i in range(100):
+            s.on_node("ADDED", node_obj(f"node-{i:03}"))
+        s.on_pod("ADDED", {**pod_obj("web"), "metadata": {"name": "web", "namespace": "default", "uid": "uid-web",
+                                                          "annotations": {EXPLAIN_ANNOTATION: "true"}}})
+        asyncio.run(s.scheduler.run_until_idle())
+    record = s.decisions.get("default/web")
+    assert record is not None and record.node is None
+    out = record.to_json()
+    filtered = out["filtered"]
+    assert len(filtered) == MAX_REASONS and sum(filtered.values()) == 100
+    reasons = list(filtered)
+    assert filtered[reasons[0]] == 2 and reasons[0] == ("node-000" + "x" * 1000)[:MAX_REASON_CHARS] + TRUNCATED
+    assert all(len(r) <= MAX_REASON_CHARS + len(TRUNCATED) for r in reasons)
+    assert filtered["… 68 other reasons"] == 68
+    assert len(json.dumps(out)) < 10_000
+    # The record the pod asked for on itself is the same, bounded one.
+    assert json.loads(client.annotations["default/web"][DECISION_ANNOTATION])["filtered"] == filtered
