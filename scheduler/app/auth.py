@@ -10,11 +10,20 @@ always-allowed paths (``--authorization-always-allow-paths``, default ``/healthz
   (``nonResourceURLs: ["/metrics"], verbs: ["get"]``, as Prometheus' ClusterRole grants it).
 
 Both answers are cached as upstream caches them (``--authentication-token-webhook-cache-ttl`` and
-``--authorization-webhook-cache-{authorized,unauthorized}-ttl``, 10 s each), so a scrape every
-15 s costs the API server at most two reviews, and a flood of bad tokens at most one per token
-per 10 s. A request without a token is refused with 401 (kopf-scheduler has no anonymous user;
-upstream, with anonymous authentication on, would ask RBAC about ``system:anonymous`` and answer
-403). Answers are Kubernetes ``Status`` objects, as upstream writes them.
+``--authorization-webhook-cache-{authorized,unauthorized}-ttl``, 10 s each, denials as long as
+grants), so a scrape every 15 s costs the API server at most two reviews, and a flood of bad tokens
+at most one per token per 10 s.
+
+The reviews go through a client of their own (``delegated_client``), as upstream's
+``DelegatingAuthenticationOptions`` and ``DelegatingAuthorizationOptions`` build one
+(k8s.io/apiserver ``pkg/server/options/authentication.go``, ``authorization.go``: QPS 200, burst
+400, a 10 s review timeout): a flood of random tokens spends that budget, never the scheduler's
+own, so its Bindings are not queued behind TokenReviews. The serving port also caps the
+connections per client address (``serving.py``).
+
+A request without a token is refused with 401 (kopf-scheduler has no anonymous user; upstream,
+with anonymous authentication on, would ask RBAC about ``system:anonymous`` and answer 403).
+Answers are Kubernetes ``Status`` objects, as upstream writes them.
 """
 
 from __future__ import annotations
@@ -27,12 +36,27 @@ from typing import Any
 from aiohttp import web
 
 from scheduler.errors import ClientError
-from scheduler.kubeapi import KubeClient
+from scheduler.kubeapi import KubeClient, KubeConfig
 
-__all__ = ["ALWAYS_ALLOW_PATHS", "CACHE_TTL", "DelegatingAuth", "UserInfo"]
+__all__ = ["ALWAYS_ALLOW_PATHS", "CACHE_TTL", "DELEGATED_BURST", "DELEGATED_QPS", "DelegatingAuth", "UserInfo",
+           "delegated_client"]
 
 ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 CACHE_TTL = 10.0
+# The delegated reviews' client (upstream: "set high qps/burst limits since this will effectively
+# limit API server responsiveness"), and TokenAccessReviewTimeout / the authorization webhook's timeout.
+DELEGATED_QPS = 200.0
+DELEGATED_BURST = 400
+REVIEW_TIMEOUT = 10.0
+# Its connections to the API server: reviews wait for one rather than open more.
+DELEGATED_CONNECTIONS = 16
+
+
+def delegated_client(config: KubeConfig) -> KubeClient:
+    """A client for TokenReviews and SubjectAccessReviews, apart from the scheduler's own: its own
+    connections and its own rate limit, upstream's QPS and burst for delegated auth."""
+    return KubeClient(config, limit=DELEGATED_CONNECTIONS, timeout=REVIEW_TIMEOUT, qps=DELEGATED_QPS,
+                      burst=DELEGATED_BURST)
 MAX_CACHED = 10_000          # entries per cache: a token flood cannot grow memory without bound
 
 

@@ -17,11 +17,13 @@ worker's event loop, never on Kopf's.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import socket
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +31,14 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from scheduler.app.auth import ALWAYS_ALLOW_PATHS, DelegatingAuth
+from scheduler.app.auth import ALWAYS_ALLOW_PATHS, DelegatingAuth, delegated_client
 from scheduler.errors import SchedulerError
 from scheduler.kubeapi import KubeClient
 from scheduler.service import SchedulerService
 
 __all__ = ["SecureServing", "ServingError", "parse_bind_address", "start_http"]
+
+log = logging.getLogger("kopf_scheduler.serving")
 
 
 @dataclass(frozen=True)
@@ -71,23 +75,134 @@ class ServingError(SchedulerError):
 # Prometheus scrape holds a connection for milliseconds; keep-alive between scrapes reconnects cheaply.
 MAX_IDLE = 128
 IDLE_SECONDS = 30.0
-# A connection that never finishes its TLS handshake is not yet a connection aiohttp (or the idle
-# guard) can see; asyncio closes it after this long (its default, 60 s, lets a burst of them hold
-# a thousand descriptors for a minute).
+# Connections still in their TLS handshake: at most this many (a new one closes the oldest), each for
+# at most this long. Silent ones would otherwise hold a descriptor each until none is left to accept
+# /healthz with (4,041 of them took every one of a 4,096 NOFILE); a real client's handshake takes
+# milliseconds, so it completes long before a flood could push it out.
+MAX_HANDSHAKES = 64
 TLS_HANDSHAKE_TIMEOUT = 5.0
+# Connections from one client address, in any state: a new one past this is closed at once. A probe,
+# a scrape or kubectl holds one or two; a flood of keep-alive connections cannot take the port.
+MAX_PER_CLIENT = 16
+
+
+class _Acceptor:
+    """Accepts the port's connections itself, so it knows those still in their TLS handshake and
+    who holds which: it bounds the handshakes in flight (``max_handshakes``, the oldest closed
+    for a new one, each given ``handshake_timeout``) and the connections per client address
+    (``max_per_client``), then hands each connection to aiohttp (``connect_accepted_socket``).
+    Stands in for the ``asyncio.Server`` that ``web.TCPSite`` keeps (``close``, ``sockets``)."""
+
+    def __init__(self, factory: Callable[[], asyncio.Protocol], sock: socket.socket, ctx: ssl.SSLContext | None,
+                 *, max_handshakes: int, handshake_timeout: float, max_per_client: int) -> None:
+        self.sockets = [sock]
+        self._factory, self._ctx = factory, ctx
+        self._max_handshakes, self._timeout, self._per_client = max_handshakes, handshake_timeout, max_per_client
+        self._handshakes: dict[asyncio.Task[None], None] = {}       # insertion order: oldest first
+        # Per client address: its connections, a handshake's task or (transport, aiohttp's handler).
+        self._by_client: dict[str, list[_Held]] = {}
+        self.refused = 0             # connections closed at once: past the client's share, or evicted
+        self._task = asyncio.ensure_future(self._accept())
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        listener = self.sockets[0]
+        while True:
+            try:
+                conn, addr = await loop.sock_accept(listener)
+            except OSError as e:        # EMFILE and the like: the bounds above free descriptors soon
+                log.warning("cannot accept a connection on the serving port: %s", e)
+                await asyncio.sleep(0.1)
+                continue
+            client = str(addr[0]) if isinstance(addr, tuple) else str(addr)
+            if len(self._by_client) > 4 * self._max_handshakes:     # forget the clients that left
+                self._by_client = {k: live for k, v in self._by_client.items()
+                                   if (live := [c for c in v if not _closed(c)])}
+            held = [c for c in self._by_client.get(client, ()) if not _closed(c)]
+            if len(held) >= self._per_client:
+                # The client's share is taken: its oldest connection that is not in a request (in its
+                # handshake, or idle) makes room; with none, the new one is refused.
+                idle = next((c for c in held if not _busy(c)), None)
+                if idle is None:
+                    self.refused += 1
+                    conn.close()
+                    self._by_client[client] = held
+                    continue
+                held.remove(idle)
+                self.refused += 1
+                _close(idle)
+            while len(self._handshakes) >= self._max_handshakes:
+                oldest = next(iter(self._handshakes))
+                del self._handshakes[oldest]
+                self.refused += 1
+                oldest.cancel()             # closes its socket (connect_accepted_socket's cleanup)
+            task = loop.create_task(self._hand_over(conn, client))
+            self._handshakes[task] = None
+            task.add_done_callback(lambda t: self._handshakes.pop(t, None))
+            held.append(task)
+            self._by_client[client] = held
+
+    async def _hand_over(self, conn: socket.socket, client: str) -> None:
+        loop = asyncio.get_running_loop()
+        conn.setblocking(False)
+        try:
+            transport, handler = await loop.connect_accepted_socket(
+                self._factory, conn, ssl=self._ctx,
+                ssl_handshake_timeout=self._timeout if self._ctx is not None else None)
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError, asyncio.CancelledError):
+            conn.close()                 # a handshake that failed, timed out or was pushed out
+            return
+        task = asyncio.current_task()
+        held = self._by_client.get(client, [])
+        self._by_client[client] = [(transport, handler) if c is task else c for c in held]
+
+    def close(self) -> None:
+        self._task.cancel()
+        for task in list(self._handshakes):
+            task.cancel()
+        self.sockets[0].close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.gather(self._task, *self._handshakes, return_exceptions=True)
+
+
+_Held = asyncio.Task[None] | tuple[asyncio.BaseTransport, asyncio.BaseProtocol]
+
+
+def _closed(c: _Held) -> bool:
+    return c.done() if isinstance(c, asyncio.Task) else c[0].is_closing()
+
+
+def _busy(c: _Held) -> bool:
+    """In a request (aiohttp's handler says so): not to be closed under it."""
+    return not isinstance(c, asyncio.Task) and bool(getattr(c[1], "_request_in_progress", False))
+
+
+def _close(c: _Held) -> None:
+    if isinstance(c, asyncio.Task):
+        c.cancel()
+    else:
+        c[0].close()
 
 
 class _Site(web.TCPSite):
-    """``web.TCPSite`` with a TLS handshake timeout (aiohttp passes none to ``create_server``)."""
+    """``web.TCPSite`` served through an ``_Acceptor``: bounded TLS handshakes and connections per
+    client (aiohttp's own site passes no handshake timeout, and bounds neither)."""
+
+    limits: tuple[int, float, int] = (MAX_HANDSHAKES, TLS_HANDSHAKE_TIMEOUT, MAX_PER_CLIENT)
 
     async def start(self) -> None:
         await web.BaseSite.start(self)
         server = self._runner.server
         assert server is not None
-        self._server = await asyncio.get_running_loop().create_server(
-            server, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
-            reuse_address=self._reuse_address, reuse_port=self._reuse_port,
-            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT if self._ssl_context is not None else None)
+        sock = socket.create_server((self._host or "0.0.0.0", self._port or 0), backlog=self._backlog,
+                                    reuse_port=bool(self._reuse_port),
+                                    family=socket.AF_INET6 if ":" in (self._host or "") else socket.AF_INET)
+        sock.setblocking(False)
+        max_handshakes, timeout, per_client = self.limits
+        self._server = _Acceptor(server, sock, self._ssl_context,  # type: ignore[assignment]
+                                 max_handshakes=max_handshakes, handshake_timeout=timeout,
+                                 max_per_client=per_client)
 
 
 def parse_bind_address(text: str) -> tuple[str, int]:
@@ -166,24 +281,35 @@ async def _guard_connections(runner: web.AppRunner, max_idle: int, idle_seconds:
 
 async def start_http(service: SchedulerService, addresses: list[tuple[str, int]], *, max_idle: int = MAX_IDLE,
                      idle_seconds: float = IDLE_SECONDS, secure: SecureServing | None = None,
-                     api: KubeClient | None = None) -> tuple[web.AppRunner, list[int]]:
-    """Serve every endpoint on each address (HTTPS with delegated auth through ``api`` when
-    ``secure``); returns the runner and the bound ports."""
+                     api: KubeClient | None = None, max_handshakes: int = MAX_HANDSHAKES,
+                     handshake_timeout: float = TLS_HANDSHAKE_TIMEOUT, max_per_client: int = MAX_PER_CLIENT,
+                     ) -> tuple[web.AppRunner, list[int]]:
+    """Serve every endpoint on each address (HTTPS with delegated auth when ``secure``, through a
+    client of its own made from ``api``'s config: ``auth.delegated_client``); returns the runner and
+    the bound ports. The limits bound the connections (``_Acceptor``, ``_guard_connections``)."""
     ctx = secure.ssl_context() if secure is not None else None
-    auth = DelegatingAuth(api, always_allow=secure.always_allow_paths) if secure is not None and api else None
+    auth_api = delegated_client(api.config) if secure is not None and api is not None else None
+    auth = DelegatingAuth(auth_api, always_allow=secure.always_allow_paths) \
+        if secure is not None and auth_api is not None else None
     app = _app(service, auth)
 
     async def guard(_: web.Application) -> AsyncIterator[None]:
         task = asyncio.ensure_future(_guard_connections(runner, max_idle, idle_seconds))
         yield
         task.cancel()
+
+    async def close_auth_client(_: web.Application) -> None:
+        if auth_api is not None:
+            await auth_api.close()
     if addresses:
         app.cleanup_ctx.append(guard)
+    app.on_cleanup.append(close_auth_client)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=idle_seconds)
     await runner.setup()
     ports = []
     for host, port in addresses:
         site = _Site(runner, host, port, ssl_context=ctx)
+        site.limits = (max_handshakes, handshake_timeout, max_per_client)
         try:
             await site.start()
         except OSError as e:
