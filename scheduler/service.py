@@ -30,12 +30,13 @@ assignment; so handler threads and the worker never see half an update.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from scheduler import features
 from scheduler.cache import Cache
@@ -60,6 +61,9 @@ from scheduler.profiles.shadows import Shadows
 from scheduler.queue import SchedulingQueue
 
 __all__ = ["ExtenderFactory", "ProfileStatus", "SchedulerService", "profile_status_body"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
@@ -119,6 +123,19 @@ def node_change(old: Node | None, new: Node) -> frozenset[str]:
     if old.allocatable != new.allocatable:
         out.add("UpdateNodeAllocatable")
     return frozenset(out)
+
+
+def _serialized(handler: Callable[Concatenate[SchedulerService, P], R]
+                ) -> Callable[Concatenate[SchedulerService, P], R]:
+    """An event handler that runs under the cache's lock, as the scheduling cycle does: the stores it
+    writes (claims, volumes, PDBs, selectors) are read by a cycle on the extender-cycle thread
+    (``_schedule_off_loop``), which must see each event whole. A cycle on the worker's loop never
+    overlaps a handler anyway; there the lock costs an uncontended acquire."""
+    def locked(self: SchedulerService, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.cache.lock:
+            return handler(self, *args, **kwargs)
+    functools.update_wrapper(locked, handler)
+    return locked
 
 
 class SchedulerService:
@@ -354,6 +371,7 @@ class SchedulerService:
             child = self._event_children[label] = self.metrics.event_handling_duration.labels(label)
         child.observe(time.perf_counter() - t0)
 
+    @_serialized
     def on_pod(self, event: str, body: Mapping[str, Any]) -> None:
         """A pod watch event (ADDED, MODIFIED, DELETED); raises ParseError for a pod we cannot read."""
         t0 = time.perf_counter()
@@ -412,6 +430,7 @@ class SchedulerService:
         self.queue.update(pod)
         return label
 
+    @_serialized
     def on_node(self, event: str, body: Mapping[str, Any]) -> None:
         t0 = time.perf_counter()
         self._handled(self._on_node(event, body), t0)
@@ -436,6 +455,7 @@ class SchedulerService:
                 "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
         return "NodeAdd" if old is None else "NodeUpdate"
 
+    @_serialized
     def on_pdb(self, event: str, body: Mapping[str, Any]) -> None:
         """A PodDisruptionBudget watch event; a malformed one is logged and protects nothing."""
         pdb = parse_pdb(body)
@@ -448,6 +468,7 @@ class SchedulerService:
             self._pdbs[pdb.key] = pdb
         self._pdb_list = tuple(self._pdbs.values())
 
+    @_serialized
     def on_selector_owner(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
         """A Service, ReplicationController, ReplicaSet or StatefulSet watch event. When the
         selectors a default spread constraint reads change, the pods a plugin rejected and that
@@ -457,6 +478,7 @@ class SchedulerService:
             self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}),
                                                                   label=f"{kind}{action}"))
 
+    @_serialized
     def on_volume_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
         """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver or
         CSIStorageCapacity watch event (``cache.volumes.KINDS``): the store is updated, and the pods
@@ -494,6 +516,7 @@ class SchedulerService:
         self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceClaim", frozenset({"Update"}), old=old,
                                                               new=new, label="ResourceClaimUpdate"))
 
+    @_serialized
     def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
         """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice watch event
         (``cache.dra.KINDS``; ``event`` ADDED, MODIFIED or DELETED): the store is updated (the
@@ -527,6 +550,7 @@ class SchedulerService:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    @_serialized
     def on_namespace(self, event: str, body: Mapping[str, Any]) -> None:
         meta = body.get("metadata") or {}
         if event == "DELETED":
