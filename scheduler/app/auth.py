@@ -18,8 +18,9 @@ The reviews go through a client of their own (``delegated_client``), as upstream
 ``DelegatingAuthenticationOptions`` and ``DelegatingAuthorizationOptions`` build one
 (k8s.io/apiserver ``pkg/server/options/authentication.go``, ``authorization.go``: QPS 200, burst
 400, a 10 s review timeout): a flood of random tokens spends that budget, never the scheduler's
-own, so its Bindings are not queued behind TokenReviews. The serving port also caps the
-connections per client address (``serving.py``).
+own, so its Bindings are not queued behind TokenReviews. At most ``MAX_PENDING_REVIEWS`` requests
+wait for a review (past that, 429 at once), and the serving port caps the connections per client
+address and cancels the handler of a request whose client left (``serving.py``).
 
 A request without a token is refused with 401 (kopf-scheduler has no anonymous user; upstream,
 with anonymous authentication on, would ask RBAC about ``system:anonymous`` and answer 403).
@@ -50,6 +51,10 @@ DELEGATED_BURST = 400
 REVIEW_TIMEOUT = 10.0
 # Its connections to the API server: reviews wait for one rather than open more.
 DELEGATED_CONNECTIONS = 16
+# Requests waiting for a review the cache cannot answer: past this many, a new one is answered 429
+# at once (the text of the API server's max-in-flight filter), so a flood's requests queue in
+# bounded memory and time rather than behind the rate limit without end.
+MAX_PENDING_REVIEWS = 64
 
 
 def delegated_client(config: KubeConfig) -> KubeClient:
@@ -105,6 +110,8 @@ class DelegatingAuth:
         self._tokens = _Cache(ttl, clock)
         self._decisions = _Cache(ttl, clock)
         self.reviews = 0             # TokenReviews and SubjectAccessReviews sent (tests, debugging)
+        self.pending = 0             # requests waiting for a review
+        self.max_pending = MAX_PENDING_REVIEWS
 
     def allowed_without_auth(self, path: str) -> bool:
         """Upstream's always-allow paths: exact, or a prefix ending in ``*``."""
@@ -155,17 +162,27 @@ class DelegatingAuth:
         token = header[7:].strip() if header.startswith("Bearer ") else ""
         if not token:
             return status(401, "Unauthorized", "Unauthorized")
-        try:
-            user = await self.authenticate(token)
-        except ClientError:
-            user = None                              # upstream: an authenticator error is a 401
-        if user is None:
-            return status(401, "Unauthorized", "Unauthorized")
         verb = request.method.lower()
+        cached, user = self._tokens.get(token)
+        needs_review = not cached or (user is not None and not self._decisions.get((user, path, verb))[0])
+        if needs_review and self.pending >= self.max_pending:
+            response = status(429, "TooManyRequests", "Too many requests, please try again later.")
+            response.headers["Retry-After"] = "1"
+            return response
+        self.pending += 1
         try:
-            allowed, reason = await self.authorize(user, path, verb)
-        except ClientError as e:
-            return status(500, "InternalError", f"Internal error occurred: authorization: {e}")
+            try:
+                user = await self.authenticate(token)
+            except ClientError:
+                user = None                              # upstream: an authenticator error is a 401
+            if user is None:
+                return status(401, "Unauthorized", "Unauthorized")
+            try:
+                allowed, reason = await self.authorize(user, path, verb)
+            except ClientError as e:
+                return status(500, "InternalError", f"Internal error occurred: authorization: {e}")
+        finally:
+            self.pending -= 1
         if not allowed:
             message = f'forbidden: User "{user.name}" cannot {verb} path "{path}"'
             return status(403, "Forbidden", f"{message}: {reason}" if reason else message)

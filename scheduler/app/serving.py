@@ -81,8 +81,9 @@ IDLE_SECONDS = 30.0
 # milliseconds, so it completes long before a flood could push it out.
 MAX_HANDSHAKES = 64
 TLS_HANDSHAKE_TIMEOUT = 5.0
-# Connections from one client address, in any state: a new one past this is closed at once. A probe,
-# a scrape or kubectl holds one or two; a flood of keep-alive connections cannot take the port.
+# Connections from one client address, in any state: past this, a new one takes the place of the
+# client's oldest still in its handshake, or is closed at once. A probe, a scrape or kubectl holds one
+# or two; a flood of keep-alive connections cannot take the port.
 MAX_PER_CLIENT = 16
 
 
@@ -120,17 +121,17 @@ class _Acceptor:
                                    if (live := [c for c in v if not _closed(c)])}
             held = [c for c in self._by_client.get(client, ()) if not _closed(c)]
             if len(held) >= self._per_client:
-                # The client's share is taken: its oldest connection that is not in a request (in its
-                # handshake, or idle) makes room; with none, the new one is refused.
-                idle = next((c for c in held if not _busy(c)), None)
-                if idle is None:
-                    self.refused += 1
+                # The client's share is taken: its oldest connection still in its handshake makes
+                # room; with none, the new one is refused (closed before any TLS work is spent on it).
+                # An established one is left to the idle guard: closing TLS under a reader is noisy.
+                shaking = next((c for c in held if isinstance(c, asyncio.Task)), None)
+                self.refused += 1
+                if shaking is None:
                     conn.close()
                     self._by_client[client] = held
                     continue
-                held.remove(idle)
-                self.refused += 1
-                _close(idle)
+                held.remove(shaking)
+                shaking.cancel()
             while len(self._handshakes) >= self._max_handshakes:
                 oldest = next(iter(self._handshakes))
                 del self._handshakes[oldest]
@@ -173,16 +174,6 @@ def _closed(c: _Held) -> bool:
     return c.done() if isinstance(c, asyncio.Task) else c[0].is_closing()
 
 
-def _busy(c: _Held) -> bool:
-    """In a request (aiohttp's handler says so): not to be closed under it."""
-    return not isinstance(c, asyncio.Task) and bool(getattr(c[1], "_request_in_progress", False))
-
-
-def _close(c: _Held) -> None:
-    if isinstance(c, asyncio.Task):
-        c.cancel()
-    else:
-        c[0].close()
 
 
 class _Site(web.TCPSite):
@@ -304,7 +295,10 @@ async def start_http(service: SchedulerService, addresses: list[tuple[str, int]]
     if addresses:
         app.cleanup_ctx.append(guard)
     app.on_cleanup.append(close_auth_client)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=idle_seconds)
+    # handler_cancellation: a request whose client has gone stops waiting (for a review, say), so a
+    # flood that reconnects leaves no orphaned requests behind it.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=idle_seconds,
+                           handler_cancellation=True)
     await runner.setup()
     ports = []
     for host, port in addresses:

@@ -258,6 +258,42 @@ def test_a_token_flood_does_not_slow_binding_and_its_reviews_are_bounded(tmp_pat
         finally:
             flood.kill()
         answered, refused = map(int, out.split())
+    print(f"quiet {quiet:.2f} s, flooded {flooded:.2f} s, TokenReviews {asked} in {during:.2f} s, "
+          f"flood answered {answered}, refused {refused}")
     assert flooded <= 1.5 * quiet + 2.0, (quiet, flooded)
     assert answered > 100 and refused > 0, (answered, refused)       # it did flood; past 16, refused
     assert asked <= DELEGATED_BURST + DELEGATED_QPS * during + 50, (asked, during)
+
+
+def test_requests_waiting_for_a_review_are_bounded_with_429() -> None:
+    """Past ``max_pending`` requests waiting for a review, a new one is answered 429 at once (the
+    API server's max-in-flight text), while a token the cache knows is still answered."""
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    gate = asyncio.Event()
+
+    class SlowApi:
+        async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+            await gate.wait()
+            return {"status": {"authenticated": False}}
+
+    auth = DelegatingAuth(SlowApi())                  # type: ignore[arg-type]
+    auth.max_pending = 2
+
+    async def handler(_: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    def req(token: str) -> web.Request:
+        return make_mocked_request("GET", "/metrics", headers={"Authorization": f"Bearer {token}"})
+
+    async def go() -> None:
+        waiting = [asyncio.ensure_future(auth.middleware(req(f"t{i}"), handler)) for i in range(2)]
+        await asyncio.sleep(0.01)
+        refused = await auth.middleware(req("t2"), handler)
+        assert refused.status == 429 and refused.headers["Retry-After"] == "1"
+        assert json.loads(refused.text or "")["message"] == "Too many requests, please try again later."
+        gate.set()
+        assert [r.status for r in await asyncio.gather(*waiting)] == [401, 401]
+        assert auth.pending == 0 and auth.reviews == 2
+    asyncio.run(go())
