@@ -377,3 +377,33 @@ def test_move_rows_is_undone_by_the_what_if(columns_only: bool) -> None:
         n: s[:-1] for n, s in before.items()}
     gpu = cache.table.resources["new.io/gpu"]
     assert not cache.table.requested[:, gpu].any()
+
+
+def test_unlocked_lets_another_thread_in_and_restores_the_depth() -> None:
+    """A cycle holds the lock (here twice, as nested calls do) and lets go of it for an extender's
+    call: another thread (an informer) updates the cache meanwhile, and the cycle gets the lock back
+    at the depth it had."""
+    import threading
+
+    c = Cache()
+    added = threading.Event()
+
+    def informer() -> None:
+        with c.lock:
+            c.add_node(node("late"))
+        added.set()
+    with c.lock, c.lock:
+        t = threading.Thread(target=informer)
+        t.start()
+        assert not added.wait(0.2)              # held: the informer waits
+        with c.unlocked():
+            assert added.wait(5)                # let go of: it gets in
+        t.join()
+        assert c.snapshot().row_of("late") is not None
+    free: list[bool] = []                       # released as often as taken: free for another thread
+    probe = threading.Thread(target=lambda: free.append(c.lock.acquire(blocking=False)))
+    probe.start()
+    probe.join()
+    assert free == [True]
+    with c.unlocked():                          # without the lock: nothing to let go of
+        pass
