@@ -100,7 +100,7 @@ class _Acceptor:
         self._factory, self._ctx = factory, ctx
         self._max_handshakes, self._timeout, self._per_client = max_handshakes, handshake_timeout, max_per_client
         self._handshakes: dict[asyncio.Task[None], None] = {}       # insertion order: oldest first
-        # Per client address: its connections, a handshake's task or (transport, aiohttp's handler).
+        # Per client address: its connections, a handshake's task or the transport it made.
         self._by_client: dict[str, list[_Held]] = {}
         self.refused = 0             # connections closed at once: past the client's share, or evicted
         self._task = asyncio.ensure_future(self._accept())
@@ -147,7 +147,7 @@ class _Acceptor:
         loop = asyncio.get_running_loop()
         conn.setblocking(False)
         try:
-            transport, handler = await loop.connect_accepted_socket(
+            transport, _ = await loop.connect_accepted_socket(
                 self._factory, conn, ssl=self._ctx,
                 ssl_handshake_timeout=self._timeout if self._ctx is not None else None)
         except (OSError, ssl.SSLError, TimeoutError, ConnectionError, asyncio.CancelledError):
@@ -155,7 +155,7 @@ class _Acceptor:
             return
         task = asyncio.current_task()
         held = self._by_client.get(client, [])
-        self._by_client[client] = [(transport, handler) if c is task else c for c in held]
+        self._by_client[client] = [transport if c is task else c for c in held]
 
     def close(self) -> None:
         self._task.cancel()
@@ -167,11 +167,11 @@ class _Acceptor:
         await asyncio.gather(self._task, *self._handshakes, return_exceptions=True)
 
 
-_Held = asyncio.Task[None] | tuple[asyncio.BaseTransport, asyncio.BaseProtocol]
+_Held = asyncio.Task[None] | asyncio.BaseTransport
 
 
 def _closed(c: _Held) -> bool:
-    return c.done() if isinstance(c, asyncio.Task) else c[0].is_closing()
+    return c.done() if isinstance(c, asyncio.Task) else c.is_closing()
 
 
 

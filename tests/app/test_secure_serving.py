@@ -297,3 +297,34 @@ def test_requests_waiting_for_a_review_are_bounded_with_429() -> None:
         assert [r.status for r in await asyncio.gather(*waiting)] == [401, 401]
         assert auth.pending == 0 and auth.reviews == 2
     asyncio.run(go())
+
+
+def test_one_client_address_holds_at_most_its_share_of_connections() -> None:
+    """At ``max_per_client`` 4, the 5th and 6th connections from 127.0.0.1 are closed at once; the
+    first four are served, and once one leaves another gets in."""
+    from scheduler.app.serving import start_http
+    from scheduler.service import SchedulerService
+    from tests.builders import MemoryClient
+
+    async def go() -> None:
+        runner, (port,) = await start_http(SchedulerService(MemoryClient()), [("127.0.0.1", 0)], max_per_client=4)
+        conns = []
+        try:
+            for _ in range(6):
+                conns.append(await asyncio.open_connection("127.0.0.1", port))
+            assert await _closed_by_server(conns[4:], 2.0) == 2
+            r, w = conns[0]
+            w.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await asyncio.wait_for(r.readline(), 5)).startswith(b"HTTP/1.1 200")
+            w.close()
+            await w.wait_closed()
+            await asyncio.sleep(0.1)
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            conns.append((r, w))
+            w.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await asyncio.wait_for(r.readline(), 5)).startswith(b"HTTP/1.1 200")
+        finally:
+            for _, w in conns:
+                w.close()
+            await runner.cleanup()
+    asyncio.run(go())
