@@ -1,58 +1,30 @@
 """Kopf entry script of kopf-scheduler (loaded by path: ``operator/`` is not a package).
 
-Everything here is an adapter: settings, the login from the scheduler's own kubeconfig, and the
-probe. The handlers are in ``on_profiles.py``, ``on_nodes.py`` (namespaces),
-``on_budgets.py`` and ``on_selectors.py`` (Services and controllers); pods, the hot path, nodes,
-and the storage and DRA kinds the plugins read per pod come from the runtime's own informers on the
-worker's loop (``scheduler/app/runtime.py`` says why). Kopf is started, and restarted when it dies,
-by ``OperatorRuntime.run_kopf``. The scheduler (``memo.service``) and its runtime
+Kopf holds no handler of a kind: every kind the scheduler reads (pods, nodes, the storage and DRA
+kinds, namespaces, PodDisruptionBudgets, the selector owners and SchedulingProfiles) comes through
+the runtime's own informers on the worker's loop, one per kind, each continuing its initial list
+with a watch from that list's resourceVersion (``scheduler/app/runtime.py`` says why: a second
+listing by Kopf left a gap in which a deletion was never seen, and Kopf's watches died when its
+credential refresh closed them). What is left here: the settings, the login from the scheduler's
+own kubeconfig, the ``task`` worker mode's start, and the probe. Kopf is started, and restarted
+when it dies, by ``OperatorRuntime.run_kopf``. The scheduler (``memo.service``) and its runtime
 (``memo.runtime``) are built by ``kopf-scheduler run`` before Kopf starts.
 """
 
-import hashlib
-import json
-from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
 import kopf
-
-from scheduler.profiles.crd import GROUP
-
-PREFIX = GROUP              # Kopf's annotations (progress, last-handled digest) under the CRD's group
-
-
-class DigestDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):
-    """Kopf's last-handled configuration as a digest of the essence, not the essence itself.
-
-    Kopf's own storage copies the whole essence (spec, labels, annotations) into one annotation, so
-    a profile of about 256 KiB or more makes every patch Kopf sends fail on a real cluster: all the
-    annotations together may hold at most 262,144 bytes. Change detection needs only "same or not",
-    and our handlers read the current ``spec``, never ``old``, ``new`` or ``diff`` (which are now
-    digests), so the annotation is about 130 bytes (key and value) whatever the profile's size.
-    """
-
-    def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
-        essence = cast(dict[str, Any], super().build(body=body, extra_fields=extra_fields))
-        annotations = essence.get("metadata", {}).get("annotations", {})
-        for key in [k for k in annotations if k.startswith(f"{self.prefix}/")]:
-            del annotations[key]        # progress records and markers: Kopf's clear() cannot see into a digest
-        text = json.dumps(essence, sort_keys=True, separators=(",", ":"))
-        return cast(kopf.BodyEssence, {"sha256": hashlib.sha256(text.encode()).hexdigest()})
 
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    # Profiles keep Kopf's state in annotations: status belongs to the scheduler. The last-handled
-    # configuration is a digest, so a large profile never makes an annotation the API server refuses.
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
-    settings.persistence.diffbase_storage = DigestDiffBaseStorage(prefix=PREFIX, key="last-handled-configuration")
-    settings.persistence.finalizer = f"{PREFIX}/finalizer"
     # Kopf posts no Events: it writes the namespace it posts to into involvedObject, where
     # `kubectl describe` of a cluster-scoped object never looks. The warnings users must see (a
-    # rejected profile, a lost schedulerName) are posted by the runtime's client (on_profiles.warn).
+    # rejected profile, a lost schedulerName) are posted by the runtime's client
+    # (scheduler/app/profile_status.py).
     settings.posting.enabled = False
-    settings.watching.server_timeout = 300
-    settings.watching.client_timeout = 330
+    # No handler of a kind: nothing to discover, so Kopf watches nothing (not even CRDs).
+    settings.scanning.disabled = True
     settings.networking.connect_timeout = 10
 
 

@@ -70,6 +70,7 @@ from aiohttp import web
 
 from scheduler.app.informers import Informer, collection_path
 from scheduler.app.informers import sleep_unless as _sleep_unless
+from scheduler.app.profile_status import ProfileFollower, spawner
 from scheduler.app.serving import SecureServing, ServingError, start_http
 from scheduler.cache.dra import KINDS as DRA_KINDS
 from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
@@ -82,7 +83,7 @@ from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.metrics import Metrics
 from scheduler.profiles.crd import PLURAL, profiles_path
-from scheduler.service import SchedulerService, profile_status_body
+from scheduler.service import SchedulerService
 
 __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_file_limit"]
 
@@ -276,6 +277,7 @@ class OperatorRuntime:
                                         feature_gates=feature_gates)
         self.api.on_response = _rest_client_metrics(self.service.metrics, urlparse(config.server).netloc)
         self.http_addresses = list(http_addresses)
+        self._tasks: set[asyncio.Future[None]] = set()
         self.elector: LeaderElector | None = None
         if leader_election is not None:
             self.elector = LeaderElector(self.api, on_change=self._leadership, **leader_election)
@@ -294,14 +296,27 @@ class OperatorRuntime:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self._tasks: set[asyncio.Future[None]] = set()
         self.stall_after = STALL_AFTER
         self.restart_backoff = (BACKOFF_INITIAL, BACKOFF_CAP)
-        # The informers of the worker loop (``informers.py``): nodes, pods, the storage kinds the volume
-        # plugins read and the DRA kinds DynamicResources reads (a claim per pod, or more). Kopf
-        # serves the low-rate kinds (``operator/``). A cluster may serve neither storage nor DRA
-        # kinds (404): those informers are optional.
+        # SchedulingProfile events into the service, and its verdicts into the CRs' status
+        # (``profile_status.py``), on the worker loop, which owns the API session.
+        self.profile_follower = ProfileFollower(self.service, self.api, self.client, spawner(self._tasks))
+        # The informers of the worker loop (``informers.py``), one per kind the service reads: nodes,
+        # pods, the storage kinds the volume plugins read, the DRA kinds DynamicResources reads (a
+        # claim per pod, or more), and the low-rate kinds: namespaces, PodDisruptionBudgets, the
+        # selector owners and SchedulingProfiles. A cluster may serve neither storage nor DRA kinds,
+        # nor the CRD (404): those informers are optional.
         self.informers: dict[str, Informer] = {
+            "namespaces": Informer(self.api, "namespace", "/api/v1/namespaces", self.service.on_namespace,
+                                   watch_timeout=WATCH_TIMEOUT),
+            "poddisruptionbudgets": Informer(self.api, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets",
+                                             self.service.on_pdb, watch_timeout=WATCH_TIMEOUT),
+            # Services and controllers: the selectors PodTopologySpread's default constraints read.
+            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
+                                partial(self.service.on_selector_owner, kind), watch_timeout=WATCH_TIMEOUT)
+               for group, version, plural, kind in SELECTOR_OWNER_KINDS},
+            PLURAL: Informer(self.api, PLURAL, profiles_path(), self.profile_follower.on_event, optional=True,
+                             watch_timeout=WATCH_TIMEOUT),
             # Nodes too: 15,000 of them are not a low rate. Through Kopf, each was listed a second
             # time after the initial sync and went through Kopf's per-event machinery (cause
             # detection, object logger, memories) on the thread that competes with the worker for
@@ -487,13 +502,8 @@ class OperatorRuntime:
                 f"lease transitions {e.transitions}")
 
     async def write_profile_statuses(self) -> None:
-        for name, (st, generation) in list(self.service.profile_status.items()):
-            try:
-                await self.api.request("PATCH", profiles_path(name, "status"),
-                                       {"status": profile_status_body(st, generation)},
-                                       content_type="application/merge-patch+json")
-            except ClientError as e:
-                log.warning("cannot write the status of profile %s: %s", name, e)
+        """The leader writes every profile's status (a standby wrote none)."""
+        self.profile_follower.write_all()
 
     async def write_shadow_statuses(self, stop: asyncio.Event, period: float = SHADOW_STATUS_PERIOD) -> None:
         """Every ``period``, the leader writes each shadow profile's ``status.shadow`` that changed
@@ -521,60 +531,19 @@ class OperatorRuntime:
         parked until it is.
         """
         stop = stop or asyncio.Event()
-        s = self.service
-
-        def apply_namespaces(listing: dict[str, Any]) -> None:
-            for ns in listing["items"]:
-                s.on_namespace("ADDED", ns)
-
-        def apply_budgets(listing: dict[str, Any]) -> None:
-            for pdb in listing["items"]:
-                s.on_pdb("ADDED", pdb)
-
-        def owners(kind: str) -> Callable[[dict[str, Any]], None]:
-            def apply(listing: dict[str, Any]) -> None:
-                for obj in listing["items"]:
-                    s.on_selector_owner(kind, "ADDED", obj)
-            return apply
-
-        informers: dict[str, tuple[Callable[[], Awaitable[Any]], Callable[[dict[str, Any]], None]]] = {
-            "namespaces": (lambda: self.api.list("v1", "Namespace"), apply_namespaces),
-            "poddisruptionbudgets": (lambda: self.api.request("GET", "/apis/policy/v1/poddisruptionbudgets"),
-                                     apply_budgets),
-            # Services and controllers: the selectors PodTopologySpread's default constraints read.
-            **{plural: (partial(self.api.request, "GET", f"/api/{version}/{plural}" if not group
-                                else f"/apis/{group}/{version}/{plural}"), owners(kind))
-               for group, version, plural, kind in SELECTOR_OWNER_KINDS},
-            PLURAL: (self._list_profiles, lambda listing: self.apply_profiles(listing["items"])),
-            # The informers of the worker loop: nodes, pods, the storage objects the volume plugins read
-            # (VolumeBinding, VolumeZone, NodeVolumeLimits, ...) and the DRA objects
-            # (DynamicResources), each then watched from here.
-            **{name: (informer.list, informer.apply_listing) for name, informer in self.informers.items()},
-        }
 
         async def sync(kind: str) -> None:
-            fetch, apply = informers[kind]
-            listing = await self._list_until_synced(kind, fetch, stop)
+            informer = self.informers[kind]
+            listing = await self._list_until_synced(kind, informer.list, stop)
             if listing is not None:
-                apply(listing)
+                informer.apply_listing(listing)
                 self.synced_kinds.add(kind)
         await asyncio.gather(*(sync(kind) for kind in SYNC_ORDER))
 
-    async def _list_profiles(self) -> Any:
-        try:
-            return await self.api.request("GET", profiles_path())
-        except ClientError as e:
-            if e.status != 404:
-                raise
-            log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
-            return {"items": []}
-
     def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
-        s = self.service
+        """Deliver SchedulingProfiles as ADDED events (the profile informer's path), on the worker loop."""
         for p in profiles:
-            s.profile_status[p["metadata"]["name"]] = (s.on_profile(p["metadata"]["name"], p.get("spec") or {},
-                                                                     p["metadata"]),
-                                                        p["metadata"].get("generation"))
+            self.profile_follower.on_event("ADDED", p)
 
     async def _list_until_synced(self, kind: str, fetch: Callable[[], Awaitable[Any]], stop: asyncio.Event) -> Any:
         backoff = Backoff()

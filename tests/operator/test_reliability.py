@@ -4,6 +4,7 @@ cluster over HTTPS; the loops it supervises are killed in turn and must come bac
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import socket
@@ -181,26 +182,23 @@ def test_a_dead_loop_fails_healthz_and_is_restarted(tmp_path: Path, monkeypatch:
 
 def test_kopf_dying_is_restarted_in_process_and_profiles_are_still_followed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kopf 1.45 lets aiohttp's ``RuntimeError("Connection closed.")`` out of a watch whose
-    connection its credential refresh closed, and a dead watcher ends its whole operator: the
+    """Kopf 1.45 lets aiohttp's ``RuntimeError("Connection closed.")`` out of a root task whose
+    connection its credential refresh closed, and a dead root task ends its whole operator: the
     runtime starts Kopf again, ``/healthz`` names it while it is down, and profile edits made while
-    it was down are still applied."""
-    from kopf._cogs.clients import watching
+    it was down are still applied (profiles come through the runtime's own informer)."""
+    from kopf._core.reactor import observation
 
-    real = watching.infinite_watch
+    real = observation.resource_observer
     calls = {"n": 0}
 
-    async def closes_once(**kwargs: Any) -> Any:
-        # Kopf's first watch of SchedulingProfiles delivers the first profile, then its connection
-        # is closed under it.
+    async def closes_once(**kwargs: Any) -> None:
+        # Kopf's first run: its resource observer's connection is closed under it.
         calls["n"] += 1
-        first = "schedulingprofiles" in str(kwargs["resource"]) and not calls.get("closed")
-        async for event in real(**kwargs):
-            yield event
-            if first and isinstance(event, dict) and event.get("object"):
-                calls["closed"] = 1
-                raise RuntimeError("Connection closed.")
-    monkeypatch.setattr(watching, "infinite_watch", closes_once)
+        if calls["n"] == 1:
+            await asyncio.sleep(0.5)
+            raise RuntimeError("Connection closed.")
+        await real(**kwargs)
+    monkeypatch.setattr(observation, "resource_observer", closes_once)
     with running_operator(tmp_path) as env:
         rt = env.runtime
         rt.restart_backoff = (3.0, 3.0)            # long enough for the probe to see it down
