@@ -4,6 +4,7 @@ through the worker's own informer, not Kopf."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,3 +78,51 @@ def test_nodes_come_through_the_worker_informer_without_kopf(tmp_path: Path) -> 
         assert on_loop(known)
         env.kubectl("delete", "node", "late")
         env.wait(lambda: not on_loop(known), message="node gone from the cache")
+
+
+@pytest.mark.parametrize("fault", ["dropped watch", "410 Gone"])
+def test_deletions_of_low_rate_kinds_while_the_watch_is_away_are_seen(tmp_path: Path, fault: str) -> None:
+    """A PodDisruptionBudget, a Service and a namespace deleted while every watch is cut (each resumes
+    from the last version it saw), or cut and then answered ``410 Gone`` (each relists, and replays
+    what vanished as DELETED): the scheduler's view loses all three. Kopf runs, but serves none."""
+    with running_operator(tmp_path) as env:
+        rt = env.runtime
+        env.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"t": "1"}}},
+                  {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                   "metadata": {"name": "budget", "namespace": "default"},
+                   "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}},
+                  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                   "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+
+        async def in_loop() -> tuple[bool, bool, bool]:
+            s = rt.service
+            return ("default/budget" in {p.key for p in s._pdb_list},
+                    "web" in s.selector_owners._services.get("default", {}), "team" in s.cache._namespaces)
+
+        def view() -> tuple[bool, bool, bool]:
+            assert rt._loop is not None
+            return asyncio.run_coroutine_threadsafe(in_loop(), rt._loop).result(timeout=30)
+
+        env.wait(lambda: view() == (True, True, True), message="all three seen")
+        faults = env.cluster.server.faults
+        faults.drop_watch = 1.0                 # every watch is cut at its next event, which is lost
+        try:
+            env.kubectl("delete", "pdb", "budget")
+            env.kubectl("delete", "service", "web")
+            env.kubectl("delete", "namespace", "team", "--wait=false")
+            env.wait(lambda: not env.kubectl("get", "namespace", "team", check=False).stdout, message="ns gone")
+            time.sleep(1)                       # the watches resumed meanwhile were cut again
+            assert view() == (True, True, True)
+            if fault == "410 Gone":
+                faults.gone = 1.0               # each resumed watch is answered 410 Gone: a relist
+            faults.drop_watch = 0.0
+            env.wait(lambda: view() == (False, False, False), message="all three deletions seen")
+        finally:
+            faults.drop_watch = faults.gone = 0.0
+        env.apply({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+                   "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}},
+                  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                   "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}},
+                  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "after"},
+                   "spec": {"schedulerName": "kopf-scheduler", "containers": [{"name": "c", "image": "i"}]}})
+        env.wait(lambda: env.get_json("pod", "after")["spec"].get("nodeName"), message="the informers go on")
