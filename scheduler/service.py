@@ -102,7 +102,7 @@ class ProfileStatus:
 def profile_status_body(st: ProfileStatus, generation: int | None) -> dict[str, Any]:
     """The SchedulingProfile ``status`` for a compile outcome (a rejected edit keeps the last good
     plugins: only the condition and observedGeneration change). The runtime writes it when it gains
-    the lease, and ``operator/on_profiles.py`` after each profile event."""
+    the lease, and after each profile event (``app/profile_status.py``)."""
     body: dict[str, Any] = {"conditions": [st.condition(generation)], "observedGeneration": generation}
     if st.accepted:
         # shadowOf null removes it from a profile that stopped being a shadow (a merge patch).

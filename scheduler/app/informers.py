@@ -1,11 +1,13 @@
 """``Informer``: one kind's list-then-watch on the worker's loop, as client-go's reflector does it.
 
 The runtime lists every kind before the first scheduling cycle (``OperatorRuntime.initial_sync``),
-then keeps the hot ones current with an informer of its own instead of a Kopf handler: pods, nodes
-(thousands of them, whose events must reach the cache in order with the pods'), and the objects the
-cycle reads per pod (PersistentVolumeClaims and PersistentVolumes, one of each per pod
-in a volume workload; ResourceClaims, one per pod with devices; and their low-rate siblings, so that
-each plugin's listers come through one path, as upstream's shared informer factory feeds them).
+then keeps each current with one informer of its own: pods, nodes (thousands of them, whose events
+must reach the cache in order with the pods'), the objects the cycle reads per pod
+(PersistentVolumeClaims and PersistentVolumes, one of each per pod in a volume workload;
+ResourceClaims, one per pod with devices; and their low-rate siblings, so that each plugin's
+listers come through one path, as upstream's shared informer factory feeds them), and the low-rate
+kinds (namespaces, PodDisruptionBudgets, the selector owners, SchedulingProfiles). One informer per
+kind, continuing its own listing, leaves no gap in which an event is lost.
 
 An informer:
 

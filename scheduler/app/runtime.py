@@ -1,35 +1,37 @@
 """``OperatorRuntime``, the operator process (``kopf-scheduler run``): the worker thread, the initial
-sync, the pod informer, the HTTP endpoints (``serving``), leader election, and Kopf.
+sync, the informers, the HTTP endpoints (``serving``), leader election, and Kopf.
 
 Startup follows upstream's order:
 
 1. the registry holds the in-tree and the installed out-of-tree plugins (``Registry()``);
 2. the ``SchedulerService`` is built (queue, cache, profile map, client);
-3. the worker thread starts its own event loop. On it, the initial sync lists namespaces, nodes, pods
-   and SchedulingProfiles into the cache and the queue, as informers sync before kube-scheduler
-   schedules. Then ``/healthz``, ``/readyz`` and ``/metrics`` are served, and the worker loop runs;
-4. Kopf starts last, on the main thread's loop. It loads the handler scripts of ``operator/`` by path
+3. the worker thread starts its own event loop. On it, the initial sync lists every kind into the
+   cache and the queue, as informers sync before kube-scheduler schedules. Then ``/healthz``,
+   ``/readyz`` and ``/metrics`` are served, and the worker loop runs;
+4. Kopf starts last, on the main thread's loop. It loads ``operator/main.py`` by path
    (``find_operator_dir``: ``$KOPF_SCHEDULER_OPERATOR_DIR``, the checkout's, or the image's
-   ``/app/operator``). They share the service through ``memo.service`` and serve the low-rate kinds:
-   SchedulingProfiles, namespaces, PodDisruptionBudgets, and the Services and controllers
-   (ReplicationControllers, ReplicaSets, StatefulSets) whose selectors drive default spreading.
+   ``/app/operator``): the settings, the login, the ``task`` worker mode and the probe. It serves
+   no kind.
 
-Pods are the hot path (two events per scheduled pod), and Kopf's per-event machinery (an object
-logger, memories, cause detection, a patch per event) cost more CPU than the scheduling itself, on
-the thread that competes with the worker for the GIL (BENCHMARKS.md has the profile). So the worker
-loop runs informers of its own (``informers.py``) for pods, for nodes (a 15,000-node cluster's
-nodes are not a low rate, and their events must reach the cache in order with the pods'), and for
-the storage and DRA kinds the plugins read per pod (a claim and a volume per pod in a volume
-workload): each continues the initial listing with a watch from its resourceVersion, resumes
-after a dropped connection from the last version it saw (with bookmarks), and on ``410 Gone``
-relists, replaying as DELETED every object that vanished meanwhile. Their events then reach the
-service on the thread that schedules, in the order the API server wrote them, so a pod never
-overtakes the claim it was created after on a path of its own.
+Every kind the service reads has exactly one informer of the worker loop's own (``informers.py``):
+pods, nodes, the storage and DRA kinds the plugins read per pod, namespaces, PodDisruptionBudgets,
+the selector owners (Services, ReplicationControllers, ReplicaSets, StatefulSets) and
+SchedulingProfiles (``profile_status.py`` turns their events into ``on_profile`` and
+``remove_profile``, and writes their status). Each continues the initial listing with a watch from
+its resourceVersion, resumes after a dropped connection from the last version it saw (with
+bookmarks), and on ``410 Gone`` relists, replaying as DELETED every object that vanished meanwhile.
+So no event is lost between the listing and the watch: when Kopf served the low-rate kinds, it
+listed them a second time after the initial sync, and an object deleted in between (about 200 ms),
+or while Kopf restarted, was never seen. Events reach the service on the thread that schedules, in
+the order the API server wrote them, so a pod never overtakes the claim it was created after on a
+path of its own. For the hot kinds, Kopf's per-event machinery (an object logger, memories, cause
+detection, a patch per event) also cost more CPU than the scheduling itself, on the thread that
+competes with the worker for the GIL (BENCHMARKS.md has the profile).
 
-Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.45 lets aiohttp's
-``RuntimeError("Connection closed.")`` out of a watch whose connection its credential refresh closed,
-and a dead watcher stops its whole operator), it is started again in-process with the same
-backoff, and ``/healthz`` names it while it is down.
+Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.45 let aiohttp's
+``RuntimeError("Connection closed.")`` out of a watch whose connection its credential refresh
+closed, which ended its whole operator; it now has no watch to lose), it is started again
+in-process with the same backoff, and ``/healthz`` names it while it is down.
 
 A graceful stop (``run`` on SIGTERM or SIGINT, which its main thread handles while Kopf runs in a
 thread of its own, ``run_until``) hands over in well under a second: the worker takes no new pod and
@@ -39,10 +41,10 @@ informers end. Kopf stops alongside, and is not waited for beyond ``KOPF_STOP_TI
 election, every Binding and PreBind write is fenced by the elector's ``holds`` (leading, and renewed
 within renewDeadline), asked when the write is about to be sent.
 
-A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's watch processing;
-Kopf's handlers only touch the lock-protected cache and queue. As a task in Kopf's loop, it would
-stall watch processing for as long as each cycle runs. The worker's loop also runs the binding
-cycles, so they overlap the next scheduling cycle, as upstream's binding goroutines do.
+A scheduling cycle is CPU work. In a thread, a long cycle does not delay Kopf's loop (its login and
+probe). As a task in Kopf's loop (``KOPF_SCHEDULER_WORKER=task``), the informers run there too. The
+worker's loop also runs the binding cycles, so they overlap the next scheduling cycle, as upstream's
+binding goroutines do.
 """
 
 from __future__ import annotations
@@ -317,12 +319,9 @@ class OperatorRuntime:
                for group, version, plural, kind in SELECTOR_OWNER_KINDS},
             PLURAL: Informer(self.api, PLURAL, profiles_path(), self.profile_follower.on_event, optional=True,
                              watch_timeout=WATCH_TIMEOUT),
-            # Nodes too: 15,000 of them are not a low rate. Through Kopf, each was listed a second
-            # time after the initial sync and went through Kopf's per-event machinery (cause
-            # detection, object logger, memories) on the thread that competes with the worker for
-            # the GIL, for the first seconds of scheduling (BENCHMARKS.md, SchedulingDaemonset end
-            # to end). Here the watch goes on from the initial list's resourceVersion, and node
-            # events reach the cache in the API's order with the pods', on the thread that schedules.
+            # Nodes: 15,000 of them are not a low rate. Through Kopf, each was listed a second time
+            # after the initial sync and went through Kopf's per-event machinery on the thread that
+            # competes with the worker for the GIL (BENCHMARKS.md, SchedulingDaemonset end to end).
             "nodes": Informer(self.api, "node", "/api/v1/nodes", self.node_event, watch_timeout=WATCH_TIMEOUT),
             "pods": Informer(self.api, "pod", "/api/v1/pods", self.pod_event, known=self.service.known_pod_uids,
                              key=_pod_uid, tombstone=_pod_tombstone, watch_timeout=WATCH_TIMEOUT),
@@ -521,7 +520,8 @@ class OperatorRuntime:
                     log.warning("cannot write the shadow status of profile %s: %s", name, e)
 
     async def initial_sync(self, stop: asyncio.Event | None = None) -> None:
-        """List what the informers would, before the first scheduling cycle.
+        """Each informer's first list, before the first scheduling cycle; its watch (``run``) goes on
+        from that list's resourceVersion.
 
         Each kind is an informer of its own, as in client-go: listed concurrently, retried on its own
         with the reflector's backoff (0.8 s doubling to 30 s, jitter 1.0), and applied as soon as it

@@ -134,3 +134,85 @@ def test_a_refused_token_is_retried_once_with_a_fresh_one(tmp_path: Path) -> Non
         assert len(runs.read_text()) == 2
     finally:
         cluster.stop()
+
+
+def _tokens_expire_under_load(tmp_path: Path, seconds: float) -> None:
+    """Issue #32 item 2: tokens that live 2 s for ``seconds``, while pods arrive (five every half
+    second, each wave deleted once bound) and the profile is edited every few seconds. No loop dies
+    (Kopf included), no event is lost (every pod bound, every edit applied), /healthz never fails."""
+    from tests.operator.test_reliability import get
+
+    issued, runs = tmp_path / "issued.json", tmp_path / "runs"
+    with running_operator(tmp_path, kubeconfig=exec_kubeconfig(tmp_path, issued, runs)) as env:
+        issuer: Issuer = Issuer.current     # type: ignore[attr-defined]
+        rt = env.runtime
+        failures: list[tuple[float, int, str]] = []
+        probes = {"n": 0}
+        done = threading.Event()
+
+        def probe() -> None:
+            while not done.wait(0.5):
+                code, text = get(env, "/healthz")
+                probes["n"] += 1
+                if code != 200:
+                    failures.append((time.monotonic(), code, text))
+        prober = threading.Thread(target=probe, daemon=True)
+        try:
+            env.apply(PROFILE, *[node(f"n{i}") for i in range(4)])
+            env.wait(lambda: (env.get_json("sp", "default").get("status") or {}).get("observedGeneration") == 1,
+                     message="profile accepted")
+            prober.start()
+            pods_path = "/api/v1/namespaces/default/pods"
+            waves: list[list[str]] = []
+            percentage, edits, wave = 0, 0, 0
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                names = [f"w{wave}-{i}" for i in range(5)]
+                for n in names:
+                    code, body = env.api("POST", pods_path, pod(n, cpu="10m"))
+                    assert code == 201, body
+                waves.append(names)
+                if wave % 10 == 9:           # every 5 s, an edit the informer must deliver
+                    edits += 1
+                    percentage = 10 + edits % 90
+                    env.api("PATCH", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles/default",
+                            {"spec": {"percentageOfNodesToScore": percentage}},
+                            ctype="application/merge-patch+json")
+                if len(waves) > 6:           # a wave three seconds old: bound, then deleted
+                    old = waves.pop(0)
+                    env.wait(lambda old=old: all(env.api("GET", f"{pods_path}/{n}")[1]["spec"].get("nodeName")
+                                                 for n in old), timeout=30, message=f"{old[0]} bound")
+                    for n in old:
+                        env.api("DELETE", f"{pods_path}/{n}")
+                wave += 1
+                time.sleep(0.5)
+            for names in waves:
+                env.wait(lambda names=names: all(env.api("GET", f"{pods_path}/{n}")[1]["spec"].get("nodeName")
+                                                 for n in names), timeout=30, message=f"{names[0]} bound")
+            assert edits >= seconds // 6
+            env.wait(lambda: (s := env.get_json("sp", "default").get("status") or {}).get("observedGeneration")
+                     == 1 + edits and s.get("percentageOfNodesToScore") == percentage,
+                     timeout=30, message="every edit applied")
+            done.set()
+            prober.join(5)
+            assert failures == [], failures[:3]
+            assert probes["n"] >= seconds, probes
+            assert all(c.restarts == 0 for c in rt.components.values()), {
+                n: (c.restarts, c.last_error) for n, c in rt.components.items() if c.restarts}
+            assert "kopf_scheduler_component_restarts_total{" not in env.metrics()
+            assert rt.failed is None and not rt.fatal.is_set()
+            assert rt.service.cycles >= wave * 5
+        finally:
+            done.set()
+            issuer.stop()
+        # Each token lived 2 s: the plugin ran again and again, not per request.
+        assert seconds / 4 <= len(runs.read_text()) < seconds * 10
+
+
+def test_tokens_that_expire_every_2_s_under_load_for_a_minute(tmp_path: Path) -> None:
+    _tokens_expire_under_load(tmp_path, 60)
+
+
+@pytest.mark.soak
+def test_tokens_that_expire_every_2_s_under_load_for_10_minutes(tmp_path: Path) -> None:
+    _tokens_expire_under_load(tmp_path, 600)
