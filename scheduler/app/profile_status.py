@@ -40,7 +40,6 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
-from scheduler.errors import ClientError
 from scheduler.kubeapi import KubeClient
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.profiles.crd import API_VERSION, KIND, profiles_path
@@ -102,7 +101,7 @@ class StatusWriter:
                     {"op": "add", "path": "/status/lastAcceptedSpec", "value": spec},
                     {"op": "add", "path": "/status/lastAcceptedGeneration", "value": generation}],
                     content_type=_JSON_PATCH)
-        except ClientError as e:  # 404 (deleted meanwhile) or the network: the next leader rewrites all
+        except Exception as e:  # 404 (deleted meanwhile) or the network: the next leader rewrites all
             log.warning("cannot write the status of profile %s: %s", name, e)
 
 

@@ -130,3 +130,17 @@ def test_a_replica_started_after_a_refused_edit_serves_the_last_good_spec(tmp_pa
         finally:
             stop_b_kopf()
             b.stop()
+
+
+def test_the_last_good_spec_is_replaced_whole_not_merged(tmp_path: Path) -> None:
+    """A field removed by an accepted edit is gone from ``lastAcceptedSpec`` too: a merge patch
+    would have kept it, and a replica falling back on it would serve a spec nobody wrote."""
+    with running_operator(tmp_path) as env:
+        env.apply(profile("default", NAME, strategy="MostAllocated"), node("n0"))
+        env.wait(lambda: (_accepted(env, "default", 1) or {}).get("lastAcceptedGeneration") == 1, message="gen 1")
+        assert "pluginConfig" in env.get_json("sp", "default")["status"]["lastAcceptedSpec"]
+        env.kubectl("patch", "sp", "default", "--type=merge", "-p", '{"spec":{"pluginConfig":null}}')
+        status = env.wait(lambda: (s := _accepted(env, "default", 2) or {}).get("lastAcceptedGeneration") == 2 and s,
+                          message="gen 2 stored")
+        assert status["lastAcceptedSpec"] == env.get_json("sp", "default")["spec"]
+        assert "pluginConfig" not in status["lastAcceptedSpec"]
