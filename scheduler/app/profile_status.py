@@ -24,8 +24,10 @@ one computed later, and a CR edited ten times while a write was slow gets one mo
 of the replicas that saw it. So an accepted status also carries ``lastAcceptedSpec`` and
 ``lastAcceptedGeneration``; a replica that meets a CR for the first time (it starts, or a standby
 starts after the edit) whose current spec does not compile serves that spec instead, and reports
-the current one's rejection, as the replica that saw the edit does. (A JSON patch writes it: a merge
-patch would merge the new spec into the old one key by key and keep fields the user removed.)
+the current one's rejection, as the replica that saw the edit does. The status is one merge patch,
+and a merge patch merges the new spec into the stored one key by key, which would keep the fields an
+edit removed: so the patch also sets to null every key of the stored copy (as last seen, or as last
+written) that the new one lacks (``replacing``).
 
 Warnings go to ``involvedObject`` with an empty namespace, where ``kubectl describe sp`` looks for
 Events about a cluster-scoped object.
@@ -45,13 +47,12 @@ from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.profiles.crd import API_VERSION, KIND, profiles_path
 from scheduler.service import CONFLICT_REASON, ProfileStatus, SchedulerService, profile_status_body
 
-__all__ = ["INVALID_REASON", "ProfileFollower", "StatusWriter", "spawner"]
+__all__ = ["INVALID_REASON", "ProfileFollower", "StatusWriter", "replacing", "spawner"]
 
 log = logging.getLogger("kopf_scheduler")
 
 INVALID_REASON = "InvalidProfile"
 _MERGE = "application/merge-patch+json"
-_JSON_PATCH = "application/json-patch+json"
 
 Spawn = Callable[[Coroutine[Any, Any, Any]], None]
 
@@ -61,13 +62,24 @@ def _digest(uid: str, generation: Any, spec: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def replacing(new: Any, *old: Any) -> Any:
+    """A merge patch that turns any of ``old`` into ``new``: ``new``, plus a null for every key (at
+    any depth) an old value has and ``new`` lacks. (RFC 7386: a list or a scalar replaces whole.)"""
+    if not isinstance(new, Mapping):
+        return new
+    olds = [o for o in old if isinstance(o, Mapping)]
+    out: dict[str, Any] = {k: replacing(v, *(o.get(k) for o in olds)) for k, v in new.items()}
+    for o in olds:
+        out.update({k: None for k in o if k not in new})
+    return out
+
+
 class StatusWriter:
     """Writes profile statuses one at a time, each from the latest state when it is sent.
 
-    ``status_of(name)`` returns the body to merge into ``status`` (None: the CR is gone) and the
-    last good spec to store with it, if any."""
+    ``status_of(name)`` returns the merge patch of ``status`` (None: the CR is gone)."""
 
-    def __init__(self, api: KubeClient, status_of: Callable[[str], tuple[dict[str, Any], Any] | None],
+    def __init__(self, api: KubeClient, status_of: Callable[[str], dict[str, Any] | None],
                  spawn: Spawn) -> None:
         self.api, self.status_of, self.spawn = api, status_of, spawn
         self.pending: set[str] = set()
@@ -89,18 +101,11 @@ class StatusWriter:
             self._running = False
 
     async def write(self, name: str) -> None:
-        current = self.status_of(name)
-        if current is None:
+        body = self.status_of(name)
+        if body is None:
             return                       # deleted meanwhile
-        body, last_good = current
         try:
             await self.api.request("PATCH", profiles_path(name, "status"), {"status": body}, content_type=_MERGE)
-            if last_good is not None:
-                spec, generation = last_good
-                await self.api.request("PATCH", profiles_path(name, "status"), [
-                    {"op": "add", "path": "/status/lastAcceptedSpec", "value": spec},
-                    {"op": "add", "path": "/status/lastAcceptedGeneration", "value": generation}],
-                    content_type=_JSON_PATCH)
         except Exception as e:  # 404 (deleted meanwhile) or the network: the next leader rewrites all
             log.warning("cannot write the status of profile %s: %s", name, e)
 
@@ -116,6 +121,9 @@ class ProfileFollower:
         self._uids: dict[str, str] = {}
         # CR name -> (spec, generation) of the version it serves now, for lastAcceptedSpec.
         self._serving: dict[str, tuple[dict[str, Any], Any]] = {}
+        # CR name -> its status.lastAcceptedSpec as last seen, and as last written.
+        self._stored: dict[str, Any] = {}
+        self._written: dict[str, Any] = {}
 
     # ---- events ---------------------------------------------------------------------------------
     def on_event(self, event: str, obj: dict[str, Any]) -> None:
@@ -124,6 +132,8 @@ class ProfileFollower:
         if event == "DELETED":
             self._forget(name)
             return
+        status = obj.get("status")
+        self._stored[name] = status.get("lastAcceptedSpec") if isinstance(status, Mapping) else None
         spec = obj.get("spec") or {}
         spec = dict(spec) if isinstance(spec, Mapping) else {}
         uid = str(meta.get("uid", ""))
@@ -132,6 +142,7 @@ class ProfileFollower:
             return                      # our own status write echoed, or a relist: the spec is unchanged
         if name in self._uids and self._uids[name] != uid:
             self._forget(name)          # deleted and created again while the watch was away
+            self._stored[name] = status.get("lastAcceptedSpec") if isinstance(status, Mapping) else None
         first = name not in self._uids
         self._handled[name], self._uids[name] = digest, uid
         st = self._compile(name, spec, meta)
@@ -164,6 +175,8 @@ class ProfileFollower:
         self._handled.pop(name, None)
         self._uids.pop(name, None)
         self._serving.pop(name, None)
+        self._stored.pop(name, None)
+        self._written.pop(name, None)
         self.service.remove_profile(name)
         others = self.service.take_profile_updates()
         if self.service.leader:
@@ -193,12 +206,20 @@ class ProfileFollower:
         self.spawn(self.client.cluster_event(API_VERSION, KIND, name, uid, "Warning", reason, "Compile", message))
 
     # ---- statuses -------------------------------------------------------------------------------
-    def status_of(self, name: str) -> tuple[dict[str, Any], Any] | None:
+    def status_of(self, name: str) -> dict[str, Any] | None:
+        """The merge patch of the CR's status, from the latest state (None: it is gone)."""
         current = self.service.profile_status.get(name)
         if current is None:
             return None
         st, generation = current
-        return profile_status_body(st, generation), self._serving.get(name) if st.accepted else None
+        body = profile_status_body(st, generation)
+        serving = self._serving.get(name)
+        if st.accepted and serving is not None:
+            spec, spec_generation = serving
+            body["lastAcceptedSpec"] = replacing(spec, self._stored.get(name), self._written.get(name))
+            body["lastAcceptedGeneration"] = spec_generation
+            self._written[name] = spec
+        return body
 
     def write_all(self) -> None:
         """The leader writes every status (on gaining the lease: a standby wrote none)."""

@@ -144,3 +144,28 @@ def test_the_last_good_spec_is_replaced_whole_not_merged(tmp_path: Path) -> None
                           message="gen 2 stored")
         assert status["lastAcceptedSpec"] == env.get_json("sp", "default")["spec"]
         assert "pluginConfig" not in status["lastAcceptedSpec"]
+
+
+def _patches(env: Env) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in env.metrics().splitlines()
+               if line.startswith("rest_client_requests_total{") and 'method="PATCH"' in line)
+
+
+def test_ten_quick_edits_while_a_status_write_is_slow_are_written_once_from_the_latest(tmp_path: Path) -> None:
+    """Each status write takes a second. Ten edits arrive meanwhile: the status ends at the latest
+    generation, written from the latest state after the write in flight, not once per edit."""
+    with running_operator(tmp_path) as env:
+        env.apply(profile("default", NAME), node("n0"))
+        env.wait(lambda: (_accepted(env, "default", 1) or {}).get("lastAcceptedGeneration") == 1, message="gen 1")
+        before = _patches(env)
+        env.cluster.server.faults.latency_rules = [("patch", "schedulingprofiles/status", 1.0)]
+        for i in range(10):
+            code, body = env.api("PATCH", profiles_path("default"), {"spec": {"percentageOfNodesToScore": 50 + i}},
+                                 ctype="application/merge-patch+json")
+            assert code == 200, body
+        status = env.wait(lambda: _accepted(env, "default", 11), timeout=30, message="the latest generation written")
+        assert status["percentageOfNodesToScore"] == 59 and status["lastAcceptedGeneration"] == 11
+        time.sleep(2.5)                     # any write still queued would land meanwhile
+        # The write in flight, then one from the latest state (a third at most, if the edits straddled it).
+        assert _patches(env) - before <= 3, _patches(env) - before
+        assert _accepted(env, "default", 11) == status
