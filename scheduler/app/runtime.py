@@ -538,6 +538,8 @@ class OperatorRuntime:
             if listing is not None:
                 informer.apply_listing(listing)
                 self.synced_kinds.add(kind)
+                if kind == PLURAL and not informer.served:
+                    log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
         await asyncio.gather(*(sync(kind) for kind in SYNC_ORDER))
 
     def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
