@@ -444,7 +444,9 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: terminate.set())
     runtime.start()
-    while not runtime.synced.wait(0.2):
+    # In task mode the worker starts inside Kopf's loop (its startup handler), so it cannot sync
+    # before Kopf runs: waiting for it here would wait for ever.
+    while runtime.worker_mode == "thread" and not runtime.synced.wait(0.2):
         if terminate.is_set():
             runtime.stop()
             return
