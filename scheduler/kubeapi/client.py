@@ -18,6 +18,7 @@ miss a case (a binding cycle that caught only HTTP errors once stranded its pod 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -32,6 +33,9 @@ from scheduler.kubeapi.http1 import Http1Pool
 from scheduler.kubeapi.ratelimit import TokenBucket
 
 __all__ = ["GoneError", "KubeClient", "new_event_loop", "resource_path"]
+# The bearer token the current task's last request carried: a 401 invalidates the credentials only
+# if they still hold that token, so a burst of requests refused with one expired token refreshes once.
+_SENT_TOKEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("sent_token", default=None)
 
 Obj = dict[str, Any]
 USER_AGENT = "kopf-scheduler/0.1.0"
@@ -164,6 +168,7 @@ class KubeClient:
     def _headers(self, content_type: str | None = None) -> dict[str, str]:
         h = {"Accept": "application/json", "User-Agent": USER_AGENT}
         token = self.config.bearer()
+        _SENT_TOKEN.set(token)
         if token:
             h["Authorization"] = f"Bearer {token}"
         if content_type:
@@ -207,7 +212,7 @@ class KubeClient:
                 if e.status != 401 or not retry:
                     raise
                 retry = False
-                self.config.invalidate_bearer()
+                self.config.invalidate_bearer(refused=_SENT_TOKEN.get())
 
     async def _throttle(self, path: str) -> None:
         limiter = (self._event_limiter if path.startswith("/apis/events.k8s.io/") else
@@ -351,7 +356,7 @@ class KubeClient:
                 self._count("GET", resp.status, t0)
                 if resp.status == 401:
                     # The watcher re-opens after an error; let that attempt fetch a new token.
-                    self.config.invalidate_bearer()
+                    self.config.invalidate_bearer(refused=_SENT_TOKEN.get())
                 if resp.status >= 400:
                     raw = await resp.read()
                     try:

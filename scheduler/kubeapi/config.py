@@ -71,9 +71,11 @@ class KubeConfig:
         """Whether a 401 may be cured by asking for the token again."""
         return self.credentials is not None
 
-    def invalidate_bearer(self) -> None:
+    def invalidate_bearer(self, refused: str | None = None) -> None:
+        """The server answered 401 to ``refused`` (the token a request carried; None: whatever is
+        held now): the next ``bearer()`` asks for a new one, unless it already has."""
         if self.credentials is not None:
-            self.credentials.invalidate()
+            self.credentials.invalidate(refused)
 
     def expiration(self) -> datetime.datetime | None:
         """When the current token expires (exec plugins that say so), for Kopf's re-login."""

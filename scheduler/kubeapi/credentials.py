@@ -66,6 +66,7 @@ class ExecCredentials:
     clock: Callable[[], float] = time.time
     _token: str | None = field(default=None, init=False, repr=False)
     _expiry: float | None = field(default=None, init=False)
+    _refresh_at: float | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     runs: int = field(default=0, init=False)    # how many times the command ran (tests, debugging)
 
@@ -89,21 +90,33 @@ class ExecCredentials:
 
     def fresh(self) -> bool:
         """Whether ``token()`` would answer without running the command."""
-        return self._token is not None and (self._expiry is None or self.clock() < self._expiry - REFRESH_MARGIN)
+        return self._token is not None and (self._refresh_at is None or self.clock() < self._refresh_at)
 
     def expiration(self) -> datetime.datetime | None:
         self.token()
         return None if self._expiry is None else datetime.datetime.fromtimestamp(self._expiry, datetime.UTC)
 
-    def invalidate(self) -> None:
-        """The server refused the token (401): the next ``token()`` runs the command again."""
+    def invalidate(self, refused: str | None = None) -> None:
+        """The server refused the token (401): the next ``token()`` runs the command again. With
+        ``refused``, only if that is still the current token: when many requests in flight come
+        back 401 with the same expired token, the first one's refresh serves them all (client-go's
+        exec authenticator compares the refused credentials with the current ones the same way),
+        instead of each running the plugin again."""
         with self._lock:
-            self._token = None
+            if refused is None or refused == self._token:
+                self._token = None
 
     def token(self) -> str:
         with self._lock:
             if not self.fresh():
                 self._token, self._expiry = self._run()
+                # Refresh REFRESH_MARGIN before the stated expiry, but a token that arrives with less
+                # than twice that left is still used for half of what it has: otherwise a plugin
+                # that hands out tokens close to their expiry (a token cache) would run again for
+                # every request until it issues a newer one.
+                now = self.clock()
+                self._refresh_at = (None if self._expiry is None else
+                                    self._expiry - min(REFRESH_MARGIN, max(0.0, self._expiry - now) / 2))
             assert self._token is not None
             return self._token
 
@@ -170,9 +183,12 @@ class TokenFile:
     def fresh(self) -> bool:
         return self._token is not None and self.clock() - self._read_at < self.period
 
-    def invalidate(self) -> None:
+    def invalidate(self, refused: str | None = None) -> None:
+        """A 401: re-read the file at the next ``token()``, unless ``refused`` is no longer the
+        token held (another request's 401 already re-read it)."""
         with self._lock:
-            self._read_at = float("-inf")
+            if refused is None or refused == self._token:
+                self._read_at = float("-inf")
 
     def token(self) -> str | None:
         with self._lock:

@@ -61,6 +61,45 @@ def test_token_is_kept_until_it_expires_then_the_plugin_runs_again(tmp_path: Pat
     assert creds.token() == "tok-3"
 
 
+def test_a_token_that_arrives_near_its_expiry_serves_half_of_what_it_has_left(tmp_path: Path) -> None:
+    """A plugin that hands out a token close to its stated expiry (its own cache) must not run again
+    for every request until it issues a newer one: the token is used for half its remaining life."""
+    cmd = plugin(tmp_path, f"print({credential('near', EXPIRY)!r})")
+    clock = Clock(EXPIRY_EPOCH - 0.6)               # within REFRESH_MARGIN already
+    creds = ExecCredentials(command=cmd, clock=clock)
+    assert creds.token() == "near" and creds.runs == 1
+    clock.now += 0.29
+    assert creds.fresh() and creds.token() == "near" and creds.runs == 1
+    clock.now += 0.02
+    assert not creds.fresh()
+    clock.now = EXPIRY_EPOCH + 1                    # an expired one is asked for again each time
+    assert creds.token() == "near" and creds.runs == 2 and not creds.fresh()
+
+def test_a_401_for_a_token_already_replaced_runs_nothing(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    cmd = plugin(tmp_path, f"n = int(open({str(counter)!r}).read()) + 1 if os.path.exists({str(counter)!r}) else 1\n"
+                           f"open({str(counter)!r}, 'w').write(str(n))\n"
+                           f"print({credential('T')!r}.replace('\"T\"', json.dumps(f'tok-{{n}}')))")
+    creds = ExecCredentials(command=cmd)
+    assert creds.token() == "tok-1"
+    creds.invalidate(refused="tok-1")            # the current token was refused: run again
+    assert creds.token() == "tok-2" and creds.runs == 2
+    creds.invalidate(refused="tok-1")            # a late 401 for the token already replaced
+    assert creds.fresh() and creds.token() == "tok-2" and creds.runs == 2
+
+
+def test_a_401_for_a_token_file_already_reread_reads_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text("one")
+    tf = TokenFile(str(path), clock=Clock(100.0))
+    assert tf.token() == "one"
+    path.write_text("two")
+    tf.invalidate(refused="one")
+    assert tf.token() == "two"
+    path.write_text("three")
+    tf.invalidate(refused="one")                 # stale: "two" is held and still within its period
+    assert tf.fresh() and tf.token() == "two"
+
 def test_a_token_without_expiry_is_kept_until_invalidated(tmp_path: Path) -> None:
     creds = ExecCredentials(command=plugin(tmp_path, f"print({credential('forever')!r})"))
     assert creds.token() == "forever" and creds.fresh() and creds.expiration() is None

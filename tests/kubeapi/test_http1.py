@@ -22,7 +22,9 @@ import yarl
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi import KubeClient, KubeConfig
 from scheduler.kubeapi.client import USER_AGENT, new_event_loop
+from scheduler.kubeapi.credentials import ExecCredentials
 from scheduler.simulator.tls import SelfSigned
+from tests.kubeapi.test_credentials import credential, plugin
 
 BIND = "/api/v1/namespaces/ns/pods/p/binding"
 BINDING = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p", "namespace": "ns"},
@@ -403,6 +405,36 @@ def test_a_401_is_retried_once_with_a_fresh_token(tmp_path: Path) -> None:
     assert [(r.method, r.headers["Authorization"]) for r in srv.requests] == [
         ("GET", "Bearer old"), ("GET", "Bearer old"), ("POST", "Bearer old"), ("POST", "Bearer new")]
 
+
+def test_a_burst_refused_with_one_expired_token_runs_the_exec_plugin_once(tmp_path: Path) -> None:
+    """Issue #32: with tokens that expire every 2 s, the exec plugin ran about 5 times a second,
+    as every request of a burst refused with the same token invalidated whatever the credentials
+    held by then, the token another request had just fetched included. client-go invalidates only
+    credentials that are still the refused ones."""
+    counter = tmp_path / "runs"
+    cmd = plugin(tmp_path, f"n = int(open({str(counter)!r}).read()) + 1 if os.path.exists({str(counter)!r}) else 1\n"
+                           f"open({str(counter)!r}, 'w').write(str(n))\n"
+                           f"print({credential('T')!r}.replace('\"T\"', json.dumps(f'tok-{{n}}')))")
+
+    async def respond(req: Req, w: asyncio.StreamWriter) -> bool:
+        w.write(ok(status=401) if req.headers["Authorization"] == "Bearer tok-1" else ok())
+        return True
+
+    async def go() -> tuple[RawServer, int]:
+        srv = RawServer(respond)
+        await srv.start()
+        creds = ExecCredentials(command=cmd)
+        try:
+            async with KubeClient(KubeConfig(srv.url, credentials=creds), limit=32) as api:
+                assert creds.token() == "tok-1"          # cached; the server has revoked it
+                await asyncio.gather(*(api.request("GET", f"/api/v1/namespaces/n{i}") for i in range(20)))
+        finally:
+            await srv.stop()
+        return srv, creds.runs
+    srv, runs = asyncio.run(go())
+    assert runs == 2, f"the plugin ran {runs} times for one refused token"
+    sent = [r.headers["Authorization"] for r in srv.requests]
+    assert sent.count("Bearer tok-1") == 20 and sent.count("Bearer tok-2") == 20
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 def test_compressed_bodies_are_decoded(encoding: str) -> None:

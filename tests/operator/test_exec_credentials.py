@@ -205,8 +205,11 @@ def _tokens_expire_under_load(tmp_path: Path, seconds: float) -> None:
         finally:
             done.set()
             issuer.stop()
-        # Each token lived 2 s: the plugin ran again and again, not per request.
-        assert seconds / 4 <= len(runs.read_text()) < seconds * 10
+        # Each token lived 2 s and was stated to expire 0.5-1.5 s after it was issued (whole seconds):
+        # used for half of what it had left, it runs the plugin 1-4 times a second, however many
+        # requests are made (197 in 60 s measured; 345-887 when every request of a burst refused or
+        # stale ran it again).
+        assert seconds / 4 <= len(runs.read_text()) < seconds * 6
 
 
 def test_tokens_that_expire_every_2_s_under_load_for_a_minute(tmp_path: Path) -> None:
