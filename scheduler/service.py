@@ -45,6 +45,7 @@ from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
 from scheduler.cycle import Binding, Outcome, Scheduler
+from scheduler.deadline import Deadline
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
 from scheduler.framework.extender import Extender, ObjectBodies, ObjectSource
@@ -206,7 +207,7 @@ class SchedulerService:
         self.last_activity = time.monotonic()
         self.worker_beat = time.monotonic()
         self.binding_timeout = binding_timeout
-        self._bindings: dict[asyncio.Future[None], float] = {}     # in-flight binding cycle -> when it is due
+        self._bindings: dict[asyncio.Future[None], Deadline] = {}  # in-flight binding cycle -> its deadline
         # The edge's health and readiness checks (name -> problem or None), for /healthz and /readyz.
         self.health: Callable[[], dict[str, str | None]] | None = None
         self.readiness: Callable[[], dict[str, str | None]] | None = None
@@ -612,7 +613,9 @@ class SchedulerService:
     def binding_overdue(self) -> float:
         """Seconds the most overdue in-flight binding cycle is past its deadline (0 with none): the
         binding watchdog. Its deadline cancels it, so anything over a moment means the loop is stuck."""
-        return max(0.0, time.monotonic() - min(self._bindings.values())) if self._bindings else 0.0
+        if not self._bindings:
+            return 0.0
+        return max(0.0, time.monotonic() - min(d.due for d in self._bindings.values()))
 
     # ---- the worker -----------------------------------------------------------------------------
     def _calls_extenders(self, pod: Pod) -> bool:
@@ -646,7 +649,11 @@ class SchedulerService:
         Each binding cycle has a deadline (``binding_timeout`` plus the pod's Permit wait plus the
         PreBind plugins' wait budget for it, ``Framework.pre_bind_budget``): one that
         has not finished by then is cancelled, which unreserves, forgets and requeues the pod, so no
-        pod stays assumed for ever whatever the network does. A replica that stops leading cancels
+        pod stays assumed for ever whatever the network does. Time its requests wait for the API
+        client's rate-limit tokens does not count (``scheduler/deadline.py``): a burst of pods queued
+        behind the client's QPS binds on its first attempt, as upstream's binding goroutines (no
+        whole-cycle deadline, each request waiting in client-go's limiter) do, while a cycle hung
+        anywhere else is still cut. A replica that stops leading cancels
         its bindings at once instead of waiting out their requests. The binding tasks
         belong to the service, not to this call, so a worker restarted after a crash (the runtime
         supervises it) sees the bindings its predecessor started. ``worker_beat`` is the liveness
@@ -674,13 +681,12 @@ class SchedulerService:
             return (self.binding_timeout + outcome.permit_wait
                     + outcome.framework.pre_bind_budget(outcome.state))
 
-        async def finish(outcome: Any) -> None:
-            deadline = deadline_of(outcome)
+        async def finish(outcome: Any, deadline: Deadline, budget: float) -> None:
             binding.inc()
             try:
-                await asyncio.wait_for(self.scheduler.finish(outcome), deadline)
+                await deadline.guard(self.scheduler.finish(outcome))
             except TimeoutError:    # the cycle undid itself on the cancellation
-                log.warning("binding cycle of %s did not finish within %.0f s: requeued", outcome.info.key, deadline)
+                log.warning("binding cycle of %s did not finish within %.0f s: requeued", outcome.info.key, budget)
             except asyncio.CancelledError:
                 if stop.is_set() or not self.is_leader():
                     return          # abandoned on purpose; the cycle undid itself
@@ -725,8 +731,10 @@ class SchedulerService:
                 continue
             self.cycles += 1
             self.last_activity = time.monotonic()
-            task = asyncio.ensure_future(finish(outcome))
-            tasks[task] = time.monotonic() + deadline_of(outcome)
+            budget = deadline_of(outcome)
+            deadline = Deadline(budget)
+            task = asyncio.ensure_future(finish(outcome, deadline, budget))
+            tasks[task] = deadline
             task.add_done_callback(self._binding_done)
             # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
             # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),

@@ -343,6 +343,99 @@ def test_a_pre_bind_wait_without_a_budget_is_cut_at_the_binding_timeout() -> Non
     assert client.bound == {} and s.queue.where("uid-db") is not None and s.cache.assumed_count() == 0
 
 
+# ---- the deadline does not count client-side throttling (issue #32, item 4's follow-up) ----------
+class ThrottledClient(MemoryClient):
+    """A MemoryClient whose Bindings wait for a token from the API client's own token bucket
+    (``kubeapi/ratelimit.py``, as ``KubeClient`` does), then answer, or never answer (``hang``:
+    a request hung past any deadline)."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        from scheduler.kubeapi.ratelimit import TokenBucket
+        super().__init__()
+        self.bucket = TokenBucket(qps, burst)
+        self.sent: list[str] = []       # each Binding sent, in order (a pod twice would be a bug)
+        self.hang = False
+
+    async def bind(self, pod: Any, node_name: str) -> None:
+        await self.bucket.wait()
+        self.sent.append(pod.uid)
+        if self.hang:
+            await asyncio.Event().wait()
+        await super().bind(pod, node_name)
+
+
+def throttled_service(client: ThrottledClient, binding_timeout: float, pods: int) -> SchedulerService:
+    s = SchedulerService(client, seed=1, binding_timeout=binding_timeout)
+    client.cache = s.cache
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="64"))
+    for i in range(pods):
+        s.on_pod("ADDED", pod_obj(f"w{i}"))
+    return s
+
+
+def test_a_burst_queued_behind_the_qps_binds_first_time_however_long_the_queue(caplog: Any) -> None:
+    """40 pods at once, Bindings at 20 per second (burst 1), under a 0.5 s binding_timeout: the
+    last Binding waits about 2 s for its token, four times the deadline. No binding cycle is
+    abandoned or requeued for that wait: each pod is scheduled once and bound once, and the binding
+    watchdog never sees a cycle past its deadline."""
+    import logging
+    pods = 40
+    client = ThrottledClient(qps=20, burst=1)
+    s = throttled_service(client, binding_timeout=0.5, pods=pods)
+    overdue: list[float] = []
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while len(client.bound) < pods and loop.time() < end:
+            overdue.append(s.binding_overdue())
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    with caplog.at_level(logging.WARNING, "kopf_scheduler"):
+        asyncio.run(go())
+    assert client.bucket.waited > 4 * 0.5        # the last Binding did wait past the deadline
+    assert len(client.bound) == pods and sorted(client.sent) == sorted(client.bound), client.sent
+    assert s.cycles == pods and client.failures == []
+    assert sample(s, "scheduler_schedule_attempts_total", result="scheduled", profile="s1") == pods
+    assert sample(s, "scheduler_schedule_attempts_total", result="error", profile="s1") == 0
+    assert not [r.message for r in caplog.records if "binding cycle" in r.getMessage()]
+    assert max(overdue) < 0.5, overdue
+
+
+def test_a_binding_that_hangs_after_its_token_is_still_cut_at_the_deadline() -> None:
+    """The watchdog still catches a hung cycle: a Binding that waits about 1 s for its token (a
+    0.5 s binding_timeout) and then never answers is abandoned 0.5 s after it got the token, not
+    earlier, and its pod is forgotten and requeued."""
+    client = ThrottledClient(qps=1, burst=1)
+    s = throttled_service(client, binding_timeout=0.5, pods=0)
+    client.bucket.reserve()                     # another request took the only token: a 1 s wait
+    client.hang = True
+    s.on_pod("ADDED", pod_obj("hung"))
+    times: dict[str, float] = {}
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        loop = asyncio.get_running_loop()
+        t0, end = loop.time(), loop.time() + 10
+        while loop.time() < end and "abandoned" not in times:
+            if client.sent and "sent" not in times:
+                times["sent"] = loop.time() - t0
+            if "sent" in times and s.cache.assumed_count() == 0:
+                times["abandoned"] = loop.time() - t0
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(go())
+    assert 0.8 < times["sent"] < 1.5, times             # it waited for the token, uncut
+    assert 0.4 < times["abandoned"] - times["sent"] < 2.0, times
+    assert client.bound == {} and s.queue.where("uid-hung") is not None
+
+
 def test_volume_events_carry_the_old_object_for_the_hints() -> None:
     """CSIDriver and CSIStorageCapacity updates reach the queue with the object before, which
     VolumeBinding's hints compare (a capacity that shrank does not move the pod, one that grew does)."""

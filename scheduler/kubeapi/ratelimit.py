@@ -7,6 +7,10 @@ Events have a bucket of their own, as upstream's event broadcaster has a client 
 of FailedScheduling events never delays a binding. Leases too, as upstream's leader-election client
 is its own: binding cycles are not capped, so thousands may queue for tokens, and a Lease renewal
 must not wait behind them.
+
+A request that must wait for its token says how long (``scheduler.deadline.throttled``) before it
+waits: a binding cycle's whole-cycle deadline does not count that time, as upstream's binding
+goroutines have none, so a burst of pods queued behind the QPS is never abandoned for the queue.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+
+from scheduler.deadline import throttled
 
 __all__ = ["TokenBucket"]
 
@@ -44,4 +50,5 @@ class TokenBucket:
         delay = self.reserve()
         if delay > 0:
             self.waited += delay
+            throttled(delay)
             await asyncio.sleep(delay)

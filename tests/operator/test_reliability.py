@@ -18,6 +18,7 @@ import pytest
 
 from scheduler.app.runtime import OperatorRuntime
 from scheduler.app.serving import ServingError
+from scheduler.deadline import Deadline
 from scheduler.kubeapi import load_config
 from scheduler.simulator import ErrorRule
 from scheduler.simulator.faults import BLACKHOLE, RESET
@@ -234,7 +235,7 @@ def test_a_stalled_worker_fails_healthz(tmp_path: Path, monkeypatch: pytest.Monk
         # A binding cycle its deadline failed to cancel (a plugin that swallows the cancellation):
         # the binding watchdog names it.
         stuck: Any = object()
-        rt.service._bindings[stuck] = time.monotonic() - 5
+        rt.service._bindings[stuck] = Deadline(-5)
         code, text = get(env, "/healthz")
         assert code == 500 and "[-]binding failed: a binding cycle is 5 s past its deadline" in text
         del rt.service._bindings[stuck]
@@ -455,3 +456,34 @@ def test_a_lease_renewal_timeout_is_logged_with_its_cause(caplog: pytest.LogCapt
         asyncio.run(scenario())
     renew = [r.getMessage() for r in caplog.records if "cannot renew" in r.getMessage()]
     assert renew and all(re.search(r"no answer within \d+\.\d s", m) for m in renew), renew
+
+
+# ---- a burst queued behind the client's QPS is not abandoned for the queue (#32, item 4's follow-up) ---------
+def test_a_burst_of_pods_behind_the_qps_binds_each_pod_once_with_no_cycle_abandoned(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Found when binding cycles stopped being capped: 200 pods at once against a 20 QPS client
+    (burst 1) queue their Bindings for 10 s, over twice the binding cycle's deadline (twice the
+    2 s request timeout). The later ones used to be cancelled at the deadline while still waiting
+    for a token, requeued with a warning, and bound on a later attempt. Now every pod is bound on
+    its first attempt, once, with no binding cycle abandoned."""
+    pods = 200
+    with caplog.at_level(logging.WARNING, "kopf_scheduler"), running_operator(
+            tmp_path, runtime_kwargs={"qps": 20.0, "burst": 1, "request_timeout": 2.0}) as env:
+        service = env.runtime.service
+        assert service.binding_timeout == 4.0
+        ready(env, nodes=3)
+        t0 = time.monotonic()
+        for i in range(pods):
+            assert env.api("POST", "/api/v1/namespaces/default/pods", pod(f"p{i}", cpu="10m"))[0] == 201
+        server = env.cluster.server
+        env.wait(lambda: len(server.binds) == pods, timeout=90, message=f"all {pods} pods bound")
+        took = time.monotonic() - t0
+        assert took > 2 * service.binding_timeout, f"bound in {took:.1f} s: the Bindings never queued for tokens"
+        assert set(server.binds.values()) == {1} and server.bind_conflicts == 0
+        assert all(bound(env).values())
+        attempts = service.metrics.schedule_attempts
+        assert attempts.labels("scheduled", "kopf-scheduler")._value.get() == pods
+        assert attempts.labels("error", "kopf-scheduler")._value.get() == 0
+        assert service.cycles == pods
+    abandoned = [r.getMessage() for r in caplog.records if "binding cycle" in r.getMessage()]
+    assert not abandoned, abandoned[:3]
