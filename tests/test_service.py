@@ -395,7 +395,7 @@ def test_a_burst_queued_behind_the_qps_binds_first_time_however_long_the_queue(c
             await asyncio.sleep(0.05)
         stop.set()
         await asyncio.wait_for(task, 10)
-    with caplog.at_level(logging.WARNING, "kopf_scheduler"):
+    with caplog.at_level(logging.WARNING):
         asyncio.run(go())
     assert client.bucket.waited > 4 * 0.5        # the last Binding did wait past the deadline
     assert len(client.bound) == pods and sorted(client.sent) == sorted(client.bound), client.sent

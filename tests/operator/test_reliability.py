@@ -467,7 +467,7 @@ def test_a_burst_of_pods_behind_the_qps_binds_each_pod_once_with_no_cycle_abando
     for a token, requeued with a warning, and bound on a later attempt. Now every pod is bound on
     its first attempt, once, with no binding cycle abandoned."""
     pods = 200
-    with caplog.at_level(logging.WARNING, "kopf_scheduler"), running_operator(
+    with caplog.at_level(logging.WARNING), running_operator(
             tmp_path, runtime_kwargs={"qps": 20.0, "burst": 1, "request_timeout": 2.0}) as env:
         service = env.runtime.service
         assert service.binding_timeout == 4.0

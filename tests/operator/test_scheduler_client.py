@@ -109,3 +109,57 @@ def test_a_binding_waiting_for_its_rate_limit_token_is_not_sent_once_the_fence_c
     assert api("GET", f"{PODS}/first")[1]["spec"].get("nodeName") == "n1"
     assert not api("GET", f"{PODS}/second")[1]["spec"].get("nodeName")
     assert set(sim.server.binds) == {first.uid}
+
+
+def test_bindings_that_wait_past_the_binding_deadline_for_tokens_are_fenced_when_sent(
+        sim: SimulatedCluster, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue #32: a binding cycle's deadline no longer counts its wait for rate-limit tokens, so a
+    Binding may wait far past it; the fence must still stop it right before it is sent. Four pods
+    bind at 2 requests/s (burst 1) under a 0.3 s binding deadline; once the first Binding is out the
+    worker stops taking pods (a graceful stop: the rest drain), and then the lease is lost. The
+    queued Bindings, each waiting longer than the deadline for its token, are refused by the fence
+    when their tokens come and handed back, not sent and not abandoned by the deadline."""
+    import logging
+
+    from scheduler.kubeapi import KubeClient, KubeConfig
+    from scheduler.service import SchedulerService
+    from tests.simulator.helpers import node
+
+    api = Http(sim)
+    api("POST", "/api/v1/nodes", node("n1"))
+    bodies = [api("POST", PODS, pod(f"p{i}", schedulerName="kopf-scheduler"))[1] for i in range(4)]
+    holds = [True]
+
+    async def go() -> SchedulerService:
+        kube = KubeClient(KubeConfig(sim.url, token=sim.token, ssl_context=sim.tls.client_context()), qps=2, burst=1)
+        client = ApiSchedulerClient(kube)
+        service = SchedulerService(client, seed=1, binding_timeout=0.3)
+        service.lease_valid = lambda: holds[0]      # as the runtime wires the elector's fence
+        client.fence = service.is_leader
+        assert service.on_profile("p", {"schedulerName": "kopf-scheduler"}).accepted
+        service.on_node("ADDED", api("GET", "/api/v1/nodes/n1")[1])
+        for body in bodies:
+            service.on_pod("ADDED", body)
+        stop = asyncio.Event()
+        worker = asyncio.ensure_future(service.run_worker(stop))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 10
+        while not sim.server.binds and loop.time() < end:
+            await asyncio.sleep(0.01)
+        stop.set()                  # no new pod; the queued Bindings drain (drain_timeout 5 s)
+        holds[0] = False            # ... and the lease may be lost now
+        t0 = loop.time()
+        await asyncio.wait_for(worker, 10)
+        assert loop.time() - t0 > 0.3 * 3, "the queued Bindings did not wait past their deadline"
+        await kube.close()
+        return service
+    with caplog.at_level(logging.WARNING):
+        service = run(go())
+    first = bodies[0]["metadata"]["uid"]
+    assert set(sim.server.binds) == {first} and sim.server.bind_conflicts == 0
+    # The first stays assumed until a watch confirms it (none here); the others went back to the queue.
+    assert service.cache.assumed_count() == 1
+    assert all(service.queue.where(b["metadata"]["uid"]) == "active" for b in bodies[1:])
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("no longer holds the lease" in m for m in messages) == 3, messages
+    assert not [m for m in messages if "abandoned" in m or "did not finish" in m], messages
