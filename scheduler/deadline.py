@@ -64,7 +64,9 @@ class Deadline:
         self._throttled_until = end
         self.due += extra
         timeout = self._timeout
-        if timeout is not None and (when := timeout.when()) is not None:
+        # Past its deadline the cycle is being cancelled (a plugin that swallowed the cancellation
+        # may still send): too late to move it, and asyncio refuses to.
+        if timeout is not None and not timeout.expired() and (when := timeout.when()) is not None:
             timeout.reschedule(when + extra)
 
     async def guard(self, aw: Awaitable[T]) -> T:

@@ -69,3 +69,21 @@ def test_a_cycle_that_hangs_is_cut_at_its_deadline_after_its_throttled_wait() ->
         return loop.time() - t0
     took = asyncio.run(go())
     assert 0.45 < took < 2.0, took
+
+
+def test_a_wait_reported_after_the_deadline_passed_is_ignored() -> None:
+    """A plugin that swallows the cancellation and sends again: its token wait moves nothing, and
+    the report does not fail the request."""
+    d = Deadline(0.05)
+
+    async def swallows() -> str:
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            pass
+        throttled(0.1)
+        return "went on"
+
+    async def go() -> str:
+        return await d.guard(swallows())
+    assert asyncio.run(go()) == "went on"

@@ -461,16 +461,16 @@ def test_a_lease_renewal_timeout_is_logged_with_its_cause(caplog: pytest.LogCapt
 # ---- a burst queued behind the client's QPS is not abandoned for the queue (#32, item 4's follow-up) ---------
 def test_a_burst_of_pods_behind_the_qps_binds_each_pod_once_with_no_cycle_abandoned(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """Found when binding cycles stopped being capped: 200 pods at once against a 20 QPS client
-    (burst 1) queue their Bindings for 10 s, over twice the binding cycle's deadline (twice the
-    2 s request timeout). The later ones used to be cancelled at the deadline while still waiting
+    """Found when binding cycles stopped being capped: 150 pods at once against a 10 QPS client
+    (burst 1) queue their Bindings for 15 s, over twice the binding cycle's deadline (twice the
+    3 s request timeout). The later ones used to be cancelled at the deadline while still waiting
     for a token, requeued with a warning, and bound on a later attempt. Now every pod is bound on
     its first attempt, once, with no binding cycle abandoned."""
-    pods = 200
+    pods = 150
     with caplog.at_level(logging.WARNING), running_operator(
-            tmp_path, runtime_kwargs={"qps": 20.0, "burst": 1, "request_timeout": 2.0}) as env:
+            tmp_path, runtime_kwargs={"qps": 10.0, "burst": 1, "request_timeout": 3.0}) as env:
         service = env.runtime.service
-        assert service.binding_timeout == 4.0
+        assert service.binding_timeout == 6.0
         ready(env, nodes=3)
         t0 = time.monotonic()
         for i in range(pods):
