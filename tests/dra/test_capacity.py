@@ -1,5 +1,5 @@
 """scheduler.dra.capacity (ClassDevices) and the scoring's DraScoring: our own cases for what
-upstream's resource_allocation.go does beyond its table (ported in tests/plugins/test_noderesources.py):
+upstream's resource_allocation.go does beyond its table (ported in tests/plugins/noderesources/test_resource_allocation.py):
 which slices count for a node, a selector's error, and what is kept across pods."""
 
 from __future__ import annotations

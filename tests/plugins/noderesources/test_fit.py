@@ -1,12 +1,13 @@
-"""NodeResourcesFit and NodeResourcesBalancedAllocation: our own cases first (extreme quantities,
-issue #12; the request/arithmetic semantics of issue #14 items 1-3), then upstream's tables as data,
-each naming its file, test function and case (``noderesources/fit_test.go``, ``least_allocated_test.go``,
-``most_allocated_test.go``, ``balanced_allocation_test.go``, ``requested_to_capacity_ratio_test.go``,
-``resource_allocation_test.go``, and the args' ``validation_pluginargs_test.go`` / ``defaults_test.go``)."""
+"""NodeResourcesFit: our own cases first (extreme quantities, issue #12; the request/arithmetic
+semantics of issue #14 items 1-3), then upstream's tables as data, each naming its file, test
+function and case (``noderesources/fit_test.go``, ``least_allocated_test.go``,
+``most_allocated_test.go``, ``requested_to_capacity_ratio_test.go``, and the args'
+``validation_pluginargs_test.go`` / ``defaults_test.go``, Fit's and BalancedAllocation's). The
+builders and DRA objects here are shared with ``test_balanced_allocation`` and
+``test_resource_allocation``."""
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
@@ -16,7 +17,8 @@ import pytest
 from scheduler.cache.dra import DraStore
 from scheduler.model import Node, Pod, parse_node, parse_pod
 from scheduler.plugins import noderesources
-from scheduler.plugins.args import NodeResourcesFitArgs, ScoringStrategy
+from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ScoringStrategy
+from scheduler.plugins.helpers import broken_linear
 from tests import st
 from tests.builders import node, pod, reasons, run_filter, run_score
 
@@ -70,14 +72,6 @@ def test_requested_to_capacity_ratio() -> None:
     plugin = noderesources.NodeResourcesFit(args)
     # 3000/4000 = 75% -> 25; 5000/10000 = 50% -> 50: avg 37.5 -> 38 (rounded half away from zero)
     assert run_score(plugin, pod("p", "3", "5000"), [node("n1", "4", "10000")]) == [38]
-
-
-def test_balanced_allocation() -> None:
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
-    # cpu 3000/4000=0.75, memory 5000/10000=0.5: std=0.125 -> 87; a perfectly balanced node -> 100
-    got = run_score(plugin, pod("p", "3", "5000"), [node("n1", "4", "10000"), node("n2", "6", "10000")])
-    assert got == [87, 100]
-    assert run_score(plugin, pod("p", None, None), [node("n1")]) == [0]  # best-effort pods skip
 
 
 HUGE = ["0", "1n", "1", "4e15", "1e16", "1E", "9223372036854775807", "8Ei", "1e64"]
@@ -154,18 +148,6 @@ def test_fit_scores_exact_on_huge_nodes(name: str, strategy: str, alloc: str, re
     assert got == want, name
 
 
-def test_balanced_allocation_at_extremes() -> None:
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
-    nodes = [node(f"n{i}", cpu=q, memory=q) for i, q in enumerate(HUGE)]
-    existing = [pod(f"e{i}", q, q, node_name=f"n{i}") for i, q in enumerate(HUGE)]
-    for q in HUGE[1:]:
-        got = run_score(plugin, pod("p", q, "1"), nodes, existing)
-        assert all(0 <= s <= 100 for s in got), (q, got)
-    # 1e30 CPUs half used, memory idle: exactly upstream's |0.5 - 0| / 2 = 0.25 -> 75.
-    assert run_score(plugin, pod("p", "1m", "1"), [node("n", "1e30", "1e30")],
-                     [pod("e", "5e29", None, node_name="n")]) == [75]
-
-
 def test_fit_prescore_never_skips_and_score_agrees_without_it() -> None:
     # Upstream's Fit.PreScore (fit.go) always succeeds, writing the pod's requests per scored resource
     # with the non-zero defaults: a pod that requests nothing is scored as 100m cpu / 200Mi memory.
@@ -215,18 +197,6 @@ def test_zero_request_is_a_request(strategy: str, cpu: str | None, memory: str |
     assert run_score(plugin, pod("p", cpu, memory), [node("n", "4", "10000")]) == [want]
 
 
-def _balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:
-    """balanced_allocation.go's balancedResourceScorer, line by line."""
-    fractions = [min(r / a, 1.0) for r, a in zip(requested, allocatable, strict=True) if a != 0]
-    std = 0.0
-    if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = sum(fractions) / len(fractions)
-        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int((1 - std) * 100)
-
-
 def _random_clusters(seed: int, used_from: int) -> Any:
     """30 random clusters of 1 to 11 nodes, each with a pod already on it: (the pod to score, nodes,
     existing pods, and per node its cpu and memory requested with the pod, and allocatable). Half
@@ -242,14 +212,6 @@ def _random_clusters(seed: int, used_from: int) -> Any:
             existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
             amounts.append(([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem]))
         yield pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing, amounts
-
-
-def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
-    """Every row against upstream's scorer: nodes with and without allocatable memory (the general
-    path) and with both (the two-resource fast path), over- and under-committed."""
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
-    for p, nodes, existing, amounts in _random_clusters(11, used_from=0):
-        assert run_score(plugin, p, nodes, existing) == [_balanced_resource_scorer(r, a) for r, a in amounts]
 
 
 def _least_resource_scorer(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
@@ -273,12 +235,6 @@ def test_fit_least_allocated_is_upstreams_scorer_on_random_nodes(weights: tuple[
     for p, nodes, existing, amounts in _random_clusters(12, used_from=1):
         assert run_score(plugin, p, nodes, existing) == [_least_resource_scorer(r, a, list(weights))
                                                          for r, a in amounts]
-
-
-def test_balanced_allocation_counts_explicit_zero_as_zero() -> None:
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs())
-    # cpu 0 of 4, memory 5000 of 10000: |0 - 0.5| / 2 = 0.25 -> 75 (upstream uses the actual requests).
-    assert run_score(plugin, pod("p", "0", "5000"), [node("n", "4", "10000")]) == [75]
 
 
 # requested_to_capacity_ratio_test.go, TestRequestedToCapacityRatioScoringStrategy: shape (0,10)(100,0),
@@ -320,7 +276,7 @@ BROKEN_LINEAR = [
 def test_broken_linear_function(shape: list[tuple[int, int]], assertions: list[tuple[int, int]]) -> None:
     import numpy as np
     util = np.array([p for p, _ in assertions], np.int64)
-    assert noderesources.broken_linear(shape, util).tolist() == [want for _, want in assertions]
+    assert broken_linear(shape, util).tolist() == [want for _, want in assertions]
 
 
 def _ext_node(name: str, extended: dict[str, str]) -> object:
@@ -1283,214 +1239,6 @@ def test_most_allocated_scoring_strategy(name: str, pod: st.MakePod, nodes: list
     _allocated_strategy("MostAllocated", name, pod, nodes, existing, resources, want)
 
 
-# --- balanced_allocation_test.go TestNodeResourcesBalancedAllocation --------------------------------------
-# Release 1.35's table (its two DRA cases from the 1.35 file: 62 and 63). kubernetes/kubernetes#135573 (merged January 2026, for 1.36) scores the change
-# of balance a pod brings instead (50 + (50 + with - without) / 2); its source and table were not
-# available to read, so this plugin and table stay at 1.35's formula.
-GPU = "nvidia.com/gpu"
-
-
-def make_node(name: str, milli_cpu: int, memory: int, extended: dict[str, int] | None = None) -> Node:
-    """test_util.go's ``makeNode``: capacity and allocatable cpu, memory and the extended resources."""
-    res = {"cpu": f"{milli_cpu}m", "memory": str(memory), **{k: str(v) for k, v in (extended or {}).items()}}
-    return parse_node({"metadata": {"name": name}, "status": {"capacity": res, "allocatable": res}})
-
-
-def spec_pod(node_name: str, *requests: dict[str, str]) -> Pod:
-    """``&v1.Pod{Spec: ...}``: containers with these requests, on ``node_name``."""
-    p = st.MakePod().Node(node_name)
-    for r in requests:
-        p.Req(r)
-    return p.Obj()
-
-
-def cpu_and_memory_and_gpu() -> Pod:
-    return spec_pod("node1", {"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000", GPU: "3"})
-
-
-def cpu_only() -> Pod:
-    return spec_pod("node1", {"cpu": "1000m", "memory": "0"}, {"cpu": "2000m", "memory": "0"})
-
-
-def cpu_and_memory() -> Pod:
-    return spec_pod("node2", {"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})
-
-
-SCALAR = {GPU: 8}
-BALANCED_DRA_OBJECTS = (DRA_CLASS, resource_slice("node1", "test-driver", *(f"device-{i}" for i in range(1, 9))))
-CPU_MEM_GPU = [("cpu", 1), ("memory", 1), (GPU, 1)]
-BALANCED = [
-    ("nothing scheduled, nothing requested, skip in PreScore", st.MakePod().Obj,
-     [make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)], [], DEFAULT_RESOURCES, True, "skip"),
-    ("nothing scheduled, resources requested, differently sized nodes", cpu_and_memory,
-     [make_node("node1", 4000, 10000), make_node("node2", 6000, 10000)], [], DEFAULT_RESOURCES, True, [87, 100]),
-    ("resources requested, pods scheduled with resources", cpu_and_memory,
-     [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)], [cpu_only, cpu_and_memory],
-     DEFAULT_RESOURCES, True, [82, 95]),
-    ("resources requested, pods scheduled with resources, differently sized nodes", cpu_and_memory,
-     [make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)], [cpu_only, cpu_and_memory],
-     DEFAULT_RESOURCES, True, [82, 80]),
-    ("requested resources at node capacity", cpu_only,
-     [make_node("node1", 6000, 10000), make_node("node2", 6000, 10000)], [cpu_only, cpu_and_memory],
-     DEFAULT_RESOURCES, True, [50, 75]),
-    ("include scalar resource on a node for balanced resource allocation",
-     st.MakePod().Req({"memory": "0", GPU: "1"}).Obj,
-     [make_node("node1", 3500, 40000, SCALAR), make_node("node2", 3500, 40000, SCALAR)],
-     [cpu_and_memory, cpu_and_memory_and_gpu], CPU_MEM_GPU, True, [70, 65]),
-    ("node without the scalar resource should skip the scalar resource", cpu_and_memory,
-     [make_node("node1", 3500, 40000, SCALAR), make_node("node2", 3500, 40000)], [], CPU_MEM_GPU, True, [63, 63]),
-    ("resources requested, pods scheduled with resources if PreScore not called", cpu_and_memory,
-     [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)], [cpu_only, cpu_and_memory],
-     DEFAULT_RESOURCES, False, [82, 95]),
-    # Node1: cpu 3000/3500, memory 0/40000, DRA 1/8 (8 devices, the pod's 1): std 0.378 -> 62.
-    # Node2: cpu 3000/3500, memory 5000/40000, no devices (left out): |0.8571 - 0.125| / 2 -> 63.
-    ("include DRA resource on a node for balanced resource allocation",
-     st.MakePod().Req({EXTENDED_DRA: "1"}).Obj,
-     [make_node("node1", 3500, 40000), make_node("node2", 3500, 40000)], [cpu_only, cpu_and_memory],
-     [*DEFAULT_RESOURCES, (EXTENDED_DRA, 1)], True, [62, 63], BALANCED_DRA_OBJECTS),
-    ("include DRA resource on a node for balanced resource allocation if PreScore not called",
-     st.MakePod().Req({EXTENDED_DRA: "1"}).Obj,
-     [make_node("node1", 3500, 40000), make_node("node2", 3500, 40000)], [cpu_only, cpu_and_memory],
-     [*DEFAULT_RESOURCES, (EXTENDED_DRA, 1)], False, [62, 63], BALANCED_DRA_OBJECTS),
-]
-
-
-@pytest.mark.parametrize(("name", "pod", "nodes", "existing", "resources", "run_pre_score", "want", "dra_objects"),
-                         with_dra_objects(BALANCED, 7),
-                         ids=[c[0][:80] if isinstance(c, tuple) else None for c in BALANCED])
-def test_node_resources_balanced_allocation(name: str, pod: Any, nodes: list[Node], existing: list[Any],
-                                            resources: list[tuple[str, int]], run_pre_score: bool, want: Any,
-                                            dra_objects: tuple[dict[str, Any], ...] | None) -> None:
-    """balanced_allocation_test.go TestNodeResourcesBalancedAllocation (10 cases; draObjects as in
-    TestFitScore)."""
-    from tests.builders import setup
-    plugin = noderesources.NodeResourcesBalancedAllocation(noderesources.NodeResourcesBalancedAllocationArgs(
-        resources=[{"name": n, "weight": w} for n, w in resources]),
-        None if dra_objects is None else dra_store(*dra_objects))
-    snap, state, rows = setup(nodes, [e() for e in existing])
-    p = pod()
-    if run_pre_score:
-        status = plugin.pre_score(state, p, snap, rows)
-        if want == "skip":
-            assert status.is_skip(), name
-            return
-        assert status.is_success(), name
-    assert plugin.score_nodes(state, p, snap, rows).tolist() == want, name
-
-
-# --- resource_allocation_test.go --------------------------------------------------------------------------
-ONE_MI = 1048576
-CALCULATE_REQUESTS = [
-    ("overhead only", {"overhead": {"cpu": "1", "memory": "1Mi"}}, 1000, ONE_MI),
-    ("1x requestless container", {"containers": [{}]}, 100, 200 * ONE_MI),
-    ("2x requestless container", {"containers": [{}, {}]}, 200, 400 * ONE_MI),
-    ("request container + requestless container",
-     {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Mi"}}}, {}]}, 1100, ONE_MI + 200 * ONE_MI),
-    ("container + requestless container + overhead",
-     {"overhead": {"cpu": "1", "memory": "1Mi"},
-      "containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Mi"}}}, {}]}, 2100, 2 * ONE_MI + 200 * ONE_MI),
-    ("init container + container + requestless container + overhead",
-     {"overhead": {"cpu": "1", "memory": "1Mi"}, "initContainers": [{"resources": {"requests": {"cpu": "3"}}}],
-      "containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Mi"}}}, {}]}, 4000, 2 * ONE_MI + 200 * ONE_MI),
-    ("requestless init container + small init container + small container ",
-     {"initContainers": [{}, {"resources": {"requests": {"cpu": "1m", "memory": "1"}}}],
-      "containers": [{"resources": {"requests": {"cpu": "3m", "memory": "3"}}}]}, 100, 200 * ONE_MI),
-    ("requestless init container + small init container + small container + requestless container ",
-     {"initContainers": [{}, {"resources": {"requests": {"cpu": "1m", "memory": "1"}}}],
-      "containers": [{"resources": {"requests": {"cpu": "3m", "memory": "3"}}}, {}]}, 103, 3 + 200 * ONE_MI),
-]
-
-
-@pytest.mark.parametrize(("name", "spec", "cpu", "memory"), CALCULATE_REQUESTS, ids=ids(CALCULATE_REQUESTS))
-def test_resource_allocation_scorer_calculate_requests(name: str, spec: dict[str, Any], cpu: int, memory: int) -> None:
-    """resource_allocation_test.go TestResourceAllocationScorerCalculateRequests: the non-zero requests
-    Fit scores the pod with (``calculatePodResourceRequest`` with NonMissingContainerRequests)."""
-    for kind in ("containers", "initContainers"):
-        for i, c in enumerate(spec.get(kind, [])):
-            c.setdefault("name", f"{kind}-{i}")
-    p = parse_pod({"metadata": {"name": "p", "uid": "p"}, "spec": spec})
-    plugin = fit()
-    assert plugin._score_requests(p) == (cpu, memory), name
-
-
-RESOURCE_NODE, TEST_DRIVER = "resource-node", "test-driver"
-IMPLICIT_DRA = "deviceclass.resource.kubernetes.io/" + DEVICE_CLASS_NAME
-# A class with upstream's "realistic GPU selection" (the per-device node selection case).
-GPU_SELECTOR_CLASS = {"metadata": {"name": DEVICE_CLASS_NAME}, "spec": {
-    "extendedResourceName": EXTENDED_DRA,
-    "selectors": [{"cel": {"expression": 'device.driver == "test-driver" && device.capacity["test-driver"].memory'
-                                         '.compareTo(quantity("8Gi")) >= 0 && device.attributes["test-driver"].model'
-                                         '.startsWith("SOME-")'}}]}}
-
-
-def gpu(name: str, model: str, memory: str, **where: Any) -> dict[str, Any]:
-    return {"name": name, "attributes": {"model": {"string": model}}, "capacity": {"memory": {"value": memory}},
-            **where}
-
-
-PER_DEVICE_SLICE = {"metadata": {"name": "per-device-slice"}, "spec": {
-    "driver": TEST_DRIVER, "pool": {"name": "per-device-pool", "resourceSliceCount": 1},
-    "perDeviceNodeSelection": True,
-    "devices": [gpu("device-1", "SOME-XYZ", "16Gi", nodeName=RESOURCE_NODE),
-                gpu("device-2", "SOME-ZYX", "12Gi", nodeName="other-node"),
-                gpu("device-3", "SOME-XZY", "24Gi", nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": "zone", "operator": "In", "values": ["us-east-1a"]}]}]})]}}
-
-
-def result(device: str, pool: str = RESOURCE_NODE, share_id: str | None = None) -> dict[str, str]:
-    r = {"request": "req-1", "driver": TEST_DRIVER, "pool": pool, "device": device}
-    if share_id is not None:
-        r["shareID"] = share_id     # a shared (consumable capacity) allocation: the device counts as allocated
-    return r
-
-
-# resource_allocation_test.go TestCalculateResourceAllocatableRequest: (name, DRAExtendedResource on,
-# node capacity, resource, draObjects, expected allocatable, expected requested); the pod requests 1.
-ALLOCATABLE_REQUEST = [
-    ("device-plugin-resource-feature-disabled", False, {EXTENDED_DRA: "4"}, EXTENDED_DRA, (), 4, 1),
-    ("device-plugin-resource-feature-enabled", True, {EXTENDED_DRA: "4"}, EXTENDED_DRA, (), 4, 1),
-    ("DRA-backed-resource-explicit", True, {}, EXTENDED_DRA,
-     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1")), 1, 1),
-    ("DRA-backed-resource-implicit", True, {}, IMPLICIT_DRA,
-     ({"metadata": {"name": DEVICE_CLASS_NAME}}, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1")), 1, 1),
-    ("DRA-backed-resource-no-slices", True, {}, EXTENDED_DRA, (DRA_CLASS,), 0, 0),
-    ("DRA-backed-resource-with-allocated-device", True, {}, EXTENDED_DRA,
-     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2"),
-      allocated_claim("test-claim", result("device-1"))), 2, 2),
-    ("DRA-backed-resource-with-shared-device-allocation", True, {}, EXTENDED_DRA,
-     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2"),
-      allocated_claim("test-claim", result("device-1", share_id="share-123"))), 2, 2),
-    ("DRA-backed-resource-multiple-devices-mixed-allocation", True, {}, EXTENDED_DRA,
-     (DRA_CLASS, resource_slice(RESOURCE_NODE, TEST_DRIVER, "device-1", "device-2", "device-3"),
-      allocated_claim("test-claim-1", result("device-1")),
-      allocated_claim("test-claim-2", result("device-2", share_id="share-456"))), 3, 3),
-    ("DRA-backed-resource-with-per-device-node-selection", True, {}, EXTENDED_DRA,
-     (GPU_SELECTOR_CLASS, PER_DEVICE_SLICE, allocated_claim("test-claim", result("device-1", "per-device-pool"))),
-     2, 2),
-]
-
-
-@pytest.mark.parametrize(("name", "enabled", "capacity", "resource", "objects", "expected_allocatable",
-                          "expected_requested"), ALLOCATABLE_REQUEST, ids=[c[0] for c in ALLOCATABLE_REQUEST])
-def test_calculate_resource_allocatable_request(name: str, enabled: bool, capacity: dict[str, str], resource: str,
-                                                objects: tuple[dict[str, Any], ...], expected_allocatable: int,
-                                                expected_requested: int) -> None:
-    """resource_allocation_test.go TestCalculateResourceAllocatableRequest (9 cases): allocatable and
-    requested (with the pod's 1) of one resource on node ``resource-node`` (labelled zone=us-east-1a
-    in the per-device case), as Fit's Score reads them: the node's allocatable, or, where it is 0
-    and a class backs the resource, the class's devices there and those allocated. A resource no
-    node has (no column in the node table) reads (0, 0), as upstream's for a node without it."""
-    from tests.builders import setup
-    n = st.MakeNode().Name(RESOURCE_NODE).Label("zone", "us-east-1a").Capacity(capacity).Obj()
-    snap, _, rows = setup([n], [])
-    scoring = noderesources.DraScoring(dra_store(*objects)) if enabled else None
-    cls = scoring.backing(resource, 1) if scoring is not None else None
-    pair, _ = noderesources._with_dra(scoring, cls, snap, rows,
-                                      noderesources._alloc_requested(snap, rows, resource, 1, non_zero=False), 1)
-    got = (0, 0) if pair is None else (int(pair[0][0]), int(pair[1][0]))
-    assert got == (expected_allocatable, expected_requested), name
-
-
 # --- validation_pluginargs_test.go and defaults_test.go (the args these plugins take) --------------------
 def args_errors(model: Any, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """(path, message) of every error, in the ``a.b[0].c`` notation a profile's status shows (the
@@ -1622,7 +1370,7 @@ def test_validate_node_resources_balanced_allocation_args(name: str, resources: 
                                                           errors: list[tuple[str, str]]) -> None:
     """validation_pluginargs_test.go TestValidateNodeResourcesBalancedAllocationArgs (3 cases)."""
     raw = {"resources": [{"name": n, "weight": w} for n, w in resources]}
-    assert args_errors(noderesources.NodeResourcesBalancedAllocationArgs, raw) == errors, name
+    assert args_errors(NodeResourcesBalancedAllocationArgs, raw) == errors, name
 
 
 @pytest.mark.parametrize(("name", "raw", "resources", "kind"), [
@@ -1645,7 +1393,7 @@ def test_plugin_args_defaults(name: str, raw: dict[str, Any], resources: list[tu
                               ) -> None:
     """defaults_test.go TestPluginArgsDefaults (6 of its cases: these plugins' args)."""
     if kind is None:
-        args = noderesources.NodeResourcesBalancedAllocationArgs.model_validate(raw)
+        args = NodeResourcesBalancedAllocationArgs.model_validate(raw)
         assert [(r.name, r.weight) for r in args.resources] == resources, name
     else:
         fit_args = NodeResourcesFitArgs.model_validate(raw)

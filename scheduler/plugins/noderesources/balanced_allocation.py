@@ -1,0 +1,114 @@
+"""NodeResourcesBalancedAllocation (upstream's ``balanced_allocation.go``): it scores
+``(1 - std(requested/allocatable)) * 100`` over its resources, using the pods' actual requests
+(not the non-zero defaults); a pod that requests none of them is skipped (best-effort pods don't
+unbalance). Which resources take part, and their amounts on each node (DRA-backed extended
+resources included), are ``resource_allocation``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache import Snapshot
+from scheduler.cache.dra import DraStore
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, ScoreExtensions, Scores
+from scheduler.framework.signature import SignFragment
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.model import Pod
+from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
+from scheduler.plugins.noderesources.resource_allocation import (
+    _alloc_requested,
+    _big_positions,
+    _exact_alloc_requested,
+    _exact_positions,
+    _scored,
+    _with_dra,
+    dra_scoring,
+    sign_requests,
+)
+
+BALANCED_NAME = "NodeResourcesBalancedAllocation"
+_SKIP = Status(Code.SKIP)
+
+
+class NodeResourcesBalancedAllocation:
+    """Upstream's ``noderesources.BalancedAllocation``: PreScore, Score. A DRA-backed extended
+    resource among its resources is read as Fit's scoring reads it (``DraScoring``), with the
+    actual requests."""
+
+    name = BALANCED_NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, dra: DraStore | None = None) -> None:
+        self.args = args
+        self._resources = tuple(r.name for r in args.resources)
+        self._dra = dra
+        self._dra_scoring = dra_scoring(dra)
+
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
+        """SignPlugin: PreScore and Score read the pod's requests (and, for a DRA-backed extended
+        resource, the DRA objects: no signature then, as Fit)."""
+        return sign_requests(self._dra, pod)
+
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+        if not any(pod.requests.get(r, 0) > 0 for r in self._resources):
+            return _SKIP
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        fractions = []
+        present = []
+        dra = self._dra_scoring
+        for name in self._resources:
+            pod_req = pod.requests.get(name, 0)
+            if not _scored(name, pod_req):
+                continue
+            cls = dra.backing(name, pod_req) if dra is not None else None
+            pair, by_dra = _with_dra(dra, cls, snapshot, rows,
+                                     _alloc_requested(snapshot, rows, name, pod_req, non_zero=False), pod_req)
+            if pair is None:
+                continue
+            alloc, requested = pair
+            ok = alloc > 0
+            f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
+            for p, row in _exact_positions(_big_positions(snapshot, rows), snapshot, name, by_dra):
+                a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
+                ok[p] = a > 0
+                f[p] = 0.0 if a <= 0 else 1.0 if r >= a else r / a   # r / a alone can overflow a float
+            fractions.append(np.minimum(f, 1.0))
+            present.append(ok)
+        if not fractions:
+            return np.full(len(rows), MAX_NODE_SCORE, np.int64)
+        if len(fractions) == 2 and present[0].all() and present[1].all():
+            # The usual case (cpu and memory, allocatable on every node): upstream's two-resource
+            # |a - b| / 2 on every row, without the general path's stacking and sums.
+            return ((1 - np.abs((fractions[0] - fractions[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+        fr = np.vstack(fractions)
+        pr = np.vstack(present)
+        n = pr.sum(axis=0)
+        total = (fr * pr).sum(axis=0)
+        mean = total / np.maximum(n, 1)
+        std = np.sqrt((((fr - mean) ** 2) * pr).sum(axis=0) / np.maximum(n, 1))
+        if len(fractions) == 2:
+            # Upstream's two-resource special case, |a - b| / 2, bit for bit.
+            std = np.where(n == 2, np.abs((fr[0] - fr[1]) / 2), std)
+        std = np.where(n >= 2, std, 0.0)
+        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle
+                 ) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(args or NodeResourcesBalancedAllocationArgs(), handle.dra)
+
+
+if TYPE_CHECKING:
+    from scheduler.framework.interfaces import BatchScorePlugin
+
+    _: type[BatchScorePlugin] = NodeResourcesBalancedAllocation
