@@ -1,19 +1,13 @@
-"""VolumeBinding (upstream's ``volumebinding``): which nodes a pod's claims can be bound or
-provisioned for (PreFilter and Filter, with ``binder.go``'s ``GetPodVolumeClaims`` and
-``FindPodVolumes``), the storage-capacity Score, Reserve/Unreserve (``AssumePodVolumes`` /
-``RevertAssumedPodVolumes``), and PreBind (``BindPodVolumes``: write, then wait for the binding).
+"""The volume binder (upstream's ``binder.go``): which nodes a pod's claims can be bound or
+provisioned for, what Reserve assumes, and PreBind's writes and wait. ``VolumeBinding``
+(``volume_binding``) is the plugin around it; it holds the store the informers feed.
 
-**PreFilter** checks every ``persistentVolumeClaim`` and generic ephemeral claim exists, is not
-Lost or being deleted, and (ephemeral) is owned by the pod; each failure is
-UnschedulableAndUnresolvable with upstream's text. It sorts the claims as ``GetPodVolumeClaims``:
-*bound* (``spec.volumeName`` set and the ``pv.kubernetes.io/bind-completed`` annotation),
-*unbound, delayed* (a WaitForFirstConsumer class and no volume name), or *unbound, immediate*
-(anything else), which makes the pod UnschedulableAndUnresolvable, ``pod has unbound immediate
-PersistentVolumeClaims``, until the PV controller binds them. Bound ``local``-style PVs whose node
-affinity names hostnames narrow the nodes (``PreFilterResult``, upstream's ``GetEligibleNodes``).
-A pod without claims: Skip.
+**GetPodVolumeClaims** sorts the pod's claims: *bound* (``spec.volumeName`` set and the
+``pv.kubernetes.io/bind-completed`` annotation), *unbound, delayed* (a WaitForFirstConsumer class and
+no volume name), or *unbound, immediate* (anything else). Bound ``local``-style PVs whose node
+affinity names hostnames narrow the nodes (``eligible_nodes``, upstream's ``GetEligibleNodes``).
 
-**Filter** is upstream's ``FindPodVolumes`` over all candidate rows at once:
+**FindPodVolumes** runs over all candidate rows at once:
 
 * bound claims: the PV's ``nodeAffinity.required`` as a row mask (labels only: upstream checks a
   node that has nothing but labels, so a ``metadata.name`` field term never matches); a claim whose
@@ -33,59 +27,32 @@ A pod without claims: Skip.
   ``maximumVolumeSize`` (else ``capacity``) holds the request must exist, else ``node(s) did not
   have enough free storage``. A claim with no class, or a missing class, is an Error, as upstream.
 
-All reasons of a row go in one UnschedulableAndUnresolvable status, in upstream's order.
+All reasons of a row go in one UnschedulableAndUnresolvable status, in upstream's order. With a
+``_ScoreParts``, the same pass records for Score the chosen PV's or capacity object's size per row.
 
-**Reserve** runs ``FindPodVolumes`` again for the chosen node (in the cycle's snapshot, which
-PreFilter keeps in the cycle state) and assumes in the volume store each matched PV with its
-``claimRef`` set and each claim to provision with ``volume.kubernetes.io/selected-node``, so the next
-cycle neither hands that PV out again nor moves that claim (upstream's assume caches);
-**Unreserve** restores them. ``VolumeBinding.reserved(state)`` gives what was assumed.
+**AssumePodVolumes** (Reserve) assumes in the volume store each PV matched on the chosen node with
+its ``claimRef`` set and each claim to provision with ``volume.kubernetes.io/selected-node``, so the
+next cycle neither hands that PV out again nor moves that claim (upstream's assume caches);
+**RevertAssumedPodVolumes** (Unreserve) restores them.
 
-**PreBind** (``BindPodVolumes``) writes what Reserve assumed through the client protocol: each
-static binding's ``claimRef`` (``bind_volume``, conditional on the PV's resourceVersion), then each
-claim's selected node (``select_node``, conditional on the claim's). An API error is an Error status
-with the API's text (wrapped: a 409 here requeues the pod, it does not mean another scheduler bound
+**BindPodVolumes** (PreBind) writes what Reserve assumed through the client protocol: each static
+binding's ``claimRef`` (``bind_volume``, conditional on the PV's resourceVersion), then each
+claim's selected node (``select_node``, conditional on the claim's). An API error is raised with
+the API's text (wrapped: a 409 here requeues the pod, it does not mean another scheduler bound
 it). It then waits, up to ``bindTimeoutSeconds``, until every claim is bound as ``checkBindings``
 sees it in the informer's objects (``VolumeStore.api_pv`` / ``api_pvc``, never the assumed ones):
 an object not yet newer than the one written waits; a claim fully bound (``volumeName`` and
 ``pv.kubernetes.io/bind-completed``) whose PV's ``claimRef`` still names it with a uid, and whose PV's
-node affinity admits the node, is done. The failures are upstream's texts under ``binding volumes:``:
-``context deadline exceeded`` on timeout; ``failed to check binding: could not find
-v1.PersistentVolume "x"`` (or ``v1.PersistentVolumeClaim "ns/x"``), ``failed to check provisioning
-pvc: could not find v1.PersistentVolumeClaim "ns/x"``, ``ClaimRef got reset for pv "x"``,
-``selectedNode annotation reset for PVC "x"`` (no annotations left), ``provisioning failed for PVC
-"x"`` (the provisioner removed or changed the selected node), ``pv "x" node affinity doesn't match
-node "n": no matching NodeSelectorTerms``, ``pod does not exist any more: pod "p" not found``,
-``failed to get node "n": node "n" not found``. The framework then unreserves (the assumptions go)
-and the pod is retried with backoff. The wait is a coroutine: it wakes when the store changes one of
-the objects it waits for (``VolumeStore.watch``) and polls every ``POLL_INTERVAL`` (upstream's
-second) for the rest, so neither the worker nor other pods' binding cycles wait on it. A zero
-timeout fails at once, as upstream's expired context does. **PreBindPreFlight** says Skip when all
-claims are bound (nothing to write or wait for), and ``pre_bind_wait`` gives the service the wait's
-budget, which it adds to the binding cycle's deadline (``SchedulerService.run_worker``).
-
-**PreScore/Score** (``StorageCapacityScoring``: alpha and off in 1.33-1.36, beta and on from 1.37,
-``pkg/features``; this plugin follows the newest default, on, and ``storage_capacity_scoring=False``
-gives the gate-off plugin, whose PreScore always skips). Per node, the claims matched to PVs are
-grouped by the PV's class; a node with none takes the claims to provision whose driver publishes
-CSIStorageCapacity (the capacity object Filter found for the claim, its ``capacity``). Each class
-scores ``shape(requested * 100 / capacity)``, the node the rounded mean (``scorer.go``). ``shape``
-is ``VolumeBindingArgs.shape``, by default ``{0: 10}, {100: 0}`` (prefer the emptiest). Score is
-columnar: ``_unbound`` records, per claim, the chosen PV's or capacity object's size for every
-row, and the classes are combined with array arithmetic; PreScore skips a pod with no unbound
-delayed claim (every node would score 0).
-
-**EnqueueExtensions** with upstream's queueing hints: StorageClass Add|Update (a new class, or
-changed ``allowedTopologies``), PersistentVolumeClaim Add|Update (one of the pod's claims, generic
-ephemeral ones included), PersistentVolume Add|Update and Node Add|UpdateNodeLabel (no hint),
-CSINode Add|Update (new, or its migrated-plugins annotation changed), CSIDriver Update (an inline
-``csi`` volume of the pod uses it and its ``storageCapacity`` was turned off), CSIStorageCapacity
-Add|Update (new, or its volume limit, ``maximumVolumeSize`` else ``capacity``, appeared or grew).
+node affinity admits the node, is done. The failures are upstream's texts (``context deadline
+exceeded`` on timeout, ``ClaimRef got reset for pv "x"``, ``provisioning failed for PVC "x"`` when
+the provisioner removed or changed the selected node, ...). The wait is a coroutine: it wakes when
+the store changes one of the objects it waits for (``VolumeStore.watch``) and polls every
+``POLL_INTERVAL`` (upstream's second) for the rest (the pod's deletion, the node's labels), so
+neither the worker nor other pods' binding cycles wait on it. A zero timeout fails at once, as
+upstream's expired context does.
 
 Not here: in-tree PVs translated to CSI before the affinity check (``tryTranslatePVToCSI``: only
-matters for PVs whose zone is in labels rather than node affinity); the NominatedNodeName update
-upstream makes before a PreBind that has work (NominatedNodeNameForExpectation: the client
-protocol has no such write); the ``scheduler_volume_*`` metrics.
+matters for PVs whose zone is in labels rather than node affinity).
 """
 
 from __future__ import annotations
@@ -100,57 +67,30 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.cache import NodeTable, Snapshot
-from scheduler.cache.volumes import VolumeStore, not_found
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    MAX_NODE_SCORE,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    Scores,
-)
-from scheduler.framework.signature import SignFragment, volumes_fragment
-from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.cache.volumes import VolumeStore
+from scheduler.framework.interfaces import FilterVerdict, Rows
+from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import NodeSelector, Pod
 from scheduler.model.volumes import (
     SELECTED_NODE_ANNOTATION,
     WAIT_FOR_FIRST_CONSUMER,
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
-    StorageClass,
 )
-from scheduler.plugins.args import (
-    DEFAULT_VOLUME_BINDING_SHAPE,
-    MAX_CUSTOM_PRIORITY_SCORE,
-    VolumeBindingArgs,
-)
-from scheduler.plugins.args import storage_capacity_scoring as scoring_gate
-from scheduler.plugins.helpers import broken_linear, derived, requirement_mask
+from scheduler.plugins.helpers import derived, requirement_mask
+from scheduler.plugins.volumebinding.scorer import _ScoreParts
 
 if TYPE_CHECKING:
     from scheduler.client import SchedulerClient
 
-NAME = "VolumeBinding"
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 HOSTNAME = "kubernetes.io/hostname"
-_STATE_KEY = NAME
-_SNAPSHOT_KEY = NAME + "/snapshot"
-_RESERVED_KEY = NAME + "/reserved"
-_SKIP = Status(Code.SKIP)
 BoolArray = npt.NDArray[np.bool_]
-MAX_UTILIZATION = 100
 # PreBind's wait: upstream polls every second (wait.PollUntilContextTimeout); here the store's
 # changes to the objects waited for wake the wait at once, and this poll catches what the store
 # does not carry (the pod's deletion, the node's labels).
@@ -226,73 +166,15 @@ class VolumeBindingError(Exception):
     ``ClientError``: a 409 on a PV must requeue the pod, not read as "someone else bound it"."""
 
 
-@dataclass(slots=True)
-class _ScoreParts:
-    """What Score reads of the pod's volumes on each row (upstream's ``PodVolumes`` per node): per
-    claim matched to a PV, (the PV's class, the request, the PV's capacity per row, -1 where the
-    claim matched none there); per claim provisioned where its driver publishes capacity, (the
-    claim's class, the request, the chosen CSIStorageCapacity's capacity per row, -1 where none)."""
+class VolumeBinder:
+    """Upstream's ``volumeBinder`` over the store the informers feed (``volumes``);
+    ``assigned_pod`` (the cache's pods by uid) tells PreBind's wait that the pod was deleted."""
 
-    static: list[tuple[str, int, npt.NDArray[np.int64]]] = field(default_factory=list)
-    dynamic: list[tuple[str, int, npt.NDArray[np.int64]]] = field(default_factory=list)
-
-
-class VolumeBinding:
-    """Upstream's ``volumebinding.VolumeBinding``: PreFilter, Filter, PreScore, Score, Reserve,
-    Unreserve, PreBind (with its PreBindPreFlight) and EnqueueExtensions (see the module docstring).
-
-    ``args`` are the validated ``VolumeBindingArgs`` (defaults without); ``storage_capacity_scoring``
-    is the feature gate (``args.STORAGE_CAPACITY_SCORING``, the newest upstream default, unless
-    given); ``bind_timeout`` overrides ``args.bindTimeoutSeconds`` (tests wait fractions of a
-    second). ``client`` makes PreBind's writes; ``assigned_pod`` (the cache's pods by uid) tells
-    PreBind's wait that the pod was deleted."""
-
-    name = NAME
-    filter_is_node_local = True     # NodeLocalFilter: reads the node's labels and the store
-    pre_filter_reads_pods = False   # PodReadingPreFilter: reads the pod and the store only
-
-    def __init__(self, volumes: VolumeStore | None = None, args: VolumeBindingArgs | None = None, *,
-                 storage_capacity_scoring: bool | None = None, client: SchedulerClient | None = None,
-                 assigned_pod: Callable[[str], Pod | None] | None = None, bind_timeout: float | None = None
-                 ) -> None:
-        self._volumes = volumes if volumes is not None else VolumeStore()   # an empty store is falsy
-        gate = scoring_gate() if storage_capacity_scoring is None else storage_capacity_scoring
-        if args is None:
-            args = VolumeBindingArgs.model_validate({}, context={"StorageCapacityScoring": gate})
-        self.args = args
-        self.bind_timeout = float(args.bind_timeout_seconds) if bind_timeout is None else bind_timeout
-        self.storage_capacity_scoring = gate
-        # The scorer exists only with the gate on (New: ``if fts.EnableStorageCapacityScoring``),
-        # its points scaled from 0-10 to 0-100 as upstream's.
-        self._shape: tuple[tuple[int, int], ...] | None = None
-        if gate:
-            self._shape = tuple((p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
-                                for p in args.shape or DEFAULT_VOLUME_BINDING_SHAPE)
-        self._client = client
+    def __init__(self, volumes: VolumeStore, assigned_pod: Callable[[str], Pod | None] | None = None) -> None:
+        self._volumes = volumes
         self._assigned_pod = assigned_pod
 
-    # --- PreFilter ---------------------------------------------------------------------------
-    def _claims_of(self, pod: Pod) -> list[tuple[str, bool]]:
-        return [(v.claim_name, False) if v.claim_name is not None else (f"{pod.name}-{v.name}", True)
-                for v in pod.volumes if v.claim_name is not None or v.ephemeral]
-
-    def _check_claims(self, pod: Pod, claims: list[tuple[str, bool]]) -> str:
-        """Upstream's ``podHasPVCs``: the first problem's text, or ``""``."""
-        for name, ephemeral in claims:
-            pvc = self._volumes.pvc(pod.namespace, name)
-            if pvc is None:
-                return (f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
-                        if ephemeral else not_found("PersistentVolumeClaim", name))
-            if pvc.phase == "Lost":
-                return f'persistentvolumeclaim "{pvc.name}" bound to non-existent persistentvolume "{pvc.volume_name}"'
-            if pvc.deleting:
-                return f'persistentvolumeclaim "{pvc.name}" is being deleted'
-            if ephemeral and (pvc.namespace != pod.namespace or not pvc.controller_uid
-                              or pvc.controller_uid != pod.uid):
-                return (f"PVC {pvc.namespace}/{pvc.name} was not created for pod {pod.namespace}/{pod.name} "
-                        "(pod is not owner)")
-        return ""
-
+    # --- GetPodVolumeClaims, GetEligibleNodes ------------------------------------------------------
     def pod_volume_claims(self, pod: Pod, claims: list[tuple[str, bool]]) -> PodVolumeClaims:
         """Upstream's ``GetPodVolumeClaims``; raises ``ValueError`` for a class with no binding mode."""
         out = PodVolumeClaims()
@@ -323,33 +205,7 @@ class VolumeBinding:
             raise ValueError(f'VolumeBindingMode not set for StorageClass "{pvc.storage_class}"')
         return sc.binding_mode == WAIT_FOR_FIRST_CONSUMER
 
-    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
-        """SignPlugin: a pod with volumes has no signature (``signature.volumes_fragment``)."""
-        return volumes_fragment(pod)
-
-    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
-        claims = self._claims_of(pod)
-        problem = self._check_claims(pod, claims)
-        if problem:
-            return None, Status.unresolvable(problem)
-        if not claims:
-            state.write(_STATE_KEY, PodVolumeClaims())
-            return None, _SKIP
-        try:
-            pvcs = self.pod_volume_claims(pod, claims)
-        except ValueError as e:
-            return None, Status.as_error(e)
-        if pvcs.immediate:
-            return None, Status.unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)
-        state.write(_STATE_KEY, pvcs)
-        # Reserve looks the chosen node up in the cycle's snapshot (still valid: it runs under the
-        # cache lock, and this plugin reads only node labels, which Reserve's assumption keeps).
-        state.write(_SNAPSHOT_KEY, snapshot)
-        eligible = self._eligible_nodes(pvcs.bound)
-        return (None if eligible is None else PreFilterResult(eligible)), SUCCESS
-
-    def _eligible_nodes(self, bound: list[PersistentVolumeClaim]) -> frozenset[str] | None:
+    def eligible_nodes(self, bound: list[PersistentVolumeClaim]) -> frozenset[str] | None:
         """Upstream's ``GetEligibleNodes``: the hostnames the bound PVs' affinity names, intersected."""
         eligible: frozenset[str] | None = None
         for pvc in bound:
@@ -361,36 +217,12 @@ class VolumeBinding:
                 eligible = names if eligible is None else eligible & names
         return eligible
 
-    # --- Filter --------------------------------------------------------------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
-        return self._filter(state, pod, snapshot, rows)
-
-    def find_pod_volumes(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int) -> PodVolumes:
-        """Upstream's ``FindPodVolumes`` on one node, after PreFilter ran into ``state``: the status
-        Filter gives the node, the static bindings found, and (on success) the claims to provision
-        there: what Reserve will assume."""
-        record = PodVolumes()
-        v = self._filter(state, pod, snapshot, np.array([row], np.int64), record)
-        if v.failed[0]:
-            # As upstream: the static bindings found so far stay, the provisions do not.
-            return PodVolumes(v.statuses[0 if v.status_ids is None else int(v.status_ids[0])],
-                              record.static_bindings)
-        return record
-
-    def _filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
-                record: PodVolumes | None = None, parts: _ScoreParts | None = None) -> FilterVerdict:
+    # --- FindPodVolumes ----------------------------------------------------------------------------
+    def find_pod_volumes(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows,
+                         record: PodVolumes | None = None, parts: _ScoreParts | None = None) -> FilterVerdict:
+        """Upstream's ``FindPodVolumes`` on every row at once; ``record`` (one row) receives the
+        static bindings and provisions found, ``parts`` what Score reads."""
         n = len(rows)
-        pvcs = state.get(_STATE_KEY)
-        if not isinstance(pvcs, PodVolumeClaims):
-            # Filter without PreFilter (upstream: an Error): compute what PreFilter would have.
-            fresh = CycleState()
-            _, status = self.pre_filter(fresh, pod, snapshot)
-            if not status.is_success():
-                return (FilterVerdict.passed(n) if status.is_skip()
-                        else FilterVerdict.uniform(np.ones(n, np.bool_), status))
-            got = fresh.get(_STATE_KEY)
-            assert isinstance(got, PodVolumeClaims)
-            pvcs = got
         t = snapshot.table
         node_conflict = np.zeros(n, np.bool_)
         pv_missing = np.zeros(n, np.bool_)
@@ -407,10 +239,10 @@ class VolumeBinding:
         no_space = np.zeros(n, np.bool_)
         errors: dict[int, str] = {}
         if pvcs.delay_binding:
-            bind_conflict, no_space, errors = self._unbound(pvcs, snapshot, rows, record, parts)
+            bind_conflict, no_space, errors = self.find_unbound(pvcs, snapshot, rows, record, parts)
         return _verdict(n, node_conflict, bind_conflict, no_space, pv_missing, errors)
 
-    def _unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None,
+    def find_unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None,
                  parts: _ScoreParts | None = None) -> tuple[BoolArray, BoolArray, dict[int, str]]:
         t = snapshot.table
         n = len(rows)
@@ -528,88 +360,17 @@ class VolumeBinding:
         out[(out == _OK) & ~enough] = _NO_SPACE
         return out, "", chosen
 
-    # --- PreScore / Score (storage capacity) ------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
-        """Upstream's PreScore: Skip without the scorer (StorageCapacityScoring off), else Success.
-        A pod with no unbound delayed claim scores 0 everywhere (no static binding, no provision);
-        it skips here, which changes no total."""
-        if self._shape is None:
-            return _SKIP
-        pvcs = state.get(_STATE_KEY)
-        if not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
-            return _SKIP
-        return SUCCESS
-
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
-        """Upstream's Score on every row at once. Per row, the claims matched to a PV (static
-        bindings) are grouped by the PV's class, requests and capacities summed; a row with no
-        static binding takes instead the claims to provision whose CSIStorageCapacity was found
-        (dynamic provisions), requests summed and the class's capacity the last such one's. Each
-        class scores ``shape(requested * 100 / capacity)`` (100 when the capacity is 0 or short);
-        the row scores the rounded mean over its classes, 0 without any."""
-        n = len(rows)
-        pvcs = state.get(_STATE_KEY)
-        if self._shape is None or not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
-            return np.zeros(n, np.int64)
-        parts = _ScoreParts()
-        self._unbound(pvcs, snapshot, rows, None, parts)
-        return self._score(parts, n)
-
-    def _score(self, parts: _ScoreParts, n: int) -> Scores:
-        assert self._shape is not None
-        has_static = np.zeros(n, np.bool_)
-        for _, _, size in parts.static:
-            has_static |= size >= 0
-        total = np.zeros(n, np.int64)
-        count = np.zeros(n, np.int64)
-        for cls in dict.fromkeys([c for c, _, _ in parts.static] + [c for c, _, _ in parts.dynamic]):
-            s_req, s_cap, s_has = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
-            for c, request, size in parts.static:
-                if c == cls:
-                    m = size >= 0
-                    s_req += np.where(m, request, 0)
-                    s_cap += np.where(m, size, 0)
-                    s_has |= m
-            d_req, d_cap, d_has = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
-            for c, request, size in parts.dynamic:
-                if c == cls:
-                    m = size >= 0
-                    d_req += np.where(m, request, 0)
-                    d_cap = np.where(m, size, d_cap)     # assigned, not summed, as upstream
-                    d_has |= m
-            req = np.where(has_static, s_req, d_req)
-            cap = np.where(has_static, s_cap, d_cap)
-            present = np.where(has_static, s_has, d_has)
-            short = (cap == 0) | (req > cap)
-            util = np.where(short, MAX_UTILIZATION, req * MAX_UTILIZATION // np.where(short, 1, cap))
-            total += np.where(present, broken_linear(self._shape, util), 0)
-            count += present
-        # math.Round(sum / count): half away from zero, on non-negative scores.
-        return np.where(count > 0, (2 * total + count) // np.maximum(2 * count, 1), 0).astype(np.int64)
-
-    # --- Reserve / Unreserve ----------------------------------------------------------------------
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Upstream's ``AssumePodVolumes``: a PV matched on the node is assumed pre-bound to its
-        claim (``claimRef``), a claim to provision is assumed annotated with the node, so the next
-        cycle does not hand them out again."""
-        pvcs = state.get(_STATE_KEY)
-        snapshot = state.get(_SNAPSHOT_KEY)
-        if not isinstance(pvcs, PodVolumeClaims) or not pvcs.delay_binding:
-            # No claims, or all fully bound (arePodVolumesBound): PreBind has nothing to do.
-            state.write(_RESERVED_KEY, Reserved())
-            return SUCCESS
-        row = snapshot.row_of(node_name) if isinstance(snapshot, Snapshot) else None
-        if row is None:
-            return Status.as_error(ValueError(f'no pod volumes found for node "{node_name}"'))
-        assert isinstance(snapshot, Snapshot)
-        found = self.find_pod_volumes(state, pod, snapshot, row)
-        if not found.status.is_success():
-            return found.status
+    # --- AssumePodVolumes, RevertAssumedPodVolumes --------------------------------------------------
+    def assume_pod_volumes(self, pod: Pod, node_name: str, found: PodVolumes) -> Reserved | Status:
+        """Upstream's ``AssumePodVolumes`` for what ``find_pod_volumes`` found on ``node_name``: a PV
+        matched there is assumed pre-bound to its claim (``claimRef``), a claim to provision is
+        assumed annotated with the node, so the next cycle does not hand them out again. An Error
+        status (and nothing assumed) when an object is gone."""
         reserved = Reserved(False, node_name)
         for claim_name, pv_name in found.static_bindings:
             pv, claim = self._volumes.pv(pv_name), self._volumes.pvc(pod.namespace, claim_name)
             if pv is None or claim is None:
-                self._restore(reserved.assumed)
+                self.revert_assumed_pod_volumes(reserved.assumed)
                 return Status.as_error(ValueError(f'failed to assume PV "{pv_name}" for claim "{claim_name}"'))
             bound = pv
             if not _bound_to(pv, claim):        # a PV already pre-bound to it needs no assumption
@@ -620,88 +381,47 @@ class VolumeBinding:
         for claim_name in found.dynamic_provisions:
             claim = self._volumes.pvc(pod.namespace, claim_name)
             if claim is None:
-                self._restore(reserved.assumed)
+                self.revert_assumed_pod_volumes(reserved.assumed)
                 return Status.as_error(ValueError(f'failed to assume claim "{claim_name}"'))
             annotated = replace(claim, annotations={**claim.annotations, SELECTED_NODE_ANNOTATION: node_name})
             self._volumes.assume(annotated)
             reserved.assumed.append(annotated)
             reserved.provisions.append(
                 Provision(self._volumes.api_pvc(claim.namespace, claim.name) or claim, annotated))
-        state.write(_RESERVED_KEY, reserved)
-        return SUCCESS
+        return reserved
 
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Upstream's ``RevertAssumedPodVolumes``; idempotent."""
-        reserved = state.get(_RESERVED_KEY)
-        if isinstance(reserved, Reserved):
-            self._restore(reserved.assumed)
-            reserved.assumed = []
-
-    def _restore(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+    def revert_assumed_pod_volumes(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
         for obj in assumed:
             self._volumes.restore(obj)
 
-    @staticmethod
-    def reserved(state: CycleState) -> Reserved | None:
-        """What Reserve assumed for this cycle's pod (what PreBind writes)."""
-        got = state.get(_RESERVED_KEY)
-        return got if isinstance(got, Reserved) else None
-
-    # --- PreBind -----------------------------------------------------------------------------------
-    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Upstream's ``PreBindPreFlight``: Skip when every claim is bound (PreBind has nothing to
-        do), an Error when Reserve found nothing for the node, else Success."""
-        reserved = self.reserved(state)
-        if reserved is not None and reserved.all_bound:
-            return _SKIP
-        if reserved is None or reserved.node_name != node_name:
-            return Status.as_error(VolumeBindingError(f'no pod volumes found for node "{node_name}"'))
-        return SUCCESS
-
-    def pre_bind_wait(self, state: CycleState) -> float:
-        """The longest PreBind may wait for this cycle's pod (``PreBindWaiter``): the bind timeout
-        when Reserve left something to bind, else 0. The service adds it to the binding cycle's
-        deadline, so a long wait for a provisioner is not cut short by the cycle's own timeout."""
-        reserved = self.reserved(state)
-        return 0.0 if reserved is None or reserved.all_bound else max(self.bind_timeout, 0.0)
-
-    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Upstream's ``PreBind`` (``BindPodVolumes``): write what Reserve assumed (each static
-        binding's ``claimRef``, each provisioned claim's selected node), then wait until the PV
-        controller and the provisioners bind every one of the pod's claims (``checkBindings``), for
-        up to ``bindTimeoutSeconds``. A failure is an Error status with upstream's text; the
-        framework then unreserves, which restores the assumed objects, and the pod is retried."""
-        reserved = self.reserved(state)
-        if reserved is not None and reserved.all_bound:
-            return SUCCESS
-        if reserved is None or reserved.node_name != node_name:
-            return Status.as_error(VolumeBindingError(f'no pod volumes found for node "{node_name}"'))
-        if self._client is None:
-            return Status.as_error(VolumeBindingError("VolumeBinding has no API client"))
+    # --- BindPodVolumes ------------------------------------------------------------------------------
+    async def bind_pod_volumes(self, client: SchedulerClient, pod: Pod, node_name: str, reserved: Reserved,
+                               snapshot: Snapshot | None, timeout: float) -> None:
+        """Upstream's ``BindPodVolumes``: write what Reserve assumed (``bindAPIUpdate``: the PVs
+        first, then the claims; no API rollback if one fails), then wait for the binding. Raises
+        ``VolumeBindingError``: the API's text for a write, ``binding volumes: ...`` for the wait."""
         try:
-            # bindAPIUpdate: the PVs first, then the claims; no API rollback if one fails.
             for b in reserved.bindings:
-                await self._client.bind_volume(b.bound, b.claim)
+                await client.bind_volume(b.bound, b.claim)
             for p in reserved.provisions:
-                await self._client.select_node(p.claim, node_name)
+                await client.select_node(p.claim, node_name)
         except Exception as e:  # the API's error text, as upstream returns the Update's error
-            return Status.as_error(VolumeBindingError(str(e)))
-        snapshot = state.get(_SNAPSHOT_KEY)
+            raise VolumeBindingError(str(e)) from e
         try:
-            await self._wait_bound(pod, node_name, reserved, snapshot if isinstance(snapshot, Snapshot) else None)
+            await self._wait_bound(pod, node_name, reserved, snapshot, timeout)
         except VolumeBindingError as e:
-            return Status.as_error(VolumeBindingError(f"binding volumes: {e}"))
-        return SUCCESS
+            raise VolumeBindingError(f"binding volumes: {e}") from e
 
-    async def _wait_bound(self, pod: Pod, node_name: str, reserved: Reserved, snapshot: Snapshot | None) -> None:
+    async def _wait_bound(self, pod: Pod, node_name: str, reserved: Reserved, snapshot: Snapshot | None,
+                          timeout: float) -> None:
         """Upstream's ``wait.PollUntilContextTimeout(ctx, time.Second, bindTimeout, false,
         checkBindings)``, without blocking the loop: the check runs when the store changes one of the
         objects waited for (a watch, not a poll) and at least every ``POLL_INTERVAL``; raises
         ``VolumeBindingError`` with checkBindings' error, or the context's once the time is up (a
         zero timeout fails at once, as upstream's expired context does)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.bind_timeout
-        if self.bind_timeout <= 0:
+        deadline = loop.time() + timeout
+        if timeout <= 0:
             raise VolumeBindingError(DEADLINE_EXCEEDED)
         wake = asyncio.Event()
 
@@ -792,89 +512,6 @@ class VolumeBinding:
             if not _fully_bound(pvc):
                 return False
         return True
-
-    # --- EnqueueExtensions -------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """Upstream's, with SchedulerQueueingHints on: Node Add|UpdateNodeLabel (UpdateNodeTaint
-        is registered only without hints) and PersistentVolume Add|Update have no hint; CSIDriver
-        registers Update only."""
-        add_update = frozenset({"Add", "Update"})
-        return (ClusterEventWithHint(ClusterEvent("StorageClass", add_update),
-                                     is_schedulable_after_storage_class_change),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", add_update),
-                                     is_schedulable_after_pvc_change),
-                ClusterEventWithHint(ClusterEvent("PersistentVolume", add_update)),
-                ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel"}))),
-                ClusterEventWithHint(ClusterEvent("CSINode", add_update), is_schedulable_after_csi_node_change),
-                ClusterEventWithHint(ClusterEvent("CSIDriver", "Update"), is_schedulable_after_csi_driver_change),
-                ClusterEventWithHint(ClusterEvent("CSIStorageCapacity", add_update),
-                                     is_schedulable_after_csi_storage_capacity_change))
-
-
-# --- queueing hints (each raises TypeError for objects of the wrong kind: the queue then Queues) --
-def _as(kind: type, event: ClusterEvent, *, old_may_be_none: bool = True) -> tuple[object, object]:
-    """``util.As``: the event's objects as ``kind`` (the old one may be absent: an Add)."""
-    old, new = event.old, event.new
-    if not isinstance(new, kind) or not (isinstance(old, kind) or (old is None and old_may_be_none)):
-        raise TypeError(f"expected {kind.__name__} objects, got {type(old).__name__} and {type(new).__name__}")
-    return old, new
-
-
-def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
-    """``isSchedulableAfterPersistentVolumeClaimChange``: Queue when the claim is in the pod's
-    namespace and is one of its claims (a ``persistentVolumeClaim`` or a generic ephemeral volume's
-    ``<pod>-<volume>``): its creation and almost any update of it may make the pod schedulable."""
-    _, new = _as(PersistentVolumeClaim, event)
-    assert isinstance(new, PersistentVolumeClaim)
-    if new.namespace != pod.namespace:
-        return False
-    return any(new.name == (v.claim_name if v.claim_name is not None else f"{pod.name}-{v.name}")
-               for v in pod.volumes if v.claim_name is not None or v.ephemeral)
-
-
-def is_schedulable_after_storage_class_change(pod: Pod, event: ClusterEvent) -> bool:
-    """``isSchedulableAfterStorageClassChange``: Queue for a new class, or a change of its
-    ``allowedTopologies`` (its binding mode cannot be updated)."""
-    old, new = _as(StorageClass, event)
-    assert isinstance(new, StorageClass) and (old is None or isinstance(old, StorageClass))
-    return old is None or old.allowed_topologies != new.allowed_topologies
-
-
-def is_schedulable_after_csi_node_change(pod: Pod, event: ClusterEvent) -> bool:
-    """``isSchedulableAfterCSINodeChange``: Queue for a new CSINode, or a change of its
-    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation (compared as the set of plugins
-    it names, which is what the scheduler reads of it)."""
-    if event.old is None:
-        return True
-    old, new = _as(CSINode, event)
-    assert isinstance(old, CSINode) and isinstance(new, CSINode)
-    return old.migrated_plugins != new.migrated_plugins
-
-
-def is_schedulable_after_csi_driver_change(pod: Pod, event: ClusterEvent) -> bool:
-    """``isSchedulableAfterCSIDriverChange``: Queue when the pod has an inline ``csi`` volume of
-    this driver and the driver's ``storageCapacity`` went from true to false (or unset)."""
-    old, new = _as(CSIDriver, event, old_may_be_none=False)
-    assert isinstance(old, CSIDriver) and isinstance(new, CSIDriver)
-    return any(v.csi_driver == new.name and old.storage_capacity and not new.storage_capacity
-               for v in pod.volumes)
-
-
-def volume_limit(cap: CSIStorageCapacity) -> int | None:
-    """``volumeLimit``: the largest volume the capacity object allows, ``maximumVolumeSize`` if set
-    (it is more precise), else ``capacity``."""
-    return cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
-
-
-def is_schedulable_after_csi_storage_capacity_change(pod: Pod, event: ClusterEvent) -> bool:
-    """``isSchedulableAfterCSIStorageCapacityChange``: Queue for a new object, or when its volume
-    limit appeared or grew (its class and node topology cannot be updated)."""
-    old, new = _as(CSIStorageCapacity, event)
-    assert isinstance(new, CSIStorageCapacity) and (old is None or isinstance(old, CSIStorageCapacity))
-    if old is None:
-        return True
-    new_limit, old_limit = volume_limit(new), volume_limit(old)
-    return new_limit is not None and (old_limit is None or new_limit > old_limit)
 
 
 def _newer(api: PersistentVolume | PersistentVolumeClaim, read: PersistentVolume | PersistentVolumeClaim) -> bool:
@@ -997,30 +634,3 @@ def _verdict(n: int, node_conflict: BoolArray, bind_conflict: BoolArray, no_spac
         ids[i] = sid
     return FilterVerdict(failed, statuses, ids)
 
-
-def new(args: VolumeBindingArgs | None, handle: Handle) -> VolumeBinding:
-    return VolumeBinding(handle.volumes, args, client=handle.client, assigned_pod=handle.assigned_pod)
-
-
-if TYPE_CHECKING:
-    from scheduler.framework.interfaces import (
-        BatchFilterPlugin,
-        BatchScorePlugin,
-        EnqueueExtensions,
-        PreBindPlugin,
-        PreBindPreFlightPlugin,
-        PreBindWaiter,
-        PreFilterPlugin,
-        PreScorePlugin,
-        ReservePlugin,
-    )
-
-    _: type[BatchFilterPlugin] = VolumeBinding
-    __: type[PreFilterPlugin] = VolumeBinding
-    ___: type[EnqueueExtensions] = VolumeBinding
-    ____: type[ReservePlugin] = VolumeBinding
-    _____: type[PreScorePlugin] = VolumeBinding
-    ______: type[BatchScorePlugin] = VolumeBinding
-    _______: type[PreBindPlugin] = VolumeBinding
-    ________: type[PreBindPreFlightPlugin] = VolumeBinding
-    _________: type[PreBindWaiter] = VolumeBinding
