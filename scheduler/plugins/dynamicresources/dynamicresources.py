@@ -1,9 +1,10 @@
-"""DynamicResources: ResourceClaims allocated on the node the pod goes to,
-as upstream's ``dynamicresources`` plugin (``dynamicresources.go``, release 1.35/1.36, the
-structured-parameters path; the store is ``scheduler.cache.dra``, the allocator
-``scheduler.dra.allocator``).
+"""DynamicResources: ResourceClaims allocated on the node the pod goes to, as upstream's
+``dynamicresources`` plugin (``dynamicresources.go``, the structured-parameters path; the store is
+``scheduler.cache.dra``, the allocator ``scheduler.dra.allocator``). The package around this module
+holds its cycle state (``state``), Filter's counting (``counting``), the extended resources backed
+by DRA (``extendeddynamicresources``) and the API writes of PreBind and Unreserve (``binding``).
 
-**The pod's claims** (``foreach_pod_resource_claim``, upstream's ``foreachPodResourceClaim``): each
+**The pod's claims** (``pod_claims``, upstream's ``foreachPodResourceClaim``): each
 ``spec.resourceClaims`` entry names a claim (``resourceClaimName``) or a template, whose generated
 claim is in ``status.resourceClaimStatuses`` (not there yet: ``pod "ns/name": ResourceClaim not
 created yet``; there with no name: no claim was needed, skipped). The claim must exist (the
@@ -19,58 +20,33 @@ the devices already allocated (written, assumed or in flight).
 
 **Filter** over the candidate rows: the allocated claims' node selectors as one row mask (columnar);
 then the allocator per row, except that all rows no slice is for share one answer
-(``allocate_without_pools``). A row the allocator cannot satisfy: ``cannot allocate all claims``;
-else one where an allocated claim is not available: ``resourceclaim not available on the node``
-(both UnschedulableAndUnresolvable, as upstream's ``statusUnschedulable``). An allocator error is
+(``allocate_without_pools``), and rows whose claims count are decided by counting (``counting``).
+A row the allocator cannot satisfy: ``cannot allocate all claims``; else one where an allocated
+claim is not available: ``resourceclaim not available on the node`` (both
+UnschedulableAndUnresolvable, as upstream's ``statusUnschedulable``). An allocator error is
 UnschedulableAndUnresolvable with its text (a constraint that cannot hold for All, an invalid pool,
 admin access asked for), except a CEL error in a selector (it does not compile, or fails on a
 device), which is an Error status: as upstream, the attempt stops rather than schedule a pod whose
-claim or class is broken. The
-allocation found for each node is kept in the cycle state for Reserve.
-
-**Counting instead of searching.** For the usual claim (one request for a count of devices, no
-constraints: the allocator's single-request plan, ``Allocator.countable``) the search on a node
-succeeds exactly when the node has at least that many free devices the selectors accept. So
-Filter reads that number per row from a column kept per set of selectors (``_FreeRows``: built
-once per version of the slices, classes and node rows, and recounted only for the rows of the
-pools whose allocations changed, from the store's journal), compares it with the count over all
-candidate rows at once, and runs the search only for the node Reserve picks
-(``_State.allocations_on``), not for every feasible node. The store cannot change between Filter
-and Reserve (both run in one synchronous cycle, on the loop that feeds the store), so that search
-finds what Filter would have. A node where counting does not decide (an invalid pool, a selector
-error on one of its devices) is searched as before.
+claim or class is broken. The allocation found for each node is kept in the cycle state for Reserve.
 
 **Reserve** takes the allocation found for the chosen node and signals it in flight in the store:
 its devices count as allocated at once, so the next cycle never gives them again, and no other pod
 allocates the same claim meanwhile. **Unreserve** removes the in-flight allocations (and any
-assumption), idempotently.
+assumption), idempotently, and the pod from ``reservedFor`` of each allocated claim reserved for it
+(upstream's strategic-merge patch, spawned; a failure is logged as upstream's).
 
 **PostFilter** (upstream's): when filtering failed, a claim that was allocated but unavailable on
 some node and that no other pod reserves is the one to deallocate: its ``status.allocation``,
 ``reservedFor`` and ``devices`` are cleared through the client (``deallocate_claim``, conditional
 on the version read), and the answer is ``deallocation of ResourceClaim completed``; otherwise
-Unschedulable with no reason (1.37, kubernetes#140222: 1.34-1.36 said ``no new claims to
-deallocate`` or ``still not schedulable``, which every pod's FailedScheduling message then carried
-before ``preemption: ...``). Upstream makes
-that write inside PostFilter; here PostFilter is synchronous, so the write is spawned off the cycle
-(``Handle.spawn``) and a failure is logged (the claim stays allocated; the next attempt's PostFilter
-tries again). Without a client (a test's ``deallocate`` callback aside) nothing can be deallocated.
+Unschedulable with no reason (1.37: the no-op answers carry no text, which every pod's
+FailedScheduling message would carry). Upstream makes that write inside PostFilter; here
+PostFilter is synchronous, so the write is spawned off the cycle (``Handle.spawn``) and a failure is
+logged (the claim stays allocated; the next attempt's PostFilter tries again). Without a client (a
+test's ``deallocate`` callback aside) nothing can be deallocated.
 
 **PreBindPreFlight**: Skip for a pod without claims, so its binding cycle never enters PreBind.
-**PreBind** (upstream's ``bindClaim``, for each claim not yet reserved for the pod), under
-``retry.RetryOnConflict`` (5 attempts, 10 ms apart; a 409 refetches the claim with ``get_claim``):
-the claim must not be being deleted (``claim ns/name got deleted in the meantime``) nor, when Reserve
-allocated it, allocated by someone else (``... got allocated elsewhere in the meantime``); then the
-finalizer ``resource.kubernetes.io/delete-protection`` (a normal update, only with an allocation to
-write), then ``status.allocation`` and the pod appended to ``status.reservedFor`` in one status
-write, both conditional on the resourceVersion read. Errors carry upstream's wrapping (``add
-finalizer to claim ns/name: ...``, ``add allocation and reservation to claim ns/name: ...``, ``add
-reservation to claim ns/name: ...``, ``get updated claim ns/name after conflict: ...``) in a
-``DynamicResourcesError``, never the API's ConflictError itself (the binding cycle would read that
-as "bound elsewhere" and drop the pod). Whatever the outcome the in-flight allocation ends; a written
-claim is assumed in the store (``DraStore.assume``) until the informer brings it. **Unreserve**
-also removes the pod from ``reservedFor`` of each allocated claim reserved for it (upstream's
-strategic-merge patch, spawned; a failure is logged as upstream's).
+**PreBind**: ``bindClaim`` (``binding``) for each claim not yet reserved for the pod.
 
 The store is fed by the service's ``on_dra_object`` for the four kinds (``cache.dra.KINDS``).
 
@@ -79,42 +55,22 @@ the pods that use it when it was created or its status changed, and every pod wh
 deallocated; a pod's own update requeues it once all its claims exist; DeviceClass and
 ResourceSlice events requeue without a hint; Node Add, UpdateNodeLabel, UpdateNodeAllocatable.
 
-**Extended resources backed by DRA** (upstream's ``extendeddynamicresources.go``; the pure parts
-are ``scheduler.dra.extended``): a pod asking for an extended resource that a DeviceClass backs
-(``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets one more
-claim, after its own: the one an earlier cycle created for it (then every node is ``cannot schedule
-extended resource claim`` and PostFilter deletes it: ``deletion of ResourceClaim completed``), else
-an in-memory ``<extended-resources>`` claim without requests. Filter gives it, per node, requests
-for the extended resources the node does not advertise (``container-<i>-request-<j>``), ``cannot
-fit resource`` for one neither advertised nor backed, and nothing at all where the device plugins
-provide everything (NodeResourcesFit leaves a backed resource the node lacks to this plugin);
-the allocator runs over the node's variant. The variant depends on nothing but what the node
-advertises of those resources, so it is made once per cycle per such answer
-(``_State.extended_by_node_kind``), not once per node: nodes alike share one claim object, and
-the allocator's plan for it. Reserve signals it in flight; PreBind creates it
-(``generateName: <pod>-extended-resources-``, the pod as controller, the annotation
-``resource.kubernetes.io/extended-resource-claim``), writes it as any claim, and sets the pod's
-``status.extendedResourceClaimStatus`` (its name and the request mappings); Unreserve deletes a
-created one (finalizer off, then delete, under RetryOnConflict).
-
-**Score** (upstream's, kubernetes#134711 in 1.35, KEP-4816's prioritized-list scoring): a node
-where the allocator could satisfy a ``firstAvailable`` request with a better-ranked subrequest
-scores higher, ``8 - i`` for the ``i``-th subrequest chosen (``FirstAvailableDeviceRequestMaxSize``
-is 8), summed over the requests of the claims this cycle allocates. An allocated claim's devices
-are fixed, so it scores nothing: 1.35's ``computeScore`` walked all the claims against the list of
-allocations made, which failed Score for a pod with an allocated and an unallocated claim
-(``number of allocations 1 is smaller than number of claims``, kubernetes#139016), fixed by
-kubernetes#139017 and cherry-picked to 1.35 and 1.36. The subrequest chosen is read off the
-allocation Filter already found for the node (its results name ``request/subrequest``), as
-upstream's ``computeScore`` reads it; nothing is allocated again. The sum is taken in Filter's own
-per-node loop, right where the node's allocation is kept, into a column by snapshot row (only for a
-pod with such a request: ``_State.ranks``), so Score is one gather over the candidate rows, and for
-any other pod (no claims: every pod in the default profile that uses no DRA) a column of zeros.
-**NormalizeScore** is upstream's ``helper.DefaultNormalizeScore`` (``score * 100 // max``; all zero
-stays all zero), not the KEP's ``(score - min) * 100 / (max - min)``: the PR's review replaced it.
-There is no PreScore (upstream has none), so the plugin scores every pod, with 0 on every node for
-a pod without claims, which leaves the totals and the choice as they were. Weight 1: upstream's
-default profile lists DynamicResources in multiPoint without a weight, and an unset weight is 1.
+**Score** (KEP-4816's prioritized-list scoring): a node where the allocator could satisfy a
+``firstAvailable`` request with a better-ranked subrequest scores higher, ``8 - i`` for the
+``i``-th subrequest chosen (``FirstAvailableDeviceRequestMaxSize`` is 8), summed over the requests
+of the claims this cycle allocates. An allocated claim's devices are fixed, so it scores nothing
+(upstream's ``computeScore`` once walked all the claims and failed for a pod with an allocated and
+an unallocated one). The subrequest chosen is read off the allocation Filter already found for the
+node (its results name ``request/subrequest``), as upstream's ``computeScore`` reads it; nothing is
+allocated again. The sum is taken in Filter's own per-node loop, right where the node's allocation
+is kept, into a column by snapshot row (only for a pod with such a request: ``_State.ranks``), so
+Score is one gather over the candidate rows, and for any other pod (no claims: every pod in the
+default profile that uses no DRA) a column of zeros. **NormalizeScore** is upstream's
+``helper.DefaultNormalizeScore`` (``score * 100 // max``; all zero stays all zero), not the KEP's
+``(score - min) * 100 / (max - min)``: the PR's review replaced it. There is no PreScore (upstream
+has none), so the plugin scores every pod, with 0 on every node for a pod without claims, which
+leaves the totals and the choice as they were. Weight 1: upstream's default profile lists
+DynamicResources in multiPoint without a weight, and an unset weight is 1.
 
 Not here: the per-node filter timeout, PodGroup claims, binding conditions, the
 ``scheduler_resourceclaim_creates_total`` metric, and upstream's wait (up to 120 s) for the created
@@ -126,32 +82,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
-from scheduler.cache import NodeTable, Snapshot
+from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
-from scheduler.dra.allocator import (
-    AllocationError,
-    Allocator,
-    CELSelectorError,
-    Node,
-    SimplePlan,
-    SliceIndex,
-)
-from scheduler.dra.extended import (
-    SPECIAL_CLAIM_NAME,
-    RequestMapping,
-    claim_body,
-    requests_and_mappings,
-    scalar_requests,
-    special_claim,
-    with_requests,
-)
-from scheduler.errors import ConflictError
+from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SimplePlan, SliceIndex
+from scheduler.dra.extended import SPECIAL_CLAIM_NAME
 from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import NodeToStatus
 from scheduler.framework.handle import Handle
@@ -168,8 +107,12 @@ from scheduler.framework.interfaces import (
 )
 from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
-from scheduler.model import NodeSelector, Pod
+from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
+from scheduler.plugins.dynamicresources.binding import DynamicResourcesError, bind_claim, delete_claim, unreserve_claim
+from scheduler.plugins.dynamicresources.counting import FreeCounts
+from scheduler.plugins.dynamicresources.extendeddynamicresources import extended_variant, pre_filter_extended
+from scheduler.plugins.dynamicresources.state import _NO_CLAIMS, Reserved, _State
 from scheduler.plugins.helpers import default_normalize_score, node_selector_mask, selector_cache
 
 if TYPE_CHECKING:
@@ -185,127 +128,14 @@ ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_DELETED = "deletion of ResourceClaim completed"
-ERR_EXTENDED_CLAIM = "cannot schedule extended resource claim"
-ERR_CANNOT_FIT = "cannot fit resource"
 _STATE_KEY = NAME
 # resourceapi.FirstAvailableDeviceRequestMaxSize: at most 8 subrequests; the i-th chosen scores 8 - i.
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 _SKIP = Status(Code.SKIP)
 _NOOP = Status(Code.UNSCHEDULABLE)      # PostFilter did nothing: Unschedulable, no reason (1.37)
-# client-go's retry.DefaultRetry, which bindClaim's RetryOnConflict uses: 5 attempts, 10 ms apart
-# (factor 1.0, jitter 0.1).
-RETRY_STEPS = 5
-RETRY_INTERVAL = 0.010
-
-
-class DynamicResourcesError(Exception):
-    """A PreBind failure: upstream's error text. Never the API's ConflictError or NotFoundError
-    itself, which the binding cycle reads as "the pod is bound elsewhere or gone, never retry";
-    a claim's conflict only means this attempt failed, and the pod is retried."""
-
-
-@dataclass(slots=True)
-class _State:
-    """upstream's ``stateData``."""
-
-    claims: list[ResourceClaim] = field(default_factory=list)
-    allocator: Allocator | None = None
-    to_allocate: list[int] = field(default_factory=list)          # indices into claims
-    available_on: list[NodeSelector | None] = field(default_factory=list)
-    unavailable: set[int] = field(default_factory=set)
-    # Filter's allocation per node: the claim indices it allocated and their results, in the same
-    # order (the extended-resource claim has none on a node where the device plugins provide it
-    # all; ``allocations_on`` pairs them). Both are objects shared by many nodes (the variant's
-    # indices, the allocator's result for the devices found), so a cycle keeps no object per node:
-    # objects that live through a cycle, a few hundred per pod, made the garbage collector's full
-    # passes (0.1 to 0.4 s each at these heap sizes) several times as frequent.
-    node_indices: dict[str, Sequence[int]] = field(default_factory=dict)
-    node_results: dict[str, Sequence[AllocationResult]] = field(default_factory=dict)
-    # Nodes Filter passed by counting (``_FreeRows``), with the claim indices and claims to
-    # allocate there (shared per variant): ``allocations_on`` searches on the one Reserve asks for.
-    counted: dict[str, tuple[Sequence[int], Sequence[ResourceClaim] | None]] = field(default_factory=dict)
-    reserved: Reserved | None = None
-    allocations: dict[int, AllocationResult] = field(default_factory=dict)   # Reserve's, by claim index
-    # Extended resources backed by DRA: the index of the extended-resource claim in ``claims`` (-1:
-    # none), the uid it had in PreFilter (the in-flight key), the pod's requests of DRA extended
-    # resource names, and per node the claim's variant for it (its requests) with the mappings.
-    extended: int = -1
-    extended_uid: str = ""
-    extended_requests: dict[str, int] = field(default_factory=dict)
-    node_extended: dict[str, _ExtendedVariant] = field(default_factory=dict)
-    # Filter's per-node work for the extended-resource claim, by what the node advertises of the
-    # pod's extended resources (all that it depends on): computed once per cycle per such answer.
-    extended_by_node_kind: dict[object, _ExtendedVariant] = field(default_factory=dict)
-    # Score: per claim index to allocate, the rank score of each of its ``request/subrequest``
-    # names (only claims with a firstAvailable request; empty: the pod scores 0 everywhere), and
-    # Filter's sum per snapshot row (None until Filter kept an allocation for such a pod).
-    ranks: dict[int, dict[str, int]] = field(default_factory=dict)
-    scores: npt.NDArray[np.int64] | None = None
-
-    def allocations_on(self, node_name: str) -> dict[int, AllocationResult] | None:
-        """Filter's allocation for ``node_name`` by claim index, or ``None`` when it kept none.
-        For a node Filter passed by counting, the search runs now, over the same store."""
-        results = self.node_results.get(node_name)
-        if results is None:
-            counted = self.counted.get(node_name)
-            if counted is None or self.allocator is None:
-                return None
-            indices, claims = counted
-            found = self.allocator.allocate(Node(node_name, {}), claims)
-            if found is None or len(found) != len(indices):
-                return None
-            self.node_indices[node_name] = indices
-            self.node_results[node_name] = results = found
-        return dict(zip(self.node_indices[node_name], results, strict=True))
-
-
-_NO_CLAIMS = _State()
-
-
-@dataclass(slots=True)
-class _ExtendedVariant:
-    """``_filter_extended``'s answer for the nodes that advertise the same amounts of the pod's
-    extended resources, with what Filter derives from it: the claim indices to allocate, their
-    claims (one list per variant, so the allocator's plan for it is made once) and the key of the
-    shared answer for nodes without slices."""
-
-    claim: ResourceClaim | None
-    mappings: tuple[RequestMapping, ...]
-    status: Status | None
-    indices: list[int]
-    claims: list[ResourceClaim]
-    key: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _FreeRows:
-    """For one set of selectors (``SimplePlan.selectors``), per row of the node table: how many
-    free devices they accept on the node (``SimplePlan.free_on``; -1 where counting does not
-    decide; 0 for a node without slices). Valid for one version of the slices and classes and of
-    the node table's rows (which node each row holds); kept current from the store's journal
-    position ``seen`` by recounting only the rows of the pools that changed (a pod's Reserve,
-    PreBind and the informer's echo touch one pool)."""
-
-    free: npt.NDArray[np.int64]
-    names: list[str | None]                       # by row: the node counted there
-    rows_of_pool: dict[tuple[str, str], list[int]]
-    seen: int = -1
-
-
 _NO_INDICES: tuple[int, ...] = ()
 _UNSET: Any = object()
 _NO_RESULTS: tuple[AllocationResult, ...] = ()
-
-
-@dataclass(slots=True)
-class Reserved:
-    """What Reserve did for the pod on ``node_name``: ``claims`` are the pod's claims as PreBind must
-    leave them (with ``allocation`` set for those allocated in this cycle: ``allocated``, by
-    index); each not yet reserved for the pod gets the pod added to ``reservedFor``."""
-
-    node_name: str
-    claims: list[ResourceClaim]
-    allocated: list[int]
 
 
 class DynamicResources:
@@ -330,11 +160,7 @@ class DynamicResources:
         self._deallocate = deallocate
         self._cache = selector_cache(self._dra)
         self._index: tuple[int, SliceIndex] | None = None
-        # Filter's counts (``_FreeRows``) by selectors, for (slices_version, NodeTable.rows_version):
-        # with node-local slices only (``Allocator.countable``) a row's count depends on the node's
-        # name alone, not on its labels, so a node's update keeps them.
-        self._free: dict[object, _FreeRows] = {}
-        self._free_version: tuple[int, int] | None = None
+        self._counts = FreeCounts(self._dra)     # Filter's free-device counts (``counting``)
         self.count_free = True      # False: search every node, as before counting (tests compare)
 
     def _slice_index(self) -> SliceIndex:
@@ -345,33 +171,6 @@ class DynamicResources:
         if self._index is None or self._index[0] != version:
             self._index = (version, SliceIndex(self._dra.slices()))
         return self._index[1]
-
-    def _free_rows(self, plan: SimplePlan, table: NodeTable) -> npt.NDArray[np.int64]:
-        """``plan``'s free-device counts by row of ``table``, current with the store."""
-        version = (self._dra.slices_version, table.rows_version)
-        if self._free_version != version:
-            self._free.clear()
-            self._free_version = version
-        fr = self._free.get(plan.selectors)
-        if fr is None:
-            names: list[str | None] = [None] * table.capacity
-            rows_of_pool: dict[tuple[str, str], list[int]] = {}
-            for row in np.flatnonzero(table.valid[: table.size]).tolist():
-                node = table.info(row).node
-                for pool in plan.pools_of(Node(node.name, node.labels)):
-                    rows_of_pool.setdefault(pool, []).append(row)
-                names[row] = node.name
-            fr = self._free[plan.selectors] = _FreeRows(np.zeros(table.capacity, np.int64), names, rows_of_pool)
-        changed, fr.seen = self._dra.pool_changes(fr.seen)
-        if changed is None:      # first use, or too far behind the journal: count every row
-            recount: Sequence[int] = sorted({row for rows in fr.rows_of_pool.values() for row in rows})
-        else:
-            recount = sorted({row for pool in set(changed) for row in fr.rows_of_pool.get(pool, ())})
-        for row in recount:
-            name = fr.names[row]
-            assert name is not None
-            fr.free[row] = plan.free_on(Node(name, {}))
-        return fr.free
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run an API write off the cycle (Unreserve and PostFilter are synchronous here)."""
@@ -446,7 +245,7 @@ class DynamicResources:
         claims, problem = self.pod_claims(pod)
         if problem:
             return None, Status.unresolvable(problem)
-        extended = self._pre_filter_extended(pod, s)
+        extended = pre_filter_extended(self._dra, pod, s)
         if extended is not None:
             s.extended = len(claims)
             s.extended_uid = extended.uid
@@ -487,54 +286,7 @@ class DynamicResources:
                                     pool_allocated=self._dra.pool_allocated)
         return None, SUCCESS
 
-    def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
-        """Upstream's ``preFilterExtendedResources``: when the pod asks for an extended resource
-        some DeviceClass backs, the claim for them: the one an earlier cycle created (Filter then
-        rejects every node and PostFilter deletes it, as upstream's brute force), else a new
-        in-memory one, without requests until Filter sizes it per node."""
-        if not pod.container_requests:
-            return None
-        requests = scalar_requests(pod)
-        if not any(self._dra.extended_resource_class(name) is not None for name in requests):
-            return None
-        s.extended_requests = dict(requests)
-        return self._dra.extended_claim_for(pod) or special_claim(pod)
-
     # --- Filter ------------------------------------------------------------------------------------
-    def _filter_extended(self, s: _State, pod: Pod, allocatable: Mapping[str, int]
-                         ) -> tuple[ResourceClaim | None, tuple[RequestMapping, ...], Status | None]:
-        """Upstream's ``filterExtendedResources`` for one node: the claim's variant for it (the
-        extended resources the node does not advertise, to allocate through DRA) and its mappings,
-        ``None`` when the device plugins provide them all; a claim from an earlier cycle and a
-        resource the node neither advertises nor DRA backs are Unschedulable."""
-        claim = s.claims[s.extended]
-        if claim.spec.requests:
-            return None, (), Status.unresolvable(ERR_EXTENDED_CLAIM)
-        through_dra: list[str] = []
-        for name in s.extended_requests:
-            have = allocatable.get(name)
-            if self._dra.extended_resource_class(name) is not None and not have:
-                through_dra.append(name)
-            elif have is None:
-                return None, (), Status.unresolvable(ERR_CANNOT_FIT)
-        if not through_dra or claim.allocation is not None:
-            return None, (), None
-        requests, mappings = requests_and_mappings(pod, through_dra, self._dra.extended_resource_class)
-        return with_requests(claim, requests), mappings, None
-
-    def _extended_variant(self, s: _State, pod: Pod, allocatable: Mapping[str, int]) -> _ExtendedVariant:
-        """``_filter_extended`` for one node, with the claims to allocate there."""
-        ext, mappings, st = self._filter_extended(s, pod, allocatable)
-        indices = s.to_allocate
-        variant: tuple[str, ...] = ()
-        if st is None:
-            if ext is None:
-                indices = [i for i in s.to_allocate if i != s.extended]
-            else:
-                variant = tuple(r.name + "=" + str(r.exactly.count if r.exactly else 0) for r in ext.spec.requests)
-        claims = [ext if i == s.extended and ext is not None else s.claims[i] for i in indices]
-        return _ExtendedVariant(ext, mappings, st, indices, claims, (str(len(indices)), *variant))
-
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
         n = len(rows)
         s = state.read_or_compute(_STATE_KEY, _State, lambda: self.pre_filter(state, pod, snapshot))
@@ -618,7 +370,7 @@ class DynamicResources:
                         tuple([allocatable.get(name) for name in extended_names])
                     v = s.extended_by_node_kind.get(kind)
                     if v is None:
-                        v = s.extended_by_node_kind[kind] = self._extended_variant(s, pod, allocatable)
+                        v = s.extended_by_node_kind[kind] = extended_variant(self._dra, s, pod, allocatable)
                     if v.status is not None:
                         failed[k] = True
                         ids[k] = len(statuses)
@@ -647,7 +399,7 @@ class DynamicResources:
                     continue
                 plan, indices, claims, key, positions = group
                 at = np.array(positions, np.int64)
-                free = self._free_rows(plan, t)[rows[at]]
+                free = self._counts.rows(plan, t)[rows[at]]
                 enough = free >= plan.count
                 failed[at[~enough & (free >= 0)]] = True        # ids 0: cannot allocate all claims
                 for k in at[free < 0].tolist():
@@ -695,7 +447,7 @@ class DynamicResources:
                 break
         if stale and extended is not None and self._client is not None:
             # The extended-resource claim of an earlier cycle: deleted, and the pod tries anew.
-            self._spawn(self._delete_claim(self._client, extended))
+            self._spawn(delete_claim(self._client, extended))
             return None, Status.unschedulable(MSG_DELETED)
         return None, _NOOP
 
@@ -767,7 +519,7 @@ class DynamicResources:
             if self._dra.remove_pending_allocation(claim.uid):
                 self._dra.restore(claim.namespace, claim.name)
             if claim.allocation is not None and claim.is_reserved_for(pod.uid) and self._client is not None:
-                self._spawn(self._unreserve_claim(self._client, claim, pod))
+                self._spawn(unreserve_claim(self._client, claim, pod))
         if s.extended >= 0:
             # unreserveExtendedResourceClaim: the in-flight allocation (under PreFilter's uid) ends,
             # and a claim written to the API is deleted, lest it be orphaned.
@@ -775,37 +527,8 @@ class DynamicResources:
             if self._dra.remove_pending_allocation(s.extended_uid):
                 self._dra.restore(claim.namespace, claim.name)
             if claim.name != SPECIAL_CLAIM_NAME and self._client is not None:
-                self._spawn(self._delete_claim(self._client, claim))
+                self._spawn(delete_claim(self._client, claim))
         s.reserved = None
-
-    @staticmethod
-    async def _unreserve_claim(client: SchedulerClient, claim: ResourceClaim, pod: Pod) -> None:
-        try:
-            await client.unreserve_claim(claim, pod)
-        except Exception as e:  # upstream: logged; the pod's next attempt unreserves again
-            log.error("unreserve: ResourceClaim %s, pod %s: %s", claim.key, pod.key, e)
-
-    @staticmethod
-    async def _delete_claim(client: SchedulerClient, claim: ResourceClaim) -> None:
-        """Upstream's ``deleteClaim``: under RetryOnConflict, the finalizer removed (a conditional
-        update; a conflict refetches), then the claim deleted (already gone is fine). Off the
-        cycle; a failure is logged, as upstream's Unreserve logs it."""
-        try:
-            for attempt in range(RETRY_STEPS):
-                if attempt:
-                    await asyncio.sleep(RETRY_INTERVAL)
-                    try:
-                        claim = await client.get_claim(claim.namespace, claim.name)
-                    except Exception as e:
-                        raise DynamicResourcesError(f"get resourceclaim {claim.key}: {e}") from e
-                try:
-                    await client.delete_claim(claim)
-                    return
-                except ConflictError as e:
-                    last = e
-            raise DynamicResourcesError(f"update resourceclaim {claim.key}: {last}")
-        except Exception as e:
-            log.error("delete: ResourceClaim %s: %s", claim.key, e)
 
     def _deallocate_through_client(self, claim: ResourceClaim) -> None:
         client = self._client
@@ -838,97 +561,10 @@ class DynamicResources:
             if claim.is_reserved_for(pod.uid):
                 continue
             try:
-                s.claims[i] = await self._bind_claim(s, i, pod, node_name)
+                s.claims[i] = await bind_claim(self._client, self._dra, s, i, pod, node_name)
             except DynamicResourcesError as e:
                 return Status.as_error(e)
         return SUCCESS
-
-    async def _bind_claim(self, s: _State, index: int, pod: Pod, node_name: str) -> ResourceClaim:
-        """Upstream's ``bindClaim``: under ``retry.RetryOnConflict`` (a conflict refetches the
-        claim and tries again), check the claim is not being deleted nor allocated elsewhere, add
-        the finalizer (a normal update, only when an allocation is to be written), then write the
-        allocation and append the pod to ``reservedFor`` (one status update). Whatever happens, the
-        in-flight allocation ends; a written claim is assumed in the store until the informer
-        brings it.
-
-        The extended-resource claim: nothing to do where the device plugins provide it all;
-        otherwise the in-memory claim is created first (its node's variant: ``create claim for
-        extended resources ns/: ...`` on failure), replaces the cycle's copy (Unreserve deletes it
-        if binding fails later), and once written the pod's ``status.extendedResourceClaimStatus``
-        gets its name and the request mappings."""
-        claim = s.claims[index]
-        allocation = s.allocations.get(index)
-        extended = index == s.extended
-        if extended and allocation is None and not claim.spec.requests:
-            return claim
-        uid = s.extended_uid if extended else claim.uid
-        written: ResourceClaim | None = None
-        try:
-            if self._client is None:
-                raise DynamicResourcesError("DynamicResources has no API client")
-            if extended and claim.name == SPECIAL_CLAIM_NAME:
-                got = s.node_extended.get(node_name)
-                variant = got.claim if got is not None else None
-                if variant is None:
-                    raise DynamicResourcesError(f"extended resource claim not found for node {node_name}")
-                try:
-                    written = await self._client.create_claim(claim_body(variant))
-                except Exception as e:
-                    raise DynamicResourcesError(
-                        f"create claim for extended resources {claim.namespace}/: {e}") from e
-                s.claims[index] = claim = written
-            written = await self._update_claim(self._client, claim, allocation, pod)
-        finally:
-            if written is not None:
-                self._dra.assume(written)
-            if allocation is not None:
-                self._dra.remove_pending_allocation(uid)
-        assert written is not None
-        if extended:
-            got = s.node_extended.get(node_name)
-            mappings = got.mappings if got is not None else ()
-            if not mappings:
-                raise DynamicResourcesError(f"nil or empty request mappings, no update of pod {pod.key} "
-                                            "ExtendedResourceClaimStatus")
-            try:
-                await self._client.set_extended_resource_claim_status(
-                    pod, written.name, [m.to_json() for m in mappings])
-            except Exception as e:
-                raise DynamicResourcesError(f"update pod {pod.key} ExtendedResourceClaimStatus: {e}") from e
-        return written
-
-    @staticmethod
-    async def _update_claim(client: SchedulerClient, claim: ResourceClaim, allocation: AllocationResult | None,
-                            pod: Pod) -> ResourceClaim:
-        last: DynamicResourcesError | None = None
-        for attempt in range(RETRY_STEPS):
-            if attempt:
-                await asyncio.sleep(RETRY_INTERVAL)
-                try:
-                    claim = await client.get_claim(claim.namespace, claim.name)
-                except Exception as e:
-                    raise DynamicResourcesError(f"get updated claim {claim.key} after conflict: {e}") from e
-            if claim.deleting:
-                raise DynamicResourcesError(f"claim {claim.key} got deleted in the meantime")
-            try:
-                if allocation is not None:
-                    if claim.allocation is not None:
-                        raise DynamicResourcesError(f"claim {claim.key} got allocated elsewhere in the meantime")
-                    if FINALIZER not in claim.finalizers:
-                        try:
-                            claim = await client.add_claim_finalizer(claim)
-                        except Exception as e:
-                            raise _wrapped(f"add finalizer to claim {claim.key}", e) from e
-                try:
-                    return await client.reserve_claim(claim, pod, allocation)
-                except Exception as e:
-                    what = "add allocation and reservation to claim" if allocation is not None \
-                        else "add reservation to claim"
-                    raise _wrapped(f"{what} {claim.key}", e) from e
-            except _Conflict as e:
-                last = DynamicResourcesError(str(e))
-        assert last is not None
-        raise last
 
     @staticmethod
     def reserved(state: CycleState) -> Reserved | None:
@@ -982,16 +618,6 @@ class DynamicResources:
         if pod.uid != modified.uid:
             return False
         return not self.pod_claims(modified)[1]
-
-
-class _Conflict(DynamicResourcesError):
-    """A 409 on a write: RetryOnConflict's cue to refetch and try again."""
-
-
-def _wrapped(what: str, e: Exception) -> DynamicResourcesError:
-    """``fmt.Errorf("%s: %w")``, keeping whether the cause was a conflict (``apierrors.IsConflict``
-    sees through the wrapping)."""
-    return (_Conflict if isinstance(e, ConflictError) else DynamicResourcesError)(f"{what}: {e}")
 
 
 def _rank_score(ranks: Mapping[int, Mapping[str, int]], allocations: Mapping[int, AllocationResult]) -> int:
