@@ -243,7 +243,10 @@ class VolumeBinder:
         return _verdict(n, node_conflict, bind_conflict, no_space, pv_missing, errors)
 
     def find_unbound(self, pvcs: PodVolumeClaims, snapshot: Snapshot, rows: Rows, record: PodVolumes | None = None,
-                 parts: _ScoreParts | None = None) -> tuple[BoolArray, BoolArray, dict[int, str]]:
+                     parts: _ScoreParts | None = None) -> tuple[BoolArray, BoolArray, dict[int, str]]:
+        """The delayed claims' part of ``FindPodVolumes`` per row: the bind conflicts, the rows
+        short of storage, and the rows' errors (``findMatchingVolumes``, then
+        ``checkVolumeProvisions``)."""
         t = snapshot.table
         n = len(rows)
         names = np.array(snapshot.node_names(rows), dtype=object)
@@ -253,12 +256,25 @@ class VolumeBinder:
         fast_fail = np.zeros(n, np.bool_)
         for c in selected:
             fast_fail |= names != c.annotations[SELECTED_NODE_ANNOTATION]
-        # findMatchingVolumes: per claim (smallest request first), the rows where it found no PV
-        # (they go on to provisioning) and the PV it took on the others.
-        to_match.sort(key=lambda c: c.request or 0)
         provision: list[tuple[PersistentVolumeClaim, BoolArray]] = [(c, np.ones(n, np.bool_)) for c in selected]
+        provision += self._match_claims(pvcs, to_match, t, rows, fast_fail, record, parts)
+        outcome, decided, errors = self._check_provisions(provision, t, rows, parts)
+        if record is not None and not fast_fail[0] and not decided[0]:
+            record.dynamic_provisions.extend(c.name for c, applies in provision if applies[0])
+        bind_conflict = fast_fail | (~fast_fail & (outcome == _BIND_CONFLICT))
+        no_space = ~fast_fail & (outcome == _NO_SPACE)
+        errors = {i: m for i, m in errors.items() if not fast_fail[i]}
+        return bind_conflict, no_space, errors
+
+    def _match_claims(self, pvcs: PodVolumeClaims, to_match: list[PersistentVolumeClaim], t: NodeTable,
+                      rows: Rows, fast_fail: BoolArray, record: PodVolumes | None, parts: _ScoreParts | None
+                      ) -> list[tuple[PersistentVolumeClaim, BoolArray]]:
+        """``findMatchingVolumes``: per claim (smallest request first), the rows where it found no
+        PV (they go on to provisioning), after recording the PV it took on the others."""
+        n = len(rows)
+        unmatched_rows: list[tuple[PersistentVolumeClaim, BoolArray]] = []
         taken: dict[str, BoolArray] = {}          # PV name -> rows where an earlier claim took it
-        for c in to_match:
+        for c in sorted(to_match, key=lambda c: c.request or 0):
             unmatched, chosen_pvs, capacity, pv_class = self._match(
                 c, pvcs.volumes_by_class.get(c.storage_class, []), t, rows, taken)
             for pv_name, mask in chosen_pvs.items():
@@ -267,8 +283,14 @@ class VolumeBinder:
                     record.static_bindings.append((c.name, pv_name))
             if parts is not None and chosen_pvs:
                 parts.static.append((pv_class, c.request or 0, capacity))
-            provision.append((c, unmatched))
-        # checkVolumeProvisions: the first failing claim decides each row.
+            unmatched_rows.append((c, unmatched))
+        return unmatched_rows
+
+    def _check_provisions(self, provision: list[tuple[PersistentVolumeClaim, BoolArray]], t: NodeTable, rows: Rows,
+                          parts: _ScoreParts | None) -> tuple[npt.NDArray[np.int64], BoolArray, dict[int, str]]:
+        """``checkVolumeProvisions`` over the rows each claim applies to: the first failing claim
+        decides each row (its outcome, whether one did, and the rows' error texts)."""
+        n = len(rows)
         outcome = np.zeros(n, np.int64)
         decided = np.zeros(n, np.bool_)
         errors: dict[int, str] = {}
@@ -282,12 +304,7 @@ class VolumeBinder:
             if message:
                 for i in np.flatnonzero(take & (o == _ERROR)).tolist():
                     errors[i] = message
-        if record is not None and not fast_fail[0] and not decided[0]:
-            record.dynamic_provisions.extend(c.name for c, applies in provision if applies[0])
-        bind_conflict = fast_fail | (~fast_fail & (outcome == _BIND_CONFLICT))
-        no_space = ~fast_fail & (outcome == _NO_SPACE)
-        errors = {i: m for i, m in errors.items() if not fast_fail[i]}
-        return bind_conflict, no_space, errors
+        return outcome, decided, errors
 
     def _match(self, claim: PersistentVolumeClaim, pvs: list[PersistentVolume], t: NodeTable, rows: Rows,
                taken: dict[str, BoolArray]
@@ -474,44 +491,49 @@ class VolumeBinder:
         if self._assigned_pod is not None and self._assigned_pod(pod.uid) is None:
             # When the pod is deleted, binding is cancelled: no need to check PVs and PVCs any more.
             raise VolumeBindingError(f'pod does not exist any more: pod "{pod.name}" not found')
-        for b in reserved.bindings:
-            pv = self._volumes.api_pv(b.pv.name)
+        return (all(self._binding_done(b, labels, node_name) for b in reserved.bindings)
+                and all(self._provision_done(p, labels, node_name) for p in reserved.provisions))
+
+    def _binding_done(self, b: StaticBinding, labels: Mapping[str, str], node_name: str) -> bool:
+        """``checkBindings`` for a static binding: its claim fully bound to the PV, whose
+        ``claimRef`` still has a uid and whose affinity admits the node."""
+        pv = self._volumes.api_pv(b.pv.name)
+        if pv is None:
+            raise VolumeBindingError(f'failed to check binding: could not find {_PV_CACHE} "{b.pv.name}"')
+        pvc = self._volumes.api_pvc(b.claim.namespace, b.claim.name)
+        if pvc is None:
+            raise VolumeBindingError(f'failed to check binding: could not find {_PVC_CACHE} "{b.claim.key}"')
+        if not _newer(pv, b.pv):
+            return False        # our update is not in the informer yet
+        if not _affinity_fits(pv, labels):
+            raise VolumeBindingError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": '
+                                     "no matching NodeSelectorTerms")
+        if pv.claim_ref is None or not pv.claim_ref[2]:
+            raise VolumeBindingError(f'ClaimRef got reset for pv "{pv.name}"')
+        return _fully_bound(pvc)
+
+    def _provision_done(self, p: Provision, labels: Mapping[str, str], node_name: str) -> bool:
+        """``checkBindings`` for a claim to provision: still annotated with the node, and fully
+        bound to a PV whose affinity admits the node."""
+        pvc = self._volumes.api_pvc(p.claim.namespace, p.claim.name)
+        if pvc is None:
+            raise VolumeBindingError(f'failed to check provisioning pvc: could not find {_PVC_CACHE} '
+                                     f'"{p.claim.key}"')
+        if not _newer(pvc, p.claim):
+            return False
+        if not pvc.annotations:
+            raise VolumeBindingError(f'selectedNode annotation reset for PVC "{pvc.name}"')
+        if pvc.annotations.get(SELECTED_NODE_ANNOTATION) != node_name:
+            # A provisioner that fails removes the annotation to have the scheduler retry.
+            raise VolumeBindingError(f'provisioning failed for PVC "{pvc.name}"')
+        if pvc.volume_name:
+            pv = self._volumes.api_pv(pvc.volume_name)
             if pv is None:
-                raise VolumeBindingError(f'failed to check binding: could not find {_PV_CACHE} "{b.pv.name}"')
-            pvc = self._volumes.api_pvc(b.claim.namespace, b.claim.name)
-            if pvc is None:
-                raise VolumeBindingError(f'failed to check binding: could not find {_PVC_CACHE} "{b.claim.key}"')
-            if not _newer(pv, b.pv):
-                return False        # our update is not in the informer yet
+                return False    # not in the informer yet (or deleted: the claim unbinds)
             if not _affinity_fits(pv, labels):
                 raise VolumeBindingError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": '
                                          "no matching NodeSelectorTerms")
-            if pv.claim_ref is None or not pv.claim_ref[2]:
-                raise VolumeBindingError(f'ClaimRef got reset for pv "{pv.name}"')
-            if not _fully_bound(pvc):
-                return False
-        for p in reserved.provisions:
-            pvc = self._volumes.api_pvc(p.claim.namespace, p.claim.name)
-            if pvc is None:
-                raise VolumeBindingError(f'failed to check provisioning pvc: could not find {_PVC_CACHE} '
-                                         f'"{p.claim.key}"')
-            if not _newer(pvc, p.claim):
-                return False
-            if not pvc.annotations:
-                raise VolumeBindingError(f'selectedNode annotation reset for PVC "{pvc.name}"')
-            if pvc.annotations.get(SELECTED_NODE_ANNOTATION) != node_name:
-                # A provisioner that fails removes the annotation to have the scheduler retry.
-                raise VolumeBindingError(f'provisioning failed for PVC "{pvc.name}"')
-            if pvc.volume_name:
-                pv = self._volumes.api_pv(pvc.volume_name)
-                if pv is None:
-                    return False    # not in the informer yet (or deleted: the claim unbinds)
-                if not _affinity_fits(pv, labels):
-                    raise VolumeBindingError(f'pv "{pv.name}" node affinity doesn\'t match node "{node_name}": '
-                                             "no matching NodeSelectorTerms")
-            if not _fully_bound(pvc):
-                return False
-        return True
+        return _fully_bound(pvc)
 
 
 def _newer(api: PersistentVolume | PersistentVolumeClaim, read: PersistentVolume | PersistentVolumeClaim) -> bool:
