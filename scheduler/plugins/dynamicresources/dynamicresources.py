@@ -86,6 +86,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
@@ -264,20 +265,9 @@ class DynamicResources:
             if i == s.extended:
                 # Its requests are the node's (Filter); a claim from an earlier cycle is Filter's too.
                 continue
-            for request in claim.spec.requests:
-                subs = request.first_available or ((request.exactly,) if request.exactly is not None else ())
-                if not subs:
-                    return None, Status.as_error(ValueError(f"request {request.name}: unsupported request type"))
-                for rank, sub in enumerate(subs):
-                    qualified = request.name if not request.first_available else f"{request.name}/{sub.name}"
-                    if not sub.device_class_name:
-                        return None, Status.as_error(ValueError(f"request {qualified}: unsupported request type"))
-                    if self._dra.device_class(sub.device_class_name) is None:
-                        return None, Status.unresolvable(
-                            f"request {qualified}: device class {sub.device_class_name} does not exist")
-                    if request.first_available:
-                        # computeScore's table, built once per cycle rather than per node.
-                        s.ranks.setdefault(i, {})[qualified] = FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - rank
+            bad = self._check_requests(claim, i, s)
+            if bad is not None:
+                return None, bad
         s.claims = claims     # only now, as upstream: PostFilter has no claims when PreFilter failed
         if s.to_allocate:
             self._cache.reset(self._dra.slices_version)
@@ -285,6 +275,25 @@ class DynamicResources:
                                     self._dra.is_allocated, self._cache, index=self._slice_index(),
                                     pool_allocated=self._dra.pool_allocated)
         return None, SUCCESS
+
+    def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:
+        """PreFilter's check of an unallocated claim's requests: each (sub)request names a device
+        class that exists; for a ``firstAvailable`` request, computeScore's rank table (built once
+        per cycle rather than per node). The failing status, or ``None``."""
+        for request in claim.spec.requests:
+            subs = request.first_available or ((request.exactly,) if request.exactly is not None else ())
+            if not subs:
+                return Status.as_error(ValueError(f"request {request.name}: unsupported request type"))
+            for rank, sub in enumerate(subs):
+                qualified = request.name if not request.first_available else f"{request.name}/{sub.name}"
+                if not sub.device_class_name:
+                    return Status.as_error(ValueError(f"request {qualified}: unsupported request type"))
+                if self._dra.device_class(sub.device_class_name) is None:
+                    return Status.unresolvable(
+                        f"request {qualified}: device class {sub.device_class_name} does not exist")
+                if request.first_available:
+                    s.ranks.setdefault(i, {})[qualified] = FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - rank
+        return None
 
     # --- Filter ------------------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
@@ -301,121 +310,64 @@ class DynamicResources:
                 if miss.any():
                     per_claim.append((i, miss))
                     unavailable |= miss
-        statuses: list[Status] = [Status.unresolvable(ERR_CANNOT_ALLOCATE), Status.unresolvable(ERR_NOT_AVAILABLE)]
-        ids = np.zeros(n, np.int64)
-        failed = np.zeros(n, np.bool_)
+        f = _FilterPass(s, snapshot, rows, unavailable)
         if s.allocator is not None or s.extended >= 0:
-            names = snapshot.node_names(rows)
-            infos = snapshot.table.infos
-            allocator = s.allocator
-            # Nodes no slice is for share one answer per variant of the claims (the extended claim's
-            # requests differ with what the node advertises).
-            without: dict[tuple[str, ...], Sequence[AllocationResult] | Status | None] = {}
-
-            def search(k: int, indices: Sequence[int], claims: Sequence[ResourceClaim] | None,
-                       key: tuple[str, ...]) -> None:
-                """The allocator's answer for row ``k``, kept for Reserve."""
-                info = infos[rows[k]]
-                assert info is not None
-                node = Node(names[k], info.node.labels)
-                try:
-                    if not indices or allocator is None:
-                        got: Sequence[AllocationResult] | Status | None = _NO_RESULTS
-                    elif allocator.has_slices(node):
-                        got = allocator.allocate(node, claims)
-                    else:
-                        if key not in without:
-                            without[key] = allocator.allocate_without_pools(claims)
-                        got = without[key]
-                except CELSelectorError as e:
-                    got = Status.as_error(e)
-                except AllocationError as e:
-                    got = Status.unresolvable(str(e))
-                if isinstance(got, Status):
-                    failed[k] = True
-                    ids[k] = len(statuses)
-                    statuses.append(got)
-                elif got is None or len(got) != len(indices):
-                    failed[k] = True
-                    ids[k] = 0
-                elif not unavailable[k]:
-                    s.node_indices[names[k]] = indices
-                    s.node_results[names[k]] = got
-                    if s.ranks:
-                        # Score's value for this node, taken here where the allocation is at hand.
-                        if s.scores is None:
-                            s.scores = np.zeros(len(t.valid), np.int64)
-                        s.scores[rows[k]] = _rank_score(s.ranks, dict(zip(indices, got, strict=True)))
-
-            # Rows whose claims count (``Allocator.countable``), by claims list (``None``: the
-            # allocator's own; a variant's list lives through the cycle): (plan, indices, claims,
-            # key, positions), or None where the claims do not count.
-            counting: dict[int, tuple[SimplePlan, Sequence[int], Sequence[ResourceClaim] | None, tuple[str, ...],
-                                      list[int]] | None] = {}
-            may_count = self.count_free and allocator is not None and not s.ranks
-            has_user_claims = s.extended < 0 or len(s.claims) > 1
-            extended_names = tuple(s.extended_requests)
-            one_name = extended_names[0] if len(extended_names) == 1 else None
-            user_key: tuple[str, ...] = (str(len(s.to_allocate)),)
-            for k, row in enumerate(rows.tolist()):
-                indices: Sequence[int] = s.to_allocate
-                claims: Sequence[ResourceClaim] | None = None
-                key = user_key
-                if s.extended >= 0:
-                    info = infos[row]
-                    assert info is not None
-                    allocatable = info.node.allocatable
-                    # (one resource, the usual: its amount, not a tuple made per node)
-                    kind: object = allocatable.get(one_name) if one_name is not None else \
-                        tuple([allocatable.get(name) for name in extended_names])
-                    v = s.extended_by_node_kind.get(kind)
-                    if v is None:
-                        v = s.extended_by_node_kind[kind] = extended_variant(self._dra, s, pod, allocatable)
-                    if v.status is not None:
-                        failed[k] = True
-                        ids[k] = len(statuses)
-                        statuses.append(v.status)
-                        continue
-                    if v.claim is None:
-                        if not has_user_claims:
-                            s.node_indices[names[k]] = _NO_INDICES  # the device plugins provide it all
-                            s.node_results[names[k]] = _NO_RESULTS
-                            continue
-                    else:
-                        s.node_extended[names[k]] = v
-                    indices, claims, key = v.indices, v.claims, v.key
-                if may_count and indices:
-                    assert allocator is not None
-                    group = counting.get(id(claims), _UNSET)
-                    if group is _UNSET:
-                        plan = allocator.countable(claims)
-                        group = counting[id(claims)] = None if plan is None else (plan, indices, claims, key, [])
-                    if group is not None:
-                        group[4].append(k)
-                        continue
-                search(k, indices, claims, key)
-            for group in counting.values():
-                if group is None:
-                    continue
-                plan, indices, claims, key, positions = group
-                at = np.array(positions, np.int64)
-                free = self._counts.rows(plan, t)[rows[at]]
-                enough = free >= plan.count
-                failed[at[~enough & (free >= 0)]] = True        # ids 0: cannot allocate all claims
-                for k in at[free < 0].tolist():
-                    search(k, indices, claims, key)
-                counted = (indices, claims)
-                for k in at[enough & ~unavailable[at]].tolist():
-                    s.counted[names[k]] = counted
+            self._filter_rows(f, pod)
         # Rows the allocator accepted but where an allocated claim is not available.
-        not_available = unavailable & ~failed
+        not_available = unavailable & ~f.failed
         if not_available.any():
             for i, miss in per_claim:
                 if (miss & not_available).any():
                     s.unavailable.add(i)
-            ids[not_available] = 1
-            failed |= not_available
-        return FilterVerdict(failed, statuses, ids)
+            f.ids[not_available] = 1
+            f.failed |= not_available
+        return FilterVerdict(f.failed, f.statuses, f.ids)
+
+    def _filter_rows(self, f: _FilterPass, pod: Pod) -> None:
+        """The allocator's verdict per row: by counting where the row's claims count (decided for
+        all such rows at once, after the loop), else by a search. The loop is the hot path of a
+        DRA pod's cycle: it stays inline (a method call per row cost a quarter of it)."""
+        s = f.s
+        names, infos, counting = f.names, f.infos, f.counting
+        may_count = self.count_free and s.allocator is not None and not s.ranks
+        has_user_claims = s.extended < 0 or len(s.claims) > 1
+        extended_names = tuple(s.extended_requests)
+        one_name = extended_names[0] if len(extended_names) == 1 else None
+        user_key: tuple[str, ...] = (str(len(s.to_allocate)),)
+        for k, row in enumerate(f.rows.tolist()):
+            indices: Sequence[int] = s.to_allocate
+            claims: Sequence[ResourceClaim] | None = None
+            key = user_key
+            if s.extended >= 0:
+                info = infos[row]
+                assert info is not None
+                allocatable = info.node.allocatable
+                # (one resource, the usual: its amount, not a tuple made per node)
+                kind: object = allocatable.get(one_name) if one_name is not None else \
+                    tuple([allocatable.get(name) for name in extended_names])
+                v = s.extended_by_node_kind.get(kind)
+                if v is None:
+                    v = s.extended_by_node_kind[kind] = extended_variant(self._dra, s, pod, allocatable)
+                if v.status is not None:
+                    f.fail(k, v.status)
+                    continue
+                if v.claim is None:
+                    if not has_user_claims:
+                        s.node_indices[names[k]] = _NO_INDICES  # the device plugins provide it all
+                        s.node_results[names[k]] = _NO_RESULTS
+                        continue
+                else:
+                    s.node_extended[names[k]] = v
+                indices, claims, key = v.indices, v.claims, v.key
+            if may_count and indices:
+                group = counting.get(id(claims), _UNSET)
+                if group is _UNSET:
+                    group = f.counting_group(indices, claims, key)
+                if group is not None:
+                    group[4].append(k)
+                    continue
+            f.search(k, indices, claims, key)
+        f.settle_counts(self._counts)
 
     # --- PostFilter --------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
@@ -618,6 +570,106 @@ class DynamicResources:
         if pod.uid != modified.uid:
             return False
         return not self.pod_claims(modified)[1]
+
+
+# Rows whose claims count, for one claims list: (plan, indices, claims, key, positions).
+_CountingGroup = tuple[SimplePlan, Sequence[int], Sequence[ResourceClaim] | None, tuple[str, ...], list[int]]
+
+
+class _FilterPass:
+    """One Filter call over the candidate rows: the verdict it builds (``failed``, ``ids`` into
+    ``statuses``; ids 0 and 1 are ``cannot allocate all claims`` and ``resourceclaim not
+    available on the node``) and the allocations it keeps in the cycle state for Reserve (and
+    Score's rank sums)."""
+
+    __slots__ = ("counting", "failed", "ids", "infos", "names", "rows", "s", "statuses", "table", "unavailable",
+                 "without")
+
+    def __init__(self, s: _State, snapshot: Snapshot, rows: Rows, unavailable: npt.NDArray[np.bool_]) -> None:
+        n = len(rows)
+        self.s = s
+        self.rows = rows
+        self.table = snapshot.table
+        self.unavailable = unavailable
+        self.statuses: list[Status] = [Status.unresolvable(ERR_CANNOT_ALLOCATE),
+                                       Status.unresolvable(ERR_NOT_AVAILABLE)]
+        self.ids = np.zeros(n, np.int64)
+        self.failed = np.zeros(n, np.bool_)
+        self.names = snapshot.node_names(rows) if s.allocator is not None or s.extended >= 0 else []
+        self.infos = snapshot.table.infos
+        # Nodes no slice is for share one answer per variant of the claims (the extended claim's
+        # requests differ with what the node advertises).
+        self.without: dict[tuple[str, ...], Sequence[AllocationResult] | Status | None] = {}
+        # Rows whose claims count (``Allocator.countable``), by claims list (``None``: the
+        # allocator's own; a variant's list lives through the cycle): (plan, indices, claims,
+        # key, positions), or None where the claims do not count.
+        self.counting: dict[int, _CountingGroup | None] = {}
+
+    def fail(self, k: int, status: Status) -> None:
+        self.failed[k] = True
+        self.ids[k] = len(self.statuses)
+        self.statuses.append(status)
+
+    def counting_group(self, indices: Sequence[int], claims: Sequence[ResourceClaim] | None,
+                       key: tuple[str, ...]) -> _CountingGroup | None:
+        """The counting group of ``claims`` (made on first use), or ``None`` when they do not count."""
+        allocator = self.s.allocator
+        assert allocator is not None
+        plan = allocator.countable(claims)
+        group = self.counting[id(claims)] = None if plan is None else (plan, indices, claims, key, [])
+        return group
+
+    def settle_counts(self, counts: FreeCounts) -> None:
+        """Each counting group's rows at once: too few free devices fails the row, enough passes
+        it (Reserve searches on the one it picks), and a row where counting does not decide is
+        searched."""
+        for group in self.counting.values():
+            if group is None:
+                continue
+            plan, indices, claims, key, positions = group
+            at = np.array(positions, np.int64)
+            free = counts.rows(plan, self.table)[self.rows[at]]
+            enough = free >= plan.count
+            self.failed[at[~enough & (free >= 0)]] = True        # ids 0: cannot allocate all claims
+            for k in at[free < 0].tolist():
+                self.search(k, indices, claims, key)
+            counted = (indices, claims)
+            for k in at[enough & ~self.unavailable[at]].tolist():
+                self.s.counted[self.names[k]] = counted
+
+    def search(self, k: int, indices: Sequence[int], claims: Sequence[ResourceClaim] | None,
+               key: tuple[str, ...]) -> None:
+        """The allocator's answer for row ``k``, kept for Reserve."""
+        s, allocator = self.s, self.s.allocator
+        info = self.infos[self.rows[k]]
+        assert info is not None
+        node = Node(self.names[k], info.node.labels)
+        try:
+            if not indices or allocator is None:
+                got: Sequence[AllocationResult] | Status | None = _NO_RESULTS
+            elif allocator.has_slices(node):
+                got = allocator.allocate(node, claims)
+            else:
+                if key not in self.without:
+                    self.without[key] = allocator.allocate_without_pools(claims)
+                got = self.without[key]
+        except CELSelectorError as e:
+            got = Status.as_error(e)
+        except AllocationError as e:
+            got = Status.unresolvable(str(e))
+        if isinstance(got, Status):
+            self.fail(k, got)
+        elif got is None or len(got) != len(indices):
+            self.failed[k] = True
+            self.ids[k] = 0
+        elif not self.unavailable[k]:
+            s.node_indices[self.names[k]] = indices
+            s.node_results[self.names[k]] = got
+            if s.ranks:
+                # Score's value for this node, taken here where the allocation is at hand.
+                if s.scores is None:
+                    s.scores = np.zeros(len(self.table.valid), np.int64)
+                s.scores[self.rows[k]] = _rank_score(s.ranks, dict(zip(indices, got, strict=True)))
 
 
 def _rank_score(ranks: Mapping[int, Mapping[str, int]], allocations: Mapping[int, AllocationResult]) -> int:
