@@ -50,8 +50,7 @@ from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
-from scheduler.simulator import SimulatedCluster, iter_documents
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator import ApiError, SimulatedCluster, iter_documents
 from scheduler.simulator.cluster import LoadError, text_documents
 from scheduler.simulator.devices import pod_claim_names
 from scheduler.simulator.volumes import pod_claims

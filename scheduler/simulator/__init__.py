@@ -15,8 +15,9 @@ controller, the kubelet's wait for claims, a simulated DRA driver) →
 which measures it, is in ``scheduler.benchmark``.
 """
 
+from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.cluster import SimulatedCluster, iter_documents
 from scheduler.simulator.faults import ErrorRule, Faults, parse_fault
 from scheduler.simulator.server import ApiServer
 
-__all__ = ["ApiServer", "ErrorRule", "Faults", "SimulatedCluster", "iter_documents", "parse_fault"]
+__all__ = ["ApiError", "ApiServer", "ErrorRule", "Faults", "SimulatedCluster", "iter_documents", "parse_fault"]

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.simulator.admission import ApiError, invalid
+from scheduler.simulator.apierrors import ApiError, invalid
 from scheduler.simulator.resources import ResourceType
 
 __all__ = ["ADMIN", "REVIEW_TYPES", "UserInfo", "answer_review"]

@@ -28,7 +28,7 @@ import yaml
 from aiohttp import web
 
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.faults import Faults
 from scheduler.simulator.http1 import LeanServer
 from scheduler.simulator.server import ApiServer

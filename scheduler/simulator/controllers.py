@@ -37,8 +37,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scheduler.simulator.admission import ApiError, not_found, now_iso
+from scheduler.simulator.apierrors import ApiError, not_found
 from scheduler.simulator.devices import GpuDriver, ResourceClaimController
+from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
 from scheduler.simulator.volumes import VolumeController

@@ -58,8 +58,8 @@ import yaml
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import parse_quantity
-from scheduler.simulator.admission import ApiError
-from scheduler.simulator.dra import (
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.registry.resource import (
     CLAIMS,
     CLASSES,
     FINALIZER,

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from scheduler.simulator import apidefs
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 
 __all__ = ["MEMBER", "Conflict", "FieldSets", "Owner", "Schema", "from_fields_v1", "to_fields_v1"]
 

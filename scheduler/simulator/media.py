@@ -11,7 +11,7 @@ is left, as ``NegotiateOutputMediaType`` does.
 
 from __future__ import annotations
 
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 
 __all__ = ["JSON", "PROTOBUF", "YAML", "negotiate_output", "unsupported_media_type"]
 

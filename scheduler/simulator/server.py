@@ -46,8 +46,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from scheduler.simulator import admission, crdcheck, dra, managed, media, protobuf, schema, storage, tables
-from scheduler.simulator.admission import ApiError, conflict, not_found, now_iso, resource_name, status_body
+from scheduler.simulator import crdcheck, managed, media, protobuf, schema, tables
+from scheduler.simulator.apierrors import ApiError, conflict, invalid, not_found, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers import Controllers
 from scheduler.simulator.decode import (
@@ -71,6 +71,17 @@ from scheduler.simulator.params import (
     validate_list_options,
 )
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from scheduler.simulator.registry import apps, scheduling, storage
+from scheduler.simulator.registry import resource as dra
+from scheduler.simulator.registry.core import admission
+from scheduler.simulator.registry.core.validation import (
+    validate_binding,
+    validate_event,
+    validate_lease,
+    validate_pod_status,
+    validate_pod_update,
+)
+from scheduler.simulator.registry.meta import now_iso, validate_annotations, validate_name
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.selectors import SelectorError, field_matcher, label_matcher
 from scheduler.simulator.store import (
@@ -84,13 +95,6 @@ from scheduler.simulator.store import (
     external,
 )
 from scheduler.simulator.typecheck import check_types
-from scheduler.simulator.validation import (
-    validate_binding,
-    validate_event,
-    validate_lease,
-    validate_pod_status,
-    validate_pod_update,
-)
 from scheduler.simulator.workloads import GarbageCollector
 
 __all__ = ["ApiServer", "Writer"]
@@ -298,7 +302,7 @@ class ApiServer:
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})
-        for name, value in admission.SYSTEM_CLASSES.items():
+        for name, value in scheduling.SYSTEM_CLASSES.items():
             self.create(self.rt("scheduling.k8s.io", "v1", "priorityclasses"), "", {
                 "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
                 "value": value, "description": "Used for system critical pods that must not be moved from their "
@@ -599,7 +603,7 @@ class ApiServer:
                 code, obj = self.server_side_apply(rt, namespace, name, body, writer, dry=dry)
                 return self.respond(code, external(rt, obj))
             if writer.force:
-                raise admission.invalid("PatchOptions", "", [("force", "FieldValueForbidden",
+                raise invalid("PatchOptions", "", [("force", "FieldValueForbidden",
                                                               "Forbidden: may not be specified for non-apply patch")],
                                         "meta.k8s.io")
             obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry, strict=writer.strict, writer=writer)
@@ -963,7 +967,7 @@ class ApiServer:
             meta = body.get("metadata") or {}
             causes = validate_event(body, rt.group, namespace or str(meta.get("namespace") or ""))
             if causes:
-                raise admission.invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
+                raise invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
                                         rt.group)
         obj = self._check_kind(rt, body, fresh=fresh, strict=strict)
         obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
@@ -982,9 +986,9 @@ class ApiServer:
             meta["name"] = str(meta["generateName"])[:58] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
         name = str(meta.get("name") or "")
         if rt.plural != "events":
-            admission.validate_name(rt.kind, name, store=rt.store, group=rt.group)
+            validate_name(rt.kind, name, store=rt.store, group=rt.group)
         elif not name:
-            raise admission.invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
+            raise invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
         self._namespace_ok(rt, namespace, name)
         if self.store.get(rt, namespace, name) is not None:
             raise ApiError(409, "AlreadyExists", f'{resource_name(rt)} "{name}" already exists',
@@ -1004,7 +1008,7 @@ class ApiServer:
         meta.pop("deletionGracePeriodSeconds", None)
         meta["uid"] = str(uuid.uuid4())
         if rt.store == "batch/jobs":
-            admission.default_job_selector(obj)      # the selector is the new uid (generateSelector)
+            apps.default_job_selector(obj)      # the selector is the new uid (generateSelector)
         meta["creationTimestamp"] = now_iso()
         if rt.crd_name or rt.store in _WITH_GENERATION:
             meta["generation"] = 1
@@ -1028,12 +1032,12 @@ class ApiServer:
 
     def _admit(self, rt: ResourceType, obj: Obj, old: Obj | None, strict: bool = False) -> None:
         """Kind-specific defaulting and validation (create when ``old`` is None)."""
-        admission.validate_annotations(rt.kind, obj, rt.group)
+        validate_annotations(rt.kind, obj, rt.group)
         if rt.crd_name:
             schema.prune(rt.schema, obj)   # (what the server itself added; the request's were seen by _check_kind)
             causes = schema.validate(rt.schema, obj, old=old)
             if causes:
-                raise admission.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+                raise invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
             return
         key = rt.store
         if key == "/pods" and old is None:
@@ -1042,20 +1046,20 @@ class ApiServer:
         elif key == "/pods" and old is not None:
             causes = validate_pod_update(obj, old)
             if causes:
-                raise admission.invalid("Pod", obj["metadata"].get("name", ""), causes)
+                raise invalid("Pod", obj["metadata"].get("name", ""), causes)
             self._check_pod_update(obj, old)
         elif key == "/nodes":
             admission.default_node(obj)
         elif key == "scheduling.k8s.io/priorityclasses":
             others = list(self.store.bucket(key).objects.values())
-            admission.validate_priority_class(obj, others)
+            scheduling.validate_priority_class(obj, others)
             if old is not None and obj.get("value") != old.get("value"):
-                raise admission.invalid("PriorityClass", obj["metadata"]["name"], [
+                raise invalid("PriorityClass", obj["metadata"]["name"], [
                     ("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")],
                     "scheduling.k8s.io")
         elif key == "coordination.k8s.io/leases":
             if causes := validate_lease(obj):
-                raise admission.invalid("Lease", obj["metadata"].get("name", ""), causes, rt.group)
+                raise invalid("Lease", obj["metadata"].get("name", ""), causes, rt.group)
         elif key in storage.STORES:
             storage.admit_storage(key, obj, old,
                                   self.store.bucket("storage.k8s.io/storageclasses").objects.values)
@@ -1073,12 +1077,12 @@ class ApiServer:
             admission.default_secret(obj)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
-        elif key in admission.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
-            admission.default_workload(key, obj)
+        elif key in apps.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
+            apps.default_workload(key, obj)
         elif key == "policy/poddisruptionbudgets":
             spec = obj.get("spec") or {}
             if "minAvailable" in spec and "maxUnavailable" in spec:
-                raise admission.invalid("PodDisruptionBudget", obj["metadata"]["name"], [
+                raise invalid("PodDisruptionBudget", obj["metadata"]["name"], [
                     ("spec", "FieldValueInvalid", "Invalid value: {}: minAvailable and maxUnavailable cannot be both "
                                                   "set")], "policy")
             self.controllers.disruption.mark(obj["metadata"].get("namespace", ""))
@@ -1102,7 +1106,7 @@ class ApiServer:
                     spec[group] = [{k: v for k, v in c.items() if k != "image"}
                                    for c in spec[group]]
         if a != b:
-            raise admission.invalid("Pod", new["metadata"]["name"], [(
+            raise invalid("Pod", new["metadata"]["name"], [(
                 "spec", "FieldValueForbidden",
                 "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
                 "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
@@ -1114,7 +1118,7 @@ class ApiServer:
         added = [(i, g.get("name")) for i, g in enumerate((new.get("spec") or {}).get("schedulingGates") or [])
                  if g.get("name") not in gates_old]
         if added:
-            raise admission.invalid("Pod", new["metadata"]["name"], [(
+            raise invalid("Pod", new["metadata"]["name"], [(
                 f"spec.schedulingGates[{i}].name", "FieldValueForbidden",
                 f"Forbidden: only deletion is allowed, but found new scheduling gate '{gate}'") for i, gate in added])
 
@@ -1137,7 +1141,7 @@ class ApiServer:
                            f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
         causes += crdcheck.check_crd(crd)
         if causes:
-            raise admission.invalid("CustomResourceDefinition", name, causes, "apiextensions.k8s.io")
+            raise invalid("CustomResourceDefinition", name, causes, "apiextensions.k8s.io")
         names.setdefault("singular", names["kind"].lower())
         names.setdefault("listKind", names["kind"] + "List")
 
@@ -1189,7 +1193,7 @@ class ApiServer:
         want_rv = meta.get("resourceVersion")
         if not want_rv and rt.crd_name:
             # A custom resource's update strategy requires the precondition (AllowUnconditionalUpdate false).
-            raise admission.invalid(rt.kind, name, [("metadata.resourceVersion", "FieldValueInvalid",
+            raise invalid(rt.kind, name, [("metadata.resourceVersion", "FieldValueInvalid",
                                                      "Invalid value: 0x0: must be specified for an update")], rt.group)
         if want_rv and want_rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
@@ -1225,26 +1229,26 @@ class ApiServer:
             if old["metadata"].get("deletionTimestamp"):
                 added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
                 if added:
-                    raise admission.invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
+                    raise invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
                                                              "Forbidden: no new finalizers can be added if the object "
                                                              "is being deleted")], rt.group)
             self._admit(rt, new, old, strict)
             if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
                     "nodeName"):
-                raise admission.invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
+                raise invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
                                                        "Forbidden: pod updates may not change fields other than ...")])
             if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
                     != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
                 new["metadata"]["generation"] = old["metadata"]["generation"] + 1
         if rt.store == "/pods" and sub == "status" and (causes := validate_pod_status(new)):
-            raise admission.invalid("Pod", name, causes)
+            raise invalid("Pod", name, causes)
         if rt.store == dra.CLAIMS and sub == "status" and (causes := dra.validate_claim_status_update(new, old)):
-            raise admission.invalid("ResourceClaim", name, causes, dra.GROUP)
+            raise invalid("ResourceClaim", name, causes, dra.GROUP)
         if rt.crd_name and sub == "status":
             schema.prune(rt.schema, new)
             causes = schema.validate(rt.schema, new, old=old)
             if causes:
-                raise admission.invalid(rt.kind, name, causes, rt.group)
+                raise invalid(rt.kind, name, causes, rt.group)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         self._track(rt, old, new, sub, sent_fields, writer, managed_fields)
         if new == old:
@@ -1330,7 +1334,7 @@ class ApiServer:
             raise bad_request('Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal into Go '
                               "struct field ScaleSpec.spec.replicas of type int32")
         if replicas < 0:
-            raise admission.invalid("Scale", name, [("spec.replicas", "FieldValueInvalid",
+            raise invalid("Scale", name, [("spec.replicas", "FieldValueInvalid",
                                                      f"Invalid value: {replicas}: must be greater than or equal to "
                                                      "0")], "autoscaling")
         new = {**old, "metadata": dict(old["metadata"]), "spec": {**(old.get("spec") or {}), "replicas": replicas}}
@@ -1379,7 +1383,7 @@ class ApiServer:
                            "accepted media types include: application/json-patch+json, "
                            "application/merge-patch+json, application/strategic-merge-patch+json")
         if not writer.requested_manager:
-            raise admission.invalid("PatchOptions", "", [("fieldManager", "FieldValueRequired",
+            raise invalid("PatchOptions", "", [("fieldManager", "FieldValueRequired",
                                                           "Required value: is required for apply patch")],
                                     "meta.k8s.io")
         if not isinstance(body, dict):
@@ -1441,7 +1445,7 @@ class ApiServer:
         if opts.get("orphanDependents") is not None and policy is None:     # the deprecated form
             policy = "Orphan" if opts["orphanDependents"] else "Background"
         if policy not in (None, "Background", "Foreground", "Orphan"):
-            raise admission.invalid("DeleteOptions", "", [("propagationPolicy", "FieldValueNotSupported",
+            raise invalid("DeleteOptions", "", [("propagationPolicy", "FieldValueNotSupported",
                                                            f'Unsupported value: "{policy}": supported values: '
                                                            '"Foreground", "Background", "Orphan", "nil"')],
                                     "meta.k8s.io")
@@ -1498,7 +1502,7 @@ class ApiServer:
             raise bad_request("couldn't get version/kind; json parse error: expected an object")
         check_types(body, "", "v1", "Binding")
         if causes := validate_binding(name, body):
-            raise admission.invalid("Binding", name, causes)
+            raise invalid("Binding", name, causes)
         node = str(body["target"]["name"])
         pod = self.store.get(rt, namespace, name)
         if pod is None:
@@ -1526,7 +1530,7 @@ class ApiServer:
         if annotations:
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
         new = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
-        admission.validate_annotations("Pod", new)      # the pod update a binding makes is validated
+        validate_annotations("Pod", new)      # the pod update a binding makes is validated
         self.write(rt, pod, new)
         self.binds[pod["metadata"]["uid"]] += 1
         self.controllers.disruption.mark(namespace)

@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.decode import MAX_DEPTH, DepthError, encoded_size
 from scheduler.simulator.resources import ResourceType
 

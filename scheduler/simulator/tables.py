@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from scheduler.simulator.dra import claim_state
+from scheduler.simulator.registry.resource import claim_state
+from scheduler.simulator.registry.storage import access_modes_string, claim_class, is_default_class, volume_class
 from scheduler.simulator.resources import ResourceType
-from scheduler.simulator.storage import access_modes_string, claim_class, is_default_class, volume_class
 
 __all__ = ["age", "label_map", "selector_string", "table"]
 

@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from scheduler.simulator import apidefs
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 
 __all__ = ["check_types", "content_key"]
 

@@ -61,9 +61,16 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import value as quantity_value
-from scheduler.simulator.admission import ApiError, now_iso
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.registry.meta import now_iso
+from scheduler.simulator.registry.storage import (
+    PROTECTION_PV,
+    PROTECTION_PVC,
+    claim_class,
+    default_class,
+    volume_class,
+)
 from scheduler.simulator.selectors import stored_label_selector
-from scheduler.simulator.storage import PROTECTION_PV, PROTECTION_PVC, claim_class, default_class, volume_class
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:

@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from scheduler.model.selectors import parse_node_selector
-from scheduler.simulator.admission import ApiError, now_iso
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:

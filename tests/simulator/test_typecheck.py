@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduler.simulator import typecheck
-from scheduler.simulator.admission import ApiError
+from scheduler.simulator.apierrors import ApiError
 
 POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}},
                        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],

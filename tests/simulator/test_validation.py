@@ -15,7 +15,7 @@ from scheduler.model import parse_node, parse_pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesFitArgs
 from scheduler.simulator import SimulatedCluster
-from scheduler.simulator.validation import (
+from scheduler.simulator.registry.core.validation import (
     validate_binding,
     validate_event,
     validate_lease,
@@ -306,7 +306,7 @@ def test_a_nominated_node_name_must_be_a_node_name() -> None:
 
 
 def test_bindings() -> None:
-    from scheduler.simulator.admission import ApiError
+    from scheduler.simulator.apierrors import ApiError
     with pytest.raises(ApiError) as e:
         validate_binding("p", {"metadata": {"name": "q"}, "target": {"kind": "Node", "name": "n"}})
     assert (e.value.code, e.value.message) == (400, "name in URL does not match name in Binding object")

@@ -40,9 +40,9 @@ from typing import Any
 from scheduler.errors import QuantityError
 from scheduler.model.selectors import label_key_errors, label_value_errors
 from scheduler.quantity import parse_quantity
-from scheduler.simulator.admission import QUANTITY_RE, SUBDOMAIN_MSG, ApiError
-from scheduler.simulator.admission import invalid as invalid_error
-from scheduler.simulator.validation import (
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.apierrors import invalid as invalid_error
+from scheduler.simulator.registry.core.validation import (
     Cause,
     _label_selector,
     _node_selector_term,
@@ -52,6 +52,7 @@ from scheduler.simulator.validation import (
     not_supported,
     required,
 )
+from scheduler.simulator.registry.meta import QUANTITY_RE, SUBDOMAIN_MSG
 
 __all__ = ["BETA_DEFAULT_CLASS", "BETA_STORAGE_CLASS", "DEFAULT_CLASS", "PROTECTION_PV", "PROTECTION_PVC", "STORES",
            "access_modes_string", "admit_storage", "claim_class", "default_class", "is_default_class",

@@ -11,160 +11,27 @@ with ``limits`` and no request for a resource gets the limit as its request), po
 allocatable defaulting to capacity.
 
 The order is kube-apiserver's: decode (``typecheck``: a wrong JSON type is a 400), default, then
-validate (``validation``: 422s with upstream's causes), then admit. ``typecheck`` and ``validation``
-raise this module's ``ApiError``, so the functions here import them where they run.
+validate (``validation``: 422s with upstream's causes), then admit. Errors are ``apierrors.ApiError``s;
+the ObjectMeta rules every kind shares are in ``registry.meta``.
 """
 
 from __future__ import annotations
 
 import base64
 import ipaddress
-import re
-import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import parse_quantity
-from scheduler.simulator.params import path_segment_errors
+from scheduler.simulator.apierrors import ApiError, invalid
+from scheduler.simulator.registry.core.validation import validate_node, validate_pod
+from scheduler.simulator.registry.meta import QUANTITY_RE, now_iso
 
-if TYPE_CHECKING:
-    from scheduler.simulator.resources import ResourceType
-
-__all__ = ["ApiError", "conflict", "default_node", "default_pod", "invalid", "not_found", "now_iso", "status_body",
-           "validate_name"]
+__all__ = ["SERVICE_CIDR", "default_node", "default_pod", "default_secret", "default_service"]
 
 Obj = dict[str, Any]
-
-QUANTITY_RE = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-             "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-               "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-               "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
-HIGHEST_USER_PRIORITY = 1_000_000_000
-SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-
-
-class ApiError(Exception):
-    """An error response: HTTP ``code``, Status ``reason`` and ``message``."""
-
-    def __init__(self, code: int, reason: str, message: str, details: Obj | None = None,
-                 headers: dict[str, str] | None = None, list_meta: Obj | None = None) -> None:
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
-        self.details = details
-        self.headers = headers or {}
-        self.list_meta = list_meta          # the Status's ListMeta (a continue token for an expired one)
-
-    def body(self) -> Obj:
-        out = status_body(self.code, self.reason, self.message, self.details)
-        if self.list_meta:
-            out["metadata"] = dict(self.list_meta)
-        return out
-
-
-def status_body(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:
-    """A failure ``Status``. An empty ``reason`` is left out, as Go's ``omitempty`` leaves out
-    ``StatusReasonUnknown``: that is how kube-apiserver passes on an error it does not recognise (etcd's)."""
-    out: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                "code": code}
-    if reason:
-        out["reason"] = reason
-    if details:
-        out["details"] = details
-    return out
-
-
-_NOW: list[Any] = [0, ""]
-
-
-def now_iso() -> str:
-    """The current time as the API's RFC 3339 seconds, formatted once per second."""
-    t = int(time.time())
-    if t != _NOW[0]:
-        _NOW[0], _NOW[1] = t, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-    return str(_NOW[1])
-
-
-def resource_name(rt: ResourceType) -> str:
-    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
-
-
-def not_found(rt: ResourceType, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{resource_name(rt)} "{name}" not found',
-                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
-
-
-def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
-    return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {resource_name(rt)} "{name}": {why}',
-                    {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
-
-
-def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> ApiError:
-    """422 Invalid; ``causes`` are (field, reason, detail) with reason a FieldValue* constant.
-
-    The message names the qualified kind (``PriorityClass.scheduling.k8s.io``), as ``NewInvalid``
-    prints its ``GroupKind``; the details carry the bare kind and the group apart."""
-    text = ", ".join(f"{f}: {d}" for f, _, d in causes)
-    if len(causes) > 1:
-        text = f"[{text}]"
-    qualified = f"{kind}.{group}" if group and not kind.endswith(f".{group}") else kind
-    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {text}', {
-        "name": name, **({"group": group} if group else {}), "kind": kind,
-        "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
-
-
-# apimachinery's TotalAnnotationSizeLimitB: all annotation keys and values together, in bytes.
-TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
-
-
-def validate_annotations(kind: str, obj: Obj, group: str = "") -> None:
-    """``ValidateAnnotations``' size check, on every kind (CRs too): kube-apiserver refuses an object
-    whose annotations exceed 262,144 bytes, as client-side ``kubectl apply`` of a big object finds."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if not isinstance(annotations, dict):
-        return
-    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
-    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
-        raise invalid(kind, str((obj.get("metadata") or {}).get("name", "")), [(
-            "metadata.annotations", "FieldValueTooLong",
-            f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")], group)
-
-
-# Which of apimachinery's name rules a kind's ValidateObjectMeta uses (the rest: a DNS-1123 subdomain).
-_LABEL_NAMED = frozenset({"/namespaces"})                       # ValidateNamespaceName
-_DNS1035_NAMED = frozenset({"/services"})                       # ValidateServiceName
-_PATH_SEGMENT_GROUPS = frozenset({"rbac.authorization.k8s.io"})     # ValidateRBACName
-
-
-def validate_name(kind: str, name: str, *, store: str = "", group: str = "") -> None:
-    """metadata.name by the kind's rule, with ValidateObjectMeta's causes."""
-    if not name:
-        raise invalid(kind, name, [("metadata.name", "FieldValueRequired",
-                                    "Required value: name or generateName is required")], group)
-    if group in _PATH_SEGMENT_GROUPS:
-        msgs = path_segment_errors(name)
-    elif store in _DNS1035_NAMED:
-        msgs = [] if _DNS1035.match(name) else [DNS1035_MSG]
-        if len(name) > 63:
-            msgs.insert(0, "must be no more than 63 characters")
-    else:
-        pattern, msg, limit = (_LABEL, LABEL_MSG, 63) if store in _LABEL_NAMED else (_SUBDOMAIN, SUBDOMAIN_MSG, 253)
-        msgs = [] if pattern.match(name) else [msg]
-        if len(name) > limit:
-            msgs.insert(0, f"must be no more than {limit} characters")
-    if msgs:
-        raise invalid(kind, name, [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {m}')
-                                   for m in msgs], group)
 
 
 def _quantity(kind: str, field: str, raw: Any) -> int:
@@ -213,8 +80,6 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     kube-apiserver does in that order (mutates ``pod``); raises ``ApiError``: 400 for an unparsable
     quantity, 422 for what ``ValidatePodCreate`` refuses, 403 for the Priority admission plugin's
     refusals."""
-    from scheduler.simulator.validation import validate_pod
-
     meta = pod.setdefault("metadata", {})
     name = meta.get("name", "")
     spec = pod.get("spec")
@@ -365,64 +230,8 @@ def default_service(svc: Obj, old: Obj | None, allocate: Callable[[], str]) -> N
         spec.setdefault("ipFamilyPolicy", "SingleStack")
 
 
-WORKLOAD_STORES = frozenset({"apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets",
-                             "batch/jobs", "/replicationcontrollers"})
-
-
-def default_workload(store: str, obj: Obj) -> None:
-    """``pkg/apis/apps/v1`` and ``batch/v1`` defaults (SetDefaults_Deployment, _StatefulSet, _DaemonSet,
-    _ReplicaSet, _Job): what ``kubectl rollout status`` and the controllers read."""
-    spec = obj["spec"]
-    if store in ("apps/deployments", "apps/replicasets", "apps/statefulsets", "/replicationcontrollers"):
-        spec.setdefault("replicas", 1)
-    if store == "apps/deployments":
-        strategy = spec.setdefault("strategy", {})
-        if strategy.setdefault("type", "RollingUpdate") == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            rolling.setdefault("maxUnavailable", "25%")
-            rolling.setdefault("maxSurge", "25%")
-        spec.setdefault("revisionHistoryLimit", 10)
-        spec.setdefault("progressDeadlineSeconds", 600)
-    elif store == "apps/statefulsets":
-        spec.setdefault("podManagementPolicy", "OrderedReady")
-        strategy = spec.setdefault("updateStrategy", {})
-        if strategy.setdefault("type", "RollingUpdate") == "RollingUpdate":
-            strategy.setdefault("rollingUpdate", {}).setdefault("partition", 0)
-        spec.setdefault("revisionHistoryLimit", 10)
-        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
-    elif store == "apps/daemonsets":
-        strategy = spec.setdefault("updateStrategy", {})
-        if strategy.setdefault("type", "RollingUpdate") == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            rolling.setdefault("maxUnavailable", 1)
-            rolling.setdefault("maxSurge", 0)
-        spec.setdefault("revisionHistoryLimit", 10)
-    elif store == "batch/jobs":
-        if spec.get("completions") is None and spec.get("parallelism") is None:
-            spec["completions"] = 1
-        spec.setdefault("parallelism", 1)
-        spec.setdefault("backoffLimit", 6)
-        spec.setdefault("completionMode", "NonIndexed")
-        spec.setdefault("suspend", False)
-        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
-
-
-def default_job_selector(job: Obj) -> None:
-    """``generateSelector``: a Job's selector is its controller-uid, and its template carries the labels."""
-    spec = job.get("spec")
-    if not isinstance(spec, dict) or spec.get("manualSelector") or spec.get("selector"):
-        return
-    uid, name = job["metadata"]["uid"], job["metadata"]["name"]
-    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
-    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                   "controller-uid": uid, "job-name": name})
-
-
 def default_node(node: Obj) -> None:
     """Default and validate a node (``ValidateNode``'s labels and taints); raises ``ApiError``."""
-    from scheduler.simulator.validation import validate_node
-
     name = node.get("metadata", {}).get("name", "")
     status = node.setdefault("status", {})
     causes: list[tuple[str, str, str]] = []
@@ -447,22 +256,3 @@ def default_node(node: Obj) -> None:
                        ("containerRuntimeVersion", "sim://1.0"), ("kubeletVersion", "v1.37.0-sim"),
                        ("kubeProxyVersion", ""), ("operatingSystem", "linux"), ("architecture", "amd64")):
         info.setdefault(key, value)
-
-
-def validate_priority_class(pc: Obj, others: list[Obj]) -> None:
-    name = pc.get("metadata", {}).get("name", "")
-    value = pc.get("value")
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise invalid("PriorityClass", name, [("value", "FieldValueRequired", "Required value")],
-                      "scheduling.k8s.io")
-    if name not in SYSTEM_CLASSES and value > HIGHEST_USER_PRIORITY:
-        raise invalid("PriorityClass", name, [("value", "FieldValueForbidden",
-                                               f"Forbidden: maximum allowed value of a user defined priority is "
-                                               f"{HIGHEST_USER_PRIORITY}")], "scheduling.k8s.io")
-    if pc.get("globalDefault"):
-        for o in others:
-            if o.get("globalDefault") and o["metadata"]["name"] != name:
-                raise invalid("PriorityClass", name, [("globalDefault", "FieldValueInvalid",
-                                                       f"Invalid value: true: globalDefault {o['metadata']['name']} "
-                                                       "already exists")], "scheduling.k8s.io")
-    pc.setdefault("preemptionPolicy", "PreemptLowerPriority")

@@ -42,11 +42,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.dra.celcost import CEL_SELECTOR_MAX_COST, TOO_COMPLEX, CostError, estimate_cost
-from scheduler.simulator.admission import SUBDOMAIN_MSG, now_iso
-from scheduler.simulator.admission import invalid as invalid_error
+from scheduler.simulator.apierrors import invalid as invalid_error
 from scheduler.simulator.celrules import compile_program
-from scheduler.simulator.storage import _csi_driver_name
-from scheduler.simulator.validation import (
+from scheduler.simulator.registry.core.validation import (
     Cause,
     _node_name_errors,
     _node_selector_term,
@@ -60,6 +58,8 @@ from scheduler.simulator.validation import (
     too_many,
     validate_labels,
 )
+from scheduler.simulator.registry.meta import SUBDOMAIN_MSG, now_iso
+from scheduler.simulator.registry.storage import _csi_driver_name
 
 __all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "SLICES", "STORES", "TEMPLATES",
            "admit_dra", "claim_state", "default_claim_spec", "validate_claim_status_update",

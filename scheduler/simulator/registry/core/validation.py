@@ -36,7 +36,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scheduler.model.selectors import label_key_errors, label_value_errors, requirement_errors
-from scheduler.simulator.admission import LABEL_MSG, SUBDOMAIN_MSG, ApiError
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.registry.meta import LABEL_MSG, SUBDOMAIN_MSG
 
 __all__ = ["Cause", "dns_label", "not_found", "too_long", "too_many", "validate_binding", "validate_event",
            "validate_labels", "validate_lease", "validate_node", "validate_pod", "validate_pod_status",
