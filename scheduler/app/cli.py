@@ -155,7 +155,7 @@ def _gpu_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _gpu_description(gpus_per_node: int, path: str | None) -> dict[str, Any] | None:
     """The GPU description ``--gpu-attributes`` names (the packaged one without it), checked up front."""
-    from scheduler.simulator.devices import load_gpu_attributes
+    from scheduler.simulator.controllers.gpudriver import load_gpu_attributes
 
     if gpus_per_node <= 0 and path is None:
         return None

@@ -52,8 +52,8 @@ from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
 from scheduler.simulator import ApiError, SimulatedCluster, iter_documents
 from scheduler.simulator.cluster import LoadError, text_documents
-from scheduler.simulator.devices import pod_claim_names
-from scheduler.simulator.volumes import pod_claims
+from scheduler.simulator.controllers.resourceclaims import pod_claim_names
+from scheduler.simulator.controllers.volumes import pod_claims
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
            "load_objects", "pod_devices", "replay", "run_simulation"]

@@ -39,7 +39,6 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
@@ -49,7 +48,7 @@ from aiohttp import web
 from scheduler.simulator import crdcheck, managed, media, protobuf, schema, tables
 from scheduler.simulator.apierrors import ApiError, conflict, invalid, not_found, resource_name, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
-from scheduler.simulator.controllers import Controllers
+from scheduler.simulator.controllers.manager import Controllers
 from scheduler.simulator.decode import (
     MAX_DEPTH,
     DecodeError,
@@ -60,6 +59,7 @@ from scheduler.simulator.decode import (
     summarize,
 )
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
+from scheduler.simulator.interfaces import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Entries, Writer
 from scheduler.simulator.openapi import FieldChecker, OpenAPI, definition_for
 from scheduler.simulator.params import (
     ListOptions,
@@ -95,7 +95,6 @@ from scheduler.simulator.store import (
     external,
 )
 from scheduler.simulator.typecheck import check_types
-from scheduler.simulator.workloads import GarbageCollector
 
 __all__ = ["ApiServer", "Writer"]
 
@@ -202,7 +201,6 @@ def _dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 
 
-Entries = list[Obj]          # metadata.managedFields (``list`` is a method name inside ApiServer)
 
 
 class Request(Protocol):
@@ -226,17 +224,6 @@ class Request(Protocol):
     @property
     def transport(self) -> asyncio.Transport | None: ...
     async def read(self) -> bytes: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Writer:
-    """Who writes, from the request: the field manager (``fieldManager``, else the User-Agent's product, as
-    ``managerOrUserAgent``), the subresource, ``fieldValidation=Strict`` and ``force``."""
-    manager: str
-    sub: str = ""
-    strict: bool = False
-    force: bool = False
-    requested_manager: bool = True
 
 
 def _scale_of(obj: Obj) -> Obj:
@@ -1450,8 +1437,8 @@ class ApiServer:
                                                            '"Foreground", "Background", "Orphan", "nil"')],
                                     "meta.k8s.io")
         # Foreground and Orphan hold the object with the garbage collector's finalizer until it has
-        # deleted (or released) the dependents (workloads.GarbageCollector).
-        gc_finalizer = {"Foreground": GarbageCollector.FOREGROUND, "Orphan": GarbageCollector.ORPHAN}.get(
+        # deleted (or released) the dependents (controllers.garbagecollector).
+        gc_finalizer = {"Foreground": FOREGROUND_FINALIZER, "Orphan": ORPHAN_FINALIZER}.get(
             str(policy)) if self.controllers.gc.dependents.get(str(meta.get("uid"))) else None
         kubelet_holds = rt.store == "/pods" and self.controllers.kubelet.terminates(old, grace)
         if meta.get("finalizers") or rt.plural == "namespaces" or kubelet_holds or gc_finalizer:

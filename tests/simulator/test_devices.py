@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scheduler.simulator import SimulatedCluster
-from scheduler.simulator.devices import load_gpu_attributes
+from scheduler.simulator.controllers.gpudriver import load_gpu_attributes
 from tests.simulator.helpers import Http, node, wait
 from tests.simulator.test_dra import (
     CLAIMS,

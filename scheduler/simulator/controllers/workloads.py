@@ -46,15 +46,15 @@ import orjson
 
 from scheduler.model.selectors import parse_node_selector
 from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:
-    from scheduler.simulator.controllers import Controllers
     from scheduler.simulator.resources import ResourceType
-    from scheduler.simulator.server import ApiServer
 
-__all__ = ["GarbageCollector", "WorkloadControllers", "template_hash"]
+__all__ = ["WorkloadControllers", "template_hash"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
@@ -129,14 +129,12 @@ def _tolerates(tolerations: list[Obj], taint: Obj) -> bool:
     return False
 
 
-class WorkloadControllers:
+class WorkloadControllers(Controller):
     """Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet and Job controllers."""
 
-    def __init__(self, api: ApiServer, timers: Controllers) -> None:
-        self.api = api
-        self.timers = timers
+    def __init__(self, api: ClusterWriter, timers: Timers) -> None:
+        super().__init__(api, timers)
         self.dirty: set[Key] = set()
-        self._scheduled = False
 
     # ---- events ---------------------------------------------------------------------------------------
     def on_event(self, store: str, ev: Event) -> None:
@@ -161,12 +159,9 @@ class WorkloadControllers:
 
     def _mark(self, key: Key) -> None:
         self.dirty.add(key)
-        if not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0, self._sync_dirty)
+        self._schedule(0)
 
     def _sync_dirty(self) -> None:
-        self._scheduled = False
         for _ in range(10):                       # a sync may dirty more (a Deployment its ReplicaSet)
             if not self.dirty:
                 return
@@ -179,9 +174,8 @@ class WorkloadControllers:
                     self._sync(store, obj)
                 except ApiError as e:
                     log.warning("simulated %s controller: %s/%s: %s", obj.get("kind"), ns, name, e.message)
-        if self.dirty and not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0.05, self._sync_dirty)
+        if self.dirty:
+            self._schedule(0.05)
 
     def _sync(self, store: str, obj: Obj) -> None:
         if store == "apps/deployments":
@@ -211,8 +205,6 @@ class WorkloadControllers:
 
     def _create_pod(self, owner: Obj, template: Obj, *, name: str = "", generate_name: str = "",
                     labels: Obj | None = None, spec_patch: Obj | None = None) -> None:
-        from scheduler.simulator.server import Writer
-
         tmeta = template.get("metadata") or {}
         meta: Obj = {"namespace": owner["metadata"].get("namespace", ""),
                      "labels": {**(tmeta.get("labels") or {}), **(labels or {})},
@@ -267,8 +259,6 @@ class WorkloadControllers:
 
     # ---- Deployment ----------------------------------------------------------------------------------------
     def _deployment(self, d: Obj) -> None:
-        from scheduler.simulator.server import Writer
-
         spec = d.get("spec") or {}
         want = int(spec.get("replicas", 1))
         template = spec.get("template") or {}
@@ -401,8 +391,6 @@ class WorkloadControllers:
         reference to the set when ``persistentVolumeClaimRetentionPolicy.whenDeleted`` is Delete),
         created unless it exists; and the pod's volumes, the claims first, then the template's other
         volumes. None while a claim is being deleted (the pod cannot be created yet)."""
-        from scheduler.simulator.server import Writer
-
         spec = sts.get("spec") or {}
         templates = [t for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]
         pod_volumes = ((spec.get("template") or {}).get("spec") or {}).get("volumes") or []
@@ -541,114 +529,3 @@ class WorkloadControllers:
             out["completionTime"] = status["completionTime"]
         out["conditions"] = conditions or None
         self._set_status("batch/jobs", job, out)
-
-
-class GarbageCollector:
-    """Deletes dependents whose owners are gone, and finishes Foreground and Orphan deletions."""
-
-    FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
-
-    def __init__(self, api: ApiServer, timers: Controllers) -> None:
-        self.api = api
-        self.timers = timers
-        self.dependents: dict[str, set[Key]] = {}          # owner uid → dependents
-        self.held: dict[str, Key] = {}                    # owners held by foregroundDeletion or orphan
-        self.pending: set[str] = set()                    # owner uids to process
-        self._scheduled = False
-
-    def on_event(self, store: str, ev: Event) -> None:
-        meta = ev.obj["metadata"]
-        key = (store, meta.get("namespace", ""), meta["name"])
-        if ev.old is not None:
-            for ref in ev.old["metadata"].get("ownerReferences") or []:
-                self.dependents.get(str(ref.get("uid")), set()).discard(key)
-        if ev.type != "DELETED":
-            for ref in meta.get("ownerReferences") or []:
-                if isinstance(ref, dict) and ref.get("uid"):
-                    self.dependents.setdefault(str(ref["uid"]), set()).add(key)
-        uid = str(meta.get("uid", ""))
-        gone = ev.type == "DELETED" and uid in self.dependents
-        held = bool(meta.get("deletionTimestamp")) and bool({self.FOREGROUND, self.ORPHAN} &
-                                                            set(meta.get("finalizers") or ()))
-        if held:
-            self.held[uid] = key
-        if ev.type == "DELETED":
-            self.held.pop(uid, None)
-        if gone or held:
-            self._mark(uid)
-        if ev.type == "DELETED" and uid and not self.dependents.get(uid):
-            self.dependents.pop(uid, None)
-
-    def _mark(self, uid: str) -> None:
-        self.pending.add(uid)
-        if not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0, self._run)
-
-    def _run(self) -> None:
-        self._scheduled = False
-        batch, self.pending = self.pending, set()
-        for uid in batch:
-            self._collect(uid)
-
-    def _held_owner(self, uid: str) -> tuple[str, Obj] | None:
-        """The owner with this uid if it is still stored (held by a finalizer), with its store."""
-        key = self.held.get(uid)
-        if key is None:
-            return None
-        obj = self.api.store.bucket(key[0]).objects.get((key[1], key[2]))
-        if obj is None or obj["metadata"].get("uid") != uid:
-            return None
-        return key[0], obj
-
-    def _collect(self, uid: str) -> None:
-        found = self._held_owner(uid)
-        deps = [(k, self.api.store.bucket(k[0]).objects.get((k[1], k[2])))
-                for k in sorted(self.dependents.get(uid, set()))]
-        live = [(k, o) for k, o in deps if o is not None]
-        if found is None:                                  # the owner is gone: background deletion
-            for (store, _, _), o in live:
-                if not o["metadata"].get("deletionTimestamp"):
-                    self._delete(store, o)
-            return
-        store, owner = found
-        finalizers = list(owner["metadata"].get("finalizers") or [])
-        if self.ORPHAN in finalizers:
-            for (dstore, _, _), o in live:
-                refs = [r for r in o["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-                meta = {**o["metadata"], "ownerReferences": refs}
-                if not refs:
-                    meta.pop("ownerReferences")
-                self.api.write(self._rt(dstore), o, {**o, "metadata": meta})
-            self._drop_finalizer(store, owner, self.ORPHAN)
-        elif self.FOREGROUND in finalizers:
-            pending = [(k, o) for k, o in live]
-            for (dstore, _, _), o in pending:
-                if not o["metadata"].get("deletionTimestamp"):
-                    self._delete(dstore, o, "Foreground")
-            if not [1 for k, _ in pending if self.api.store.bucket(k[0]).objects.get((k[1], k[2])) is not None]:
-                self._drop_finalizer(store, owner, self.FOREGROUND)
-            else:
-                self.timers.later(0.1, lambda: self._mark(uid))
-
-    def _rt(self, store: str) -> ResourceType:
-        for rt in self.api.registry.by_path.values():
-            if rt.store == store and not rt.to_external:
-                return rt
-        raise KeyError(store)
-
-    def _delete(self, store: str, obj: Obj, policy: str = "Background") -> None:
-        with contextlib.suppress(ApiError):          # gone meanwhile
-            self.api.delete(self._rt(store), obj["metadata"].get("namespace", ""), obj["metadata"]["name"],
-                            {"propagationPolicy": policy})
-
-    def _drop_finalizer(self, store: str, owner: Obj, finalizer: str) -> None:
-        cur = self.api.store.bucket(store).objects.get((owner["metadata"].get("namespace", ""),
-                                                        owner["metadata"]["name"]))
-        if cur is None:
-            return
-        rest = [f for f in cur["metadata"].get("finalizers") or [] if f != finalizer]
-        meta = {**cur["metadata"], "finalizers": rest}
-        if not rest:
-            meta.pop("finalizers")
-        self.api.write(self._rt(store), cur, {**cur, "metadata": meta})

@@ -48,36 +48,25 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import uuid
 from collections.abc import Callable
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from scheduler.errors import QuantityError
-from scheduler.quantity import parse_quantity
 from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.resource import (
     CLAIMS,
-    CLASSES,
     FINALIZER,
     POD_CLAIM_NAME,
     RESERVED_FOR_MAX,
-    SLICES,
     TEMPLATES,
-    validate_resource_slice,
 )
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:
-    from scheduler.simulator.controllers import Controllers
     from scheduler.simulator.resources import ResourceType
-    from scheduler.simulator.server import ApiServer
 
-__all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "ResourceClaimController", "load_gpu_attributes",
-           "pod_claim_names"]
+__all__ = ["ResourceClaimController", "pod_claim_names"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
@@ -85,8 +74,6 @@ Key = tuple[str, str]
 
 PODS = "/pods"
 CONTROLLER = "resource_claim"                         # upstream's event source for this controller
-GPU_DRIVER = "gpu.example.com"
-DEVICE_CLASS_SELECTOR = f'device.driver == "{GPU_DRIVER}"'
 _MAX_BASE_LEN = 57                                    # handleClaim's maxBaseLen
 _NOT_FOUND = object()                                 # a template claim the pod's status does not name yet
 
@@ -155,15 +142,13 @@ def _reserved_for(claim: Obj, pod: Obj) -> bool:
                for r in (claim.get("status") or {}).get("reservedFor") or [])
 
 
-class ResourceClaimController:
+class ResourceClaimController(Controller):
     """Generated claims, reservations and deallocation; and the kubelet's wait for them."""
 
-    def __init__(self, api: ApiServer, timers: Controllers) -> None:
-        self.api = api
-        self.timers = timers
+    def __init__(self, api: ClusterWriter, timers: Timers) -> None:
+        super().__init__(api, timers)
         self.pods: set[Key] = set()
         self.claims: set[Key] = set()
-        self._scheduled = False
         self.owned: dict[str, set[Key]] = {}              # pod uid → claims it controls
         self.users: dict[Key, set[str]] = {}              # claim → the pods naming it (podResourceClaimIndex)
         self.by_template: dict[Key, set[str]] = {}        # a missing template → pods waiting for it
@@ -220,13 +205,7 @@ class ResourceClaimController:
             if waiting:
                 self._schedule()
 
-    def _schedule(self) -> None:
-        if not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0, self._sync_dirty)
-
     def _sync_dirty(self) -> None:
-        self._scheduled = False
         for _ in range(10):                       # a sync may dirty more (a created claim its pod)
             if not self.pods and not self.claims:
                 break
@@ -249,9 +228,8 @@ class ResourceClaimController:
                 elif self.claims_ready(pod):
                     self._unwait(ns, name)
                     start()
-        if (self.pods or self.claims) and not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0.05, self._sync_dirty)
+        if (self.pods or self.claims):
+            self._schedule(0.05)
 
     def _guard(self, fn: Callable[[Obj], None], obj: Obj) -> None:
         try:
@@ -376,8 +354,6 @@ class ResourceClaimController:
         return None
 
     def _create(self, pod: Obj, pod_claim: str, template: Obj) -> Obj:
-        from scheduler.simulator.server import Writer
-
         meta = pod["metadata"]
         tspec = template.get("spec") or {}
         tmeta = tspec.get("metadata") or {}
@@ -456,124 +432,3 @@ def _copy(obj: Any) -> Any:
 
 
 # --- the simulated DRA driver ----------------------------------------------------------------------
-
-def load_gpu_attributes(path: str | Path | None = None) -> Obj:
-    """The GPU description (``model``, ``memory``, ``driverVersion``, and extra ``attributes``) from
-    ``path``, or the packaged ``data/gpus.yaml``; raises ``ValueError`` naming what is wrong."""
-    if path is None:
-        text = resources.files("scheduler.simulator").joinpath("data/gpus.yaml").read_text()
-        where = "data/gpus.yaml"
-    else:
-        text, where = Path(path).read_text(), str(path)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{where}: not YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{where}: expected a mapping (model, memory, driverVersion, attributes)")
-    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes"})
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: model, memory, driverVersion, "
-                         "attributes)")
-    extra = doc.get("attributes") or {}
-    if not isinstance(extra, dict):
-        raise ValueError(f"{where}: attributes: expected a mapping of name to value")
-    out: Obj = {"model": str(doc.get("model", "LATEST-GPU-MODEL")), "memory": str(doc.get("memory", "80Gi")),
-                "driverVersion": str(doc.get("driverVersion", "1.0.0")), "attributes": dict(extra)}
-    sample = {"spec": {"driver": GPU_DRIVER, "nodeName": "node", "pool": {"name": "node", "resourceSliceCount": 1},
-                       "devices": [_gpu(out, "node", 0)]}}
-    try:
-        parse_quantity(out["memory"])
-    except QuantityError:
-        raise ValueError(f"{where}: memory: not a quantity: {out['memory']!r}") from None
-    causes = validate_resource_slice(sample)
-    if causes:
-        raise ValueError(f"{where}: " + "; ".join(f"{f.replace('spec.devices[0].', '')}: {d}" for f, _, d in causes))
-    return out
-
-
-def _attribute(value: Any) -> Obj:
-    """A YAML value as a DeviceAttribute: a bool, an integer, a string, or already ``{version: ...}``-like."""
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, bool):
-        return {"bool": value}
-    if isinstance(value, int):
-        return {"int": value}
-    return {"string": str(value)}
-
-
-def _gpu(desc: Obj, node: str, index: int) -> Obj:
-    """Device ``gpu-<index>`` of ``node``, as the example driver describes its GPUs."""
-    attrs: Obj = {k: _attribute(v) for k, v in (desc.get("attributes") or {}).items()}
-    attrs.update({"index": {"int": index}, "model": {"string": desc["model"]},
-                  "uuid": {"string": f"gpu-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/gpu-{index}')}"},
-                  "driverVersion": {"version": desc["driverVersion"]}})
-    return {"name": f"gpu-{index}", "attributes": dict(sorted(attrs.items())),
-            "capacity": {"memory": {"value": desc["memory"]}}}
-
-
-class GpuDriver:
-    """``gpu.example.com``'s kubelet plugin on every node: one ResourceSlice per node."""
-
-    def __init__(self, api: ApiServer, timers: Controllers, *, gpus_per_node: int = 0,
-                 attributes: Obj | None = None) -> None:
-        self.api = api
-        self.timers = timers
-        self.gpus_per_node = gpus_per_node
-        self.desc = attributes if attributes is not None else (load_gpu_attributes() if gpus_per_node > 0 else {})
-        self.nodes: set[tuple[str, str]] = set()          # (name, uid) to publish for
-        self._scheduled = False
-        self._class_checked = False
-
-    def on_event(self, store: str, ev: Event) -> None:
-        if self.gpus_per_node <= 0 or store != "/nodes" or ev.type != "ADDED":
-            return
-        self.nodes.add((ev.obj["metadata"]["name"], str(ev.obj["metadata"].get("uid"))))
-        if not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0, self._publish_all)
-
-    def _publish_all(self) -> None:
-        self._scheduled = False
-        if not self._class_checked:
-            self._class_checked = True
-            self._ensure_class()
-        nodes, self.nodes = self.nodes, set()
-        for name, uid in sorted(nodes):
-            try:
-                self._publish(name, uid)
-            except ApiError as e:
-                log.warning("simulated DRA driver %s: node %s: %s", GPU_DRIVER, name, e.message)
-
-    def _ensure_class(self) -> None:
-        from scheduler.simulator.server import Writer
-
-        if self.api.store.bucket(CLASSES).objects.get(("", GPU_DRIVER)) is not None:
-            return
-        with contextlib.suppress(ApiError):
-            self.api.create(self.api.rt("resource.k8s.io", "v1", "deviceclasses"), "", {
-                "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": GPU_DRIVER},
-                "spec": {"selectors": [{"cel": {"expression": DEVICE_CLASS_SELECTOR}}]}}, fresh=True,
-                writer=Writer("helm"))
-
-    def _publish(self, node: str, uid: str) -> None:
-        from scheduler.simulator.server import Writer
-
-        current = self.api.store.bucket("/nodes").objects.get(("", node))
-        if current is None or str(current["metadata"].get("uid")) != uid:
-            return
-        for s in self.api.store.bucket(SLICES).objects.values():
-            spec = s.get("spec") or {}
-            # (a slice of an earlier node of the same name is not this node's: the garbage collector takes it)
-            if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER and any(
-                    r.get("uid") == uid for r in s["metadata"].get("ownerReferences") or []):
-                return
-        body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
-            "generateName": f"{node}-{GPU_DRIVER}-",
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid, "controller": True}]},
-            "spec": {"driver": GPU_DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
-                     "devices": [_gpu(self.desc, node, i) for i in range(self.gpus_per_node)]}}
-        self.api.create(self.api.rt("resource.k8s.io", "v1", "resourceslices"), "", body, fresh=True,
-                        writer=Writer(GPU_DRIVER))

@@ -57,11 +57,13 @@ import json
 import logging
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduler.errors import QuantityError
 from scheduler.quantity import value as quantity_value
 from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.registry.storage import (
     PROTECTION_PV,
@@ -72,10 +74,6 @@ from scheduler.simulator.registry.storage import (
 )
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
-
-if TYPE_CHECKING:
-    from scheduler.simulator.controllers import Controllers
-    from scheduler.simulator.server import ApiServer
 
 __all__ = ["ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER", "ANN_PROVISIONED_BY", "ANN_SELECTED_NODE",
            "ANN_STORAGE_PROVISIONER", "NO_PROVISIONER", "VolumeController"]
@@ -152,17 +150,15 @@ def pod_claims(pod: Obj) -> list[str]:
     return out
 
 
-class VolumeController:
+class VolumeController(Controller):
     """The PV controller, the simulated external provisioner and the protection controllers."""
 
-    def __init__(self, api: ApiServer, timers: Controllers, *, provision_seconds: float = 0.2) -> None:
-        self.api = api
-        self.timers = timers
+    def __init__(self, api: ClusterWriter, timers: Timers, *, provision_seconds: float = 0.2) -> None:
+        super().__init__(api, timers)
         self.provision_seconds = provision_seconds
         self.claims: set[ClaimKey] = set()
         self.volumes: set[str] = set()
         self.pods: set[ClaimKey] = set()                  # pods with generic ephemeral volumes to serve
-        self._scheduled = False
         self.by_claim: dict[ClaimKey, set[str]] = {}      # claimRef → the volumes naming it
         self.by_class: dict[str, set[str]] = {}           # class → its volumes
         self.users: dict[ClaimKey, set[str]] = {}         # claim → the pods using it
@@ -237,13 +233,7 @@ class VolumeController:
         self.volumes.add(name)
         self._schedule()
 
-    def _schedule(self) -> None:
-        if not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0, self._sync_dirty)
-
     def _sync_dirty(self) -> None:
-        self._scheduled = False
         pods, self.pods = self.pods, set()
         for key in sorted(pods):
             pod = self.api.store.bucket("/pods").objects.get(key)
@@ -262,9 +252,8 @@ class VolumeController:
                 claim = self.api.store.bucket(PVCS).objects.get(key)
                 if claim is not None:
                     self._guard(self._sync_claim, claim)
-        if (self.claims or self.volumes) and not self._scheduled:
-            self._scheduled = True
-            self.timers.later(0.05, self._sync_dirty)
+        if (self.claims or self.volumes):
+            self._schedule(0.05)
 
     def _guard(self, fn: Any, obj: Obj) -> None:
         try:
@@ -339,8 +328,6 @@ class VolumeController:
         volume's claim ``<pod>-<volume>``, from its template, owned (controller) by the pod."""
         if pod["metadata"].get("deletionTimestamp"):
             return
-        from scheduler.simulator.server import Writer
-
         ns, name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
         rt = self.api.rt("", "v1", "persistentvolumeclaims")
         for v in (pod.get("spec") or {}).get("volumes") or []:
@@ -710,8 +697,6 @@ class VolumeController:
                                   "resourceVersion": meta.get("resourceVersion")},
                      **({"mountOptions": list(sc["mountOptions"])} if sc.get("mountOptions") else {}),
                      **({"nodeAffinity": affinity} if affinity else {}), **source}}
-        from scheduler.simulator.server import Writer
-
         try:
             self.api.create(self.api.rt("", "v1", "persistentvolumes"), "", pv, fresh=True,
                             writer=Writer(provisioner.replace("/", "-")[:128] or "provisioner"))

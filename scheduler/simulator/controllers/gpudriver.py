@@ -1,0 +1,156 @@
+"""A simulated DRA driver (kubernetes-sigs/dra-example-driver's ``gpu.example.com``): with
+``gpus_per_node`` above zero, each node gets one ResourceSlice (``generateName
+<node>-gpu.example.com-``, the node as controller owner, so the garbage collector removes it with
+the node): driver ``gpu.example.com``, pool = the node's name (generation 0, one slice),
+``nodeName`` the node, devices ``gpu-0`` … ``gpu-<N-1>`` with attributes ``index``, ``uuid``
+(``gpu-<uuid5 of node and index>``), ``model`` and ``driverVersion`` and capacity ``memory``,
+taken from ``data/gpus.yaml`` or the file given (``load_gpu_attributes``). The DeviceClass
+``gpu.example.com`` (selector ``device.driver == "gpu.example.com"``) is created when the first
+node comes, unless one exists, as the driver's Helm chart installs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from scheduler.errors import QuantityError
+from scheduler.quantity import parse_quantity
+from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.interfaces import ClusterWriter, Writer
+from scheduler.simulator.registry.resource import (
+    CLASSES,
+    SLICES,
+    validate_resource_slice,
+)
+from scheduler.simulator.store import Event
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]
+
+log = logging.getLogger("kopf_scheduler.simulator")
+Obj = dict[str, Any]
+
+GPU_DRIVER = "gpu.example.com"
+DEVICE_CLASS_SELECTOR = f'device.driver == "{GPU_DRIVER}"'
+
+def load_gpu_attributes(path: str | Path | None = None) -> Obj:
+    """The GPU description (``model``, ``memory``, ``driverVersion``, and extra ``attributes``) from
+    ``path``, or the packaged ``data/gpus.yaml``; raises ``ValueError`` naming what is wrong."""
+    if path is None:
+        text = resources.files("scheduler.simulator").joinpath("data/gpus.yaml").read_text()
+        where = "data/gpus.yaml"
+    else:
+        text, where = Path(path).read_text(), str(path)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"{where}: not YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: expected a mapping (model, memory, driverVersion, attributes)")
+    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: model, memory, driverVersion, "
+                         "attributes)")
+    extra = doc.get("attributes") or {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: attributes: expected a mapping of name to value")
+    out: Obj = {"model": str(doc.get("model", "LATEST-GPU-MODEL")), "memory": str(doc.get("memory", "80Gi")),
+                "driverVersion": str(doc.get("driverVersion", "1.0.0")), "attributes": dict(extra)}
+    sample = {"spec": {"driver": GPU_DRIVER, "nodeName": "node", "pool": {"name": "node", "resourceSliceCount": 1},
+                       "devices": [_gpu(out, "node", 0)]}}
+    try:
+        parse_quantity(out["memory"])
+    except QuantityError:
+        raise ValueError(f"{where}: memory: not a quantity: {out['memory']!r}") from None
+    causes = validate_resource_slice(sample)
+    if causes:
+        raise ValueError(f"{where}: " + "; ".join(f"{f.replace('spec.devices[0].', '')}: {d}" for f, _, d in causes))
+    return out
+
+
+def _attribute(value: Any) -> Obj:
+    """A YAML value as a DeviceAttribute: a bool, an integer, a string, or already ``{version: ...}``-like."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    return {"string": str(value)}
+
+
+def _gpu(desc: Obj, node: str, index: int) -> Obj:
+    """Device ``gpu-<index>`` of ``node``, as the example driver describes its GPUs."""
+    attrs: Obj = {k: _attribute(v) for k, v in (desc.get("attributes") or {}).items()}
+    attrs.update({"index": {"int": index}, "model": {"string": desc["model"]},
+                  "uuid": {"string": f"gpu-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/gpu-{index}')}"},
+                  "driverVersion": {"version": desc["driverVersion"]}})
+    return {"name": f"gpu-{index}", "attributes": dict(sorted(attrs.items())),
+            "capacity": {"memory": {"value": desc["memory"]}}}
+
+
+class GpuDriver(Controller):
+    """``gpu.example.com``'s kubelet plugin on every node: one ResourceSlice per node."""
+
+    def __init__(self, api: ClusterWriter, timers: Timers, *, gpus_per_node: int = 0,
+                 attributes: Obj | None = None) -> None:
+        super().__init__(api, timers)
+        self.gpus_per_node = gpus_per_node
+        self.desc = attributes if attributes is not None else (load_gpu_attributes() if gpus_per_node > 0 else {})
+        self.nodes: set[tuple[str, str]] = set()          # (name, uid) to publish for
+        self._class_checked = False
+
+    def on_event(self, store: str, ev: Event) -> None:
+        if self.gpus_per_node <= 0 or store != "/nodes" or ev.type != "ADDED":
+            return
+        self.nodes.add((ev.obj["metadata"]["name"], str(ev.obj["metadata"].get("uid"))))
+        self._schedule(0)
+
+    def _sync_dirty(self) -> None:
+        if not self._class_checked:
+            self._class_checked = True
+            self._ensure_class()
+        nodes, self.nodes = self.nodes, set()
+        for name, uid in sorted(nodes):
+            try:
+                self._publish(name, uid)
+            except ApiError as e:
+                log.warning("simulated DRA driver %s: node %s: %s", GPU_DRIVER, name, e.message)
+
+    def _ensure_class(self) -> None:
+        if self.api.store.bucket(CLASSES).objects.get(("", GPU_DRIVER)) is not None:
+            return
+        with contextlib.suppress(ApiError):
+            self.api.create(self.api.rt("resource.k8s.io", "v1", "deviceclasses"), "", {
+                "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": GPU_DRIVER},
+                "spec": {"selectors": [{"cel": {"expression": DEVICE_CLASS_SELECTOR}}]}}, fresh=True,
+                writer=Writer("helm"))
+
+    def _publish(self, node: str, uid: str) -> None:
+        current = self.api.store.bucket("/nodes").objects.get(("", node))
+        if current is None or str(current["metadata"].get("uid")) != uid:
+            return
+        for s in self.api.store.bucket(SLICES).objects.values():
+            spec = s.get("spec") or {}
+            # (a slice of an earlier node of the same name is not this node's: the garbage collector takes it)
+            if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER and any(
+                    r.get("uid") == uid for r in s["metadata"].get("ownerReferences") or []):
+                return
+        body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
+            "generateName": f"{node}-{GPU_DRIVER}-",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid, "controller": True}]},
+            "spec": {"driver": GPU_DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                     "devices": [_gpu(self.desc, node, i) for i in range(self.gpus_per_node)]}}
+        self.api.create(self.api.rt("resource.k8s.io", "v1", "resourceslices"), "", body, fresh=True,
+                        writer=Writer(GPU_DRIVER))

@@ -1,0 +1,103 @@
+"""The kubelets of all nodes (``pkg/kubelet``), reduced to what a scheduler observes: a bound pod
+becomes Running and Ready (Initialized, ContainersReady, a pod IP, container statuses)
+``running_after`` seconds after its Binding, once its resource claims are ready; a Job's pod
+completes after ``completion_seconds``; a pod deleted with a grace period is held, its
+``deletionTimestamp`` set, for ``min(grace, termination_seconds)`` seconds and then removed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.controllers.disruption import DisruptionController
+from scheduler.simulator.interfaces import ClusterWriter
+from scheduler.simulator.registry.meta import now_iso
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["Kubelet"]
+
+log = logging.getLogger("kopf_scheduler.simulator")
+Obj = dict[str, Any]
+
+class Kubelet(Controller):
+    """The kubelets of all nodes: run bound pods (when ``running_after`` is set) and finish their termination."""
+
+    def __init__(self, api: ClusterWriter, timers: Timers, disruption: DisruptionController, *,
+                 running_after: float | None, termination_seconds: float, completion_seconds: float = 2.0) -> None:
+        super().__init__(api, timers)
+        self.disruption = disruption
+        self.running_after = running_after
+        self.termination_seconds = termination_seconds
+        self.completion_seconds = completion_seconds
+
+    def pod_bound(self, namespace: str, name: str, uid: str) -> None:
+        if self.running_after is not None:
+            self.timers.later(self.running_after, lambda: self._run(namespace, name, uid))
+
+    def terminates(self, pod: Obj, grace: Any) -> bool:
+        """Whether deleting ``pod`` with ``grace`` waits for this kubelet (a bound pod, a grace period)."""
+        return bool((pod.get("spec") or {}).get("nodeName")) and self.termination_seconds > 0 and bool(grace)
+
+    def awaits(self, pod: Obj) -> bool:
+        """Whether a pod with a deletionTimestamp stays stored until this kubelet removes it."""
+        return bool((pod.get("spec") or {}).get("nodeName")) and \
+            self.termination_seconds > 0 and pod["metadata"].get("deletionGracePeriodSeconds", 0) > 0
+
+    def pod_deleting(self, namespace: str, name: str, uid: str, grace: Any) -> None:
+        self.timers.later(min(float(grace), self.termination_seconds), lambda: self._delete(namespace, name, uid))
+
+    def _delete(self, namespace: str, name: str, uid: str) -> None:
+        rt = self.api.rt("", "v1", "pods")
+        cur = self.api.store.get(rt, namespace, name)
+        if cur is not None and cur["metadata"]["uid"] == uid and not cur["metadata"].get("finalizers"):
+            self.api.remove(rt, cur)
+
+    def _run(self, namespace: str, name: str, uid: str) -> None:
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        if ((pod.get("spec") or {}).get("resourceClaims") or (pod.get("status") or {}).get(
+                "extendedResourceClaimStatus")) and not self.timers.claims.claims_ready(pod):
+            # PrepareResources fails until each claim is allocated and reserved for the pod: wait.
+            self.timers.claims.wait(pod, lambda: self._run(namespace, name, uid))
+            return
+        ts = now_iso()
+        n = self.api.store.rv
+        status = dict(pod.get("status") or {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady",
+                                                                                  "Initialized")]
+        for t in ("Initialized", "Ready", "ContainersReady"):
+            conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts})
+        status.update({"phase": "Running", "conditions": conds, "startTime": ts, "hostIP": "10.0.0.1",
+                       "podIP": f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}",
+                       "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "ready": True,
+                                              "started": True, "restartCount": 0, "imageID": "",
+                                              "state": {"running": {"startedAt": ts}}}
+                                             for c in pod["spec"].get("containers") or []]})
+        self.api.write(rt, pod, {**pod, "status": status})
+        self.disruption.mark(namespace)
+        if any(r.get("kind") == "Job" and r.get("controller") for r in pod["metadata"].get("ownerReferences") or []):
+            self.timers.later(self.completion_seconds, lambda: self._complete(namespace, name, uid))
+
+    def _complete(self, namespace: str, name: str, uid: str) -> None:
+        """A Job's pod whose containers exited 0: Succeeded, not Ready, its resources free again."""
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        ts = now_iso()
+        status = dict(pod.get("status") or {})
+        status["phase"] = "Succeeded"
+        status["conditions"] = [{**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": ts}
+                                if c.get("type") in ("Ready", "ContainersReady") else c
+                                for c in status.get("conditions") or []]
+        status["containerStatuses"] = [{**c, "ready": False, "started": False, "state": {"terminated": {
+            "exitCode": 0, "reason": "Completed", "startedAt": status.get("startTime"), "finishedAt": ts}}}
+            for c in status.get("containerStatuses") or []]
+        self.api.write(rt, pod, {**pod, "status": status})
+        self.disruption.mark(namespace)
