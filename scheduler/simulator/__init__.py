@@ -3,16 +3,15 @@ Python client accept. An edge of the project: it depends on nothing in the core 
 matching (``scheduler.model.selectors``).
 
 Read in this order: ``resources`` (what is served) → ``store`` (resourceVersions, history, watchers,
-size limits) → ``params`` / ``decode`` (query parameters and bodies, read within kube-apiserver's
-bounds) → ``selectors`` / ``patch`` / ``admission`` / ``schema`` (CRD pruning, defaults; their CEL rules in
-``celrules`` and ``cellib``, what a CRD may declare in ``crdcheck``) / ``validation`` / ``storage`` / ``dra``
-(what a write goes through) → ``tables`` (kubectl's server-side printing) → ``faults`` → ``server`` (the HTTP
-surface and the storage semantics) → ``controllers`` (kubelet, namespace and disruption controllers,
-eviction), ``workloads`` (the workload controllers, garbage collection), ``volumes`` (the
-PersistentVolume controller, a provisioner, volume protection) and ``devices`` (the resourceclaim
-controller, the kubelet's wait for claims, a simulated DRA driver) →
-``cluster`` (the embedded ``SimulatedCluster`` and the kubeconfig). ``kopf-scheduler cluster-bench``,
-which measures it, is in ``scheduler.benchmark``.
+size limits) → ``apierrors`` (the Status answers) → ``interfaces`` (the seams: the writer the controllers
+see, the hooks the API side calls) → ``registry/`` (each API group's strategy: defaulting, validation;
+``strategy`` applies them and ``generic`` stores; CRD schemas in ``schema``, their CEL rules in
+``celrules`` and ``cellib``, what a CRD may declare in ``crdcheck``) → ``handlers/`` (one module per verb,
+over ``params`` / ``decode`` / ``selectors`` / ``patch`` / ``tables``) → ``server`` (routing,
+authentication, faults) → ``controllers/`` (kubelet, workloads, garbage collector, namespace,
+disruption, volumes, resource claims, the GPU driver, on one work-queue base) → ``cluster`` (the
+embedded ``SimulatedCluster`` and the kubeconfig). An import-linter layers contract keeps the arrows one
+way. ``kopf-scheduler cluster-bench``, which measures it, is in ``scheduler.benchmark``.
 """
 
 from scheduler.simulator.apierrors import ApiError

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scheduler.simulator.params import go_quote
+
 if TYPE_CHECKING:
     from scheduler.simulator.resources import ResourceType
 
-__all__ = ["ApiError", "conflict", "invalid", "not_found", "resource_name", "status_body"]
+__all__ = ["ApiError", "bad_request", "conflict", "invalid", "not_found", "patch_invalid", "resource_name",
+           "status_body", "strict_decoding_error"]
 
 Obj = dict[str, Any]
 
@@ -72,3 +75,20 @@ def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str
     return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {text}', {
         "name": name, **({"group": group} if group else {}), "kind": kind,
         "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def strict_decoding_error(unknown: list[str]) -> str:
+    """``runtime.NewStrictDecodingError``'s text for the unknown fields a strict decoding found."""
+    return "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+
+
+def patch_invalid(shown: str, detail: str) -> ApiError:
+    """The patcher's answer when the patched object does not decode: ``NewInvalid(GroupKind{}, "", ...)``
+    on the field ``patch`` with the patch as its value (kubectl prints ``The request is invalid: ...``)."""
+    body = f"Invalid value: {go_quote(shown)}: {detail}"
+    return ApiError(422, "Invalid", f' "" is invalid: patch: {body}',
+                    {"causes": [{"reason": "FieldValueInvalid", "message": body, "field": "patch"}]})

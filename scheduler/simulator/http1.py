@@ -49,7 +49,7 @@ from aiohttp.http import SERVER_SOFTWARE
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from .server import MAX_BODY
+from scheduler.simulator.handlers.base import MAX_BODY
 
 if TYPE_CHECKING:
     from .server import ApiServer

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster
-from scheduler.simulator.server import _go_float, go_value
+from scheduler.simulator.handlers.patch import _go_float, go_value
 from tests.simulator.helpers import Http
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 

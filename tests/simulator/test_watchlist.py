@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.simulator import SimulatedCluster, server
+from scheduler.simulator import SimulatedCluster
+from scheduler.simulator.handlers import base as server
 from tests.simulator.helpers import PODS, Http, node, pod
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 

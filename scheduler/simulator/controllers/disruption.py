@@ -10,7 +10,6 @@ an eviction that would take a healthy pod below its budget, and deletes otherwis
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.apierrors import ApiError, not_found
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DisruptionController", "Eviction"]
 
-log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 
 class DisruptionController:

@@ -7,7 +7,6 @@ strips the owner reference from its dependents first.
 from __future__ import annotations
 
 import contextlib
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.apierrors import ApiError
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GarbageCollector"]
 
-log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 Key = tuple[str, str, str]          # (store, namespace, name)
 

@@ -25,11 +25,7 @@ from scheduler.quantity import parse_quantity
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
-from scheduler.simulator.registry.resource import (
-    CLASSES,
-    SLICES,
-    validate_resource_slice,
-)
+from scheduler.simulator.registry.resource import CLASSES, SLICES, validate_resource_slice
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ completes after ``completion_seconds``; a pod deleted with a grace period is hel
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.controllers.base import Controller, Timers
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Kubelet"]
 
-log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 
 class Kubelet(Controller):

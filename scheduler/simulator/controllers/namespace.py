@@ -5,8 +5,7 @@ everything in it is deleted, then the namespace itself.
 from __future__ import annotations
 
 import contextlib
-import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
@@ -17,8 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NamespaceController"]
 
-log = logging.getLogger("kopf_scheduler.simulator")
-Obj = dict[str, Any]
 
 class NamespaceController(Controller):
     """Namespace deletion as kube-controller-manager's namespace controller runs it.

@@ -65,13 +65,7 @@ from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
-from scheduler.simulator.registry.storage import (
-    PROTECTION_PV,
-    PROTECTION_PVC,
-    claim_class,
-    default_class,
-    volume_class,
-)
+from scheduler.simulator.registry.storage import PROTECTION_PV, PROTECTION_PVC, claim_class, default_class, volume_class
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
 

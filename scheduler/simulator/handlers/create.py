@@ -1,0 +1,119 @@
+"""CREATE (``endpoints/handlers/create.go`` and the generic store's ``Create``): a generated name, the
+namespace's existence, AlreadyExists, the strategy's defaulting and validation, server-set metadata
+(uid, creationTimestamp, generation, resourceVersion) and managedFields; dry runs stop before the store.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+from scheduler.simulator.apierrors import ApiError, bad_request, invalid, resource_name
+from scheduler.simulator.handlers.base import HandlerBase
+from scheduler.simulator.interfaces import Entries, Writer
+from scheduler.simulator.registry import apps
+from scheduler.simulator.registry import resource as dra
+from scheduler.simulator.registry.core.validation import validate_event
+from scheduler.simulator.registry.meta import now_iso, validate_name
+from scheduler.simulator.resources import ResourceType
+from scheduler.simulator.typecheck import check_types
+
+__all__ = ["CreateHandler"]
+
+Obj = dict[str, Any]
+
+_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+_WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
+                    "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions",
+                    dra.CLASSES, dra.CLAIMS, dra.SLICES}
+
+
+class CreateHandler(HandlerBase):
+    """POST of an object, and the load of a file or a dump."""
+
+    def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
+               keep_status: bool = False, fresh: bool = False, writer: Writer | None = None,
+               managed_fields: Entries | None = None) -> Obj:
+        """Create ``body``. ``writer``: an API request's, whose manager then owns what it set (none for the
+        simulated controllers' own writes); ``managed_fields``: already computed (server-side apply)."""
+        if rt.plural == "events" and not rt.crd_name and isinstance(body, dict):
+            # ValidateEventCreate reads the version the client wrote (events.k8s.io/v1 has stricter
+            # rules than core/v1), so it runs on the body as sent, once it decodes.
+            check_types(body, rt.group, rt.version, rt.kind)
+            meta = body.get("metadata") or {}
+            causes = validate_event(body, rt.group, namespace or str(meta.get("namespace") or ""))
+            if causes:
+                raise invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
+                                        rt.group)
+        obj = self._check_kind(rt, body, fresh=fresh, strict=strict)
+        obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
+        obj["kind"] = rt.kind
+        meta = obj["metadata"]
+        if rt.namespaced:
+            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+                raise bad_request("the namespace of the provided object does not match the namespace sent on the "
+                                  "request")
+            namespace = namespace or meta.get("namespace", "")
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            # names.SimpleNameGenerator: the base cut to 58 characters, then 5 random ones.
+            meta["name"] = str(meta["generateName"])[:58] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
+        name = str(meta.get("name") or "")
+        if rt.plural != "events":
+            validate_name(rt.kind, name, store=rt.store, group=rt.group)
+        elif not name:
+            raise invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
+        self._namespace_ok(rt, namespace, name)
+        if self.store.get(rt, namespace, name) is not None:
+            raise ApiError(409, "AlreadyExists", f'{resource_name(rt)} "{name}" already exists',
+                           {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+        if rt.has_status and not keep_status and rt.plural != "nodes":
+            obj.pop("status", None)
+        self._admit(rt, obj, None, strict)
+        if managed_fields is not None:
+            meta["managedFields"] = managed_fields
+        elif writer is not None and writer.manager:
+            meta.pop("managedFields", None)
+            meta["managedFields"] = self.managed.update(None, obj, self._fields_schema(rt, obj), writer.manager,
+                                                        obj["apiVersion"], "", rt.has_status)
+        else:
+            meta.pop("managedFields", None)
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        meta["uid"] = str(uuid.uuid4())
+        if rt.store == "batch/jobs":
+            apps.default_job_selector(obj)      # the selector is the new uid (generateSelector)
+        meta["creationTimestamp"] = now_iso()
+        if rt.crd_name or rt.store in _WITH_GENERATION:
+            meta["generation"] = 1
+        if dry:
+            meta["resourceVersion"] = str(self.store.rv)
+            return obj
+        meta["resourceVersion"] = str(self.store.next_rv())
+        self.store.commit(rt, "ADDED", (namespace, name), obj, None)
+        if rt.plural == "customresourcedefinitions" and not rt.crd_name:
+            self._establish(obj)
+        return obj
+
+    def load(self, obj: Obj) -> Obj:
+        """Create one object from a file or a dump: its status is kept, its namespace created if missing,
+        server-set metadata (uid, resourceVersion, …) replaced."""
+        rt = self.registry.for_object(obj)
+        if rt is None:
+            raise ApiError(404, "NotFound", f'no matches for kind "{obj.get("kind")}" in version '
+                                            f'"{obj.get("apiVersion")}"')
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink", "generation"):
+            meta.pop(f, None)
+        ns = ""
+        if rt.namespaced:
+            ns = meta.get("namespace") or "default"
+            nrt = self.rt("", "v1", "namespaces")
+            if self.store.get(nrt, "", ns) is None:
+                self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        return self.create(rt, ns, obj, keep_status=True)

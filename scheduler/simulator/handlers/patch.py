@@ -1,0 +1,140 @@
+"""PATCH (``endpoints/handlers/patch.go``): a JSON patch, a merge patch or a strategic merge patch of the
+external object, then an update; ``application/apply-patch+yaml`` is server-side apply, which creates or
+merges by field ownership (``managed``), with 409 on another manager's field unless forced.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from scheduler.simulator.apierrors import ApiError, bad_request, conflict, invalid, not_found
+from scheduler.simulator.handlers.create import CreateHandler
+from scheduler.simulator.handlers.update import UpdateHandler
+from scheduler.simulator.interfaces import Writer
+from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from scheduler.simulator.resources import ResourceType
+from scheduler.simulator.store import external
+
+__all__ = ["PatchHandler", "go_value"]
+
+Obj = dict[str, Any]
+
+
+def go_value(value: Any) -> str:
+    """fmt's ``%+v`` of a decoded JSON value (maps with sorted keys, strings bare, null ``<nil>``): how the
+    patcher shows a strategic merge patch in ``patch_invalid``."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(f: float) -> str:
+    """``%v`` of a float64: the shortest digits, in exponent form below 1e-4 or from 1e6 (``1e+06``)."""
+    if math.isnan(f) or math.isinf(f):
+        return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf")
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
+    if f == 0:
+        return sign + "0"
+    mantissa, _, e = repr(abs(f)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    raw = (whole + frac).lstrip("0")
+    exp = (len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0"))) - 1) + int(e or 0)
+    digits = raw.rstrip("0") or "0"
+    if exp < -4 or exp >= 6:
+        return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    digits = digits.ljust(exp + 1, "0")
+    return f"{sign}{digits[:exp + 1]}{'.' + digits[exp + 1:] if len(digits) > exp + 1 else ''}"
+
+
+class PatchHandler(CreateHandler, UpdateHandler):
+    """PATCH: JSON, merge and strategic merge patches, and server-side apply."""
+
+    def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, ctype: str, sub: str = "", *,
+              dry: bool = False, strict: bool = False, writer: Writer | None = None) -> Obj:
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        current = external(rt, old)
+        try:
+            if ctype == "application/json-patch+json":
+                doc = json_patch(current, body)
+            elif ctype == "application/strategic-merge-patch+json":
+                if rt.crd_name:
+                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                   "accepted media types include: application/json-patch+json, "
+                                   "application/merge-patch+json, application/apply-patch+yaml")
+                if not isinstance(body, dict):
+                    raise bad_request("the patch must be a JSON object")
+                doc = strategic_merge_patch(current, body)
+            else:
+                if not isinstance(body, dict):
+                    raise bad_request("the patch must be a JSON object")
+                doc = merge_patch(current, body)
+        except PatchError as e:
+            if e.code == 413:
+                raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {e}") from None
+            raise ApiError(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e)) from None
+        if not isinstance(doc, dict):
+            raise bad_request("the patched object is not an object")
+        want_rv = (doc.get("metadata") or {}).get("resourceVersion")
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        # How the patcher shows the patch if the result does not decode strictly: a strategic merge patch
+        # as Go prints the patch's map, the others as the patched object's JSON (Go's keeps the fields in
+        # the Go type's order; sorted here).
+        shown = None
+        if strict:
+            shown = go_value(body) if ctype == "application/strategic-merge-patch+json" else \
+                orjson.dumps(doc, option=orjson.OPT_SORT_KEYS).decode()
+        # A merge patch shares untouched subtrees with the stored object: copy it; the others copied already.
+        new = self._check_kind(rt, doc, fresh=ctype != "application/merge-patch+json", strict=strict,
+                               patch_shown=shown)
+        return self._apply_update(rt, old, new, sub, dry, strict, writer)
+
+    def server_side_apply(self, rt: ResourceType, namespace: str, name: str, body: Any, writer: Writer, *,
+                          dry: bool = False) -> tuple[int, Obj]:
+        """PATCH with ``application/apply-patch+yaml``: create or merge, owned by ``fieldManager``
+        (``managed.py``); 409 on another manager's field unless ``force=true``."""
+        if writer.sub:
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                           "accepted media types include: application/json-patch+json, "
+                           "application/merge-patch+json, application/strategic-merge-patch+json")
+        if not writer.requested_manager:
+            raise invalid("PatchOptions", "", [("fieldManager", "FieldValueRequired",
+                                                          "Required value: is required for apply patch")],
+                                    "meta.k8s.io")
+        if not isinstance(body, dict):
+            raise bad_request("the apply configuration must be an object")
+        if not body.get("apiVersion") or not body.get("kind"):
+            raise bad_request("apiVersion and kind must be set in an apply configuration")
+        sent_meta = body.get("metadata")
+        sent_name = sent_meta.get("name") if isinstance(sent_meta, dict) else None
+        if sent_name and sent_name != name:
+            raise bad_request(f"the name of the object ({sent_name}) does not match the name on the URL ({name})")
+        old = self.store.get(rt, namespace, name)
+        config = self._check_kind(rt, body, strict=writer.strict, defaults=False)
+        config = external(rt, config) if rt.to_external else config
+        node = self._fields_schema(rt, {"apiVersion": rt.api_version, "kind": rt.kind})
+        live = external(rt, old) if old is not None else None
+        merged, entries = self.managed.apply(live, config, node, writer.manager, rt.api_version, writer.force,
+                                             rt.has_status)
+        merged.setdefault("metadata", {})["name"] = name
+        if old is None:
+            merged["metadata"].pop("managedFields", None)
+            return 201, self.create(rt, namespace, merged, dry=dry, strict=writer.strict, managed_fields=entries)
+        new = self._check_kind(rt, merged, strict=writer.strict)
+        return 200, self._apply_update(rt, old, new, "", dry, writer.strict, None, entries)

@@ -1,0 +1,103 @@
+"""UPDATE (``endpoints/handlers/update.go`` and the generic store's ``Update``): the resourceVersion
+precondition, what a main-resource write keeps of the old object (status, server-set metadata) and what a
+status write takes, the generation bump on a spec change, and a no-op that takes no resourceVersion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.simulator import schema
+from scheduler.simulator.apierrors import bad_request, conflict, invalid, not_found
+from scheduler.simulator.handlers.base import HandlerBase
+from scheduler.simulator.interfaces import Entries, Writer
+from scheduler.simulator.registry import resource as dra
+from scheduler.simulator.registry.core.validation import validate_pod_status
+from scheduler.simulator.resources import ResourceType
+
+__all__ = ["UpdateHandler"]
+
+Obj = dict[str, Any]
+
+
+class UpdateHandler(HandlerBase):
+    """PUT of an object or its status, and the update step patch and scale end in."""
+
+    def update(self, rt: ResourceType, namespace: str, name: str, body: Any, sub: str = "", *,
+               dry: bool = False, fresh: bool = False, strict: bool = False, writer: Writer | None = None) -> Obj:
+        new = self._check_kind(rt, body, fresh=fresh, strict=strict)
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
+        meta = new["metadata"]
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request("the name of the object does not match the name on the URL")
+        want_rv = meta.get("resourceVersion")
+        if not want_rv and rt.crd_name:
+            # A custom resource's update strategy requires the precondition (AllowUnconditionalUpdate false).
+            raise invalid(rt.kind, name, [("metadata.resourceVersion", "FieldValueInvalid",
+                                                     "Invalid value: 0x0: must be specified for an update")], rt.group)
+        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                     "version and try again")
+        return self._apply_update(rt, old, new, sub, dry, strict, writer)
+
+    def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool, strict: bool = False,
+                      writer: Writer | None = None, managed_fields: Entries | None = None) -> Obj:
+        name = old["metadata"]["name"]
+        sent_fields = new["metadata"].get("managedFields")
+        new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
+        if sub == "status":
+            merged = dict(old)
+            merged["metadata"] = dict(old["metadata"])
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            new = merged
+        else:
+            meta = new["metadata"]
+            for f in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "generation"):
+                if f in old["metadata"]:
+                    meta[f] = old["metadata"][f]
+                else:
+                    meta.pop(f, None)
+            if rt.has_status:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+            if old["metadata"].get("deletionTimestamp"):
+                added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
+                if added:
+                    raise invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
+                                                             "Forbidden: no new finalizers can be added if the object "
+                                                             "is being deleted")], rt.group)
+            self._admit(rt, new, old, strict)
+            if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
+                    "nodeName"):
+                raise invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
+                                                       "Forbidden: pod updates may not change fields other than ...")])
+            if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
+                    != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
+                new["metadata"]["generation"] = old["metadata"]["generation"] + 1
+        if rt.store == "/pods" and sub == "status" and (causes := validate_pod_status(new)):
+            raise invalid("Pod", name, causes)
+        if rt.store == dra.CLAIMS and sub == "status" and (causes := dra.validate_claim_status_update(new, old)):
+            raise invalid("ResourceClaim", name, causes, dra.GROUP)
+        if rt.crd_name and sub == "status":
+            schema.prune(rt.schema, new)
+            causes = schema.validate(rt.schema, new, old=old)
+            if causes:
+                raise invalid(rt.kind, name, causes, rt.group)
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self._track(rt, old, new, sub, sent_fields, writer, managed_fields)
+        if new == old:
+            return old                    # a no-op write takes no resourceVersion and sends no event
+        if dry:
+            return new
+        out = self.write(rt, old, new)
+        if rt.plural == "customresourcedefinitions" and not rt.crd_name and sub != "status":
+            self._establish(out)
+        return out
