@@ -144,8 +144,9 @@ def pod_claims(pod: Obj) -> list[str]:
     return out
 
 
-class VolumeController(Controller):
-    """The PV controller, the simulated external provisioner and the protection controllers."""
+class _VolumeBase(Controller):
+    """The volume controllers' shared state and their writes: annotations, phases, Events."""
+
 
     def __init__(self, api: ClusterWriter, timers: Timers, *, provision_seconds: float = 0.2) -> None:
         super().__init__(api, timers)
@@ -162,7 +163,204 @@ class VolumeController(Controller):
         self.provisioning: set[str] = set()               # claim uids with a provisioning timer
         self.events: dict[tuple[str, str, str, str], str] = {}   # (uid, type, reason, message) → event name
 
-    # ---- events ---------------------------------------------------------------------------------------
+    def _guard(self, fn: Any, obj: Obj) -> None:
+        try:
+            fn(obj)
+        except ApiError as e:
+            log.warning("simulated persistentvolume controller: %s %s: %s", obj.get("kind"),
+                        obj["metadata"]["name"], e.message)
+
+    def _get_claim(self, key: ClaimKey) -> Obj | None:
+        return self.api.store.bucket(PVCS).objects.get(key)
+
+    def _get_volume(self, name: str) -> Obj | None:
+        return self.api.store.bucket(PVS).objects.get(("", name))
+
+    def _class(self, name: str) -> Obj | None:
+        return self.api.store.bucket(CLASSES).objects.get(("", name)) if name else None
+
+    def _write(self, store: str, old: Obj, new: Obj) -> Obj:
+        rt = self.api.rt("", "v1", store.lstrip("/"))
+        return self.api.write(rt, old, new)
+
+    def _set_annotations(self, store: str, obj: Obj, add: dict[str, str], drop: Iterable[str] = ()) -> Obj:
+        ann = {k: v for k, v in _ann(obj).items() if k not in set(drop)}
+        ann.update(add)
+        if ann == _ann(obj):
+            return obj
+        meta = {**obj["metadata"], "annotations": ann}
+        if not ann:
+            meta.pop("annotations")
+        return self._write(store, obj, {**obj, "metadata": meta})
+
+    def _set_phase(self, store: str, obj: Obj, phase: str, extra: Obj | None = None) -> Obj:
+        status = dict(obj.get("status") or {})
+        want = {"phase": phase, **(extra or {})}
+        if all(status.get(k) == v for k, v in want.items()):
+            return obj
+        status.update(want)
+        if store == PVS and status.get("phase") != (obj.get("status") or {}).get("phase"):
+            status["lastPhaseTransitionTime"] = now_iso()
+        return self._write(store, obj, {**obj, "status": status})
+
+    def event(self, obj: Obj, type_: str, reason: str, message: str, component: str = CONTROLLER) -> None:
+        """Post an Event about ``obj`` as an event recorder does (a repeat bumps ``count``)."""
+        meta = obj["metadata"]
+        rt = self.api.rt("", "v1", "events")
+        ns = meta.get("namespace") or "default"
+        key = (str(meta.get("uid", "")), type_, reason, message)
+        ts = now_iso()
+        name = self.events.get(key)
+        if name is not None and (old := self.api.store.get(rt, ns, name)) is not None:
+            self.api.write(rt, old, {**old, "count": int(old.get("count") or 1) + 1, "lastTimestamp": ts})
+            return
+        name = f"{meta['name']}.{uuid.uuid4().hex[:16]}"
+        if len(self.events) > 10_000:            # the recorder's cache is bounded too
+            self.events.clear()
+        self.events[key] = name
+        with contextlib.suppress(ApiError):
+            self.api.create(rt, ns, {
+                "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": ns},
+                "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
+                                   "name": meta["name"], "uid": meta.get("uid"),
+                                   "resourceVersion": meta.get("resourceVersion"),
+                                   **({"namespace": meta["namespace"]} if meta.get("namespace") else {})},
+                "reason": reason, "message": message, "type": type_, "source": {"component": component},
+                "firstTimestamp": ts, "lastTimestamp": ts, "count": 1, "reportingComponent": component,
+                "reportingInstance": ""})
+
+
+class _Provisioner(_VolumeBase):
+    """The simulated external provisioner (``provisionClaimOperation``): a PV for a claim whose class
+    names a provisioner, after ``provision_seconds``, on the selected node for a local class."""
+
+
+    def _provision_claim(self, claim: Obj, sc: Obj | None) -> None:
+        """``provisionClaim``: the claim names its provisioner; the external provisioner takes over."""
+        name = claim_class(claim)
+        if sc is None:
+            self.event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{name}" not found')
+            self._set_phase(PVCS, claim, "Pending")
+            return
+        provisioner = str(sc.get("provisioner", ""))
+        if provisioner == NO_PROVISIONER:
+            self.event(claim, "Warning", "ProvisioningFailed", f"no volume plugin matched name: {provisioner}")
+            self._set_phase(PVCS, claim, "Pending")
+            return
+        claim = self._set_annotations(PVCS, claim, {ANN_BETA_STORAGE_PROVISIONER: provisioner,
+                                                    ANN_STORAGE_PROVISIONER: provisioner})
+        self.event(claim, "Normal", "ExternalProvisioning",
+                   f"Waiting for a volume to be created either by the external provisioner '{provisioner}' or "
+                   "manually by the system administrator. If volume creation is delayed, please verify that the "
+                   "provisioner is running and correctly registered.")
+        claim = self._set_phase(PVCS, claim, "Pending")
+        uid = str(claim["metadata"].get("uid"))
+        if self.provision_seconds < 0 or uid in self.provisioning:
+            return
+        self.provisioning.add(uid)
+        self.event(claim, "Normal", "Provisioning", f'External provisioner is provisioning volume for claim '
+                                                    f'"{claim["metadata"].get("namespace", "")}/'
+                                                    f'{claim["metadata"]["name"]}"', f"{provisioner}_simulated")
+        key = _key(claim)
+        self.timers.later(self.provision_seconds, lambda: self._provision(key, uid))
+
+    def _provision(self, key: ClaimKey, uid: str) -> None:
+        self.provisioning.discard(uid)
+        claim = self._get_claim(key)
+        if claim is None or claim["metadata"].get("uid") != uid or claim["metadata"].get("deletionTimestamp") \
+                or (claim.get("spec") or {}).get("volumeName"):
+            return
+        sc = self._class(claim_class(claim))
+        if sc is None:
+            return
+        provisioner = str(sc.get("provisioner", ""))
+        component = f"{provisioner}_simulated"
+        delay = sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+        node_name = _ann(claim).get(ANN_SELECTED_NODE)
+        if delay and not node_name:
+            return                                   # the scheduler took its choice back
+        pv_name = f"pvc-{uid}"
+        if self._get_volume(pv_name) is not None:
+            return
+        node = self.api.store.bucket("/nodes").objects.get(("", node_name)) if node_name else None
+        if node_name and node is None:
+            self._reschedule(claim, component, f'failed to get target node: node "{node_name}" not found')
+            return
+        labels: dict[str, str] = (node or {}).get("metadata", {}).get("labels") or {}
+        terms = sc.get("allowedTopologies") or []
+        if node is not None and terms and not any(_term_matches(t, labels) for t in terms):
+            self._reschedule(claim, component, f'failed to provision volume with StorageClass '
+                             f'"{sc["metadata"]["name"]}": error generating accessibility requirements: selected '
+                             f'node "{node_name}" topology is not in allowed topologies: '
+                             f'{_topology_text(terms)}')
+            return
+        spec = claim.get("spec") or {}
+        driver = self.api.store.bucket("storage.k8s.io/csidrivers").objects.get(("", provisioner))
+        local = "local" in provisioner.lower() or "hostpath" in provisioner.lower()
+        source: Obj
+        if driver is not None and not local:
+            source = {"csi": {"driver": provisioner, "volumeHandle": pv_name,
+                              **({"fsType": "ext4"} if _mode(claim) == "Filesystem" else {})}}
+        else:
+            source = {"hostPath": {"path": f"{HOST_PATH_ROOT}/{pv_name}", "type": "DirectoryOrCreate"}}
+        affinity = None
+        if node is not None:
+            affinity = self._affinity(node, provisioner, local)
+        elif terms:
+            affinity = {"required": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": e.get("key"), "operator": "In", "values": list(e.get("values") or [])}
+                                      for e in t.get("matchLabelExpressions") or []]} for t in terms]}}
+        meta = claim["metadata"]
+        pv: Obj = {
+            "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": pv_name, "annotations": {ANN_PROVISIONED_BY: provisioner}},
+            "spec": {"capacity": {"storage": str(((spec.get("resources") or {}).get("requests") or {})
+                                                 .get("storage"))},
+                     "accessModes": list(spec.get("accessModes") or []),
+                     "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
+                     "storageClassName": sc["metadata"]["name"], "volumeMode": _mode(claim),
+                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", ""),
+                                  "name": meta["name"], "uid": uid, "apiVersion": "v1",
+                                  "resourceVersion": meta.get("resourceVersion")},
+                     **({"mountOptions": list(sc["mountOptions"])} if sc.get("mountOptions") else {}),
+                     **({"nodeAffinity": affinity} if affinity else {}), **source}}
+        try:
+            self.api.create(self.api.rt("", "v1", "persistentvolumes"), "", pv, fresh=True,
+                            writer=Writer(provisioner.replace("/", "-")[:128] or "provisioner"))
+        except ApiError as e:
+            self.event(claim, "Warning", "ProvisioningFailed",
+                       f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": {e.message}',
+                       component)
+            return
+        self.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv_name}", component)
+
+    def _affinity(self, node: Obj, provisioner: str, local: bool) -> Obj:
+        labels: dict[str, str] = node["metadata"].get("labels") or {}
+        name = node["metadata"]["name"]
+        exprs: list[Obj] = []
+        if not local:
+            csinode = self.api.store.bucket("storage.k8s.io/csinodes").objects.get(("", name))
+            for d in ((csinode or {}).get("spec") or {}).get("drivers") or []:
+                if d.get("name") == provisioner:
+                    exprs = [{"key": k, "operator": "In", "values": [labels[k]]}
+                             for k in d.get("topologyKeys") or [] if k in labels]
+            if not exprs and labels.get(ZONE):
+                exprs = [{"key": ZONE, "operator": "In", "values": [labels[ZONE]]}]
+        if not exprs:
+            exprs = [{"key": HOSTNAME, "operator": "In", "values": [labels.get(HOSTNAME, name)]}]
+        return {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
+
+    def _reschedule(self, claim: Obj, component: str, message: str) -> None:
+        """A failed provisioning with a selected node: the event, and the annotation removed (the
+        library's ``ProvisioningReschedule``), so the scheduler picks a node again."""
+        self.event(claim, "Warning", "ProvisioningFailed", message, component)
+        self._set_annotations(PVCS, claim, {}, drop=(ANN_SELECTED_NODE,))
+
+
+class VolumeController(_Provisioner):
+    """The PV controller, the simulated external provisioner and the protection controllers."""
+
+
     def on_event(self, store: str, ev: Event) -> None:
         """A store listener: index and mark what must be synced; sync on the next loop turn."""
         if store == PVCS:
@@ -249,74 +447,6 @@ class VolumeController(Controller):
         if (self.claims or self.volumes):
             self._schedule(0.05)
 
-    def _guard(self, fn: Any, obj: Obj) -> None:
-        try:
-            fn(obj)
-        except ApiError as e:
-            log.warning("simulated persistentvolume controller: %s %s: %s", obj.get("kind"),
-                        obj["metadata"]["name"], e.message)
-
-    # ---- helpers -------------------------------------------------------------------------------------
-    def _get_claim(self, key: ClaimKey) -> Obj | None:
-        return self.api.store.bucket(PVCS).objects.get(key)
-
-    def _get_volume(self, name: str) -> Obj | None:
-        return self.api.store.bucket(PVS).objects.get(("", name))
-
-    def _class(self, name: str) -> Obj | None:
-        return self.api.store.bucket(CLASSES).objects.get(("", name)) if name else None
-
-    def _write(self, store: str, old: Obj, new: Obj) -> Obj:
-        rt = self.api.rt("", "v1", store.lstrip("/"))
-        return self.api.write(rt, old, new)
-
-    def _set_annotations(self, store: str, obj: Obj, add: dict[str, str], drop: Iterable[str] = ()) -> Obj:
-        ann = {k: v for k, v in _ann(obj).items() if k not in set(drop)}
-        ann.update(add)
-        if ann == _ann(obj):
-            return obj
-        meta = {**obj["metadata"], "annotations": ann}
-        if not ann:
-            meta.pop("annotations")
-        return self._write(store, obj, {**obj, "metadata": meta})
-
-    def _set_phase(self, store: str, obj: Obj, phase: str, extra: Obj | None = None) -> Obj:
-        status = dict(obj.get("status") or {})
-        want = {"phase": phase, **(extra or {})}
-        if all(status.get(k) == v for k, v in want.items()):
-            return obj
-        status.update(want)
-        if store == PVS and status.get("phase") != (obj.get("status") or {}).get("phase"):
-            status["lastPhaseTransitionTime"] = now_iso()
-        return self._write(store, obj, {**obj, "status": status})
-
-    def event(self, obj: Obj, type_: str, reason: str, message: str, component: str = CONTROLLER) -> None:
-        """Post an Event about ``obj`` as an event recorder does (a repeat bumps ``count``)."""
-        meta = obj["metadata"]
-        rt = self.api.rt("", "v1", "events")
-        ns = meta.get("namespace") or "default"
-        key = (str(meta.get("uid", "")), type_, reason, message)
-        ts = now_iso()
-        name = self.events.get(key)
-        if name is not None and (old := self.api.store.get(rt, ns, name)) is not None:
-            self.api.write(rt, old, {**old, "count": int(old.get("count") or 1) + 1, "lastTimestamp": ts})
-            return
-        name = f"{meta['name']}.{uuid.uuid4().hex[:16]}"
-        if len(self.events) > 10_000:            # the recorder's cache is bounded too
-            self.events.clear()
-        self.events[key] = name
-        with contextlib.suppress(ApiError):
-            self.api.create(rt, ns, {
-                "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": ns},
-                "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
-                                   "name": meta["name"], "uid": meta.get("uid"),
-                                   "resourceVersion": meta.get("resourceVersion"),
-                                   **({"namespace": meta["namespace"]} if meta.get("namespace") else {})},
-                "reason": reason, "message": message, "type": type_, "source": {"component": component},
-                "firstTimestamp": ts, "lastTimestamp": ts, "count": 1, "reportingComponent": component,
-                "reportingInstance": ""})
-
-    # ---- generic ephemeral volumes ------------------------------------------------------------------
     def _ephemeral(self, pod: Obj) -> None:
         """The ephemeral volume controller (``pkg/controller/volume/ephemeral``): each generic ephemeral
         volume's claim ``<pod>-<volume>``, from its template, owned (controller) by the pod."""
@@ -347,7 +477,6 @@ class VolumeController(Controller):
                                      "spec": json.loads(json.dumps(template.get("spec") or {}))}, fresh=True,
                             writer=Writer("kube-controller-manager"))
 
-    # ---- claims --------------------------------------------------------------------------------------
     def _sync_claim(self, claim: Obj) -> None:
         key = _key(claim)
         spec = claim.get("spec") or {}
@@ -535,7 +664,6 @@ class VolumeController(Controller):
         self._set_phase(PVCS, claim, "Bound", {"accessModes": list(vspec.get("accessModes") or []),
                                                "capacity": dict(vspec.get("capacity") or {})})
 
-    # ---- volumes -------------------------------------------------------------------------------------
     def _sync_volume(self, volume: Obj) -> None:
         if volume["metadata"].get("deletionTimestamp"):
             self._protect_volume(volume)
@@ -600,128 +728,6 @@ class VolumeController(Controller):
             volume = self._write(PVS, volume, {**volume, "spec": vspec})
             self._set_phase(PVS, volume, "Available")
             self.event(volume, "Normal", "VolumeRecycled", "Volume recycled")
-
-    # ---- provisioning ------------------------------------------------------------------------------
-    def _provision_claim(self, claim: Obj, sc: Obj | None) -> None:
-        """``provisionClaim``: the claim names its provisioner; the external provisioner takes over."""
-        name = claim_class(claim)
-        if sc is None:
-            self.event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{name}" not found')
-            self._set_phase(PVCS, claim, "Pending")
-            return
-        provisioner = str(sc.get("provisioner", ""))
-        if provisioner == NO_PROVISIONER:
-            self.event(claim, "Warning", "ProvisioningFailed", f"no volume plugin matched name: {provisioner}")
-            self._set_phase(PVCS, claim, "Pending")
-            return
-        claim = self._set_annotations(PVCS, claim, {ANN_BETA_STORAGE_PROVISIONER: provisioner,
-                                                    ANN_STORAGE_PROVISIONER: provisioner})
-        self.event(claim, "Normal", "ExternalProvisioning",
-                   f"Waiting for a volume to be created either by the external provisioner '{provisioner}' or "
-                   "manually by the system administrator. If volume creation is delayed, please verify that the "
-                   "provisioner is running and correctly registered.")
-        claim = self._set_phase(PVCS, claim, "Pending")
-        uid = str(claim["metadata"].get("uid"))
-        if self.provision_seconds < 0 or uid in self.provisioning:
-            return
-        self.provisioning.add(uid)
-        self.event(claim, "Normal", "Provisioning", f'External provisioner is provisioning volume for claim '
-                                                    f'"{claim["metadata"].get("namespace", "")}/'
-                                                    f'{claim["metadata"]["name"]}"', f"{provisioner}_simulated")
-        key = _key(claim)
-        self.timers.later(self.provision_seconds, lambda: self._provision(key, uid))
-
-    def _provision(self, key: ClaimKey, uid: str) -> None:
-        self.provisioning.discard(uid)
-        claim = self._get_claim(key)
-        if claim is None or claim["metadata"].get("uid") != uid or claim["metadata"].get("deletionTimestamp") \
-                or (claim.get("spec") or {}).get("volumeName"):
-            return
-        sc = self._class(claim_class(claim))
-        if sc is None:
-            return
-        provisioner = str(sc.get("provisioner", ""))
-        component = f"{provisioner}_simulated"
-        delay = sc.get("volumeBindingMode") == "WaitForFirstConsumer"
-        node_name = _ann(claim).get(ANN_SELECTED_NODE)
-        if delay and not node_name:
-            return                                   # the scheduler took its choice back
-        pv_name = f"pvc-{uid}"
-        if self._get_volume(pv_name) is not None:
-            return
-        node = self.api.store.bucket("/nodes").objects.get(("", node_name)) if node_name else None
-        if node_name and node is None:
-            self._reschedule(claim, component, f'failed to get target node: node "{node_name}" not found')
-            return
-        labels: dict[str, str] = (node or {}).get("metadata", {}).get("labels") or {}
-        terms = sc.get("allowedTopologies") or []
-        if node is not None and terms and not any(_term_matches(t, labels) for t in terms):
-            self._reschedule(claim, component, f'failed to provision volume with StorageClass '
-                             f'"{sc["metadata"]["name"]}": error generating accessibility requirements: selected '
-                             f'node "{node_name}" topology is not in allowed topologies: '
-                             f'{_topology_text(terms)}')
-            return
-        spec = claim.get("spec") or {}
-        driver = self.api.store.bucket("storage.k8s.io/csidrivers").objects.get(("", provisioner))
-        local = "local" in provisioner.lower() or "hostpath" in provisioner.lower()
-        source: Obj
-        if driver is not None and not local:
-            source = {"csi": {"driver": provisioner, "volumeHandle": pv_name,
-                              **({"fsType": "ext4"} if _mode(claim) == "Filesystem" else {})}}
-        else:
-            source = {"hostPath": {"path": f"{HOST_PATH_ROOT}/{pv_name}", "type": "DirectoryOrCreate"}}
-        affinity = None
-        if node is not None:
-            affinity = self._affinity(node, provisioner, local)
-        elif terms:
-            affinity = {"required": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": e.get("key"), "operator": "In", "values": list(e.get("values") or [])}
-                                      for e in t.get("matchLabelExpressions") or []]} for t in terms]}}
-        meta = claim["metadata"]
-        pv: Obj = {
-            "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": pv_name, "annotations": {ANN_PROVISIONED_BY: provisioner}},
-            "spec": {"capacity": {"storage": str(((spec.get("resources") or {}).get("requests") or {})
-                                                 .get("storage"))},
-                     "accessModes": list(spec.get("accessModes") or []),
-                     "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
-                     "storageClassName": sc["metadata"]["name"], "volumeMode": _mode(claim),
-                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", ""),
-                                  "name": meta["name"], "uid": uid, "apiVersion": "v1",
-                                  "resourceVersion": meta.get("resourceVersion")},
-                     **({"mountOptions": list(sc["mountOptions"])} if sc.get("mountOptions") else {}),
-                     **({"nodeAffinity": affinity} if affinity else {}), **source}}
-        try:
-            self.api.create(self.api.rt("", "v1", "persistentvolumes"), "", pv, fresh=True,
-                            writer=Writer(provisioner.replace("/", "-")[:128] or "provisioner"))
-        except ApiError as e:
-            self.event(claim, "Warning", "ProvisioningFailed",
-                       f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": {e.message}',
-                       component)
-            return
-        self.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv_name}", component)
-
-    def _affinity(self, node: Obj, provisioner: str, local: bool) -> Obj:
-        labels: dict[str, str] = node["metadata"].get("labels") or {}
-        name = node["metadata"]["name"]
-        exprs: list[Obj] = []
-        if not local:
-            csinode = self.api.store.bucket("storage.k8s.io/csinodes").objects.get(("", name))
-            for d in ((csinode or {}).get("spec") or {}).get("drivers") or []:
-                if d.get("name") == provisioner:
-                    exprs = [{"key": k, "operator": "In", "values": [labels[k]]}
-                             for k in d.get("topologyKeys") or [] if k in labels]
-            if not exprs and labels.get(ZONE):
-                exprs = [{"key": ZONE, "operator": "In", "values": [labels[ZONE]]}]
-        if not exprs:
-            exprs = [{"key": HOSTNAME, "operator": "In", "values": [labels.get(HOSTNAME, name)]}]
-        return {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
-
-    def _reschedule(self, claim: Obj, component: str, message: str) -> None:
-        """A failed provisioning with a selected node: the event, and the annotation removed (the
-        library's ``ProvisioningReschedule``), so the scheduler picks a node again."""
-        self.event(claim, "Warning", "ProvisioningFailed", message, component)
-        self._set_annotations(PVCS, claim, {}, drop=(ANN_SELECTED_NODE,))
 
 
 def _term_matches(term: Obj, labels: dict[str, str]) -> bool:

@@ -129,67 +129,14 @@ def _tolerates(tolerations: list[Obj], taint: Obj) -> bool:
     return False
 
 
-class WorkloadControllers(Controller):
-    """Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet and Job controllers."""
+class _WorkloadBase(Controller):
+    """The workload controllers' shared steps: owned pods, pod creation and deletion, status writes."""
+
 
     def __init__(self, api: ClusterWriter, timers: Timers) -> None:
         super().__init__(api, timers)
         self.dirty: set[Key] = set()
 
-    # ---- events ---------------------------------------------------------------------------------------
-    def on_event(self, store: str, ev: Event) -> None:
-        """A store listener: mark what must be synced (the object, or a pod's controller); sync later."""
-        meta = ev.obj["metadata"]
-        if store in _WORKLOADS:
-            self._mark((store, meta.get("namespace", ""), meta["name"]))
-        elif store == "/pods":
-            ref = _controller_of(ev.obj)
-            if ref is not None:
-                owner_store = {"ReplicaSet": "apps/replicasets", "StatefulSet": "apps/statefulsets",
-                               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs",
-                               "ReplicationController": "/replicationcontrollers"}.get(str(ref.get("kind")))
-                if owner_store:
-                    self._mark((owner_store, meta.get("namespace", ""), str(ref.get("name", ""))))
-        elif store == "/nodes" and self.api.store.bucket("apps/daemonsets").objects:
-            for ds in self.api.store.bucket("apps/daemonsets").items(None):
-                self._mark(("apps/daemonsets", ds["metadata"].get("namespace", ""), ds["metadata"]["name"]))
-        if store == "apps/replicasets" and (ref := _controller_of(ev.obj)) is not None \
-                and ref.get("kind") == "Deployment":
-            self._mark(("apps/deployments", meta.get("namespace", ""), str(ref.get("name", ""))))
-
-    def _mark(self, key: Key) -> None:
-        self.dirty.add(key)
-        self._schedule(0)
-
-    def _sync_dirty(self) -> None:
-        for _ in range(10):                       # a sync may dirty more (a Deployment its ReplicaSet)
-            if not self.dirty:
-                return
-            batch, self.dirty = self.dirty, set()
-            for store, ns, name in sorted(batch):
-                obj = self.api.store.bucket(store).objects.get((ns, name))
-                if obj is None or obj["metadata"].get("deletionTimestamp"):
-                    continue
-                try:
-                    self._sync(store, obj)
-                except ApiError as e:
-                    log.warning("simulated %s controller: %s/%s: %s", obj.get("kind"), ns, name, e.message)
-        if self.dirty:
-            self._schedule(0.05)
-
-    def _sync(self, store: str, obj: Obj) -> None:
-        if store == "apps/deployments":
-            self._deployment(obj)
-        elif store in ("apps/replicasets", "/replicationcontrollers"):
-            self._replica_set(obj)
-        elif store == "apps/statefulsets":
-            self._stateful_set(obj)
-        elif store == "apps/daemonsets":
-            self._daemon_set(obj)
-        elif store == "batch/jobs":
-            self._job(obj)
-
-    # ---- helpers -------------------------------------------------------------------------------------
     def _rt(self, store: str) -> ResourceType:
         for rt in self.api.registry.by_path.values():
             if rt.store == store and not rt.to_external:
@@ -230,7 +177,28 @@ class WorkloadControllers(Controller):
         if obj.get("status") != status:
             self.api.write(self._rt(store), obj, {**obj, "metadata": dict(obj["metadata"]), "status": status})
 
-    # ---- ReplicaSet / ReplicationController ----------------------------------------------------------------
+    @staticmethod
+    def _conditions(old: Obj, wanted: list[tuple[str, bool, str, str]]) -> list[Obj]:
+        """Conditions keeping their lastTransitionTime while their status stays."""
+        before = {c.get("type"): c for c in old.get("conditions") or []}
+        out = []
+        for kind, ok, reason, message in wanted:
+            status = "True" if ok else "False"
+            prev = before.get(kind)
+            if prev is not None and prev.get("status") == status and prev.get("reason") == reason:
+                out.append(prev)
+                continue
+            ts = now_iso()
+            out.append({"type": kind, "status": status, "lastUpdateTime": ts, "lastTransitionTime":
+                        prev["lastTransitionTime"] if prev is not None and prev.get("status") == status else ts,
+                        "reason": reason, "message": message})
+        return out
+
+
+class _ReplicaControllers(_WorkloadBase):
+    """The ReplicaSet (and ReplicationController) and Deployment controllers."""
+
+
     def _replica_set(self, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
@@ -257,7 +225,6 @@ class WorkloadControllers(Controller):
             "readyReplicas": ready, "availableReplicas": ready,
             "observedGeneration": rs["metadata"].get("generation", 1)})
 
-    # ---- Deployment ----------------------------------------------------------------------------------------
     def _deployment(self, d: Obj) -> None:
         spec = d.get("spec") or {}
         want = int(spec.get("replicas", 1))
@@ -320,24 +287,63 @@ class WorkloadControllers(Controller):
             "availableReplicas": available or None, "unavailableReplicas": max(0, want - available) or None,
             "conditions": conditions, "collisionCount": old.get("collisionCount")})
 
-    @staticmethod
-    def _conditions(old: Obj, wanted: list[tuple[str, bool, str, str]]) -> list[Obj]:
-        """Conditions keeping their lastTransitionTime while their status stays."""
-        before = {c.get("type"): c for c in old.get("conditions") or []}
-        out = []
-        for kind, ok, reason, message in wanted:
-            status = "True" if ok else "False"
-            prev = before.get(kind)
-            if prev is not None and prev.get("status") == status and prev.get("reason") == reason:
-                out.append(prev)
-                continue
-            ts = now_iso()
-            out.append({"type": kind, "status": status, "lastUpdateTime": ts, "lastTransitionTime":
-                        prev["lastTransitionTime"] if prev is not None and prev.get("status") == status else ts,
-                        "reason": reason, "message": message})
-        return out
 
-    # ---- StatefulSet ---------------------------------------------------------------------------------------
+class WorkloadControllers(_ReplicaControllers):
+    """Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet and Job controllers."""
+
+
+    def on_event(self, store: str, ev: Event) -> None:
+        """A store listener: mark what must be synced (the object, or a pod's controller); sync later."""
+        meta = ev.obj["metadata"]
+        if store in _WORKLOADS:
+            self._mark((store, meta.get("namespace", ""), meta["name"]))
+        elif store == "/pods":
+            ref = _controller_of(ev.obj)
+            if ref is not None:
+                owner_store = {"ReplicaSet": "apps/replicasets", "StatefulSet": "apps/statefulsets",
+                               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs",
+                               "ReplicationController": "/replicationcontrollers"}.get(str(ref.get("kind")))
+                if owner_store:
+                    self._mark((owner_store, meta.get("namespace", ""), str(ref.get("name", ""))))
+        elif store == "/nodes" and self.api.store.bucket("apps/daemonsets").objects:
+            for ds in self.api.store.bucket("apps/daemonsets").items(None):
+                self._mark(("apps/daemonsets", ds["metadata"].get("namespace", ""), ds["metadata"]["name"]))
+        if store == "apps/replicasets" and (ref := _controller_of(ev.obj)) is not None \
+                and ref.get("kind") == "Deployment":
+            self._mark(("apps/deployments", meta.get("namespace", ""), str(ref.get("name", ""))))
+
+    def _mark(self, key: Key) -> None:
+        self.dirty.add(key)
+        self._schedule(0)
+
+    def _sync_dirty(self) -> None:
+        for _ in range(10):                       # a sync may dirty more (a Deployment its ReplicaSet)
+            if not self.dirty:
+                return
+            batch, self.dirty = self.dirty, set()
+            for store, ns, name in sorted(batch):
+                obj = self.api.store.bucket(store).objects.get((ns, name))
+                if obj is None or obj["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    self._sync(store, obj)
+                except ApiError as e:
+                    log.warning("simulated %s controller: %s/%s: %s", obj.get("kind"), ns, name, e.message)
+        if self.dirty:
+            self._schedule(0.05)
+
+    def _sync(self, store: str, obj: Obj) -> None:
+        if store == "apps/deployments":
+            self._deployment(obj)
+        elif store in ("apps/replicasets", "/replicationcontrollers"):
+            self._replica_set(obj)
+        elif store == "apps/statefulsets":
+            self._stateful_set(obj)
+        elif store == "apps/daemonsets":
+            self._daemon_set(obj)
+        elif store == "batch/jobs":
+            self._job(obj)
+
     def _stateful_set(self, sts: Obj) -> None:
         spec = sts.get("spec") or {}
         want = int(spec.get("replicas", 1))
@@ -429,7 +435,6 @@ class WorkloadControllers(Controller):
         prefix, _, tail = pod_name.rpartition("-")
         return int(tail) if prefix == set_name and tail.isdigit() else -1
 
-    # ---- DaemonSet -----------------------------------------------------------------------------------------
     def _eligible(self, template_spec: Obj, node: Obj) -> bool:
         """nodeShouldRunDaemonPod: the node's labels and name against the template's node selector and
         required affinity, its NoSchedule/NoExecute taints against the daemon pod's tolerations."""
@@ -493,7 +498,6 @@ class WorkloadControllers(Controller):
                     return str(f["values"][0])
         return str((pod.get("spec") or {}).get("nodeName") or "")
 
-    # ---- Job -----------------------------------------------------------------------------------------------
     def _job(self, job: Obj) -> None:
         spec = job.get("spec") or {}
         status = dict(job.get("status") or {})
