@@ -144,7 +144,8 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
 
 
 def _gpu_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--gpus-per-node`` and ``--gpu-attributes``: the simulated DRA driver (``scheduler.simulator.devices``)."""
+    """``--gpus-per-node`` and ``--gpu-attributes``: the simulated DRA driver
+    (``scheduler.simulator.controllers.gpudriver``)."""
     fn = click.option("--gpu-attributes", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="YAML describing the simulated GPUs (model, memory, driverVersion, attributes) in place "
                            "of the packaged scheduler/simulator/data/gpus.yaml.")(fn)
@@ -155,7 +156,7 @@ def _gpu_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _gpu_description(gpus_per_node: int, path: str | None) -> dict[str, Any] | None:
     """The GPU description ``--gpu-attributes`` names (the packaged one without it), checked up front."""
-    from scheduler.simulator.controllers.gpudriver import load_gpu_attributes
+    from scheduler.simulator import load_gpu_attributes
 
     if gpus_per_node <= 0 and path is None:
         return None

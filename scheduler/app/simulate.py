@@ -50,10 +50,8 @@ from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
-from scheduler.simulator import ApiError, SimulatedCluster, iter_documents
+from scheduler.simulator import ApiError, SimulatedCluster, iter_documents, pod_claim_names, pod_claims
 from scheduler.simulator.cluster import LoadError, text_documents
-from scheduler.simulator.controllers.resourceclaims import pod_claim_names
-from scheduler.simulator.controllers.volumes import pod_claims
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
            "load_objects", "pod_devices", "replay", "run_simulation"]
@@ -360,7 +358,7 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
     meanwhile. ``explain``: each pod's report carries its last decision record (``"decision"``, None
     when it was never attempted), as ``GET /debug/decisions`` serves it. ``gpus_per_node``: the
     simulated DRA driver publishes that many GPUs on each node (``gpu_attributes``: their description,
-    ``scheduler.simulator.devices.load_gpu_attributes``)."""
+    ``scheduler.simulator.load_gpu_attributes``)."""
     report = SimulationReport()
     detach = progress.attach() if isinstance(progress, Progress) else None
     try:

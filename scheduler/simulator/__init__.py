@@ -16,7 +16,11 @@ way. ``kopf-scheduler cluster-bench``, which measures it, is in ``scheduler.benc
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.cluster import SimulatedCluster, iter_documents
+from scheduler.simulator.controllers.gpudriver import load_gpu_attributes
+from scheduler.simulator.controllers.resourceclaims import pod_claim_names
+from scheduler.simulator.controllers.volumes import pod_claims
 from scheduler.simulator.faults import ErrorRule, Faults, parse_fault
 from scheduler.simulator.server import ApiServer
 
-__all__ = ["ApiError", "ApiServer", "ErrorRule", "Faults", "SimulatedCluster", "iter_documents", "parse_fault"]
+__all__ = ["ApiError", "ApiServer", "ErrorRule", "Faults", "SimulatedCluster", "iter_documents", "load_gpu_attributes",
+           "parse_fault", "pod_claim_names", "pod_claims"]

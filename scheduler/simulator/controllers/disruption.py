@@ -13,6 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.apierrors import ApiError, not_found
+from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter
 from scheduler.simulator.selectors import stored_label_selector
 from scheduler.simulator.store import Event
@@ -24,11 +25,14 @@ __all__ = ["DisruptionController", "Eviction"]
 
 Obj = dict[str, Any]
 
-class DisruptionController:
-    """PodDisruptionBudget status, recounted for the namespaces whose pods or budgets changed."""
+class DisruptionController(Controller):
+    """PodDisruptionBudget status, recounted for the namespaces whose pods or budgets changed.
 
-    def __init__(self, api: ClusterWriter, *, pods_become_ready: bool) -> None:
-        self.api = api
+    Its queue is a resync loop (``run``, every 100 ms) rather than the base's schedule-once timer:
+    ``mark`` is called inside the writes of the binding and admission paths, and only adds to the set."""
+
+    def __init__(self, api: ClusterWriter, timers: Timers, *, pods_become_ready: bool) -> None:
+        super().__init__(api, timers)
         # With a kubelet that makes pods Ready, healthy means Ready; without one, bound and not finished.
         self.pods_become_ready = pods_become_ready
         self.dirty: set[str] = set()

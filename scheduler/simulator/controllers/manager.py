@@ -37,7 +37,7 @@ class Controllers:
                  gpu_attributes: Obj | None = None) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
-        self.disruption = DisruptionController(api, pods_become_ready=pod_running_after is not None)
+        self.disruption = DisruptionController(api, self, pods_become_ready=pod_running_after is not None)
         self.kubelet = Kubelet(api, self, self.disruption, running_after=pod_running_after,
                                termination_seconds=pod_termination_seconds, completion_seconds=pod_completion_seconds)
         self.workloads = WorkloadControllers(api, self)
