@@ -152,7 +152,7 @@ BUILTIN: list[ResourceType] = [
     ResourceType("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     ResourceType("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
     ResourceType("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
-    # Dynamic Resource Allocation (issue #19): what is stored and how is in ``dra.py``.
+    # Dynamic Resource Allocation: what is stored and how is in ``registry/resource.py``.
     ResourceType("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     ResourceType("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, subresources=("status",)),
     ResourceType("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),

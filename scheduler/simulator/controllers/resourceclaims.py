@@ -1,5 +1,5 @@
-"""The simulated controller manager's resourceclaim controller, the kubelet's wait for a pod's claims, and a
-simulated DRA driver (issue #19). The API side of these kinds is ``dra.py``.
+"""The simulated controller manager's resourceclaim controller and the kubelet's wait for a pod's claims.
+The API side of these kinds is ``registry/resource.py``; the simulated DRA driver is ``gpudriver.py``.
 
 - **ResourceClaim controller** (``pkg/controller/resourceclaim/controller.go``), ``syncPod`` and
   ``syncClaim``:
@@ -29,18 +29,8 @@ simulated DRA driver (issue #19). The API side of these kinds is ``dra.py``.
   the pod, as a kubelet's ``PrepareResources`` refuses to run it. It waits; a claim change in its
   namespace, or a change of the pod, tries again.
 
-- **DRA driver** (``GpuDriver``, kubernetes-sigs/dra-example-driver's ``gpu.example.com``): with
-  ``gpus_per_node`` above zero, each node gets one ResourceSlice (``generateName
-  <node>-gpu.example.com-``, the node as controller owner, so the garbage collector removes it with
-  the node): driver ``gpu.example.com``, pool = the node's name (generation 0, one slice),
-  ``nodeName`` the node, devices ``gpu-0`` … ``gpu-<N-1>`` with attributes ``index``, ``uuid``
-  (``gpu-<uuid5 of node and index>``), ``model`` and ``driverVersion`` and capacity ``memory``,
-  taken from ``data/gpus.yaml`` or the file given (``load_gpu_attributes``). The DeviceClass
-  ``gpu.example.com`` (selector ``device.driver == "gpu.example.com"``) is created when the first
-  node comes, unless one exists, as the driver's Helm chart installs it.
-
-Like the other controllers these react to store events (cheap marks) and sync on the next loop turn,
-writing through ``ApiServer.write``, ``create`` and ``delete``.
+Like the other controllers it reacts to store events (cheap marks) and syncs on the next loop turn
+(``base.Controller``), writing through the ``ClusterWriter``'s ``write``, ``create`` and ``delete``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Each stands for its kube-controller-manager loop, reduced to what a scheduler ca
   ``matchFields metadata.name`` affinity upstream's controller sets; the default scheduler (or the
   template's ``schedulerName``) binds it. Pods on nodes no longer eligible are deleted.
 - ``Job`` → up to ``parallelism`` active pods until ``completions`` succeeded (a Job without
-  completions needs one); the kubelet (``controllers.Kubelet``) completes a Job's running pod after
+  completions needs one); the kubelet (``kubelet.Kubelet``) completes a Job's running pod after
   ``pod_completion_seconds``. ``Complete`` and ``SuccessCriteriaMet`` conditions, start and completion
   times, as upstream's job controller writes them.
 - Garbage collection through ``ownerReferences``: when an owner is gone, its dependents are deleted

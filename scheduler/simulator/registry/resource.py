@@ -1,4 +1,4 @@
-"""What kube-apiserver does to the ``resource.k8s.io/v1`` kinds (Dynamic Resource Allocation, issue #19)
+"""What kube-apiserver does to the ``resource.k8s.io/v1`` kinds (Dynamic Resource Allocation)
 between decoding and storage: DeviceClasses, ResourceClaims (with their ``status`` subresource),
 ResourceClaimTemplates and ResourceSlices.
 
@@ -27,11 +27,11 @@ ResourceClaimTemplates and ResourceSlices.
   ``adminAccess`` is refused outside a namespace labelled ``resource.kubernetes.io/admin-access:
   "true"`` (the strategies' ``AuthorizedForAdmin``).
 - The pod's side (``spec.resourceClaims``, ``resources.claims``, ``status.resourceClaimStatuses``)
-  is validated with the pod, in ``validation.py``.
+  is validated with the pod, in ``registry/core/validation.py``.
 
 The limits are upstream's constants (``pkg/apis/resource/types.go``). Which controllers act on
 these objects (the resourceclaim controller, the kubelet's wait, the simulated DRA driver) is
-``devices.py``.
+``controllers/resourceclaims.py`` and ``controllers/gpudriver.py``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ CSIStorageCapacities.
   ``storageclass.kubernetes.io/is-default-class: "true"`` (or the beta key), the newest if several
   (``GetDefaultClass``: creation time, newest first, then name); StorageObjectInUseProtection adds the
   ``kubernetes.io/pv-protection`` and ``kubernetes.io/pvc-protection`` finalizers, which the simulated
-  controller manager (``volumes.py``) removes as upstream's protection controllers do.
+  controller manager (``controllers/volumes.py``) removes as upstream's protection controllers do.
 - **Validation** (``pkg/apis/core/validation``: ``ValidatePersistentVolume(Update)``,
   ``ValidatePersistentVolumeClaim(Update)``; ``pkg/apis/storage/validation``): what a scheduler's user
   or a dump can get wrong, with upstream's causes (field path, reason, detail). A PV needs access modes,
