@@ -25,6 +25,7 @@ __all__ = ["DisruptionController", "Eviction"]
 
 Obj = dict[str, Any]
 
+
 class DisruptionController(Controller):
     """PodDisruptionBudget status, recounted for the namespaces whose pods or budgets changed.
 

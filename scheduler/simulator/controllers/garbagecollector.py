@@ -22,6 +22,7 @@ __all__ = ["GarbageCollector"]
 Obj = dict[str, Any]
 Key = tuple[str, str, str]          # (store, namespace, name)
 
+
 class GarbageCollector(Controller):
     """Deletes dependents whose owners are gone, and finishes Foreground and Orphan deletions."""
 

@@ -16,7 +16,7 @@ import logging
 import uuid
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
@@ -28,9 +28,6 @@ from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.resource import CLASSES, SLICES, validate_resource_slice
 from scheduler.simulator.store import Event
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
@@ -38,6 +35,7 @@ Obj = dict[str, Any]
 
 GPU_DRIVER = "gpu.example.com"
 DEVICE_CLASS_SELECTOR = f'device.driver == "{GPU_DRIVER}"'
+
 
 def load_gpu_attributes(path: str | Path | None = None) -> Obj:
     """The GPU description (``model``, ``memory``, ``driverVersion``, and extra ``attributes``) from

@@ -7,19 +7,17 @@ completes after ``completion_seconds``; a pod deleted with a grace period is hel
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.controllers.disruption import DisruptionController
 from scheduler.simulator.interfaces import ClusterWriter
 from scheduler.simulator.registry.meta import now_iso
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["Kubelet"]
 
 Obj = dict[str, Any]
+
 
 class Kubelet(Controller):
     """The kubelets of all nodes: run bound pods (when ``running_after`` is set) and finish their termination."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.disruption import DisruptionController, Eviction
@@ -19,9 +19,6 @@ from scheduler.simulator.controllers.resourceclaims import ResourceClaimControll
 from scheduler.simulator.controllers.volumes import VolumeController
 from scheduler.simulator.controllers.workloads import WorkloadControllers
 from scheduler.simulator.interfaces import ClusterWriter
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["Controllers"]
 

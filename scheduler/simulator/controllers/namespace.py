@@ -5,14 +5,10 @@ everything in it is deleted, then the namespace itself.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["NamespaceController"]
 

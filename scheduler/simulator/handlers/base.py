@@ -24,13 +24,13 @@ from scheduler.simulator.decode import (
 )
 from scheduler.simulator.registry.generic import GenericStore
 from scheduler.simulator.resources import ResourceType
+from scheduler.simulator.store import external
 
 if TYPE_CHECKING:
     from collections import Counter
 
     from scheduler.simulator.faults import Faults
     from scheduler.simulator.openapi import OpenAPI
-from scheduler.simulator.store import external
 
 __all__ = ["FRESH_WAIT", "MAX_BODY", "HandlerBase", "Request"]
 
@@ -47,7 +47,6 @@ _JSON = "application/json"
 _PATCH_TYPES = {"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json",
                 "application/apply-patch+yaml"}
 
-# Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not).
 # etcd3 store's inconsistentContinue: a continue token from before the compacted revision.
 CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. You can start a "
                     "new list without the continue parameter, or use the continue token in this response to retrieve "

@@ -24,7 +24,7 @@ __all__ = ["CreateHandler"]
 Obj = dict[str, Any]
 
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
+# Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not).
 _WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
                     "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions",
                     dra.CLASSES, dra.CLAIMS, dra.SLICES}
