@@ -11,7 +11,7 @@ The server is one object (``server.ApiServer``), but nothing below it types agai
   kube-apiserver's behaviour depends on a component beside it: the kubelet holds a deleted pod until
   its containers stop and starts a bound one, the namespace controller empties a Terminating
   namespace, the garbage collector owns the Foreground/Orphan finalizers, the disruption controller
-  recounts budgets, and ``pods/eviction`` asks it.
+  recounts budgets, which ``pods/eviction`` asks (``registry/core/eviction.py``).
 - ``Writer`` is who writes, read from a request: its field manager and options.
 
 Read next: ``registry`` (the kinds' strategies), then ``handlers`` (the verbs), then ``controllers``.
@@ -76,15 +76,13 @@ class NamespaceHooks(Protocol):
 
 class DisruptionHooks(Protocol):
     def mark(self, namespace: str) -> None: ...
+    def healthy(self, pod: Obj) -> bool: ...
+    def numbers(self, pdb: Obj) -> tuple[int, int, int, int]: ...
 
 
 class GarbageCollectorHooks(Protocol):
     @property
     def dependents(self) -> dict[str, set[tuple[str, str, str]]]: ...
-
-
-class EvictionHooks(Protocol):
-    def evict(self, namespace: str, name: str, body: Any) -> Obj: ...
 
 
 class ControllerHooks(Protocol):
@@ -98,8 +96,6 @@ class ControllerHooks(Protocol):
     def disruption(self) -> DisruptionHooks: ...
     @property
     def gc(self) -> GarbageCollectorHooks: ...
-    @property
-    def eviction(self) -> EvictionHooks: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from scheduler.model.selectors import LABEL_OPERATORS, LabelSelector, Requirement
 
-__all__ = ["SelectorError", "field_matcher", "label_matcher", "stored_label_selector"]
+__all__ = ["SelectorError", "field_matcher", "label_matcher", "matches_labels", "stored_label_selector"]
 
 Matcher = Callable[[dict[str, Any]], bool]
 
@@ -137,3 +137,8 @@ def field_matcher(text: str | None, allowed: frozenset[str], kind: str) -> Match
                 return False
         return True
     return match
+
+
+def matches_labels(selector: LabelSelector | None, obj: dict[str, Any]) -> bool:
+    """A PDB's selector against an object's labels: no selector matches nothing, an empty one everything."""
+    return selector is not None and selector.matches(obj["metadata"].get("labels") or {})

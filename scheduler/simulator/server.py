@@ -65,6 +65,7 @@ from scheduler.simulator.params import (
     validate_list_options,
 )
 from scheduler.simulator.registry import scheduling
+from scheduler.simulator.registry.core.eviction import Eviction
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES, Store, external
 
@@ -119,6 +120,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.volumes.on_event)
         self.store.listeners.append(self.controllers.claims.on_event)
         self.store.listeners.append(self.controllers.gpus.on_event)
+        self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
                                                                 "metadata": {"name": ns}})
@@ -343,7 +345,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                 return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
                                                    body))
             if sub == "eviction":
-                return self.respond(201, self.controllers.eviction.evict(namespace, name, body))
+                return self.respond(201, self.eviction.evict(namespace, name, body))
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                         "resource")

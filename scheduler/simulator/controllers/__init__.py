@@ -1,8 +1,8 @@
 """The simulated controllers: the part of a cluster, beside kube-apiserver, that a scheduler can observe.
 
-What would run in kube-controller-manager, in a kubelet, or behind the ``pods/eviction`` subresource
-lives here, one module per upstream component. Each is a ``base.Controller`` (a store listener with a
-coalescing work queue) typed against ``interfaces.ClusterWriter``, never the server class: it writes
+What would run in kube-controller-manager or in a kubelet lives here, one module per upstream component.
+Each is a ``base.Controller`` (a store listener with a coalescing work queue) typed against
+``interfaces.ClusterWriter``, never the server class: it writes
 through the server's storage paths (``create``, ``write``, ``remove``, ``delete``), so its writes take
 resourceVersions and reach watchers like any client's.
 
@@ -17,8 +17,8 @@ resourceVersions and reach watchers like any client's.
   deallocation; the kubelet starts a pod with claims only once they are allocated and reserved for it.
   ``gpudriver.GpuDriver``: a simulated DRA driver publishing ``gpus_per_node`` GPUs per node.
 - ``namespace.NamespaceController``: a deleted namespace is Terminating, then emptied, then removed.
-- ``disruption.DisruptionController``: PodDisruptionBudget status; ``disruption.Eviction``
-  (kube-apiserver's own ``pods/eviction`` REST handler, which asks the budgets): 429 or delete.
+- ``disruption.DisruptionController``: PodDisruptionBudget status, which the ``pods/eviction``
+  subresource (``registry/core/eviction.py``, the API side) asks.
 
 ``manager.Controllers`` builds them all and owns their timers and tasks.
 """

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from scheduler.simulator.apierrors import ApiError
-from scheduler.simulator.controllers.disruption import DisruptionController, Eviction
+from scheduler.simulator.controllers.disruption import DisruptionController
 from scheduler.simulator.controllers.garbagecollector import GarbageCollector
 from scheduler.simulator.controllers.gpudriver import GpuDriver
 from scheduler.simulator.controllers.kubelet import Kubelet
@@ -43,7 +43,6 @@ class Controllers:
         self.gpus = GpuDriver(api, self, gpus_per_node=gpus_per_node, attributes=gpu_attributes)
         self.gc = GarbageCollector(api, self)
         self.namespaces = NamespaceController(api, self)
-        self.eviction = Eviction(api, self.disruption)
 
     def start(self) -> None:
         self.spawn(self.disruption.run())
