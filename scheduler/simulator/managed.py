@@ -37,7 +37,8 @@ import orjson
 from scheduler.simulator import apidefs
 from scheduler.simulator.apierrors import ApiError
 
-__all__ = ["MEMBER", "Conflict", "FieldSets", "Owner", "Schema", "from_fields_v1", "to_fields_v1"]
+__all__ = ["MEMBER", "Conflict", "FieldSets", "Owner", "Schema", "duplicate_entries", "from_fields_v1",
+           "to_fields_v1"]
 
 Obj = dict[str, Any]
 Path = tuple[str, ...]
@@ -420,6 +421,40 @@ def _now() -> str:
     if _CLOCK[0] != second:
         _CLOCK[0], _CLOCK[1] = second, dt.datetime.fromtimestamp(second, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(_CLOCK[1])
+
+
+# ---- duplicates in an apply configuration ---------------------------------------------------------------
+def _smd_value(v: Any) -> str:
+    """A key value as structured-merge-diff prints it in a path: strings quoted, numbers and bools bare."""
+    return orjson.dumps(v).decode()
+
+
+def duplicate_entries(value: Any, node: Schema, path: str = "") -> list[str]:
+    """structured-merge-diff's refusal of an apply configuration whose associative list names one key
+    twice (``ObjectToTyped`` without ``AllowDuplicates``): one ``<path>: duplicate entries for key
+    [k=v,...]`` per repeated entry, the path and the key's fields as it prints them (fields sorted).
+    Create, update and the other patches accept such lists (validation only warns); server-side
+    apply cannot merge them, so kube-apiserver answers 500 (kubernetes#113482)."""
+    kind = node.kind
+    out: list[str] = []
+    if kind in (STRUCT, MAP) and isinstance(value, dict):
+        for k in sorted(value):         # fields in name order, as the fieldmanager's errors list them
+            child = node.props.get(k, _DEDUCED) if kind == STRUCT else (node.value or _DEDUCED)
+            if child.kind != DEDUCED:
+                out.extend(duplicate_entries(value[k], child, f"{path}.{k}"))
+    elif kind == LIST_MAP and isinstance(value, list):
+        seen: set[str] = set()
+        item_node = node.item or _DEDUCED
+        for item in value:
+            if not isinstance(item, dict):
+                continue
+            element = "[" + ",".join(f"{k}={_smd_value(item[k])}" for k in sorted(node.keys) if k in item) + "]"
+            if element in seen:
+                out.append(f"{path}: duplicate entries for key {element}")
+                continue
+            seen.add(element)
+            out.extend(duplicate_entries(item, item_node, path + element))
+    return out
 
 
 # ---- merge and prune ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from scheduler.simulator.apierrors import ApiError, bad_request, conflict, inval
 from scheduler.simulator.handlers.create import CreateHandler
 from scheduler.simulator.handlers.update import UpdateHandler
 from scheduler.simulator.interfaces import Writer
+from scheduler.simulator.managed import duplicate_entries
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from scheduler.simulator.resources import ResourceType
 from scheduler.simulator.store import external
@@ -130,6 +131,12 @@ class PatchHandler(CreateHandler, UpdateHandler):
         config = external(rt, config) if rt.to_external else config
         node = self._fields_schema(rt, {"apiVersion": rt.api_version, "kind": rt.kind})
         live = external(rt, old) if old is not None else None
+        duplicates = duplicate_entries(config, node)
+        if duplicates:       # fieldmanager's ObjectToTyped error, which apiserver passes on as a bare 500
+            group_version = rt.api_version if "/" in rt.api_version else f"/{rt.api_version}"
+            raise ApiError(500, "", f"failed to create typed patch object ({namespace}/{name}; {group_version}, "
+                                    f"Kind={rt.kind}): " + (duplicates[0] if len(duplicates) == 1 else
+                                                             "errors:\n  " + "\n  ".join(duplicates)))
         merged, entries = self.managed.apply(live, config, node, writer.manager, rt.api_version, writer.force,
                                              rt.has_status)
         merged.setdefault("metadata", {})["name"] = name
