@@ -23,14 +23,14 @@ The hierarchy (classes defined outside this module name their module)::
     Internal, never crossing the module that raises them:
 
     ValueError
-    └── framework.runtime.FrameworkError        a broken Framework invariant (no QueueSort, no Bind,
+    └── framework.plugin_lists.FrameworkError   a broken Framework invariant (no QueueSort, no Bind,
                                                 a plugin at a point it does not implement); compile
                                                 turns it into a ProfileError naming spec.plugins
     LookupError
     └── framework.cycle_state.StateMissingError a plugin read CycleState its PreFilter/PreScore
                                                 never wrote (upstream's "error reading ... from cycleState")
     Exception
-    └── framework.runtime._ScoreFailed          a per-node Score plugin's non-success status, carried
+    └── framework.plugin_lists.ScoreFailed      a per-node Score plugin's non-success status, carried
                                                 to run_score, which returns it as the Score status
 
     The simulated API server's own errors (``scheduler.simulator``) become HTTP answers and never

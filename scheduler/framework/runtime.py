@@ -1,11 +1,11 @@
 """The framework runtime: one compiled profile, running its plugins at each extension point.
 
-``Framework`` is immutable once built (``scheduler.profiles.compile`` builds it): a profile edit
-builds a new one and swaps it in, and a cycle that started on the old one finishes on it.
-
-Invariants enforced at construction, as upstream's ``NewFramework``: exactly one QueueSort plugin,
-at least one Bind plugin, every Score plugin has a positive weight, and the weights cannot overflow
-the total score.
+A ``Framework``'s configuration is fixed once built (``scheduler.profiles.compile`` builds it from
+checked, frozen ``PluginLists``, ``framework/plugin_lists.py``, which enforces upstream's
+``NewFramework`` invariants): a profile edit builds a new one and swaps it in, and a cycle that
+started on the old one finishes on it. What does change while pods are scheduled on it is the
+per-profile scheduling state upstream also keeps beside its framework; the class docstring lists it.
+Pods waiting at Permit live in ``framework/waiting_pods.py``.
 
 The Filter search (``find_nodes_that_pass_filters``) follows upstream's ``findNodesThatFitPod``:
 nodes are visited from a round-robin start index in the snapshot's zone-interleaved order, and the
@@ -28,10 +28,9 @@ one node even without Score plugins.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +45,6 @@ from scheduler.framework.diagnosis import Diagnosis, NodeToStatus
 from scheduler.framework.extender import Extender
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
-    FilterVerdict,
     Plugin,
     PodNominator,
     PostFilterContext,
@@ -56,9 +54,11 @@ from scheduler.framework.interfaces import (
     ScoreExtensions,
     Scores,
 )
+from scheduler.framework.plugin_lists import MAX_TOTAL_SCORE, FrameworkError, PluginLists, ScoreFailed
 from scheduler.framework.signature import PodSignature, sign_pod
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
+from scheduler.framework.waiting_pods import WaitingPods
 from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Children, Metrics
 from scheduler.model import Pod
 
@@ -73,13 +73,8 @@ __all__ = [
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-MAX_TOTAL_SCORE = 2**63 - 1
 # CycleState key: the PreFilter plugins whose results narrowed the candidate nodes.
 PREFILTER_RESULT_PLUGINS = "framework/preFilterResultPlugins"
-
-
-class FrameworkError(ValueError):
-    pass
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -112,90 +107,33 @@ def _hint_says_queue(events: Sequence[ClusterEventWithHint], pod: Pod, event: Cl
     return False
 
 
-FilterFn = Callable[[CycleState, Pod, Snapshot, Rows], FilterVerdict]
-ScoreFn = Callable[[CycleState, Pod, Snapshot, Rows], Scores]
-
-
-class _ScoreFailed(Exception):
-    """A per-node Score plugin returned a non-success status (carried to ``run_score``)."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
-
-
-@dataclass(frozen=True, slots=True)
-class _FilterEntry:
-    """A Filter plugin as the runtime calls it: one batched call over rows, whatever its shape."""
-
-    name: str
-    run: FilterFn
-    node_local: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _ScoreEntry:
-    """A Score plugin as the runtime calls it: batched scores, its weight, its NormalizeScore."""
-
-    name: str
-    run: ScoreFn
-    weight: int
-    extensions: Callable[[], ScoreExtensions | None] | None
-
-
-def _filter_per_node(p: fw.FilterPlugin) -> FilterFn:
-    """Upstream's per-node Filter, looped over the rows (out-of-tree plugins)."""
-    def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
-        statuses: list[Status] = []
-        index: dict[Status, int] = {}
-        failed = np.zeros(len(rows), np.bool_)
-        ids = np.zeros(len(rows), np.int64)
-        for i, row in enumerate(rows.tolist()):
-            try:
-                s = p.filter(state, pod, snapshot.node_info(row))
-            except Exception as e:  # an out-of-tree plugin's bug is an Error status, not a crash
-                s = Status.as_error(e)
-            if not s.is_success():
-                failed[i] = True
-                j = index.get(s)
-                if j is None:
-                    j = index[s] = len(statuses)
-                    statuses.append(s)
-                ids[i] = j
-        return FilterVerdict(failed, statuses, ids)
-    return run
-
-
-def _score_per_node(p: fw.ScorePlugin) -> ScoreFn:
-    """Upstream's per-node Score, looped over the rows; a failed node raises ``_ScoreFailed``."""
-    def run(state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
-        out = np.zeros(len(rows), np.int64)
-        for i, row in enumerate(rows.tolist()):
-            v, st = p.score(state, pod, snapshot.node_info(row))
-            if not st.is_success():
-                raise _ScoreFailed(st)
-            out[i] = v
-        return out
-    return run
-
-
-def _one_point(point: str, plugins: Sequence[Plugin], typed: Sequence[Plugin]) -> None:
-    """Refuse a plugin listed at ``point`` that does not implement it (upstream's ``updatePluginList``)."""
-    if len(typed) != len(plugins):
-        bad = next(p for p in plugins if not any(p is t for t in typed))
-        raise FrameworkError(f"plugin {bad.name!r} does not extend {point} plugin")
-
-
 class Framework:
     """One compiled profile (upstream's ``frameworkImpl``): its plugins as typed lists per extension
-    point, built once here, and the ``run_*`` methods the scheduling and binding cycles call."""
+    point (``PluginLists``, stored as given), and the ``run_*`` methods the scheduling and binding
+    cycles call.
+
+    The plugins, weights, args, extenders and backoffs never change. These attributes do, each
+    because it is state of the profile's scheduling, not of its configuration:
+
+    - ``next_start_node_index``: the Filter search's round-robin start (upstream's
+      ``nextStartNodeIndex``), moved by every search so pods spread over the nodes;
+    - ``rng``: the tie-breaking draws of ``select_host`` (seeded, so runs replay);
+    - ``batch``: opportunistic batching's scored list from the previous pod (``framework/batch.py``);
+    - ``waiting_pods``: pods waiting at Permit (``framework/waiting_pods.py``);
+    - ``generation``: set once by the service after compiling (the CR's ``metadata.generation``);
+    - memos that change no result: the nominated pods of the last snapshot, the metric label
+      children, the Score weights by name.
+
+    Scheduling cycles run on it one at a time, under the cache lock; only the waiting pods'
+    decisions may come from another thread, and those are handed to the event loop.
+    """
 
     def __init__(
         self,
         profile_name: str,
-        plugins: Mapping[str, Sequence[Plugin]],
+        plugins: PluginLists | Mapping[str, Sequence[Plugin]],
         *,
-        score_weights: Mapping[str, int],
+        score_weights: Mapping[str, int] | None = None,
         percentage_of_nodes_to_score: int | None = None,
         pod_initial_backoff: float = 1.0,
         pod_max_backoff: float = 10.0,
@@ -206,114 +144,52 @@ class Framework:
         plugin_args: Mapping[str, object] | None = None,
         extenders: Sequence[Extender] = (),
     ) -> None:
+        # ``profiles/compile.py`` hands over checked ``PluginLists``; a plain mapping (extension
+        # point name to plugins, as tests build them) is checked here the same way.
+        lists = plugins if isinstance(plugins, PluginLists) else PluginLists.build(
+            profile_name, plugins, score_weights or {}, all_plugins)
         self.profile_name = profile_name
+        self.plugins = lists
         self.extenders: tuple[Extender, ...] = tuple(extenders)
-        # The SchedulingProfile's metadata.generation this framework was compiled from (records).
-        self.generation: int | None = None
-
-        def at(point: str) -> Sequence[Plugin]:
-            return plugins.get(point, ())
-
-        # Typed plugin lists, one per extension point, checked against the point's Protocol.
-        queue_sort = [p for p in at("queueSort") if isinstance(p, fw.QueueSortPlugin)]
-        _one_point("QueueSort", at("queueSort"), queue_sort)
-        if len(queue_sort) != 1:
-            raise FrameworkError(f"one queue sort plugin required for profile with scheduler name "
-                                 f"{profile_name!r}, got {len(queue_sort)}")
-        self.queue_sort: fw.QueueSortPlugin = queue_sort[0]
+        # The typed lists, as attributes: the run_* methods and the plugins' tests read them.
+        self.queue_sort = lists.queue_sort
+        self.pre_enqueue = lists.pre_enqueue
+        self.pre_filter = lists.pre_filter
+        self.filter = lists.filter
+        self.post_filter = lists.post_filter
+        self.pre_score = lists.pre_score
+        self.score = lists.score
+        self.reserve = lists.reserve
+        self.permit = lists.permit
+        self.pre_bind = lists.pre_bind
+        self.bind = lists.bind
+        self.post_bind = lists.post_bind
+        self.plugins_by_name = lists.by_name
+        self._filters = lists.filters
+        self._scores = lists.scores
         # Each plugin's validated args (None without). Every profile must share the QueueSort and its
         # args; a shadow profile reuses the live one's results for the plugins configured alike.
         self.plugin_args: Mapping[str, object] = dict(plugin_args or {})
         self.queue_sort_args = self.plugin_args.get(self.queue_sort.name)
-        self.pre_enqueue = [p for p in at("preEnqueue") if isinstance(p, fw.PreEnqueuePlugin)]
-        _one_point("PreEnqueue", at("preEnqueue"), self.pre_enqueue)
-        self.pre_filter = [p for p in at("preFilter") if isinstance(p, fw.PreFilterPlugin)]
-        _one_point("PreFilter", at("preFilter"), self.pre_filter)
-        self.filter = [p for p in at("filter") if isinstance(p, fw.BatchFilterPlugin | fw.FilterPlugin)]
-        _one_point("Filter", at("filter"), self.filter)
-        self.post_filter = [p for p in at("postFilter") if isinstance(p, fw.PostFilterPlugin)]
-        _one_point("PostFilter", at("postFilter"), self.post_filter)
-        self.pre_score = [p for p in at("preScore") if isinstance(p, fw.PreScorePlugin)]
-        _one_point("PreScore", at("preScore"), self.pre_score)
-        self.score: list[tuple[fw.BatchScorePlugin | fw.ScorePlugin, int]] = []
-        total = 0
-        for p in at("score"):
-            if not isinstance(p, fw.BatchScorePlugin | fw.ScorePlugin):
-                raise FrameworkError(f"plugin {p.name!r} does not extend Score plugin")
-            w = score_weights.get(p.name, 1)
-            if w <= 0:
-                raise FrameworkError(f"score plugin {p.name!r} weight must be positive, got {w}")
-            total += w * MAX_NODE_SCORE
-            if total > MAX_TOTAL_SCORE:
-                raise FrameworkError("total score of Score plugins could overflow")
-            self.score.append((p, w))
-        self.reserve = [p for p in at("reserve") if isinstance(p, fw.ReservePlugin)]
-        _one_point("Reserve", at("reserve"), self.reserve)
-        self.permit = [p for p in at("permit") if isinstance(p, fw.PermitPlugin)]
-        _one_point("Permit", at("permit"), self.permit)
-        self.pre_bind = [p for p in at("preBind") if isinstance(p, fw.PreBindPlugin)]
-        _one_point("PreBind", at("preBind"), self.pre_bind)
-        self.bind = [p for p in at("bind") if isinstance(p, fw.BindPlugin)]
-        _one_point("Bind", at("bind"), self.bind)
-        if not self.bind:
-            raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name "
-                                 f"{profile_name!r}")
-        self.post_bind = [p for p in at("postBind") if isinstance(p, fw.PostBindPlugin)]
-        _one_point("PostBind", at("postBind"), self.post_bind)
-        # PreBind capabilities, resolved once: each plugin's PreBindPreFlight (None: it has none)
-        # and the plugins whose PreBind may wait (the binding cycle's deadline adds their budget).
-        self._pre_bind_flights: list[fw.PreBindPreFlightPlugin | None] = [
-            p if isinstance(p, fw.PreBindPreFlightPlugin) else None for p in self.pre_bind]
-        self._pre_bind_waiters: list[Any] = [p for p in self.pre_bind if isinstance(p, fw.PreBindWaiter)]
-
-        # What the hot path calls: bound methods, the shapes and capabilities resolved here once.
-        self._filters = [_FilterEntry(p.name, p.filter_nodes if isinstance(p, fw.BatchFilterPlugin)
-                                      else _filter_per_node(p),
-                                      isinstance(p, fw.NodeLocalFilter) and p.filter_is_node_local)
-                         for p in self.filter]
-        self._scores = [_ScoreEntry(p.name, p.score_nodes if isinstance(p, fw.BatchScorePlugin) else _score_per_node(p),
-                                    w, p.score_extensions if isinstance(p, fw.ScoreExtensionsPlugin) else None)
-                        for p, w in self.score]
-        # Opportunistic batching (framework/batch.py), as upstream's ``computeBatchablePlugins``: the
-        # PreFilter, Filter, PreScore and Score plugins sign pods, each once; if one of them cannot
-        # sign at all (no ``sign_pod``), or the profile has extenders, the profile signs no pod.
-        self._signers: list[fw.SignPlugin] = []
-        self.signatures_enabled = not self.extenders
-        seen: set[int] = set()
-        for p in [*self.pre_filter, *self.filter, *self.pre_score, *(p for p, _ in self.score)]:
-            if id(p) in seen:
-                continue
-            seen.add(id(p))
-            if isinstance(p, fw.SignPlugin):
-                self._signers.append(p)
-            else:
-                self.signatures_enabled = False
-        self.batch = OpportunisticBatch(profile_name, metrics=metrics)
-        # The PreFilter plugins that read other pods (absent capability: they do), re-run when a
-        # node's pods change (``_filter_refreshed``).
-        self._pre_filter_reading_pods = [p for p in self.pre_filter
-                                         if not isinstance(p, fw.PodReadingPreFilter) or p.pre_filter_reads_pods]
+        # A profile with extenders signs no pod (their answers are no plugin's to sign).
+        self.signatures_enabled = lists.all_sign and not self.extenders
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
         self.metrics = metrics
         self.nominator = nominator
-        self._nominated_cache: tuple[Snapshot, tuple[str, int, int], dict[int, list[Pod]]] | None = None
-        self.rng = random.Random(seed)
-        self.next_start_node_index = 0
-        self.waiting_pods: dict[str, asyncio.Future[Status]] = {}
-        self.plugins_by_name: dict[str, Plugin] = {p.name: p for p in all_plugins}
-        for point in plugins.values():
-            for p in point:
-                self.plugins_by_name.setdefault(p.name, p)
-        self._evaluation_children: dict[tuple[str, str], Any] = {}
         self._point_durations = Children(metrics.framework_extension_point_duration) if metrics else None
         self._plugin_durations = Children(metrics.plugin_execution_duration) if metrics else None
+        # --- what changes after construction (the class docstring says why) ---
+        # The SchedulingProfile's metadata.generation this framework was compiled from (records).
+        self.generation: int | None = None
+        self.next_start_node_index = 0
+        self.rng = random.Random(seed)
+        self.batch = OpportunisticBatch(profile_name, metrics=metrics)
+        self.waiting_pods = WaitingPods(metrics)
+        self._nominated_cache: tuple[Snapshot, tuple[str, int, int], dict[int, list[Pod]]] | None = None
+        self._evaluation_children: dict[tuple[str, str], Any] = {}
         self._weights: dict[str, int] | None = None
-        # Plugins that register no events are interested in every event (upstream's wildcard).
-        self._events: dict[str, Sequence[ClusterEventWithHint] | None] = {
-            name: p.events_to_register() if isinstance(p, fw.EnqueueExtensions) else None
-            for name, p in self.plugins_by_name.items()}
 
     # --- metrics ---------------------------------------------------------------------------
     def _observe(self, point: str, status: Status, t0: float) -> None:
@@ -343,7 +219,7 @@ class Framework:
         """Upstream's ``SignPod``: ``pod``'s scheduling signature, None if it has none."""
         if not self.signatures_enabled:
             return None
-        return sign_pod(self._signers, pod)
+        return sign_pod(self.plugins.signers, pod)
 
     # --- queue-side ------------------------------------------------------------------------
     def queue_sort_key(self, info: QueuedPodInfo) -> Any:
@@ -361,7 +237,7 @@ class Framework:
         if not rejectors or event.resource == "*":
             return True
         for name in rejectors:
-            events = self._events.get(name)
+            events = self.plugins.events.get(name)
             if events is None or _hint_says_queue(events, info.pod, event):
                 return True
         return False
@@ -369,12 +245,12 @@ class Framework:
     def is_worth_ungating(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether ``event`` may lift the PreEnqueue rejection of a gated pod: only events its
         gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
-        return _hint_says_queue(self._events.get(info.gating_plugin) or (), info.pod, event)
+        return _hint_says_queue(self.plugins.events.get(info.gating_plugin) or (), info.pod, event)
 
     def may_ungate(self, plugin: str, event: ClusterEvent) -> bool:
         """Whether ``plugin`` registered any event ``event`` matches, whatever its hint says: when
         not, ``is_worth_ungating`` is False for every pod it gates (the queue skips them at once)."""
-        return any(e.event.matches(event) for e in self._events.get(plugin) or ())
+        return any(e.event.matches(event) for e in self.plugins.events.get(plugin) or ())
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, *, observe: bool = True
@@ -518,7 +394,7 @@ class Framework:
         plugins that read other pods (spread and affinity counts) run again, unobserved, into a copy;
         the ones that read only the pod (``pre_filter_reads_pods = False``) keep their state."""
         st = base.copy()
-        for p in self._pre_filter_reading_pods:
+        for p in self.plugins.pre_filter_reading_pods:
             st.skip_filter_plugins.discard(p.name)
             _, s = p.pre_filter(st, pod, snapshot)
             if s.is_skip():
@@ -666,7 +542,7 @@ class Framework:
                     st = ext.normalize_score(state, pod, s)
                     if not st.is_success():
                         return total, per_plugin, st.with_plugin(e.name)
-            except _ScoreFailed as failed:
+            except ScoreFailed as failed:
                 status = failed.status.with_plugin(e.name)
                 self._observe("Score", status, t0)
                 return total, per_plugin, status
@@ -735,42 +611,17 @@ class Framework:
         self._observe("Permit", status, t0)
         return status, wait
 
-    # --- waiting pods (Permit returned Wait) -------------------------------------------------
+    # --- waiting pods (Permit returned Wait; framework/waiting_pods.py) ---------------------
     def allow(self, uid: str) -> None:
         """A Permit plugin allows a waiting pod to proceed to binding."""
-        self._decide(uid, SUCCESS)
+        self.waiting_pods.allow(uid)
 
     def reject(self, uid: str, plugin: str, reason: str) -> None:
-        self._decide(uid, Status(Code.UNSCHEDULABLE, (reason,), plugin))
-
-    def _decide(self, uid: str, status: Status) -> None:
-        fut = self.waiting_pods.get(uid)
-        if fut is None or fut.done():
-            return
-
-        def settle() -> None:
-            if not fut.done():
-                fut.set_result(status)
-        # Plugins may decide from another thread (a controller, a webhook): settle in the loop.
-        fut.get_loop().call_soon_threadsafe(settle)
+        self.waiting_pods.reject(uid, plugin, reason)
 
     async def wait_on_permit(self, pod: Pod, timeout: float, plugin: str) -> Status:
         """Upstream's ``WaitOnPermit``: block the binding cycle until allowed, rejected or timed out."""
-        fut: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
-        self.waiting_pods[pod.uid] = fut
-        t0 = time.perf_counter()
-        status = SUCCESS
-        try:
-            status = await asyncio.wait_for(fut, timeout)
-            return status
-        except TimeoutError:
-            status = Status(Code.UNSCHEDULABLE, (f"rejected due to timeout after waiting {timeout:g}s at plugin "
-                                                 f"{plugin}",), plugin)
-            return status
-        finally:
-            self.waiting_pods.pop(pod.uid, None)
-            if self.metrics is not None:       # scheduler_permit_wait_duration_seconds{result}: the code
-                self.metrics.permit_wait_duration.labels(str(status.code)).observe(time.perf_counter() - t0)
+        return await self.waiting_pods.wait(pod, timeout, plugin)
 
     # --- binding cycle ---------------------------------------------------------------------
     def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -780,7 +631,7 @@ class Framework:
         t0 = time.perf_counter()
         skip: set[str] = set()
         status = Status(Code.SKIP)
-        for p, flight in zip(self.pre_bind, self._pre_bind_flights, strict=True):
+        for p, flight in zip(self.pre_bind, self.plugins.pre_bind_flights, strict=True):
             if flight is None:
                 status = SUCCESS
                 continue
@@ -807,7 +658,7 @@ class Framework:
     def pre_bind_budget(self, state: CycleState) -> float:
         """The longest the PreBind plugins may wait for this cycle's pod (``PreBindWaiter``),
         summed, as they run one after another."""
-        return float(sum(p.pre_bind_wait(state) for p in self._pre_bind_waiters
+        return float(sum(p.pre_bind_wait(state) for p in self.plugins.pre_bind_waiters
                          if p.name not in state.skip_pre_bind_plugins))
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

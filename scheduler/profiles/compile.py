@@ -15,8 +15,9 @@ The rules are upstream's, in order:
    once and shared by every point it serves.
 
 A plugin serves the extension points whose Protocol it implements (``implements``: ``isinstance``
-against the ``runtime_checkable`` Protocols of ``scheduler.framework.interfaces``); ``Framework``
-then holds one typed list per point, built once here.
+against the ``runtime_checkable`` Protocols of ``scheduler.framework.interfaces``); the typed
+lists, one per point (``framework/plugin_lists.py``'s frozen ``PluginLists``), are built once here
+and handed to ``Framework``, which stores them.
 
 5. **Extenders** (``spec.extenders``) are built by the ``extender_factory`` the service was given
    (the edge's HTTP client); without one, a profile that names extenders is refused rather than
@@ -39,7 +40,8 @@ from scheduler.errors import PluginArgsError, ProfileError, UnknownPluginError
 from scheduler.framework.extender import Extender
 from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import Plugin, implements
-from scheduler.framework.runtime import Framework, FrameworkError
+from scheduler.framework.plugin_lists import FrameworkError, PluginLists
+from scheduler.framework.runtime import Framework
 from scheduler.metrics import Metrics
 from scheduler.plugins.registry import Registry
 from scheduler.profiles.defaults import default_plugins
@@ -239,13 +241,13 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
         if ref.weight or ref.name not in weights:
             weights[ref.name] = ref.weight or 1
     try:
-        return Framework(
-            spec.scheduler_name, per_point, score_weights=weights,
-            percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
-            pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
-            pod_max_backoff=float(spec.pod_max_backoff_seconds),
-            metrics=metrics, seed=seed, all_plugins=list(instances.values()), nominator=handle.nominator,
-            plugin_args=plugin_args, extenders=extenders,
-        )
+        lists = PluginLists.build(spec.scheduler_name, per_point, weights, list(instances.values()))
     except FrameworkError as e:
         raise ProfileError(str(e), field="spec.plugins") from None
+    return Framework(
+        spec.scheduler_name, lists,
+        percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
+        pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
+        pod_max_backoff=float(spec.pod_max_backoff_seconds),
+        metrics=metrics, seed=seed, nominator=handle.nominator, plugin_args=plugin_args, extenders=extenders,
+    )
