@@ -49,7 +49,7 @@ import numpy as np
 from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
-from scheduler.framework.batch import Hint, ScoredNodes, Signer
+from scheduler.framework.batch import Hint, ScoredNodes
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.decision import (
     DECISION_ANNOTATION,
@@ -145,6 +145,49 @@ class _Attempt:
     num_all_nodes: int = 0
     # (rows, totals, per-plugin normalised scores) of the Score run, kept for a decision record.
     scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int] | None = None
+
+
+class _BatchRun:
+    """One cycle's use of its profile's opportunistic batch (``framework/batch.py``): the hint asked
+    for after PreFilter (upstream's ``GetNodeHint``) and the results stored after the search
+    (``StoreScheduleResults``). The pod is signed once, and only if a batching rule asks."""
+
+    __slots__ = ("_signed", "candidates", "cycle", "fwk", "hinted", "pod", "snapshot")
+
+    def __init__(self, fwk: Framework, pod: Pod, snapshot: Snapshot, cycle: int, candidates: int) -> None:
+        self.fwk = fwk
+        self.pod = pod
+        self.snapshot = snapshot
+        self.cycle = cycle
+        self.candidates = candidates
+        self.hinted: Hint | None = None
+        self._signed: list[PodSignature | None] = []
+
+    def signature(self) -> PodSignature | None:
+        if not self._signed:
+            self._signed.append(self.fwk.sign_pod(self.pod))
+        return self._signed[0]
+
+    def hint(self, state: CycleState, *, nominations: bool) -> Hint | None:
+        fwk, pod, snapshot = self.fwk, self.pod, self.snapshot
+        self.hinted = fwk.batch.get_node_hint(
+            pod, self.signature, self.cycle, order=snapshot.node_order, candidates=self.candidates,
+            stamp=snapshot.table.mutations, nominations=nominations,
+            check=lambda r: fwk.run_filter_on_node(state, pod, snapshot, r), row_of=snapshot.row_of,
+            select=fwk.select_position)
+        return self.hinted
+
+    def raw_scores(self, evaluated: int, nominations: int) -> dict[str, np.ndarray] | None:
+        """Where ``run_score`` keeps the raw scores: only for a list the next pod may reuse, one from
+        a search over every candidate with no pod nominated anywhere (framework/batch.py,
+        conditions 6 and 7)."""
+        return {} if evaluated == self.candidates and nominations == 0 else None
+
+    def store(self, chosen: str, row: int, others: ScoredNodes | None, *, partial: bool = False) -> None:
+        hinted = self.snapshot.node_info(self.hinted.row).name if self.hinted else None
+        self.fwk.batch.store_schedule_results(self.signature, hinted, chosen, row, others, self.cycle,
+                                              order=self.snapshot.node_order, candidates=self.candidates,
+                                              partial=partial)
 
 
 def truncate_message(msg: str) -> str:
@@ -250,10 +293,47 @@ class Scheduler:
     def _schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, *,
                       explain: bool = False, all_nodes: bool = False, shadow: bool = False,
                       cycle: int | None = None) -> _Attempt:
+        """Upstream's ``schedulePod``: PreFilter, find the feasible nodes, prioritize them, select
+        the host. With ``cycle`` (batching on), the profile's batch is asked for a hint after
+        PreFilter and told the outcome after the search (``_BatchRun``); the search itself does
+        not know of it."""
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
         if snapshot.num_nodes == 0:
             a.status = Status.unresolvable(NO_NODES_AVAILABLE)
             return a
+        candidates = self._run_pre_filter(fwk, state, pod, snapshot, a)
+        if candidates is None:
+            return a
+        batch = _BatchRun(fwk, pod, snapshot, cycle, len(candidates)) if cycle is not None else None
+        if batch is not None and self._take_hint(fwk, state, pod, snapshot, a, batch):
+            return a
+        feasible = self._find_nodes_that_fit_pod(fwk, state, pod, snapshot, a, candidates,
+                                                 explain=explain, all_nodes=all_nodes)
+        if feasible is None:
+            return a
+        if len(feasible) == 1 and not explain:
+            a.node = snapshot.node_info(int(feasible[0])).name
+            if batch is not None:
+                batch.store(a.node, int(feasible[0]), None)
+            return a
+        # The raw scores are kept only for a list the next pod may reuse (_BatchRun.raw_scores).
+        raw = batch.raw_scores(a.evaluated, len(self.queue.nominator)) if batch is not None else None
+        scored = self._prioritize_nodes(fwk, state, pod, snapshot, a, feasible, raw)
+        if scored is None:
+            return a
+        totals, per_plugin = scored
+        pos = fwk.select_position(totals)               # upstream's selectHost
+        if explain or shadow or self._keeps_scores(fwk, pod):
+            a.scored = (feasible, totals, per_plugin, pos)
+        a.node = snapshot.node_info(int(feasible[pos])).name
+        if batch is not None:
+            self._store_scored(fwk, state, pod, a, feasible, per_plugin, raw, pos, batch)
+        return a
+
+    def _run_pre_filter(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt
+                        ) -> np.ndarray | None:
+        """PreFilter, as upstream's ``findNodesThatFitPod`` begins: the candidate rows (all nodes,
+        or those a PreFilterResult names), or None with ``a.status`` set."""
         diag = a.diagnosis
         pre_result, s = fwk.run_pre_filter(state, pod, snapshot)
         if not s.is_success():
@@ -263,90 +343,77 @@ class Scheduler:
                 diag.node_to_status.absent = s
                 if s.plugin:
                     diag.unschedulable_plugins.add(s.plugin)
-            return a
-        candidates = snapshot.node_order
-        if pre_result is not None and pre_result.node_names is not None:
-            rows = [r for r in (snapshot.row_of(n) for n in pre_result.node_names) if r is not None]
-            candidates = snapshot.in_order(np.array(rows, np.int64))
-            plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
-            diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
-        hinted: Hint | None = None
-        signed: list[PodSignature | None] = []
+            return None
+        if pre_result is None or pre_result.node_names is None:
+            return snapshot.node_order
+        rows = [r for r in (snapshot.row_of(n) for n in pre_result.node_names) if r is not None]
+        plugins = " ".join(state.get(PREFILTER_RESULT_PLUGINS) or ())
+        diag.node_to_status.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        return snapshot.in_order(np.array(rows, np.int64))
 
-        def signature() -> PodSignature | None:
-            # Signed once, and only if a batching rule asks (framework/batch.py's Signer).
-            if not signed:
-                signed.append(fwk.sign_pod(pod))
-            return signed[0]
-        if cycle is not None:
-            # Opportunistic batching (framework/batch.py): after PreFilter, as upstream's GetNodeHint.
-            hinted = fwk.batch.get_node_hint(
-                pod, signature, cycle, order=snapshot.node_order, candidates=len(candidates),
-                stamp=snapshot.table.mutations, nominations=len(self.queue.nominator) > 0,
-                check=lambda r: fwk.run_filter_on_node(state, pod, snapshot, r), row_of=snapshot.row_of,
-                select=fwk.select_position)
-            if hinted is not None:
-                done = self._take_hint(fwk, state, pod, snapshot, a, hinted, signature, cycle, len(candidates))
-                if done:
-                    return a
-        feasible: np.ndarray | None = None
-        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)
-        if nominated and not all_nodes:
-            # The node preemption made room on: try it alone first (upstream's evaluateNominatedNode).
-            row = snapshot.row_of(nominated)
-            if (row is not None and bool(np.isin(row, candidates))
-                    and fwk.run_filter_with_nominated_pods(state, pod, snapshot, row).is_success()):
-                feasible = np.array([row], np.int64)
-                if fwk.extenders:
-                    # The extenders must accept it too; their verdict on it is kept only by the
-                    # full search below (upstream logs an error here and searches on).
-                    kept, s = find_nodes_that_pass_extenders(fwk.extenders, pod, snapshot, feasible,
-                                                             NodeToStatus())
-                    if not s.is_success():
-                        log.error("Evaluation failed on nominated node pod=%s node=%s: %s", pod.key, nominated,
-                                  s.message())
-                    feasible = kept if s.is_success() and len(kept) else None
+    def _find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                 a: _Attempt, candidates: np.ndarray, *, explain: bool, all_nodes: bool
+                                 ) -> np.ndarray | None:
+        """Upstream's ``findNodesThatFitPod`` after PreFilter: the nominated node alone first, else
+        the Filter search over ``candidates`` and the extenders' filters. The feasible rows (at
+        least one), or None with ``a.status`` set; ``a``'s counts are set either way."""
+        diag = a.diagnosis
+        feasible = None if all_nodes else self._evaluate_nominated_node(fwk, state, pod, snapshot, candidates)
         if feasible is None:
             feasible, s = fwk.find_nodes_that_pass_filters(state, pod, snapshot, candidates, diag,
                                                            num_to_find=len(candidates) if all_nodes else None,
                                                            rotate=not explain)
-            if not s.is_success():
-                a.status = s
-                return a
-            if fwk.extenders and len(feasible):
+            if s.is_success() and fwk.extenders and len(feasible):
                 n = len(feasible)
                 feasible, s = find_nodes_that_pass_extenders(fwk.extenders, pod, snapshot, feasible,
                                                              diag.node_to_status)
-                if not s.is_success():
-                    a.status = s
-                    return a
-                if len(feasible) != n:
+                if s.is_success() and len(feasible) != n:
                     # Extenders register no events: any cluster event may help (upstream #122019).
                     diag.unschedulable_plugins.add(EXTENDER_NAME)
+            if not s.is_success():
+                a.status = s
+                return None
         a.feasible = len(feasible)
         a.evaluated = len(feasible) + len(diag.node_to_status)
         if len(feasible) == 0:
             a.status = Status(Code.UNSCHEDULABLE)
-            return a
-        if len(feasible) == 1 and not explain:
-            a.node = snapshot.node_info(int(feasible[0])).name
-            if cycle is not None:
-                fwk.batch.store_schedule_results(
-                    signature, snapshot.node_info(hinted.row).name if hinted else None, a.node, int(feasible[0]),
-                    None, cycle, order=snapshot.node_order, candidates=len(candidates))
-            return a
+            return None
+        return feasible
+
+    def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                 candidates: np.ndarray) -> np.ndarray | None:
+        """The node preemption made room on, tried alone (upstream's ``evaluateNominatedNode``):
+        its row if it passes the filters (with the nominated pods) and the extenders, else None."""
+        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)
+        if not nominated:
+            return None
+        row = snapshot.row_of(nominated)
+        if (row is None or not bool(np.isin(row, candidates))
+                or not fwk.run_filter_with_nominated_pods(state, pod, snapshot, row).is_success()):
+            return None
+        feasible = np.array([row], np.int64)
+        if not fwk.extenders:
+            return feasible
+        # The extenders must accept it too; their verdict on it is kept only by the full search
+        # (upstream logs an error here and searches on).
+        kept, s = find_nodes_that_pass_extenders(fwk.extenders, pod, snapshot, feasible, NodeToStatus())
+        if not s.is_success():
+            log.error("Evaluation failed on nominated node pod=%s node=%s: %s", pod.key, nominated, s.message())
+        return kept if s.is_success() and len(kept) else None
+
+    def _prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
+                          feasible: np.ndarray, raw: dict[str, np.ndarray] | None
+                          ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """Upstream's ``prioritizeNodes``: PreScore, Score and the extenders' priorities over the
+        feasible rows. (totals, per-plugin normalised scores), or None with ``a.status`` set."""
         s = fwk.run_pre_score(state, pod, snapshot, feasible)
         if not s.is_success():
             a.status = s
-            return a
-        # The raw scores are kept only for a list the next pod may reuse: one from a search over every
-        # candidate, with no pod nominated anywhere (framework/batch.py, conditions 6 and 7).
-        full = a.evaluated == len(candidates) and len(self.queue.nominator) == 0
-        raw: dict[str, np.ndarray] | None = {} if cycle is not None and full else None
+            return None
         totals, per_plugin, s = fwk.run_score(state, pod, snapshot, feasible, raw=raw)
         if not s.is_success():
             a.status = s
-            return a
+            return None
         if fwk.extenders:
             nodes = [snapshot.node_info(r).node for r in feasible.tolist()]
             totals = prioritize_with_extenders(fwk.extenders, pod, nodes, totals, per_plugin, snapshot)
@@ -356,24 +423,25 @@ class Scheduler:
             if gone:
                 a.status = Status.as_error(RuntimeError(f"node {gone[0]!r} was removed while the extenders "
                                                         f"were called"))
-                return a
-        pos = fwk.select_position(totals)
-        if (explain or shadow or pod.explain or (self.decisions is not None and self.decisions.enabled)
-                or (self.shadows is not None and self.shadows.for_live(fwk.profile_name))):
-            a.scored = (feasible, totals, per_plugin, pos)
-        a.node = snapshot.node_info(int(feasible[pos])).name
-        if cycle is not None:
-            self._store_scored(fwk, state, pod, snapshot, a, feasible, per_plugin, raw, pos, signature, hinted,
-                               cycle, len(candidates))
-        return a
+                return None
+        return totals, per_plugin
+
+    def _keeps_scores(self, fwk: Framework, pod: Pod) -> bool:
+        """Whether the Score run is kept on the attempt: for a decision record, or for a shadow
+        profile that reuses the live cycle's scores."""
+        return (self._keep_scores(pod)
+                or (self.shadows is not None and bool(self.shadows.for_live(fwk.profile_name))))
 
     # --- opportunistic batching (framework/batch.py) ----------------------------------------
     def _take_hint(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
-                   hint: Hint, signature: Signer, cycle: int, candidates: int
-                   ) -> bool:
+                   batch: _BatchRun) -> bool:
         """Place ``pod`` on the batch's hint, as the full search would have (the module docstring of
-        ``framework/batch.py`` says why it is the same node); False if the hinted node fails its
-        Filter run (upstream's evaluateNominatedNode for a hint), and the full search runs."""
+        ``framework/batch.py`` says why it is the same node); False if there is no hint or the
+        hinted node fails its Filter run (upstream's evaluateNominatedNode for a hint), and the
+        full search runs."""
+        hint = batch.hint(state, nominations=len(self.queue.nominator) > 0)
+        if hint is None:
+            return False
         node = snapshot.node_info(hint.row).name
         if not fwk.run_filter_on_node(state, pod, snapshot, hint.row).is_success():
             return False
@@ -381,22 +449,19 @@ class Scheduler:
         a.feasible = len(hint.rows)
         a.evaluated = len(hint.rows) + len(hint.node_to_status)
         # The full search visits every candidate, so its round-robin start moves by all of them.
-        fwk.next_start_node_index %= candidates
+        fwk.next_start_node_index %= batch.candidates
         if hint.pos is not None and self._keep_scores(pod):
             a.scored = (hint.rows, hint.totals, hint.per_plugin, hint.pos)
         a.node = node
-        fwk.batch.store_schedule_results(signature, node, node, hint.row, None, cycle,
-                                         order=snapshot.node_order, candidates=candidates)
+        batch.store(node, hint.row, None)
         return True
 
     def _keep_scores(self, pod: Pod) -> bool:
         return pod.explain or (self.decisions is not None and self.decisions.enabled)
 
-    def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
-                      feasible: np.ndarray, per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray] | None,
-                      pos: int,
-                      signature: Signer, hinted: Hint | None, cycle: int,
-                      candidates: int) -> None:
+    def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, a: _Attempt, feasible: np.ndarray,
+                      per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray] | None, pos: int,
+                      batch: _BatchRun) -> None:
         """Upstream's StoreScheduleResults after a scored cycle: the feasible nodes but the chosen
         one, for the next pod, when they stand for a search over every candidate node."""
         others: ScoredNodes | None = None
@@ -406,9 +471,7 @@ class Scheduler:
             alive = np.ones(len(feasible), np.bool_)
             alive[pos] = False
             others = ScoredNodes(feasible, scores, state, pod, a.diagnosis.node_to_status, alive)
-        fwk.batch.store_schedule_results(
-            signature, snapshot.node_info(hinted.row).name if hinted else None, a.node or "", int(feasible[pos]),
-            others, cycle, order=snapshot.node_order, candidates=candidates, partial=raw is None)
+        batch.store(a.node or "", int(feasible[pos]), others, partial=raw is None)
 
     # --- shadow profiles (profiles/shadows.py) --------------------------------------------
     def _run_shadow(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
