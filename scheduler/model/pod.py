@@ -408,130 +408,177 @@ def _preempted_by_scheduler(status: Mapping[str, Any]) -> bool:
     return False
 
 
+class _Resources(NamedTuple):
+    """What a pod's containers add up to (``_resources``)."""
+
+    requests: dict[str, int]
+    non_zero: dict[str, int]
+    per_container: tuple[ContainerRequests, ...]
+    images: tuple[str, ...]
+    host_ports: tuple[HostPort, ...]
+
+
+def _host_ports(c: Mapping[str, Any], f: str, into: list[HostPort]) -> None:
+    for j, p in enumerate(c.get("ports") or []):
+        hp = _int32(p.get("hostPort") or 0, f"{f}.ports[{j}].hostPort", "ContainerPort.hostPort")
+        if not 0 <= hp <= 65535:
+            raise ParseError("must be between 1 and 65535, inclusive", field=f"{f}.ports[{j}].hostPort")
+        if hp:
+            into.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
+
+
+def _resources(spec: Mapping[str, Any]) -> _Resources:
+    """Requests as upstream's ``resource.PodRequests`` (the module docstring), their non-zero
+    twin, the per-container requests (kept only when an extended resource is asked for), and the
+    containers' images and host ports (app and sidecar containers only)."""
+    containers: list[dict[str, int]] = []
+    nz_containers: list[dict[str, int]] = []
+    per_container: dict[str, list[ContainerRequests]] = {"containers": [], "initContainers": []}
+    inits: list[tuple[dict[str, int], bool]] = []
+    nz_inits: list[tuple[dict[str, int], bool]] = []
+    images: list[str] = []
+    ports: list[HostPort] = []
+    for kind in ("containers", "initContainers"):
+        init = kind == "initContainers"
+        for i, c in enumerate(spec.get(kind) or []):
+            f = f"spec.{kind}[{i}]"
+            r = _requests((c.get("resources") or {}).get("requests"), f"{f}.resources.requests")
+            restartable = init and c.get("restartPolicy") == "Always"
+            per_container[kind].append(ContainerRequests(str(c.get("name") or ""), init and not restartable, r))
+            if init:
+                inits.append((r, restartable))
+                nz_inits.append((_with_defaults(r), restartable))
+            else:
+                containers.append(r)
+                nz_containers.append(_with_defaults(r))
+            if isinstance(c.get("image"), str):
+                images.append(c["image"])
+            if (not init or restartable) and c.get("ports"):
+                _host_ports(c, f, ports)
+
+    requests = _aggregate(containers, inits)
+    container_requests = ((*per_container["initContainers"], *per_container["containers"])
+                          if any("/" in k for k in requests) else ())
+    nz = _aggregate(nz_containers, nz_inits)
+    pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
+    for k, v in pod_level.items():
+        requests[k] = v
+        if k in nz or k in ("cpu", "memory"):
+            nz[k] = v
+    overhead = _requests(spec.get("overhead"), "spec.overhead")
+    _add(requests, overhead)
+    _add(nz, overhead)
+    return _Resources(requests, nz, container_requests, tuple(images), tuple(ports))
+
+
+def _node_affinity(affinity: Mapping[str, Any]
+                   ) -> tuple[NodeSelector | None, tuple[tuple[int, NodeSelectorTerm], ...]]:
+    """``spec.affinity.nodeAffinity``: the required node selector (None without) and the weighted
+    preferred terms."""
+    na = affinity.get("nodeAffinity") or {}
+    req_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    req = (None if req_raw is None else parse_node_selector(
+        req_raw, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"))
+    pref = []
+    for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        w = _int32(p.get("weight"), f"{f}.weight", "PreferredSchedulingTerm.weight")
+        if not 1 <= w <= 100:
+            raise ParseError("must be in the range 1-100", field=f"{f}.weight")
+        pref.append((w, parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
+    return req, tuple(pref)
+
+
+def _pod_affinity(affinity: Mapping[str, Any], kind: str, ns: str
+                  ) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    """``spec.affinity.<kind>`` (podAffinity or podAntiAffinity): required and preferred terms."""
+    a = affinity.get(kind) or {}
+    f = f"spec.affinity.{kind}"
+    req = tuple(_pod_affinity_term(t, f"{f}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
+                for i, t in enumerate(a.get("requiredDuringSchedulingIgnoredDuringExecution") or []))
+    pref = tuple(_weighted(t, f"{f}.preferredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
+                 for i, t in enumerate(a.get("preferredDuringSchedulingIgnoredDuringExecution") or []))
+    return req, pref
+
+
 def parse_pod(obj: Mapping[str, Any]) -> Pod:
-    """Parse a pod; raises :class:`ParseError` naming ``Pod ns/name`` and the field."""
+    """Parse a pod; raises :class:`ParseError` naming ``Pod ns/name`` and the field.
+
+    Parsed once, on every pod event, so each part is read by one helper in field order (the first
+    bad field is the one reported): containers and resources, node and pod affinity, spread,
+    tolerations, then volumes and claims."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace") or "default"
     name = meta.get("name") or ""
-    where = f"Pod {ns}/{name}"
     try:
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        labels = _str_map(meta.get("labels"), "metadata.labels")
-
-        containers: list[dict[str, int]] = []
-        nz_containers: list[dict[str, int]] = []
-        per_container: dict[str, list[ContainerRequests]] = {"containers": [], "initContainers": []}
-        inits: list[tuple[dict[str, int], bool]] = []
-        nz_inits: list[tuple[dict[str, int], bool]] = []
-        images: list[str] = []
-        ports: list[HostPort] = []
-        for kind in ("containers", "initContainers"):
-            for i, c in enumerate(spec.get(kind) or []):
-                f = f"spec.{kind}[{i}]"
-                r = _requests((c.get("resources") or {}).get("requests"), f"{f}.resources.requests")
-                restartable = kind == "initContainers" and c.get("restartPolicy") == "Always"
-                per_container[kind].append(ContainerRequests(str(c.get("name") or ""),
-                                                             kind == "initContainers" and not restartable, r))
-                if kind == "containers":
-                    containers.append(r)
-                    nz_containers.append(_with_defaults(r))
-                else:
-                    inits.append((r, restartable))
-                    nz_inits.append((_with_defaults(r), restartable))
-                if isinstance(c.get("image"), str):
-                    images.append(c["image"])
-                if kind == "containers" or restartable:
-                    for j, p in enumerate(c.get("ports") or []):
-                        hp = _int32(p.get("hostPort") or 0, f"{f}.ports[{j}].hostPort", "ContainerPort.hostPort")
-                        if not 0 <= hp <= 65535:
-                            raise ParseError("must be between 1 and 65535, inclusive",
-                                             field=f"{f}.ports[{j}].hostPort")
-                        if hp:
-                            ports.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
-
-        requests = _aggregate(containers, inits)
-        container_requests = ((*per_container["initContainers"], *per_container["containers"])
-                              if any("/" in k for k in requests) else ())
-        nz = _aggregate(nz_containers, nz_inits)
-        pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
-        for k, v in pod_level.items():
-            requests[k] = v
-            if k in nz or k in ("cpu", "memory"):
-                nz[k] = v
-        overhead = _requests(spec.get("overhead"), "spec.overhead")
-        _add(requests, overhead)
-        _add(nz, overhead)
-
-        node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
-        affinity = spec.get("affinity") or {}
-        na = affinity.get("nodeAffinity") or {}
-        req_na_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-        req_na = (None if req_na_raw is None else parse_node_selector(
-            req_na_raw, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"))
-        pref_na = []
-        for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
-            f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            w = _int32(p.get("weight"), f"{f}.weight", "PreferredSchedulingTerm.weight")
-            if not 1 <= w <= 100:
-                raise ParseError("must be in the range 1-100", field=f"{f}.weight")
-            pref_na.append((w, parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
-
-        def terms(kind: str) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
-            a = affinity.get(kind) or {}
-            f = f"spec.affinity.{kind}"
-            req = tuple(_pod_affinity_term(t, f"{f}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
-                        for i, t in enumerate(a.get("requiredDuringSchedulingIgnoredDuringExecution") or []))
-            pref = tuple(_weighted(t, f"{f}.preferredDuringSchedulingIgnoredDuringExecution[{i}]", ns)
-                         for i, t in enumerate(a.get("preferredDuringSchedulingIgnoredDuringExecution") or []))
-            return req, pref
-
-        aff_req, aff_pref = terms("podAffinity")
-        anti_req, anti_pref = terms("podAntiAffinity")
-        spread = tuple(_spread(c, f"spec.topologySpreadConstraints[{i}]", labels)
-                       for i, c in enumerate(spec.get("topologySpreadConstraints") or []))
-        tolerations = tuple(_toleration(t, f"spec.tolerations[{i}]")
-                            for i, t in enumerate(spec.get("tolerations") or []))
-        priority = _int32(spec.get("priority"), "spec.priority", "PodSpec.spec.priority")
-        gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or [])
-        return Pod(
-            namespace=ns,
-            name=name,
-            uid=meta.get("uid") or f"{ns}/{name}",
-            labels=labels,
-            scheduler_name=spec.get("schedulerName") or "default-scheduler",
-            node_name=spec.get("nodeName") or "",
-            nominated_node_name=status.get("nominatedNodeName") or "",
-            priority=priority,
-            preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
-            requests=requests,
-            # No containers (only possible in tests) means no defaulted request: 0, as upstream.
-            non_zero_cpu=nz.get("cpu", 0),
-            non_zero_memory=nz.get("memory", 0),
-            node_selector=node_selector,
-            required_node_affinity=req_na,
-            preferred_node_affinity=tuple(pref_na),
-            tolerations=tolerations,
-            affinity_required=aff_req,
-            affinity_preferred=aff_pref,
-            anti_affinity_required=anti_req,
-            anti_affinity_preferred=anti_pref,
-            topology_spread=spread,
-            host_ports=tuple(ports),
-            images=tuple(images),
-            scheduling_gates=gates,
-            controller=_controller_ref(meta.get("ownerReferences")),
-            volumes=parse_pod_volumes(spec.get("volumes")),
-            resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
-            resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
-            container_requests=container_requests,
-            deleting=bool(meta.get("deletionTimestamp")),
-            explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
-            preempted_by_scheduler=_preempted_by_scheduler(status),
-            phase=status.get("phase") or "Pending",
-            start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
-        )
+        return _parse_pod(obj, meta, ns, name)
     except ParseError as e:
-        raise e.located(where) from None
+        raise e.located(f"Pod {ns}/{name}") from None
     except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
+        raise ParseError(f"malformed object: {e}", obj=f"Pod {ns}/{name}") from None
+
+
+_Affinity = tuple[NodeSelector | None, tuple[tuple[int, NodeSelectorTerm], ...],
+                  tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...],
+                  tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]
+_NO_AFFINITY: _Affinity = (None, (), (), (), (), ())
+
+
+def _affinity(affinity: Mapping[str, Any], ns: str) -> _Affinity:
+    """``spec.affinity``: node affinity, then pod affinity, then pod anti-affinity terms."""
+    if not affinity:
+        return _NO_AFFINITY                         # most pods: no call per part
+    return (*_node_affinity(affinity), *_pod_affinity(affinity, "podAffinity", ns),
+            *_pod_affinity(affinity, "podAntiAffinity", ns))
+
+
+def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: str) -> Pod:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    labels = _str_map(meta.get("labels"), "metadata.labels")
+    res = _resources(spec)
+    node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
+    req_na, pref_na, aff_req, aff_pref, anti_req, anti_pref = _affinity(spec.get("affinity") or {}, ns)
+    spread = tuple(_spread(c, f"spec.topologySpreadConstraints[{i}]", labels)
+                   for i, c in enumerate(spec.get("topologySpreadConstraints") or []))
+    tolerations = tuple(_toleration(t, f"spec.tolerations[{i}]")
+                        for i, t in enumerate(spec.get("tolerations") or []))
+    priority = _int32(spec.get("priority"), "spec.priority", "PodSpec.spec.priority")
+    gates = tuple(g.get("name", "") for g in spec.get("schedulingGates") or [])
+    return Pod(
+        namespace=ns,
+        name=name,
+        uid=meta.get("uid") or f"{ns}/{name}",
+        labels=labels,
+        scheduler_name=spec.get("schedulerName") or "default-scheduler",
+        node_name=spec.get("nodeName") or "",
+        nominated_node_name=status.get("nominatedNodeName") or "",
+        priority=priority,
+        preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+        requests=res.requests,
+        # No containers (only possible in tests) means no defaulted request: 0, as upstream.
+        non_zero_cpu=res.non_zero.get("cpu", 0),
+        non_zero_memory=res.non_zero.get("memory", 0),
+        node_selector=node_selector,
+        required_node_affinity=req_na,
+        preferred_node_affinity=pref_na,
+        tolerations=tolerations,
+        affinity_required=aff_req,
+        affinity_preferred=aff_pref,
+        anti_affinity_required=anti_req,
+        anti_affinity_preferred=anti_pref,
+        topology_spread=spread,
+        host_ports=res.host_ports,
+        images=res.images,
+        scheduling_gates=gates,
+        controller=_controller_ref(meta.get("ownerReferences")),
+        volumes=parse_pod_volumes(spec.get("volumes")),
+        resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
+        resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
+        container_requests=res.per_container,
+        deleting=bool(meta.get("deletionTimestamp")),
+        explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
+        preempted_by_scheduler=_preempted_by_scheduler(status),
+        phase=status.get("phase") or "Pending",
+        start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
+    )
