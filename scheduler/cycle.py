@@ -81,7 +81,7 @@ from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
 from scheduler.profiles.profile_map import ProfileMap
-from scheduler.profiles.shadows import Shadow, ShadowDifference, Shadows
+from scheduler.profiles.shadows import ReusePlan, Shadow, ShadowDifference, Shadows
 from scheduler.queue import SchedulingQueue
 
 __all__ = ["Binding", "Dropped", "Failure", "Outcome", "ScheduleResult", "Scheduler"]
@@ -499,45 +499,57 @@ class Scheduler:
         if not plan.filters_same or a.status.code == Code.ERROR or sfw.extenders or live.extenders:
             # It filters differently (or extenders take part, whose scores are no per-plugin scores
             # to reuse): its own whole algorithm, on the same snapshot.
-            sa = self._schedule_pod(sfw, sfw.new_cycle_state(), pod, snapshot, shadow=True)
-            node = sa.node
-            if sa.scored is not None and node is not None:
-                score = int(sa.scored[1][sa.scored[3]])
-                if a.node is not None and a.node != node:
-                    rows, totals = sa.scored[0], sa.scored[1]
-                    live_row = snapshot.row_of(a.node)
-                    hit = np.flatnonzero(rows == live_row)
-                    if len(hit) and totals[hit[0]] == totals.max():
-                        node = a.node                       # a tie: the shadow accepts the live node
-            if node is None:
-                reason = sa.status.message() or fit_error_message(sa.num_all_nodes, sa.diagnosis)
+            node, score, reason = self._shadow_whole(sfw, pod, snapshot, a)
         elif a.node is None:
             node, reason = None, a.status.message() or fit_error_message(a.num_all_nodes, a.diagnosis)
         elif a.scored is None:
             node = a.node                                   # one feasible node: any scoring picks it
         else:
-            rows, _, live_per_plugin, pos = a.scored
-            s_state = state.copy()
-            s_state.skip_score_plugins -= plan.rescored
-            s = sfw.run_pre_score(s_state, pod, snapshot, rows, only=plan.rescored)
-            totals = np.zeros(len(rows), np.int64)
-            if s.is_success():
-                totals, _, s = sfw.run_score(s_state, pod, snapshot, rows, only=plan.rescored)
-            if not s.is_success():
-                node, reason = None, s.message()
-            else:
-                for name, weight in sfw.score_weights().items():
-                    if name in plan.reused and name in live_per_plugin:
-                        totals = totals + live_per_plugin[name] * weight
-                best = int(totals.max())
-                if int(totals[pos]) == best:
-                    node, score = a.node, best              # the live node is among the shadow's best
-                else:
-                    node, score = snapshot.node_info(int(rows[sfw.select_position(totals)])).name, best
+            node, score, reason = self._shadow_rescored(sfw, plan, state, pod, snapshot, a, a.scored)
         if node == a.node:
             return "agreed", None
         outcome = "wouldBePending" if node is None else "differed"
         return outcome, ShadowDifference(pod.key, time.time(), a.node, live_score, node, score, reason)
+
+    def _shadow_whole(self, sfw: Framework, pod: Pod, snapshot: Snapshot, a: _Attempt
+                      ) -> tuple[str | None, int | None, str]:
+        """The shadow's own whole algorithm on the live cycle's snapshot: (node, score, reason)."""
+        sa = self._schedule_pod(sfw, sfw.new_cycle_state(), pod, snapshot, shadow=True)
+        node = sa.node
+        score: int | None = None
+        if sa.scored is not None and node is not None:
+            score = int(sa.scored[1][sa.scored[3]])
+            if a.node is not None and a.node != node:
+                rows, totals = sa.scored[0], sa.scored[1]
+                live_row = snapshot.row_of(a.node)
+                hit = np.flatnonzero(rows == live_row)
+                if len(hit) and totals[hit[0]] == totals.max():
+                    node = a.node                       # a tie: the shadow accepts the live node
+        if node is None:
+            return None, score, sa.status.message() or fit_error_message(sa.num_all_nodes, sa.diagnosis)
+        return node, score, ""
+
+    def _shadow_rescored(self, sfw: Framework, plan: ReusePlan, state: CycleState, pod: Pod, snapshot: Snapshot,
+                         a: _Attempt, scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int]
+                         ) -> tuple[str | None, int | None, str]:
+        """The shadow filters as the live profile: re-run only the Score plugins it configures
+        differently, reuse the live per-plugin scores for the others: (node, score, reason)."""
+        rows, _, live_per_plugin, pos = scored
+        s_state = state.copy()
+        s_state.skip_score_plugins -= plan.rescored
+        s = sfw.run_pre_score(s_state, pod, snapshot, rows, only=plan.rescored)
+        totals = np.zeros(len(rows), np.int64)
+        if s.is_success():
+            totals, _, s = sfw.run_score(s_state, pod, snapshot, rows, only=plan.rescored)
+        if not s.is_success():
+            return None, None, s.message()
+        for name, weight in sfw.score_weights().items():
+            if name in plan.reused and name in live_per_plugin:
+                totals = totals + live_per_plugin[name] * weight
+        best = int(totals.max())
+        if int(totals[pos]) == best:
+            return a.node, best, ""                         # the live node is among the shadow's best
+        return snapshot.node_info(int(rows[sfw.select_position(totals)])).name, best, ""
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
                 preemption: tuple[str, tuple[str, ...]] | None) -> DecisionRecord | None:

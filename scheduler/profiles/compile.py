@@ -144,6 +144,9 @@ def build_extenders(spec: SchedulingProfileSpec, factory: ExtenderBuilder | None
     return [e for e in out if not e.is_ignorable()] + [e for e in out if e.is_ignorable()]
 
 
+Where = Callable[[str, str], str]
+
+
 def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: Handle | None = None,
                     metrics: Metrics | None = None, seed: int | None = None,
                     on_plugin: Callable[[Plugin], None] | None = None,
@@ -160,7 +163,26 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                 return f"spec.plugins.{point}.enabled[{i}]"
         return f"spec.plugins.{point}"
 
-    # Instantiate every enabled plugin once.
+    args_by_name = _args_by_name(spec, merged, registry)
+    instances, plugin_args = _instantiate(merged, args_by_name, registry, handle, on_plugin, where)
+    per_point = {point: _expand(point, merged, instances, where) for point in EXTENSION_POINTS}
+    try:
+        lists = PluginLists.build(spec.scheduler_name, per_point, _score_weights(merged), list(instances.values()))
+    except FrameworkError as e:
+        raise ProfileError(str(e), field="spec.plugins") from None
+    return Framework(
+        spec.scheduler_name, lists,
+        percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
+        pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
+        pod_max_backoff=float(spec.pod_max_backoff_seconds),
+        metrics=metrics, seed=seed, nominator=handle.nominator, plugin_args=plugin_args, extenders=extenders,
+    )
+
+
+def _args_by_name(spec: SchedulingProfileSpec, merged: Mapping[str, PluginSet], registry: Registry
+                  ) -> dict[str, tuple[int | None, dict[str, Any] | None]]:
+    """Each configured plugin's (pluginConfig index, raw args); the resources extenders manage
+    alone go into NodeResourcesFit's ``ignoredResources`` (upstream's ``buildExtenders``)."""
     args_by_name: dict[str, tuple[int | None, dict[str, Any] | None]] = {
         pc.name: (i, pc.args) for i, pc in enumerate(spec.plugin_config)}
     ignored = [r.name for ext in spec.extenders for r in ext.managed_resources if r.ignored_by_scheduler]
@@ -174,6 +196,13 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
     for name, (i, _) in args_by_name.items():
         if name not in registry:
             raise UnknownPluginError(f"plugin {name!r} is not registered", field=f"spec.pluginConfig[{i}].name")
+    return args_by_name
+
+
+def _instantiate(merged: Mapping[str, PluginSet], args_by_name: Mapping[str, tuple[int | None, dict[str, Any] | None]],
+                 registry: Registry, handle: Handle, on_plugin: Callable[[Plugin], None] | None, where: Where
+                 ) -> tuple[dict[str, Plugin], dict[str, object]]:
+    """Instantiate every enabled plugin once: (plugins by name, their validated args)."""
     instances: dict[str, Plugin] = {}
     plugin_args: dict[str, object] = {}
     for point in ("multiPoint", *EXTENSION_POINTS):
@@ -182,17 +211,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                 continue
             spec_ = registry.get(ref.name, field=where(point, ref.name))
             raw_args = args_by_name.get(ref.name, (None, None))
-            args: Any = None
-            if spec_.args_model is not None:
-                try:
-                    args = spec_.args_model.model_validate(raw_args[1] or {})
-                except pydantic.ValidationError as e:
-                    field, msg = pydantic_error_message(e, f"spec.pluginConfig[{raw_args[0]}].args"
-                                                        if raw_args[0] is not None else f"{ref.name}.args")
-                    raise PluginArgsError(msg, field=field) from None
-            elif raw_args[1]:
-                raise PluginArgsError(f"plugin {ref.name!r} takes no args",
-                                      field=f"spec.pluginConfig[{raw_args[0]}].args")
+            args = _validated_args(spec_.args_model, ref.name, raw_args)
             try:
                 plugin = spec_.factory(args, handle)
             except ProfileError as e:
@@ -202,52 +221,63 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                 on_plugin(plugin)
             instances[ref.name] = plugin
             plugin_args[ref.name] = args
+    return instances, plugin_args
 
-    # Expand multiPoint into the points each plugin implements.
-    per_point: dict[str, list[Plugin]] = {}
-    for point in EXTENSION_POINTS:
-        explicit = [r.name for r in merged[point].enabled]
-        for n in explicit:
-            if not implements(instances[n], point):
-                raise ProfileError(f"plugin {n!r} does not extend {point}", field=where(point, n))
-        disabled = {r.name for r in merged[point].disabled}
-        order: list[str] = []
-        if "*" in disabled:
-            order = explicit
-        else:
-            overrides: list[str] = []
-            multi: list[str] = []
-            for ref in merged["multiPoint"].enabled:
-                if not implements(instances[ref.name], point) or ref.name in disabled:
-                    continue
-                if ref.name in explicit:
-                    overrides.append(ref.name)
-                    continue
-                if ref.name in multi:
-                    raise ProfileError(f"plugin {ref.name!r} already registered as {point!r}",
-                                       field=where("multiPoint", ref.name))
-                multi.append(ref.name)
-            order = [n for n in explicit if n in overrides] + multi + [n for n in explicit if n not in overrides]
-        if len(set(order)) != len(order):
-            dup = next(n for n in order if order.count(n) > 1)
-            raise ProfileError(f"plugin {dup!r} already registered as {point!r}", field=where(point, dup))
-        per_point[point] = [instances[n] for n in order]
 
-    # Score weights: explicit Score entries win over multiPoint ones; 0/unset means 1.
+def _validated_args(model: type[pydantic.BaseModel] | None, name: str,
+                    raw_args: tuple[int | None, dict[str, Any] | None]) -> Any:
+    """A plugin's args validated by its args model (None for a plugin that takes none)."""
+    if model is not None:
+        try:
+            return model.model_validate(raw_args[1] or {})
+        except pydantic.ValidationError as e:
+            field, msg = pydantic_error_message(e, f"spec.pluginConfig[{raw_args[0]}].args"
+                                                if raw_args[0] is not None else f"{name}.args")
+            raise PluginArgsError(msg, field=field) from None
+    if raw_args[1]:
+        raise PluginArgsError(f"plugin {name!r} takes no args", field=f"spec.pluginConfig[{raw_args[0]}].args")
+    return None
+
+
+def _expand(point: str, merged: Mapping[str, PluginSet], instances: Mapping[str, Plugin], where: Where
+            ) -> list[Plugin]:
+    """Expand multiPoint into ``point``: the plugins that implement it, in upstream's order."""
+    explicit = [r.name for r in merged[point].enabled]
+    for n in explicit:
+        if not implements(instances[n], point):
+            raise ProfileError(f"plugin {n!r} does not extend {point}", field=where(point, n))
+    disabled = {r.name for r in merged[point].disabled}
+    order = explicit if "*" in disabled else _with_multi_point(point, merged, instances, explicit, disabled, where)
+    if len(set(order)) != len(order):
+        dup = next(n for n in order if order.count(n) > 1)
+        raise ProfileError(f"plugin {dup!r} already registered as {point!r}", field=where(point, dup))
+    return [instances[n] for n in order]
+
+
+def _with_multi_point(point: str, merged: Mapping[str, PluginSet], instances: Mapping[str, Plugin],
+                      explicit: list[str], disabled: set[str], where: Where) -> list[str]:
+    """Explicit overrides first, then multiPoint, then the other explicit ones."""
+    overrides: list[str] = []
+    multi: list[str] = []
+    for ref in merged["multiPoint"].enabled:
+        if not implements(instances[ref.name], point) or ref.name in disabled:
+            continue
+        if ref.name in explicit:
+            overrides.append(ref.name)
+            continue
+        if ref.name in multi:
+            raise ProfileError(f"plugin {ref.name!r} already registered as {point!r}",
+                               field=where("multiPoint", ref.name))
+        multi.append(ref.name)
+    return [n for n in explicit if n in overrides] + multi + [n for n in explicit if n not in overrides]
+
+
+def _score_weights(merged: Mapping[str, PluginSet]) -> dict[str, int]:
+    """Score weights: explicit Score entries win over multiPoint ones; 0/unset means 1."""
     weights: dict[str, int] = {}
     for ref in merged["multiPoint"].enabled:
         weights[ref.name] = ref.weight or 1
     for ref in merged["score"].enabled:
         if ref.weight or ref.name not in weights:
             weights[ref.name] = ref.weight or 1
-    try:
-        lists = PluginLists.build(spec.scheduler_name, per_point, weights, list(instances.values()))
-    except FrameworkError as e:
-        raise ProfileError(str(e), field="spec.plugins") from None
-    return Framework(
-        spec.scheduler_name, lists,
-        percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
-        pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
-        pod_max_backoff=float(spec.pod_max_backoff_seconds),
-        metrics=metrics, seed=seed, nominator=handle.nominator, plugin_args=plugin_args, extenders=extenders,
-    )
+    return weights
