@@ -380,41 +380,51 @@ class SchedulerService:
 
     def _on_pod(self, event: str, body: Mapping[str, Any]) -> str:
         """Handle it; the event's label as upstream's handlers name it (``AssignedPodAdd``,
-        ``UnschedulablePodUpdate``, ...)."""
+        ``UnschedulablePodUpdate``, ...). As upstream's ``eventhandlers.go``, an assigned pod goes
+        to the cache and an unassigned one to the queue."""
         self.last_activity = time.monotonic()
         if event == "DELETED":
-            meta = body.get("metadata") or {}
-            uid = str(meta.get("uid", ""))
-            self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
-            self.bodies.set_pod(uid, None)
-            self._parked.pop(uid, None)
-            old = self.cache.get_pod(uid)
-            if old is not None:
-                self.cache.remove_pod(old)
-                self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
-                                                                       label="AssignedPodDelete"))
-            self.queue.delete(uid)
-            return "AssignedPodDelete" if old is not None else "UnschedulablePodDelete"
+            return self._on_pod_deleted(body)
         pod = parse_pod(body)
         # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
         self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
         if pod.node_name:
-            self._parked.pop(pod.uid, None)
-            self.queue.delete(pod.uid)             # bound (by us or anyone): no longer pending
-            old = self.cache.get_pod(pod.uid)
-            if pod.phase in ("Succeeded", "Failed"):
-                if old is not None:
-                    self.cache.remove_pod(old)
-                    self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
-                                                                           label="AssignedPodDelete"))
-                return "AssignedPodUpdate"
-            confirming = old is not None and self.cache.is_assumed(pod.uid)
-            self.cache.add_pod(pod)
-            if old is None or not confirming:
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(
-                    "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
-                    label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
-            return "AssignedPodAdd" if old is None else "AssignedPodUpdate"
+            return self._on_assigned_pod(pod)
+        return self._on_unassigned_pod(pod)
+
+    def _on_pod_deleted(self, body: Mapping[str, Any]) -> str:
+        meta = body.get("metadata") or {}
+        uid = str(meta.get("uid", ""))
+        self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        self.bodies.set_pod(uid, None)
+        self._parked.pop(uid, None)
+        old = self.cache.get_pod(uid)
+        if old is not None:
+            self.cache.remove_pod(old)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
+                                                                   label="AssignedPodDelete"))
+        self.queue.delete(uid)
+        return "AssignedPodDelete" if old is not None else "UnschedulablePodDelete"
+
+    def _on_assigned_pod(self, pod: Pod) -> str:
+        self._parked.pop(pod.uid, None)
+        self.queue.delete(pod.uid)             # bound (by us or anyone): no longer pending
+        old = self.cache.get_pod(pod.uid)
+        if pod.phase in ("Succeeded", "Failed"):
+            if old is not None:
+                self.cache.remove_pod(old)
+                self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=old,
+                                                                       label="AssignedPodDelete"))
+            return "AssignedPodUpdate"
+        confirming = old is not None and self.cache.is_assumed(pod.uid)
+        self.cache.add_pod(pod)
+        if old is None or not confirming:
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(
+                "Pod", frozenset({"Add"} if old is None else {"Update"}), old=old, new=pod,
+                label="AssignedPodAdd" if old is None else "AssignedPodUpdate"))
+        return "AssignedPodAdd" if old is None else "AssignedPodUpdate"
+
+    def _on_unassigned_pod(self, pod: Pod) -> str:
         label = "UnschedulablePodUpdate" if pod.uid in self.queue or pod.uid in self._parked \
             else "UnschedulablePodAdd"
         cached = self.cache.get_pod(pod.uid)

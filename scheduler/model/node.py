@@ -76,33 +76,43 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
         raise ParseError("Required value", obj="Node", field="metadata.name")
     where = f"Node {name}"
     try:
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        labels = meta.get("labels") or {}
-        if not isinstance(labels, Mapping):
-            raise ParseError("must be an object", field="metadata.labels")
-        allocatable = status.get("allocatable")
-        if allocatable is None:
-            allocatable = status.get("capacity")
-        taints = tuple(parse_taint(t, f"spec.taints[{i}]") for i, t in enumerate(spec.get("taints") or []))
-        images: dict[str, int] = {}
-        for i, img in enumerate(status.get("images") or []):
-            size = img.get("sizeBytes") or 0
-            if not isinstance(size, int) or size < 0:
-                raise ParseError("must be a non-negative integer", field=f"status.images[{i}].sizeBytes")
-            for n in img.get("names") or []:
-                # sizeBytes is an int64 upstream; ImageLocality sums sizes as floats.
-                images[n] = min(size, MAX_INT64)
-        return Node(
-            name=name,
-            uid=meta.get("uid") or "",
-            labels=dict(labels),
-            allocatable=_resources(allocatable, "status.allocatable"),
-            taints=taints,
-            unschedulable=bool(spec.get("unschedulable")),
-            images=images,
-        )
+        return _parse_node(obj, meta, name)
     except ParseError as e:
         raise e.located(where) from None
     except (AttributeError, TypeError) as e:
         raise ParseError(f"malformed object: {e}", obj=where) from None
+
+
+def _parse_node(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> Node:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise ParseError("must be an object", field="metadata.labels")
+    allocatable = status.get("allocatable")
+    if allocatable is None:
+        allocatable = status.get("capacity")
+    taints = tuple(parse_taint(t, f"spec.taints[{i}]") for i, t in enumerate(spec.get("taints") or []))
+    images = _images(status.get("images") or [])
+    return Node(
+        name=name,
+        uid=meta.get("uid") or "",
+        labels=dict(labels),
+        allocatable=_resources(allocatable, "status.allocatable"),
+        taints=taints,
+        unschedulable=bool(spec.get("unschedulable")),
+        images=images,
+    )
+
+
+def _images(raw: Any) -> dict[str, int]:
+    """``status.images``: each name's size in bytes."""
+    images: dict[str, int] = {}
+    for i, img in enumerate(raw):
+        size = img.get("sizeBytes") or 0
+        if not isinstance(size, int) or size < 0:
+            raise ParseError("must be a non-negative integer", field=f"status.images[{i}].sizeBytes")
+        for n in img.get("names") or []:
+            # sizeBytes is an int64 upstream; ImageLocality sums sizes as floats.
+            images[n] = min(size, MAX_INT64)
+    return images

@@ -430,6 +430,20 @@ def parse_node_selector_term(raw: Any, field: str) -> NodeSelectorTerm:
                  for i, r in enumerate(_raw_list(raw.get("matchExpressions"), exprs_at))]
     raw_fields = [_raw_requirement(r, fields_at, i) for i, r in enumerate(_raw_list(raw.get("matchFields"), fields_at))]
     errors: list[FieldError] = []
+    exprs = _node_expressions(raw_exprs, errors)
+    fields = _node_fields(raw_fields, field, errors)
+    # PreFilter's names come from the raw term, valid or not (node_affinity.go reads the API object).
+    names: frozenset[str] | None = None
+    for r in raw_fields:
+        if r.operator == "In":       # every key is metadata.name by now
+            names = frozenset(r.values or ()) if names is None else names & frozenset(r.values or ())
+    if errors:
+        return NodeSelectorTerm(parse_errors=tuple(errors), node_names=names)
+    return NodeSelectorTerm(tuple(exprs), tuple(fields), node_names=names)
+
+
+def _node_expressions(raw_exprs: Sequence[_RawRequirement], errors: list[FieldError]) -> list[Requirement]:
+    """A term's valid ``matchExpressions``; the invalid ones go to ``errors``."""
     exprs: list[Requirement] = []
     for i, r in enumerate(raw_exprs):
         if r.operator not in NODE_OPERATORS:
@@ -440,6 +454,11 @@ def parse_node_selector_term(raw: Any, field: str) -> NodeSelectorTerm:
             errors.extend(e.under(f"matchExpressions[{i}]") for e in errs)
         else:
             exprs.append(Requirement(r.key, r.operator, frozenset(r.values or ())))
+    return exprs
+
+
+def _node_fields(raw_fields: Sequence[_RawRequirement], field: str, errors: list[FieldError]) -> list[Requirement]:
+    """A term's valid ``matchFields``; the invalid ones go to ``errors``, an unknown key raises."""
     fields: list[Requirement] = []
     for i, r in enumerate(raw_fields):
         if r.key != OBJECT_NAME_FIELD:
@@ -453,14 +472,7 @@ def parse_node_selector_term(raw: Any, field: str) -> NodeSelectorTerm:
             errors.append(_invalid(f"matchFields[{i}].values", _go_json(r.values), "must have one element"))
         else:
             fields.append(Requirement(r.key, r.operator, frozenset(r.values or ())))
-    # PreFilter's names come from the raw term, valid or not (node_affinity.go reads the API object).
-    names: frozenset[str] | None = None
-    for r in raw_fields:
-        if r.operator == "In":       # every key is metadata.name by now
-            names = frozenset(r.values or ()) if names is None else names & frozenset(r.values or ())
-    if errors:
-        return NodeSelectorTerm(parse_errors=tuple(errors), node_names=names)
-    return NodeSelectorTerm(tuple(exprs), tuple(fields), node_names=names)
+    return fields
 
 
 # Parsed node selectors by their encoded form: a pod's required node affinity is parsed on each of

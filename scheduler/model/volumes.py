@@ -131,36 +131,43 @@ def parse_pod_volumes(raw: Any, field: str = "spec.volumes") -> tuple[PodVolume,
     for i, v in enumerate(raw):
         if not isinstance(v, Mapping):
             raise ParseError("must be an object", field=f"{field}[{i}]")
-        name = _str(v.get("name"))
-        pvc = v.get("persistentVolumeClaim")
-        claim = None if not isinstance(pvc, Mapping) else _str(pvc.get("claimName"))
-        gce, aws, az, rbd_raw, iscsi, csi = (v.get(k) for k in (
-            "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "rbd", "iscsi", "csi"))
-        if claim is None and not isinstance(v.get("ephemeral"), Mapping) and not any(
-                isinstance(s, Mapping) for s in (gce, aws, az, rbd_raw, iscsi, csi)):
-            out.append(PodVolume(name))
-            continue
-        rbd = None
-        if isinstance(rbd_raw, Mapping):
-            mons = rbd_raw.get("monitors") or ()
-            rbd = RBDImage(frozenset(m for m in mons if isinstance(m, str)), _str(rbd_raw.get("pool")) or "rbd",
-                           _str(rbd_raw.get("image")), _bool(rbd_raw.get("readOnly")))
-        out.append(PodVolume(
-            name=name,
-            claim_name=claim,
-            ephemeral=isinstance(v.get("ephemeral"), Mapping),
-            gce_pd=(InTreeDisk(GCE_PD_PLUGIN, _str(gce.get("pdName")), _bool(gce.get("readOnly")))
-                    if isinstance(gce, Mapping) else None),
-            aws_ebs=(InTreeDisk(AWS_EBS_PLUGIN, _str(aws.get("volumeID")), _bool(aws.get("readOnly")))
-                     if isinstance(aws, Mapping) else None),
-            azure_disk=(InTreeDisk(AZURE_DISK_PLUGIN, _str(az.get("diskURI")), _bool(az.get("readOnly")))
-                        if isinstance(az, Mapping) else None),
-            iscsi_iqn=_str(iscsi.get("iqn")) if isinstance(iscsi, Mapping) else None,
-            iscsi_read_only=isinstance(iscsi, Mapping) and _bool(iscsi.get("readOnly")),
-            rbd=rbd,
-            csi_driver=_str(csi.get("driver")) if isinstance(csi, Mapping) else None,
-        ))
+        out.append(_pod_volume(v))
     return tuple(out)
+
+
+def _pod_volume(v: Mapping[str, Any]) -> PodVolume:
+    name = _str(v.get("name"))
+    pvc = v.get("persistentVolumeClaim")
+    claim = None if not isinstance(pvc, Mapping) else _str(pvc.get("claimName"))
+    gce, aws, az, rbd_raw, iscsi, csi = (v.get(k) for k in (
+        "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "rbd", "iscsi", "csi"))
+    if claim is None and not isinstance(v.get("ephemeral"), Mapping) and not any(
+            isinstance(s, Mapping) for s in (gce, aws, az, rbd_raw, iscsi, csi)):
+        return PodVolume(name)
+    return PodVolume(
+        name=name,
+        claim_name=claim,
+        ephemeral=isinstance(v.get("ephemeral"), Mapping),
+        gce_pd=_disk(GCE_PD_PLUGIN, gce, "pdName"),
+        aws_ebs=_disk(AWS_EBS_PLUGIN, aws, "volumeID"),
+        azure_disk=_disk(AZURE_DISK_PLUGIN, az, "diskURI"),
+        iscsi_iqn=_str(iscsi.get("iqn")) if isinstance(iscsi, Mapping) else None,
+        iscsi_read_only=isinstance(iscsi, Mapping) and _bool(iscsi.get("readOnly")),
+        rbd=_rbd(rbd_raw),
+        csi_driver=_str(csi.get("driver")) if isinstance(csi, Mapping) else None,
+    )
+
+
+def _disk(plugin: str, raw: Any, id_key: str) -> InTreeDisk | None:
+    return InTreeDisk(plugin, _str(raw.get(id_key)), _bool(raw.get("readOnly"))) if isinstance(raw, Mapping) else None
+
+
+def _rbd(raw: Any) -> RBDImage | None:
+    if not isinstance(raw, Mapping):
+        return None
+    mons = raw.get("monitors") or ()
+    return RBDImage(frozenset(m for m in mons if isinstance(m, str)), _str(raw.get("pool")) or "rbd",
+                    _str(raw.get("image")), _bool(raw.get("readOnly")))
 
 
 # --- the storage objects ---------------------------------------------------------------------------
