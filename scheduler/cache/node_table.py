@@ -424,25 +424,10 @@ class NodeTable:
         if not n:
             return
         vecs = vectors if vectors is not None else PodVectors()
-        picks: list[int] = []       # per pod: its vector
-        owners: list[int] = []      # per pod: its row's index
-        by_pod = vecs.by_pod
-        infos, valid = self.infos, self.valid
-        single = True
-        for i, row in enumerate(rows):
-            info = infos[row]
-            moved = pods[i]
-            if info is None or info.over or not valid[row] or len(moved) > _MAX_MOVED:
-                return self._move_pods_exactly(rows, pods, sign)
-            if len(moved) != 1:
-                single = False
-            for pod in moved:
-                got = by_pod.get(id(pod))
-                k = got[1] if got is not None and got[0] is pod else self._vector_of(pod, vecs)
-                if k < 0:
-                    return self._move_pods_exactly(rows, pods, sign)
-                picks.append(k)
-                owners.append(i)
+        picked = self._pick_vectors(rows, pods, vecs)
+        if picked is None:
+            return self._move_pods_exactly(rows, pods, sign)
+        picks, owners, single = picked
         width = self.requested.shape[1]
         dense = vecs.dense(width)
         if single:
@@ -463,6 +448,36 @@ class NodeTable:
         self.nz_mem[at] = new_mem
         self.pod_count[at] += delta[:, width + 2]
         self.mutations += len(picks)
+        self._hold_pods(rows, pods, sign)
+
+    def _pick_vectors(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], vecs: PodVectors
+                      ) -> tuple[list[int], list[int], bool] | None:
+        """Per moved pod, its vector's index and its row's index, and whether every row moves one
+        pod; None when the exact per-pod path must be taken (``move_pods`` says when)."""
+        picks: list[int] = []       # per pod: its vector
+        owners: list[int] = []      # per pod: its row's index
+        by_pod = vecs.by_pod
+        infos, valid = self.infos, self.valid
+        single = True
+        for i, row in enumerate(rows):
+            info = infos[row]
+            moved = pods[i]
+            if info is None or info.over or not valid[row] or len(moved) > _MAX_MOVED:
+                return None
+            if len(moved) != 1:
+                single = False
+            for pod in moved:
+                got = by_pod.get(id(pod))
+                k = got[1] if got is not None and got[0] is pod else self._vector_of(pod, vecs)
+                if k < 0:
+                    return None
+                picks.append(k)
+                owners.append(i)
+        return picks, owners, single
+
+    def _hold_pods(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], sign: int) -> None:
+        """The moved pods' entries in their rows' NodeInfo, once the columns are moved."""
+        infos = self.infos
         for i, row in enumerate(rows):
             info = infos[row]
             assert info is not None

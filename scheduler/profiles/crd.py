@@ -33,29 +33,37 @@ def _structural(node: Any, defs: dict[str, Any]) -> Any:
         return node
     if "$ref" in node:
         return _structural(defs[node["$ref"].split("/")[-1]], defs)
-    any_of = node.get("anyOf")
-    if any_of is not None:
-        rest = [x for x in any_of if x.get("type") != "null"]
-        if len(rest) == 1:
-            merged = {**_structural(rest[0], defs), "nullable": True}
-            for k in ("description",):
-                if k in node:
-                    merged[k] = node[k]
-            return merged
-    out: dict[str, Any] = {}
-    for k, v in node.items():
-        if k in _DROP or k == "$defs":
-            continue
-        if k == "additionalProperties" and (v is False or "properties" in node):
-            continue
-        if k == "additionalProperties" and v is True:
-            continue
-        out[k] = _structural(v, defs)
+    nullable = _nullable(node, defs)
+    if nullable is not None:
+        return nullable
+    out: dict[str, Any] = {k: _structural(v, defs) for k, v in node.items() if _kept(k, v, node)}
     if out.get("type") == "array" and "prefixItems" in out:
         out.pop("prefixItems")
     if out.get("x-kubernetes-preserve-unknown-fields"):
         out = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return out
+
+
+def _nullable(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any] | None:
+    """``anyOf: [X, null]`` (pydantic's ``X | None``) as X with ``nullable: true``; else None."""
+    any_of = node.get("anyOf")
+    if any_of is None:
+        return None
+    rest = [x for x in any_of if x.get("type") != "null"]
+    if len(rest) != 1:
+        return None
+    merged = {**_structural(rest[0], defs), "nullable": True}
+    for k in ("description",):
+        if k in node:
+            merged[k] = node[k]
+    return merged
+
+
+def _kept(k: str, v: Any, node: dict[str, Any]) -> bool:
+    """Whether key ``k`` of a JSON schema node stays in the structural schema."""
+    if k in _DROP or k == "$defs":
+        return False
+    return not (k == "additionalProperties" and (v is False or v is True or "properties" in node))
 
 
 def _spec_schema() -> dict[str, Any]:
