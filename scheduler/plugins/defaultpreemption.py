@@ -57,7 +57,7 @@ from scheduler.model import Pod, PodDisruptionBudget
 from scheduler.plugins.args import DefaultPreemptionArgs
 
 if TYPE_CHECKING:
-    from scheduler.cache import Snapshot
+    from scheduler.cache import Snapshot, WhatIf
 
 __all__ = ["NAME", "Candidate", "DefaultPreemption", "filter_pods_with_pdb_violation", "importance",
            "new", "pick_one_node_for_preemption"]
@@ -138,6 +138,46 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
         if len(left) == 1:
             break
     return left[0]
+
+
+def _reprieve_order(potential: list[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int]:
+    """A row's reprieve order (most important first, budget-violating pods before the others) and
+    how many violating pods lead it."""
+    potential.sort(key=importance)
+    if not pdbs:
+        return potential, 0
+    bad, fine = filter_pods_with_pdb_violation(potential, pdbs)
+    return bad + fine, len(bad)
+
+
+def _reprieve_rows(state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, w: WhatIf, alive: list[int],
+                   orders: list[list[Pod]], violating: list[int]) -> tuple[list[list[Pod]], list[int]]:
+    """Upstream's reprieve loop for every row at once: step by step, each row's next pod is added
+    back, one batched Filter runs, and the rows that fail take it out again as a victim. Per row:
+    its victims, and how many of them violate a budget."""
+    victims: list[list[Pod]] = [[] for _ in alive]
+    violations = [0] * len(alive)
+    active = list(range(len(alive)))
+    step = 0
+    while True:
+        active = [k for k in active if step < len(orders[k])]
+        if not active:
+            break
+        now = [alive[k] for k in active]
+        back = [(orders[k][step],) for k in active]
+        w.move_rows(now, back, +1)
+        # only which rows pass: a failed reprieve's status is never shown
+        ok, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64), statuses=False)
+        lost = np.flatnonzero(~ok).tolist()
+        if lost:
+            w.move_rows([now[j] for j in lost], [back[j] for j in lost], -1)
+            for j in lost:
+                k = active[j]
+                victims[k].append(back[j][0])
+                if step < violating[k]:
+                    violations[k] += 1
+        step += 1
+    return victims, violations
 
 
 class DefaultPreemption:
@@ -338,38 +378,11 @@ class DefaultPreemption:
                 if not passed[i]:
                     out[row] = ((), 0, failed[row])
                     continue
-                potential = potentials[i]
-                potential.sort(key=importance)
-                if pdbs:
-                    bad, fine = filter_pods_with_pdb_violation(potential, pdbs)
-                    potential = bad + fine
-                    violating.append(len(bad))
-                else:
-                    violating.append(0)
+                order, bad = _reprieve_order(potentials[i], pdbs)
                 alive.append(row)
-                orders.append(potential)
-            victims: list[list[Pod]] = [[] for _ in alive]
-            violations = [0] * len(alive)
-            active = list(range(len(alive)))
-            step = 0
-            while True:
-                active = [k for k in active if step < len(orders[k])]
-                if not active:
-                    break
-                now = [alive[k] for k in active]
-                back = [(orders[k][step],) for k in active]
-                w.move_rows(now, back, +1)
-                # only which rows pass: a failed reprieve's status is never shown
-                ok, _ = fwk.run_filter_on_rows(state, pod, snap, np.array(now, np.int64), statuses=False)
-                lost = np.flatnonzero(~ok).tolist()
-                if lost:
-                    w.move_rows([now[j] for j in lost], [back[j] for j in lost], -1)
-                    for j in lost:
-                        k = active[j]
-                        victims[k].append(back[j][0])
-                        if step < violating[k]:
-                            violations[k] += 1
-                step += 1
+                orders.append(order)
+                violating.append(bad)
+            victims, violations = _reprieve_rows(state, pod, snap, fwk, w, alive, orders, violating)
         for k, row in enumerate(alive):
             v = victims[k]
             if 0 < violating[k] < len(orders[k]):

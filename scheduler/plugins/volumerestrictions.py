@@ -46,7 +46,7 @@ from scheduler.framework.interfaces import (
 from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodVolume
-from scheduler.model.volumes import READ_WRITE_ONCE_POD, PersistentVolumeClaim
+from scheduler.model.volumes import READ_WRITE_ONCE_POD, PersistentVolumeClaim, RBDImage
 
 NAME = "VolumeRestrictions"
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
@@ -132,20 +132,25 @@ class VolumeRestrictions:
 
 def is_volume_conflict(volume: PodVolume, other: Pod) -> bool:
     """Upstream's ``isVolumeConflict``: ``volume`` and one of ``other``'s volumes are the same disk."""
-    for ev in other.volumes:
-        g, eg = volume.gce_pd, ev.gce_pd
-        if g is not None and eg is not None and g.handle == eg.handle and not (g.read_only and eg.read_only):
-            return True
-        if volume.aws_ebs is not None and ev.aws_ebs is not None and volume.aws_ebs.handle == ev.aws_ebs.handle:
-            return True
-        if (volume.iscsi_iqn is not None and volume.iscsi_iqn == ev.iscsi_iqn
-                and not (volume.iscsi_read_only and ev.iscsi_read_only)):
-            return True
-        a, b = volume.rbd, ev.rbd
-        if (a is not None and b is not None and not a.monitors.isdisjoint(b.monitors) and a.pool == b.pool
-                and a.image == b.image and not (a.read_only and b.read_only)):
-            return True
-    return False
+    return any(_same_disk(volume, ev) for ev in other.volumes)
+
+
+def _same_disk(volume: PodVolume, ev: PodVolume) -> bool:
+    """The GCE PD, AWS EBS, iSCSI or RBD disk of both, written by at least one of them."""
+    g, eg = volume.gce_pd, ev.gce_pd
+    if g is not None and eg is not None and g.handle == eg.handle and not (g.read_only and eg.read_only):
+        return True
+    if volume.aws_ebs is not None and ev.aws_ebs is not None and volume.aws_ebs.handle == ev.aws_ebs.handle:
+        return True
+    if (volume.iscsi_iqn is not None and volume.iscsi_iqn == ev.iscsi_iqn
+            and not (volume.iscsi_read_only and ev.iscsi_read_only)):
+        return True
+    return _same_rbd(volume.rbd, ev.rbd)
+
+
+def _same_rbd(a: RBDImage | None, b: RBDImage | None) -> bool:
+    return (a is not None and b is not None and not a.monitors.isdisjoint(b.monitors) and a.pool == b.pool
+            and a.image == b.image and not (a.read_only and b.read_only))
 
 
 def _disk_conflict(disks: Sequence[PodVolume], pods: Iterable[Pod]) -> bool:

@@ -25,6 +25,7 @@ guessed at.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,16 +80,7 @@ def _object_name(scheduler_name: str, taken: set[str]) -> str:
 
 def import_configuration(doc: Any) -> ImportResult:
     """One parsed YAML/JSON document → SchedulingProfiles; ProfileError when it is not a v1 config."""
-    if not isinstance(doc, dict):
-        raise ProfileError("not a KubeSchedulerConfiguration: the document is not a mapping")
-    api, kind = doc.get("apiVersion"), doc.get("kind")
-    if kind != "KubeSchedulerConfiguration":
-        raise ProfileError(f"not a KubeSchedulerConfiguration: kind is {kind!r}")
-    if api in _REMOVED:
-        raise ProfileError(f"apiVersion {api} was removed in Kubernetes {_REMOVED[api]}; "
-                           f"migrate the file to kubescheduler.config.k8s.io/v1 first")
-    if api not in API_VERSIONS:
-        raise ProfileError(f"unsupported apiVersion {api!r} (want kubescheduler.config.k8s.io/v1)")
+    _check_kind(doc)
     out = ImportResult()
     for key in doc:
         if key in _ELSEWHERE:
@@ -100,30 +92,50 @@ def import_configuration(doc: Any) -> ImportResult:
         profiles = [{}]
     if not isinstance(profiles, list):
         raise ProfileError("profiles: must be a list")
-    global_pct = doc.get("percentageOfNodesToScore")
-    backoff = {k: doc[k] for k in ("podInitialBackoffSeconds", "podMaxBackoffSeconds") if doc.get(k) is not None}
+    shared = {k: doc[k] for k in ("podInitialBackoffSeconds", "podMaxBackoffSeconds") if doc.get(k) is not None}
     extenders = doc.get("extenders")
     if extenders is not None and not isinstance(extenders, list):
         raise ProfileError("extenders: must be a list")
     taken: set[str] = set()
     for i, entry in enumerate(profiles):
-        if not isinstance(entry, dict):
-            raise ProfileError(f"profiles[{i}]: must be a mapping")
-        for key in entry:
-            if key not in _PROFILE_FIELDS:
-                out.unsupported.append(f"profiles[{i}].{key}: not imported: unknown field of KubeSchedulerProfile")
-        scheduler_name = entry.get("schedulerName") or DEFAULT_SCHEDULER_NAME
-        spec: dict[str, Any] = {"schedulerName": scheduler_name}
-        pct = entry.get("percentageOfNodesToScore", global_pct)
-        if pct is not None:
-            spec["percentageOfNodesToScore"] = pct
-        spec.update(backoff)
-        if entry.get("plugins") is not None:
-            spec["plugins"] = entry["plugins"]
-        if entry.get("pluginConfig"):
-            spec["pluginConfig"] = entry["pluginConfig"]
-        if extenders:
-            spec["extenders"] = extenders
+        spec = _profile_spec(i, entry, doc.get("percentageOfNodesToScore"), shared, extenders, out)
         out.profiles.append({"apiVersion": API_VERSION, "kind": KIND,
-                             "metadata": {"name": _object_name(scheduler_name, taken)}, "spec": spec})
+                             "metadata": {"name": _object_name(spec["schedulerName"], taken)}, "spec": spec})
     return out
+
+
+def _check_kind(doc: Any) -> None:
+    """Refuse a document that is not a KubeSchedulerConfiguration of a supported apiVersion."""
+    if not isinstance(doc, dict):
+        raise ProfileError("not a KubeSchedulerConfiguration: the document is not a mapping")
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if kind != "KubeSchedulerConfiguration":
+        raise ProfileError(f"not a KubeSchedulerConfiguration: kind is {kind!r}")
+    if api in _REMOVED:
+        raise ProfileError(f"apiVersion {api} was removed in Kubernetes {_REMOVED[api]}; "
+                           f"migrate the file to kubescheduler.config.k8s.io/v1 first")
+    if api not in API_VERSIONS:
+        raise ProfileError(f"unsupported apiVersion {api!r} (want kubescheduler.config.k8s.io/v1)")
+
+
+def _profile_spec(i: int, entry: Any, global_pct: Any, shared: Mapping[str, Any], extenders: list[Any] | None,
+                  out: ImportResult) -> dict[str, Any]:
+    """``profiles[i]`` as a SchedulingProfile spec; its unknown fields are noted in ``out``."""
+    if not isinstance(entry, dict):
+        raise ProfileError(f"profiles[{i}]: must be a mapping")
+    for key in entry:
+        if key not in _PROFILE_FIELDS:
+            out.unsupported.append(f"profiles[{i}].{key}: not imported: unknown field of KubeSchedulerProfile")
+    scheduler_name = entry.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+    spec: dict[str, Any] = {"schedulerName": scheduler_name}
+    pct = entry.get("percentageOfNodesToScore", global_pct)
+    if pct is not None:
+        spec["percentageOfNodesToScore"] = pct
+    spec.update(shared)
+    if entry.get("plugins") is not None:
+        spec["plugins"] = entry["plugins"]
+    if entry.get("pluginConfig"):
+        spec["pluginConfig"] = entry["pluginConfig"]
+    if extenders:
+        spec["extenders"] = extenders
+    return spec
