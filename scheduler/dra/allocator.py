@@ -596,46 +596,44 @@ class _Run:
         key = (ci, ri, si)
         rd = self.request_data[key]
         if not sub_request and rd.parent is not None:
-            all_exceeded = True
-            sub = 0
-            while (ci, ri, sub) in self.request_data:
-                try:
-                    ok = self._allocate_one(ci, ri, sub, di, True)
-                except _MaxSizeExceeded:
-                    sub += 1
-                    continue
-                all_exceeded = False
-                if ok:
-                    self.request_data[(ci, ri, 0)].selected_sub_request = sub
-                    return True
-                sub += 1
-            if all_exceeded:
-                raise _MaxSizeExceeded()
-            return False
-
-        request = rd.request
-        do_all = request.allocation_mode == ALL
+            return self._allocate_sub_requests(ci, ri, di)
+        do_all = rd.request.allocation_mode == ALL
         if do_all and not rd.all_devices:
             return False
         if di >= rd.num_devices:
             return self._allocate_one(ci, ri + 1, 0, 0, False)
         if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded()
-
         if do_all:
             did, device, s = rd.all_devices[di]
             undo = self._allocate_device(ci, rd, did, device, s, must=True)
-            if undo is None:
-                return False
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, sub_request)
-            except BaseException:
-                undo()
-                raise
-            if not done:
-                undo()
-            return done
+            return undo is not None and self._descend(undo, ci, ri, si, di, sub_request)
+        return self._allocate_any(key, rd, di, sub_request)
 
+    def _allocate_sub_requests(self, ci: int, ri: int, di: int) -> bool:
+        """A request with subrequests (firstAvailable): the first subrequest that can be allocated;
+        raises ``_MaxSizeExceeded`` when every one of them exceeds the result's size limit."""
+        all_exceeded = True
+        sub = 0
+        while (ci, ri, sub) in self.request_data:
+            try:
+                ok = self._allocate_one(ci, ri, sub, di, True)
+            except _MaxSizeExceeded:
+                sub += 1
+                continue
+            all_exceeded = False
+            if ok:
+                self.request_data[(ci, ri, 0)].selected_sub_request = sub
+                return True
+            sub += 1
+        if all_exceeded:
+            raise _MaxSizeExceeded()
+        return False
+
+    def _allocate_any(self, key: tuple[int, int, int], rd: _RequestData, di: int, sub_request: bool) -> bool:
+        """Device ``di`` of an ExactCount request: each free, selectable device in pool order, until
+        the rest of the search succeeds with it."""
+        ci, ri, si = key
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -648,17 +646,21 @@ class _Run:
                     if not self._selectable(key, rd, s, dix):
                         continue
                     undo = self._allocate_device(ci, rd, did, device, s, must=False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._allocate_one(ci, ri, si, di + 1, sub_request)
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
+                    if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
                         return True
-                    undo()
         return False
+
+    def _descend(self, undo: Callable[[], None], ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
+        """With a device just recorded (``undo`` takes it back): the rest of the search, from the
+        next device; the device is taken back unless it succeeds."""
+        try:
+            done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+        except BaseException:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
 
     def _allocate_device(self, ci: int, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice,
                          must: bool) -> Callable[[], None] | None:
@@ -823,40 +825,49 @@ class SimplePlan:
         pools = [] if no_pools else self.a.index.pools_for(node)
         need = self.count
         taken: list[tuple[ResourceSlice, int]] = []
-        pool_allocated = self.a.pool_allocated
         for pool in pools:
             if len(taken) == need:
                 break
             if pool.incomplete or pool.invalid:
                 continue
             for sl in pool.slices:
-                names, positions, errors = self._slice_candidates(sl)
-                if pool_allocated is not None:
-                    used = pool_allocated(sl.driver, sl.pool.name)
-                    for j, name in enumerate(names):
-                        if name in used:
-                            continue
-                        if errors is not None and j in errors:
-                            self._raise(errors[j])
-                        taken.append((sl, positions[j]))
-                        if len(taken) == need:
-                            break
-                else:
-                    ids = self.a.index.device_ids(sl)
-                    for j, di in enumerate(positions):
-                        if self.a.is_allocated(ids[di]):
-                            continue
-                        if errors is not None and j in errors:
-                            self._raise(errors[j])
-                        taken.append((sl, di))
-                        if len(taken) == need:
-                            break
+                self._take_from(sl, need, taken)
                 if len(taken) == need:
                     break
         if len(taken) < need:
             if any(p.invalid for p in pools):
                 raise NodeAllocationError("invalid resource pools were encountered")
             return None
+        return self._result(taken, need)
+
+    def _take_from(self, sl: ResourceSlice, need: int, taken: list[tuple[ResourceSlice, int]]) -> None:
+        """Add the free devices of ``sl`` the selectors accept to ``taken``, in order, until it
+        holds ``need``; raise the selector error of a device it would take."""
+        names, positions, errors = self._slice_candidates(sl)
+        pool_allocated = self.a.pool_allocated
+        if pool_allocated is not None:
+            used = pool_allocated(sl.driver, sl.pool.name)
+            for j, name in enumerate(names):
+                if name in used:
+                    continue
+                if errors is not None and j in errors:
+                    self._raise(errors[j])
+                taken.append((sl, positions[j]))
+                if len(taken) == need:
+                    return
+            return
+        ids = self.a.index.device_ids(sl)
+        for j, di in enumerate(positions):
+            if self.a.is_allocated(ids[di]):
+                continue
+            if errors is not None and j in errors:
+                self._raise(errors[j])
+            taken.append((sl, di))
+            if len(taken) == need:
+                return
+
+    def _result(self, taken: list[tuple[ResourceSlice, int]], need: int) -> Sequence[AllocationResult]:
+        """The allocation of ``taken``, shared through the index by every plan with this memo."""
         if self.memo is None:
             return (self._build(taken),)
         key = (self.memo, *[(id(sl), di) for sl, di in taken]) if need != 1 else \

@@ -665,119 +665,20 @@ class _Coster:
     def function(self, e: _Call, target: _Info | None, args: list[_Info],
                  costs: list[int]) -> tuple[int, _Info]:
         """``functionCost`` with Kubernetes' ``EstimateCallCost`` first, for this call's overloads."""
-        fn, n = e.fn, len(args)
+        fn = e.fn
         arg_sum = 0
         for c in costs:
             arg_sum = _add(arg_sum, c)
-        kinds = [a.t.kind for a in args]
         result = _Info(_RESULTS.get(fn, _DYN))
         # library/cost.go (EstimateCallCost): its estimate plus the arguments.
         if fn in _LIB_O1:
             return _add(1, arg_sum), _Info(_LIB_O1[fn])
-        if target is not None:
-            ts = _size(target)
-            if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
-                if target.t.kind == "list":
-                    el = 1
-                    elem = target.t.elem or _DYN
-                    if elem.kind in _STRINGISH:
-                        el = _add(el, _factor(_size(_Info(elem, _child(target.path, "@items")))[1], _STRING_TRAVERSAL))
-                    return _add(_mul(ts[1], el), arg_sum), _Info(elem if fn in ("sum", "max", "min") else
-                                                                  result.t)
-                return _add(_factor(ts[1], _STRING_TRAVERSAL), arg_sum), result
-            if fn in ("lowerAscii", "upperAscii", "substring", "trim"):
-                return _add(_factor(ts[1], _STRING_TRAVERSAL), arg_sum), _Info(_STRING, size=ts)
-            if fn == "replace" and n >= 2:
-                return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(
-                    _STRING, size=_replace_size(ts, _size(args[0]), _size(args[1])))
-            if fn == "split":
-                top = ts[1]
-                limit = e.args[1].value if n > 1 and isinstance(e.args[1], _Lit) else None
-                if isinstance(limit, int) and not isinstance(limit, bool):
-                    top = limit % 2**64         # uint64(i): a negative limit wraps, as in Go
-                return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(result.t, size=(0, top))
-            if fn == "join":
-                sz: Size = (0, 0)
-                if target.t.kind == "list":
-                    elem = target.t.elem or _DYN
-                    sz = _size_mul(ts, _size(_Info(elem, _child(target.path, "@items"))))
-                if n > 0:
-                    seps = (max(ts[0] - 1, 0), max(ts[1] - 1, 0))
-                    sz = _size_add(sz, _size_mul(_size(args[0]), seps))
-                return _add(_factor(sz[1], _STRING_TRAVERSAL), arg_sum), _Info(_STRING, size=sz)
-            if fn in ("find", "findAll") and n >= 1:
-                s = _factor(_add(ts[1], 1), _STRING_TRAVERSAL)
-                r = _factor(_size(args[0])[1], _REGEX_LENGTH)
-                return _add(_mul(s, r), arg_sum), _Info(result.t, size=(0, ts[1]))
-        # cel-go checker/cost.go (functionCost).
-        if fn in ("_&&_", "_||_"):
-            return arg_sum, result
-        if fn == "_?_:_":
-            size = _union(_size(args[1]), _size(args[2]))
-            t = args[1].t if args[1].t.kind == args[2].t.kind else _DYN
-            return _add(costs[0], max(costs[1], costs[2])), _Info(t, size=size)
-        if fn == "_==_" and kinds[0] == kinds[1] and kinds[0] in ("quantity", "semver"):
-            return _add(1, arg_sum), result       # library/cost.go: O(1) equality of these types
-        if fn in ("_==_", "_!=_"):
-            return _add(_equality(args[0], args[1]), arg_sum), result
-        if fn in ("_<_", "_<=_", "_>_", "_>=_"):
-            cost = 1
-            if _maybe(kinds, _STRINGISH):
-                cost = _equality(args[0], args[1])
-                if not any(k in _STRINGISH for k in kinds):
-                    cost = max(cost, 1)           # dyn operands: the numeric overloads too
-            return _add(cost, arg_sum), _Info(_BOOL)
-        if fn == "@in":
-            rk = kinds[1]
-            if rk == "list":
-                return _add(_factor(_size(args[1])[1], 1), arg_sum), result
-            if rk == "dyn":
-                return _add(max(_factor(_size(args[1])[1], 1), 1), arg_sum), result
-            return _add(1, arg_sum), result
-        if fn == "_+_" and n == 2:
-            size = _size_add(_size(args[0]), _size(args[1]))
-            if "list" in kinds:
-                return _add(1, arg_sum), _Info(args[0].t if kinds[0] == "list" else args[1].t, size=size)
-            if _maybe(kinds, _STRINGISH):
-                cost = _factor(size[1], _STRING_TRAVERSAL)
-                t = args[0].t if kinds[0] in _STRINGISH else args[1].t if kinds[1] in _STRINGISH else _DYN
-                return _add(max(cost, 1) if t is _DYN else cost, arg_sum), _Info(t, size=size)
-            return _add(1, arg_sum), _Info(args[0].t)
-        if fn in ("startsWith", "endsWith") and n == 1 and target is not None:
-            return _add(_factor(_size(args[0])[1], _STRING_TRAVERSAL), arg_sum), result
-        if fn == "contains" and n == 1 and target is not None and target.t.kind in ("string", "dyn"):
-            s = _factor(_size(target)[1], _STRING_TRAVERSAL)
-            return _add(_mul(s, _factor(_size(args[0])[1], _STRING_TRAVERSAL)), arg_sum), result
-        if fn == "matches" and n == 1 and target is not None:
-            s = _factor(_add(_size(target)[1], 1), _STRING_TRAVERSAL)
-            return _add(_mul(s, _factor(_size(args[0])[1], _REGEX_LENGTH)), arg_sum), result
-        if fn == "string" and n == 1 and target is None and kinds[0] in ("bytes", "dyn"):
-            sz = _size(args[0])
-            cost = _factor(sz[1], _STRING_TRAVERSAL)
-            return _add(max(cost, 1) if kinds[0] == "dyn" else cost, arg_sum), _Info(_STRING, size=(sz[0] // 4, sz[1]))
-        if fn == "bytes" and n == 1 and target is None and kinds[0] in ("string", "dyn"):
-            sz = _size(args[0])
-            cost = _factor(sz[1], _STRING_TRAVERSAL)
-            return _add(max(cost, 1) if kinds[0] == "dyn" else cost, arg_sum), _Info(
-                result.t, size=(sz[0], _mul(sz[1], 4)))
-        if fn == "strings.quote" and n == 1:
-            sz = _size(args[0])
-            return _add(_factor(sz[1], _STRING_TRAVERSAL), arg_sum), _Info(
-                _STRING, size=(_add(sz[0], 2), _add(_mul(sz[1], 2), 2)))
-        if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and n == 2:
-            # ext/sets.go's estimateSetsCost: the sizes' product (twice for equivalent), plus 1.
-            product = _factor(_mul(_size(args[0])[1], _size(args[1])[1]), 2.0 if fn == "sets.equivalent" else 1.0)
-            return _add(_add(product, 1), arg_sum), result
-        if fn == "_[_]" and n == 2:
-            t = args[0].t
-            out = _Info(_DYN, size=args[0].entry)
-            if t.kind == "list":
-                out = _Info(t.elem or _DYN, _child(args[0].path, "@items"), args[0].entry)
-            elif t.kind == "map":
-                out = _Info(t.elem or _DYN, _child(args[0].path, "@values"), args[0].entry)
-            return _add(1, arg_sum), out
-        if fn in ("_-_", "_*_", "_/_", "_%_", "-_") and n:
-            return _add(1, arg_sum), _Info(args[0].t)
+        call = _CallArgs(e, fn, len(args), target, args, [a.t.kind for a in args], costs, arg_sum, result)
+        # Then cel-go checker/cost.go (functionCost): the first rule that applies, in this order.
+        for rule in _CALL_RULES:
+            got = rule(call)
+            if got is not None:
+                return got
         return _add(1, arg_sum), result
 
 
@@ -834,3 +735,183 @@ def estimate_cost(expression: str) -> int:
         return _Coster().cost(tree)[0]
     except RecursionError as e:
         raise CostError("expression nested too deeply") from e
+
+
+@dataclass(frozen=True, slots=True)
+class _CallArgs:
+    """One call, as the cost rules read it."""
+
+    e: _Call
+    fn: str
+    n: int
+    target: _Info | None
+    args: list[_Info]
+    kinds: list[str]
+    costs: list[int]
+    arg_sum: int
+    result: _Info
+
+
+def _member_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """library/cost.go's member functions of a target (``EstimateCallCost``)."""
+    fn, n, target, args, arg_sum, result = c.fn, c.n, c.target, c.args, c.arg_sum, c.result
+    if target is None:
+        return None
+    ts = _size(target)
+    if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
+        if target.t.kind == "list":
+            el = 1
+            elem = target.t.elem or _DYN
+            if elem.kind in _STRINGISH:
+                el = _add(el, _factor(_size(_Info(elem, _child(target.path, "@items")))[1], _STRING_TRAVERSAL))
+            return _add(_mul(ts[1], el), arg_sum), _Info(elem if fn in ("sum", "max", "min") else
+                                                          result.t)
+        return _add(_factor(ts[1], _STRING_TRAVERSAL), arg_sum), result
+    if fn in ("lowerAscii", "upperAscii", "substring", "trim"):
+        return _add(_factor(ts[1], _STRING_TRAVERSAL), arg_sum), _Info(_STRING, size=ts)
+    if fn == "replace" and n >= 2:
+        return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(
+            _STRING, size=_replace_size(ts, _size(args[0]), _size(args[1])))
+    if fn in ("find", "findAll") and n >= 1:
+        s = _factor(_add(ts[1], 1), _STRING_TRAVERSAL)
+        r = _factor(_size(args[0])[1], _REGEX_LENGTH)
+        return _add(_mul(s, r), arg_sum), _Info(result.t, size=(0, ts[1]))
+    return None
+
+
+def _split_join_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """library/cost.go's ``split`` and ``join`` of a target."""
+    e, fn, n, target, args, arg_sum, result = c.e, c.fn, c.n, c.target, c.args, c.arg_sum, c.result
+    if target is None:
+        return None
+    ts = _size(target)
+    if fn == "split":
+        top = ts[1]
+        limit = e.args[1].value if n > 1 and isinstance(e.args[1], _Lit) else None
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            top = limit % 2**64         # uint64(i): a negative limit wraps, as in Go
+        return _add(_factor(ts[1], 2 * _STRING_TRAVERSAL), arg_sum), _Info(result.t, size=(0, top))
+    if fn == "join":
+        sz: Size = (0, 0)
+        if target.t.kind == "list":
+            elem = target.t.elem or _DYN
+            sz = _size_mul(ts, _size(_Info(elem, _child(target.path, "@items"))))
+        if n > 0:
+            seps = (max(ts[0] - 1, 0), max(ts[1] - 1, 0))
+            sz = _size_add(sz, _size_mul(_size(args[0]), seps))
+        return _add(_factor(sz[1], _STRING_TRAVERSAL), arg_sum), _Info(_STRING, size=sz)
+    return None
+
+
+def _logic_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """Logic, the conditional and equality (checker/cost.go's ``functionCost``)."""
+    fn, args, kinds, costs, arg_sum, result = c.fn, c.args, c.kinds, c.costs, c.arg_sum, c.result
+    if fn in ("_&&_", "_||_"):
+        return arg_sum, result
+    if fn == "_?_:_":
+        size = _union(_size(args[1]), _size(args[2]))
+        t = args[1].t if args[1].t.kind == args[2].t.kind else _DYN
+        return _add(costs[0], max(costs[1], costs[2])), _Info(t, size=size)
+    if fn == "_==_" and kinds[0] == kinds[1] and kinds[0] in ("quantity", "semver"):
+        return _add(1, arg_sum), result       # library/cost.go: O(1) equality of these types
+    if fn in ("_==_", "_!=_"):
+        return _add(_equality(args[0], args[1]), arg_sum), result
+    return None
+
+
+def _compare_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """Ordering comparisons."""
+    fn, args, kinds, arg_sum = c.fn, c.args, c.kinds, c.arg_sum
+    if fn in ("_<_", "_<=_", "_>_", "_>=_"):
+        cost = 1
+        if _maybe(kinds, _STRINGISH):
+            cost = _equality(args[0], args[1])
+            if not any(k in _STRINGISH for k in kinds):
+                cost = max(cost, 1)           # dyn operands: the numeric overloads too
+        return _add(cost, arg_sum), _Info(_BOOL)
+    return None
+
+
+def _in_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """``in``, by the right operand's kind."""
+    fn, args, kinds, arg_sum, result = c.fn, c.args, c.kinds, c.arg_sum, c.result
+    if fn == "@in":
+        rk = kinds[1]
+        if rk == "list":
+            return _add(_factor(_size(args[1])[1], 1), arg_sum), result
+        if rk == "dyn":
+            return _add(max(_factor(_size(args[1])[1], 1), 1), arg_sum), result
+        return _add(1, arg_sum), result
+    return None
+
+
+def _plus_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """``+`` on lists, strings and bytes, and numbers."""
+    fn, n, args, kinds, arg_sum = c.fn, c.n, c.args, c.kinds, c.arg_sum
+    if fn == "_+_" and n == 2:
+        size = _size_add(_size(args[0]), _size(args[1]))
+        if "list" in kinds:
+            return _add(1, arg_sum), _Info(args[0].t if kinds[0] == "list" else args[1].t, size=size)
+        if _maybe(kinds, _STRINGISH):
+            cost = _factor(size[1], _STRING_TRAVERSAL)
+            t = args[0].t if kinds[0] in _STRINGISH else args[1].t if kinds[1] in _STRINGISH else _DYN
+            return _add(max(cost, 1) if t is _DYN else cost, arg_sum), _Info(t, size=size)
+        return _add(1, arg_sum), _Info(args[0].t)
+    return None
+
+
+def _string_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """``startsWith``, ``endsWith``, ``contains`` and ``matches`` of a string target."""
+    fn, n, target, args, arg_sum, result = c.fn, c.n, c.target, c.args, c.arg_sum, c.result
+    if fn in ("startsWith", "endsWith") and n == 1 and target is not None:
+        return _add(_factor(_size(args[0])[1], _STRING_TRAVERSAL), arg_sum), result
+    if fn == "contains" and n == 1 and target is not None and target.t.kind in ("string", "dyn"):
+        s = _factor(_size(target)[1], _STRING_TRAVERSAL)
+        return _add(_mul(s, _factor(_size(args[0])[1], _STRING_TRAVERSAL)), arg_sum), result
+    if fn == "matches" and n == 1 and target is not None:
+        s = _factor(_add(_size(target)[1], 1), _STRING_TRAVERSAL)
+        return _add(_mul(s, _factor(_size(args[0])[1], _REGEX_LENGTH)), arg_sum), result
+    return None
+
+
+def _conversion_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """``string(bytes)``, ``bytes(string)`` and ``strings.quote``."""
+    fn, n, target, args, kinds, arg_sum, result = c.fn, c.n, c.target, c.args, c.kinds, c.arg_sum, c.result
+    if fn == "string" and n == 1 and target is None and kinds[0] in ("bytes", "dyn"):
+        sz = _size(args[0])
+        cost = _factor(sz[1], _STRING_TRAVERSAL)
+        return _add(max(cost, 1) if kinds[0] == "dyn" else cost, arg_sum), _Info(_STRING, size=(sz[0] // 4, sz[1]))
+    if fn == "bytes" and n == 1 and target is None and kinds[0] in ("string", "dyn"):
+        sz = _size(args[0])
+        cost = _factor(sz[1], _STRING_TRAVERSAL)
+        return _add(max(cost, 1) if kinds[0] == "dyn" else cost, arg_sum), _Info(
+            result.t, size=(sz[0], _mul(sz[1], 4)))
+    if fn == "strings.quote" and n == 1:
+        sz = _size(args[0])
+        return _add(_factor(sz[1], _STRING_TRAVERSAL), arg_sum), _Info(
+            _STRING, size=(_add(sz[0], 2), _add(_mul(sz[1], 2), 2)))
+    return None
+
+
+def _collection_cost(c: _CallArgs) -> tuple[int, _Info] | None:
+    """Sets, indexing and arithmetic."""
+    fn, n, args, arg_sum, result = c.fn, c.n, c.args, c.arg_sum, c.result
+    if fn in ("sets.contains", "sets.equivalent", "sets.intersects") and n == 2:
+        # ext/sets.go's estimateSetsCost: the sizes' product (twice for equivalent), plus 1.
+        product = _factor(_mul(_size(args[0])[1], _size(args[1])[1]), 2.0 if fn == "sets.equivalent" else 1.0)
+        return _add(_add(product, 1), arg_sum), result
+    if fn == "_[_]" and n == 2:
+        t = args[0].t
+        out = _Info(_DYN, size=args[0].entry)
+        if t.kind == "list":
+            out = _Info(t.elem or _DYN, _child(args[0].path, "@items"), args[0].entry)
+        elif t.kind == "map":
+            out = _Info(t.elem or _DYN, _child(args[0].path, "@values"), args[0].entry)
+        return _add(1, arg_sum), out
+    if fn in ("_-_", "_*_", "_/_", "_%_", "-_") and n:
+        return _add(1, arg_sum), _Info(args[0].t)
+    return None
+
+
+_CALL_RULES = (_member_cost, _split_join_cost, _logic_cost, _compare_cost, _in_cost, _plus_cost, _string_cost,
+               _conversion_cost, _collection_cost)
