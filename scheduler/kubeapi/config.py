@@ -116,48 +116,19 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
         default = Path.home() / ".kube" / "config"
         path = str(default) if default.exists() else None
     if path is None:
-        if (SA_DIR / "token").exists() and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            ctx = ssl.create_default_context(cafile=str(SA_DIR / "ca.crt"))
-            host, port = os.environ["KUBERNETES_SERVICE_HOST"], os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-            ns = (SA_DIR / "namespace").read_text().strip() if (SA_DIR / "namespace").exists() else "default"
-            return KubeConfig(f"https://{host}:{port}", token_file=str(SA_DIR / "token"), ssl_context=ctx,
-                              namespace=ns, ca_path=str(SA_DIR / "ca.crt"))
-        raise ConfigError("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")
+        return _in_cluster()
     try:
         doc = yaml.safe_load(Path(path).read_text()) or {}
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read kubeconfig {path}: {e}") from None
-    ctx_name = context or doc.get("current-context")
-    ctxs = {c["name"]: c.get("context", {}) for c in doc.get("contexts") or []}
-    if ctx_name not in ctxs:
-        raise ConfigError(f"kubeconfig {path}: context {ctx_name!r} not found (have: {', '.join(ctxs) or 'none'})")
-    ctx = ctxs[ctx_name]
-    clusters = {c["name"]: c.get("cluster", {}) for c in doc.get("clusters") or []}
-    users = {u["name"]: u.get("user", {}) for u in doc.get("users") or []}
-    cluster = clusters.get(ctx.get("cluster"))
-    if cluster is None or not cluster.get("server"):
-        raise ConfigError(f"kubeconfig {path}: cluster {ctx.get('cluster')!r} has no server")
-    user = users.get(ctx.get("user"), {}) or {}
+    ctx, cluster, user = _context(path, doc, context)
     server = str(cluster["server"]).rstrip("/")
     proxy = cluster.get("proxy-url") or None
     if proxy is not None and not str(proxy).startswith(("http://", "https://")):
         raise ConfigError(f"kubeconfig {path}: proxy-url {proxy!r}: only http:// and https:// proxies are supported")
     tls_name = cluster.get("tls-server-name") or None
-    sslctx: ssl.SSLContext | bool | None = None
-    ca = cert = key = None
     insecure = bool(cluster.get("insecure-skip-tls-verify"))
-    if server.startswith("https://"):
-        if insecure:
-            sslctx = False
-        else:
-            ca = _data_file(cluster, "certificate-authority")
-            try:
-                sslctx = ssl.create_default_context(cafile=ca)
-            except (OSError, ssl.SSLError) as e:
-                raise ConfigError(f"kubeconfig {path}: certificate-authority: {e}") from None
-        cert, key = _data_file(user, "client-certificate"), _data_file(user, "client-key")
-        if cert and key and isinstance(sslctx, ssl.SSLContext):
-            sslctx.load_cert_chain(cert, key)
+    sslctx, ca, cert, key = _tls(path, server, cluster, user, insecure)
     creds: ExecCredentials | None = None
     if user.get("exec"):
         info = {"server": server, "insecure-skip-tls-verify": insecure,
@@ -172,3 +143,50 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Ku
     return KubeConfig(server, token=user.get("token"), token_file=user.get("tokenFile"), ssl_context=sslctx,
                       namespace=ctx.get("namespace", "default"), ca_path=ca, cert_path=cert, key_path=key,
                       insecure=insecure, tls_server_name=tls_name, proxy_url=proxy, credentials=creds)
+
+
+def _in_cluster() -> KubeConfig:
+    """The pod's service account config (no kubeconfig found)."""
+    if (SA_DIR / "token").exists() and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        ctx = ssl.create_default_context(cafile=str(SA_DIR / "ca.crt"))
+        host, port = os.environ["KUBERNETES_SERVICE_HOST"], os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        ns = (SA_DIR / "namespace").read_text().strip() if (SA_DIR / "namespace").exists() else "default"
+        return KubeConfig(f"https://{host}:{port}", token_file=str(SA_DIR / "token"), ssl_context=ctx,
+                          namespace=ns, ca_path=str(SA_DIR / "ca.crt"))
+    raise ConfigError("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")
+
+
+def _context(path: str, doc: Any, context: str | None) -> tuple[Any, Any, Any]:
+    """The chosen context of a kubeconfig document, its cluster (with a server) and its user."""
+    ctx_name = context or doc.get("current-context")
+    ctxs = {c["name"]: c.get("context", {}) for c in doc.get("contexts") or []}
+    if ctx_name not in ctxs:
+        raise ConfigError(f"kubeconfig {path}: context {ctx_name!r} not found (have: {', '.join(ctxs) or 'none'})")
+    ctx = ctxs[ctx_name]
+    clusters = {c["name"]: c.get("cluster", {}) for c in doc.get("clusters") or []}
+    users = {u["name"]: u.get("user", {}) for u in doc.get("users") or []}
+    cluster = clusters.get(ctx.get("cluster"))
+    if cluster is None or not cluster.get("server"):
+        raise ConfigError(f"kubeconfig {path}: cluster {ctx.get('cluster')!r} has no server")
+    user = users.get(ctx.get("user"), {}) or {}
+    return ctx, cluster, user
+
+
+def _tls(path: str, server: str, cluster: Any, user: Any, insecure: bool
+         ) -> tuple[ssl.SSLContext | bool | None, str | None, str | None, str | None]:
+    """(SSL context, CA file, client certificate file, client key file) for an https server."""
+    sslctx: ssl.SSLContext | bool | None = None
+    ca = cert = key = None
+    if server.startswith("https://"):
+        if insecure:
+            sslctx = False
+        else:
+            ca = _data_file(cluster, "certificate-authority")
+            try:
+                sslctx = ssl.create_default_context(cafile=ca)
+            except (OSError, ssl.SSLError) as e:
+                raise ConfigError(f"kubeconfig {path}: certificate-authority: {e}") from None
+        cert, key = _data_file(user, "client-certificate"), _data_file(user, "client-key")
+        if cert and key and isinstance(sslctx, ssl.SSLContext):
+            sslctx.load_cert_chain(cert, key)
+    return sslctx, ca, cert, key

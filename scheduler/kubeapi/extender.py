@@ -57,7 +57,7 @@ from scheduler.errors import SchedulerError
 from scheduler.framework.extender import ExtenderFilterResult, ObjectSource, Victims
 from scheduler.kubeapi.config import _data_file
 from scheduler.model import Node, Pod
-from scheduler.profiles.extender_config import ExtenderConfig
+from scheduler.profiles.extender_config import ExtenderConfig, ExtenderTLSConfig
 
 __all__ = ["MAX_BODY", "ExtenderError", "HTTPExtender", "http_extender", "node_object", "pod_object"]
 
@@ -272,14 +272,7 @@ def _ssl_context(config: ExtenderConfig) -> ssl.SSLContext | None:
     if tls is not None and tls.insecure and has_ca:
         raise ValueError("specifying a root certificates file with the insecure flag is not allowed")
     try:
-        if insecure:
-            ctx = ssl.create_default_context()
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        elif tls is not None and tls.ca_data:
-            ctx = ssl.create_default_context(cadata=_pem(tls.ca_data))
-        else:
-            ctx = ssl.create_default_context(cafile=tls.ca_file if tls is not None and tls.ca_file else None)
+        ctx = _verifying_context(tls, insecure)
         if tls is not None and (tls.cert_data or tls.cert_file) and (tls.key_data or tls.key_file):
             cert = _data_file({"c-data": tls.cert_data} if tls.cert_data else {"c": tls.cert_file}, "c")
             key = _data_file({"k-data": tls.key_data} if tls.key_data else {"k": tls.key_file}, "k")
@@ -288,6 +281,18 @@ def _ssl_context(config: ExtenderConfig) -> ssl.SSLContext | None:
     except (OSError, ssl.SSLError) as e:
         raise ValueError(f"tlsConfig: {e}") from None
     return ctx
+
+
+def _verifying_context(tls: ExtenderTLSConfig | None, insecure: bool) -> ssl.SSLContext:
+    """A context that verifies nothing (insecure), or the server against the configured CA."""
+    if insecure:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+    if tls is not None and tls.ca_data:
+        return ssl.create_default_context(cadata=_pem(tls.ca_data))
+    return ssl.create_default_context(cafile=tls.ca_file if tls is not None and tls.ca_file else None)
 
 
 def _pem(data: str) -> str:

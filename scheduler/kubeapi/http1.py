@@ -206,19 +206,12 @@ class Http1Pool:
 
     async def _exchange(self, method: str, head: bytes, body: bytes | None,
                         on_head: Callable[[int], None] | None, *, fresh: bool) -> Response:
-        conn: _Conn | None = None
-        while not fresh and self._idle:
-            c = self._idle.pop()
-            if not c.stale():
-                conn = c
-                break
-            c.abort()
+        conn = None if fresh else self._idle_conn()
         reused = conn is not None
         if conn is None:
             conn = await self._connect()
         self._busy.add(conn)
         keep = False
-        got_byte = False
         try:
             if body is None:
                 conn.writer.write(head)
@@ -228,55 +221,13 @@ class Http1Pool:
                 conn.writer.write(head)
                 conn.writer.write(body)
                 await conn.writer.drain()
-            reader = conn.reader
-            while True:
-                try:
-                    raw_head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError as e:
-                    if not e.partial and reused and method in _REPLAYABLE:
-                        raise _Retry from None
-                    raise ServerDisconnectedError(
-                        "the server closed the connection " + ("mid-response head" if e.partial
-                                                               else "without a response")) from None
-                except asyncio.LimitOverrunError:
-                    raise BadResponseError(f"response head longer than {_HEAD_LIMIT} bytes") from None
-                except (ConnectionResetError, BrokenPipeError):
-                    if reused and method in _REPLAYABLE and not got_byte:
-                        raise _Retry from None
-                    raise
-                got_byte = True
-                status, version, hdrs = _parse_head(raw_head)
-                if status >= 200 or status == 101:
-                    break          # 1xx interim responses (100 Continue, 103) are skipped
+            status, version, hdrs = await _read_head(conn.reader, method, reused)
             if on_head is not None:
                 on_head(status)
-            keep = version != "HTTP/1.0"
-            conn_tokens = hdrs.get("connection")
-            if conn_tokens:
-                tokens = conn_tokens.lower()
-                if "close" in tokens:
-                    keep = False
-                elif "keep-alive" in tokens:
-                    keep = True
-            if method == "HEAD" or status in (204, 304) or status < 200:
-                data = b""
-            elif "chunked" in (hdrs.get("transfer-encoding") or "").lower():
-                data = await _read_chunked(reader)
-            elif (clen := hdrs.get("content-length")) is not None:
-                try:
-                    n = int(clen)
-                except ValueError:
-                    raise BadResponseError(f"bad Content-Length {clen!r}") from None
-                if n < 0:
-                    raise BadResponseError(f"bad Content-Length {clen!r}")
-                try:
-                    data = await reader.readexactly(n)
-                except asyncio.IncompleteReadError as e:
-                    raise ServerDisconnectedError(f"the server closed the connection after {len(e.partial)} "
-                                                  f"of {n} bytes of the body") from None
-            else:
+            keep = _keep_alive(version, hdrs)
+            data, to_close = await _read_body(conn.reader, method, status, hdrs)
+            if to_close:
                 keep = False       # framed by the end of the connection
-                data = await reader.read()
             encoding = hdrs.get("content-encoding")
             if encoding and data:
                 data = _decode(encoding, data)
@@ -290,6 +241,15 @@ class Http1Pool:
                 self._idle.append(conn)
             else:
                 conn.abort()
+
+    def _idle_conn(self) -> _Conn | None:
+        """The most recently idled connection that is not stale; stale ones are dropped."""
+        while self._idle:
+            c = self._idle.pop()
+            if not c.stale():
+                return c
+            c.abort()
+        return None
 
     async def close(self) -> None:
         """Close every connection; a request still running then fails with its connection aborted."""
@@ -326,6 +286,69 @@ def _parse_head(head: bytes) -> tuple[int, str, Headers]:
         old = dict.get(hdrs, key)
         dict.__setitem__(hdrs, key, f"{old}, {val}" if old is not None else val)
     return int(parts[1]), parts[0].decode("latin-1"), hdrs
+
+
+async def _read_head(reader: asyncio.StreamReader, method: str, reused: bool
+                     ) -> tuple[int, str, Headers]:
+    """The final response head (1xx interim ones, 100 Continue or 103, are skipped). On a reused
+    connection the server may have closed before any byte came: ``_Retry`` for a replayable method."""
+    got_byte = False
+    while True:
+        try:
+            raw_head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as e:
+            if not e.partial and reused and method in _REPLAYABLE:
+                raise _Retry from None
+            raise ServerDisconnectedError(
+                "the server closed the connection " + ("mid-response head" if e.partial
+                                                       else "without a response")) from None
+        except asyncio.LimitOverrunError:
+            raise BadResponseError(f"response head longer than {_HEAD_LIMIT} bytes") from None
+        except (ConnectionResetError, BrokenPipeError):
+            if reused and method in _REPLAYABLE and not got_byte:
+                raise _Retry from None
+            raise
+        got_byte = True
+        status, version, hdrs = _parse_head(raw_head)
+        if status >= 200 or status == 101:
+            return status, version, hdrs
+
+
+def _keep_alive(version: str, hdrs: Headers) -> bool:
+    """Whether the connection stays open after this response (HTTP/1.1's default, or Connection)."""
+    keep = version != "HTTP/1.0"
+    conn_tokens = hdrs.get("connection")
+    if conn_tokens:
+        tokens = conn_tokens.lower()
+        if "close" in tokens:
+            keep = False
+        elif "keep-alive" in tokens:
+            keep = True
+    return keep
+
+
+async def _read_body(reader: asyncio.StreamReader, method: str, status: int, hdrs: Headers
+                     ) -> tuple[bytes, bool]:
+    """The body as framed (none, chunked, Content-Length, or up to the end of the connection);
+    True with it when the end of the connection framed it."""
+    if method == "HEAD" or status in (204, 304) or status < 200:
+        return b"", False
+    if "chunked" in (hdrs.get("transfer-encoding") or "").lower():
+        return await _read_chunked(reader), False
+    clen = hdrs.get("content-length")
+    if clen is None:
+        return await reader.read(), True
+    try:
+        n = int(clen)
+    except ValueError:
+        raise BadResponseError(f"bad Content-Length {clen!r}") from None
+    if n < 0:
+        raise BadResponseError(f"bad Content-Length {clen!r}")
+    try:
+        return await reader.readexactly(n), False
+    except asyncio.IncompleteReadError as e:
+        raise ServerDisconnectedError(f"the server closed the connection after {len(e.partial)} "
+                                      f"of {n} bytes of the body") from None
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
