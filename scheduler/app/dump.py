@@ -179,34 +179,59 @@ def strip(obj: Obj) -> Obj:
         if k not in ("apiVersion", "kind", "metadata", "status"):
             out[k] = copy.deepcopy(v)
     status = obj.get("status") or {}
-    if kind == "Pod":
-        out["spec"] = _strip_pod_spec(out.get("spec") or {})
-        kept = {k: status[k] for k in ("phase", "conditions", "nominatedNodeName", "resourceClaimStatuses",
-                                       "extendedResourceClaimStatus") if status.get(k)}
-    elif kind == "Node":
-        spec = out.get("spec") or {}
-        out["spec"] = {k: v for k, v in spec.items() if k in ("taints", "unschedulable")}
-        kept = {k: status[k] for k in ("capacity", "allocatable", "conditions", "images") if status.get(k)}
-    elif kind in WORKLOADS:
-        template = ((out.get("spec") or {}).get("template") or {})
-        if template:
-            template["metadata"] = _strip_meta(template.get("metadata") or {})
-            template["spec"] = _strip_pod_spec(template.get("spec") or {})
-        kept = {}
-    elif kind in ("PersistentVolume", "PersistentVolumeClaim"):
-        kept = {k: status[k] for k in ("phase",) if status.get(k)}
-    elif kind == "ResourceClaim":
-        kept = {k: status[k] for k in ("allocation", "reservedFor") if status.get(k)}
-    elif kind == "Service":
-        # the selector is what scheduling reads; the addresses the server allocated are not
-        spec = out.get("spec") or {}
-        out["spec"] = {k: v for k, v in spec.items() if k in ("selector", "ports", "type")}
-        kept = {}
-    else:
-        kept = {}
+    strip_kind = _STRIP_BY_KIND.get(str(kind))
+    if strip_kind is None and kind in WORKLOADS:
+        strip_kind = _strip_workload
+    kept = strip_kind(out, status) if strip_kind is not None else {}
     if kept:
         out["status"] = copy.deepcopy(kept)
     return out
+
+
+def _status_fields(status: Obj, keys: Iterable[str]) -> Obj:
+    return {k: status[k] for k in keys if status.get(k)}
+
+
+def _strip_pod(out: Obj, status: Obj) -> Obj:
+    out["spec"] = _strip_pod_spec(out.get("spec") or {})
+    return _status_fields(status, ("phase", "conditions", "nominatedNodeName", "resourceClaimStatuses",
+                                   "extendedResourceClaimStatus"))
+
+
+def _strip_node(out: Obj, status: Obj) -> Obj:
+    spec = out.get("spec") or {}
+    out["spec"] = {k: v for k, v in spec.items() if k in ("taints", "unschedulable")}
+    return _status_fields(status, ("capacity", "allocatable", "conditions", "images"))
+
+
+def _strip_workload(out: Obj, status: Obj) -> Obj:
+    template = ((out.get("spec") or {}).get("template") or {})
+    if template:
+        template["metadata"] = _strip_meta(template.get("metadata") or {})
+        template["spec"] = _strip_pod_spec(template.get("spec") or {})
+    return {}
+
+
+def _strip_volume(out: Obj, status: Obj) -> Obj:
+    return _status_fields(status, ("phase",))
+
+
+def _strip_claim(out: Obj, status: Obj) -> Obj:
+    return _status_fields(status, ("allocation", "reservedFor"))
+
+
+def _strip_service(out: Obj, status: Obj) -> Obj:
+    # the selector is what scheduling reads; the addresses the server allocated are not
+    spec = out.get("spec") or {}
+    out["spec"] = {k: v for k, v in spec.items() if k in ("selector", "ports", "type")}
+    return {}
+
+
+# Per kind: reduce ``out`` in place and return the status fields kept (workloads: _strip_workload).
+_STRIP_BY_KIND: dict[str, Callable[[Obj, Obj], Obj]] = {
+    "Pod": _strip_pod, "Node": _strip_node, "PersistentVolume": _strip_volume,
+    "PersistentVolumeClaim": _strip_volume, "ResourceClaim": _strip_claim, "Service": _strip_service,
+}
 
 
 # ---- --anonymize ------------------------------------------------------------------------------------
@@ -275,79 +300,97 @@ class Anonymizer:
         self._labels(meta.get("labels"), ns)
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
-        if kind == "Pod":
-            self._pod_spec(spec, ns)
-            if status.get("nominatedNodeName"):
-                status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
-            for entry in [*(status.get("resourceClaimStatuses") or []),
-                          *([status["extendedResourceClaimStatus"]] if status.get("extendedResourceClaimStatus")
-                            else [])]:
-                if entry.get("resourceClaimName"):
-                    entry["resourceClaimName"] = self.obj_name("ResourceClaim", ns, entry["resourceClaimName"])
-        elif kind == "ResourceSlice":
-            if spec.get("nodeName"):
-                spec["nodeName"] = self.node(spec["nodeName"])
-            self._node_affinity(spec.get("nodeSelector"))
-            pool = spec.get("pool") or {}
-            if pool.get("name"):
-                pool["name"] = self.pool(pool["name"])
-        elif kind == "ResourceClaim":
-            allocation = status.get("allocation") or {}
-            for result in (allocation.get("devices") or {}).get("results") or []:
-                if result.get("pool"):
-                    result["pool"] = self.pool(result["pool"])
-            self._node_affinity(allocation.get("nodeSelector"))
-            for ref in status.get("reservedFor") or []:
-                if ref.get("name") and ref.get("resource") == "pods":
-                    ref["name"] = self.obj_name("Pod", ns, ref["name"])
-        elif kind in WORKLOADS:
-            template = spec.get("template") or {}
-            self._labels((template.get("metadata") or {}).get("labels"), ns)
-            if kind == "ReplicationController":
-                self._labels(spec.get("selector"), ns)
-            else:
-                self._selector(spec.get("selector"), ns)
-            self._pod_spec(template.get("spec") or {}, ns)
-            for claim in spec.get("volumeClaimTemplates") or []:
-                self._claim_spec(claim.get("spec") or {})
-        elif kind == "Node":
-            for image in status.get("images") or []:
-                image["names"] = [self.image(n) for n in image.get("names") or []]
-            for f in ("addresses", "nodeInfo", "daemonEndpoints"):
-                status.pop(f, None)
-            for f in ("providerID", "podCIDR", "podCIDRs", "externalID"):
-                spec.pop(f, None)
-        elif kind == "PersistentVolumeClaim":
-            self._claim_spec(spec)
-        elif kind == "PersistentVolume":
-            if spec.get("storageClassName"):
-                spec["storageClassName"] = self.storage_class(spec["storageClassName"])
-            ref = spec.get("claimRef")
-            if ref and ref.get("name"):
-                ref_ns = ref.get("namespace")
-                ref["name"] = self.obj_name("PersistentVolumeClaim", ref_ns, ref["name"])
-                if ref_ns:
-                    ref["namespace"] = self.namespace(ref_ns)
-            self._node_affinity((spec.get("nodeAffinity") or {}).get("required"))
-        elif kind == "CSINode":
-            for driver in spec.get("drivers") or []:
-                if driver.get("nodeID"):
-                    driver["nodeID"] = self.name("nodeID", str(driver["nodeID"]), "node-id")
-        elif kind == "CSIStorageCapacity":
-            if obj.get("storageClassName"):
-                obj["storageClassName"] = self.storage_class(obj["storageClassName"])
-            topology = obj.get("nodeTopology") or {}
-            self._selector(topology, ns)
-        elif kind == "PodDisruptionBudget":
-            self._selector(spec.get("selector"), ns)
-        elif kind == "Service":
-            self._labels(spec.get("selector"), ns)
-        elif kind == "StorageClass":
-            for term in obj.get("allowedTopologies") or []:
-                for expr in term.get("matchLabelExpressions") or []:
-                    if expr.get("key") == HOSTNAME_LABEL:
-                        expr["values"] = [self.node(v) for v in expr.get("values") or []]
+        rename = _ANONYMIZE_BY_KIND.get(kind)
+        if rename is None and kind in WORKLOADS:
+            rename = Anonymizer._workload
+        if rename is not None:
+            rename(self, kind, obj, spec, status, ns)
         return obj
+
+    # --- per kind: rename the names in ``obj`` (its ``spec`` and ``status`` given) ---------------
+    def _pod(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        self._pod_spec(spec, ns)
+        if status.get("nominatedNodeName"):
+            status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+        for entry in [*(status.get("resourceClaimStatuses") or []),
+                      *([status["extendedResourceClaimStatus"]] if status.get("extendedResourceClaimStatus")
+                        else [])]:
+            if entry.get("resourceClaimName"):
+                entry["resourceClaimName"] = self.obj_name("ResourceClaim", ns, entry["resourceClaimName"])
+
+    def _resource_slice(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        if spec.get("nodeName"):
+            spec["nodeName"] = self.node(spec["nodeName"])
+        self._node_affinity(spec.get("nodeSelector"))
+        pool = spec.get("pool") or {}
+        if pool.get("name"):
+            pool["name"] = self.pool(pool["name"])
+
+    def _resource_claim(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        allocation = status.get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or []:
+            if result.get("pool"):
+                result["pool"] = self.pool(result["pool"])
+        self._node_affinity(allocation.get("nodeSelector"))
+        for ref in status.get("reservedFor") or []:
+            if ref.get("name") and ref.get("resource") == "pods":
+                ref["name"] = self.obj_name("Pod", ns, ref["name"])
+
+    def _workload(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        template = spec.get("template") or {}
+        self._labels((template.get("metadata") or {}).get("labels"), ns)
+        if kind == "ReplicationController":
+            self._labels(spec.get("selector"), ns)
+        else:
+            self._selector(spec.get("selector"), ns)
+        self._pod_spec(template.get("spec") or {}, ns)
+        for claim in spec.get("volumeClaimTemplates") or []:
+            self._claim_spec(claim.get("spec") or {})
+
+    def _node_obj(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        for image in status.get("images") or []:
+            image["names"] = [self.image(n) for n in image.get("names") or []]
+        for f in ("addresses", "nodeInfo", "daemonEndpoints"):
+            status.pop(f, None)
+        for f in ("providerID", "podCIDR", "podCIDRs", "externalID"):
+            spec.pop(f, None)
+
+    def _pvc(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        self._claim_spec(spec)
+
+    def _pv(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        if spec.get("storageClassName"):
+            spec["storageClassName"] = self.storage_class(spec["storageClassName"])
+        ref = spec.get("claimRef")
+        if ref and ref.get("name"):
+            ref_ns = ref.get("namespace")
+            ref["name"] = self.obj_name("PersistentVolumeClaim", ref_ns, ref["name"])
+            if ref_ns:
+                ref["namespace"] = self.namespace(ref_ns)
+        self._node_affinity((spec.get("nodeAffinity") or {}).get("required"))
+
+    def _csi_node(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        for driver in spec.get("drivers") or []:
+            if driver.get("nodeID"):
+                driver["nodeID"] = self.name("nodeID", str(driver["nodeID"]), "node-id")
+
+    def _csi_capacity(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        if obj.get("storageClassName"):
+            obj["storageClassName"] = self.storage_class(obj["storageClassName"])
+        topology = obj.get("nodeTopology") or {}
+        self._selector(topology, ns)
+
+    def _pdb(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        self._selector(spec.get("selector"), ns)
+
+    def _service(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        self._labels(spec.get("selector"), ns)
+
+    def _storage_class_obj(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        for term in obj.get("allowedTopologies") or []:
+            for expr in term.get("matchLabelExpressions") or []:
+                if expr.get("key") == HOSTNAME_LABEL:
+                    expr["values"] = [self.node(v) for v in expr.get("values") or []]
 
     def _label_value(self, key: str, value: str, ns: str | None) -> str:
         if key == HOSTNAME_LABEL:
@@ -404,6 +447,13 @@ class Anonymizer:
             for c in spec.get(key) or []:
                 if c.get("image"):
                     c["image"] = self.image(c["image"])
+        self._pod_claims(spec, ns)
+        self._pod_affinity(spec.get("affinity") or {}, ns)
+        for constraint in spec.get("topologySpreadConstraints") or []:
+            self._selector(constraint.get("labelSelector"), ns)
+
+    def _pod_claims(self, spec: Obj, ns: str | None) -> None:
+        """A pod's resource claims and volume claims (templates included)."""
         for entry in spec.get("resourceClaims") or []:
             for key, kind in (("resourceClaimName", "ResourceClaim"),
                               ("resourceClaimTemplateName", "ResourceClaimTemplate")):
@@ -416,7 +466,9 @@ class Anonymizer:
             template = (v.get("ephemeral") or {}).get("volumeClaimTemplate")
             if template:
                 self._claim_spec(template.get("spec") or {})
-        affinity = spec.get("affinity") or {}
+
+    def _pod_affinity(self, affinity: Obj, ns: str | None) -> None:
+        """Node affinity's node names, pod (anti-)affinity terms' namespaces and selectors."""
         node_affinity = affinity.get("nodeAffinity") or {}
         self._node_affinity(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
         for pref in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
@@ -431,5 +483,13 @@ class Anonymizer:
                 if term.get("namespaces"):
                     term["namespaces"] = [rename(n) for n in term["namespaces"]]
                 self._selector(term.get("labelSelector"), ns)
-        for constraint in spec.get("topologySpreadConstraints") or []:
-            self._selector(constraint.get("labelSelector"), ns)
+
+
+# Per kind: the names Anonymizer renames beyond metadata (workloads: Anonymizer._workload).
+_ANONYMIZE_BY_KIND: dict[str, Callable[[Anonymizer, str, Obj, Obj, Obj, str | None], None]] = {
+    "Pod": Anonymizer._pod, "ResourceSlice": Anonymizer._resource_slice,
+    "ResourceClaim": Anonymizer._resource_claim, "Node": Anonymizer._node_obj,
+    "PersistentVolumeClaim": Anonymizer._pvc, "PersistentVolume": Anonymizer._pv, "CSINode": Anonymizer._csi_node,
+    "CSIStorageCapacity": Anonymizer._csi_capacity, "PodDisruptionBudget": Anonymizer._pdb,
+    "Service": Anonymizer._service, "StorageClass": Anonymizer._storage_class_obj,
+}
