@@ -487,11 +487,7 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
 
     Exit codes: 0; 1 when the run did not settle within --timeout; 3 when the API refused input
     objects (they are listed in the report), unless --allow-rejected."""
-    import json
-
-    from scheduler.app.compare import report_html, run_compare, summarize
-    from scheduler.app.simulate import Progress, demo_objects, format_table, load_objects, run_simulation
-    from scheduler.kubeapi import new_event_loop
+    from scheduler.app.simulate import demo_objects, load_objects
     from scheduler.simulator.cluster import LoadError
 
     _setup_logging("text", 0)
@@ -509,18 +505,45 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
     if compare:
         if explain:
             raise click.BadParameter("--explain reports one run; use it without --compare", param_hint="--explain")
-        with asyncio.Runner(loop_factory=new_event_loop) as r:
-            result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed,
-                                                gpus_per_node=gpus_per_node, gpu_attributes=gpus))
-        if report_file:
-            Path(report_file).write_text(report_html(result, reports))
-        click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
-        if not all(rep.settled for rep in reports):
-            raise SystemExit(1)
-        if any(rep.rejected for rep in reports) and not allow_rejected:
-            click.echo("input objects refused by the API (--allow-rejected to accept)", err=True)
-            raise SystemExit(EXIT_REJECTED)
+        _simulate_compare(objects, profiles, timeout=timeout, seed=seed, output=output, report_file=report_file,
+                          allow_rejected=allow_rejected, gpus_per_node=gpus_per_node, gpus=gpus)
         return
+    _simulate_one(objects, timeout=timeout, seed=seed, explain=explain, output=output, report_file=report_file,
+                  allow_rejected=allow_rejected, show_pods=show_pods, gpus_per_node=gpus_per_node, gpus=gpus)
+
+
+def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, list[dict[str, Any]]]], *,
+                      timeout: float, seed: int, output: str, report_file: str | None, allow_rejected: bool,
+                      gpus_per_node: int, gpus: dict[str, Any] | None) -> None:
+    """``simulate --compare``: one run per profile file, side by side."""
+    import json
+
+    from scheduler.app.compare import report_html, run_compare
+    from scheduler.kubeapi import new_event_loop
+
+    with asyncio.Runner(loop_factory=new_event_loop) as r:
+        result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed,
+                                            gpus_per_node=gpus_per_node, gpu_attributes=gpus))
+    if report_file:
+        Path(report_file).write_text(report_html(result, reports))
+    click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
+    if not all(rep.settled for rep in reports):
+        raise SystemExit(1)
+    if any(rep.rejected for rep in reports) and not allow_rejected:
+        click.echo("input objects refused by the API (--allow-rejected to accept)", err=True)
+        raise SystemExit(EXIT_REJECTED)
+
+
+def _simulate_one(objects: list[dict[str, Any]], *, timeout: float, seed: int, explain: bool, output: str,
+                  report_file: str | None, allow_rejected: bool, show_pods: bool, gpus_per_node: int,
+                  gpus: dict[str, Any] | None) -> None:
+    """``simulate`` without --compare: one run with the input's own profiles."""
+    import json
+
+    from scheduler.app.compare import report_html, summarize
+    from scheduler.app.simulate import Progress, format_table, run_simulation
+    from scheduler.kubeapi import new_event_loop
+
     with asyncio.Runner(loop_factory=new_event_loop) as r:
         report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress(),
                                       gpus_per_node=gpus_per_node, gpu_attributes=gpus))
@@ -545,6 +568,19 @@ def format_comparison(result: dict[str, Any]) -> str:
     runs = result["runs"]
     names = [", ".join(r["profiles"]) for r in runs]
     width = max(12, *(len(n) for n in names))
+    rows = _comparison_rows(runs)
+    lines = [f"{'':18} " + " ".join(f"{n:>{width}}" for n in names)]
+    lines += [f"{label:18} " + " ".join(f"{v:>{width}}" for v in values) for label, values in rows]
+    diffs = result["differences"]
+    lines += ["", f"{len(diffs)} pod(s) placed differently"]
+    lines += [f"  {d['pod']:40} " + "  ".join(n or "<pending>" for n in d["nodes"]) for d in diffs[:50]]
+    if len(diffs) > 50:
+        lines.append(f"  ... and {len(diffs) - 50} more (--output json lists all)")
+    return "\n".join(lines)
+
+
+def _comparison_rows(runs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """One row per summary figure: its label and its value in each run."""
     rows: list[tuple[str, list[str]]] = [
         ("pods", [str(r["summary"]["pods"]) for r in runs]),
         ("scheduled", [str(r["summary"]["scheduled"]) for r in runs]),
@@ -556,14 +592,7 @@ def format_comparison(result: dict[str, Any]) -> str:
         rows.append((f"{res} stranded", [f"{r['summary']['fragmentation'][res]:.0%}" for r in runs]))
     zones = sorted({z for r in runs for z in r["summary"]["zones"]})
     rows += [(f"zone {z}", [str(r["summary"]["zones"].get(z, 0)) for r in runs]) for z in zones]
-    lines = [f"{'':18} " + " ".join(f"{n:>{width}}" for n in names)]
-    lines += [f"{label:18} " + " ".join(f"{v:>{width}}" for v in values) for label, values in rows]
-    diffs = result["differences"]
-    lines += ["", f"{len(diffs)} pod(s) placed differently"]
-    lines += [f"  {d['pod']:40} " + "  ".join(n or "<pending>" for n in d["nodes"]) for d in diffs[:50]]
-    if len(diffs) > 50:
-        lines.append(f"  ... and {len(diffs) - 50} more (--output json lists all)")
-    return "\n".join(lines)
+    return rows
 
 
 @main.command()

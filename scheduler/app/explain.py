@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from scheduler.errors import ClientError, ParseError, SchedulerError
+from scheduler.framework import Framework
 from scheduler.kubeapi import KubeClient
 from scheduler.kubeapi.extender import http_extender
 from scheduler.model import Pod, parse_pod
@@ -150,6 +151,21 @@ async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: st
         target = parse_pod(body)
     except ParseError as e:
         raise ExplainError(f"pod {namespace}/{name} cannot be read: {e}") from None
+    service = await _loaded_service(api, target.uid)
+    if target.node_name:
+        # A bound pod: explain it as if it were pending again, with its own place free.
+        target = parse_pod({**body, "spec": {**body["spec"], "nodeName": None}})
+    fwk = _framework(service, target, profile)
+    record, nodes = service.scheduler.explain(fwk, target, all_nodes=all_nodes, top_nodes=top_nodes)
+    out: Obj = {"decision": record.to_json()}
+    if all_nodes:
+        out["nodes"] = nodes
+    return out
+
+
+async def _loaded_service(api: KubeClient, target_uid: str) -> SchedulerService:
+    """A service that writes nothing, loaded with the cluster as the scheduler sees it: namespaces,
+    profiles, nodes, budgets and the assigned pods but the explained one."""
     service = SchedulerService(_NoWrites(), seed=0, decision_records=0, extender_factory=http_extender)
     for ns in await _items(api, "/api/v1/namespaces"):
         service.on_namespace("ADDED", ns)
@@ -165,35 +181,31 @@ async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: st
         service.on_pdb("ADDED", pdb)
     for p in await _items(api, "/api/v1/pods"):
         meta = p.get("metadata") or {}
-        if (p.get("spec") or {}).get("nodeName") and meta.get("uid") != target.uid:
+        if (p.get("spec") or {}).get("nodeName") and meta.get("uid") != target_uid:
             try:
                 service.on_pod("ADDED", p)
             except ParseError:
                 continue
-    if target.node_name:
-        # A bound pod: explain it as if it were pending again, with its own place free.
-        target = parse_pod({**body, "spec": {**body["spec"], "nodeName": None}})
-    fwk = None
-    if profile is not None:
-        current = service.profiles.current
-        standing = service.profile_status.get(profile)          # a CR name ...
-        if standing is not None and standing[0].accepted and standing[0].scheduler_name in current:
-            fwk = current[standing[0].scheduler_name]
-        else:                                                    # ... or a schedulerName
-            fwk = current.get(profile)
-        if fwk is None:
-            raise ExplainError(f"no accepted SchedulingProfile is named or serves {profile!r} "
-                               f"(serving: {', '.join(sorted(current)) or 'none'})")
-    else:
+    return service
+
+
+def _framework(service: SchedulerService, target: Pod, profile: str | None) -> Framework:
+    """The profile to explain with: ``profile`` (a CR name or a schedulerName), else the pod's own."""
+    if profile is None:
         fwk = service.profiles.for_pod(target)
         if fwk is None:
             raise ExplainError(f"no accepted SchedulingProfile serves schedulerName {target.scheduler_name!r}; "
                                f"pass --profile to ask one")
-    record, nodes = service.scheduler.explain(fwk, target, all_nodes=all_nodes, top_nodes=top_nodes)
-    out: Obj = {"decision": record.to_json()}
-    if all_nodes:
-        out["nodes"] = nodes
-    return out
+        return fwk
+    current = service.profiles.current
+    standing = service.profile_status.get(profile)          # a CR name ...
+    if standing is not None and standing[0].accepted and standing[0].scheduler_name in current:
+        return current[standing[0].scheduler_name]
+    found = current.get(profile)                             # ... or a schedulerName
+    if found is None:
+        raise ExplainError(f"no accepted SchedulingProfile is named or serves {profile!r} "
+                           f"(serving: {', '.join(sorted(current)) or 'none'})")
+    return found
 
 
 def format_explanation(result: Obj) -> str:

@@ -454,56 +454,81 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
     present = {_key(p) for p in all_pods}
     by_node: dict[str, list[Obj]] = {}
     scheduled = unschedulable = 0
-    for p in sorted(all_pods, key=_key):
-        phase = (p.get("status") or {}).get("phase")
-        if phase in TERMINAL:
-            report.terminal.append({"namespace": _key(p)[0], "name": _key(p)[1], "phase": phase,
-                                    "node": (p.get("spec") or {}).get("nodeName") or None})
+    report.terminal.extend(_terminal_entries(all_pods))
     for p in sorted(pods, key=_key):
-        spec, st = p.get("spec") or {}, p.get("status") or {}
-        node = spec.get("nodeName") or None
-        cond = next((c for c in st.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
-        message = None
-        if node is None:
-            if spec.get("schedulerName") not in served:
-                message = f"no SchedulingProfile serves schedulerName {spec.get('schedulerName')!r}"
-            elif cond is not None and cond.get("status") == "False":
-                message = cond.get("message")
-                unschedulable += 1
-        else:
-            scheduled += 1            # an input pod, or one a controller created from an input workload
-        if node:
-            by_node.setdefault(node, []).append(p)
-        volumes = []
-        for claim in pod_claims(p):
-            c = claims.get((_key(p)[0], claim)) or {}
-            bound = (c.get("status") or {}).get("phase") == "Bound"
-            volumes.append({"claim": claim, "volume": (c.get("spec") or {}).get("volumeName") if bound else None})
-        report.pods.append({"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
-                            "node": node, "message": message, "deleted": False, "volumes": volumes,
-                            "devices": pod_devices(p, resource_claims)})
+        entry, placed, pending = _pod_entry(p, served, claims, resource_claims)
+        scheduled += placed
+        unschedulable += pending
+        if entry["node"]:
+            by_node.setdefault(entry["node"], []).append(p)
+        report.pods.append(entry)
         if explain:
             record = runtime.service.decisions.get("/".join(_key(p)))
             report.pods[-1]["decision"] = record.to_json() if record is not None else None
     for ns, name in sorted(created.pods - present):
         report.pods.append({"namespace": ns, "name": name, "schedulerName": None, "node": None,
                             "message": "deleted during the run", "deleted": True})
-    for n in sorted(nodes, key=lambda n: n["metadata"]["name"]):
-        name = n["metadata"]["name"]
-        alloc = (n.get("status") or {}).get("allocatable") or {}
-        req = _requested(by_node.get(name, []))
-        report.nodes.append({"name": name, "pods": len(by_node.get(name, [])), "allocatable": dict(alloc),
-                             "requested": {r: _fmt(r, v) for r, v in sorted(req.items())}})
-    for p in profiles:
-        conds: list[Obj] = (p.get("status") or {}).get("conditions") or []
-        accepted_cond: Obj = next((c for c in conds if c.get("type") == "Accepted"), {})
-        accepted = accepted_cond.get("status") == "True"
-        report.profiles.append({"name": p["metadata"]["name"], "accepted": accepted,
-                                "message": None if accepted else accepted_cond.get("message")})
+    report.nodes.extend(_node_entry(n, by_node.get(n["metadata"]["name"], []))
+                        for n in sorted(nodes, key=lambda n: n["metadata"]["name"]))
+    report.profiles.extend(_profile_entry(p) for p in profiles)
     report.unschedulable = group_unbound(report.pods)
     report.summary = {"pods": len(report.pods), "scheduled": scheduled, "unschedulable": unschedulable,
                       "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1),
                       "terminal": len(report.terminal), "rejected": len(report.rejected)}
+
+
+def _pod_entry(p: Obj, served: set[str], claims: dict[tuple[str, str], Obj],
+               resource_claims: dict[tuple[str, str], Obj]) -> tuple[Obj, int, int]:
+    """A live pod's report entry, and whether it counts as scheduled and as unschedulable."""
+    spec, st = p.get("spec") or {}, p.get("status") or {}
+    node = spec.get("nodeName") or None
+    cond = next((c for c in st.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+    message = None
+    scheduled = unschedulable = 0
+    if node is None:
+        if spec.get("schedulerName") not in served:
+            message = f"no SchedulingProfile serves schedulerName {spec.get('schedulerName')!r}"
+        elif cond is not None and cond.get("status") == "False":
+            message = cond.get("message")
+            unschedulable = 1
+    else:
+        scheduled = 1             # an input pod, or one a controller created from an input workload
+    volumes = []
+    for claim in pod_claims(p):
+        c = claims.get((_key(p)[0], claim)) or {}
+        bound = (c.get("status") or {}).get("phase") == "Bound"
+        volumes.append({"claim": claim, "volume": (c.get("spec") or {}).get("volumeName") if bound else None})
+    entry = {"namespace": _key(p)[0], "name": _key(p)[1], "schedulerName": spec.get("schedulerName"),
+             "node": node, "message": message, "deleted": False, "volumes": volumes,
+             "devices": pod_devices(p, resource_claims)}
+    return entry, scheduled, unschedulable
+
+
+def _terminal_entries(all_pods: list[Obj]) -> list[Obj]:
+    """The pods that ran to completion (Succeeded or Failed), by namespace and name."""
+    out: list[Obj] = []
+    for p in sorted(all_pods, key=_key):
+        phase = (p.get("status") or {}).get("phase")
+        if phase in TERMINAL:
+            out.append({"namespace": _key(p)[0], "name": _key(p)[1], "phase": phase,
+                        "node": (p.get("spec") or {}).get("nodeName") or None})
+    return out
+
+
+def _node_entry(n: Obj, placed: list[Obj]) -> Obj:
+    """A node's report entry: its pods, allocatable and what they request."""
+    alloc = (n.get("status") or {}).get("allocatable") or {}
+    req = _requested(placed)
+    return {"name": n["metadata"]["name"], "pods": len(placed), "allocatable": dict(alloc),
+            "requested": {r: _fmt(r, v) for r, v in sorted(req.items())}}
+
+
+def _profile_entry(p: Obj) -> Obj:
+    conds: list[Obj] = (p.get("status") or {}).get("conditions") or []
+    accepted_cond: Obj = next((c for c in conds if c.get("type") == "Accepted"), {})
+    accepted = accepted_cond.get("status") == "True"
+    return {"name": p["metadata"]["name"], "accepted": accepted,
+            "message": None if accepted else accepted_cond.get("message")}
 
 
 def pod_devices(pod: Obj, claims: dict[tuple[str, str], Obj]) -> list[Obj]:
