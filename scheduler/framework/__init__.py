@@ -1,7 +1,9 @@
 """The scheduling framework: ``status`` (Status/Code), ``cycle_state``, ``types`` (cluster events and
 queued pod info, shared with the queue), ``interfaces`` (one Protocol per extension point and per
 optional capability), ``handle`` (what a plugin factory gets), ``diagnosis`` (per-node failures, the
-FitError text) and ``runtime`` (a compiled profile running its plugins).
+FitError text), ``plugin_lists`` (a profile's checked, typed plugin lists per extension point),
+``waiting_pods`` (pods a Permit plugin holds) and ``runtime`` (a compiled profile running its
+plugins).
 
 Out-of-tree plugin authors import the extension-point Protocols from here. The framework imports
 neither the queue nor the profiles; they import it.
