@@ -48,7 +48,7 @@ import logging
 import random
 import resource
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -477,6 +477,45 @@ async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: dict[str, Any],
                decision_records: int = DEFAULT_CAPACITY, shadow: dict[str, Any] | None = None,
                feature_gates: dict[str, bool] | None = None) -> RunResult:
+    sink, service = _bench_service(w, seed, decision_records, feature_gates, profile, shadow)
+    rng = random.Random(seed)
+    controller = _bench_cluster(sink, service, w, size, rng)
+    dra = w.dra
+    stop = asyncio.Event()
+    worker = asyncio.create_task(service.run_worker(stop))
+    prepare = _preparer(sink, w, controller)
+    deleting = w.deleting
+    deleter: asyncio.Task[None] | None = None
+    try:
+        await _feed_init(sink, w, size, controller, prepare, time_limit)
+        if deleting is not None:
+            deleter = asyncio.create_task(_delete_pods(sink, w.init_namespace, deleting.rate))
+        before = _histogram(service)
+        churn_stop = asyncio.Event()
+        churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
+        if controller is not None and dra is not None and dra.claim_ref:
+            controller.shared_claims(w.namespace, size.pods)
+        t0, cpu0 = time.monotonic(), time.process_time()
+        rec0 = service.scheduler.recording_seconds
+        complete, end = await _measured_phase(sink, w, size, controller, prepare, t0, time_limit)
+        cpu = time.process_time() - cpu0
+        recording = service.scheduler.recording_seconds - rec0
+        churn_stop.set()
+        if churner is not None:
+            await churner
+    finally:
+        if deleter is not None:       # the workload is over: upstream cancels its context
+            deleter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deleter
+        stop.set()
+        await worker
+    return _run_result(sink, service, w, size, before, t0, end, complete, cpu, recording)
+
+
+def _bench_service(w: Workload, seed: int, decision_records: int, feature_gates: dict[str, bool] | None,
+                   profile: dict[str, Any], shadow: dict[str, Any] | None) -> tuple[SinkClient, SchedulerService]:
+    """The service on a sink client, with the workload's profile (and the shadow) accepted."""
     sink = SinkClient()
     service = SchedulerService(sink, seed=seed, decision_records=decision_records, feature_gates=feature_gates)
     sink.service = service
@@ -488,7 +527,13 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
                                                  "shadowOf": "default-scheduler"})
         if not st.accepted:
             raise ValueError(f"benchmark shadow profile rejected: {st.message}")
-    rng = random.Random(seed)
+    return sink, service
+
+
+def _bench_cluster(sink: SinkClient, service: SchedulerService, w: Workload, size: Size, rng: random.Random
+                   ) -> _ClaimController | None:
+    """The nodes (with CSINodes), namespaces, DRA objects and Services; the claim controller of a
+    DRA workload."""
     strategy = w.node_strategy
     dra = w.dra
     nodes = workload_nodes(w, size, rng, dict(strategy.node_allocatable) if strategy is not None else None) \
@@ -504,72 +549,71 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         _dra_setup(sink, w, dra, size, rng)
     for k, name in enumerate(w.services):
         service.on_selector_owner("Service", "ADDED", service_object(name, w.namespace, k))
-    stop = asyncio.Event()
-    worker = asyncio.create_task(service.run_worker(stop))
-    init_volumes = w.volumes is not None and w.volumes.init
+    return controller
 
+
+_Prepare = Callable[[Obj, int, bool], Obj]
+
+
+def _preparer(sink: SinkClient, w: Workload, controller: _ClaimController | None) -> _Prepare:
+    """What a pod body gets before it is fed: its claims, its extended resource, or its volume."""
     def prepare(body: Obj, i: int, volumes: bool) -> Obj:
         if controller is not None:
             return controller.pod(body, i)
         if w.extended_resource:
             return extended_resource_pod(body, i)
         return _with_volume(sink, w, body, i) if volumes else body
+    return prepare
 
+
+async def _feed_init(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController | None,
+                     prepare: _Prepare, time_limit: float) -> None:
+    """The unmeasured ops: the gated pods, the init pods, and the wait for them to be bound."""
     deleting = w.deleting
-    deleter: asyncio.Task[None] | None = None
-    try:
-        if deleting is not None and deleting.gated is not None:
-            # createPods of the gated pods (skipWaitToCompletion), then the barrier (Attempted): fed
-            # here, each is already in the queue, held by SchedulingGates' PreEnqueue.
-            for body in pod_objects(deleting.gated, deleting.gated_namespace, size.gated_pods):
-                sink.add(body)
+    dra = w.dra
+    if deleting is not None and deleting.gated is not None:
+        # createPods of the gated pods (skipWaitToCompletion), then the barrier (Attempted): fed
+        # here, each is already in the queue, held by SchedulingGates' PreEnqueue.
+        for body in pod_objects(deleting.gated, deleting.gated_namespace, size.gated_pods):
+            sink.add(body)
+        await asyncio.sleep(0)
+    if controller is not None and dra is not None and dra.claim_ref:
+        controller.shared_claims(w.init_namespace, size.init_pods)
+    init_volumes = w.volumes is not None and w.volumes.init
+    for tmpl, ns, count in init_batches(w, size):
+        for chunk_start in range(0, count, FEED_CHUNK):
+            for i, body in enumerate(pod_objects(tmpl, ns, min(FEED_CHUNK, count - chunk_start), chunk_start),
+                                     chunk_start):
+                sink.add(prepare(body, i, init_volumes))
             await asyncio.sleep(0)
-        if controller is not None and dra is not None and dra.claim_ref:
-            controller.shared_claims(w.init_namespace, size.init_pods)
-        for tmpl, ns, count in init_batches(w, size):
-            for chunk_start in range(0, count, FEED_CHUNK):
-                for i, body in enumerate(pod_objects(tmpl, ns, min(FEED_CHUNK, count - chunk_start), chunk_start),
-                                         chunk_start):
-                    sink.add(prepare(body, i, init_volumes))
-                await asyncio.sleep(0)
-        if deleting is not None and not deleting.wait:
-            pass        # skipWaitToCompletion: the deletions start while the init pods are still pending
-        elif not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
-            log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
-        if deleting is not None:
-            deleter = asyncio.create_task(_delete_pods(sink, w.init_namespace, deleting.rate))
-        before = _histogram(service)
-        churn_stop = asyncio.Event()
-        churner = asyncio.create_task(_churn(sink, w.churn, churn_stop)) if w.churn else None
-        if controller is not None and dra is not None and dra.claim_ref:
-            controller.shared_claims(w.namespace, size.pods)
-        t0, cpu0 = time.monotonic(), time.process_time()
-        rec0 = service.scheduler.recording_seconds
-        if dra is not None and dra.steady and controller is not None:
-            end = await _steady_state(sink, w, size, controller, t0 + dra.steady)
-            # as upstream's createPodsSteadily: the run fails only when no pod at all got scheduled
-            complete = bool(sink.bind_times)
-        else:
-            for chunk_start in range(0, size.pods, FEED_CHUNK):
-                for i, body in enumerate(pod_objects(w.measured, w.namespace,
-                                                     min(FEED_CHUNK, size.pods - chunk_start), chunk_start),
-                                         chunk_start):
-                    sink.add(prepare(body, i, w.volumes is not None), measured=True)
-                await asyncio.sleep(0)
-            complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
-            end = time.monotonic()
-        cpu = time.process_time() - cpu0
-        recording = service.scheduler.recording_seconds - rec0
-        churn_stop.set()
-        if churner is not None:
-            await churner
-    finally:
-        if deleter is not None:       # the workload is over: upstream cancels its context
-            deleter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await deleter
-        stop.set()
-        await worker
+    if deleting is not None and not deleting.wait:
+        pass        # skipWaitToCompletion: the deletions start while the init pods are still pending
+    elif not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
+        log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
+
+
+async def _measured_phase(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController | None,
+                          prepare: _Prepare, t0: float, time_limit: float) -> tuple[bool, float]:
+    """The measured pods fed (or created steadily), and waited for: (complete, end time)."""
+    dra = w.dra
+    if dra is not None and dra.steady and controller is not None:
+        end = await _steady_state(sink, w, size, controller, t0 + dra.steady)
+        # as upstream's createPodsSteadily: the run fails only when no pod at all got scheduled
+        return bool(sink.bind_times), end
+    for chunk_start in range(0, size.pods, FEED_CHUNK):
+        for i, body in enumerate(pod_objects(w.measured, w.namespace,
+                                             min(FEED_CHUNK, size.pods - chunk_start), chunk_start),
+                                 chunk_start):
+            sink.add(prepare(body, i, w.volumes is not None), measured=True)
+        await asyncio.sleep(0)
+    complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
+    return complete, time.monotonic()
+
+
+def _run_result(sink: SinkClient, service: SchedulerService, w: Workload, size: Size,
+                before: tuple[list[float], list[float]], t0: float, end: float, complete: bool, cpu: float,
+                recording: float) -> RunResult:
+    dra = w.dra
     after = _histogram(service)
     bounds = after[0]
     delta = [a - (before[1][i] if i < len(before[1]) else 0.0) for i, a in enumerate(after[1])]
@@ -586,13 +630,23 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
         seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds), complete=complete,
         placements=sink.placements, volumes=_bound_volumes(sink, service) if w.volumes is not None else {},
         claims=_pod_devices(sink) if dra is not None else {},
-        allocations={c.key: tuple(f"{r.driver}/{r.pool}/{r.device}" for r in c.allocation.results)
-                     for c in sink.claims.values() if c.allocation is not None},
-        pods=_pod_counts(sink, w, size) if deleting is not None else {},
-        init_placements={f"{b['metadata']['namespace']}/{b['metadata']['name']}": b["spec"]["nodeName"]
-                         for uid, b in sink.bodies.items() if uid not in sink.measured and b["spec"].get("nodeName")},
+        allocations=_allocations(sink),
+        pods=_pod_counts(sink, w, size) if w.deleting is not None else {},
+        init_placements=_init_placements(sink),
         cpu_seconds=cpu, recording_seconds=recording if service.decisions.enabled else None,
         batched_pods=sum(f.batch.batched_pods for f in service.profiles.current.values()))
+
+
+def _allocations(sink: SinkClient) -> dict[str, tuple[str, ...]]:
+    """Each allocated claim's devices, as driver/pool/device."""
+    return {c.key: tuple(f"{r.driver}/{r.pool}/{r.device}" for r in c.allocation.results)
+            for c in sink.claims.values() if c.allocation is not None}
+
+
+def _init_placements(sink: SinkClient) -> dict[str, str]:
+    """Where each bound unmeasured pod went, by namespace/name."""
+    return {f"{b['metadata']['namespace']}/{b['metadata']['name']}": b["spec"]["nodeName"]
+            for uid, b in sink.bodies.items() if uid not in sink.measured and b["spec"].get("nodeName")}
 
 
 async def _delete_pods(sink: SinkClient, namespace: str, rate: float) -> None:

@@ -362,35 +362,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
     operator: subprocess.Popen[str] | None = None
     try:
         async with KubeClient(load_config(str(kubeconfig)), limit=IN_FLIGHT + 8, timeout=60) as api:
-            await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
-            await api.request("POST", profiles_path(), {
-                "apiVersion": API_VERSION, "kind": KIND,
-                "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler", **(w.profile or {})}})
-            labelled = namespace_objects(w, size)
-            plain = {*init_namespaces(w, size), w.init_namespace, w.namespace, "churn",
-                     *([w.deleting.gated_namespace] if w.deleting is not None else [])}
-            plain -= {ns["metadata"]["name"] for ns in labelled}
-            for body in [*labelled, *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                                      for ns in sorted(plain))]:
-                await api.request("POST", "/api/v1/namespaces", body)
-            for prio in sorted({t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}):
-                await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
-                    "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                    "metadata": {"name": f"priority-{prio}"}, "value": prio})
-            rng = random.Random(seed)
-            strategy = w.node_strategy
-            extra = dict(strategy.node_allocatable) if strategy is not None else None
-            nodes = workload_nodes(w, size, rng, extra) if w.dra is None else \
-                [make_node(f"scheduler-perf-{i}") for i in range(w.dra.nodes_without_dra)]
-            await _create_all(api, lambda o: "/api/v1/nodes", iter(nodes))
-            if w.dra is not None:
-                await _dra_setup(api, w, w.dra, size, rng)
-            if strategy is not None:
-                await _create_all(api, lambda o: "/apis/storage.k8s.io/v1/csinodes",
-                                  (csi_node(f"scheduler-perf-{i}", strategy) for i in range(size.nodes)))
-            for k, name in enumerate(w.services):
-                await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
-                                  service_object(name, w.namespace, k))
+            await _create_cluster(api, w, size, seed)
             metrics_port, health_port = processes.free_port(), processes.free_port()
             log = (home / "operator.log").open("w")
             operator = subprocess.Popen(
@@ -405,16 +377,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             watch = _Watch(api, w.namespace)
             watcher = asyncio.create_task(watch.run(rv))
             deleting = w.deleting
-            if deleting is not None and deleting.gated is not None:
-                # the gated pods (skipWaitToCompletion), then upstream's barrier (Attempted): each has
-                # its PodScheduled condition from the API's create (SchedulingGated) once it is seen
-                await _create_all(api, _pod_path, _for_api(pod_objects(deleting.gated, deleting.gated_namespace,
-                                                                       size.gated_pods)))
-                await wait_until(lambda: watch.seen[deleting.gated_namespace] >= size.gated_pods, time_limit, 0.05)
-            for tmpl, ns, count in init_batches(w, size):
-                await _create_pods(api, w, tmpl, ns, count, w.volumes is not None and w.volumes.init)
-            if deleting is None or deleting.wait:
-                await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
+            await _feed_init(api, w, size, watch, time_limit)
             deleter = asyncio.create_task(_delete_pods(api, w.init_namespace, deleting.rate)) \
                 if deleting is not None else None
             before = _scrape(metrics_port, api.config.bearer())
@@ -422,14 +385,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
             t0 = time.monotonic()
             steady = w.dra is not None and w.dra.steady > 0
-            if w.dra is not None and steady:
-                await _steady_state(api, w, size, watch, t0 + w.dra.steady)
-                end = t0 + w.dra.steady
-                complete = bool(watch.measured_times)   # upstream fails a steady run only when none was bound
-            else:
-                await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
-                complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
-                end = time.monotonic()
+            complete, end = await _measured_phase(api, w, size, watch, t0, time_limit)
             stop.set()
             if churner is not None:
                 await churner
@@ -439,12 +395,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
                     await deleter
             after = _scrape(metrics_port, api.config.bearer())
             rss = processes.peak_rss(operator.pid)
-            placements, claims, allocations = await _dra_state(api, w.namespace) if w.dra is not None else ({}, {}, {})
-            others: dict[str, str] = {}
-            if w.dra is None and size.pods + size.init_pods <= 1000:     # small runs: the tests read them
-                placements = await _placements(api, w.namespace)
-                for ns in {*init_namespaces(w, size), w.init_namespace} - {w.namespace}:
-                    others.update(await _placements(api, ns))
+            placements, claims, allocations, others = await _placements_after(api, w, size)
             counts = await _pod_counts(api, w, size) if deleting is not None else {}
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -462,6 +413,80 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         peak_rss=rss, seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds),
         complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,
         init_placements=others)
+
+
+async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -> None:
+    """The CRD and the workload's profile, namespaces, PriorityClasses, nodes (with CSINodes), DRA
+    objects and Services, created through the API before the operator starts."""
+    await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+    await api.request("POST", profiles_path(), {
+        "apiVersion": API_VERSION, "kind": KIND,
+        "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler", **(w.profile or {})}})
+    labelled = namespace_objects(w, size)
+    plain = {*init_namespaces(w, size), w.init_namespace, w.namespace, "churn",
+             *([w.deleting.gated_namespace] if w.deleting is not None else [])}
+    plain -= {ns["metadata"]["name"] for ns in labelled}
+    for body in [*labelled, *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                              for ns in sorted(plain))]:
+        await api.request("POST", "/api/v1/namespaces", body)
+    for prio in sorted({t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}):
+        await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": f"priority-{prio}"}, "value": prio})
+    rng = random.Random(seed)
+    strategy = w.node_strategy
+    extra = dict(strategy.node_allocatable) if strategy is not None else None
+    nodes = workload_nodes(w, size, rng, extra) if w.dra is None else \
+        [make_node(f"scheduler-perf-{i}") for i in range(w.dra.nodes_without_dra)]
+    await _create_all(api, lambda o: "/api/v1/nodes", iter(nodes))
+    if w.dra is not None:
+        await _dra_setup(api, w, w.dra, size, rng)
+    if strategy is not None:
+        await _create_all(api, lambda o: "/apis/storage.k8s.io/v1/csinodes",
+                          (csi_node(f"scheduler-perf-{i}", strategy) for i in range(size.nodes)))
+    for k, name in enumerate(w.services):
+        await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
+                          service_object(name, w.namespace, k))
+
+
+async def _feed_init(api: KubeClient, w: Workload, size: Size, watch: _Watch, time_limit: float) -> None:
+    """The unmeasured ops: the gated pods, the init pods, and the wait for them to be bound."""
+    deleting = w.deleting
+    if deleting is not None and deleting.gated is not None:
+        # the gated pods (skipWaitToCompletion), then upstream's barrier (Attempted): each has
+        # its PodScheduled condition from the API's create (SchedulingGated) once it is seen
+        gated_ns = deleting.gated_namespace
+        await _create_all(api, _pod_path, _for_api(pod_objects(deleting.gated, gated_ns, size.gated_pods)))
+        await wait_until(lambda: watch.seen[gated_ns] >= size.gated_pods, time_limit, 0.05)
+    for tmpl, ns, count in init_batches(w, size):
+        await _create_pods(api, w, tmpl, ns, count, w.volumes is not None and w.volumes.init)
+    if deleting is None or deleting.wait:
+        await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
+
+
+async def _measured_phase(api: KubeClient, w: Workload, size: Size, watch: _Watch, t0: float,
+                          time_limit: float) -> tuple[bool, float]:
+    """The measured pods created (or created steadily), and waited for: (complete, end time)."""
+    if w.dra is not None and w.dra.steady > 0:
+        await _steady_state(api, w, size, watch, t0 + w.dra.steady)
+        # upstream fails a steady run only when none was bound
+        return bool(watch.measured_times), t0 + w.dra.steady
+    await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
+    complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
+    return complete, time.monotonic()
+
+
+async def _placements_after(api: KubeClient, w: Workload, size: Size
+                            ) -> tuple[dict[str, str], dict[str, Any], dict[str, Any], dict[str, str]]:
+    """(measured placements, claims, allocations, the other pods' placements): the DRA state of a
+    DRA workload; the placements of a small run, which the tests read."""
+    placements, claims, allocations = await _dra_state(api, w.namespace) if w.dra is not None else ({}, {}, {})
+    others: dict[str, str] = {}
+    if w.dra is None and size.pods + size.init_pods <= 1000:     # small runs: the tests read them
+        placements = await _placements(api, w.namespace)
+        for ns in {*init_namespaces(w, size), w.init_namespace} - {w.namespace}:
+            others.update(await _placements(api, ns))
+    return placements, claims, allocations, others
 
 
 def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,

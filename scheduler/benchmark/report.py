@@ -97,61 +97,98 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
     gates = list(feature_gates) or [""]
     if baseline and len(gates) > 1:
         raise ValueError("--baseline compares with one set of --feature-gates")
-    variants: list[tuple[str, int, dict[str, Any] | None, str]] = [
-        (g if len(gates) > 1 else "configured", decision_records, shadow, g) for g in gates]
-    if baseline:
-        variants.insert(0, ("baseline", 0, None, gates[0]))
+    variants = _variants(gates, decision_records, shadow, baseline)
     labelled = baseline or len(gates) > 1
     for name in workloads:
-        w = WORKLOADS[name]
-        size = w.default
-        size = replace(size, nodes=nodes if nodes is not None else size.nodes,
-                       init_pods=init_pods if init_pods is not None else size.init_pods,
-                       pods=pods if pods is not None else size.pods)
+        size = _sized(WORKLOADS[name].default, nodes, init_pods, pods)
         runs: dict[str, list[RunResult]] = {v: [] for v, _, _, _ in variants}
         for k in range(repeat):
             # Pairs alternate their order (baseline first, then configured first), so a machine
             # that speeds up or slows down over the run does not favour one variant.
-            for variant, records, shadow_spec, gate in (variants if k % 2 == 0 else variants[::-1]):
-                if mode == "core":
-                    args = (name, size, seed + k, records, shadow_spec, *((gate,) if gate else ()))
-                    r = _in_child(_core, *args) if isolate else _core(*args)
-                else:
-                    from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
-                    r = run_e2e(name, size, seed=seed + k, decision_records=records, feature_gates=gate)
+            for variant in (variants if k % 2 == 0 else variants[::-1]):
+                r = _run_once(name, size, mode, seed + k, variant, isolate)
                 if not r.complete:
                     problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
                 if progress is not None:
-                    progress(f"{name} {mode} {variant + ' ' if labelled else ''}run {k + 1}/{repeat}: "
-                             f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
-                             + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
-                             + (" (too short for a throughput sample)" if r.samples == 0 else "")
-                             + (f", shadow {r.shadow}" if r.shadow is not None else ""))
-                runs[variant].append(r)
-        for variant, _, _, _ in variants:
-            out = median_result(runs[variant])
-            if labelled:
-                out["variant"] = variant
-            if len(gates) > 1 and variant != gates[0]:
-                out["gatesRatio"] = statistics.median(
-                    c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
-                    for b, c in zip(runs[gates[0]], runs[variant], strict=True))
-            if baseline and variant == "configured":
-                out["baselineRatio"] = statistics.median(
-                    c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
-                    for b, c in zip(runs["baseline"], runs["configured"], strict=True))
-            results.append(out)
-        result = results[-1]
-        threshold = w.threshold_for(mode, size)
-        if result.get("unmeasured"):
-            if progress is not None:       # upstream's warning; its threshold check finds no metric
-                progress(f"warning: Failed to measure SchedulingThroughput for {name}. "
-                         "Increase pods and/or nodes to make scheduling take longer")
-        elif threshold is not None and result["throughput"]["average"] < threshold:
-            # upstream's failure text, as scheduler_perf prints it
-            problems.append(f"{name}: expected SchedulingThroughput Average to be higher: "
-                            f"got {result['throughput']['average']:.2f}, want {threshold:g}")
+                    progress(_progress_line(name, mode, variant[0] + " " if labelled else "", k, repeat, r))
+                runs[variant[0]].append(r)
+        results += _medians(runs, variants, gates, baseline, labelled)
+        problems += _threshold_problems(name, mode, size, results[-1], progress)
     return results, problems
+
+
+# (label, decision records, shadow spec, feature gates) of one variant of a run.
+_Variant = tuple[str, int, dict[str, Any] | None, str]
+
+
+def _variants(gates: list[str], decision_records: int, shadow: dict[str, Any] | None, baseline: bool
+              ) -> list[_Variant]:
+    """The configured run (one per set of feature gates), after the baseline when asked."""
+    variants: list[_Variant] = [
+        (g if len(gates) > 1 else "configured", decision_records, shadow, g) for g in gates]
+    if baseline:
+        variants.insert(0, ("baseline", 0, None, gates[0]))
+    return variants
+
+
+def _sized(size: Size, nodes: int | None, init_pods: int | None, pods: int | None) -> Size:
+    """The workload's default size with the given overrides."""
+    return replace(size, nodes=nodes if nodes is not None else size.nodes,
+                   init_pods=init_pods if init_pods is not None else size.init_pods,
+                   pods=pods if pods is not None else size.pods)
+
+
+def _run_once(name: str, size: Size, mode: str, seed: int, variant: _Variant, isolate: bool) -> RunResult:
+    _, records, shadow_spec, gate = variant
+    if mode == "core":
+        args = (name, size, seed, records, shadow_spec, *((gate,) if gate else ()))
+        return _in_child(_core, *args) if isolate else _core(*args)
+    from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
+    return run_e2e(name, size, seed=seed, decision_records=records, feature_gates=gate)
+
+
+def _progress_line(name: str, mode: str, label: str, k: int, repeat: int, r: RunResult) -> str:
+    return (f"{name} {mode} {label}run {k + 1}/{repeat}: "
+            f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
+            + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
+            + (" (too short for a throughput sample)" if r.samples == 0 else "")
+            + (f", shadow {r.shadow}" if r.shadow is not None else ""))
+
+
+def _medians(runs: dict[str, list[RunResult]], variants: list[_Variant], gates: list[str], baseline: bool,
+             labelled: bool) -> list[dict[str, Any]]:
+    """One result per variant: the medians of its runs, with its ratio to the first gates variant
+    or to the baseline."""
+    out_all: list[dict[str, Any]] = []
+    for variant, _, _, _ in variants:
+        out = median_result(runs[variant])
+        if labelled:
+            out["variant"] = variant
+        if len(gates) > 1 and variant != gates[0]:
+            out["gatesRatio"] = statistics.median(
+                c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
+                for b, c in zip(runs[gates[0]], runs[variant], strict=True))
+        if baseline and variant == "configured":
+            out["baselineRatio"] = statistics.median(
+                c.throughput["average"] / b.throughput["average"] if b.throughput["average"] else 0.0
+                for b, c in zip(runs["baseline"], runs["configured"], strict=True))
+        out_all.append(out)
+    return out_all
+
+
+def _threshold_problems(name: str, mode: str, size: Size, result: dict[str, Any],
+                        progress: Callable[[str], None] | None) -> list[str]:
+    """Upstream's threshold check of a workload's last result."""
+    threshold = WORKLOADS[name].threshold_for(mode, size)
+    if result.get("unmeasured"):
+        if progress is not None:       # upstream's warning; its threshold check finds no metric
+            progress(f"warning: Failed to measure SchedulingThroughput for {name}. "
+                     "Increase pods and/or nodes to make scheduling take longer")
+    elif threshold is not None and result["throughput"]["average"] < threshold:
+        # upstream's failure text, as scheduler_perf prints it
+        return [f"{name}: expected SchedulingThroughput Average to be higher: "
+                f"got {result['throughput']['average']:.2f}, want {threshold:g}"]
+    return []
 
 
 def format_table(results: Sequence[dict[str, Any]]) -> str:

@@ -44,6 +44,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -138,209 +139,259 @@ def _pod(name: str) -> Obj:
 async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_every: float, error_rate: float,
                seed: int, time_limit: float, home: Path, latency: str, drop_watch: float,
                graceful_every: float | None = None) -> dict[str, Any]:
-    rng = random.Random(seed)
     kubeconfig = home / "kubeconfig"
     faults = [f"error:*:*={error_rate}/503"] if error_rate else []
     faults += [f"latency={latency}"] if latency else []
     faults += [f"drop-watch={drop_watch}"] if drop_watch else []
     cluster, _ = processes.start_cluster(kubeconfig, faults=faults)
-    failovers: list[float] = []
-    killed_at: float | None = None
-
-    def check_failover() -> None:
-        nonlocal killed_at
-        if killed_at is not None and any(r.proc.poll() is None and r.leading() for r in replicas):
-            failovers.append(time.monotonic() - killed_at)
-            killed_at = None
-    replicas: list[_Replica] = []
-    created: dict[str, float] = {}       # name -> creation time
-    bound_at: dict[str, float] = {}
-    deleted: set[str] = set()
-    kills = 0
-    # Graceful stops: (wall time of the SIGTERM, the leader's identity); exits: (seconds, code).
-    stops: list[tuple[float, str]] = []
-    exits: list[tuple[float, int]] = []
-    lease_records: list[tuple[str, float | None, float | None]] = []    # (holder, renewTime, acquireTime)
-    waiters: set[asyncio.Task[None]] = set()
-
-    async def exited(proc: subprocess.Popen[str], signalled: float) -> None:
-        code = await asyncio.to_thread(proc.wait)
-        exits.append((time.monotonic() - signalled, code))
+    soak = _Soak(kubeconfig, home, random.Random(seed), bool(graceful_every))
     try:
         async with KubeClient(load_config(str(kubeconfig)), limit=72, timeout=30) as api:
-            await _retry(lambda: api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                             crd()))
-            await _retry(lambda: api.request("POST", profiles_path(),
-                                             {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "default"},
-                                              "spec": {"schedulerName": "default-scheduler"}}))
-            await _retry(lambda: api.request("POST", "/api/v1/namespaces", {
-                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "soak"}}))
-            for i in range(nodes):
-                node = make_node(f"node-{i}")
-                await _retry(lambda node=node: api.request("POST", "/api/v1/nodes", node))
-            replicas = [_Replica(kubeconfig, home, 0), _Replica(kubeconfig, home, 1)]
+            await _setup(api, nodes)
+            soak.replicas = [_Replica(kubeconfig, home, 0), _Replica(kubeconfig, home, 1)]
             listing = await _retry(lambda: api.request("GET", "/api/v1/namespaces/soak/pods"))
-            rv = listing["metadata"]["resourceVersion"]
-
-            async def watch() -> None:
-                nonlocal rv
-                while True:
-                    try:
-                        async for kind, obj in api.watch("v1", "Pod", namespace="soak", resource_version=rv,
-                                                         params={"allowWatchBookmarks": "true"}):
-                            rv = obj["metadata"].get("resourceVersion") or rv
-                            name = obj["metadata"].get("name", "")
-                            if kind != "DELETED" and obj.get("spec", {}).get("nodeName") and name not in bound_at:
-                                bound_at[name] = time.monotonic()
-                    except ClientError as e:
-                        if e.status == 410:
-                            listing = await _retry(lambda: api.request("GET", "/api/v1/namespaces/soak/pods"))
-                            for p in listing["items"]:
-                                if p["spec"].get("nodeName") and p["metadata"]["name"] not in bound_at:
-                                    bound_at[p["metadata"]["name"]] = time.monotonic()
-                            rv = listing["metadata"]["resourceVersion"]
-                        await asyncio.sleep(0.05)
-                    except (OSError, TimeoutError):
-                        await asyncio.sleep(0.05)
-
-            async def watch_lease() -> None:
-                lease_rv: str | None = None
-                while True:
-                    try:
-                        async for kind, obj in api.watch_path(LEASES, resource_version=lease_rv,
-                                                              params={"fieldSelector": f"metadata.name={LEASE_NAME}"}):
-                            lease_rv = obj["metadata"].get("resourceVersion") or lease_rv
-                            if kind in ("ADDED", "MODIFIED"):
-                                spec = obj.get("spec") or {}
-                                record = (str(spec.get("holderIdentity") or ""), _wall(spec.get("renewTime")),
-                                          _wall(spec.get("acquireTime")))
-                                if not lease_records or lease_records[-1] != record:
-                                    lease_records.append(record)
-                    except ClientError as e:
-                        if e.status == 410:
-                            lease_rv = None
-                        await asyncio.sleep(0.05)
-                    except (OSError, TimeoutError):
-                        await asyncio.sleep(0.05)
-
-            watcher = asyncio.create_task(watch())
-            lease_watcher = asyncio.create_task(watch_lease())
-            every = graceful_every or kill_every
+            soak.rv = listing["metadata"]["resourceVersion"]
+            watcher = asyncio.create_task(soak.watch_pods(api))
+            lease_watcher = asyncio.create_task(soak.watch_lease(api))
             start = time.monotonic()
             deadline = start + time_limit
-            next_kill = start + every
-            next_node_churn = start + 5.0
-            extra_nodes = 0
-            sem = asyncio.Semaphore(48)
-
-            async def create(name: str) -> None:
-                async with sem:
-                    with contextlib.suppress(ConflictError):
-                        await _retry(lambda: api.request("POST", "/api/v1/namespaces/soak/pods", _pod(name)))
-                    created[name] = time.monotonic()
-
-            async def delete(name: str) -> None:
-                async with sem:
-                    with contextlib.suppress(NotFoundError):
-                        await _retry(lambda: api.request("DELETE", f"/api/v1/namespaces/soak/pods/{name}"))
-
-            tasks: set[asyncio.Task[None]] = set()
-            i = 0
-            while i < pods and time.monotonic() < deadline:
-                batch = max(1, int(rate / 10))
-                for _ in range(min(batch, pods - i)):
-                    t = asyncio.create_task(create(f"p{i}"))
-                    tasks.add(t)
-                    t.add_done_callback(tasks.discard)
-                    i += 1
-                # churn: delete a share of what is bound, add and remove nodes, kill the leader
-                candidates = [n for n in bound_at if n not in deleted]
-                for name in rng.sample(candidates, min(len(candidates), int(batch * delete_share))):
-                    deleted.add(name)
-                    t = asyncio.create_task(delete(name))
-                    tasks.add(t)
-                    t.add_done_callback(tasks.discard)
-                now = time.monotonic()
-                if now >= next_node_churn:
-                    next_node_churn = now + 5.0
-                    node = make_node(f"extra-{extra_nodes}")
-                    with contextlib.suppress(ClientError):
-                        await _retry(lambda node=node: api.request("POST", "/api/v1/nodes", node))
-                        if extra_nodes >= 1:
-                            gone = f"/api/v1/nodes/extra-{extra_nodes - 1}"
-                            await _retry(lambda gone=gone: api.request("DELETE", gone))
-                    extra_nodes += 1
-                check_failover()
-                if now >= next_kill and killed_at is None:
-                    next_kill = now + every
-                    for k, r in enumerate(replicas):
-                        r.sample()
-                        identity = r.identity()
-                        if identity is None:
-                            continue
-                        if graceful_every and not any(o.standing_by() for o in replicas if o is not r):
-                            next_kill = now + 0.5    # a rolling update waits for its new pod's readiness
-                            break
-                        if graceful_every:           # a rolling update: drain, release, exit
-                            stops.append((time.time(), identity))
-                            r.proc.send_signal(signal.SIGTERM)
-                            killed_at = time.monotonic()
-                            waiter = asyncio.create_task(exited(r.proc, killed_at))
-                            waiters.add(waiter)
-                        else:
-                            r.proc.kill()
-                            r.proc.wait()
-                            killed_at = time.monotonic()
-                            kills += 1
-                        replicas[k] = _Replica(kubeconfig, home, len(replicas) + kills + len(stops))
-                        replicas.append(r)        # keep it for its peak RSS
-                        break
-                for r in replicas:
-                    r.sample()
-                await asyncio.sleep(0.1)
-            if tasks:
-                await asyncio.wait(tasks, timeout=max(1.0, deadline - time.monotonic()))
-            live = set(created) - deleted
-            while time.monotonic() < deadline and (not live <= set(bound_at) or killed_at is not None):
-                for r in replicas:
-                    r.sample()
-                check_failover()
-                await asyncio.sleep(0.2)
-            if waiters:
-                await asyncio.wait(waiters, timeout=30)
-            await asyncio.sleep(0.5)           # the lease watch's last records
+            await soak.drive(api, pods, rate, delete_share, graceful_every or kill_every, start, deadline)
+            await soak.settle(deadline)
             for task in (watcher, lease_watcher):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             audit = await _retry(lambda: api.request("GET", "/debug/binds"))
-            for r in replicas:
+            for r in soak.replicas:
                 r.sample()
     finally:
-        for r in replicas:
+        for r in soak.replicas:
             processes.stop(r.proc)
         processes.stop(cluster)
-    live = set(created) - deleted
-    lost = sorted(live - set(bound_at))
-    latencies = sorted(bound_at[n] - created[n] for n in bound_at if n in created)
-    p99 = latencies[max(math.ceil(len(latencies) * 0.99) - 1, 0)] if latencies else 0.0
-    double = sum(1 for v in audit["binds"].values() if v > 1) + int(audit["conflicts"])
-    hand_overs, stop_to_leader, unseen = _hand_overs(stops, lease_records)
-    exit_seconds = [e for e, _ in exits]
-    return {"pods": len(created), "deleted": len(deleted), "bound": len(bound_at), "lost": len(lost),
-            "doubleBound": double, "bindLatencyP99Seconds": round(p99, 3),
-            "peakRssBytes": max((r.peak for r in replicas), default=0), "leaderKills": kills,
-            "failoverSeconds": [round(f, 1) for f in failovers],
-            "failoverSecondsMax": round(max(failovers), 1) if failovers else None,
-            "errorRate": error_rate, "latency": latency or None, "dropWatch": drop_watch,
-            "seconds": round(time.monotonic() - start, 1), "lostPods": lost[:20],
-            "gracefulStops": len(stops), "handOverSeconds": [round(h, 3) for h in hand_overs],
-            "handOverSecondsP99": _round(_p99(hand_overs)),
-            "handOverSecondsMax": _round(max(hand_overs) if hand_overs else None),
-            "stopToLeaderSeconds": [round(h, 3) for h in stop_to_leader],
-            "gracefulExitSeconds": [round(e, 3) for e in exit_seconds],
-            "gracefulExitSecondsMax": _round(max(exit_seconds) if exit_seconds else None),
-            "gracefulExitFailures": sum(1 for _, code in exits if code != 0), "releasesUnseen": unseen}
+    out = soak.report(audit, start)
+    out.update(errorRate=error_rate, latency=latency or None, dropWatch=drop_watch)
+    return {k: out[k] for k in _REPORT_KEYS}
+
+
+# The report's keys, in the order it has always listed them.
+_REPORT_KEYS = (
+    "pods", "deleted", "bound", "lost", "doubleBound", "bindLatencyP99Seconds", "peakRssBytes", "leaderKills",
+    "failoverSeconds", "failoverSecondsMax", "errorRate", "latency", "dropWatch", "seconds", "lostPods",
+    "gracefulStops", "handOverSeconds", "handOverSecondsP99", "handOverSecondsMax", "stopToLeaderSeconds",
+    "gracefulExitSeconds", "gracefulExitSecondsMax", "gracefulExitFailures", "releasesUnseen")
+
+
+async def _setup(api: KubeClient, nodes: int) -> None:
+    """The CRD, the default profile, the soak namespace and the nodes."""
+    await _retry(lambda: api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd()))
+    await _retry(lambda: api.request("POST", profiles_path(),
+                                     {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "default"},
+                                      "spec": {"schedulerName": "default-scheduler"}}))
+    await _retry(lambda: api.request("POST", "/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "soak"}}))
+    for i in range(nodes):
+        node = make_node(f"node-{i}")
+        await _retry(lambda node=node: api.request("POST", "/api/v1/nodes", node))
+
+
+class _Soak:
+    """One soak run's state: the replicas, the pods created, bound and deleted, the leader kills or
+    graceful stops with the failovers they caused, and the Lease's records."""
+
+    def __init__(self, kubeconfig: Path, home: Path, rng: random.Random, graceful: bool) -> None:
+        self.kubeconfig = kubeconfig
+        self.home = home
+        self.rng = rng
+        self.graceful = graceful
+        self.replicas: list[_Replica] = []
+        self.created: dict[str, float] = {}       # name -> creation time
+        self.bound_at: dict[str, float] = {}
+        self.deleted: set[str] = set()
+        self.kills = 0
+        # Graceful stops: (wall time of the SIGTERM, the leader's identity); exits: (seconds, code).
+        self.stops: list[tuple[float, str]] = []
+        self.exits: list[tuple[float, int]] = []
+        self.lease_records: list[tuple[str, float | None, float | None]] = []   # (holder, renewTime, acquireTime)
+        self.waiters: set[asyncio.Task[None]] = set()
+        self.failovers: list[float] = []
+        self.killed_at: float | None = None
+        self.extra_nodes = 0
+        self.rv = ""
+        self.sem = asyncio.Semaphore(48)
+
+    def check_failover(self) -> None:
+        if self.killed_at is not None and any(r.proc.poll() is None and r.leading() for r in self.replicas):
+            self.failovers.append(time.monotonic() - self.killed_at)
+            self.killed_at = None
+
+    async def exited(self, proc: subprocess.Popen[str], signalled: float) -> None:
+        code = await asyncio.to_thread(proc.wait)
+        self.exits.append((time.monotonic() - signalled, code))
+
+    async def watch_pods(self, api: KubeClient) -> None:
+        """When each pod was first seen bound (relisting on 410)."""
+        bound_at = self.bound_at
+        while True:
+            try:
+                async for kind, obj in api.watch("v1", "Pod", namespace="soak", resource_version=self.rv,
+                                                 params={"allowWatchBookmarks": "true"}):
+                    self.rv = obj["metadata"].get("resourceVersion") or self.rv
+                    name = obj["metadata"].get("name", "")
+                    if kind != "DELETED" and obj.get("spec", {}).get("nodeName") and name not in bound_at:
+                        bound_at[name] = time.monotonic()
+            except ClientError as e:
+                if e.status == 410:
+                    listing = await _retry(lambda: api.request("GET", "/api/v1/namespaces/soak/pods"))
+                    for p in listing["items"]:
+                        if p["spec"].get("nodeName") and p["metadata"]["name"] not in bound_at:
+                            bound_at[p["metadata"]["name"]] = time.monotonic()
+                    self.rv = listing["metadata"]["resourceVersion"]
+                await asyncio.sleep(0.05)
+            except (OSError, TimeoutError):
+                await asyncio.sleep(0.05)
+
+    async def watch_lease(self, api: KubeClient) -> None:
+        """Every change of the Lease's holder, renewTime or acquireTime."""
+        lease_rv: str | None = None
+        records = self.lease_records
+        while True:
+            try:
+                async for kind, obj in api.watch_path(LEASES, resource_version=lease_rv,
+                                                      params={"fieldSelector": f"metadata.name={LEASE_NAME}"}):
+                    lease_rv = obj["metadata"].get("resourceVersion") or lease_rv
+                    if kind in ("ADDED", "MODIFIED"):
+                        spec = obj.get("spec") or {}
+                        record = (str(spec.get("holderIdentity") or ""), _wall(spec.get("renewTime")),
+                                  _wall(spec.get("acquireTime")))
+                        if not records or records[-1] != record:
+                            records.append(record)
+            except ClientError as e:
+                if e.status == 410:
+                    lease_rv = None
+                await asyncio.sleep(0.05)
+            except (OSError, TimeoutError):
+                await asyncio.sleep(0.05)
+
+    async def create(self, api: KubeClient, name: str) -> None:
+        async with self.sem:
+            with contextlib.suppress(ConflictError):
+                await _retry(lambda: api.request("POST", "/api/v1/namespaces/soak/pods", _pod(name)))
+            self.created[name] = time.monotonic()
+
+    async def delete(self, api: KubeClient, name: str) -> None:
+        async with self.sem:
+            with contextlib.suppress(NotFoundError):
+                await _retry(lambda: api.request("DELETE", f"/api/v1/namespaces/soak/pods/{name}"))
+
+    async def drive(self, api: KubeClient, pods: int, rate: float, delete_share: float, every: float,
+                    start: float, deadline: float) -> None:
+        """Create the pods at ``rate``, and churn: delete a share of what is bound, add and remove
+        nodes, kill (or stop) the leader every ``every`` seconds."""
+        next_kill = start + every
+        next_node_churn = start + 5.0
+        tasks: set[asyncio.Task[None]] = set()
+        i = 0
+        while i < pods and time.monotonic() < deadline:
+            batch = max(1, int(rate / 10))
+            for _ in range(min(batch, pods - i)):
+                _spawn(tasks, self.create(api, f"p{i}"))
+                i += 1
+            # churn: delete a share of what is bound, add and remove nodes, kill the leader
+            candidates = [n for n in self.bound_at if n not in self.deleted]
+            for name in self.rng.sample(candidates, min(len(candidates), int(batch * delete_share))):
+                self.deleted.add(name)
+                _spawn(tasks, self.delete(api, name))
+            now = time.monotonic()
+            if now >= next_node_churn:
+                next_node_churn = now + 5.0
+                await self.churn_nodes(api)
+            self.check_failover()
+            if now >= next_kill and self.killed_at is None:
+                next_kill = self.stop_leader(now, every)
+            for r in self.replicas:
+                r.sample()
+            await asyncio.sleep(0.1)
+        if tasks:
+            await asyncio.wait(tasks, timeout=max(1.0, deadline - time.monotonic()))
+
+    async def churn_nodes(self, api: KubeClient) -> None:
+        """Add a node, and remove the one added before it."""
+        node = make_node(f"extra-{self.extra_nodes}")
+        with contextlib.suppress(ClientError):
+            await _retry(lambda node=node: api.request("POST", "/api/v1/nodes", node))
+            if self.extra_nodes >= 1:
+                gone = f"/api/v1/nodes/extra-{self.extra_nodes - 1}"
+                await _retry(lambda gone=gone: api.request("DELETE", gone))
+        self.extra_nodes += 1
+
+    def stop_leader(self, now: float, every: float) -> float:
+        """Kill the leading replica (or SIGTERM it, graceful) and start its replacement; the time
+        of the next stop."""
+        replicas = self.replicas
+        for k, r in enumerate(replicas):
+            r.sample()
+            identity = r.identity()
+            if identity is None:
+                continue
+            if self.graceful and not any(o.standing_by() for o in replicas if o is not r):
+                return now + 0.5    # a rolling update waits for its new pod's readiness
+            if self.graceful:           # a rolling update: drain, release, exit
+                self.stops.append((time.time(), identity))
+                r.proc.send_signal(signal.SIGTERM)
+                killed_at = self.killed_at = time.monotonic()
+                self.waiters.add(asyncio.create_task(self.exited(r.proc, killed_at)))
+            else:
+                r.proc.kill()
+                r.proc.wait()
+                self.killed_at = time.monotonic()
+                self.kills += 1
+            replicas[k] = _Replica(self.kubeconfig, self.home, len(replicas) + self.kills + len(self.stops))
+            replicas.append(r)        # keep it for its peak RSS
+            break
+        return now + every
+
+    async def settle(self, deadline: float) -> None:
+        """Wait until every live pod is bound and the last failover is over, then for the stopped
+        replicas' exits and the lease watch's last records."""
+        live = set(self.created) - self.deleted
+        while time.monotonic() < deadline and (not live <= set(self.bound_at) or self.killed_at is not None):
+            for r in self.replicas:
+                r.sample()
+            self.check_failover()
+            await asyncio.sleep(0.2)
+        if self.waiters:
+            await asyncio.wait(self.waiters, timeout=30)
+        await asyncio.sleep(0.5)           # the lease watch's last records
+
+    def report(self, audit: dict[str, Any], start: float) -> dict[str, Any]:
+        live = set(self.created) - self.deleted
+        lost = sorted(live - set(self.bound_at))
+        latencies = sorted(self.bound_at[n] - self.created[n] for n in self.bound_at if n in self.created)
+        p99 = latencies[max(math.ceil(len(latencies) * 0.99) - 1, 0)] if latencies else 0.0
+        double = sum(1 for v in audit["binds"].values() if v > 1) + int(audit["conflicts"])
+        hand_overs, stop_to_leader, unseen = _hand_overs(self.stops, self.lease_records)
+        exit_seconds = [e for e, _ in self.exits]
+        failovers = self.failovers
+        return {"pods": len(self.created), "deleted": len(self.deleted), "bound": len(self.bound_at),
+                "lost": len(lost), "doubleBound": double, "bindLatencyP99Seconds": round(p99, 3),
+                "peakRssBytes": max((r.peak for r in self.replicas), default=0), "leaderKills": self.kills,
+                "failoverSeconds": [round(f, 1) for f in failovers],
+                "failoverSecondsMax": round(max(failovers), 1) if failovers else None,
+                "seconds": round(time.monotonic() - start, 1), "lostPods": lost[:20],
+                "gracefulStops": len(self.stops), "handOverSeconds": [round(h, 3) for h in hand_overs],
+                "handOverSecondsP99": _round(_p99(hand_overs)),
+                "handOverSecondsMax": _round(max(hand_overs) if hand_overs else None),
+                "stopToLeaderSeconds": [round(h, 3) for h in stop_to_leader],
+                "gracefulExitSeconds": [round(e, 3) for e in exit_seconds],
+                "gracefulExitSecondsMax": _round(max(exit_seconds) if exit_seconds else None),
+                "gracefulExitFailures": sum(1 for _, code in self.exits if code != 0), "releasesUnseen": unseen}
+
+
+def _spawn(tasks: set[asyncio.Task[None]], coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` as a task kept in ``tasks`` until it is done."""
+    t = asyncio.create_task(coro)
+    tasks.add(t)
+    t.add_done_callback(tasks.discard)
 
 
 def _round(value: float | None) -> float | None:
