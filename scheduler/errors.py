@@ -1,6 +1,7 @@
 """Exceptions raised by the scheduling core, and where every other exception class of the package sits.
 
-The hierarchy (classes defined outside this module name their module)::
+The hierarchy. Classes defined outside this module are named by their module under ``scheduler``;
+``tests/test_errors.py`` imports every module and fails when a class is missing here::
 
     SchedulerError                      base of everything the core raises on purpose
     ├── ParseError                      API JSON that cannot become a typed object
@@ -16,9 +17,34 @@ The hierarchy (classes defined outside this module name their module)::
     │   └── kubeapi.scheduler_client.NotLeaderError
     │                                   a Binding or PreBind write not sent: the lease may be lost
     ├── kubeapi.config.ConfigError      a kubeconfig or in-cluster config that cannot be used
-    └── kubeapi.credentials.CredentialError
-                                        an exec credential plugin that failed or printed no token;
-                                        KubeClient raises it to callers as a TransportError
+    ├── kubeapi.credentials.CredentialError
+    │                                   an exec credential plugin that failed or printed no token;
+    │                                   KubeClient raises it to callers as a TransportError
+    ├── kubeapi.extender.ExtenderError  an HTTP extender call failed; the message is upstream's
+    ├── app.explain.ExplainError        ``explain``: the pod, or the profile to explain it with, is missing
+    └── app.serving.ServingError        a bind address that cannot be served on: one line, exit 1
+
+    Raised by the core and turned into a Status or a message where they are caught:
+
+    ValueError
+    ├── features.FeatureGateError       a bad ``--feature-gates`` value: a usage error naming it
+    ├── dra.allocator.AllocationError   upstream's non-nil error from ``Allocate``: the attempt aborts
+    │   ├── dra.allocator.CELSelectorError
+    │   │                               a device selector that does not compile or fails at run time
+    │   └── dra.allocator.NodeAllocationError
+    │                                   upstream's ``ErrFailedAllocationOnNode``: only this node fails
+    ├── dra.cel.CELError                a CEL runtime (or compile) error in a device selector
+    └── dra.celcost.CostError           a selector whose cost cannot be estimated: it does not parse
+    Exception
+    ├── plugins.dynamicresources.binding.DynamicResourcesError
+    │   │                               a DRA PreBind failure, upstream's text; never a ClientError,
+    │   │                               so a claim's 409 retries the pod instead of dropping it
+    │   └── plugins.dynamicresources.binding._Conflict
+    │                                   a 409 on a claim write: retry-on-conflict's cue to refetch
+    ├── plugins.volumebinding.binder.VolumeBindingError
+    │                                   a volume PreBind failure; never a ClientError, as above
+    └── plugins.nodevolumelimits.VolumeError
+                                        upstream's ``filterAttachableVolumes`` errors
 
     Internal, never crossing the module that raises them:
 
@@ -30,16 +56,31 @@ The hierarchy (classes defined outside this module name their module)::
     └── framework.cycle_state.StateMissingError a plugin read CycleState its PreFilter/PreScore
                                                 never wrote (upstream's "error reading ... from cycleState")
     Exception
-    └── framework.plugin_lists.ScoreFailed      a per-node Score plugin's non-success status, carried
-                                                to run_score, which returns it as the Score status
+    ├── framework.plugin_lists.ScoreFailed      a per-node Score plugin's non-success status, carried
+    │                                           to run_score, which returns it as the Score status
+    └── dra.allocator._MaxSizeExceeded          the allocation would exceed upstream's
+                                                ``AllocationResultsMaxSize``: this node cannot allocate
+
+    The API client's HTTP/1.1 transport (``scheduler.kubeapi``), turned into a TransportError by
+    KubeClient: ``kubeapi.http1.ServerDisconnectedError`` and ``kubeapi.http1.CannotConnectError``
+    (ConnectionError), ``kubeapi.http1.BadResponseError`` (ValueError), and
+    ``kubeapi.http1._Retry`` (Exception; a replayable request failed on a reused connection before
+    any response byte: send it again).
 
     The simulated API server's own errors (``scheduler.simulator``) become HTTP answers and never
-    reach the core: ``admission.ApiError`` (Exception; an error response with code, reason and
-    message), and ValueErrors the server answers with an error status: ``decode.DecodeError``,
-    ``decode.TooLargeError``, ``decode.DepthError`` (a request body), ``params.ParamError`` (a query
-    parameter), ``patch.PatchError`` (a patch), ``selectors.SelectorError`` (a label selector); and
-    two its command line reports: ``faults.FaultError`` (a bad fault rule) and ``cluster.LoadError``
-    (a cluster file that cannot be loaded).
+    reach the core: ``simulator.apierrors.ApiError`` (Exception; an error response with code, reason
+    and message) and its ``simulator.managed.Conflict`` (server-side apply's 409, one cause per field),
+    and ValueErrors the server answers with an error status:
+    ``simulator.decode.DecodeError``, ``simulator.decode.TooLargeError``,
+    ``simulator.decode.DepthError`` (a request body), ``simulator.protobuf.ProtobufError`` (a
+    protobuf body), ``simulator.params.ParamError`` (a query parameter), ``simulator.patch.PatchError``
+    (a patch), ``simulator.selectors.SelectorError`` (a label selector), ``simulator.cellib.CELError``
+    (a CRD validation rule's runtime error); internal ones: ``simulator.typecheck._TimeError`` and
+    ``simulator.typecheck._Mismatch`` (Exception; a value of the wrong JSON type, which becomes the
+    decoder's ``400``), ``simulator.controllers.resourceclaims._Failed`` (Exception; the pod's
+    ``FailedResourceClaimCreation`` event); and two its command line reports:
+    ``simulator.faults.FaultError`` (a bad fault rule) and ``simulator.cluster.LoadError`` (a cluster
+    file that cannot be loaded).
 
 Transport failures are ``ClientError``s too, so every caller that handles an API failure handles a
 reset connection or a black-holed server the same way: a binding cycle unreserves, forgets and
