@@ -141,7 +141,7 @@ class Metrics:
         self.preemption_victims = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
             buckets=exponential_buckets(1, 2, 7), registry=r)
-        # Ours (issue #20 §3), not upstream's: what each shadow profile would have decided.
+        # Ours, not upstream's: what each shadow profile would have decided.
         self.shadow_decisions = Counter(
             "scheduler_shadow_decisions", "Decisions of shadow profiles, by the shadow's SchedulingProfile name "
             "and whether it agreed with the live profile, differed, or would have left the pod pending.",

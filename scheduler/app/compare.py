@@ -1,5 +1,5 @@
 """``simulate --compare A --compare B``: the same cluster replayed once per profile file, and
-what each decided (issue #20 §4).
+what each decided.
 
 Each ``--compare`` file holds SchedulingProfiles; in its run they replace the input's own, and the
 rest of the input (nodes, pods, everything else) is replayed unchanged, from the same empty

@@ -1,5 +1,5 @@
 """``kopf-scheduler explain NAMESPACE/NAME``: why this node, why not that one, for a pod in a live
-cluster (issue #20 §2).
+cluster.
 
 It reads the cluster as the scheduler's informers would (nodes, namespaces, PDBs, every bound
 pod, the SchedulingProfiles), fills a scheduler of its own with them, and runs the pod's profile

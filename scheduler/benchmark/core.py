@@ -125,7 +125,7 @@ class RunResult:
     cpu_seconds: float | None = None
     # Core mode with decision records on: the seconds the scheduler spent keeping them over the
     # measured phase (``Scheduler.recording_seconds``); their share of ``seconds`` is the
-    # recording's cost, measured inside the run (issue #20).
+    # recording's cost, measured inside the run.
     recording_seconds: float | None = None
     # Core mode: pods placed on an opportunistic batch's hint (``framework/batch.py``), all profiles.
     batched_pods: int | None = None

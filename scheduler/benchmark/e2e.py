@@ -28,7 +28,7 @@ each pod's claim and fills in its ``resourceClaimStatuses``, as upstream's integ
 the real controller. A steady-state workload's batches are created, watched until bound and deleted
 (grace period 0) until its duration is up.
 
-The newer workloads (issue #21) create labelled namespaces, tainted, named and extended-resource
+The newer workloads create labelled namespaces, tainted, named and extended-resource
 nodes through the API; SchedulingWhileGated's gated pods are created and seen by the watch (each has
 the SchedulingGated condition the API gives it: upstream's ``Attempted`` barrier) before the init
 pods; a ``deletePods`` op lists the init namespace and DELETEs one pod per tick with default options

@@ -11,8 +11,8 @@ ones where upstream names them).
 Nodes carry ``kubernetes.io/hostname`` (as a kubelet sets it), so hostname-keyed affinity really
 constrains placement. ``threshold`` is upstream's CI bar for the thresholded size (minimum average
 pods/s), in both modes: upstream measures it against a real API server, so end to end is the
-honest comparison (issue #21); ``sizes`` lists the sizes the issue names, the first
-one being the default and the thresholded one.
+honest comparison; ``sizes`` lists the sizes it runs at, the first one being the default and
+the thresholded one.
 
 **Volumes** (upstream's ``volumes/performance-config.yaml`` and ``misc/``'s PreemptionPVs): a workload
 with ``volumes`` gives each of its pods its own PersistentVolume, pre-bound to its own claim, as
@@ -26,7 +26,7 @@ is ``templates/pv-aws.yaml`` (``awsElasticBlockStore`` volume ``vol-i``) or ``pv
 (``node_strategy``) adds an allocatable to every node and creates its CSINode, with each driver's
 ``allocatable.count`` and the ``storage.alpha.kubernetes.io/migrated-plugins`` annotation.
 
-**Upstream's newer workloads** (issue #21; ``misc/``, ``affinity/`` and ``topology_spreading/``'s
+**Upstream's newer workloads** (``misc/``, ``affinity/`` and ``topology_spreading/``'s
 ``performance-config.yaml``): ``workload_nodes`` builds the nodes their ``createNodes`` ops make (the
 named node ``scheduler-perf-node`` of ``node-with-name.yaml`` first, a ``tainted_share`` of
 ``node-with-taint.yaml`` nodes last, or ``node-with-extended-resource.yaml``'s ``foo.com/bar-<i>`` per
@@ -581,8 +581,8 @@ class Workload:
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at a thresholded size (the default one, or one of
-        ``other_thresholds``), as upstream's CI; upstream's own bar in both modes (issue #21: until
-        then the end-to-end bar was issue #7's half of it for SchedulingBasic, none for most)."""
+        ``other_thresholds``), as upstream's CI; upstream's own bar in both modes, since upstream measures it against a
+        real API server."""
         del mode
         if size.key == self.default.key:
             return self.threshold
@@ -605,7 +605,6 @@ _DRA_NS = {"init_namespace": "init", "namespace": "test"}
 _EBS_CSI_NODES = NodeAllocatable(((f"attachable-volumes-csi-{EBS_CSI}", "39"),), ((EBS_CSI, 39),))
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    # e2e: issue #7's bar, half of upstream's, on this 2-core machine.
     # 5000Nodes_50000Pods (5000 / 5000 / 50000) has its own bar, 810 (misc/performance-config.yaml).
     _w("SchedulingBasic", "pod-default", [(5000, 1000, 10000), (5000, 5000, 50000), (500, 500, 1000)], 680,
        other_thresholds=(((5000, 5000, 50000), 810),)),
@@ -633,7 +632,7 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
        init="pod-low-priority"),
     _w("PreemptionAsync", "pod-default", [(5000, 20000, 5000), (500, 2000, 500)], 570,
        init="pod-low-priority", churn=Churn("create", ("pod-high-priority",), 0.2)),
-    # --- upstream's newer workloads (issue #21). Measured namespaces are createPods' default,
+    # --- upstream's newer workloads. Measured namespaces are createPods' default,
     # namespace-<op index>, where upstream names none. End to end their bar is upstream's own.
     # misc/performance-config.yaml SchedulingDaemonset (15000Nodes): the named node and 15000 default
     # ones; every pod's node affinity names the named node (metadata.name), so NodeAffinity's

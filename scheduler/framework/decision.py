@@ -1,4 +1,4 @@
-"""Decision records: why a pod went where it went, or why it stays pending (issue #20 §1).
+"""Decision records: why a pod went where it went, or why it stays pending.
 
 One record per scheduling attempt, in exactly this JSON shape (``DecisionRecord.to_json``)::
 

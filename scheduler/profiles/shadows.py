@@ -1,4 +1,4 @@
-"""Shadow profiles (issue #20 §3): a profile that decides alongside a live one and binds nothing.
+"""Shadow profiles: a profile that decides alongside a live one and binds nothing.
 
 A SchedulingProfile with ``spec.shadowOf: <schedulerName>`` claims no schedulerName. For every pod
 the live profile serving that name schedules, the cycle (``cycle.Scheduler``) runs the shadow on

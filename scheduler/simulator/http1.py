@@ -4,7 +4,7 @@ Why: end to end, the simulated cluster shares the machine's two cores with the o
 benchmark driver, and every bound pod costs it three request-response calls (the pod's create, its
 Binding, its Scheduled Event). aiohttp's server spends 60 to 75 µs of CPU per such call around the
 handler (its parser's objects, routing, its request and response machinery, its writer); a bare
-asyncio protocol answers the same call, TLS included, in about 20 µs (BENCHMARKS.md, "Session 30").
+asyncio protocol answers the same call, TLS included, in about 20 µs.
 
 How::
 
