@@ -50,3 +50,30 @@ def test_import_contracts_are_kept() -> None:
                           "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+# The prose's layout (CONTRIBUTING.md, "House style"): README.md is a map whose test command is the
+# one CI runs, the depth lives in docs/, and no link between them points at a file that is not there.
+PROSE = ["README.md", "BENCHMARKS.md", "CHANGELOG.md", "CONTRIBUTING.md",
+         *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    ci_command = (REPO / ".ci" / "run").read_text().rstrip("\n").splitlines()[-1]
+    for name in ("README.md", "CONTRIBUTING.md"):
+        assert f"```sh\n{ci_command}\n```" in (REPO / name).read_text(), name
+
+
+def test_readme_and_benchmarks_stay_maps() -> None:
+    for name in ("README.md", "BENCHMARKS.md"):
+        assert len((REPO / name).read_text().splitlines()) < 500, name
+
+
+def test_prose_links_point_at_files_that_exist() -> None:
+    import re
+    broken = []
+    for name in PROSE:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", (REPO / name).read_text()):
+            if "://" not in target and not (REPO / name).parent.joinpath(target).exists():
+                broken.append(f"{name} -> {target}")
+    assert broken == []
