@@ -29,9 +29,8 @@ the Go code sets; return ``Self`` so chains keep their type. Container-producing
 ``PodAffinity``...) should take the API JSON of a ``metav1.LabelSelector`` (a dict), which a
 ``MakeLabelSelector`` port can build.
 
-``tests/wrappers.py`` is an earlier, partial port that other tables use; it differs in two ways
-that matter for resource tables (its ``Req({})`` adds an empty container, its ``Capacity`` drops
-the default 32 pods). New tables should use this module.
+This is the only port: the volume, spreading and affinity tables use it too
+(``MakeLabelSelector``, ``SpreadConstraint``, ``PodAffinityExists``, ``PVC``, ``Taints``...).
 """
 
 from __future__ import annotations
@@ -43,11 +42,15 @@ from typing import Any, Self
 
 from scheduler.model import Node, Pod, parse_node, parse_pod
 
-__all__ = ["PAUSE_IMAGE", "MakeNode", "MakePod"]
+__all__ = ["DO_NOT_SCHEDULE", "PAUSE_IMAGE", "SCHEDULE_ANYWAY", "MakeLabelSelector", "MakeNode", "MakePod"]
 
 # imageutils.GetPauseImageName(): the image upstream's container builders use.
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"
 _uids = itertools.count()
+
+# v1.DoNotSchedule and v1.ScheduleAnyway, the two whenUnsatisfiable values.
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
 
 
 def _container(name: str, image: str = PAUSE_IMAGE, *, requests: Mapping[str, str] | None = None,
@@ -64,6 +67,43 @@ def _container(name: str, image: str = PAUSE_IMAGE, *, requests: Mapping[str, st
     if restart_policy is not None:
         c["restartPolicy"] = restart_policy
     return c
+
+
+class MakeLabelSelector:
+    """``st.MakeLabelSelector()``: ``Label``, ``Exists``, ``NotExist``, ``In``, ``NotIn``; ``Obj()``
+    is the API JSON of a ``metav1.LabelSelector``."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, str] = {}
+        self._exprs: list[dict[str, Any]] = []
+
+    def Label(self, key: str, value: str) -> Self:
+        self._labels[key] = value
+        return self
+
+    def Exists(self, key: str) -> Self:
+        self._exprs.append({"key": key, "operator": "Exists"})
+        return self
+
+    def NotExist(self, key: str) -> Self:
+        self._exprs.append({"key": key, "operator": "DoesNotExist"})
+        return self
+
+    def In(self, key: str, values: list[str]) -> Self:
+        self._exprs.append({"key": key, "operator": "In", "values": list(values)})
+        return self
+
+    def NotIn(self, key: str, values: list[str]) -> Self:
+        self._exprs.append({"key": key, "operator": "NotIn", "values": list(values)})
+        return self
+
+    def Obj(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self._labels:
+            out["matchLabels"] = dict(self._labels)
+        if self._exprs:
+            out["matchExpressions"] = copy.deepcopy(self._exprs)
+        return out
 
 
 class MakePod:
@@ -153,6 +193,90 @@ class MakePod:
         """Pod-level requests: ``spec.resources`` with ``requests`` only."""
         return self.Resources({"requests": req_map})
 
+    def Priority(self, value: int) -> Self:
+        self._spec["priority"] = value
+        return self
+
+    def Terminating(self) -> Self:
+        """``metadata.deletionTimestamp`` set."""
+        self._meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return self
+
+    def NodeSelector(self, selector: Mapping[str, str]) -> Self:
+        self._spec["nodeSelector"] = dict(selector)
+        return self
+
+    def _required_node_terms(self) -> list[dict[str, Any]]:
+        terms: list[dict[str, Any]] = (
+            self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+            .setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+            .setdefault("nodeSelectorTerms", [{"matchExpressions": []}]))
+        return terms
+
+    def NodeAffinityIn(self, key: str, values: list[str]) -> Self:
+        """``NodeAffinityIn(key, vals, st.NodeAffinityWithRequiredReq)``: a required term."""
+        self._required_node_terms()[0]["matchExpressions"].append(
+            {"key": key, "operator": "In", "values": list(values)})
+        return self
+
+    def NodeAffinityNotIn(self, key: str, values: list[str]) -> Self:
+        self._required_node_terms()[0]["matchExpressions"].append(
+            {"key": key, "operator": "NotIn", "values": list(values)})
+        return self
+
+    def Toleration(self, key: str) -> Self:
+        """A toleration of ``key`` with operator ``Exists``."""
+        self._spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists"})
+        return self
+
+    def SpreadConstraint(self, max_skew: int, key: str, when: str,
+                         selector: dict[str, Any] | None, min_domains: int | None = None,
+                         node_affinity_policy: str | None = None, node_taints_policy: str | None = None,
+                         match_label_keys: list[str] | None = None) -> Self:
+        c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+        if selector is not None:
+            c["labelSelector"] = copy.deepcopy(selector)
+        if min_domains is not None:
+            c["minDomains"] = min_domains
+        if node_affinity_policy is not None:
+            c["nodeAffinityPolicy"] = node_affinity_policy
+        if node_taints_policy is not None:
+            c["nodeTaintsPolicy"] = node_taints_policy
+        if match_label_keys is not None:
+            c["matchLabelKeys"] = list(match_label_keys)
+        self._spec.setdefault("topologySpreadConstraints", []).append(c)
+        return self
+
+    def _affinity_term(self, kind: str, key: str, selector: dict[str, Any], required: bool,
+                       weight: int = 0) -> Self:
+        term = {"labelSelector": copy.deepcopy(selector), "topologyKey": key}
+        aff = self._spec.setdefault("affinity", {}).setdefault(kind, {})
+        if required:
+            aff.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            aff.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term})
+        return self
+
+    def PodAffinityExists(self, label_key: str, topology_key: str, required: bool = True,
+                          weight: int = 1) -> Self:
+        return self._affinity_term("podAffinity", topology_key,
+                                   MakeLabelSelector().Exists(label_key).Obj(), required, weight)
+
+    def PodAntiAffinityExists(self, label_key: str, topology_key: str, required: bool = True,
+                              weight: int = 1) -> Self:
+        return self._affinity_term("podAntiAffinity", topology_key,
+                                   MakeLabelSelector().Exists(label_key).Obj(), required, weight)
+
+    def PVC(self, name: str) -> Self:
+        """``PVC(name)``: a volume named ``name`` using the claim ``name``."""
+        return self.Volume({"name": name, "persistentVolumeClaim": {"claimName": name}})
+
+    def Volume(self, volume: dict[str, Any]) -> Self:
+        """``Volume(v1.Volume{...})``, written as the API JSON of the volume."""
+        self._spec.setdefault("volumes", []).append(copy.deepcopy(volume))
+        return self
+
     # --- result --------------------------------------------------------------------------------
     def Obj(self) -> Pod:
         obj = copy.deepcopy(self._obj)
@@ -181,6 +305,14 @@ class MakeNode:
         res = {"pods": "32", **resources}
         self._obj["status"]["capacity"] = dict(res)
         self._obj["status"]["allocatable"] = dict(res)
+        return self
+
+    def Taints(self, taints: list[dict[str, str]]) -> Self:
+        self._obj["spec"]["taints"] = copy.deepcopy(taints)
+        return self
+
+    def Unschedulable(self, value: bool) -> Self:
+        self._obj["spec"]["unschedulable"] = value
         return self
 
     def Obj(self) -> Node:

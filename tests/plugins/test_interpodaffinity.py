@@ -8,7 +8,7 @@ from scheduler.model import Pod
 from scheduler.plugins import interpodaffinity
 from scheduler.plugins.args import InterPodAffinityArgs
 from tests.builders import pod, run_filter, run_score, zoned
-from tests.wrappers import MakeNode
+from tests.st import MakeNode
 
 IPA = interpodaffinity.InterPodAffinity(InterPodAffinityArgs())
 

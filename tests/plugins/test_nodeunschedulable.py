@@ -9,7 +9,7 @@ from scheduler.model import Node, Pod
 from scheduler.plugins import nodeunschedulable
 from scheduler.queue import SchedulingQueue
 from tests.builders import node, node_event, pod, reasons, rejected_by, run_filter
-from tests.wrappers import MakePod
+from tests.st import MakePod
 
 
 def test_node_unschedulable() -> None:

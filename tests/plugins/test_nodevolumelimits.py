@@ -27,7 +27,7 @@ from scheduler.model import Node, Pod, parse_node
 from scheduler.plugins import nodevolumelimits
 from scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from tests.plugins.volumes import Want, pv, pvc, run, storage_class, store
-from tests.wrappers import MakePod
+from tests.st import MakePod
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

@@ -10,7 +10,7 @@ from scheduler.model import Pod
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.args import PodTopologySpreadArgs
 from tests.builders import node, pod, run_filter, run_score, zoned
-from tests.wrappers import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, MakeLabelSelector, MakeNode, MakePod
+from tests.st import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, MakeLabelSelector, MakeNode, MakePod
 
 PTS = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(defaultingType="List"))
 

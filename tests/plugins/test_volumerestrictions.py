@@ -19,7 +19,7 @@ from scheduler.model import Pod
 from scheduler.plugins import volumerestrictions
 from scheduler.plugins.volumerestrictions import VolumeRestrictions
 from tests.plugins.volumes import Want, pvc, run, store
-from tests.wrappers import MakeNode, MakePod
+from tests.st import MakeNode, MakePod
 
 SKIP: Want = (Code.SKIP, "")
 DISK: Want = (Code.UNSCHEDULABLE, volumerestrictions.ERR_REASON_DISK_CONFLICT)

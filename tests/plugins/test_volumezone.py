@@ -28,7 +28,7 @@ from scheduler.model.volumes import parse_pv, parse_storage_class
 from scheduler.plugins import volumezone
 from scheduler.plugins.volumezone import VolumeZone
 from tests.plugins.volumes import Want, pv, pvc, run, status, storage_class, store
-from tests.wrappers import MakePod
+from tests.st import MakePod
 
 BETA_ZONE, BETA_REGION = volumezone.BETA_ZONE, volumezone.BETA_REGION
 ZONE, REGION = volumezone.ZONE, volumezone.REGION

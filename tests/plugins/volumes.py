@@ -13,7 +13,7 @@ from scheduler.cache import Cache, VolumeStore
 from scheduler.framework import CycleState, Status
 from scheduler.framework.status import Code
 from scheduler.model import Node, Pod
-from tests.wrappers import MakeNode
+from tests.st import MakeNode
 
 Want = tuple[Code, str] | None
 

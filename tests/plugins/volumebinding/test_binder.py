@@ -28,7 +28,7 @@ from scheduler.plugins import volumebinding
 from scheduler.plugins.volumebinding import POLL_INTERVAL, VolumeBinding, VolumeBindingError
 from tests.builders import MemoryClient
 from tests.plugins.volumes import storage_class, store
-from tests.wrappers import MakePod
+from tests.st import MakePod
 
 HOSTNAME = "kubernetes.io/hostname"
 NODE = parse_node({"metadata": {"name": "node-a", "labels": {HOSTNAME: "node-a"}}})

@@ -38,7 +38,7 @@ from scheduler.model import Node, Pod, parse_node
 from scheduler.plugins import volumebinding
 from scheduler.plugins.volumebinding import VolumeBinding
 from tests.plugins.volumes import Want, status, storage_class, store
-from tests.wrappers import MakePod
+from tests.st import MakePod
 
 SKIP: Want = (Code.SKIP, "")
 HOSTNAME = "kubernetes.io/hostname"
