@@ -13,7 +13,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY scheduler/ scheduler/
 # Every runtime dependency pinned (the closure of pyproject's dependencies), so two builds of one
-# commit ship the same bytes; tests/test_dockerfile.py fails when pyproject and the pins drift apart.
+# commit ship the same bytes; tests/deploy/test_dockerfile.py fails when pyproject and the pins drift apart.
 RUN pip install --constraint /dev/stdin . <<'PINS' && rm -rf /src
 aiohappyeyeballs==2.7.1
 aiohttp==3.14.5

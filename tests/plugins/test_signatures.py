@@ -199,7 +199,7 @@ def test_dra_backed_extended_resource_is_unsignable() -> None:
 def test_every_in_tree_profile_plugin_signs() -> None:
     """computeBatchablePlugins: the default profile's PreFilter, Filter, PreScore and Score plugins
     all sign, so the profile signs pods (a profile with extenders, or with a plugin that cannot
-    sign, does not: tests/test_cycle_batching.py, "no batching missing sign")."""
+    sign, does not: tests/cycle/test_batching.py, "no batching missing sign")."""
     s, _ = make_scheduler()
     assert s.profiles.current["default-scheduler"].signatures_enabled
 

@@ -13,7 +13,7 @@ from scheduler.profiles.crd import crd
 from scheduler.simulator import schema
 from tests.operator.harness import KUBECTL, running_operator
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "manifests"
 
 

@@ -16,7 +16,7 @@ from scheduler.profiles.profile_map import rank
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def compiled(spec: dict) -> dict:

@@ -162,7 +162,7 @@ def test_pod_with_unknown_topology_key_fails_cleanly() -> None:
 
 
 def test_out_of_tree_plugin_from_entry_point() -> None:
-    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "oot"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "fixtures" / "oot"))
     try:
         s, client = make_scheduler({"plugins": {"multiPoint": {"enabled": [{"name": "GpuFirst", "weight": 5}]}},
                                     "pluginConfig": [{"name": "GpuFirst", "args": {"required_label": "gpu"}}]})
@@ -173,7 +173,7 @@ def test_out_of_tree_plugin_from_entry_point() -> None:
         run(s)
         assert list(client.bound.values()) == ["gpu8"]
     finally:
-        sys.path.remove(str(Path(__file__).parent / "fixtures" / "oot"))
+        sys.path.remove(str(Path(__file__).parents[1] / "fixtures" / "oot"))
 
 
 CLUSTER_NODES = st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.sampled_from(["z1", "z2", "z3"]),

@@ -12,7 +12,7 @@ import sys
 import venv
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_wheel_install_runs_simulate(tmp_path: Path) -> None:
