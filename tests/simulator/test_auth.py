@@ -5,7 +5,6 @@ SelfSubjectReview, and the RBAC rules they are decided by (upstream's
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,14 +14,6 @@ from scheduler.simulator.auth import UserInfo, authorize
 from tests.simulator.helpers import Http
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
-
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster()
-    c.start()
-    yield c
-    c.stop()
 
 
 def review(http: Http, kind: str, spec: dict[str, Any]) -> tuple[int, Any]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster, celrules, crdcheck
-from tests.simulator.helpers import Http, started
+from tests.simulator.helpers import Http
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 
 Obj = dict[str, Any]
@@ -431,10 +430,8 @@ WIDGET_SPEC = obj({"min": INT, "max": INT, "size": {**INT, "maximum": 10},
                   **{"x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must be <= max"}]})
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    with started(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=7) as c:
-        yield c
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 7}
 
 
 @pytest.fixture(scope="module")

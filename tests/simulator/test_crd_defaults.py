@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster, crdcheck, schema
-from tests.simulator.helpers import Http, started
+from tests.simulator.helpers import Http
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 from tests.simulator.test_crd_cel import CRDS, WIDGETS, widget
 
@@ -169,10 +168,8 @@ SPEC: Obj = {"type": "object", "properties": {
 DEFAULTED = {"replicas": 1, "strategy": "Rolling", "paused": False, "limits": {"cpu": "1"}}
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    with started(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=9) as c:
-        yield c
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 9}
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +177,6 @@ def api(sim: SimulatedCluster) -> Http:
     http = Http(sim)
     assert http("POST", CRDS, _crd(SPEC))[0] == 201
     return http
-
-
 
 
 def test_create_applies_defaults(api: Http) -> None:

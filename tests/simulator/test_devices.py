@@ -7,8 +7,8 @@ driver ``gpu.example.com`` (``--gpus-per-node``, ``--gpu-attributes``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,18 +31,8 @@ from tests.simulator.test_dra import (
     template,
 )
 
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=19, gpus_per_node=2, pod_running_after=0.05)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 19, "gpus_per_node": 2, "pod_running_after": 0.05}
 
 
 # ---- the resourceclaim controller and the kubelet -----------------------------------------------

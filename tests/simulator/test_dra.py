@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from scheduler.simulator import SimulatedCluster
 from tests.dra.expressions import nested_comprehensions
 from tests.simulator.helpers import Http
-from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 Obj = dict[str, Any]
 G = "/apis/resource.k8s.io/v1"
@@ -28,22 +27,8 @@ MERGE = "application/merge-patch+json"
 BAD_NAME = "!@#$%^"
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=19)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 19}
 
 
 def claim(name: str, *requests: Obj, **devices: Any) -> Obj:

@@ -7,29 +7,19 @@ no watch event."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import Any
 
-import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
-from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "1"}}
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=16)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 16}
 
 
 def stored_rv(api: Http, name: str) -> str | None:

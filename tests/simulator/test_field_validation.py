@@ -11,7 +11,6 @@ Without validation (``--validate=false``, ``fieldValidation=Ignore``) the fields
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import yaml
 from scheduler.simulator import SimulatedCluster
 from scheduler.simulator.handlers.patch import _go_float, go_value
 from tests.simulator.helpers import Http
-from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 REPO = Path(__file__).resolve().parents[2]
 POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "typo"},
@@ -32,19 +31,16 @@ SPS = "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles"
 STRICT = {"fieldValidation": "Strict"}
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=6)
-    c.start()
-    Http(c)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            yaml.safe_load((REPO / "crds" / "schedulingprofile.yaml").read_text()))
-    yield c
-    c.stop()
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 6}
 
 
 @pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
+def sim(sim: SimulatedCluster) -> SimulatedCluster:
+    """The shared cluster, with the SchedulingProfile CRD installed."""
+    Http(sim)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+              yaml.safe_load((REPO / "crds" / "schedulingprofile.yaml").read_text()))
+    return sim
 
 
 def with_spec(obj: dict[str, Any], **fields: Any) -> str:

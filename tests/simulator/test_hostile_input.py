@@ -27,17 +27,8 @@ from tests.simulator.helpers import PODS, Http, pod
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=12)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 12}
 
 
 @contextmanager

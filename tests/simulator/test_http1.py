@@ -14,7 +14,6 @@ import json
 import socket
 import ssl
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -34,12 +33,6 @@ PODS = "/api/v1/namespaces/default/pods"
 def pod(name: str, **extra: Any) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"containers": [{"name": "c", "image": "busybox"}], **extra}}
-
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    with started() as c:
-        yield c
 
 
 def aiohttp_port(sim: SimulatedCluster) -> int:

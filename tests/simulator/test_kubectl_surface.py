@@ -5,30 +5,19 @@ sending protobuf), ``auth can-i``/``whoami``, strict field validation, and the p
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import pytest
 import yaml
 
-from scheduler.simulator import SimulatedCluster
-from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = needs_kubectl
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=11)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 11}
 
 
 def header(out: str) -> list[str]:

@@ -3,29 +3,19 @@ real server writes it, who owns what after each kind of write, and apply's confl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from scheduler.simulator import SimulatedCluster, managed
+from scheduler.simulator import managed
 from tests.simulator.helpers import Http, pod
 
 APPLY = "application/apply-patch+yaml"
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=41)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 41}
 
 
 def entries(obj: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:

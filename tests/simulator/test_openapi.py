@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import http.client
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=37)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 37}
 
 
 def get(sim: SimulatedCluster, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http, node
-from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 Obj = dict[str, Any]
 PVS = "/api/v1/persistentvolumes"
@@ -25,18 +24,9 @@ PVCS = "/api/v1/namespaces/default/persistentvolumeclaims"
 STORAGE = "/apis/storage.k8s.io/v1"
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedCluster]:
-    # never provision: these tests are about the API, not the controllers (tests/simulator/test_volumes.py)
-    c = SimulatedCluster(kubeconfig=tmp_path_factory.mktemp("kube") / "config", seed=18, provision_seconds=-1)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``); it never
+# provisions: these tests are about the API, not the controllers (tests/simulator/test_volumes.py).
+SIM_OPTIONS: dict[str, Any] = {"seed": 18, "provision_seconds": -1}
 
 
 def pv(name: str, **spec: Any) -> Obj:
@@ -414,11 +404,6 @@ def test_a_stale_resource_version_is_a_409(api: Http, case: str, path: str, make
 
 
 # ---- printer columns through kubectl -----------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def kubectl(sim: SimulatedCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return kubectl_for(sim, tmp_path_factory.mktemp("home"))
-
 
 @needs_kubectl
 def test_kubectl_get_pv_pvc_sc_prints_upstreams_columns(api: Http, kubectl: Kubectl, tmp_path: Path) -> None:

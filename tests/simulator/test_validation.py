@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,17 +33,8 @@ LABEL_VALUE_REGEX = ("a valid label must be an empty string or consist of alphan
                      "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=16)
-    c.start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture
-def api(sim: SimulatedCluster) -> Http:
-    return Http(sim)
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 16}
 
 
 def spec_with(**fields: Any) -> dict[str, Any]:

@@ -24,12 +24,8 @@ END = "k8s.io/initial-events-end"
 STREAM = {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan", "allowWatchBookmarks": "true"}
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatedCluster]:
-    c = SimulatedCluster(seed=3, pod_running_after=0.3)
-    c.start()
-    yield c
-    c.stop()
+# The simulated cluster this module shares (tests/simulator/conftest.py: ``sim``).
+SIM_OPTIONS: dict[str, Any] = {"seed": 3, "pod_running_after": 0.3}
 
 
 @pytest.fixture
