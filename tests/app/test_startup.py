@@ -48,7 +48,7 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
     p = subprocess.Popen([sys.executable, "-m", "scheduler.app.cli", "run", "--kubeconfig", str(_dead_kubeconfig(tmp_path)),
                           "--metrics-bind-address", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(4)
+        time.sleep(4)                   # the scenario: several retries pass, and it is still running
         assert p.poll() is None, "run exited on an unreachable API server"
     finally:
         p.terminate()

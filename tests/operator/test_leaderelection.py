@@ -49,7 +49,10 @@ def test_one_leader_then_takeover_when_it_stops() -> None:
                             on_change=lambda v, i=i: changes.append((f"r{i}", v)), release_on_cancel=False,
                             **FAST) for i in range(2)]
         tasks = [asyncio.ensure_future(e.run(s)) for e, s in zip(es, stops, strict=True)]
-        await asyncio.sleep(1.0)
+        for _ in range(200):            # until one leads and both have read the Lease (each knows a holder)
+            if any(e.leading for e in es) and all(e.holder for e in es):
+                break
+            await asyncio.sleep(0.05)
         leaders = [e.identity for e in es if e.leading]
         assert len(leaders) == 1, changes
         first = leaders[0]

@@ -3,7 +3,6 @@ kubectl, then the observable outcome (pods bound or not, and where)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +40,8 @@ def test_absurd_requests_neither_stop_scheduling_nor_fill_a_full_node(env: Env) 
     placed = env.wait(lambda: bound(env).get("three"), timeout=30, message="the 3-CPU pod bound")
     assert placed == "n3"                                 # never n1 or n2: both are full
     env.apply(pod("four", cpu="3"))                       # n3 has 0.9 CPU left: fits nowhere
-    time.sleep(2)
+    unschedulable = 'scheduler_schedule_attempts_total{profile="kopf-scheduler",result="unschedulable"}'
+    env.wait(lambda: unschedulable in env.metrics(), timeout=30, message="the 3-CPU pod tried and refused")
     assert "four" not in bound(env)
     metrics = env.metrics()
     assert 'scheduler_schedule_attempts_total{profile="kopf-scheduler",result="error"}' not in metrics

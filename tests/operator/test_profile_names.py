@@ -94,7 +94,7 @@ def test_the_older_profile_keeps_the_name_across_a_restart_and_hands_it_over_whe
         # (the initial list after a restart comes in name order).
         create(env, profile("b-old", NAME))
         env.wait(lambda: (c := condition(env, "b-old")) and c["status"] == "True", message="b-old accepted")
-        time.sleep(1.1)
+        time.sleep(1.1)                 # the scenario: creationTimestamp has whole seconds; a-new must be later
         create(env, profile("a-new", NAME))
         assert oldest(env, "a-new", "b-old") == "b-old"
         wait_standing(env, "b-old", "a-new")
@@ -176,7 +176,7 @@ def test_a_deleted_profile_stops_scheduling_without_a_finalizer(tmp_path: Path) 
         env.wait(lambda: env.runtime.service.profiles.owner_of(NAME) is None, message="the profile is gone")
         attempts = env.runtime.service.cycles
         env.apply(pod("after"))
-        time.sleep(2)
+        time.sleep(2)                   # the scenario: nothing may touch the pod meanwhile (no poll for an absence)
         p = env.get_json("pod", "after")
         assert not p["spec"].get("nodeName") and p["status"].get("phase", "Pending") == "Pending"
         assert not [c for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"]

@@ -64,7 +64,7 @@ def test_a_profile_deleted_the_moment_it_was_accepted_never_binds(tmp_path: Path
         assert http("GET", profiles_path())[1]["items"] == []
         env.wait(lambda: rt.service.profiles.owner_of(NAME) is None, message="the deletion is seen")
         env.apply(pod("orphan"))
-        time.sleep(2)
+        time.sleep(2)                   # the scenario: nothing may touch the pod meanwhile (no poll for an absence)
         p = env.get_json("pod", "orphan")
         assert not p["spec"].get("nodeName") and p["status"].get("phase", "Pending") == "Pending"
         assert not [c for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"]
@@ -124,7 +124,7 @@ def test_a_replica_started_after_a_refused_edit_serves_the_last_good_spec(tmp_pa
             env.wait(lambda: bound(env).keys() >= {"p0", "p1"}, message="b binds with generation 1")
             assert b.service.cycles == 2
             # B, now leading, writes the same verdict A wrote; the last good spec stays.
-            time.sleep(1)
+            time.sleep(1)               # the scenario: B's own write lands (the status already holds A's)
             status = env.wait(lambda: _accepted(env, "default", 2), message="still refused")
             assert status["conditions"][0]["status"] == "False" and status["lastAcceptedGeneration"] == 1
         finally:

@@ -53,7 +53,7 @@ def test_no_secret_in_the_run_commands_output(tmp_path: Path) -> None:
         p = subprocess.Popen([sys.executable, "-m", "scheduler.app.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                               "--metrics-bind-address", "127.0.0.1:0", "-vv"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(4)
+        time.sleep(4)                   # the scenario: whatever start-up and sync log within 4 s is checked
         p.terminate()
         out, _ = p.communicate(timeout=30)
         secrets = secrets_of(cluster.kubeconfig)

@@ -118,7 +118,7 @@ def test_the_kubelet_starts_a_pod_only_once_its_claims_are_allocated_and_reserve
     name = _generated(api, "ctl-runner")
     _bind(api, "ctl-runner", "ctl-node")
     wait(lambda: api("GET", f"{PODS}/ctl-runner")[1]["spec"].get("nodeName"), message="bound")
-    time.sleep(0.3)
+    time.sleep(0.3)        # the scenario: past pod_running_after (0.05 s), and still no start (no poll for an absence)
     assert _pod_status(api, "ctl-runner").get("phase") == "Pending"       # the claim is not allocated
     _allocate(api, name, "ctl-node")
     # Bound without the scheduler: the controller reserves the claim for the pod, and the kubelet runs it.
@@ -255,7 +255,7 @@ def test_the_kubelet_waits_for_the_extended_resource_claim_too(api: Http) -> Non
         ctype=MERGE)
     assert code == 200, got
     _bind(api, "ext-user", "ext-node")
-    time.sleep(0.3)
+    time.sleep(0.3)        # the scenario: past pod_running_after (0.05 s), and still no start (no poll for an absence)
     assert _pod_status(api, "ext-user").get("phase") == "Pending"
     _allocate(api, "ext-user-extended-resources-abcde", "ext-node", reserve_for=created)
     wait(lambda: _pod_status(api, "ext-user").get("phase") == "Running", message="running")

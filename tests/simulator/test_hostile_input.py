@@ -127,7 +127,7 @@ def test_a_list_from_a_resource_version_about_to_come_waits_for_it(api: Http) ->
     reader = threading.Thread(target=lambda: got.append(api("GET", PODS, params={
         "resourceVersion": str(current + 1)})))
     reader.start()
-    time.sleep(0.3)
+    time.sleep(0.3)                                          # the scenario: the read waits before the write comes
     assert api("POST", PODS, pod("arrives"))[0] == 201
     reader.join(timeout=5)
     code, body = got[0]

@@ -95,7 +95,7 @@ def test_get_watch_bounded_by_request_timeout(kubectl, sim: SimulatedCluster) ->
     api = Http(sim)
 
     def later() -> None:
-        time.sleep(1.0)
+        time.sleep(1.0)         # the scenario: the pods come while kubectl's watch is open
         api("POST", "/api/v1/namespaces/default/pods", pod("watched-1"))
         api("POST", "/api/v1/namespaces/default/pods", pod("watched-2"))
     t = threading.Thread(target=later)

@@ -409,7 +409,7 @@ def test_live_watch_sees_writes_from_other_clients(api: Http) -> None:
     rv = api("GET", PODS)[1]["metadata"]["resourceVersion"]
 
     def writer() -> None:
-        time.sleep(0.3)
+        time.sleep(0.3)         # the scenario: the writes come while the watch is open
         for i in range(20):
             api("POST", PODS, pod(f"w{i}"))
     t = threading.Thread(target=writer)
@@ -555,7 +555,7 @@ def test_bound_pod_becomes_running_and_terminates_with_delay() -> None:
         assert got["status"]["phase"] == "Running" and got["status"]["podIP"]
         assert api("DELETE", f"{PODS}/p")[1]["metadata"]["deletionTimestamp"]
         assert api("GET", f"{PODS}/p")[0] == 200          # still terminating
-        time.sleep(0.6)
+        time.sleep(0.6)         # the scenario: the grace period (0.3 s) has passed, twice over
         assert api("GET", f"{PODS}/p")[0] == 404
     finally:
         c.stop()

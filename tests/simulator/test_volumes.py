@@ -109,15 +109,15 @@ def test_an_immediate_claim_binds_the_smallest_matching_volume(api: Http) -> Non
     assert volume(api, "pv-big")["status"]["phase"] == "Available"
     # a selector narrows the candidates
     api("POST", PVCS, pvc("picky", selector={"matchLabels": {"tier": "gold"}}))
-    time.sleep(0.3)
+    wait(lambda: ("Normal", "FailedBinding", "no persistent volumes available for this claim and no storage "
+                  "class is set") in events(api, "picky"), message="FailedBinding")     # the controller's verdict
     assert claim(api, "picky")["status"]["phase"] == "Pending"       # the only gold volume is taken
-    assert ("Normal", "FailedBinding", "no persistent volumes available for this claim and no storage class is "
-            "set") in events(api, "picky")
 
 
 def test_a_claim_binds_a_volume_created_after_it(api: Http) -> None:
     api("POST", PVCS, pvc("early", "3Gi"))
-    time.sleep(0.2)
+    wait(lambda: [e for e in events(api, "early") if e[1] == "FailedBinding"],
+         message="the claim seen with no volume for it")
     api("POST", PVS, pv("late", "5Gi"))
     assert bound(api, "early")["spec"]["volumeName"] == "late"
 
@@ -129,10 +129,9 @@ def test_a_volume_whose_claim_ref_names_the_claim_gets_it(api: Http) -> None:
     api("POST", PVS, pv("pv-small", "1Gi", cls="local"))
     api("POST", PVS, pv("pv-chosen", "8Gi", cls="local"))
     c = api("POST", PVCS, pvc("wffc", cls="local"))[1]
-    time.sleep(0.3)
+    wait(lambda: ("Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding")
+         in events(api, "wffc"), message="WaitForFirstConsumer")        # the controller's verdict
     assert claim(api, "wffc")["status"]["phase"] == "Pending"        # never bound without a consumer
-    assert ("Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding") in \
-        events(api, "wffc")
     current = wait(lambda: (v := volume(api, "pv-chosen"))["status"]["phase"] == "Available" and v)
     code, _ = api("PATCH", f"{PVS}/pv-chosen", {
         "metadata": {"resourceVersion": current["metadata"]["resourceVersion"],
@@ -162,7 +161,7 @@ def test_waiting_for_pod_scheduled_names_the_pods(api: Http) -> None:
 def test_wait_for_first_consumer_is_provisioned_in_the_selected_nodes_zone_after_the_delay(api: Http) -> None:
     api("POST", CLASSES, sc("zonal", mode="WaitForFirstConsumer", reclaimPolicy="Retain", mountOptions=["noatime"]))
     c = api("POST", PVCS, pvc("db", "5Gi", cls="zonal"))[1]
-    time.sleep(0.3)
+    wait(lambda: [e for e in events(api, "db") if e[1] == "WaitForFirstConsumer"], message="WaitForFirstConsumer")
     assert claim(api, "db")["status"]["phase"] == "Pending" and api("GET", PVS)[1]["items"] == []
     api("PATCH", f"{PVCS}/db", {"metadata": {"annotations": {SELECTED: "n2"}}}, ctype=MERGE)
     t0 = time.time()
@@ -246,7 +245,7 @@ def test_no_provisioner_provisions_nothing(api: Http) -> None:
     api("POST", PVCS, pvc("manual-claim", cls="manual"))
     wait(lambda: ("Warning", "ProvisioningFailed", "no volume plugin matched name: kubernetes.io/no-provisioner")
          in events(api, "manual-claim"), message="ProvisioningFailed")
-    time.sleep(0.4)
+    time.sleep(0.4)                      # the scenario: nothing may be provisioned meanwhile (no poll for an absence)
     assert api("GET", PVS)[1]["items"] == [] and claim(api, "manual-claim")["status"]["phase"] == "Pending"
     assert "volume.kubernetes.io/storage-provisioner" not in (claim(api, "manual-claim")["metadata"]
                                                               .get("annotations") or {})
@@ -273,7 +272,7 @@ def test_a_selected_node_removed_before_the_delay_is_not_provisioned(api: Http) 
     api("POST", PVCS, pvc("undo", cls="slow"))
     api("PATCH", f"{PVCS}/undo", {"metadata": {"annotations": {SELECTED: "n1"}}}, ctype=MERGE)
     api("PATCH", f"{PVCS}/undo", {"metadata": {"annotations": {SELECTED: None}}}, ctype=MERGE)
-    time.sleep(0.6)
+    time.sleep(0.6)                      # the scenario: twice the provisioning delay passes, and nothing comes
     assert api("GET", PVS)[1]["items"] == [] and claim(api, "undo")["status"]["phase"] == "Pending"
 
 
@@ -282,7 +281,7 @@ def test_a_negative_provisioning_delay_never_provisions(api: Http) -> None:
     api("POST", CLASSES, sc("never", mode="WaitForFirstConsumer"))
     api("POST", PVCS, pvc("never-claim", cls="never"))
     api("PATCH", f"{PVCS}/never-claim", {"metadata": {"annotations": {SELECTED: "n1"}}}, ctype=MERGE)
-    time.sleep(0.6)
+    time.sleep(0.6)                      # the scenario: the default delay twice over passes, and nothing comes
     got = claim(api, "never-claim")
     assert got["status"]["phase"] == "Pending" and api("GET", PVS)[1]["items"] == []
     assert got["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] == "ebs.csi.aws.com"
@@ -321,7 +320,7 @@ def test_a_claim_in_use_stays_terminating_until_its_pod_is_gone(api: Http) -> No
                  "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "held-claim"}}]}})
     assert api("DELETE", f"{PVCS}/held-claim")[0] == 200
     assert api("DELETE", f"{PVS}/held")[0] == 200
-    time.sleep(0.4)
+    time.sleep(0.4)                      # the scenario: the finalizers must still hold after a while
     got = claim(api, "held-claim")
     assert got["metadata"]["deletionTimestamp"] and got["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     assert volume(api, "held")["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
@@ -333,7 +332,7 @@ def test_a_claim_in_use_stays_terminating_until_its_pod_is_gone(api: Http) -> No
 def test_a_claim_without_class_gets_the_default_class_once_there_is_one(api: Http) -> None:
     """Retroactive default StorageClass assignment: the claim was created without storageClassName."""
     api("POST", PVCS, pvc("classless", cls=None))
-    time.sleep(0.2)
+    time.sleep(0.2)                      # the scenario: no class is assigned while there is no default
     assert "storageClassName" not in claim(api, "classless")["spec"]
     default = sc("standard")
     default["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
