@@ -3,7 +3,8 @@
 The layering itself is import-linter's contracts in ``pyproject.toml`` (``lint-imports`` runs them in
 the README's test command; ``test_import_contracts_are_kept`` runs them from pytest too): the core
 never imports an edge, Kopf, aiohttp, kubernetes, requests, httpx or click; the core's layers; the
-edges' order. The tests here make sure the contracts cover every module.
+edges' order. The tests here make sure the contracts cover every module, and that the test tree
+mirrors the source.
 """
 
 import subprocess
@@ -77,3 +78,20 @@ def test_prose_links_point_at_files_that_exist() -> None:
             if "://" not in target and not (REPO / name).parent.joinpath(target).exists():
                 broken.append(f"{name} -> {target}")
     assert broken == []
+
+
+# Test folders that mirror no module of ``scheduler``: the operator's end-to-end runs (``operator/``),
+# what ships it (``deploy/``: the wheel, the image, the manifests) and data the tests load.
+NOT_MIRRORS = {"operator", "deploy", "fixtures"}
+
+
+def test_the_test_tree_mirrors_the_source() -> None:
+    """Each test folder is named for a module of ``scheduler`` (a package, or a top-level module
+    such as ``cycle.py``), and is a package itself; at most three cross-cutting tests stay at the top."""
+    tests = REPO / "tests"
+    at_top = sorted(p.name for p in tests.glob("test_*.py"))
+    assert len(at_top) <= 3, at_top
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".")}
+    assert folders - NOT_MIRRORS <= _top_level_modules(), folders - NOT_MIRRORS - _top_level_modules()
+    for f in tests.rglob("test_*.py"):
+        assert (f.parent / "__init__.py").exists(), f"{f.parent.relative_to(REPO)} has no __init__.py"
