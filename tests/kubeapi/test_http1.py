@@ -355,7 +355,10 @@ def test_close_closes_the_connections() -> None:
         await asyncio.gather(*(api.request("GET", "/api") for _ in range(4)))
         assert srv.open_now == 4
         await api.close()
-        await asyncio.sleep(0.05)
+        for _ in range(200):                # until the server has seen every close (bounded: 2 s)
+            if srv.open_now == 0:
+                break
+            await asyncio.sleep(0.01)
         assert srv.open_now == 0
     run(None, answer_ok, test)
 

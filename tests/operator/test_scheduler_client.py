@@ -99,7 +99,7 @@ def test_a_binding_waiting_for_its_rate_limit_token_is_not_sent_once_the_fence_c
         client.fence = lambda: holds[0]
         await client.bind(first, "n1")                           # takes the only token
         waiting = asyncio.ensure_future(client.bind(second, "n1"))   # waits about 1 s for the next
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)        # the scenario: still waiting for its token (no poll for an absence)
         assert not waiting.done()
         holds[0] = False                                         # the lease may be lost now
         with pytest.raises(NotLeaderError):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 from scheduler.model.dra import parse_resource_claim
@@ -318,11 +320,14 @@ def slow_service(plugin: SlowPreBind, binding_timeout: float) -> tuple[Scheduler
     return s, client
 
 
-def run_worker_for(s: SchedulerService, seconds: float) -> None:
+def run_worker_for(s: SchedulerService, seconds: float, until: Callable[[], object] | None = None) -> None:
+    """The worker for ``seconds`` (the scenario's span), or until ``until()`` is true within them."""
     async def go() -> None:
         stop = asyncio.Event()
         task = asyncio.ensure_future(s.run_worker(stop))
-        await asyncio.sleep(seconds)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not (until and until()):
+            await asyncio.sleep(0.05)
         stop.set()
         await asyncio.wait_for(task, 10)
     asyncio.run(go())
@@ -332,14 +337,14 @@ def test_a_pre_bind_wait_within_its_budget_outlasts_the_binding_timeout() -> Non
     """A 2 s PreBind wait under a 1 s binding_timeout: the plugin's budget (VolumeBinding's
     bindTimeoutSeconds) extends the cycle's deadline, so it is not cancelled."""
     s, client = slow_service(BudgetedPreBind(2.0, budget=2.5), binding_timeout=1.0)
-    run_worker_for(s, 2.6)
+    run_worker_for(s, 10, until=lambda: client.bound or client.failures)
     assert client.bound == {"uid-db": "n1"} and client.failures == []
 
 
 def test_a_pre_bind_wait_without_a_budget_is_cut_at_the_binding_timeout() -> None:
     """The same wait from a plugin that declares none is abandoned at the deadline and requeued."""
     s, client = slow_service(SlowPreBind(2.0, budget=None), binding_timeout=0.5)
-    run_worker_for(s, 1.0)
+    run_worker_for(s, 1.0)          # the scenario: past the 0.5 s deadline, and not bound meanwhile
     assert client.bound == {} and s.queue.where("uid-db") is not None and s.cache.assumed_count() == 0
 
 
