@@ -18,7 +18,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # The project's own top-level names: the package, the tests, and operator/'s scripts (loaded by path).
 LOCAL = {"scheduler", "tests"} | {p.stem for p in (REPO / "operator").glob("*.py")}
