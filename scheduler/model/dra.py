@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from scheduler.errors import ParseError
+from scheduler.model.parsing import parsing
 from scheduler.model.selectors import NodeSelector, parse_node_selector
 from scheduler.quantity import parse_quantity
 
@@ -229,7 +230,7 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     meta = _obj(obj.get("metadata"), "metadata")
     name = _str(meta.get("name"))
     where = f"ResourceSlice {name}"
-    try:
+    with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         pool = _obj(spec.get("pool"), "spec.pool")
         sel = spec.get("nodeSelector")
@@ -249,10 +250,6 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
             resource_version=_str(meta.get("resourceVersion")),
             node_selector_raw=sel if isinstance(sel, Mapping) else None,
         )
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 # --- classes --------------------------------------------------------------------------------------
@@ -301,16 +298,12 @@ def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass:
     meta = _obj(obj.get("metadata"), "metadata")
     name = _str(meta.get("name"))
     where = f"DeviceClass {name}"
-    try:
+    with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         return DeviceClass(name, _selectors(spec.get("selectors"), "spec.selectors"),
                            _configs(spec.get("config"), "spec.config"), _str(spec.get("extendedResourceName")),
                            _int(meta.get("generation"), "metadata.generation"), _str(meta.get("uid")),
                            _str(meta.get("creationTimestamp")))
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 # --- claims ---------------------------------------------------------------------------------------
@@ -515,7 +508,7 @@ def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
     ns = _str(meta.get("namespace")) or "default"
     name = _str(meta.get("name"))
     where = f"ResourceClaim {ns}/{name}"
-    try:
+    with parsing(where):
         status = _obj(obj.get("status"), "status")
         reserved = tuple(ConsumerRef(_str(r.get("apiGroup")), _str(r.get("resource")), _str(r.get("name")),
                                      _str(r.get("uid")))
@@ -535,10 +528,6 @@ def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
             annotations={str(k): str(v) for k, v in _obj(meta.get("annotations"), "metadata.annotations").items()},
             generate_name=_str(meta.get("generateName")),
         )
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -555,17 +544,13 @@ def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTempla
     ns = _str(meta.get("namespace")) or "default"
     name = _str(meta.get("name"))
     where = f"ResourceClaimTemplate {ns}/{name}"
-    try:
+    with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         tmeta = _obj(spec.get("metadata"), "spec.metadata")
         return ResourceClaimTemplate(
             ns, name, _claim_spec(spec.get("spec"), "spec.spec"),
             {str(k): str(v) for k, v in _obj(tmeta.get("labels"), "spec.metadata.labels").items()},
             {str(k): str(v) for k, v in _obj(tmeta.get("annotations"), "spec.metadata.annotations").items()})
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 # --- the pod's side -------------------------------------------------------------------------------

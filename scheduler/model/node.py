@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.errors import ParseError
-from scheduler.quantity import resource_value
+from scheduler.model.parsing import parsing, resource_list
 
 __all__ = ["TAINT_EFFECTS", "Node", "Taint", "parse_node", "parse_taint"]
 
@@ -55,32 +55,14 @@ def parse_taint(raw: Any, field: str) -> Taint:
     return Taint(key, value, effect)
 
 
-def _resources(raw: Any, field: str) -> dict[str, int]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise ParseError("must be an object", field=field)
-    out: dict[str, int] = {}
-    for name, q in raw.items():
-        try:
-            out[name] = resource_value(name, q)
-        except ParseError as e:
-            raise e.located("", f"{field}.{name}") from None
-    return out
-
-
 def parse_node(obj: Mapping[str, Any]) -> Node:
     meta = obj.get("metadata") or {}
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError("Required value", obj="Node", field="metadata.name")
     where = f"Node {name}"
-    try:
+    with parsing(where):
         return _parse_node(obj, meta, name)
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 def _parse_node(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> Node:
@@ -98,7 +80,7 @@ def _parse_node(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> N
         name=name,
         uid=meta.get("uid") or "",
         labels=dict(labels),
-        allocatable=_resources(allocatable, "status.allocatable"),
+        allocatable=resource_list(allocatable, "status.allocatable"),
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
         images=images,

@@ -28,6 +28,7 @@ from scheduler.model.dra import (
     parse_pod_resource_claims,
 )
 from scheduler.model.node import TAINT_EFFECTS, Taint
+from scheduler.model.parsing import resource_list
 from scheduler.model.selectors import (
     LabelSelector,
     NodeSelector,
@@ -37,7 +38,6 @@ from scheduler.model.selectors import (
     parse_node_selector_term,
 )
 from scheduler.model.volumes import PodVolume, parse_pod_volumes
-from scheduler.quantity import resource_value
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
@@ -254,23 +254,6 @@ def _int32(raw: object, field: str, go_field: str) -> int:
                      f"{go_field} of type int32", field=field)
 
 
-def _requests(raw: Any, field: str) -> dict[str, int]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise ParseError("must be an object", field=field)
-    out: dict[str, int] = {}
-    for name, q in raw.items():
-        try:
-            v = resource_value(name, q)
-        except ParseError as e:
-            raise e.located("", f"{field}.{name}") from None
-        if v < 0:
-            raise ParseError("must be greater than or equal to 0", field=f"{field}.{name}")
-        out[name] = v
-    return out
-
-
 def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
     for k, v in more.items():
         into[k] = into.get(k, 0) + v
@@ -442,7 +425,8 @@ def _resources(spec: Mapping[str, Any]) -> _Resources:
         init = kind == "initContainers"
         for i, c in enumerate(spec.get(kind) or []):
             f = f"spec.{kind}[{i}]"
-            r = _requests((c.get("resources") or {}).get("requests"), f"{f}.resources.requests")
+            r = resource_list((c.get("resources") or {}).get("requests"), f"{f}.resources.requests",
+                              non_negative=True)
             restartable = init and c.get("restartPolicy") == "Always"
             per_container[kind].append(ContainerRequests(str(c.get("name") or ""), init and not restartable, r))
             if init:
@@ -460,12 +444,13 @@ def _resources(spec: Mapping[str, Any]) -> _Resources:
     container_requests = ((*per_container["initContainers"], *per_container["containers"])
                           if any("/" in k for k in requests) else ())
     nz = _aggregate(nz_containers, nz_inits)
-    pod_level = _requests((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
+    pod_level = resource_list((spec.get("resources") or {}).get("requests"), "spec.resources.requests",
+                              non_negative=True)
     for k, v in pod_level.items():
         requests[k] = v
         if k in nz or k in ("cpu", "memory"):
             nz[k] = v
-    overhead = _requests(spec.get("overhead"), "spec.overhead")
+    overhead = resource_list(spec.get("overhead"), "spec.overhead", non_negative=True)
     _add(requests, overhead)
     _add(nz, overhead)
     return _Resources(requests, nz, container_requests, tuple(images), tuple(ports))

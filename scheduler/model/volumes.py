@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.errors import ParseError
+from scheduler.model.parsing import parsing
 from scheduler.model.selectors import LabelSelector, NodeSelector, parse_label_selector, parse_node_selector
 from scheduler.quantity import value as quantity_value
 
@@ -222,7 +223,7 @@ class PersistentVolume:
 def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
     meta, _, name = _meta(obj)
     where = f"PersistentVolume {name}"
-    try:
+    with parsing(where):
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         ref = spec.get("claimRef")
@@ -254,10 +255,6 @@ def parse_pv(obj: Mapping[str, Any]) -> PersistentVolume:
             volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
             resource_version=_str(meta.get("resourceVersion")),
         )
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +285,7 @@ def parse_pvc(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
     meta, ns, name = _meta(obj)
     ns = ns or "default"
     where = f"PersistentVolumeClaim {ns}/{name}"
-    try:
+    with parsing(where):
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         annotations = _labels(meta, "annotations")
@@ -316,10 +313,6 @@ def parse_pvc(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
             volume_attributes_class=_str(spec.get("volumeAttributesClassName")),
             resource_version=_str(meta.get("resourceVersion")),
         )
-    except ParseError as e:
-        raise e.located(where) from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=where) from None
 
 
 @dataclass(frozen=True, slots=True)
