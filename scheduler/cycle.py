@@ -750,12 +750,9 @@ class Scheduler:
             self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
         await self._annotate(b.info, b.decision)
 
-    def _hand_back(self, b: Binding, point: str) -> None:
-        """This replica may no longer bind (it lost its lease, or cannot be sure it still holds it):
-        unreserve and forget the pod and hand it back to the queue as it was, with no backoff, no
-        Event and no failed attempt. A standby pops nothing, so it waits there for this replica's
-        next term; the leader that now holds the lease schedules it meanwhile, and its bind reaches
-        this replica as an update that removes the pod from the queue."""
+    def _release(self, b: Binding) -> None:
+        """What every stopped binding cycle undoes: Unreserve, forget the assumed pod, and move the
+        pods its freed resources may help, as upstream's AssignedPodDelete."""
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
         try:
             fwk.run_unreserve(state, pod, node)
@@ -764,6 +761,15 @@ class Scheduler:
         self.cache.forget_pod(pod)
         self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=pod,
                                                                label="AssignedPodDelete"))
+
+    def _hand_back(self, b: Binding, point: str) -> None:
+        """This replica may no longer bind (it lost its lease, or cannot be sure it still holds it):
+        unreserve and forget the pod and hand it back to the queue as it was, with no backoff, no
+        Event and no failed attempt. A standby pops nothing, so it waits there for this replica's
+        next term; the leader that now holds the lease schedules it meanwhile, and its bind reaches
+        this replica as an update that removes the pod from the queue."""
+        pod, node = b.assumed, b.result.node
+        self._release(b)
         self.queue.put_back(b.info)
         log.warning("binding cycle of %s to %s stopped before %s: this replica no longer holds the lease",
                     pod.key, node, point)
@@ -772,15 +778,8 @@ class Scheduler:
         """Upstream's ``handleBindingCycleError``, its synchronous half: Unreserve, forget the assumed
         pod, and move the pods its resources may help. Then either drop the pod (bound elsewhere, or
         gone: a retry would double-bind) or requeue it with backoff. True if it was requeued."""
-        fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
-        try:
-            fwk.run_unreserve(state, pod, node)
-        except Exception:  # a plugin's bug must not keep the pod assumed
-            log.exception("Unreserve of %s failed", pod.key)
-        self.cache.forget_pod(pod)
-        # The freed resources may help other pods, as upstream's AssignedPodDelete.
-        self.queue.move_all_to_active_or_backoff(ClusterEvent("Pod", frozenset({"Delete"}), old=pod,
-                                                               label="AssignedPodDelete"))
+        fwk, pod, node = b.framework, b.assumed, b.result.node
+        self._release(b)
         if isinstance(s.error, ConflictError | NotFoundError):
             # Someone else bound it, or it is gone: never retry, or we would double-bind.
             log.info("binding %s to %s not needed: %s", pod.key, node, s.message())
