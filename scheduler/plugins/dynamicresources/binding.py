@@ -111,17 +111,25 @@ async def bind_claim(client: SchedulerClient | None, dra: DraStore, s: _State, i
     return written
 
 
+async def _current(client: SchedulerClient, claim: ResourceClaim, n: int, failed: str) -> ResourceClaim:
+    """The claim a RetryOnConflict closure works on in its attempt ``n``: as given in the first,
+    read again after a conflict. A failed read ends the retry as ``failed`` (its ``{}`` the
+    claim's key), then the error, as each of upstream's closures words it."""
+    if not n:
+        return claim
+    try:
+        return await client.get_claim(claim.namespace, claim.name)
+    except Exception as e:
+        raise DynamicResourcesError(f"{failed.format(claim.key)}: {e}") from e
+
+
 async def update_claim(client: SchedulerClient, claim: ResourceClaim, allocation: AllocationResult | None,
                        pod: Pod) -> ResourceClaim:
     """``bindClaim``'s RetryOnConflict closure, retried on a conflict (``_Conflict``, a wrapped
     409), whose last one ends it as a plain ``DynamicResourcesError``."""
     async def attempt(n: int) -> ResourceClaim:
         nonlocal claim
-        if n:
-            try:
-                claim = await client.get_claim(claim.namespace, claim.name)
-            except Exception as e:
-                raise DynamicResourcesError(f"get updated claim {claim.key} after conflict: {e}") from e
+        claim = await _current(client, claim, n, "get updated claim {} after conflict")
         if claim.deleting:
             raise DynamicResourcesError(f"claim {claim.key} got deleted in the meantime")
         if allocation is not None:
@@ -159,11 +167,7 @@ async def delete_claim(client: SchedulerClient, claim: ResourceClaim) -> None:
     cycle; a failure is logged, as upstream's Unreserve logs it."""
     async def attempt(n: int) -> None:
         nonlocal claim
-        if n:
-            try:
-                claim = await client.get_claim(claim.namespace, claim.name)
-            except Exception as e:
-                raise DynamicResourcesError(f"get resourceclaim {claim.key}: {e}") from e
+        claim = await _current(client, claim, n, "get resourceclaim {}")
         await client.delete_claim(claim)
 
     try:
