@@ -579,14 +579,14 @@ class Framework:
     # --- Reserve / Permit ------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         t0 = time.perf_counter()
+        status = SUCCESS
         for p in self.reserve:
             s = p.reserve(state, pod, node_name)
             if not s.is_success():
-                s = s.with_plugin(p.name)
-                self._observe("Reserve", s, t0)
-                return s
-        self._observe("Reserve", SUCCESS, t0)
-        return SUCCESS
+                status = s.with_plugin(p.name)
+                break
+        self._observe("Reserve", status, t0)
+        return status
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         t0 = time.perf_counter()
@@ -663,6 +663,7 @@ class Framework:
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         t0 = time.perf_counter()
+        status = SUCCESS
         for p in self.pre_bind:
             if p.name in state.skip_pre_bind_plugins:
                 continue
@@ -671,11 +672,10 @@ class Framework:
             except Exception as e:  # any failure of the binding cycle unreserves and requeues
                 s = Status.as_error(e)
             if not s.is_success():
-                s = s.with_plugin(p.name)
-                self._observe("PreBind", s, t0)
-                return s
-        self._observe("PreBind", SUCCESS, t0)
-        return SUCCESS
+                status = s.with_plugin(p.name)
+                break
+        self._observe("PreBind", status, t0)
+        return status
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         t0 = time.perf_counter()
