@@ -706,22 +706,22 @@ def _equality(a: _Info, b: _Info) -> int:
 
 
 def _replace_size(sz: Size, to_replace: Size, replace_with: Size) -> Size:
-    """library/cost.go's result size of ``replace``."""
-    if to_replace[0] == 0:
-        count_max = sz[1] + 1 if sz[1] < U64 else sz[1]
-        retained_max = sz[1]
-    elif replace_with[1] <= to_replace[0]:
-        count_max, retained_max = 0, sz[1]
-    else:
-        count_max, retained_max = math.ceil(sz[1] / to_replace[0]), 0
-    if to_replace[1] == 0:
-        count_min = sz[0] + 1 if sz[0] < U64 else sz[0]
-        retained_min = sz[0]
-    elif to_replace[1] <= replace_with[0]:
-        count_min, retained_min = 0, sz[0]
-    else:
-        count_min, retained_min = math.ceil(sz[0] / to_replace[1]), 0
+    """library/cost.go's result size of ``replace``: each bound from the same bound of the string,
+    the other bound of what is replaced, and whether a replacement can move that bound at all
+    (lengthen the string for the maximum, shorten it for the minimum)."""
+    count_max, retained_max = _replace_bound(sz[1], to_replace[0], replace_with[1] <= to_replace[0])
+    count_min, retained_min = _replace_bound(sz[0], to_replace[1], to_replace[1] <= replace_with[0])
     return _size_add(_size_mul((count_min, count_max), replace_with), (retained_min, retained_max))
+
+
+def _replace_bound(n: int, replaced: int, unmoved: bool) -> tuple[int, int]:
+    """One bound of ``replace``'s result, for a string of size ``n``: how many replacements, and how
+    much of the string is retained. An empty ``replaced`` matches around every character."""
+    if replaced == 0:
+        return (n + 1 if n < U64 else n), n
+    if unmoved:
+        return 0, n
+    return math.ceil(n / replaced), 0
 
 
 def estimate_cost(expression: str) -> int:
