@@ -13,9 +13,18 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from scheduler.model.selectors import label_key_errors
@@ -79,6 +88,11 @@ def _default_if_empty(v: object) -> object:
     return DEFAULT_RESOURCES if v is None or (isinstance(v, list | tuple) and not v) else v
 
 
+# The resource list of NodeResourcesFit's scoring strategy and of NodeResourcesBalancedAllocation,
+# both defaulted by v1 alike before their own checks.
+DefaultedResources = Annotated[tuple[ResourceSpec, ...], BeforeValidator(_default_if_empty)]
+
+
 class UtilizationShapePoint(ArgsModel):
     """A point of a ``requestedToCapacityRatio`` shape; the shape checks the ranges, so that every
     bad point is reported at its index (``validateFunctionShape``)."""
@@ -136,7 +150,7 @@ class ScoringStrategy(ArgsModel):
     does not forbid it: a repeated resource counts twice)."""
 
     type: str = Field(default="", validate_default=True)
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    resources: DefaultedResources = DEFAULT_RESOURCES
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = Field(
         default=None, alias="requestedToCapacityRatio")
 
@@ -147,11 +161,6 @@ class ScoringStrategy(ArgsModel):
             supported = ", ".join(f'"{t}"' for t in SCORING_STRATEGY_TYPES)
             raise _invalid([((), f"Unsupported value: {_go(v)}: supported values: {supported}", v)], "type")
         return v
-
-    @field_validator("resources", mode="before")
-    @classmethod
-    def _defaulted(cls, v: object) -> object:
-        return _default_if_empty(v)
 
     @field_validator("resources")
     @classmethod
@@ -212,12 +221,7 @@ class NodeResourcesBalancedAllocationArgs(ArgsModel):
     """``ValidateNodeResourcesBalancedAllocationArgs`` after v1 defaulting: no resources means cpu
     and memory; a name may appear once; every weight must be 1 (0 is defaulted to 1 first)."""
 
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
-
-    @field_validator("resources", mode="before")
-    @classmethod
-    def _defaulted(cls, v: object) -> object:
-        return _default_if_empty(v)
+    resources: DefaultedResources = DEFAULT_RESOURCES
 
     @field_validator("resources")
     @classmethod
