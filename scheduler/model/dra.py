@@ -226,10 +226,20 @@ class ResourceSlice:
     node_selector_raw: Mapping[str, Any] | None = None
 
 
-def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
+def _identity(obj: Mapping[str, Any], kind: str, *, namespaced: bool = False
+              ) -> tuple[Mapping[str, Any], str, str, str]:
+    """An object's metadata, namespace (``default`` when unset; ``""`` when cluster-scoped), name,
+    and the ``where`` its parse errors are located at (``"ResourceClaim ns/name"``)."""
     meta = _obj(obj.get("metadata"), "metadata")
     name = _str(meta.get("name"))
-    where = f"ResourceSlice {name}"
+    if not namespaced:
+        return meta, "", name, f"{kind} {name}"
+    ns = _str(meta.get("namespace")) or "default"
+    return meta, ns, name, f"{kind} {ns}/{name}"
+
+
+def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
+    meta, _, name, where = _identity(obj, "ResourceSlice")
     with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         pool = _obj(spec.get("pool"), "spec.pool")
@@ -295,9 +305,7 @@ class DeviceClass:
 
 
 def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass:
-    meta = _obj(obj.get("metadata"), "metadata")
-    name = _str(meta.get("name"))
-    where = f"DeviceClass {name}"
+    meta, _, name, where = _identity(obj, "DeviceClass")
     with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         return DeviceClass(name, _selectors(spec.get("selectors"), "spec.selectors"),
@@ -504,10 +512,7 @@ def _controller(meta: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
 
 
 def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
-    meta = _obj(obj.get("metadata"), "metadata")
-    ns = _str(meta.get("namespace")) or "default"
-    name = _str(meta.get("name"))
-    where = f"ResourceClaim {ns}/{name}"
+    meta, ns, name, where = _identity(obj, "ResourceClaim", namespaced=True)
     with parsing(where):
         status = _obj(obj.get("status"), "status")
         reserved = tuple(ConsumerRef(_str(r.get("apiGroup")), _str(r.get("resource")), _str(r.get("name")),
@@ -540,10 +545,7 @@ class ResourceClaimTemplate:
 
 
 def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTemplate:
-    meta = _obj(obj.get("metadata"), "metadata")
-    ns = _str(meta.get("namespace")) or "default"
-    name = _str(meta.get("name"))
-    where = f"ResourceClaimTemplate {ns}/{name}"
+    _, ns, name, where = _identity(obj, "ResourceClaimTemplate", namespaced=True)
     with parsing(where):
         spec = _obj(obj.get("spec"), "spec")
         tmeta = _obj(spec.get("metadata"), "spec.metadata")
