@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.errors import ClientError
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.status import SUCCESS, Status
@@ -40,6 +41,4 @@ def new(args: None, handle: Handle) -> DefaultBinder:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BindPlugin
-
-    _: type[BindPlugin] = DefaultBinder
+    _: type[fwk.BindPlugin] = DefaultBinder

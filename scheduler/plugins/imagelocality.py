@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.cache import Snapshot, normalized_image_name
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, ScoreExtensions, Scores
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import IMAGE_NAMES_SIGNER_NAME, SignFragment
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
@@ -32,7 +33,7 @@ class ImageLocality:
         """SignPlugin: Score reads the images, as normalised names (upstream's canonical names)."""
         return ((IMAGE_NAMES_SIGNER_NAME, tuple(normalized_image_name(i) for i in pod.images)),), SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         t = snapshot.table
         found = [h for h in (t.images.get(normalized_image_name(i)) for i in pod.images) if h]
         if not found:
@@ -50,7 +51,7 @@ class ImageLocality:
         s = np.clip(sums[rows], MIN_THRESHOLD, max_threshold)
         return (MAX_NODE_SCORE * (s - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)).astype(np.int64)
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return None
 
 
@@ -59,6 +60,4 @@ def new(args: None, handle: Handle) -> ImageLocality:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchScorePlugin
-
-    _: type[BatchScorePlugin] = ImageLocality
+    _: type[fwk.BatchScorePlugin] = ImageLocality

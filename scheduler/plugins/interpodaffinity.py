@@ -32,18 +32,10 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.cache import AllTermsMatch, Snapshot, term_match
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    MAX_NODE_SCORE,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import LABELS_SIGNER_NAME, SignFragment, mapping_value, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodAffinityTerm
@@ -122,7 +114,7 @@ class InterPodAffinity:
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         holders = snapshot.holders.by_kind["required_anti_affinity"]
         if not pod.affinity_required and not pod.anti_affinity_required and not holders:
             return None, _SKIP
@@ -153,11 +145,11 @@ class InterPodAffinity:
         state.write(_PREFILTER_KEY, s)
         return None, SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         # PreFilter's state, computed now if it did not run (None: it skipped).
         s = state.read_or_compute(_PREFILTER_KEY, _FilterState, lambda: self.pre_filter(state, pod, snapshot))
         if s is None:
-            return FilterVerdict.passed(len(rows))
+            return fwk.FilterVerdict.passed(len(rows))
         t = snapshot.table
         n = len(rows)
         aff_fail = np.zeros(n, np.bool_)
@@ -178,10 +170,10 @@ class InterPodAffinity:
             exist_fail |= at_domain(t, key, rows, d)[1] > 0
         failed = aff_fail | anti_fail | exist_fail
         ids = np.where(aff_fail, 0, np.where(anti_fail, 1, 2)).astype(np.int64)
-        return FilterVerdict(failed, _STATUSES, ids)
+        return fwk.FilterVerdict(failed, _STATUSES, ids)
 
     # --- PreScore / Score ------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         has_constraints = bool(pod.affinity_preferred or pod.anti_affinity_preferred)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return _SKIP
@@ -209,7 +201,7 @@ class InterPodAffinity:
         state.write(_PRESCORE_KEY, _ScoreState(scores))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         s = _score_state(state)
         t = snapshot.table
         out = np.zeros(len(rows), np.int64)
@@ -217,7 +209,7 @@ class InterPodAffinity:
             out += at_domain(t, key, rows, d)[1]
         return out
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         if len(scores) == 0:
             return SUCCESS
         lo, hi = int(scores.min()), int(scores.max())
@@ -228,19 +220,19 @@ class InterPodAffinity:
             scores[:] = 0
         return SUCCESS
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return self
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         def related(pod: Pod, change: object) -> bool:
             other = getattr(change, "new", None) or getattr(change, "old", None)
             if not isinstance(other, Pod):
                 return True
             terms = pod.affinity_required + pod.anti_affinity_required
             return any(term_match(t).matches(other, lambda _ns: {}) for t in terms) or other.has_affinity_terms
-        return (ClusterEventWithHint(ClusterEvent("Pod", "*"), related),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "*"), related),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeLabel")))
 
 
 def _matches(term: PodAffinityTerm, pod: Pod, ns_labels: object) -> bool:
@@ -252,8 +244,6 @@ def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = InterPodAffinity
-    __: type[BatchScorePlugin] = InterPodAffinity
-    ___: type[PreFilterPlugin] = InterPodAffinity
+    _: type[fwk.BatchFilterPlugin] = InterPodAffinity
+    __: type[fwk.BatchScorePlugin] = InterPodAffinity
+    ___: type[fwk.PreFilterPlugin] = InterPodAffinity

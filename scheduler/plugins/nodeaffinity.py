@@ -25,17 +25,9 @@ import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.errors import ParseError, PluginArgsError
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
 from scheduler.framework.signature import NODE_AFFINITY_SIGNER_NAME, SignFragment, node_affinity_signer
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import NodeSelector, NodeSelectorTerm, Pod
@@ -108,7 +100,7 @@ class NodeAffinity:
         return ((NODE_AFFINITY_SIGNER_NAME, node_affinity_signer(pod)),), SUCCESS
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         if not pod.node_selector and pod.required_node_affinity is None and self._added_required is None:
             return None, _SKIP
         req = pod.required_node_affinity
@@ -123,9 +115,9 @@ class NodeAffinity:
             names |= term.node_names
         if not names:
             return None, _CONFLICT
-        return PreFilterResult(frozenset(names)), SUCCESS
+        return fwk.PreFilterResult(frozenset(names)), SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         t = snapshot.table
         failed = np.zeros(len(rows), np.bool_)
         if self._added_required is not None:
@@ -142,16 +134,16 @@ class NodeAffinity:
         pod_fail = ~ok
         failed = enforced_fail | pod_fail
         if not enforced_fail.any():
-            return FilterVerdict.uniform(failed, _POD)
-        return FilterVerdict(failed, (_ENFORCED, _POD), np.where(enforced_fail, 0, 1).astype(np.int64))
+            return fwk.FilterVerdict.uniform(failed, _POD)
+        return fwk.FilterVerdict(failed, (_ENFORCED, _POD), np.where(enforced_fail, 0, 1).astype(np.int64))
 
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         errors = preferred_terms_errors(pod.preferred_node_affinity)
         if errors:
             return Status.as_error(ParseError(aggregate_message(errors)))
         return SUCCESS if pod.preferred_node_affinity or self._added_preferred else _SKIP
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         # Without PreScore (disabled, or a caller scoring directly) upstream's Score parses the
         # terms itself and returns the same error; the framework turns this raise into that Status.
         errors = preferred_terms_errors(pod.preferred_node_affinity)
@@ -163,16 +155,16 @@ class NodeAffinity:
             out += np.where(term_mask(t, term)[rows], weight, 0)
         return out
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         default_normalize_score(scores, reverse=False)
         return SUCCESS
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return self
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeLabel")))
 
 
 def new(args: NodeAffinityArgs | None, handle: Handle) -> NodeAffinity:
@@ -180,8 +172,6 @@ def new(args: NodeAffinityArgs | None, handle: Handle) -> NodeAffinity:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = NodeAffinity
-    __: type[BatchScorePlugin] = NodeAffinity
-    ___: type[PreFilterPlugin] = NodeAffinity
+    _: type[fwk.BatchFilterPlugin] = NodeAffinity
+    __: type[fwk.BatchScorePlugin] = NodeAffinity
+    ___: type[fwk.PreFilterPlugin] = NodeAffinity

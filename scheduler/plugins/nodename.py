@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.cache import Snapshot
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
 from scheduler.framework.signature import NODE_NAME_SIGNER_NAME, SignFragment
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
@@ -30,13 +30,13 @@ class NodeName:
         """SignPlugin: Filter reads ``spec.nodeName``."""
         return ((NODE_NAME_SIGNER_NAME, pod.node_name),), SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         if not pod.node_name:
-            return FilterVerdict.passed(len(rows))
-        return FilterVerdict.uniform(rows != snapshot.table.row_of.get(pod.node_name, -1), _STATUS)
+            return fwk.FilterVerdict.passed(len(rows))
+        return fwk.FilterVerdict.uniform(rows != snapshot.table.row_of.get(pod.node_name, -1), _STATUS)
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add")),)
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),)
 
 
 def new(args: None, handle: Handle) -> NodeName:
@@ -45,6 +45,4 @@ def new(args: None, handle: Handle) -> NodeName:
 
 _ = np
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin
-
-    __: type[BatchFilterPlugin] = NodeName
+    __: type[fwk.BatchFilterPlugin] = NodeName

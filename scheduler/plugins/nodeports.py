@@ -20,15 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.cache import Snapshot
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-)
 from scheduler.framework.signature import HOST_PORTS_SIGNER_NAME, SignFragment, host_ports_signer
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import HostPort, Pod
@@ -51,23 +45,23 @@ class NodePorts:
         return ((HOST_PORTS_SIGNER_NAME, host_ports_signer(pod)),), SUCCESS
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         return None, (SUCCESS if pod.host_ports else _SKIP)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         if not pod.host_ports:
-            return FilterVerdict.passed(len(rows))
+            return fwk.FilterVerdict.passed(len(rows))
         infos = snapshot.table.infos
         failed = np.fromiter((infos[r].port_conflicts(pod.host_ports)
                               for r in rows.tolist()), np.bool_, len(rows))
-        return FilterVerdict.uniform(failed, _STATUS)
+        return fwk.FilterVerdict.uniform(failed, _STATUS)
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")))
 
 
-def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pod_deleted(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPodDeleted``. Raises ``TypeError`` when the deleted object is
     not a pod (upstream's ``util.As`` error: Queue)."""
     deleted = event.old
@@ -92,7 +86,5 @@ def new(args: None, handle: Handle) -> NodePorts:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = NodePorts
-    __: type[PreFilterPlugin] = NodePorts
+    _: type[fwk.BatchFilterPlugin] = NodePorts
+    __: type[fwk.PreFilterPlugin] = NodePorts

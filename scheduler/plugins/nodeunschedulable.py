@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scheduler.cache import Snapshot
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint, FilterVerdict, Rows
 from scheduler.framework.signature import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod, Taint
@@ -38,18 +38,18 @@ class NodeUnschedulable:
         """SignPlugin: Filter reads the tolerations (of the unschedulable taint)."""
         return ((TOLERATIONS_SIGNER_NAME, tolerations_signer(pod)),), SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         failed = snapshot.table.unschedulable[rows]
         if failed.any() and any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
-            return FilterVerdict.passed(len(rows))
-        return FilterVerdict.uniform(failed, _STATUS)
+            return fwk.FilterVerdict.passed(len(rows))
+        return fwk.FilterVerdict.uniform(failed, _STATUS)
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
 
 
-def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_node_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterNodeChange``: Queue for a schedulable node added, or a node
     that was unschedulable and is not any more. Raises ``TypeError`` for objects that are not
     nodes (upstream's ``util.As`` error: Queue)."""
@@ -64,6 +64,4 @@ def new(args: None, handle: Handle) -> NodeUnschedulable:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin
-
-    _: type[BatchFilterPlugin] = NodeUnschedulable
+    _: type[fwk.BatchFilterPlugin] = NodeUnschedulable

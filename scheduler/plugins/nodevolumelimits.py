@@ -55,15 +55,9 @@ import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-)
 from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
@@ -152,15 +146,15 @@ class NodeVolumeLimits:
         return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         if any(v.claim_name is not None or v.ephemeral or v.inline_disk is not None for v in pod.volumes):
             return None, SUCCESS
         return None, _SKIP
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         n = len(rows)
         if not pod.volumes:
-            return FilterVerdict.passed(n)
+            return fwk.FilterVerdict.passed(n)
         if self._memo_version != self._volumes.version or len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
             self._memo_version = self._volumes.version
@@ -179,7 +173,7 @@ class NodeVolumeLimits:
                     new = new_by_csi[has_csi] = self.attachable_volumes(pod, csi_node, new_pod=True)
                 except VolumeError as e:
                     status = (Status.unresolvable(str(e)) if e.not_found else Status.as_error(e))
-                    return FilterVerdict.uniform(np.ones(n, np.bool_), status)
+                    return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), status)
             if not new:
                 continue
             limits = csi_node.limits() if csi_node is not None else {}
@@ -191,15 +185,16 @@ class NodeVolumeLimits:
                     if other.volumes:
                         attached.update(self._existing(other, csi_node))
             except VolumeError as e:
-                return FilterVerdict.uniform(np.ones(n, np.bool_), Status.as_error(e))
+                return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), Status.as_error(e))
             failed[i] = _exceeds(new, attached, limits)
-        return FilterVerdict.uniform(failed, _EXCEEDED)
+        return fwk.FilterVerdict.uniform(failed, _EXCEEDED)
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("CSINode", "Add")),
-                ClusterEventWithHint(ClusterEvent("CSINode", "Update"), is_schedulable_after_csi_node_updated),
-                ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", "Add"), is_schedulable_after_pvc_added))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("CSINode", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("CSINode", "Update"), is_schedulable_after_csi_node_updated),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolumeClaim", "Add"),
+                                         is_schedulable_after_pvc_added))
 
     # --- counting ------------------------------------------------------------------------------
     def _existing(self, pod: Pod, csi_node: CSINode | None) -> Volumes:
@@ -290,7 +285,7 @@ def _can_attach(pod: Pod) -> bool:
     return any(v.claim_name is not None or v.ephemeral or v.inline_disk is not None for v in pod.volumes)
 
 
-def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pod_deleted(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPodDeleted``: Queue when the deleted pod was assigned and had
     a claim, an ephemeral volume or an inline migratable disk. Raises ``TypeError`` for a non-pod."""
     deleted = event.old
@@ -299,7 +294,7 @@ def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
     return bool(deleted.node_name) and _can_attach(deleted)
 
 
-def is_schedulable_after_csi_node_updated(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_csi_node_updated(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterCSINodeUpdated`` (MutableCSINodeAllocatableCount made
     ``allocatable.count`` mutable): Queue when a driver's attach limit went up. Its source was not
     at hand, only its description ("Allocatable.Count increased for any driver"), so this Queues
@@ -313,7 +308,7 @@ def is_schedulable_after_csi_node_updated(pod: Pod, event: ClusterEvent) -> bool
     return any(name not in after or after[name] > limit for name, limit in before.items())
 
 
-def is_schedulable_after_pvc_added(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pvc_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPVCAdded``: Queue when the pod (same namespace) uses the claim,
     directly or as an ephemeral volume's ``<pod>-<volume>``. Raises ``TypeError`` for a non-claim."""
     pvc = event.new
@@ -330,8 +325,6 @@ def new(args: None, handle: Handle) -> NodeVolumeLimits:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = NodeVolumeLimits
-    __: type[PreFilterPlugin] = NodeVolumeLimits
-    ___: type[EnqueueExtensions] = NodeVolumeLimits
+    _: type[fwk.BatchFilterPlugin] = NodeVolumeLimits
+    __: type[fwk.PreFilterPlugin] = NodeVolumeLimits
+    ___: type[fwk.EnqueueExtensions] = NodeVolumeLimits

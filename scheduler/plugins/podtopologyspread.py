@@ -33,18 +33,10 @@ import numpy.typing as npt
 
 from scheduler.cache import Snapshot, SpreadMatch
 from scheduler.errors import PluginArgsError
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    MAX_NODE_SCORE,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import LabelSelector, Pod, TopologySpreadConstraint
@@ -185,7 +177,7 @@ class PodTopologySpread:
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         constraints = self._constraints(pod, "DoNotSchedule")
         if not constraints:
             return None, _SKIP
@@ -202,11 +194,11 @@ class PodTopologySpread:
         state.write(_PREFILTER_KEY, _FilterState(constraints, counts, minimum, selfm))
         return None, SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         # PreFilter's state, computed now if it did not run (None: it skipped).
         s = state.read_or_compute(_PREFILTER_KEY, _FilterState, lambda: self.pre_filter(state, pod, snapshot))
         if s is None:
-            return FilterVerdict.passed(len(rows))
+            return fwk.FilterVerdict.passed(len(rows))
         t = snapshot.table
         missing = np.zeros(len(rows), np.bool_)
         skewed = np.zeros(len(rows), np.bool_)
@@ -216,10 +208,10 @@ class PodTopologySpread:
             skew = match + s.self_match[i] - s.minimum[i]
             skewed |= has & ~missing & (skew > c.max_skew)
         failed = missing | skewed
-        return FilterVerdict(failed, (_MISSING, _NOT_MATCH), np.where(missing, 0, 1).astype(np.int64))
+        return fwk.FilterVerdict(failed, (_MISSING, _NOT_MATCH), np.where(missing, 0, 1).astype(np.int64))
 
     # --- PreScore / Score ------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         constraints = self._constraints(pod, "ScheduleAnyway")
         if not constraints:
             return _SKIP
@@ -255,7 +247,7 @@ class PodTopologySpread:
         state.write(_PRESCORE_KEY, _ScoreState(constraints, ignored, weights, domain_counts))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         s = _score_state(state)
         t = snapshot.table
         score = np.zeros(len(rows), np.float64)
@@ -273,7 +265,7 @@ class PodTopologySpread:
         out[s.ignored] = -1  # upstream's invalidScore, resolved in normalize_score
         return out
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         valid = scores >= 0
         if not valid.any():
             scores[:] = 0
@@ -285,10 +277,10 @@ class PodTopologySpread:
             scores[:] = np.where(valid, MAX_NODE_SCORE * (hi + lo - scores) // hi, 0)
         return SUCCESS
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return self
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         def same_namespace(pod: Pod, change: object) -> bool:
             other = getattr(change, "new", None) or getattr(change, "old", None)
             return not isinstance(other, Pod) or other.namespace == pod.namespace
@@ -296,14 +288,14 @@ class PodTopologySpread:
             # Only a pod without constraints of its own reads the Services' and controllers' selectors.
             return not pod.topology_spread
         owners = () if not self._defaults else tuple(
-            ClusterEventWithHint(ClusterEvent(kind, "*"), uses_defaults)
+            fwk.ClusterEventWithHint(fwk.ClusterEvent(kind, "*"), uses_defaults)
             for kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"))
         return (*owners,
-                ClusterEventWithHint(ClusterEvent("Pod", "*"), same_namespace),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "Delete")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint")))
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "*"), same_namespace),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Delete")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeLabel")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeTaint")))
 
 
 def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
@@ -311,8 +303,6 @@ def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = PodTopologySpread
-    __: type[BatchScorePlugin] = PodTopologySpread
-    ___: type[PreFilterPlugin] = PodTopologySpread
+    _: type[fwk.BatchFilterPlugin] = PodTopologySpread
+    __: type[fwk.BatchScorePlugin] = PodTopologySpread
+    ___: type[fwk.PreFilterPlugin] = PodTopologySpread

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.handle import Handle
 from scheduler.framework.types import QueuedPodInfo
 
@@ -24,6 +25,4 @@ def new(args: None, handle: Handle) -> PrioritySort:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import QueueSortPlugin
-
-    _: type[QueueSortPlugin] = PrioritySort
+    _: type[fwk.QueueSortPlugin] = PrioritySort

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import ClusterEvent, ClusterEventWithHint
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
 
@@ -27,9 +27,9 @@ class SchedulingGates:
             return SUCCESS
         return Status.unresolvable(reason(pod.scheduling_gates))
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         # Only the pod's own update can lift its gates; the queue handles that directly.
-        return (ClusterEventWithHint(ClusterEvent("UnscheduledPod", "UpdatePodSchedulingGatesEliminated")),)
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("UnscheduledPod", "UpdatePodSchedulingGatesEliminated")),)
 
 
 def new(args: None, handle: Handle) -> SchedulingGates:
@@ -37,7 +37,5 @@ def new(args: None, handle: Handle) -> SchedulingGates:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
-
-    _: type[PreEnqueuePlugin] = SchedulingGates
-    __: type[EnqueueExtensions] = SchedulingGates
+    _: type[fwk.PreEnqueuePlugin] = SchedulingGates
+    __: type[fwk.EnqueueExtensions] = SchedulingGates

@@ -25,16 +25,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.cache import Snapshot
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
 from scheduler.framework.signature import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod, Taint, Toleration
@@ -60,50 +53,50 @@ class TaintToleration:
         """SignPlugin: Filter and Score read the tolerations."""
         return ((TOLERATIONS_SIGNER_NAME, tolerations_signer(pod)),), SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         t = snapshot.table
         per_set = untolerated_taint_per_set(t, pod.tolerations, _HARD)
         set_ids = t.taint_set[rows]
         bad = np.array([x is not None for x in per_set], np.bool_)
         failed = bad[set_ids]
         if not failed.any():
-            return FilterVerdict(failed)
+            return fwk.FilterVerdict(failed)
         # One reason for every untolerated taint set, so one status for all failing rows.
-        return FilterVerdict(failed, [_UNTOLERATED], np.zeros(len(rows), np.int64))
+        return fwk.FilterVerdict(failed, [_UNTOLERATED], np.zeros(len(rows), np.int64))
 
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         # Never Skip: a pod without tolerations is still scored (an untolerated PreferNoSchedule
         # taint counts against the node), as upstream.
         state.write(_PRESCORE_KEY, _prefer_no_schedule(pod))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         t = snapshot.table
         # PreScore's state; computed here when a caller scores without it (explain, tests).
         prefer = state.get(_PRESCORE_KEY)
         if not isinstance(prefer, tuple):
             prefer = _prefer_no_schedule(pod)
 
-        def counts() -> Scores:
+        def counts() -> fwk.Scores:
             return np.array([sum(1 for x in taints if x.effect == "PreferNoSchedule"
                                  and not any(tol.tolerates(x) for tol in prefer))
                              for taints in t.taint_sets], np.int64)
         per_set = derived(t, ("prefer-no-schedule", prefer, len(t.taint_sets)), counts)
         return per_set[t.taint_set[rows]]
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         default_normalize_score(scores, reverse=True)
         return SUCCESS
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return self
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add"), is_schedulable_after_node_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeTaint"), is_schedulable_after_node_change))
 
 
-def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_node_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterNodeChange``: Queue only when the change took away the last
     untolerated NoSchedule/NoExecute taint (a node added counts as having had one). Raises
     ``TypeError`` for objects that are not nodes (upstream's ``util.As`` error: Queue)."""
@@ -128,8 +121,6 @@ def new(args: None, handle: Handle) -> TaintToleration:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, BatchScorePlugin, PreScorePlugin
-
-    _: type[BatchFilterPlugin] = TaintToleration
-    __: type[BatchScorePlugin] = TaintToleration
-    ___: type[PreScorePlugin] = TaintToleration
+    _: type[fwk.BatchFilterPlugin] = TaintToleration
+    __: type[fwk.BatchScorePlugin] = TaintToleration
+    ___: type[fwk.PreScorePlugin] = TaintToleration

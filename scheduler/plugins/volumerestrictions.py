@@ -34,15 +34,9 @@ import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-)
 from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod, PodVolume
@@ -82,7 +76,7 @@ class VolumeRestrictions:
         return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         needs_check = any(v.needs_restrictions_check for v in pod.volumes)
         rwop: set[str] = set()
         for v in pod.volumes:
@@ -100,7 +94,7 @@ class VolumeRestrictions:
         state.write(_PRE_FILTER_KEY, _State(frozenset(rwop), refs))
         return None, SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         disks = [v for v in pod.volumes if v.needs_restrictions_check]
         if disks:
             infos = snapshot.table.infos
@@ -115,19 +109,20 @@ class VolumeRestrictions:
             fresh = CycleState()
             _, status = self.pre_filter(fresh, pod, snapshot)
             if status.is_rejected() or status.code == Code.ERROR:
-                return FilterVerdict.uniform(np.ones(len(rows), np.bool_), status)
+                return fwk.FilterVerdict.uniform(np.ones(len(rows), np.bool_), status)
             got = fresh.get(_PRE_FILTER_KEY)
             s = got if isinstance(got, _State) else _State(frozenset(), 0)
         # Upstream checks the disks first: a row with a disk conflict reports that reason.
         if s.conflicting_refs > 0:
             ids = np.where(failed, 0, 1).astype(np.int64)
-            return FilterVerdict(np.ones(len(rows), np.bool_), [_DISK_CONFLICT, _RWOP_CONFLICT], ids)
-        return FilterVerdict(failed, [_DISK_CONFLICT], np.zeros(len(rows), np.int64))
+            return fwk.FilterVerdict(np.ones(len(rows), np.bool_), [_DISK_CONFLICT, _RWOP_CONFLICT], ids)
+        return fwk.FilterVerdict(failed, [_DISK_CONFLICT], np.zeros(len(rows), np.int64))
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", "Add"), is_schedulable_after_pvc_added))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolumeClaim", "Add"),
+                                         is_schedulable_after_pvc_added))
 
 
 def is_volume_conflict(volume: PodVolume, other: Pod) -> bool:
@@ -158,7 +153,7 @@ def _disk_conflict(disks: Sequence[PodVolume], pods: Iterable[Pod]) -> bool:
     return any(is_volume_conflict(v, other) for other in pods for v in disks)
 
 
-def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pod_deleted(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPodDeleted``: Queue when the deleted pod (same namespace) had a
     disk the pod conflicts with, or uses one of the pod's claims (a ReadWriteOncePod one, maybe:
     upstream does not fetch the claim to tell). Raises ``TypeError`` for a non-pod (Queue)."""
@@ -172,7 +167,7 @@ def is_schedulable_after_pod_deleted(pod: Pod, event: ClusterEvent) -> bool:
     return not set(pod.claim_names).isdisjoint(deleted.claim_names)
 
 
-def is_schedulable_after_pvc_added(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pvc_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPersistentVolumeClaimAdded``: Queue when the pod refers to the
     new claim (same namespace and name). Raises ``TypeError`` for a non-claim (Queue)."""
     pvc = event.new
@@ -186,8 +181,6 @@ def new(args: None, handle: Handle) -> VolumeRestrictions:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = VolumeRestrictions
-    __: type[PreFilterPlugin] = VolumeRestrictions
-    ___: type[EnqueueExtensions] = VolumeRestrictions
+    _: type[fwk.BatchFilterPlugin] = VolumeRestrictions
+    __: type[fwk.PreFilterPlugin] = VolumeRestrictions
+    ___: type[fwk.EnqueueExtensions] = VolumeRestrictions

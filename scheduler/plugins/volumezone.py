@@ -32,15 +32,9 @@ import numpy.typing as npt
 
 from scheduler.cache import NodeTable, Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-)
 from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
@@ -128,7 +122,7 @@ class VolumeZone:
         return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         topologies, status = self._pv_topologies(pod)
         if not status.is_success():
             return None, status
@@ -137,18 +131,18 @@ class VolumeZone:
         state.write(_PRE_FILTER_KEY, topologies)
         return None, SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         n = len(rows)
         if not pod.volumes:
-            return FilterVerdict.passed(n)
+            return fwk.FilterVerdict.passed(n)
         topologies = state.get(_PRE_FILTER_KEY)
         if not isinstance(topologies, tuple):
             # upstream's fallback: compute the PV list here (Filter without PreFilter).
             topologies, status = self._pv_topologies(pod)
             if not status.is_success():
-                return FilterVerdict.uniform(np.ones(n, np.bool_), status)
+                return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), status)
         if not topologies:
-            return FilterVerdict.passed(n)
+            return fwk.FilterVerdict.passed(n)
         t = snapshot.table
         columns = {k: t.labels[k][rows] for k in TOPOLOGY_LABELS if k in t.labels}
         constrained = np.zeros(n, np.bool_)
@@ -162,16 +156,17 @@ class VolumeZone:
                 missing = columns[topo.key] < 0 if topo.key in columns else np.ones(n, np.bool_)
                 ok = np.where(missing, _has(t, ga, topo.values, columns, n), ok)
             failed |= ~ok
-        return FilterVerdict.uniform(failed & constrained, _CONFLICT)
+        return fwk.FilterVerdict.uniform(failed & constrained, _CONFLICT)
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (ClusterEventWithHint(ClusterEvent("StorageClass", "Add"), is_schedulable_after_storage_class_added),
-                ClusterEventWithHint(ClusterEvent("Node", "Add")),
-                ClusterEventWithHint(ClusterEvent("Node", "UpdateNodeLabel")),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", frozenset({"Add", "Update"})),
-                                     is_schedulable_after_pvc_change),
-                ClusterEventWithHint(ClusterEvent("PersistentVolume", frozenset({"Add", "Update"})),
-                                     is_schedulable_after_pv_change))
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("StorageClass", "Add"),
+                                         is_schedulable_after_storage_class_added),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "Add")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", "UpdateNodeLabel")),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolumeClaim", frozenset({"Add", "Update"})),
+                                         is_schedulable_after_pvc_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolume", frozenset({"Add", "Update"})),
+                                         is_schedulable_after_pv_change))
 
 
 def _has(table: NodeTable, key: str, values: frozenset[str], columns: Mapping[str, npt.NDArray[np.int32]],
@@ -184,7 +179,7 @@ def _has(table: NodeTable, key: str, values: frozenset[str], columns: Mapping[st
     return np.isin(col, np.array(ids, np.int32))
 
 
-def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pvc_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPersistentVolumeClaimChange``: Queue when the pod uses the
     claim (same namespace and name). Raises ``TypeError`` for a non-claim (Queue)."""
     pvc = event.new
@@ -193,7 +188,7 @@ def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
     return pvc.namespace == pod.namespace and pvc.name in pod.claim_names
 
 
-def is_schedulable_after_storage_class_added(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_storage_class_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterStorageClassAdded``: Queue for a WaitForFirstConsumer class."""
     sc = event.new
     if not isinstance(sc, StorageClass):
@@ -201,7 +196,7 @@ def is_schedulable_after_storage_class_added(pod: Pod, event: ClusterEvent) -> b
     return sc.binding_mode == WAIT_FOR_FIRST_CONSUMER
 
 
-def is_schedulable_after_pv_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pv_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPersistentVolumeChange``: Queue for a new PV, or one whose
     topology labels changed. Raises ``TypeError`` for a non-PV on either side (Queue)."""
     old, new = event.old, event.new
@@ -215,8 +210,6 @@ def new(args: None, handle: Handle) -> VolumeZone:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchFilterPlugin, EnqueueExtensions, PreFilterPlugin
-
-    _: type[BatchFilterPlugin] = VolumeZone
-    __: type[PreFilterPlugin] = VolumeZone
-    ___: type[EnqueueExtensions] = VolumeZone
+    _: type[fwk.BatchFilterPlugin] = VolumeZone
+    __: type[fwk.PreFilterPlugin] = VolumeZone
+    ___: type[fwk.EnqueueExtensions] = VolumeZone

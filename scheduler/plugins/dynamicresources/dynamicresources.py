@@ -92,20 +92,10 @@ from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
 from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SimplePlan, SliceIndex
 from scheduler.dra.extended import SPECIAL_CLAIM_NAME
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import NodeToStatus
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PostFilterContext,
-    PostFilterResult,
-    PreFilterResult,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
 from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
@@ -235,7 +225,7 @@ class DynamicResources:
             return unsignable("pods with dra extended resources are not signable")
         return (), SUCCESS
 
-    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> tuple[fwk.PreFilterResult | None, Status]:
         if not pod.resource_claims and not pod.container_requests:
             # The common case, in the default profile for every pod: one shared empty state (never
             # written to: every later point returns at once for a state without claims), Skip.
@@ -296,11 +286,11 @@ class DynamicResources:
         return None
 
     # --- Filter ------------------------------------------------------------------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         n = len(rows)
         s = state.read_or_compute(_STATE_KEY, _State, lambda: self.pre_filter(state, pod, snapshot))
         if s is None or not s.claims:
-            return FilterVerdict.passed(n)
+            return fwk.FilterVerdict.passed(n)
         t = snapshot.table
         unavailable = np.zeros(n, np.bool_)
         per_claim: list[tuple[int, np.ndarray]] = []
@@ -321,7 +311,7 @@ class DynamicResources:
                     s.unavailable.add(i)
             f.ids[not_available] = 1
             f.failed |= not_available
-        return FilterVerdict(f.failed, f.statuses, f.ids)
+        return fwk.FilterVerdict(f.failed, f.statuses, f.ids)
 
     def _filter_rows(self, f: _FilterPass, pod: Pod) -> None:
         """The allocator's verdict per row: by counting where the row's claims count (decided for
@@ -370,8 +360,8 @@ class DynamicResources:
         f.settle_counts(self._counts)
 
     # --- PostFilter --------------------------------------------------------------------------------
-    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
-                    ) -> tuple[PostFilterResult | None, Status]:
+    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: fwk.PostFilterContext
+                    ) -> tuple[fwk.PostFilterResult | None, Status]:
         """Upstream's PostFilter, with the no-op answers carrying no reason (kubernetes#140222, in
         1.37: "no new claims to deallocate" and "still not schedulable" are no longer appended to
         the pod's FailedScheduling message; only a deallocation, actual work, is reported). A state
@@ -410,7 +400,7 @@ class DynamicResources:
         return got if isinstance(got, ResourceClaim) else None
 
     # --- Score -------------------------------------------------------------------------------------
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         """Upstream's ``Score`` over the candidate rows: the rank sums Filter kept (0 for a node it
         kept none for, and for every node when the pod has no claims or no ``firstAvailable``
         request to allocate). A state PreFilter never wrote is upstream's getStateData error."""
@@ -421,12 +411,12 @@ class DynamicResources:
             return np.zeros(len(rows), np.int64)
         return s.scores[rows]           # a gather: a copy, which NormalizeScore may scale in place
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: Scores) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         """Upstream's ``NormalizeScore``: ``helper.DefaultNormalizeScore(MaxNodeScore, false)``."""
         default_normalize_score(scores, reverse=False)
         return SUCCESS
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return self
 
     # --- Reserve / Unreserve -----------------------------------------------------------------------
@@ -525,20 +515,21 @@ class DynamicResources:
         return s.reserved if isinstance(s, _State) else None
 
     # --- queueing hints --------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         """Upstream's, with SchedulerQueueingHints on: Node Add|UpdateNodeLabel|UpdateNodeAllocatable
         (no UpdateNodeTaint), ResourceClaim Add|Update and the pod's generated claims with their
         hints, DeviceClass and ResourceSlice Add|Update without one."""
         add_update = frozenset({"Add", "Update"})
-        return (ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel",
-                                                                     "UpdateNodeAllocatable"}))),
-                ClusterEventWithHint(ClusterEvent("ResourceClaim", add_update), self.is_schedulable_after_claim_change),
-                ClusterEventWithHint(ClusterEvent("Pod", "UpdatePodGeneratedResourceClaim"),
-                                     self.is_schedulable_after_pod_change),
-                ClusterEventWithHint(ClusterEvent("DeviceClass", add_update)),
-                ClusterEventWithHint(ClusterEvent("ResourceSlice", add_update)))
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel",
+                                                                             "UpdateNodeAllocatable"}))),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("ResourceClaim", add_update),
+                                         self.is_schedulable_after_claim_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "UpdatePodGeneratedResourceClaim"),
+                                         self.is_schedulable_after_pod_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("DeviceClass", add_update)),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("ResourceSlice", add_update)))
 
-    def is_schedulable_after_claim_change(self, pod: Pod, event: ClusterEvent) -> bool:
+    def is_schedulable_after_claim_change(self, pod: Pod, event: fwk.ClusterEvent) -> bool:
         """Upstream's ``isSchedulableAfterClaimChange`` (an added or updated claim; the store
         already holds it): QueueSkip while one of the pod's claims is missing or not its own; Queue
         when any claim got deallocated (its devices are free); QueueSkip for a claim the pod does
@@ -561,7 +552,7 @@ class DynamicResources:
             return True
         return (old.allocation, old.reserved_for) != (new.allocation, new.reserved_for)
 
-    def is_schedulable_after_pod_change(self, pod: Pod, event: ClusterEvent) -> bool:
+    def is_schedulable_after_pod_change(self, pod: Pod, event: fwk.ClusterEvent) -> bool:
         """Upstream's ``isSchedulableAfterPodChange``: Queue when the update is of this pod and
         every one of its claims now exists (``status.resourceClaimStatuses`` filled in)."""
         modified = event.new
@@ -585,7 +576,7 @@ class _FilterPass:
     __slots__ = ("counting", "failed", "ids", "infos", "names", "rows", "s", "statuses", "table", "unavailable",
                  "without")
 
-    def __init__(self, s: _State, snapshot: Snapshot, rows: Rows, unavailable: npt.NDArray[np.bool_]) -> None:
+    def __init__(self, s: _State, snapshot: Snapshot, rows: fwk.Rows, unavailable: npt.NDArray[np.bool_]) -> None:
         n = len(rows)
         self.s = s
         self.rows = rows
@@ -689,26 +680,13 @@ def new(args: None, handle: Handle) -> DynamicResources:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import (
-        BatchFilterPlugin,
-        BatchScorePlugin,
-        EnqueueExtensions,
-        PostFilterPlugin,
-        PreBindPlugin,
-        PreBindPreFlightPlugin,
-        PreEnqueuePlugin,
-        PreFilterPlugin,
-        ReservePlugin,
-        ScoreExtensionsPlugin,
-    )
-
-    _: type[BatchFilterPlugin] = DynamicResources
-    __: type[PreFilterPlugin] = DynamicResources
-    ___: type[EnqueueExtensions] = DynamicResources
-    ____: type[ReservePlugin] = DynamicResources
-    _____: type[PreEnqueuePlugin] = DynamicResources
-    ______: type[PostFilterPlugin] = DynamicResources
-    _______: type[PreBindPlugin] = DynamicResources
-    ________: type[PreBindPreFlightPlugin] = DynamicResources
-    _________: type[BatchScorePlugin] = DynamicResources
-    __________: type[ScoreExtensionsPlugin] = DynamicResources
+    _: type[fwk.BatchFilterPlugin] = DynamicResources
+    __: type[fwk.PreFilterPlugin] = DynamicResources
+    ___: type[fwk.EnqueueExtensions] = DynamicResources
+    ____: type[fwk.ReservePlugin] = DynamicResources
+    _____: type[fwk.PreEnqueuePlugin] = DynamicResources
+    ______: type[fwk.PostFilterPlugin] = DynamicResources
+    _______: type[fwk.PreBindPlugin] = DynamicResources
+    ________: type[fwk.PreBindPreFlightPlugin] = DynamicResources
+    _________: type[fwk.BatchScorePlugin] = DynamicResources
+    __________: type[fwk.ScoreExtensionsPlugin] = DynamicResources

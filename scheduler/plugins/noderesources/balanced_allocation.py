@@ -14,9 +14,10 @@ import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, ScoreExtensions, Scores
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import SignFragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
@@ -54,12 +55,12 @@ class NodeResourcesBalancedAllocation:
         resource, the DRA objects: no signature then, as Fit)."""
         return sign_requests(self._dra, pod)
 
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         if not any(pod.requests.get(r, 0) > 0 for r in self._resources):
             return _SKIP
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         fractions = []
         present = []
         dra = self._dra_scoring
@@ -99,7 +100,7 @@ class NodeResourcesBalancedAllocation:
         std = np.where(n >= 2, std, 0.0)
         return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return None
 
 
@@ -109,6 +110,4 @@ def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handl
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import BatchScorePlugin
-
-    _: type[BatchScorePlugin] = NodeResourcesBalancedAllocation
+    _: type[fwk.BatchScorePlugin] = NodeResourcesBalancedAllocation

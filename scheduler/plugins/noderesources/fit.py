@@ -42,18 +42,10 @@ import numpy as np
 
 from scheduler.cache import CAP, Snapshot
 from scheduler.cache.dra import DraStore
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    MAX_NODE_SCORE,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    ScoreExtensions,
-    Scores,
-)
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import SignFragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Node, Pod
@@ -153,7 +145,7 @@ class NodeResourcesFit:
 
     # --- PreFilter / Filter ----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         # Sidecars need no check here: upstream's "SidecarContainers feature is disabled" rejection
         # cannot happen since the gate went GA (1.33).
         table = snapshot.table
@@ -166,7 +158,7 @@ class NodeResourcesFit:
         state.write(_PREFILTER_KEY, _Request(cols, backed))
         return None, SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         # PreFilter's state, computed now if it did not run (it always writes one).
         req = state.read_or_compute(_PREFILTER_KEY, _Request, lambda: self.pre_filter(state, pod, snapshot))
         assert req is not None
@@ -192,7 +184,7 @@ class NodeResourcesFit:
             unresolvable[p] = unres
         failed = bits != 0
         if not failed.any():
-            return FilterVerdict(failed)
+            return fwk.FilterVerdict(failed)
         key = bits * 2 + unresolvable
         uniq, ids = np.unique(key[failed], return_inverse=True)
         statuses = []
@@ -201,7 +193,7 @@ class NodeResourcesFit:
             statuses.append(_fit_status(req, [bool(b >> j & 1) for j in range(len(req.columns) + 1)], bool(unres)))
         full_ids = np.zeros(len(rows), np.int64)
         full_ids[failed] = ids.reshape(-1)
-        return FilterVerdict(failed, statuses, full_ids)
+        return fwk.FilterVerdict(failed, statuses, full_ids)
 
     def _exact_short(self, req: _Request, pod: Pod, snapshot: Snapshot, row: int) -> tuple[list[bool], bool]:
         """Per resource, is ``row`` short of it; and is any request above its allocatable: with the
@@ -215,7 +207,7 @@ class NodeResourcesFit:
             unres |= not delegated and amount > alloc
         return short, unres
 
-    def _filter_many(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def _filter_many(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         """``filter_nodes`` for a pod requesting more resources than fit one int64 of bits: the
         verdicts are rows of a boolean matrix (column 0 too many pods, i+1 resource i, last unresolvable)."""
         t = snapshot.table
@@ -233,12 +225,12 @@ class NodeResourcesFit:
             m[p, n + 1] = unres
         failed = np.asarray(m[:, : n + 1].any(axis=1), np.bool_)
         if not failed.any():
-            return FilterVerdict(failed)
+            return fwk.FilterVerdict(failed)
         uniq, ids = np.unique(m[failed], axis=0, return_inverse=True)
         statuses = [_fit_status(req, r[: n + 1], r[n + 1]) for r in uniq.tolist()]
         full_ids = np.zeros(len(rows), np.int64)
         full_ids[failed] = ids.reshape(-1)
-        return FilterVerdict(failed, statuses, full_ids)
+        return fwk.FilterVerdict(failed, statuses, full_ids)
 
     # --- PreScore / Score ------------------------------------------------------------------
     def _score_requests(self, pod: Pod) -> tuple[int, ...]:
@@ -251,12 +243,12 @@ class NodeResourcesFit:
                         for (name, _), r in zip(self._resources, requests, strict=True))
         return _ScoreState(requests, classes)
 
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         # Never Skip: the non-zero defaults give every pod a cpu and memory request to score.
         state.write(_PRESCORE_KEY, self._score_state(pod))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         node_score = np.zeros(len(rows), np.int64)
         weight_sum = np.zeros(len(rows), np.int64)
         # The weight of the resources every row has (the usual: cpu and memory allocatable
@@ -318,27 +310,29 @@ class NodeResourcesFit:
             return node_score // (weight_sum + full_weight)     # every row has weight: no zero division
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
-    def score_extensions(self) -> ScoreExtensions | None:
+    def score_extensions(self) -> fwk.ScoreExtensions | None:
         return None
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         """Upstream's registration with queueing hints on (the default, and the only mode of our
         queue: no preCheck, so Node/UpdateNodeTaint and UpdateNodeLabel are not needed) and
         InPlacePodVerticalScaling on (GA): Pod Delete|UpdatePodScaleDown, Node
         Add|UpdateNodeAllocatable. The service reports an assigned pod's change as one ``Update``
         action, so ``Update`` stands for UpdatePodScaleDown; the hint tells a scale-down apart."""
-        after_node: Callable[[Pod, ClusterEvent], bool] = is_schedulable_after_node_change if self._dra is None else \
+        after_node: Callable[[Pod, fwk.ClusterEvent], bool] = is_schedulable_after_node_change \
+            if self._dra is None else \
             functools.partial(is_schedulable_after_node_change, dra=self._dra, dra_enabled=True)
-        events = [ClusterEventWithHint(ClusterEvent("Pod", ("Delete", "Update")), is_schedulable_after_pod_event),
-                  ClusterEventWithHint(ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")), after_node)]
+        events = [fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", ("Delete", "Update")),
+                                           is_schedulable_after_pod_event),
+                  fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")), after_node)]
         if self._dra is not None:
             # DRAExtendedResource: a class that starts backing an extended resource the pod asks for.
-            events.append(ClusterEventWithHint(ClusterEvent("DeviceClass", ("Add", "Update")),
-                                               is_schedulable_after_device_class_event))
+            events.append(fwk.ClusterEventWithHint(fwk.ClusterEvent("DeviceClass", ("Add", "Update")),
+                                                   is_schedulable_after_device_class_event))
         return tuple(events)
 
 
-def is_schedulable_after_pod_event(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pod_event(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterPodEvent``: a deleted pod frees its node's resources (and a pod
     slot) when it was on a node or nominated to one; an updated one when it is the pending pod
     itself, or an assigned pod whose request for something the pending pod requests went down
@@ -358,7 +352,7 @@ def is_schedulable_after_pod_event(pod: Pod, event: ClusterEvent) -> bool:
     return any(before.get(name, 0) > after.get(name, 0) for name, amount in fit_requests(pod).items() if amount)
 
 
-def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent, *, dra: DraStore | None = None,
+def is_schedulable_after_node_change(pod: Pod, event: fwk.ClusterEvent, *, dra: DraStore | None = None,
                                      dra_enabled: bool = False) -> bool:
     """Upstream's ``isSchedulableAfterNodeChange``: QueueSkip when the pod would not fit the node
     even empty (``isFit``); an added node that fits queues it; an updated one only if an allocatable
@@ -375,7 +369,7 @@ def is_schedulable_after_node_change(pod: Pod, event: ClusterEvent, *, dra: DraS
     return old is None or have_any_requested_resources_increased(pod, old, new, dra=dra, dra_enabled=dra_enabled)
 
 
-def is_schedulable_after_device_class_event(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_device_class_event(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """Upstream's ``isSchedulableAfterDeviceClassEvent``: an update that keeps the class's
     extendedResourceName skips; an added class whose implicit name
     (``deviceclass.resource.kubernetes.io/<name>``) the pod requests queues; so does a class whose
@@ -440,16 +434,8 @@ def new_fit(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesF
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import (
-        BatchFilterPlugin,
-        BatchScorePlugin,
-        FilterConfigured,
-        PreFilterPlugin,
-        PreScorePlugin,
-    )
-
-    _: type[BatchFilterPlugin] = NodeResourcesFit
-    __: type[BatchScorePlugin] = NodeResourcesFit
-    ___: type[PreFilterPlugin] = NodeResourcesFit
-    _____: type[PreScorePlugin] = NodeResourcesFit
-    ______: type[FilterConfigured] = NodeResourcesFit
+    _: type[fwk.BatchFilterPlugin] = NodeResourcesFit
+    __: type[fwk.BatchScorePlugin] = NodeResourcesFit
+    ___: type[fwk.PreFilterPlugin] = NodeResourcesFit
+    _____: type[fwk.PreScorePlugin] = NodeResourcesFit
+    ______: type[fwk.FilterConfigured] = NodeResourcesFit

@@ -47,17 +47,10 @@ import numpy as np
 
 from scheduler.cache import Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
-from scheduler.framework.interfaces import (
-    MAX_NODE_SCORE,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterVerdict,
-    PreFilterResult,
-    Rows,
-    Scores,
-)
+from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads it per node
 from scheduler.framework.signature import SignFragment, volumes_fragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
@@ -147,7 +140,7 @@ class VolumeBinding:
         return volumes_fragment(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, snapshot: Snapshot
-                   ) -> tuple[PreFilterResult | None, Status]:
+                   ) -> tuple[fwk.PreFilterResult | None, Status]:
         claims = self._claims_of(pod)
         problem = self._check_claims(pod, claims)
         if problem:
@@ -166,10 +159,10 @@ class VolumeBinding:
         # cache lock, and this plugin reads only node labels, which Reserve's assumption keeps).
         state.write(_SNAPSHOT_KEY, snapshot)
         eligible = self._binder.eligible_nodes(pvcs.bound)
-        return (None if eligible is None else PreFilterResult(eligible)), SUCCESS
+        return (None if eligible is None else fwk.PreFilterResult(eligible)), SUCCESS
 
     # --- Filter --------------------------------------------------------------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> FilterVerdict:
+    def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         return self._filter(state, pod, snapshot, rows)
 
     def find_pod_volumes(self, state: CycleState, pod: Pod, snapshot: Snapshot, row: int) -> PodVolumes:
@@ -184,8 +177,8 @@ class VolumeBinding:
                               record.static_bindings)
         return record
 
-    def _filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
-                record: PodVolumes | None = None, parts: _ScoreParts | None = None) -> FilterVerdict:
+    def _filter(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows,
+                record: PodVolumes | None = None, parts: _ScoreParts | None = None) -> fwk.FilterVerdict:
         n = len(rows)
         pvcs = state.get(_STATE_KEY)
         if not isinstance(pvcs, PodVolumeClaims):
@@ -193,15 +186,15 @@ class VolumeBinding:
             fresh = CycleState()
             _, status = self.pre_filter(fresh, pod, snapshot)
             if not status.is_success():
-                return (FilterVerdict.passed(n) if status.is_skip()
-                        else FilterVerdict.uniform(np.ones(n, np.bool_), status))
+                return (fwk.FilterVerdict.passed(n) if status.is_skip()
+                        else fwk.FilterVerdict.uniform(np.ones(n, np.bool_), status))
             got = fresh.get(_STATE_KEY)
             assert isinstance(got, PodVolumeClaims)
             pvcs = got
         return self._binder.find_pod_volumes(pvcs, snapshot, rows, record, parts)
 
     # --- PreScore / Score (storage capacity) ------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         """Upstream's PreScore: Skip without the scorer (StorageCapacityScoring off), else Success.
         A pod with no unbound delayed claim scores 0 everywhere (no static binding, no provision);
         it skips here, which changes no total."""
@@ -212,7 +205,7 @@ class VolumeBinding:
             return _SKIP
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         """Upstream's Score on every row at once. Per row, the claims matched to a PV (static
         bindings) are grouped by the PV's class, requests and capacities summed; a row with no
         static binding takes instead the claims to provision whose CSIStorageCapacity was found
@@ -228,7 +221,7 @@ class VolumeBinding:
         return self._score(parts, n)
 
 
-    def _score(self, parts: _ScoreParts, n: int) -> Scores:
+    def _score(self, parts: _ScoreParts, n: int) -> fwk.Scores:
         assert self._shape is not None
         return score(self._shape, parts, n)
 
@@ -310,25 +303,26 @@ class VolumeBinding:
         return SUCCESS
 
     # --- EnqueueExtensions -------------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         """Upstream's, with SchedulerQueueingHints on: Node Add|UpdateNodeLabel (UpdateNodeTaint
         is registered only without hints) and PersistentVolume Add|Update have no hint; CSIDriver
         registers Update only."""
         add_update = frozenset({"Add", "Update"})
-        return (ClusterEventWithHint(ClusterEvent("StorageClass", add_update),
-                                     is_schedulable_after_storage_class_change),
-                ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", add_update),
-                                     is_schedulable_after_pvc_change),
-                ClusterEventWithHint(ClusterEvent("PersistentVolume", add_update)),
-                ClusterEventWithHint(ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel"}))),
-                ClusterEventWithHint(ClusterEvent("CSINode", add_update), is_schedulable_after_csi_node_change),
-                ClusterEventWithHint(ClusterEvent("CSIDriver", "Update"), is_schedulable_after_csi_driver_change),
-                ClusterEventWithHint(ClusterEvent("CSIStorageCapacity", add_update),
-                                     is_schedulable_after_csi_storage_capacity_change))
+        return (fwk.ClusterEventWithHint(fwk.ClusterEvent("StorageClass", add_update),
+                                         is_schedulable_after_storage_class_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolumeClaim", add_update),
+                                         is_schedulable_after_pvc_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("PersistentVolume", add_update)),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", frozenset({"Add", "UpdateNodeLabel"}))),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("CSINode", add_update), is_schedulable_after_csi_node_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("CSIDriver", "Update"),
+                                         is_schedulable_after_csi_driver_change),
+                fwk.ClusterEventWithHint(fwk.ClusterEvent("CSIStorageCapacity", add_update),
+                                         is_schedulable_after_csi_storage_capacity_change))
 
 
 # --- queueing hints (each raises TypeError for objects of the wrong kind: the queue then Queues) --
-def _as(kind: type, event: ClusterEvent, *, old_may_be_none: bool = True) -> tuple[object, object]:
+def _as(kind: type, event: fwk.ClusterEvent, *, old_may_be_none: bool = True) -> tuple[object, object]:
     """``util.As``: the event's objects as ``kind`` (the old one may be absent: an Add)."""
     old, new = event.old, event.new
     if not isinstance(new, kind) or not (isinstance(old, kind) or (old is None and old_may_be_none)):
@@ -336,7 +330,7 @@ def _as(kind: type, event: ClusterEvent, *, old_may_be_none: bool = True) -> tup
     return old, new
 
 
-def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_pvc_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """``isSchedulableAfterPersistentVolumeClaimChange``: Queue when the claim is in the pod's
     namespace and is one of its claims (a ``persistentVolumeClaim`` or a generic ephemeral volume's
     ``<pod>-<volume>``): its creation and almost any update of it may make the pod schedulable."""
@@ -348,7 +342,7 @@ def is_schedulable_after_pvc_change(pod: Pod, event: ClusterEvent) -> bool:
                for v in pod.volumes if v.claim_name is not None or v.ephemeral)
 
 
-def is_schedulable_after_storage_class_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_storage_class_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """``isSchedulableAfterStorageClassChange``: Queue for a new class, or a change of its
     ``allowedTopologies`` (its binding mode cannot be updated)."""
     old, new = _as(StorageClass, event)
@@ -356,7 +350,7 @@ def is_schedulable_after_storage_class_change(pod: Pod, event: ClusterEvent) -> 
     return old is None or old.allowed_topologies != new.allowed_topologies
 
 
-def is_schedulable_after_csi_node_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_csi_node_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """``isSchedulableAfterCSINodeChange``: Queue for a new CSINode, or a change of its
     ``storage.alpha.kubernetes.io/migrated-plugins`` annotation (compared as the set of plugins
     it names, which is what the scheduler reads of it)."""
@@ -367,7 +361,7 @@ def is_schedulable_after_csi_node_change(pod: Pod, event: ClusterEvent) -> bool:
     return old.migrated_plugins != new.migrated_plugins
 
 
-def is_schedulable_after_csi_driver_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_csi_driver_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """``isSchedulableAfterCSIDriverChange``: Queue when the pod has an inline ``csi`` volume of
     this driver and the driver's ``storageCapacity`` went from true to false (or unset)."""
     old, new = _as(CSIDriver, event, old_may_be_none=False)
@@ -382,7 +376,7 @@ def volume_limit(cap: CSIStorageCapacity) -> int | None:
     return cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
 
 
-def is_schedulable_after_csi_storage_capacity_change(pod: Pod, event: ClusterEvent) -> bool:
+def is_schedulable_after_csi_storage_capacity_change(pod: Pod, event: fwk.ClusterEvent) -> bool:
     """``isSchedulableAfterCSIStorageCapacityChange``: Queue for a new object, or when its volume
     limit appeared or grew (its class and node topology cannot be updated)."""
     old, new = _as(CSIStorageCapacity, event)
@@ -398,24 +392,12 @@ def new(args: VolumeBindingArgs | None, handle: Handle) -> VolumeBinding:
 
 
 if TYPE_CHECKING:
-    from scheduler.framework.interfaces import (
-        BatchFilterPlugin,
-        BatchScorePlugin,
-        EnqueueExtensions,
-        PreBindPlugin,
-        PreBindPreFlightPlugin,
-        PreBindWaiter,
-        PreFilterPlugin,
-        PreScorePlugin,
-        ReservePlugin,
-    )
-
-    _: type[BatchFilterPlugin] = VolumeBinding
-    __: type[PreFilterPlugin] = VolumeBinding
-    ___: type[EnqueueExtensions] = VolumeBinding
-    ____: type[ReservePlugin] = VolumeBinding
-    _____: type[PreScorePlugin] = VolumeBinding
-    ______: type[BatchScorePlugin] = VolumeBinding
-    _______: type[PreBindPlugin] = VolumeBinding
-    ________: type[PreBindPreFlightPlugin] = VolumeBinding
-    _________: type[PreBindWaiter] = VolumeBinding
+    _: type[fwk.BatchFilterPlugin] = VolumeBinding
+    __: type[fwk.PreFilterPlugin] = VolumeBinding
+    ___: type[fwk.EnqueueExtensions] = VolumeBinding
+    ____: type[fwk.ReservePlugin] = VolumeBinding
+    _____: type[fwk.PreScorePlugin] = VolumeBinding
+    ______: type[fwk.BatchScorePlugin] = VolumeBinding
+    _______: type[fwk.PreBindPlugin] = VolumeBinding
+    ________: type[fwk.PreBindPreFlightPlugin] = VolumeBinding
+    _________: type[fwk.PreBindWaiter] = VolumeBinding
