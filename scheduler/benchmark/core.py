@@ -54,7 +54,6 @@ from typing import Any
 
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
-    DRA_DRIVER,
     DRA_TEMPLATES,
     SERVICES,
     WORKLOADS,
@@ -65,7 +64,7 @@ from scheduler.benchmark.workloads import (
     csi_node,
     dra_claim,
     dra_device_classes,
-    dra_init_claims,
+    dra_init_allocations,
     dra_node_name,
     dra_pod,
     dra_slice,
@@ -711,20 +710,9 @@ def _alloc_claims(sink: SinkClient, dra: Dra, size: Size, rng: random.Random) ->
     ``init``) each allocated on a random node that can still take it, without a pod, its first free
     device (the allocator's first solution; upstream shuffles the nodes and takes the first that
     fits: a uniform pick among the nodes with a free device, as here)."""
-    free = {dra_node_name(i): 0 for i in range(size.nodes)}
-    open_nodes = list(free)
-    for k in range(dra_init_claims(dra, size)):
-        node = rng.choice(open_nodes)
-        device = free[node]
-        free[node] += 1
-        if free[node] >= dra.max_claims_per_node:
-            open_nodes.remove(node)
+    for k, allocation in dra_init_allocations(dra, size, rng):
         claim = dra_claim(k, "init")
-        claim["status"] = {"allocation": {
-            "devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node,
-                                     "device": f"instance-{device}"}]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        claim["status"] = {"allocation": allocation}
         sink.add_dra_object("ResourceClaim", claim)
 
 

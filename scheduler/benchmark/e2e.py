@@ -56,7 +56,6 @@ from scheduler.benchmark import processes
 from scheduler.benchmark.core import RunResult, pod_objects, wait_until
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
-    DRA_DRIVER,
     DRA_TEMPLATES,
     SERVICES,
     TEMPLATES,
@@ -68,7 +67,7 @@ from scheduler.benchmark.workloads import (
     csi_node,
     dra_claim,
     dra_device_classes,
-    dra_init_claims,
+    dra_init_allocations,
     dra_node_name,
     dra_pod,
     dra_slice,
@@ -216,8 +215,8 @@ async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: ra
     """The DRA ops through the API, as upstream's run them against its apiserver: the nodes with the
     test driver and one ResourceSlice each (``createResourceDriver``), the DeviceClasses, the claim
     template in each pod namespace, and ``allocResourceClaims``' claims, created and then given their
-    allocation with a status write (a random node with a free device each, its first free one, as
-    ``core._alloc_claims``). The cluster's resourceclaim controller makes each pod's claim from the
+    allocation with a status write (``workloads.dra_init_allocations``: a random node with a free device
+    each, its first free one). The cluster's resourceclaim controller makes each pod's claim from the
     template; nothing here stands in for it."""
     await _create_all(api, lambda o: "/api/v1/nodes", (make_node(dra_node_name(i)) for i in range(size.nodes)))
     await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
@@ -227,19 +226,7 @@ async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: ra
         for ns in (w.init_namespace, w.namespace):
             await api.request("POST", f"{RESOURCE}/namespaces/{ns}/resourceclaimtemplates",
                               copy.deepcopy(DRA_TEMPLATES[dra.claim_template]))
-    free = {dra_node_name(i): 0 for i in range(size.nodes)}
-    open_nodes = list(free)
-    allocations = []
-    for k in range(dra_init_claims(dra, size)):
-        node = rng.choice(open_nodes)
-        device = free[node]
-        free[node] += 1
-        if free[node] >= dra.max_claims_per_node:
-            open_nodes.remove(node)
-        allocations.append((k, {"devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node,
-                                                        "device": f"instance-{device}"}]},
-                                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}))
+    allocations = dra_init_allocations(dra, size, rng)
 
     async def allocated(k: int, allocation: Obj) -> None:
         claims = f"{RESOURCE}/namespaces/init/resourceclaims"

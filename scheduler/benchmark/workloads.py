@@ -55,15 +55,16 @@ have (BENCHMARKS.md lists them, not run).
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS",
            "Churn", "Deleting", "Dra", "NodeAllocatable", "Size", "Volumes", "Workload", "csi_node", "dra_claim",
-           "dra_device_classes", "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice", "extended_resource_pod",
-           "init_batches", "init_namespaces", "make_node", "namespace_objects", "service_object", "template",
-           "volume_objects", "with_claim", "workload_nodes"]
+           "dra_device_classes", "dra_init_allocations", "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice",
+           "extended_resource_pod", "init_batches", "init_namespaces", "make_node", "namespace_objects",
+           "service_object", "template", "volume_objects", "with_claim", "workload_nodes"]
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -486,6 +487,28 @@ def dra_init_claims(dra: Dra, size: Size) -> int:
     """upstream's ``initClaims``: the claims allocated before the measured pods (``init_fill``)."""
     devices = size.nodes * dra.max_claims_per_node
     return {"empty": 0, "half": devices // 2, "full": max(devices - size.pods, 0)}[dra.init_fill]
+
+
+def dra_init_allocations(dra: Dra, size: Size, rng: random.Random) -> list[tuple[int, Obj]]:
+    """upstream's ``allocResourceClaimsOp``: for each of the ``initClaims`` claims (``test-claim-<k>``
+    in ``init``), its ``status.allocation`` on a random node that can still take it, without a
+    pod, that node's first free device (the allocator's first solution; upstream shuffles the nodes
+    and takes the first that fits: a uniform pick among the nodes with a free device, as here)."""
+    free = {dra_node_name(i): 0 for i in range(size.nodes)}
+    open_nodes = list(free)
+    allocations = []
+    for k in range(dra_init_claims(dra, size)):
+        node = rng.choice(open_nodes)
+        device = free[node]
+        free[node] += 1
+        if free[node] >= dra.max_claims_per_node:
+            open_nodes.remove(node)
+        allocations.append((k, {
+            "devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node,
+                                     "device": f"instance-{device}"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}))
+    return allocations
 
 
 def dra_pod(dra: Dra, pod: Obj, i: int) -> Obj:
