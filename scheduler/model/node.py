@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.errors import ParseError
-from scheduler.model.parsing import parsing, resource_list
+from scheduler.model.parsing import located, resource_list
 
 __all__ = ["TAINT_EFFECTS", "Node", "Taint", "parse_node", "parse_taint"]
 
@@ -61,8 +61,10 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
     if not isinstance(name, str) or not name:
         raise ParseError("Required value", obj="Node", field="metadata.name")
     where = f"Node {name}"
-    with parsing(where):
+    try:
         return _parse_node(obj, meta, name)
+    except (ParseError, AttributeError, TypeError) as e:
+        raise located(e, where) from None
 
 
 def _parse_node(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> Node:

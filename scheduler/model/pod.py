@@ -28,7 +28,7 @@ from scheduler.model.dra import (
     parse_pod_resource_claims,
 )
 from scheduler.model.node import TAINT_EFFECTS, Taint
-from scheduler.model.parsing import resource_list
+from scheduler.model.parsing import located, resource_list
 from scheduler.model.selectors import (
     LabelSelector,
     NodeSelector,
@@ -497,10 +497,8 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     name = meta.get("name") or ""
     try:
         return _parse_pod(obj, meta, ns, name)
-    except ParseError as e:
-        raise e.located(f"Pod {ns}/{name}") from None
-    except (AttributeError, TypeError) as e:
-        raise ParseError(f"malformed object: {e}", obj=f"Pod {ns}/{name}") from None
+    except (ParseError, AttributeError, TypeError) as e:
+        raise located(e, f"Pod {ns}/{name}") from None
 
 
 _Affinity = tuple[NodeSelector | None, tuple[tuple[int, NodeSelectorTerm], ...],
