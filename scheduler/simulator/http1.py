@@ -231,22 +231,12 @@ class LeanConnection(asyncio.Protocol):
         method, target = parts[0], parts[1]
         if not target.startswith(("/api/", "/apis/")) or "#" in target:
             return None
-        headers: CIMultiDict[str] = CIMultiDict()
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if not sep or not name or name != name.strip() or not name.isascii() or " " in name:
-                return None
-            headers.add(name, value.strip(" \t"))
-        if any(h in headers for h in _HANDED):
+        headers = _headers(lines)
+        if headers is None:
             return None
-        length = 0
-        if "Content-Length" in headers:
-            values = headers.getall("Content-Length")
-            if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
-                return None
-            length = int(values[0])
-            if length > MAX_BODY:
-                return None
+        length = _content_length(headers)
+        if length is None:
+            return None
         path, _, query = target.partition("?")
         try:
             url = URL.build(path=path, query_string=query, encoded=True)      # as aiohttp's parser builds it
@@ -344,3 +334,27 @@ class LeanServer:
             if conn.transport is not None:
                 conn.transport.abort()
         self.connections.clear()
+
+
+def _headers(lines: list[str]) -> CIMultiDict[str] | None:
+    """The header lines, parsed; None for a malformed one, or a header aiohttp must handle."""
+    headers: CIMultiDict[str] = CIMultiDict()
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip() or not name.isascii() or " " in name:
+            return None
+        headers.add(name, value.strip(" \t"))
+    if any(h in headers for h in _HANDED):
+        return None
+    return headers
+
+
+def _content_length(headers: CIMultiDict[str]) -> int | None:
+    """The body's length (0 without Content-Length); None where it is repeated, not a number or too large."""
+    if "Content-Length" not in headers:
+        return 0
+    values = headers.getall("Content-Length")
+    if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
+        return None
+    length = int(values[0])
+    return None if length > MAX_BODY else length

@@ -57,6 +57,7 @@ from scheduler.simulator.handlers.watch import WatchHandler
 from scheduler.simulator.interfaces import Writer
 from scheduler.simulator.openapi import FieldChecker, OpenAPI
 from scheduler.simulator.params import (
+    ListOptions,
     ParamError,
     go_quote,
     list_options,
@@ -198,25 +199,9 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
 
     async def _dispatch(self, request: Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]
-        if path in ("/healthz", "/livez", "/readyz"):
-            return web.Response(text="ok")
-        if path == "/version":
-            return self.respond(200, _VERSION)
-        if path == "/debug/binds":     # not Kubernetes: the soak test's double-bind audit
-            return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
-        if parts and parts[0] == "openapi":
-            return self.openapi(request, parts)
-        if parts == ["api"]:
-            return self.respond(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
-                {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]})
-        if parts == ["apis"]:
-            return self.respond(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                self._group(g, vs) for g, vs in self.registry.groups().items() if g]})
-        if len(parts) == 2 and parts[0] == "apis":
-            vs = self.registry.groups().get(parts[1])
-            if not vs:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
-            return self.respond(200, {"kind": "APIGroup", "apiVersion": "v1", **self._group(parts[1], vs)})
+        found = self._discovery(request, path, parts)
+        if found is not None:
+            return found
         if parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif len(parts) >= 3 and parts[0] == "apis":
@@ -239,83 +224,55 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                 text=yaml.safe_dump(orjson.loads(bytes(resp.body)), sort_keys=False))   # type: ignore[arg-type]
         return resp
 
+    def _discovery(self, request: Request, path: str, parts: list[str]) -> web.StreamResponse | None:
+        """The paths outside a group version's resources: health, version, OpenAPI and group discovery
+        (None for any other path)."""
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok")
+        if path == "/version":
+            return self.respond(200, _VERSION)
+        if path == "/debug/binds":     # not Kubernetes: the soak test's double-bind audit
+            return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
+        if parts and parts[0] == "openapi":
+            return self.openapi(request, parts)
+        if parts == ["api"]:
+            return self.respond(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]})
+        if parts == ["apis"]:
+            return self.respond(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                self._group(g, vs) for g, vs in self.registry.groups().items() if g]})
+        if len(parts) == 2 and parts[0] == "apis":
+            vs = self.registry.groups().get(parts[1])
+            if not vs:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return self.respond(200, {"kind": "APIGroup", "apiVersion": "v1", **self._group(parts[1], vs)})
+        return None
+
 
     async def resource_request(self, request: Request, group: str, version: str,
                                rest: list[str]) -> web.StreamResponse:
-        namespace = ""
-        if rest[0] == "namespaces" and len(rest) >= 3 and self.registry.lookup(group, version, rest[2]):
-            namespace, rest = rest[1], rest[2:]
-        rt = self.registry.lookup(group, version, rest[0])
-        if rt is None or len(rest) > 3:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        name = rest[1] if len(rest) > 1 else ""
-        sub = rest[2] if len(rest) > 2 else ""
-        if sub and sub not in rt.subresources:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if rt.namespaced and not namespace and name:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if not rt.namespaced:
-            namespace = ""
+        rt, namespace, name, sub = self._resource_path(group, version, rest)
         q = request.query
-        method = request.method
-        watch = query_bool(q, "watch")
-        verb = {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
-                "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method)
-        if verb is None:
-            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        if verb not in rt.verbs and not sub:
-            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        verb = _request_verb(rt, request.method, query_bool(q, "watch"), name, sub)
         resource_label = f"{rt.plural}/{sub}" if sub else rt.plural
         # Which client made which kind of call: a small bounded set, for RBAC checks.
         if len(self.audit) < 10_000:
             self.audit.add((request.headers.get("User-Agent", "").split("/")[0], verb, group, resource_label))
-        if self.faults.active:
-            delay = self.faults.delay(verb, resource_label)
-            if delay:
-                await asyncio.sleep(delay)
-            code = self.faults.error(verb, resource_label)
-            if code == BLACKHOLE:          # hold the request unanswered, then cut it
-                await asyncio.sleep(BLACKHOLE_SECONDS)
-                code = RESET
-            if code == RESET:
-                if request.transport is not None:
-                    request.transport.abort()
-                raise ConnectionResetError("simulated fault: connection reset")
-            if code is not None:
-                reason = {429: "TooManyRequests", 503: "ServiceUnavailable"}.get(code, "InternalError")
-                hdrs = {"Retry-After": "1"} if code in (429, 503) else {}
-                return self.respond(code, status_body(code, reason, f"simulated fault: {reason}",
-                                                      {"retryAfterSeconds": 1} if hdrs else None), hdrs)
+        if self.faults.active and (faulted := await self._fault(request, verb, resource_label)) is not None:
+            return faulted
         dry = q.get("dryRun") == "All"
-        if verb in ("watch", "list", "deletecollection"):
-            try:      # ListOptions, decoded as a whole before anything else: one bad parameter fails the request
-                opts = list_options(q, verb == "watch")
-            except ParamError as e:
-                raise bad_request(str(e)) from None
-            if causes := validate_list_options(opts):
-                raise list_options_invalid(causes)
-        if name and verb != "watch" and (errs := path_segment_errors(name)):
-            # the registry's key functions (NamespaceKeyFunc, NoNamespaceKeyFunc) refuse it
-            raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(errs)}")
+        opts = _request_options(q, verb, name)
         if verb == "watch":
             # A watch streams, which only aiohttp's protocol does: the lean front door hands every
             # watch to it (http1.py), so this request is aiohttp's.
-            assert isinstance(request, web.BaseRequest)
+            assert isinstance(request, web.BaseRequest) and opts is not None
             return await self.watch(request, rt, namespace or None, name, opts)
         if verb == "list":
+            assert opts is not None
             await self._wait_fresh(q.get("resourceVersion"))
             return self.list(request, rt, namespace or None, opts.limit)
         if verb == "get":
-            if sub in ("binding", "eviction"):
-                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
-                                                        "resource")
-            await self._wait_fresh(q.get("resourceVersion"))
-            obj = self.store.get(rt, namespace, name)
-            if obj is None:
-                raise not_found(rt, name)
-            if sub == "scale":
-                return self.respond(200, _scale_of(obj))
-            return self.send_obj(request, rt, obj)
+            return await self._get_request(request, rt, namespace, name, sub)
         if verb == "deletecollection":
             return self.delete_collection(request, rt, namespace or None, dry)
         body = await self.read_body(request, verb, rt)
@@ -330,6 +287,59 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
             resp.headers.add("Warning", '299 - ' + orjson.dumps(w).decode())
         return resp
 
+    def _resource_path(self, group: str, version: str, rest: list[str]) -> tuple[ResourceType, str, str, str]:
+        """The kind, namespace, name and subresource a resource path names, or 404."""
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3 and self.registry.lookup(group, version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        rt = self.registry.lookup(group, version, rest[0])
+        if rt is None or len(rest) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in rt.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if rt.namespaced and not namespace and name:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rt.namespaced:
+            namespace = ""
+        return rt, namespace, name, sub
+
+    async def _fault(self, request: Request, verb: str, resource_label: str) -> web.Response | None:
+        """The fault injector's answer to this request: a delay, a cut connection or an error status
+        (None: serve it)."""
+        delay = self.faults.delay(verb, resource_label)
+        if delay:
+            await asyncio.sleep(delay)
+        code = self.faults.error(verb, resource_label)
+        if code == BLACKHOLE:          # hold the request unanswered, then cut it
+            await asyncio.sleep(BLACKHOLE_SECONDS)
+            code = RESET
+        if code == RESET:
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("simulated fault: connection reset")
+        if code is None:
+            return None
+        reason = {429: "TooManyRequests", 503: "ServiceUnavailable"}.get(code, "InternalError")
+        hdrs = {"Retry-After": "1"} if code in (429, 503) else {}
+        return self.respond(code, status_body(code, reason, f"simulated fault: {reason}",
+                                              {"retryAfterSeconds": 1} if hdrs else None), hdrs)
+
+    async def _get_request(self, request: Request, rt: ResourceType, namespace: str, name: str,
+                           sub: str) -> web.StreamResponse:
+        """GET of one object (or its scale)."""
+        if sub in ("binding", "eviction"):
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                                                    "resource")
+        await self._wait_fresh(request.query.get("resourceVersion"))
+        obj = self.store.get(rt, namespace, name)
+        if obj is None:
+            raise not_found(rt, name)
+        if sub == "scale":
+            return self.respond(200, _scale_of(obj))
+        return self.send_obj(request, rt, obj)
+
     def _write_request(self, request: Request, rt: ResourceType, namespace: str, name: str, sub: str,
                        verb: str, dry: bool, body: Any) -> web.Response:
         """create, update, patch (apply included) and delete, once the body is read."""
@@ -338,19 +348,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                         sub, q.get("fieldValidation") == "Strict", query_bool(q, "force"),
                         bool(q.get("fieldManager")))
         if verb == "create":
-            if rt in REVIEW_TYPES and not name:
-                return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
-                                                       lambda store: list(self.store.bucket(store).items(None))))
-            if sub == "binding" or rt.plural == "bindings":
-                return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
-                                                   body))
-            if sub == "eviction":
-                return self.respond(201, self.eviction.evict(namespace, name, body))
-            if name:
-                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
-                                                        "resource")
-            obj = self.create(rt, namespace, body, dry=dry, strict=writer.strict, fresh=True, writer=writer)
-            return self.respond(201, external(rt, obj))
+            return self._create_request(request, rt, namespace, name, sub, dry, body, writer)
         if sub == "scale" and verb in ("update", "patch"):
             return self.respond(200, self.scale(rt, namespace, name, body, request.content_type if verb == "patch"
                                                 else "", writer, dry=dry))
@@ -359,16 +357,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                               writer=writer)
             return self.respond(200, external(rt, obj))
         if verb == "patch":
-            ctype = request.content_type
-            if ctype == "application/apply-patch+yaml":
-                code, obj = self.server_side_apply(rt, namespace, name, body, writer, dry=dry)
-                return self.respond(code, external(rt, obj))
-            if writer.force:
-                raise invalid("PatchOptions", "", [("force", "FieldValueForbidden",
-                                                              "Forbidden: may not be specified for non-apply patch")],
-                                        "meta.k8s.io")
-            obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry, strict=writer.strict, writer=writer)
-            return self.respond(200, external(rt, obj))
+            return self._patch_request(request, rt, namespace, name, sub, dry, body, writer)
         assert verb == "delete"
         if not body:         # no DeleteOptions body: the query's options count
             body = {k: q[k] for k in ("propagationPolicy",) if k in q}
@@ -377,4 +366,61 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         code, out = self.delete(rt, namespace, name, body, dry=dry)
         return self.respond(code, out)
 
+    def _create_request(self, request: Request, rt: ResourceType, namespace: str, name: str, sub: str, dry: bool,
+                        body: Any, writer: Writer) -> web.Response:
+        """POST: a review, a binding, an eviction, or a new object."""
+        if rt in REVIEW_TYPES and not name:
+            return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
+                                                   lambda store: list(self.store.bucket(store).items(None))))
+        if sub == "binding" or rt.plural == "bindings":
+            return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
+                                               body))
+        if sub == "eviction":
+            return self.respond(201, self.eviction.evict(namespace, name, body))
+        if name:
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                                                    "resource")
+        obj = self.create(rt, namespace, body, dry=dry, strict=writer.strict, fresh=True, writer=writer)
+        return self.respond(201, external(rt, obj))
 
+    def _patch_request(self, request: Request, rt: ResourceType, namespace: str, name: str, sub: str, dry: bool,
+                       body: Any, writer: Writer) -> web.Response:
+        """PATCH: server-side apply, or a JSON, merge or strategic merge patch."""
+        ctype = request.content_type
+        if ctype == "application/apply-patch+yaml":
+            code, obj = self.server_side_apply(rt, namespace, name, body, writer, dry=dry)
+            return self.respond(code, external(rt, obj))
+        if writer.force:
+            raise invalid("PatchOptions", "", [("force", "FieldValueForbidden",
+                                                "Forbidden: may not be specified for non-apply patch")],
+                          "meta.k8s.io")
+        obj = self.patch(rt, namespace, name, body, ctype, sub, dry=dry, strict=writer.strict, writer=writer)
+        return self.respond(200, external(rt, obj))
+
+
+def _request_options(q: Any, verb: str, name: str) -> ListOptions | None:
+    """A list, watch or delete-collection's ListOptions, decoded as a whole before anything else (one bad
+    parameter fails the request); and the name checked as the registry's key functions check it."""
+    opts = None
+    if verb in ("watch", "list", "deletecollection"):
+        try:
+            opts = list_options(q, verb == "watch")
+        except ParamError as e:
+            raise bad_request(str(e)) from None
+        if causes := validate_list_options(opts):
+            raise list_options_invalid(causes)
+    if name and verb != "watch" and (errs := path_segment_errors(name)):
+        # the registry's key functions (NamespaceKeyFunc, NoNamespaceKeyFunc) refuse it
+        raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(errs)}")
+    return opts
+
+
+def _request_verb(rt: ResourceType, method: str, watch: bool, name: str, sub: str) -> str:
+    """The request's verb (``RequestInfoFactory``), or 405 where the kind does not serve it."""
+    verb = {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
+            "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method)
+    if verb is None:
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    if verb not in rt.verbs and not sub:
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    return verb

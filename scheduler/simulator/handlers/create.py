@@ -39,34 +39,13 @@ class CreateHandler(HandlerBase):
         """Create ``body``. ``writer``: an API request's, whose manager then owns what it set (none for the
         simulated controllers' own writes); ``managed_fields``: already computed (server-side apply)."""
         if rt.plural == "events" and not rt.crd_name and isinstance(body, dict):
-            # ValidateEventCreate reads the version the client wrote (events.k8s.io/v1 has stricter
-            # rules than core/v1), so it runs on the body as sent, once it decodes.
-            check_types(body, rt.group, rt.version, rt.kind)
-            meta = body.get("metadata") or {}
-            causes = validate_event(body, rt.group, namespace or str(meta.get("namespace") or ""))
-            if causes:
-                raise invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes,
-                                        rt.group)
+            _validate_event_as_sent(rt, namespace, body)
         obj = self._check_kind(rt, body, fresh=fresh, strict=strict)
         obj["apiVersion"] = "v1" if rt.to_external else rt.api_version
         obj["kind"] = rt.kind
         meta = obj["metadata"]
-        if rt.namespaced:
-            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
-                raise bad_request("the namespace of the provided object does not match the namespace sent on the "
-                                  "request")
-            namespace = namespace or meta.get("namespace", "")
-            meta["namespace"] = namespace
-        else:
-            meta.pop("namespace", None)
-        if not meta.get("name") and meta.get("generateName"):
-            # names.SimpleNameGenerator: the base cut to 58 characters, then 5 random ones.
-            meta["name"] = str(meta["generateName"])[:58] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
-        name = str(meta.get("name") or "")
-        if rt.plural != "events":
-            validate_name(rt.kind, name, store=rt.store, group=rt.group)
-        elif not name:
-            raise invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
+        namespace = _place_namespace(rt, meta, namespace)
+        name = self._name(rt, meta)
         self._namespace_ok(rt, namespace, name)
         if self.store.get(rt, namespace, name) is not None:
             raise ApiError(409, "AlreadyExists", f'{resource_name(rt)} "{name}" already exists',
@@ -74,22 +53,8 @@ class CreateHandler(HandlerBase):
         if rt.has_status and not keep_status and rt.plural != "nodes":
             obj.pop("status", None)
         self._admit(rt, obj, None, strict)
-        if managed_fields is not None:
-            meta["managedFields"] = managed_fields
-        elif writer is not None and writer.manager:
-            meta.pop("managedFields", None)
-            meta["managedFields"] = self.managed.update(None, obj, self._fields_schema(rt, obj), writer.manager,
-                                                        obj["apiVersion"], "", rt.has_status)
-        else:
-            meta.pop("managedFields", None)
-        meta.pop("deletionTimestamp", None)
-        meta.pop("deletionGracePeriodSeconds", None)
-        meta["uid"] = str(uuid.uuid4())
-        if rt.store == "batch/jobs":
-            apps.default_job_selector(obj)      # the selector is the new uid (generateSelector)
-        meta["creationTimestamp"] = now_iso()
-        if rt.crd_name or rt.store in _WITH_GENERATION:
-            meta["generation"] = 1
+        self._set_managed_fields(rt, obj, writer, managed_fields)
+        _set_server_metadata(rt, obj)
         if dry:
             meta["resourceVersion"] = str(self.store.rv)
             return obj
@@ -98,6 +63,31 @@ class CreateHandler(HandlerBase):
         if rt.plural == "customresourcedefinitions" and not rt.crd_name:
             self._establish(obj)
         return obj
+
+    def _name(self, rt: ResourceType, meta: Obj) -> str:
+        """The object's name, generated from ``generateName`` where it has none, and validated."""
+        if not meta.get("name") and meta.get("generateName"):
+            # names.SimpleNameGenerator: the base cut to 58 characters, then 5 random ones.
+            meta["name"] = str(meta["generateName"])[:58] + "".join(self.rng.choice(_GEN_ALPHABET) for _ in range(5))
+        name = str(meta.get("name") or "")
+        if rt.plural != "events":
+            validate_name(rt.kind, name, store=rt.store, group=rt.group)
+        elif not name:
+            raise invalid("Event", name, [("metadata.name", "FieldValueRequired", "Required value")])
+        return name
+
+    def _set_managed_fields(self, rt: ResourceType, obj: Obj, writer: Writer | None,
+                            managed_fields: Entries | None) -> None:
+        """managedFields: given (server-side apply), computed for a request's manager, or none."""
+        meta = obj["metadata"]
+        if managed_fields is not None:
+            meta["managedFields"] = managed_fields
+        elif writer is not None and writer.manager:
+            meta.pop("managedFields", None)
+            meta["managedFields"] = self.managed.update(None, obj, self._fields_schema(rt, obj), writer.manager,
+                                                        obj["apiVersion"], "", rt.has_status)
+        else:
+            meta.pop("managedFields", None)
 
     def load(self, obj: Obj) -> Obj:
         """Create one object from a file or a dump: its status is kept, its namespace created if missing,
@@ -117,3 +107,40 @@ class CreateHandler(HandlerBase):
             if self.store.get(nrt, "", ns) is None:
                 self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         return self.create(rt, ns, obj, keep_status=True)
+
+
+def _validate_event_as_sent(rt: ResourceType, namespace: str, body: Obj) -> None:
+    """ValidateEventCreate reads the version the client wrote (events.k8s.io/v1 has stricter rules than
+    core/v1), so it runs on the body as sent, once it decodes."""
+    check_types(body, rt.group, rt.version, rt.kind)
+    meta = body.get("metadata") or {}
+    causes = validate_event(body, rt.group, namespace or str(meta.get("namespace") or ""))
+    if causes:
+        raise invalid("Event", str(meta.get("name") or meta.get("generateName") or ""), causes, rt.group)
+
+
+def _place_namespace(rt: ResourceType, meta: Obj, namespace: str) -> str:
+    """The namespace the object lands in: the request's, which the body may repeat but not contradict;
+    none for a cluster-scoped kind."""
+    if not rt.namespaced:
+        meta.pop("namespace", None)
+        return namespace
+    if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the "
+                          "request")
+    namespace = namespace or meta.get("namespace", "")
+    meta["namespace"] = namespace
+    return namespace
+
+
+def _set_server_metadata(rt: ResourceType, obj: Obj) -> None:
+    """What the server sets on every new object: a fresh uid, the creation time and the generation."""
+    meta = obj["metadata"]
+    meta.pop("deletionTimestamp", None)
+    meta.pop("deletionGracePeriodSeconds", None)
+    meta["uid"] = str(uuid.uuid4())
+    if rt.store == "batch/jobs":
+        apps.default_job_selector(obj)      # the selector is the new uid (generateSelector)
+    meta["creationTimestamp"] = now_iso()
+    if rt.crd_name or rt.store in _WITH_GENERATION:
+        meta["generation"] = 1

@@ -35,58 +35,45 @@ class DeleteHandler(ListHandler):
             # With a body, the DeleteOptions are the body's alone and the query is not read
             # (handlers.DeleteResource): ``kubectl delete --dry-run=server`` sends its dryRun there.
             dry = "All" in (opts.get("dryRun") or ())
-        pre = opts.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
-            raise conflict(rt, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                                     f"{old['metadata']['uid']}")
-        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
-            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
-                                     "version and try again")
+        _check_preconditions(rt, name, old, opts.get("preconditions") or {})
         if dry:
             return 200, external(rt, old)
         grace = opts.get("gracePeriodSeconds")
         if rt.store == "/pods":
-            # the pod strategy's CheckGracefulDelete: the options' period, else the pod's own; 0 for a
-            # pod not scheduled or already finished; a negative one becomes 1
-            if grace is None:
-                grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-            if not (old.get("spec") or {}).get("nodeName") or \
-                    (old.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
-                grace = 0
-            elif int(grace) < 0:
-                grace = 1
+            grace = _pod_grace(old, grace)
         meta = old["metadata"]
         if meta.get("deletionTimestamp"):
             return 200, external(rt, old)
-        policy = opts.get("propagationPolicy")
-        if opts.get("orphanDependents") is not None and policy is None:     # the deprecated form
-            policy = "Orphan" if opts["orphanDependents"] else "Background"
-        if policy not in (None, "Background", "Foreground", "Orphan"):
-            raise invalid("DeleteOptions", "", [("propagationPolicy", "FieldValueNotSupported",
-                                                           f'Unsupported value: "{policy}": supported values: '
-                                                           '"Foreground", "Background", "Orphan", "nil"')],
-                                    "meta.k8s.io")
+        policy = _propagation_policy(opts)
         # Foreground and Orphan hold the object with the garbage collector's finalizer until it has
         # deleted (or released) the dependents (controllers.garbagecollector).
         gc_finalizer = {"Foreground": FOREGROUND_FINALIZER, "Orphan": ORPHAN_FINALIZER}.get(
             str(policy)) if self.controllers.gc.dependents.get(str(meta.get("uid"))) else None
         kubelet_holds = rt.store == "/pods" and self.controllers.kubelet.terminates(old, grace)
         if meta.get("finalizers") or rt.plural == "namespaces" or kubelet_holds or gc_finalizer:
-            new = dict(old)
-            new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
-                               "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
-            if gc_finalizer and gc_finalizer not in (meta.get("finalizers") or ()):
-                new["metadata"]["finalizers"] = [*(meta.get("finalizers") or ()), gc_finalizer]
-            if rt.plural == "namespaces":
-                new["status"] = {**old.get("status", {}), "phase": "Terminating"}
-            out = self.write(rt, old, new)
-            if rt.plural == "namespaces":
-                self.controllers.namespaces.namespace_deleting(name)
-            elif kubelet_holds:
-                self.controllers.kubelet.pod_deleting(namespace, name, meta["uid"], grace)
-            return 200, external(rt, out)
+            return 200, external(rt, self._mark_deleting(rt, namespace, name, old, grace, gc_finalizer,
+                                                         kubelet_holds))
         self.remove(rt, old)
         return 200, external(rt, old)
+
+    def _mark_deleting(self, rt: ResourceType, namespace: str, name: str, old: Obj, grace: Any,
+                       gc_finalizer: str | None, kubelet_holds: bool) -> Obj:
+        """A graceful delete: the deletionTimestamp set (and the garbage collector's finalizer added), and
+        the controller that holds the object told; what is left is theirs to remove."""
+        meta = old["metadata"]
+        new = dict(old)
+        new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
+                           "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
+        if gc_finalizer and gc_finalizer not in (meta.get("finalizers") or ()):
+            new["metadata"]["finalizers"] = [*(meta.get("finalizers") or ()), gc_finalizer]
+        if rt.plural == "namespaces":
+            new["status"] = {**old.get("status", {}), "phase": "Terminating"}
+        out = self.write(rt, old, new)
+        if rt.plural == "namespaces":
+            self.controllers.namespaces.namespace_deleting(name)
+        elif kubelet_holds:
+            self.controllers.kubelet.pod_deleting(namespace, name, meta["uid"], grace)
+        return out
 
     def delete_collection(self, request: Request, rt: ResourceType, namespace: str | None,
                           dry: bool) -> web.Response:
@@ -97,3 +84,39 @@ class DeleteHandler(ListHandler):
             out.append(self.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], {}, dry=dry)[1])
         return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version,
                                   "metadata": {"resourceVersion": str(self.store.rv)}, "items": out})
+
+
+def _check_preconditions(rt: ResourceType, name: str, old: Obj, pre: Obj) -> None:
+    """The DeleteOptions' preconditions: a 409 where the uid or resourceVersion is not the object's."""
+    if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
+        raise conflict(rt, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                                 f"{old['metadata']['uid']}")
+    if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+        raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                 "version and try again")
+
+
+def _pod_grace(old: Obj, grace: Any) -> Any:
+    """The pod strategy's CheckGracefulDelete: the options' period, else the pod's own; 0 for a pod not
+    scheduled or already finished; a negative one becomes 1."""
+    if grace is None:
+        grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+    if not (old.get("spec") or {}).get("nodeName") or \
+            (old.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+        return 0
+    if int(grace) < 0:
+        return 1
+    return grace
+
+
+def _propagation_policy(opts: Obj) -> Any:
+    """The propagation policy, from ``propagationPolicy`` or the deprecated ``orphanDependents``."""
+    policy = opts.get("propagationPolicy")
+    if opts.get("orphanDependents") is not None and policy is None:     # the deprecated form
+        policy = "Orphan" if opts["orphanDependents"] else "Background"
+    if policy not in (None, "Background", "Foreground", "Orphan"):
+        raise invalid("DeleteOptions", "", [("propagationPolicy", "FieldValueNotSupported",
+                                             f'Unsupported value: "{policy}": supported values: '
+                                             '"Foreground", "Background", "Orphan", "nil"')],
+                      "meta.k8s.io")
+    return policy

@@ -57,25 +57,13 @@ class ListHandler(HandlerBase):
         rv = self.store.rv
         source: Any
         if q.get("resourceVersion") not in (None, "", "0") and q.get("resourceVersionMatch") == "Exact":
-            want = self._parse_rv(q["resourceVersion"])
-            state = self.store.list_at(rt, want)
-            if state is None:
-                oldest = self.store.bucket(rt.store).compacted
-                raise ApiError(410, "Expired", f"too old resource version: {want} ({oldest})")
-            source = (o for (ns, _), o in state.items() if namespace is None or ns == namespace)
-            rv = want
+            rv = self._parse_rv(q["resourceVersion"])
+            source = self._source_at(rt, namespace, rv)
         else:
             source = self.store.bucket(rt.store).items(namespace)
         start: tuple[str, ...] | None = None
         if q.get("continue"):
-            try:
-                token = orjson.loads(base64.urlsafe_b64decode(q["continue"]))
-                start = tuple(token["start"])
-                token_rv = int(token.get("rv", rv))
-                if len(start) != 2 or not all(isinstance(part, str) for part in start):
-                    raise ValueError("start must be a namespace and a name")    # compared with str tuples
-            except Exception:
-                raise bad_request("continue key is not valid: illegal base64 data") from None
+            start, token_rv = _parse_continue(q["continue"], rv)
             if token_rv >= 0:
                 # A continued list is the snapshot of its first page, as etcd serves it at that revision;
                 # once compacted past it, 410 with a token that goes on at the latest state instead.
@@ -102,6 +90,14 @@ class ListHandler(HandlerBase):
         return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,
                                   "items": items})
 
+    def _source_at(self, rt: ResourceType, namespace: str | None, want: int) -> Any:
+        """``resourceVersionMatch=Exact``: the objects as they were at ``want``, or 410 once compacted."""
+        state = self.store.list_at(rt, want)
+        if state is None:
+            oldest = self.store.bucket(rt.store).compacted
+            raise ApiError(410, "Expired", f"too old resource version: {want} ({oldest})")
+        return (o for (ns, _), o in state.items() if namespace is None or ns == namespace)
+
     async def _wait_fresh(self, raw_rv: str | None) -> None:
         """A read at a resourceVersion the store has not reached: wait up to ``FRESH_WAIT`` for it, as the
         watch cache does (``waitUntilFreshAndBlock``), then answer 504 Too large resource version."""
@@ -117,3 +113,17 @@ class ListHandler(HandlerBase):
         if text.isascii() and text.isdigit() and len(text) <= 20 and int(text) < 2**64:
             return int(text)
         raise bad_request(f'resourceVersion: Invalid value: "{text}": must be a non-negative integer')
+
+
+def _parse_continue(token: str, rv: int) -> tuple[tuple[str, ...], int]:
+    """A ``continue`` token: the (namespace, name) the next page starts after, and the snapshot's
+    resourceVersion (-1: the latest state); 400 for a token this server did not write."""
+    try:
+        decoded = orjson.loads(base64.urlsafe_b64decode(token))
+        start = tuple(decoded["start"])
+        token_rv = int(decoded.get("rv", rv))
+        if len(start) != 2 or not all(isinstance(part, str) for part in start):
+            raise ValueError("start must be a namespace and a name")    # compared with str tuples
+    except Exception:
+        raise bad_request("continue key is not valid: illegal base64 data") from None
+    return start, token_rv

@@ -48,49 +48,10 @@ class UpdateHandler(HandlerBase):
         sent_fields = new["metadata"].get("managedFields")
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         if sub == "status":
-            merged = dict(old)
-            merged["metadata"] = dict(old["metadata"])
-            if "status" in new:
-                merged["status"] = new["status"]
-            else:
-                merged.pop("status", None)
-            new = merged
+            new = _status_write(old, new)
+            _validate_status(rt, name, old, new)
         else:
-            meta = new["metadata"]
-            for f in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
-                      "deletionGracePeriodSeconds", "generation"):
-                if f in old["metadata"]:
-                    meta[f] = old["metadata"][f]
-                else:
-                    meta.pop(f, None)
-            if rt.has_status:
-                if "status" in old:
-                    new["status"] = old["status"]
-                else:
-                    new.pop("status", None)
-            if old["metadata"].get("deletionTimestamp"):
-                added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
-                if added:
-                    raise invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
-                                                             "Forbidden: no new finalizers can be added if the object "
-                                                             "is being deleted")], rt.group)
-            self._admit(rt, new, old, strict)
-            if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
-                    "nodeName"):
-                raise invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
-                                                       "Forbidden: pod updates may not change fields other than ...")])
-            if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
-                    != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
-                new["metadata"]["generation"] = old["metadata"]["generation"] + 1
-        if rt.store == "/pods" and sub == "status" and (causes := validate_pod_status(new)):
-            raise invalid("Pod", name, causes)
-        if rt.store == dra.CLAIMS and sub == "status" and (causes := dra.validate_claim_status_update(new, old)):
-            raise invalid("ResourceClaim", name, causes, dra.GROUP)
-        if rt.crd_name and sub == "status":
-            schema.prune(rt.schema, new)
-            causes = schema.validate(rt.schema, new, old=old)
-            if causes:
-                raise invalid(rt.kind, name, causes, rt.group)
+            self._main_write(rt, old, new, strict)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         self._track(rt, old, new, sub, sent_fields, writer, managed_fields)
         if new == old:
@@ -101,3 +62,59 @@ class UpdateHandler(HandlerBase):
         if rt.plural == "customresourcedefinitions" and not rt.crd_name and sub != "status":
             self._establish(out)
         return out
+
+    def _main_write(self, rt: ResourceType, old: Obj, new: Obj, strict: bool) -> None:
+        """A write of the main resource: the server-set metadata and the status kept from ``old``, no new
+        finalizer on an object being deleted, the strategy's admission, and the generation bumped when
+        the spec changed."""
+        name = old["metadata"]["name"]
+        meta = new["metadata"]
+        for f in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "generation"):
+            if f in old["metadata"]:
+                meta[f] = old["metadata"][f]
+            else:
+                meta.pop(f, None)
+        if rt.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if old["metadata"].get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
+            if added:
+                raise invalid(rt.kind, name, [("metadata.finalizers", "FieldValueForbidden",
+                                               "Forbidden: no new finalizers can be added if the object "
+                                               "is being deleted")], rt.group)
+        self._admit(rt, new, old, strict)
+        if rt.store == "/pods" and (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get(
+                "nodeName"):
+            raise invalid("Pod", name, [("spec.nodeName", "FieldValueForbidden",
+                                         "Forbidden: pod updates may not change fields other than ...")])
+        if "generation" in old["metadata"] and {k: v for k, v in new.items() if k not in ("metadata", "status")} \
+                != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
+            new["metadata"]["generation"] = old["metadata"]["generation"] + 1
+
+
+def _status_write(old: Obj, new: Obj) -> Obj:
+    """A write of the status subresource: ``old`` with the new status (or none), nothing else taken."""
+    merged = dict(old)
+    merged["metadata"] = dict(old["metadata"])
+    if "status" in new:
+        merged["status"] = new["status"]
+    else:
+        merged.pop("status", None)
+    return merged
+
+
+def _validate_status(rt: ResourceType, name: str, old: Obj, new: Obj) -> None:
+    """The status strategies' validation: a pod's, a ResourceClaim's, a custom resource's schema."""
+    if rt.store == "/pods" and (causes := validate_pod_status(new)):
+        raise invalid("Pod", name, causes)
+    if rt.store == dra.CLAIMS and (causes := dra.validate_claim_status_update(new, old)):
+        raise invalid("ResourceClaim", name, causes, dra.GROUP)
+    if rt.crd_name:
+        schema.prune(rt.schema, new)
+        causes = schema.validate(rt.schema, new, old=old)
+        if causes:
+            raise invalid(rt.kind, name, causes, rt.group)
