@@ -109,14 +109,17 @@ def authorize(buckets: Any, user: UserInfo, attrs: Obj, non_resource: bool) -> t
         if not any(_subject_is(s, user, ns) for s in binding.get("subjects") or ()):
             continue
         role = (roles if ref.get("kind") == "ClusterRole" else ns_roles).get(str(ref.get("name")))
-        if role is None:
-            continue
-        if any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
-            kind = "RoleBinding" if ns else "ClusterRoleBinding"
-            where = f' of {ref.get("kind")} "{ref.get("name")}"'
-            bound = f'"{binding["metadata"]["name"]}"' + (f' in namespace "{ns}"' if ns else "")
-            return True, f"RBAC: allowed by {kind} {bound}{where} to {_who(user)}"
+        if role is not None and any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
+            return True, _allowed_by(binding, ref, ns, user)
     return False, ""
+
+
+def _allowed_by(binding: Obj, ref: Obj, ns: str, user: UserInfo) -> str:
+    """The reason RBAC gives for an allowed request: the binding, its role and the user."""
+    kind = "RoleBinding" if ns else "ClusterRoleBinding"
+    where = f' of {ref.get("kind")} "{ref.get("name")}"'
+    bound = f'"{binding["metadata"]["name"]}"' + (f' in namespace "{ns}"' if ns else "")
+    return f"RBAC: allowed by {kind} {bound}{where} to {_who(user)}"
 
 
 def _who(user: UserInfo) -> str:

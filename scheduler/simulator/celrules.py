@@ -304,24 +304,7 @@ def to_cel(value: Any, schema: Obj | None, root: bool = False) -> Any:
     if value is None or schema is None:
         return value
     if isinstance(value, dict):
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        if props:
-            out = {}
-            for k, v in value.items():
-                sub = props.get(k)
-                if v is None:
-                    continue        # a null field reads as absent (has() is false)
-                if root and k == "metadata" and isinstance(v, dict):
-                    out[k] = {f: v[f] for f in ("name", "generateName") if f in v}
-                elif sub is not None and (name := escape(k)) is not None:
-                    out[name] = to_cel(v, sub)
-                elif root and k in ("apiVersion", "kind"):
-                    out[k] = v
-            return out
-        if isinstance(extra, dict):
-            return {k: to_cel(v, extra) for k, v in value.items()}
-        return value
+        return _object_to_cel(value, schema, root)
     if isinstance(value, list):
         items = schema.get("items")
         return [to_cel(x, items if isinstance(items, dict) else None) for x in value]
@@ -329,6 +312,29 @@ def to_cel(value: Any, schema: Obj | None, root: bool = False) -> Any:
         return float(value)
     if isinstance(value, str) and schema.get("type") == "string" and schema.get("format") in _FORMATS:
         return _FORMATS[str(schema["format"])](value)
+    return value
+
+
+def _object_to_cel(value: Obj, schema: Obj, root: bool) -> Any:
+    """An object as CEL sees it: only its declared fields (a null one is absent), and at the root only
+    metadata's name and generateName; a map's values each by ``additionalProperties``."""
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    if props:
+        out = {}
+        for k, v in value.items():
+            sub = props.get(k)
+            if v is None:
+                continue        # a null field reads as absent (has() is false)
+            if root and k == "metadata" and isinstance(v, dict):
+                out[k] = {f: v[f] for f in ("name", "generateName") if f in v}
+            elif sub is not None and (name := escape(k)) is not None:
+                out[name] = to_cel(v, sub)
+            elif root and k in ("apiVersion", "kind"):
+                out[k] = v
+        return out
+    if isinstance(extra, dict):
+        return {k: to_cel(v, extra) for k, v in value.items()}
     return value
 
 
@@ -438,10 +444,7 @@ def _run(node: Node, value: Any, old: Any, same: bool, path: str, out: list[Caus
         if rule.uses_old:
             if prior is None:
                 prior = to_cel(old, node.schema, root) if has_old else None
-            old_var: Any = prior
-            if rule.optional_old:
-                old_var = cel.OptionalValue.of(prior) if has_old else cel.OptionalValue.none()
-            variables = {"self": this, "oldSelf": old_var}
+            variables = {"self": this, "oldSelf": _old_self(rule, prior, has_old)}
         else:
             variables = {"self": this}
         ratchet = not rule.uses_old and same
@@ -453,15 +456,29 @@ def _run(node: Node, value: Any, old: Any, same: bool, path: str, out: list[Caus
             continue
         if result is True or ratchet:
             continue
-        message = rule.default_message()
-        if rule.message_program is not None:
-            # (upstream evaluates it with the plain activation, even for an optionalOldSelf rule)
-            plain = {"self": this, **({"oldSelf": to_cel(old, node.schema, root)} if has_old else {})}
-            got, msg_error = _eval(rule.message_program, plain)
-            if not msg_error and isinstance(got, str) and got.strip() and "\n" not in got.strip():
-                message = got.strip()
+        message = _message(rule, this, old, has_old, node, root)
         where = (path + rule.field_path).lstrip(".") if rule.field_path else shown
         out.append(_error(where, rule.reason, _shown(node), message))
+
+
+def _old_self(rule: Rule, prior: Any, has_old: bool) -> Any:
+    """``oldSelf``: the old value, or for an optionalOldSelf rule an optional of it."""
+    if rule.optional_old:
+        return cel.OptionalValue.of(prior) if has_old else cel.OptionalValue.none()
+    return prior
+
+
+def _message(rule: Rule, this: Any, old: Any, has_old: bool, node: Node, root: bool) -> str:
+    """A failed rule's message: its messageExpression's result where that is one clean line, else the
+    rule's message."""
+    message = rule.default_message()
+    if rule.message_program is not None:
+        # (upstream evaluates it with the plain activation, even for an optionalOldSelf rule)
+        plain = {"self": this, **({"oldSelf": to_cel(old, node.schema, root)} if has_old else {})}
+        got, msg_error = _eval(rule.message_program, plain)
+        if not msg_error and isinstance(got, str) and got.strip() and "\n" not in got.strip():
+            message = got.strip()
+    return message
 
 
 def _error(where: str, reason: str, shown: str, message: str) -> Cause:

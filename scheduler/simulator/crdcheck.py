@@ -58,31 +58,8 @@ def _rule_value(entry: Obj) -> str:
 
 def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
     for j, entry in enumerate(s.get("x-kubernetes-validations") or ()):
-        at = f"{path}.x-kubernetes-validations[{j}]"
-        if not isinstance(entry, dict):
-            continue
-        rule = celrules.compile_rule(entry, s, root=path.endswith("openAPIV3Schema"))
-        if not rule.rule.strip():
-            out.append((f"{at}.rule", "FieldValueRequired", "Required value"))
-        elif rule.error.startswith("messageExpression "):
-            out.append((f"{at}.messageExpression", "FieldValueInvalid",
-                        f"Invalid value: {_go_string(str(entry['messageExpression']))}: {rule.error}"))
-        elif rule.error:
-            out.append((f"{at}.rule", "FieldValueInvalid", f"Invalid value: {_rule_value(entry)}: {rule.error}"))
-        elif rule.uses_old and not correlatable:
-            out.append((f"{at}.rule", "FieldValueInvalid",
-                        f"Invalid value: {_rule_value(entry)}: oldSelf cannot be used on the uncorrelatable portion "
-                        f"of the schema within {path}"))
-        if entry.get("reason") is not None and entry["reason"] not in celrules.REASONS:
-            supported = ", ".join(f'"{r}"' for r in celrules.REASONS)
-            out.append((f"{at}.reason", "FieldValueNotSupported",
-                        f"Unsupported value: {_go_string(str(entry['reason']))}: supported values: {supported}"))
-        fp = entry.get("fieldPath")
-        if fp:
-            _, problem = celrules.field_path(str(fp), s)
-            if problem:
-                out.append((f"{at}.fieldPath", "FieldValueInvalid",
-                            f"Invalid value: {_go_string(str(fp))}: fieldPath must be a valid path: {problem}"))
+        if isinstance(entry, dict):
+            _check_rule(s, entry, path, f"{path}.x-kubernetes-validations[{j}]", out, correlatable)
     if "default" in s:
         _check_default(s, f"{path}.default", out)
     for k, sub in (s.get("properties") or {}).items():
@@ -93,6 +70,33 @@ def _walk(s: Obj, path: str, out: list[Cause], correlatable: bool) -> None:
     if isinstance(s.get("items"), dict):
         _walk(s["items"], f"{path}.items", out,
               correlatable and s.get("x-kubernetes-list-type") == "map")
+
+
+def _check_rule(s: Obj, entry: Obj, path: str, at: str, out: list[Cause], correlatable: bool) -> None:
+    """One ``x-kubernetes-validations`` entry: its rule compiles (and uses oldSelf only where it can
+    correlate), its reason is one of the known ones, and its fieldPath names a field of ``s``."""
+    rule = celrules.compile_rule(entry, s, root=path.endswith("openAPIV3Schema"))
+    if not rule.rule.strip():
+        out.append((f"{at}.rule", "FieldValueRequired", "Required value"))
+    elif rule.error.startswith("messageExpression "):
+        out.append((f"{at}.messageExpression", "FieldValueInvalid",
+                    f"Invalid value: {_go_string(str(entry['messageExpression']))}: {rule.error}"))
+    elif rule.error:
+        out.append((f"{at}.rule", "FieldValueInvalid", f"Invalid value: {_rule_value(entry)}: {rule.error}"))
+    elif rule.uses_old and not correlatable:
+        out.append((f"{at}.rule", "FieldValueInvalid",
+                    f"Invalid value: {_rule_value(entry)}: oldSelf cannot be used on the uncorrelatable portion "
+                    f"of the schema within {path}"))
+    if entry.get("reason") is not None and entry["reason"] not in celrules.REASONS:
+        supported = ", ".join(f'"{r}"' for r in celrules.REASONS)
+        out.append((f"{at}.reason", "FieldValueNotSupported",
+                    f"Unsupported value: {_go_string(str(entry['reason']))}: supported values: {supported}"))
+    fp = entry.get("fieldPath")
+    if fp:
+        _, problem = celrules.field_path(str(fp), s)
+        if problem:
+            out.append((f"{at}.fieldPath", "FieldValueInvalid",
+                        f"Invalid value: {_go_string(str(fp))}: fieldPath must be a valid path: {problem}"))
 
 
 def _check_default(s: Obj, at: str, out: list[Cause]) -> None:

@@ -135,6 +135,80 @@ class _Anchor:
     closed: bool = False
 
 
+class _Composer:
+    """The state of one document's composition: open collections, anchors, and go-yaml's counts of
+    decode operations (aliases expanded) and JSON size. Each event method returns True once the root
+    node is complete."""
+
+    def __init__(self, resolve: Any) -> None:
+        self.resolve = resolve
+        self.anchors: dict[str, _Anchor] = {}
+        self.stack: list[_Open] = []
+        self.decodes = self.aliased = self.size = 0
+        self.root: Node | None = None
+
+    def attach(self, node: Node) -> bool:
+        stack = self.stack
+        if not stack:
+            self.root = node
+            return True
+        top = stack[-1]
+        if isinstance(top.node, SequenceNode):
+            top.node.value.append(node)
+        elif top.key is None:
+            top.key = node
+        else:
+            top.node.value.append((top.key, node))
+            top.key = None
+        return False
+
+    def scalar(self, event: Any) -> bool:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(ScalarNode, event.value, event.implicit)
+        node: Node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        self.decodes += 1
+        self.size += len(event.value) + 3
+        if event.anchor is not None:
+            self.anchors[event.anchor] = _Anchor(node, 1, len(event.value) + 3, True)
+        return self.attach(node)
+
+    def alias(self, event: Any) -> bool:
+        anchor = self.anchors.get(event.anchor)
+        if anchor is None:
+            raise DecodeError(f"yaml: unknown anchor '{event.anchor}' referenced")
+        if not anchor.closed:
+            raise DecodeError(f"yaml: anchor '{event.anchor}' value contains itself")
+        self.decodes += 1 + anchor.decodes
+        self.aliased += anchor.decodes
+        self.size += anchor.size
+        decodes, aliased = self.decodes, self.aliased
+        if aliased > 100 and decodes > 1000 and aliased / decodes > _allowed_alias_ratio(decodes):
+            raise DecodeError("yaml: document contains excessive aliasing")
+        return self.attach(anchor.node)
+
+    def start(self, event: Any, kind: type[SequenceNode] | type[MappingNode]) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}")
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(kind, None, event.implicit)
+        coll = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        self.decodes += 1
+        self.size += 2
+        self.stack.append(_Open(coll, event.anchor, self.decodes, self.size))
+        if event.anchor is not None:
+            self.anchors[event.anchor] = _Anchor(coll)
+
+    def end(self, event: Any) -> bool:
+        top = self.stack.pop()
+        top.node.end_mark = event.end_mark
+        anchors = self.anchors
+        if top.anchor is not None and anchors.get(top.anchor, _Anchor(top.node)).node is top.node:
+            anchors[top.anchor] = _Anchor(top.node, self.decodes - top.decodes + 1, self.size - top.size + 2, True)
+        return self.attach(top.node)
+
+
 def decode_yaml(raw: bytes, limit: int) -> Any:
     """One YAML document as JSON-compatible values; DecodeError, or TooLargeError beyond ``limit`` bytes."""
     loader = _Loader(raw)
@@ -164,78 +238,27 @@ def _compose(loader: Any, limit: int) -> Node | None:
     if loader.check_event(ev.StreamEndEvent):
         return None
     loader.get_event()                                  # DocumentStart
-    anchors: dict[str, _Anchor] = {}
-    stack: list[_Open] = []
-    decodes = aliased = size = 0
-    root: Node | None = None
-
-    def attach(node: Node) -> bool:
-        nonlocal root
-        if not stack:
-            root = node
-            return True
-        top = stack[-1]
-        if isinstance(top.node, SequenceNode):
-            top.node.value.append(node)
-        elif top.key is None:
-            top.key = node
-        else:
-            top.node.value.append((top.key, node))
-            top.key = None
-        return False
-
-    get_event, resolve = loader.get_event, loader.resolve
+    composer = _Composer(loader.resolve)
+    get_event = loader.get_event
     while True:
         event = get_event()
         cls = type(event)
-        done = False
         if cls is ev.ScalarEvent:
-            tag = event.tag
-            if tag is None or tag == "!":
-                tag = resolve(ScalarNode, event.value, event.implicit)
-            node: Node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-            decodes += 1
-            size += len(event.value) + 3
-            if event.anchor is not None:
-                anchors[event.anchor] = _Anchor(node, 1, len(event.value) + 3, True)
-            done = attach(node)
+            done = composer.scalar(event)
         elif cls is ev.AliasEvent:
-            anchor = anchors.get(event.anchor)
-            if anchor is None:
-                raise DecodeError(f"yaml: unknown anchor '{event.anchor}' referenced")
-            if not anchor.closed:
-                raise DecodeError(f"yaml: anchor '{event.anchor}' value contains itself")
-            decodes += 1 + anchor.decodes
-            aliased += anchor.decodes
-            size += anchor.size
-            if aliased > 100 and decodes > 1000 and aliased / decodes > _allowed_alias_ratio(decodes):
-                raise DecodeError("yaml: document contains excessive aliasing")
-            done = attach(anchor.node)
+            done = composer.alias(event)
         elif cls is ev.SequenceStartEvent or cls is ev.MappingStartEvent:
-            if len(stack) >= MAX_DEPTH:
-                raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}")
-            kind = SequenceNode if cls is ev.SequenceStartEvent else MappingNode
-            tag = event.tag
-            if tag is None or tag == "!":
-                tag = resolve(kind, None, event.implicit)
-            coll = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
-            decodes += 1
-            size += 2
-            stack.append(_Open(coll, event.anchor, decodes, size))
-            if event.anchor is not None:
-                anchors[event.anchor] = _Anchor(coll)
+            composer.start(event, SequenceNode if cls is ev.SequenceStartEvent else MappingNode)
+            done = False
         elif cls is ev.SequenceEndEvent or cls is ev.MappingEndEvent:
-            top = stack.pop()
-            top.node.end_mark = event.end_mark
-            if top.anchor is not None and anchors.get(top.anchor, _Anchor(top.node)).node is top.node:
-                anchors[top.anchor] = _Anchor(top.node, decodes - top.decodes + 1, size - top.size + 2, True)
-            done = attach(top.node)
+            done = composer.end(event)
         else:
             raise DecodeError(f"yaml: unexpected {cls.__name__}")
-        if size > limit:
+        if composer.size > limit:
             raise TooLargeError(f"limit is {limit}")
         if done:
             break
+    root = composer.root
     loader.get_event()                                  # DocumentEnd
     if not loader.check_event(ev.StreamEndEvent):
         raise DecodeError("yaml: expected a single document in the stream")

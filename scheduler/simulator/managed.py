@@ -101,23 +101,7 @@ def compile_schema(schema: Obj, *, builtin: bool) -> Schema:
         return _definition(ref[len(_REF):])
     kind = schema.get("type")
     if kind == "array":
-        list_type = schema.get("x-kubernetes-list-type")
-        keys = schema.get("x-kubernetes-list-map-keys") or []
-        if list_type is None and builtin and schema.get("x-kubernetes-patch-merge-key") and \
-                "merge" in str(schema.get("x-kubernetes-patch-strategy", "")):
-            list_type, keys = "map", [schema["x-kubernetes-patch-merge-key"]]
-        raw_items = schema.get("items")
-        items: Obj = raw_items if isinstance(raw_items, dict) else {}
-        if list_type == "map" and keys:
-            node = Schema(LIST_MAP)
-            node.keys = tuple(keys)
-            node.item = compile_schema(items, builtin=builtin)
-            return node
-        if list_type == "set":
-            node = Schema(LIST_SET)
-            node.item = compile_schema(items, builtin=builtin)
-            return node
-        return Schema(ATOMIC)
+        return _compile_array(schema, builtin)
     if schema.get("x-kubernetes-map-type") == "atomic" or schema.get("x-kubernetes-int-or-string"):
         return Schema(ATOMIC)
     props = schema.get("properties")
@@ -133,6 +117,28 @@ def compile_schema(schema: Obj, *, builtin: bool) -> Schema:
     if kind == "object" or schema.get("x-kubernetes-preserve-unknown-fields") or not kind:
         return _DEDUCED
     return Schema(SCALAR)
+
+
+def _compile_array(schema: Obj, builtin: bool) -> Schema:
+    """An array: an associative list (``x-kubernetes-list-type: map``, or a built-in's patch merge key), a
+    set, or atomic."""
+    list_type = schema.get("x-kubernetes-list-type")
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if list_type is None and builtin and schema.get("x-kubernetes-patch-merge-key") and \
+            "merge" in str(schema.get("x-kubernetes-patch-strategy", "")):
+        list_type, keys = "map", [schema["x-kubernetes-patch-merge-key"]]
+    raw_items = schema.get("items")
+    items: Obj = raw_items if isinstance(raw_items, dict) else {}
+    if list_type == "map" and keys:
+        node = Schema(LIST_MAP)
+        node.keys = tuple(keys)
+        node.item = compile_schema(items, builtin=builtin)
+        return node
+    if list_type == "set":
+        node = Schema(LIST_SET)
+        node.item = compile_schema(items, builtin=builtin)
+        return node
+    return Schema(ATOMIC)
 
 
 def kind_schema(group: str, version: str, kind: str, crd_schema: Obj | None) -> Schema:
@@ -178,6 +184,11 @@ def _walk(value: Any, node: Schema, path: Path, out: FieldSet) -> None:
     if not value:
         out[path] = []
         return
+    _walk_items(value, node, kind, path, out)
+
+
+def _walk_items(value: list[Any], node: Schema, kind: int, path: Path, out: FieldSet) -> None:
+    """A set's values, or an associative list's items by key and each of their fields."""
     item_node = node.item or _DEDUCED
     for item in value:
         if kind == LIST_SET:
@@ -233,6 +244,11 @@ def _tree(value: Any, node: Schema) -> Obj:
         return out
     if not isinstance(value, list):
         return {}
+    return _tree_items(value, node, kind)
+
+
+def _tree_items(value: list[Any], node: Schema, kind: int) -> Obj:
+    """The FieldsV1 tree of a set (its values) or an associative list (its items by key, with their fields)."""
     items: list[tuple[str, Obj]] = []
     item_node = node.item or _DEDUCED
     for item in value:
@@ -471,20 +487,26 @@ def merge(live: Any, config: Any, node: Schema) -> Any:
             out[k] = merge(live[k], v, child) if k in live else v
         return out
     if kind == LIST_MAP and isinstance(live, list) and isinstance(config, list):
-        keyed = {_key_json(i, node.keys): i for i in config if isinstance(i, dict)}
-        out_list = []
-        for item in live:
-            key = _key_json(item, node.keys) if isinstance(item, dict) else None
-            if key is not None and key in keyed:
-                out_list.append(merge(item, keyed.pop(key), node.item or _DEDUCED))
-            else:
-                out_list.append(item)
-        out_list.extend(i for i in config if isinstance(i, dict) and _key_json(i, node.keys) in keyed)
-        return out_list
+        return _merge_keyed(live, config, node)
     if kind == LIST_SET and isinstance(live, list) and isinstance(config, list):
         seen = {orjson.dumps(i) for i in live}
         return live + [i for i in config if orjson.dumps(i) not in seen]
     return config
+
+
+def _merge_keyed(live: list[Any], config: list[Any], node: Schema) -> list[Any]:
+    """An associative list merged by key: live's items in live's order (those config names merged),
+    then config's new ones."""
+    keyed = {_key_json(i, node.keys): i for i in config if isinstance(i, dict)}
+    out_list = []
+    for item in live:
+        key = _key_json(item, node.keys) if isinstance(item, dict) else None
+        if key is not None and key in keyed:
+            out_list.append(merge(item, keyed.pop(key), node.item or _DEDUCED))
+        else:
+            out_list.append(item)
+    out_list.extend(i for i in config if isinstance(i, dict) and _key_json(i, node.keys) in keyed)
+    return out_list
 
 
 def remove_paths(obj: Obj, paths: Iterable[Path], node: Schema) -> None:
@@ -574,20 +596,11 @@ class FieldSets:
         key = (manager, "Apply", "", "")
         mine = next((o for o in owners if o.key == key), None)
         if mine is not None:
-            others: set[Path] = set().union(*(o.fields for o in owners if o is not mine)) if len(owners) > 1 \
-                else set()
-            gone = {p for p in mine.fields - applied - others
-                    if not any(q[:len(p)] == p for q in applied | others if len(q) > len(p))}
-            remove_paths(merged, gone, node)
+            _drop_released(merged, mine, owners, applied, node)
         before = field_set(base, node, status=scope) if live else {}
         after = field_set(merged, node, status=scope)
         added, removed, modified = self._compare(before, after)
-        conflicts = []
-        for o in owners:
-            if o is mine:
-                continue
-            for p in sorted(o.fields & (added | modified)):
-                conflicts.append((o, p))
+        conflicts = [(o, p) for o in owners if o is not mine for p in sorted(o.fields & (added | modified))]
         if conflicts and not force:
             raise Conflict(conflicts)
         taken = added | modified | removed
@@ -607,3 +620,13 @@ class FieldSets:
         if sent is not None:
             return owners_of(new)
         return owners_of(old) if old else []
+
+
+def _drop_released(merged: Obj, mine: Owner, owners: list[Owner], applied: set[Path], node: Schema) -> None:
+    """Remove from ``merged`` the fields the manager applied before and no longer applies, unless
+    another manager owns them (or a field below them)."""
+    others: set[Path] = set().union(*(o.fields for o in owners if o is not mine)) if len(owners) > 1 \
+        else set()
+    gone = {p for p in mine.fields - applied - others
+            if not any(q[:len(p)] == p for q in applied | others if len(q) > len(p))}
+    remove_paths(merged, gone, node)

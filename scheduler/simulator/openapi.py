@@ -185,6 +185,25 @@ def _paths(k: _Kinds, schemas_for: dict[tuple[str, str, str], str]) -> Obj:
     kind = rt.kind
     patch_types = [_JSON_PATCH, _MERGE_PATCH] + ([_SMP] if k.smp else []) + [_APPLY]
     out: Obj = {}
+    coll_ops = _collection_ops(k, ns_part, path_params)
+    if coll_ops:
+        out[coll] = coll_ops
+    item_ops = _item_ops(k, ns_part, item_params, patch_types)
+    if item_ops:
+        out[item] = item_ops
+    if rt.namespaced and "list" in verbs:
+        out[f"{base}/{rt.plural}"] = {"get": _operation(f"list{kind}ForAllNamespaces", "list", k.gvk, _LIST_PARAMS,
+                                                        k.list_name)}
+    for sub in rt.subresources:
+        ops = _subresource_ops(k, sub, ns_part, item_params, patch_types, schemas_for)
+        if ops is not None:
+            out[f"{item}/{sub}"] = ops
+    return out
+
+
+def _collection_ops(k: _Kinds, ns_part: str, path_params: list[Obj]) -> Obj:
+    """list, create and deletecollection on the collection's path."""
+    verbs, kind = set(k.rt.verbs), k.rt.kind
     coll_ops: Obj = {}
     if "list" in verbs:
         coll_ops["get"] = _operation(f"list{ns_part}{kind}", "list", k.gvk, [*path_params, *_LIST_PARAMS],
@@ -195,8 +214,12 @@ def _paths(k: _Kinds, schemas_for: dict[tuple[str, str, str], str]) -> Obj:
     if "deletecollection" in verbs:
         coll_ops["delete"] = _operation(f"deletecollection{ns_part}{kind}", "deletecollection", k.gvk,
                                         [*path_params, *_LIST_PARAMS], _STATUS, body=_DELETE_OPTIONS)
-    if coll_ops:
-        out[coll] = coll_ops
+    return coll_ops
+
+
+def _item_ops(k: _Kinds, ns_part: str, item_params: list[Obj], patch_types: list[str]) -> Obj:
+    """get, update, patch and delete on an object's path."""
+    verbs, kind = set(k.rt.verbs), k.rt.kind
     item_ops: Obj = {}
     if "get" in verbs:
         item_ops["get"] = _operation(f"read{ns_part}{kind}", "get", k.gvk, item_params, k.name)
@@ -211,31 +234,31 @@ def _paths(k: _Kinds, schemas_for: dict[tuple[str, str, str], str]) -> Obj:
         item_ops["delete"] = _operation(f"delete{ns_part}{kind}", "delete", k.gvk,
                                         [*item_params, _param("dryRun"), _param("gracePeriodSeconds", type_="integer"),
                                          _param("propagationPolicy")], k.name, body=_DELETE_OPTIONS)
-    if item_ops:
-        out[item] = item_ops
-    if rt.namespaced and "list" in verbs:
-        out[f"{base}/{rt.plural}"] = {"get": _operation(f"list{kind}ForAllNamespaces", "list", k.gvk, _LIST_PARAMS,
-                                                        k.list_name)}
-    for sub in rt.subresources:
-        title = sub[:1].upper() + sub[1:]
-        if sub == "status":
-            out[f"{item}/status"] = {
-                "get": _operation(f"read{ns_part}{kind}Status", "get", k.gvk, item_params, k.name),
-                "put": _operation(f"replace{ns_part}{kind}Status", "put", k.gvk, [*item_params, *_WRITE_PARAMS],
-                                  k.name, body=k.name, created=True),
-                "patch": _operation(f"patch{ns_part}{kind}Status", "patch", k.gvk,
-                                    [*item_params, *_WRITE_PARAMS, _param("force", type_="boolean")], k.name,
-                                    body=k.name, body_types=patch_types, created=True)}
-        elif sub in _SUB_KINDS:
-            g, v, sub_kind = _SUB_KINDS[sub]
-            name = schemas_for.get((g, v, sub_kind))
-            if name is None:
-                continue
-            out[f"{item}/{sub}"] = {"post": _operation(f"create{ns_part}{kind}{title}", "post",
-                                                       {"group": g, "version": v, "kind": sub_kind},
-                                                       [*item_params, *_WRITE_PARAMS], name, body=name,
-                                                       created=True)}
-    return out
+    return item_ops
+
+
+def _subresource_ops(k: _Kinds, sub: str, ns_part: str, item_params: list[Obj], patch_types: list[str],
+                     schemas_for: dict[tuple[str, str, str], str]) -> Obj | None:
+    """A subresource's operations: status's get, put and patch, or a POSTed kind's create (None where
+    its kind has no schema, or the subresource is not documented)."""
+    kind = k.rt.kind
+    title = sub[:1].upper() + sub[1:]
+    if sub == "status":
+        return {
+            "get": _operation(f"read{ns_part}{kind}Status", "get", k.gvk, item_params, k.name),
+            "put": _operation(f"replace{ns_part}{kind}Status", "put", k.gvk, [*item_params, *_WRITE_PARAMS],
+                              k.name, body=k.name, created=True),
+            "patch": _operation(f"patch{ns_part}{kind}Status", "patch", k.gvk,
+                                [*item_params, *_WRITE_PARAMS, _param("force", type_="boolean")], k.name,
+                                body=k.name, body_types=patch_types, created=True)}
+    if sub not in _SUB_KINDS:
+        return None
+    g, v, sub_kind = _SUB_KINDS[sub]
+    name = schemas_for.get((g, v, sub_kind))
+    if name is None:
+        return None
+    return {"post": _operation(f"create{ns_part}{kind}{title}", "post", {"group": g, "version": v, "kind": sub_kind},
+                               [*item_params, *_WRITE_PARAMS], name, body=name, created=True)}
 
 
 def _to_v2(value: Any) -> Any:
@@ -411,6 +434,16 @@ class FieldChecker:
         node.props, node.item, node.value = compiled.props, compiled.item, compiled.value
         return node
 
+    def _container(self, inner: Obj, slot: str) -> _Node | None:
+        """An array (``slot`` "item") or a map ("value") whose elements are walked by ``inner``'s node;
+        None where the elements are not walked (nor, then, the container)."""
+        child = self._schema(inner)
+        if child is None:
+            return None
+        node = _Node()
+        setattr(node, slot, child)
+        return node
+
     def _schema(self, schema: Obj, top: bool = False) -> _Node | None:
         ref = schema.get("$ref")
         if ref is None and schema.get("allOf"):
@@ -420,19 +453,9 @@ class FieldChecker:
         if schema.get("x-kubernetes-preserve-unknown-fields"):
             return None
         if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
-            item = self._schema(schema["items"])
-            if item is None:
-                return None
-            node = _Node()
-            node.item = item
-            return node
+            return self._container(schema["items"], "item")
         if isinstance(schema.get("additionalProperties"), dict):
-            value = self._schema(schema["additionalProperties"])
-            if value is None:
-                return None
-            node = _Node()
-            node.value = value
-            return node
+            return self._container(schema["additionalProperties"], "value")
         props = schema.get("properties")
         if props:
             node = _Node()

@@ -135,29 +135,35 @@ def json_patch(target: Any, ops: Any, *, copy_limit: int = COPY_SIZE_LIMIT) -> A
             raise PatchError("Unable to parse patch operation", 400)
         if kind in ("move", "copy") and "from" not in op:
             raise PatchError(f"{kind} operation failed to decode from: operation, missing from field")
-        if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op.get("value")))
-        elif kind == "remove":
-            doc = _remove(doc, path)
-        elif kind == "replace":
-            _get(doc, path)
-            doc = _add(_remove(doc, path), path, copy.deepcopy(op.get("value"))) if path else op.get("value")
-        elif kind == "move":
-            val = _get(doc, op["from"])
-            doc = _add(_remove(doc, op["from"]), path, val)
-        elif kind == "copy":
+        if kind == "copy":
             value = orjson.dumps(_get(doc, op["from"]))
             copied += len(value)
             if copied > copy_limit:
                 raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is {copied}, "
                                  f"exceeding the limit {copy_limit}")
             doc = _add(doc, path, orjson.loads(value))
-        elif kind == "test":
-            if _get(doc, path) != op.get("value"):
-                raise PatchError(f"testing value {path} failed: test failed")
         else:
-            raise PatchError(f"Unexpected kind: {kind}", 400)
+            doc = _apply_op(doc, kind, path, op)
     return doc
+
+
+def _apply_op(doc: Any, kind: Any, path: str, op: dict[str, Any]) -> Any:
+    """One JSON patch operation other than copy (which counts the bytes it copies)."""
+    if kind == "add":
+        return _add(doc, path, copy.deepcopy(op.get("value")))
+    if kind == "remove":
+        return _remove(doc, path)
+    if kind == "replace":
+        _get(doc, path)
+        return _add(_remove(doc, path), path, copy.deepcopy(op.get("value"))) if path else op.get("value")
+    if kind == "move":
+        val = _get(doc, op["from"])
+        return _add(_remove(doc, op["from"]), path, val)
+    if kind == "test":
+        if _get(doc, path) != op.get("value"):
+            raise PatchError(f"testing value {path} failed: test failed")
+        return doc
+    raise PatchError(f"Unexpected kind: {kind}", 400)
 
 
 # Lists merged by key in the built-in types (patchMergeKey in the Go struct tags).
@@ -197,28 +203,34 @@ def _smp(target: Any, patch: Any) -> Any:
             if isinstance(target.get(field), list):
                 target[field] = [x for x in target[field] if x not in v]
             continue
-        if v is None:
-            target.pop(k, None)
-        elif isinstance(v, list) and k in MERGE_KEYS and isinstance(target.get(k), list):
-            target[k] = _merge_list(target[k], v, MERGE_KEYS[k])
-        elif isinstance(v, list) and k in PRIMITIVE_MERGE and isinstance(target.get(k), list):
-            target[k] = list(target[k]) + [x for x in v if x not in target[k]]
-        elif isinstance(v, list):
-            target[k] = [_smp({}, x) if isinstance(x, dict) else copy.deepcopy(x) for x in v
-                         if not (isinstance(x, dict) and x.get("$patch") == "delete")]
-            target[k] = [{kk: vv for kk, vv in x.items() if not kk.startswith("$")} if isinstance(x, dict) else x
-                         for x in target[k]]
-        else:
-            merged = _smp(target.get(k), v)
-            if merged is None:
-                target.pop(k, None)
-            else:
-                target[k] = merged
+        _smp_field(target, k, v)
     if isinstance(retain, list):
         for k in list(target):
             if k not in retain:
                 del target[k]
     return target
+
+
+def _smp_field(target: dict[str, Any], k: str, v: Any) -> None:
+    """One field of a strategic merge patch: removed (null), a list merged by its merge key or as a set
+    of primitives, a list replaced, or a value merged recursively."""
+    if v is None:
+        target.pop(k, None)
+    elif isinstance(v, list) and k in MERGE_KEYS and isinstance(target.get(k), list):
+        target[k] = _merge_list(target[k], v, MERGE_KEYS[k])
+    elif isinstance(v, list) and k in PRIMITIVE_MERGE and isinstance(target.get(k), list):
+        target[k] = list(target[k]) + [x for x in v if x not in target[k]]
+    elif isinstance(v, list):
+        target[k] = [_smp({}, x) if isinstance(x, dict) else copy.deepcopy(x) for x in v
+                     if not (isinstance(x, dict) and x.get("$patch") == "delete")]
+        target[k] = [{kk: vv for kk, vv in x.items() if not kk.startswith("$")} if isinstance(x, dict) else x
+                     for x in target[k]]
+    else:
+        merged = _smp(target.get(k), v)
+        if merged is None:
+            target.pop(k, None)
+        else:
+            target[k] = merged
 
 
 def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:

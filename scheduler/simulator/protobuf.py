@@ -250,24 +250,9 @@ class _Decoder:
             if prop is None:
                 continue
             if prop.get("type") == "array":
-                items = prop.get("items") or {}
-                lst = out.setdefault(name, [])
-                if wire == 2 and items.get("type") in ("integer", "boolean"):
-                    i = 0
-                    while i < len(value):                # a packed repeated scalar
-                        v, i = _varint(value, i)
-                        lst.append(_scalar(items, 0, v))
-                else:
-                    lst.append(self.value(items, wire, value, depth))
+                self._repeated(out.setdefault(name, []), prop.get("items") or {}, wire, value, depth)
             elif prop.get("type") == "object" and isinstance(prop.get("additionalProperties"), dict):
-                entry_fields = {n: (w, v) for n, w, v in _fields(value)} if isinstance(value, bytes) else None
-                if entry_fields is None:
-                    raise ProtobufError("expected a map entry")
-                key = _text(entry_fields.get(1, (2, b""))[1])
-                w, v = entry_fields.get(2, (2, b""))
-                vschema = prop["additionalProperties"]
-                out.setdefault(name, {})[key] = self.value(vschema, w, v, depth) if 2 in entry_fields \
-                    else self.zero(vschema)
+                self._map_entry(out.setdefault(name, {}), prop["additionalProperties"], value, depth)
             else:
                 decoded = self.value(prop, wire, value, depth)
                 if decoded is None or (not flags and decoded in ("", 0, False) and not isinstance(decoded, float)):
@@ -275,6 +260,25 @@ class _Decoder:
                     continue
                 out[name] = decoded
         return out
+
+    def _repeated(self, lst: list[Any], items: Obj, wire: int, value: Any, depth: int) -> None:
+        """One occurrence of a repeated field: an element, or a packed run of scalars."""
+        if wire == 2 and items.get("type") in ("integer", "boolean"):
+            i = 0
+            while i < len(value):                # a packed repeated scalar
+                v, i = _varint(value, i)
+                lst.append(_scalar(items, 0, v))
+        else:
+            lst.append(self.value(items, wire, value, depth))
+
+    def _map_entry(self, into: Obj, vschema: Obj, value: Any, depth: int) -> None:
+        """One map entry (a message of key 1 and value 2), added to ``into``."""
+        entry_fields = {n: (w, v) for n, w, v in _fields(value)} if isinstance(value, bytes) else None
+        if entry_fields is None:
+            raise ProtobufError("expected a map entry")
+        key = _text(entry_fields.get(1, (2, b""))[1])
+        w, v = entry_fields.get(2, (2, b""))
+        into[key] = self.value(vschema, w, v, depth) if 2 in entry_fields else self.zero(vschema)
 
     def zero(self, schema: Obj) -> Any:
         """A map value absent from its entry: the zero value of its type."""

@@ -43,20 +43,13 @@ _BOUNDS = (("minimum", "exclusiveMinimum", operator.lt, "greater than"),
            ("maximum", "exclusiveMaximum", operator.gt, "less than"))
 
 
+# A JSON value's type as the schema names it (bool before int: a bool is an int in Python).
+_TYPE_NAMES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+               (dict, "object"))
+
+
 def _type_name(v: Any) -> str:
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
+    return next((name for t, name in _TYPE_NAMES if isinstance(v, t)), "null")
 
 
 def _type_ok(t: str, v: Any) -> bool:
@@ -120,43 +113,63 @@ def _check(s: Obj, v: Any, path: str, out: list[tuple[str, str, str]], top: bool
         allowed = ", ".join(_show(e) for e in s["enum"])
         out.append((shown, "FieldValueNotSupported", f"Unsupported value: {_show(v)}: supported values: {allowed}"))
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        for bound, exclusive, beyond, word in _BOUNDS:
-            if bound in s and (beyond(v, s[bound]) or (s.get(exclusive) is True and v == s[bound])):
-                rel = word if s.get(exclusive) is True else f"{word} or equal to"
-                out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {rel} "
-                                                        f"{s[bound]}"))
+        _check_number(s, v, shown, out)
     if isinstance(v, str):
-        if "maxLength" in s and len(v) > s["maxLength"]:
-            out.append((shown, "FieldValueTooLong", f"Too long: may not be more than {s['maxLength']} bytes"))
-        if "minLength" in s and len(v) < s["minLength"]:
-            out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should be at least '
-                                                    f"{s['minLength']} chars long"))
-        if "pattern" in s and not re.search(s["pattern"], v):
-            out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should match '
-                                                    f"'{s['pattern']}'"))
+        _check_string(s, v, shown, out)
     if isinstance(v, list):
-        if "maxItems" in s and len(v) > s["maxItems"]:
-            out.append((shown, "FieldValueTooMany", f"Too many: {len(v)}: must have at most {s['maxItems']} items"))
-        if "minItems" in s and len(v) < s["minItems"]:
-            out.append((shown, "FieldValueInvalid", f"Invalid value: {len(v)}: {shown} in body should have at "
-                                                    f"least {s['minItems']} items"))
-        items = s.get("items")
-        if isinstance(items, dict):
-            for i, x in enumerate(v):
-                _check(items, x, f"{path}[{i}]", out)
+        _check_list(s, v, path, shown, out)
     if isinstance(v, dict):
-        props = s.get("properties") or {}
-        for req in s.get("required") or ():
-            if req not in v:
-                out.append((f"{path}.{req}" if path else req, "FieldValueRequired", "Required value"))
-        for k, x in v.items():
-            if top and k in ("apiVersion", "kind", "metadata"):
-                continue
-            sub = props.get(k)
-            if sub is None and isinstance(s.get("additionalProperties"), dict):
-                sub = s["additionalProperties"]
-            if sub is not None:
-                _check(sub, x, f"{path}.{k}" if path else k, out)
+        _check_object(s, v, path, out, top)
+
+
+def _check_number(s: Obj, v: float, shown: str, out: list[tuple[str, str, str]]) -> None:
+    """minimum and maximum, inclusive or exclusive."""
+    for bound, exclusive, beyond, word in _BOUNDS:
+        if bound in s and (beyond(v, s[bound]) or (s.get(exclusive) is True and v == s[bound])):
+            rel = word if s.get(exclusive) is True else f"{word} or equal to"
+            out.append((shown, "FieldValueInvalid", f"Invalid value: {v}: {shown} in body should be {rel} "
+                                                    f"{s[bound]}"))
+
+
+def _check_string(s: Obj, v: str, shown: str, out: list[tuple[str, str, str]]) -> None:
+    """maxLength, minLength and pattern (each bound worded as upstream words it, so the two stay apart)."""
+    if "maxLength" in s and len(v) > s["maxLength"]:
+        out.append((shown, "FieldValueTooLong", f"Too long: may not be more than {s['maxLength']} bytes"))
+    if "minLength" in s and len(v) < s["minLength"]:
+        out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should be at least '
+                                                f"{s['minLength']} chars long"))
+    if "pattern" in s and not re.search(s["pattern"], v):
+        out.append((shown, "FieldValueInvalid", f'Invalid value: "{v}": {shown} in body should match '
+                                                f"'{s['pattern']}'"))
+
+
+def _check_list(s: Obj, v: list[Any], path: str, shown: str, out: list[tuple[str, str, str]]) -> None:
+    """maxItems and minItems, then each item against ``items``."""
+    if "maxItems" in s and len(v) > s["maxItems"]:
+        out.append((shown, "FieldValueTooMany", f"Too many: {len(v)}: must have at most {s['maxItems']} items"))
+    if "minItems" in s and len(v) < s["minItems"]:
+        out.append((shown, "FieldValueInvalid", f"Invalid value: {len(v)}: {shown} in body should have at "
+                                                f"least {s['minItems']} items"))
+    items = s.get("items")
+    if isinstance(items, dict):
+        for i, x in enumerate(v):
+            _check(items, x, f"{path}[{i}]", out)
+
+
+def _check_object(s: Obj, v: Obj, path: str, out: list[tuple[str, str, str]], top: bool) -> None:
+    """required, then each field against its property (or ``additionalProperties``)."""
+    props = s.get("properties") or {}
+    for req in s.get("required") or ():
+        if req not in v:
+            out.append((f"{path}.{req}" if path else req, "FieldValueRequired", "Required value"))
+    for k, x in v.items():
+        if top and k in ("apiVersion", "kind", "metadata"):
+            continue
+        sub = props.get(k)
+        if sub is None and isinstance(s.get("additionalProperties"), dict):
+            sub = s["additionalProperties"]
+        if sub is not None:
+            _check(sub, x, f"{path}.{k}" if path else k, out)
 
 
 def prune(schema: Obj | None, value: Any, path: str = "", top: bool = True) -> list[str]:

@@ -60,6 +60,15 @@ def _pod_row(o: Obj) -> list[Any]:
     total = len(spec.get("containers") or [])
     ready = sum(1 for c in st.get("containerStatuses") or [] if c.get("ready"))
     restarts = sum(int(c.get("restartCount", 0)) for c in st.get("containerStatuses") or [])
+    phase = _pod_status(o, spec, st)
+    gates = spec.get("readinessGates")
+    return [o["metadata"]["name"], f"{ready}/{total}", phase, restarts, age(o["metadata"].get("creationTimestamp")),
+            st.get("podIP") or "<none>", spec.get("nodeName") or "<none>", st.get("nominatedNodeName") or "<none>",
+            f"{len(gates)}" if gates else "<none>"]
+
+
+def _pod_status(o: Obj, spec: Obj, st: Obj) -> str:
+    """printPod's STATUS column: the pod's reason or phase, unless a container's state says more."""
     phase = st.get("reason") or st.get("phase", "")
     for c in reversed(st.get("containerStatuses") or []):       # printPod: a container's state says more
         state = c.get("state") or {}
@@ -68,13 +77,10 @@ def _pod_row(o: Obj) -> list[Any]:
         elif (state.get("terminated") or {}).get("reason"):
             phase = state["terminated"]["reason"]
     if o["metadata"].get("deletionTimestamp"):
-        phase = "Terminating"
-    elif phase == "Pending" and spec.get("schedulingGates"):
-        phase = "SchedulingGated"
-    gates = spec.get("readinessGates")
-    return [o["metadata"]["name"], f"{ready}/{total}", phase, restarts, age(o["metadata"].get("creationTimestamp")),
-            st.get("podIP") or "<none>", spec.get("nodeName") or "<none>", st.get("nominatedNodeName") or "<none>",
-            f"{len(gates)}" if gates else "<none>"]
+        return "Terminating"
+    if phase == "Pending" and spec.get("schedulingGates"):
+        return "SchedulingGated"
+    return str(phase)
 
 
 def _node_row(o: Obj) -> list[Any]:

@@ -110,33 +110,44 @@ def _parse_time_slow(value: str, layout: tuple[str, ...]) -> None:
     rest = value
     for i, elem in enumerate(layout):
         if elem in ("2006", "01", "02", "15", "04", "05"):
-            n = 4 if elem == "2006" else 2
-            if len(rest) < n or not _ascii_digits(rest[:n]):
-                raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
-            number, rest = int(rest[:n]), rest[n:]
-            if elem in _RANGES and not _RANGES[elem][0] <= number <= _RANGES[elem][1]:
-                raise _TimeError(f"parsing time {json.dumps(value)}: {_RANGES[elem][2]} out of range")
-            if elem == "05" and layout[i + 1] != ".000000" and rest[:1] in (".", ","):
-                digits = len(rest[1:]) - len(rest[1:].lstrip("0123456789"))
-                rest = rest[1 + digits:]
+            rest = _time_number(value, shown, rest, elem, layout[i + 1] if elem == "05" else "")
         elif elem == ".000000":
             if len(rest) < 7 or rest[0] != "." or not _ascii_digits(rest[1:7]):
                 raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
             rest = rest[7:]
         elif elem == "Z07:00":
-            if rest[:1] == "Z":
-                rest = rest[1:]
-            elif (len(rest) >= 6 and rest[0] in "+-" and _ascii_digits(rest[1:3]) and rest[3] == ":"
-                  and _ascii_digits(rest[4:6])):
-                rest = rest[6:]
-            else:
-                raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+            rest = _time_zone(shown, rest, elem)
         elif rest.startswith(elem):
             rest = rest[len(elem):]
         else:
             raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
     if rest:
         raise _TimeError(f"parsing time {json.dumps(value)}: extra text: {json.dumps(rest)}")
+
+
+def _time_number(value: str, shown: str, rest: str, elem: str, after: str) -> str:
+    """A number element (year, month, day, hour, minute, second): what follows it, or its error; after
+    the seconds (``after``: the next element) a fraction the layout does not name is skipped."""
+    n = 4 if elem == "2006" else 2
+    if len(rest) < n or not _ascii_digits(rest[:n]):
+        raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
+    number, rest = int(rest[:n]), rest[n:]
+    if elem in _RANGES and not _RANGES[elem][0] <= number <= _RANGES[elem][1]:
+        raise _TimeError(f"parsing time {json.dumps(value)}: {_RANGES[elem][2]} out of range")
+    if elem == "05" and after != ".000000" and rest[:1] in (".", ","):
+        digits = len(rest[1:]) - len(rest[1:].lstrip("0123456789"))
+        rest = rest[1 + digits:]
+    return rest
+
+
+def _time_zone(shown: str, rest: str, elem: str) -> str:
+    """The zone element: ``Z`` or ``±hh:mm``; what follows it, or its error."""
+    if rest[:1] == "Z":
+        return rest[1:]
+    if (len(rest) >= 6 and rest[0] in "+-" and _ascii_digits(rest[1:3]) and rest[3] == ":"
+            and _ascii_digits(rest[4:6])):
+        return rest[6:]
+    raise _TimeError(f"{shown}: cannot parse {json.dumps(rest)} as {json.dumps(elem)}")
 
 
 class _Mismatch(Exception):
@@ -310,45 +321,55 @@ def _walk(value: Any, node: _Node, struct: str, path: tuple[str, ...], top: bool
     if value is None or kind == _ANY:
         return
     if kind == _STRUCT:
-        if type(value) is not dict:
-            raise _Mismatch(_json_kind(value), struct, path, node.go_type)
-        fields, holder = node.fields, node.holder
-        for name, v in value.items():
-            sub = fields.get(name)
-            if sub is None or v is None:
+        _walk_struct(value, node, struct, path, top)
+    elif kind in (_ARRAY, _MAP):
+        _walk_items(value, node, struct, path)
+    else:
+        _check_scalar(value, node, struct, path)
+
+
+def _walk_struct(value: Any, node: _Node, struct: str, path: tuple[str, ...], top: bool) -> None:
+    """A JSON object against a Go struct: each known field checked, unknown ones left to the decoder's
+    field validation; at the ``top`` a subtree seen clean before is skipped."""
+    if type(value) is not dict:
+        raise _Mismatch(_json_kind(value), struct, path, node.go_type)
+    fields, holder = node.fields, node.holder
+    for name, v in value.items():
+        sub = fields.get(name)
+        if sub is None or v is None:
+            continue
+        if sub.kind >= _STRING:
+            _check_scalar(v, sub, holder, path, name)
+        elif sub.kind != _ANY:
+            key = content_key(sub, v) if top else None
+            if key is not None and key in _CLEAN:
                 continue
-            if sub.kind >= _STRING:
-                _check_scalar(v, sub, holder, path, name)
-            elif sub.kind != _ANY:
-                key = content_key(sub, v) if top else None
-                if key is not None and key in _CLEAN:
-                    continue
-                _walk(v, sub, holder, (*path, name))
-                if key is not None:
-                    if len(_CLEAN) >= _CLEAN_MAX:
-                        _CLEAN.clear()
-                    _CLEAN.add(key)
+            _walk(v, sub, holder, (*path, name))
+            if key is not None:
+                if len(_CLEAN) >= _CLEAN_MAX:
+                    _CLEAN.clear()
+                _CLEAN.add(key)
+
+
+def _walk_items(value: Any, node: _Node, struct: str, path: tuple[str, ...]) -> None:
+    """A JSON array against a Go slice, or an object against a Go map: each item against the item type."""
+    values: Iterable[Any]
+    if node.kind == _ARRAY and type(value) is list:
+        values = value
+    elif node.kind == _MAP and type(value) is dict:
+        values = value.values()
+    else:
+        raise _Mismatch(_json_kind(value), struct, path, node.go_type)
+    item = node.item
+    if item is None or item.kind == _ANY:
         return
-    if kind in (_ARRAY, _MAP):
-        values: Iterable[Any]
-        if kind == _ARRAY and type(value) is list:
-            values = value
-        elif kind == _MAP and type(value) is dict:
-            values = value.values()
+    for v in values:
+        if v is None:
+            continue
+        if item.kind >= _STRING:
+            _check_scalar(v, item, struct, path)
         else:
-            raise _Mismatch(_json_kind(value), struct, path, node.go_type)
-        item = node.item
-        if item is None or item.kind == _ANY:
-            return
-        for v in values:
-            if v is None:
-                continue
-            if item.kind >= _STRING:
-                _check_scalar(v, item, struct, path)
-            else:
-                _walk(v, item, struct, path)
-        return
-    _check_scalar(value, node, struct, path)
+            _walk(v, item, struct, path)
 
 
 # Top-level subtrees (a pod's ``spec``) already seen to decode cleanly, by schema node and encoded
