@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scheduler.simulator.interfaces import ClusterWriter
     from scheduler.simulator.store import Event
 
-__all__ = ["ClaimWaits", "Controller", "EventRecorder", "Timers"]
+__all__ = ["ClaimWaits", "Controller", "EventRecorder", "Timers", "without_finalizer"]
 
 Obj = dict[str, Any]
 
@@ -68,3 +68,13 @@ class Controller:
 
     def _sync_dirty(self) -> None:
         """Sync what is marked."""
+
+
+def without_finalizer(obj: Obj, finalizer: str) -> Obj:
+    """A copy of ``obj`` without ``finalizer`` (and without ``finalizers`` once none is left): what a
+    controller writes when it lets an object go."""
+    rest = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
+    meta = {**obj["metadata"], "finalizers": rest}
+    if not rest:
+        meta.pop("finalizers")
+    return {**obj, "metadata": meta}

@@ -10,7 +10,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.apierrors import ApiError
-from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.controllers.base import Controller, Timers, without_finalizer
 from scheduler.simulator.interfaces import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, ClusterWriter
 from scheduler.simulator.store import Event
 
@@ -89,22 +89,31 @@ class GarbageCollector(Controller):
         store, owner = found
         finalizers = list(owner["metadata"].get("finalizers") or [])
         if self.ORPHAN in finalizers:
-            for (dstore, _, _), o in live:
-                refs = [r for r in o["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-                meta = {**o["metadata"], "ownerReferences": refs}
-                if not refs:
-                    meta.pop("ownerReferences")
-                self.api.write(self._rt(dstore), o, {**o, "metadata": meta})
-            self._drop_finalizer(store, owner, self.ORPHAN)
+            self._orphan(uid, store, owner, live)
         elif self.FOREGROUND in finalizers:
-            pending = [(k, o) for k, o in live]
-            for (dstore, _, _), o in pending:
-                if not o["metadata"].get("deletionTimestamp"):
-                    self._delete(dstore, o, "Foreground")
-            if not [1 for k, _ in pending if self.api.store.bucket(k[0]).objects.get((k[1], k[2])) is not None]:
-                self._drop_finalizer(store, owner, self.FOREGROUND)
-            else:
-                self.timers.later(0.1, lambda: self._mark(uid))
+            self._foreground(uid, store, owner, live)
+
+    def _orphan(self, uid: str, store: str, owner: Obj, live: list[tuple[Any, Obj]]) -> None:
+        """Orphan: the owner's reference taken off each dependent, then the owner's finalizer."""
+        for (dstore, _, _), o in live:
+            refs = [r for r in o["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            meta = {**o["metadata"], "ownerReferences": refs}
+            if not refs:
+                meta.pop("ownerReferences")
+            self.api.write(self._rt(dstore), o, {**o, "metadata": meta})
+        self._drop_finalizer(store, owner, self.ORPHAN)
+
+    def _foreground(self, uid: str, store: str, owner: Obj, live: list[tuple[Any, Obj]]) -> None:
+        """Foreground: each dependent deleted (in the foreground too); the owner's finalizer comes off once
+        they are all gone, checked again until then."""
+        pending = [(k, o) for k, o in live]
+        for (dstore, _, _), o in pending:
+            if not o["metadata"].get("deletionTimestamp"):
+                self._delete(dstore, o, "Foreground")
+        if not [1 for k, _ in pending if self.api.store.bucket(k[0]).objects.get((k[1], k[2])) is not None]:
+            self._drop_finalizer(store, owner, self.FOREGROUND)
+        else:
+            self.timers.later(0.1, lambda: self._mark(uid))
 
     def _rt(self, store: str) -> ResourceType:
         for rt in self.api.registry.by_path.values():
@@ -122,8 +131,4 @@ class GarbageCollector(Controller):
                                                         owner["metadata"]["name"]))
         if cur is None:
             return
-        rest = [f for f in cur["metadata"].get("finalizers") or [] if f != finalizer]
-        meta = {**cur["metadata"], "finalizers": rest}
-        if not rest:
-            meta.pop("finalizers")
-        self.api.write(self._rt(store), cur, {**cur, "metadata": meta})
+        self.api.write(self._rt(store), cur, without_finalizer(cur, finalizer))

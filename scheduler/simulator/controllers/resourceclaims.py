@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scheduler.simulator.apierrors import ApiError
-from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.controllers.base import Controller, Timers, without_finalizer
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.resource import CLAIMS, FINALIZER, POD_CLAIM_NAME, RESERVED_FOR_MAX, TEMPLATES
 from scheduler.simulator.store import Event
@@ -147,47 +147,55 @@ class ResourceClaimController(Controller):
             if not (pod.get("spec") or {}).get("resourceClaims") and not _extended_claim(pod) and not (
                     ev.old is not None and _extended_claim(ev.old)):
                 return
-            ns, name = _key(pod)
-            if ev.type != "DELETED":
-                self.pods.add((ns, name))
-            for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
-                for claim in _all_claims(obj) if obj is not None else ():
-                    self.claims.add((ns, claim))
-                    users = self.users.setdefault((ns, claim), set())
-                    (users.add if add else users.discard)(name)
-                    if not users:
-                        del self.users[(ns, claim)]
-            if name in self.waiting.get(ns, {}):
-                self._recheck.add(ns)
-            self._schedule()
+            self._on_pod(ev)
         elif store == CLAIMS:
-            key = _key(ev.obj)
-            owner_name, owner_uid = _owner_pod(ev.obj)
-            if ev.old is not None:
-                old_uid = _owner_pod(ev.old)[1]
-                if old_uid and old_uid != owner_uid:
-                    self.owned.get(old_uid, set()).discard(key)
-            if owner_uid:
-                members = self.owned.setdefault(owner_uid, set())
-                if ev.type == "DELETED":
-                    members.discard(key)
-                    if not members:
-                        del self.owned[owner_uid]
-                    self.pods.add((key[0], owner_name))      # recreated if the pod still wants it
-                else:
-                    members.add(key)
-            if ev.type != "DELETED":
-                self.claims.add(key)
-                # The pods using it may have work now (a reservation for a pod bound without the scheduler).
-                self.pods.update((key[0], p) for p in self.users.get(key, ()))
-            if key[0] in self.waiting:
-                self._recheck.add(key[0])
-            self._schedule()
+            self._on_claim(ev)
         elif store == TEMPLATES and ev.type != "DELETED":
             waiting = self.by_template.pop(_key(ev.obj), set())
             self.pods.update((ev.obj["metadata"].get("namespace", ""), p) for p in waiting)
             if waiting:
                 self._schedule()
+
+    def _on_pod(self, ev: Event) -> None:
+        """A pod with claims: marked, the users of its claims kept, a held pod rechecked."""
+        ns, name = _key(ev.obj)
+        if ev.type != "DELETED":
+            self.pods.add((ns, name))
+        for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
+            for claim in _all_claims(obj) if obj is not None else ():
+                self.claims.add((ns, claim))
+                users = self.users.setdefault((ns, claim), set())
+                (users.add if add else users.discard)(name)
+                if not users:
+                    del self.users[(ns, claim)]
+        if name in self.waiting.get(ns, {}):
+            self._recheck.add(ns)
+        self._schedule()
+
+    def _on_claim(self, ev: Event) -> None:
+        """A claim: the index of claims by owning pod kept, the claim and the pods using it marked."""
+        key = _key(ev.obj)
+        owner_name, owner_uid = _owner_pod(ev.obj)
+        if ev.old is not None:
+            old_uid = _owner_pod(ev.old)[1]
+            if old_uid and old_uid != owner_uid:
+                self.owned.get(old_uid, set()).discard(key)
+        if owner_uid:
+            members = self.owned.setdefault(owner_uid, set())
+            if ev.type == "DELETED":
+                members.discard(key)
+                if not members:
+                    del self.owned[owner_uid]
+                self.pods.add((key[0], owner_name))      # recreated if the pod still wants it
+            else:
+                members.add(key)
+        if ev.type != "DELETED":
+            self.claims.add(key)
+            # The pods using it may have work now (a reservation for a pod bound without the scheduler).
+            self.pods.update((key[0], p) for p in self.users.get(key, ()))
+        if key[0] in self.waiting:
+            self._recheck.add(key[0])
+        self._schedule()
 
     def _sync_dirty(self) -> None:
         for _ in range(10):                       # a sync may dirty more (a created claim its pod)
@@ -281,16 +289,24 @@ class ResourceClaimController(Controller):
                                           f"PodResourceClaim {pc.get('name')}: {e}", CONTROLLER)
                 return
         if new:
-            status = dict(pod.get("status") or {})
-            entries = [dict(s) for s in status.get("resourceClaimStatuses") or [] if isinstance(s, dict)]
-            for s in entries:
-                if str(s.get("name")) in new:
-                    s["resourceClaimName"] = new.pop(str(s["name"]))
-            entries += [{"name": n, "resourceClaimName": c} for n, c in new.items()]
-            status["resourceClaimStatuses"] = entries
-            pod = self.api.write(self._rt(PODS), pod, {**pod, "status": status})
+            pod = self._record_claim_names(pod, new)
         if not (pod.get("spec") or {}).get("nodeName"):
             return                                 # the scheduler reserves the claims of the pods it binds
+        self._reserve(pod)
+
+    def _record_claim_names(self, pod: Obj, new: dict[str, str]) -> Obj:
+        """The names of the claims generated for the pod, in its ``resourceClaimStatuses``."""
+        status = dict(pod.get("status") or {})
+        entries = [dict(s) for s in status.get("resourceClaimStatuses") or [] if isinstance(s, dict)]
+        for s in entries:
+            if str(s.get("name")) in new:
+                s["resourceClaimName"] = new.pop(str(s["name"]))
+        entries += [{"name": n, "resourceClaimName": c} for n, c in new.items()]
+        status["resourceClaimStatuses"] = entries
+        return self.api.write(self._rt(PODS), pod, {**pod, "status": status})
+
+    def _reserve(self, pod: Obj) -> None:
+        """A pod bound without the scheduler: each allocated claim of its reserved for it (room allowing)."""
         ns = pod["metadata"].get("namespace", "")
         for _, name in pod_claim_names(pod):
             if not isinstance(name, str):
@@ -366,45 +382,56 @@ class ResourceClaimController(Controller):
         ns = claim["metadata"].get("namespace", "")
         status = claim.get("status") or {}
         reserved = list(status.get("reservedFor") or [])
-        valid = []
-        for r in reserved:
-            if isinstance(r, dict) and not r.get("apiGroup") and r.get("resource") == "pods":
-                pod = self._get(PODS, ns, str(r.get("name", "")))
-                if pod is None or pod["metadata"].get("uid") != r.get("uid") or _done(pod):
-                    continue
-            valid.append(r)
+        valid = [r for r in reserved if self._consumer_live(ns, r)]
         rt = self._rt(CLAIMS)
         protected = FINALIZER in (claim["metadata"].get("finalizers") or [])
         current: Obj | None = claim
         if len(valid) < len(reserved):
-            new_status = {k: v for k, v in status.items() if k != "reservedFor"}
-            if valid:
-                new_status["reservedFor"] = valid
-            elif protected:
-                new_status.pop("allocation", None)    # the last consumer is gone: deallocate
-            claim = self.api.write(rt, claim, {**claim, "status": new_status})
-            current = self._release(claim) if protected and not new_status.get("allocation") else claim
+            current = self._drop_reservations(claim, valid, protected)
         elif protected and claim["metadata"].get("deletionTimestamp") and not valid:
             if status.get("allocation"):
                 claim = self.api.write(rt, claim, {**claim, "status": {k: v for k, v in status.items()
                                                                        if k != "allocation"}})
             current = self._release(claim)
         if not valid and current is not None:
-            name, uid = _owner_pod(current)
-            pod = self._get(PODS, ns, name) if name else None
-            if pod is not None and (pod["metadata"].get("uid") != uid or _done(pod)) \
-                    and not current["metadata"].get("deletionTimestamp"):
-                with contextlib.suppress(ApiError):
-                    self.api.delete(rt, ns, current["metadata"]["name"], {})
+            self._delete_if_owner_gone(current)
+
+    def _drop_reservations(self, claim: Obj, valid: list[Any], protected: bool) -> Obj | None:
+        """reservedFor cut to the consumers still there; once none is left, a protected claim deallocated
+        and released (None: it is gone)."""
+        status = claim.get("status") or {}
+        new_status = {k: v for k, v in status.items() if k != "reservedFor"}
+        if valid:
+            new_status["reservedFor"] = valid
+        elif protected:
+            new_status.pop("allocation", None)    # the last consumer is gone: deallocate
+        claim = self.api.write(self._rt(CLAIMS), claim, {**claim, "status": new_status})
+        return self._release(claim) if protected and not new_status.get("allocation") else claim
+
+    def _consumer_live(self, ns: str, r: Any) -> bool:
+        """Whether a reservedFor entry still holds: a pod that exists, with that uid, not finished (any
+        other consumer is kept)."""
+        if isinstance(r, dict) and not r.get("apiGroup") and r.get("resource") == "pods":
+            pod = self._get(PODS, ns, str(r.get("name", "")))
+            if pod is None or pod["metadata"].get("uid") != r.get("uid") or _done(pod):
+                return False
+        return True
+
+    def _delete_if_owner_gone(self, claim: Obj) -> None:
+        """A generated claim whose pod was replaced or finished is deleted."""
+        ns = claim["metadata"].get("namespace", "")
+        name, uid = _owner_pod(claim)
+        pod = self._get(PODS, ns, name) if name else None
+        if pod is not None and (pod["metadata"].get("uid") != uid or _done(pod)) \
+                and not claim["metadata"].get("deletionTimestamp"):
+            with contextlib.suppress(ApiError):
+                self.api.delete(self._rt(CLAIMS), ns, claim["metadata"]["name"], {})
 
     def _release(self, claim: Obj) -> Obj | None:
         """The scheduler's finalizer off (the claim goes if it was being deleted: then None)."""
-        rest = [f for f in claim["metadata"].get("finalizers") or [] if f != FINALIZER]
-        meta = {**claim["metadata"], "finalizers": rest}
-        if not rest:
-            meta.pop("finalizers")
-        out = self.api.write(self._rt(CLAIMS), claim, {**claim, "metadata": meta})
-        return None if out["metadata"].get("deletionTimestamp") and not rest else out
+        new = without_finalizer(claim, FINALIZER)
+        out = self.api.write(self._rt(CLAIMS), claim, new)
+        return None if out["metadata"].get("deletionTimestamp") and "finalizers" not in new["metadata"] else out
 
 
 class _Failed(Exception):

@@ -62,7 +62,7 @@ from typing import Any
 from scheduler.errors import QuantityError
 from scheduler.quantity import value as quantity_value
 from scheduler.simulator.apierrors import ApiError
-from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.controllers.base import Controller, Timers, without_finalizer
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.registry.storage import PROTECTION_PV, PROTECTION_PVC, claim_class, default_class, volume_class
@@ -286,14 +286,38 @@ class _Provisioner(_VolumeBase):
         if node_name and node is None:
             self._reschedule(claim, component, f'failed to get target node: node "{node_name}" not found')
             return
-        labels: dict[str, str] = (node or {}).get("metadata", {}).get("labels") or {}
         terms = sc.get("allowedTopologies") or []
-        if node is not None and terms and not any(_term_matches(t, labels) for t in terms):
-            self._reschedule(claim, component, f'failed to provision volume with StorageClass '
-                             f'"{sc["metadata"]["name"]}": error generating accessibility requirements: selected '
-                             f'node "{node_name}" topology is not in allowed topologies: '
-                             f'{_topology_text(terms)}')
+        if node is not None and terms and not self._in_topology(claim, sc, component, node, terms):
             return
+        pv = self._provisioned_volume(claim, sc, pv_name, node, terms)
+        try:
+            self.api.create(self.api.rt("", "v1", "persistentvolumes"), "", pv, fresh=True,
+                            writer=Writer(provisioner.replace("/", "-")[:128] or "provisioner"))
+        except ApiError as e:
+            self.event(claim, "Warning", "ProvisioningFailed",
+                       f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": {e.message}',
+                       component)
+            return
+        self.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv_name}", component)
+
+    def _in_topology(self, claim: Obj, sc: Obj, component: str, node: Obj, terms: list[Obj]) -> bool:
+        """Whether the selected node is in the class's allowed topologies; if not, the claim is handed back
+        to the scheduler."""
+        labels: dict[str, str] = node.get("metadata", {}).get("labels") or {}
+        if any(_term_matches(t, labels) for t in terms):
+            return True
+        self._reschedule(claim, component, f'failed to provision volume with StorageClass '
+                         f'"{sc["metadata"]["name"]}": error generating accessibility requirements: selected '
+                         f'node "{node["metadata"]["name"]}" topology is not in allowed topologies: '
+                         f'{_topology_text(terms)}')
+        return False
+
+    def _provisioned_volume(self, claim: Obj, sc: Obj, pv_name: str, node: Obj | None, terms: list[Obj]) -> Obj:
+        """The PersistentVolume provisioned for ``claim``: a CSI volume where the driver is registered
+        (a hostPath one for a local provisioner or none), bound to the claim, pinned to the selected
+        node or the class's allowed topologies."""
+        provisioner = str(sc.get("provisioner", ""))
+        uid = claim["metadata"]["uid"]
         spec = claim.get("spec") or {}
         driver = self.api.store.bucket("storage.k8s.io/csidrivers").objects.get(("", provisioner))
         local = "local" in provisioner.lower() or "hostpath" in provisioner.lower()
@@ -324,15 +348,7 @@ class _Provisioner(_VolumeBase):
                                   "resourceVersion": meta.get("resourceVersion")},
                      **({"mountOptions": list(sc["mountOptions"])} if sc.get("mountOptions") else {}),
                      **({"nodeAffinity": affinity} if affinity else {}), **source}}
-        try:
-            self.api.create(self.api.rt("", "v1", "persistentvolumes"), "", pv, fresh=True,
-                            writer=Writer(provisioner.replace("/", "-")[:128] or "provisioner"))
-        except ApiError as e:
-            self.event(claim, "Warning", "ProvisioningFailed",
-                       f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": {e.message}',
-                       component)
-            return
-        self.event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv_name}", component)
+        return pv
 
     def _affinity(self, node: Obj, provisioner: str, local: bool) -> Obj:
         labels: dict[str, str] = node["metadata"].get("labels") or {}
@@ -370,29 +386,7 @@ class VolumeController(_Provisioner):
                 for name in self.by_claim.get(key, ()):
                     self._mark_volume(name)
         elif store == PVS:
-            name = ev.obj["metadata"]["name"]
-            for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
-                if obj is None:
-                    continue
-                ref = (obj.get("spec") or {}).get("claimRef")
-                if isinstance(ref, dict):
-                    ck = (str(ref.get("namespace", "")), str(ref.get("name", "")))
-                    names = self.by_claim.setdefault(ck, set())
-                    (names.add if add else names.discard)(name)
-                    if not names:
-                        del self.by_claim[ck]
-                    if add:
-                        self._mark_claim(ck)
-                cls = volume_class(obj)
-                members = self.by_class.setdefault(cls, set())
-                (members.add if add else members.discard)(name)
-                if not members:
-                    del self.by_class[cls]
-            if ev.type != "DELETED":
-                self._mark_volume(name)
-                if not (ev.obj.get("spec") or {}).get("claimRef"):
-                    for key in (*self.waiting.get(volume_class(ev.obj), ()), *self.waiting.get("/" + name, ())):
-                        self._mark_claim(key)
+            self._on_volume(ev)
         elif store == CLASSES and ev.type != "DELETED":
             name = ev.obj["metadata"]["name"]
             for c in self.api.store.bucket(PVCS).objects.values():
@@ -401,21 +395,56 @@ class VolumeController(_Provisioner):
                     self._mark_claim(_key(c))
         elif store == "/pods" and (ev.type in ("ADDED", "DELETED") or (
                 ev.old is not None and _terminal(ev.obj) and not _terminal(ev.old))):
-            ns, pod = ev.obj["metadata"].get("namespace", ""), ev.obj["metadata"]["name"]
-            if ev.type == "ADDED" and any(isinstance(v, dict) and v.get("ephemeral") is not None
-                                          for v in (ev.obj.get("spec") or {}).get("volumes") or []):
-                self.pods.add((ns, pod))
-                self._schedule()
-            for claim in pod_claims(ev.obj):
-                users = self.users.setdefault((ns, claim), set())
-                if ev.type == "DELETED":
-                    users.discard(pod)
-                    if not users:
-                        del self.users[(ns, claim)]
-                else:
-                    users.add(pod)
-                if ev.type != "ADDED":
-                    self._mark_claim((ns, claim))
+            self._on_pod(ev)
+
+    def _on_volume(self, ev: Event) -> None:
+        """A PersistentVolume event: the claim and class indexes kept, the volume marked, and the claims
+        waiting for an unbound volume of its class (or for it by name) marked."""
+        name = ev.obj["metadata"]["name"]
+        for obj, add in ((ev.old, False), (ev.obj, ev.type != "DELETED")):
+            if obj is not None:
+                self._index_volume(name, obj, add)
+        if ev.type != "DELETED":
+            self._mark_volume(name)
+            if not (ev.obj.get("spec") or {}).get("claimRef"):
+                for key in (*self.waiting.get(volume_class(ev.obj), ()), *self.waiting.get("/" + name, ())):
+                    self._mark_claim(key)
+
+    def _index_volume(self, name: str, obj: Obj, add: bool) -> None:
+        """Add a volume to (or take it from) the by-claim and by-class indexes; a claim it now names is marked."""
+        ref = (obj.get("spec") or {}).get("claimRef")
+        if isinstance(ref, dict):
+            ck = (str(ref.get("namespace", "")), str(ref.get("name", "")))
+            names = self.by_claim.setdefault(ck, set())
+            (names.add if add else names.discard)(name)
+            if not names:
+                del self.by_claim[ck]
+            if add:
+                self._mark_claim(ck)
+        cls = volume_class(obj)
+        members = self.by_class.setdefault(cls, set())
+        (members.add if add else members.discard)(name)
+        if not members:
+            del self.by_class[cls]
+
+    def _on_pod(self, ev: Event) -> None:
+        """A pod added, deleted or finished: its ephemeral volumes queued, the users of its claims kept,
+        and (but for an add) its claims marked."""
+        ns, pod = ev.obj["metadata"].get("namespace", ""), ev.obj["metadata"]["name"]
+        if ev.type == "ADDED" and any(isinstance(v, dict) and v.get("ephemeral") is not None
+                                      for v in (ev.obj.get("spec") or {}).get("volumes") or []):
+            self.pods.add((ns, pod))
+            self._schedule()
+        for claim in pod_claims(ev.obj):
+            users = self.users.setdefault((ns, claim), set())
+            if ev.type == "DELETED":
+                users.discard(pod)
+                if not users:
+                    del self.users[(ns, claim)]
+            else:
+                users.add(pod)
+            if ev.type != "ADDED":
+                self._mark_claim((ns, claim))
 
     def _mark_claim(self, key: ClaimKey) -> None:
         self.claims.add(key)
@@ -503,11 +532,7 @@ class VolumeController(_Provisioner):
             pod = pods.get((ns, name))
             if pod is not None and not _terminal(pod):
                 return
-        rest = [f for f in claim["metadata"]["finalizers"] if f != PROTECTION_PVC]
-        meta = {**claim["metadata"], "finalizers": rest}
-        if not rest:
-            meta.pop("finalizers")
-        self._write(PVCS, claim, {**claim, "metadata": meta})
+        self._write(PVCS, claim, without_finalizer(claim, PROTECTION_PVC))
 
     def _sync_unbound_claim(self, claim: Obj) -> None:
         spec = claim.get("spec") or {}
@@ -624,14 +649,7 @@ class VolumeController(_Provisioner):
         best: Obj | None = None
         for name in sorted(self.by_class.get(claim_class(claim), ())):
             pv = self._get_volume(name)
-            if pv is None or pv["metadata"].get("deletionTimestamp"):
-                continue
-            pspec = pv.get("spec") or {}
-            if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") != "Available":
-                continue
-            if _capacity(pv) < request or _mode(pv) != mode or not modes <= set(pspec.get("accessModes") or ()):
-                continue
-            if selector is not None and not selector.matches(pv["metadata"].get("labels") or {}):
+            if pv is None or not _available_for(pv, request, mode, modes, selector):
                 continue
             if best is None or _capacity(pv) < _capacity(best):
                 best = pv
@@ -703,11 +721,7 @@ class VolumeController(_Provisioner):
         """pv-protection: the finalizer goes once the volume is not Bound."""
         if PROTECTION_PV in (volume["metadata"].get("finalizers") or []) and \
                 (volume.get("status") or {}).get("phase") != "Bound":
-            rest = [f for f in volume["metadata"]["finalizers"] if f != PROTECTION_PV]
-            meta = {**volume["metadata"], "finalizers": rest}
-            if not rest:
-                meta.pop("finalizers")
-            self._write(PVS, volume, {**volume, "metadata": meta})
+            self._write(PVS, volume, without_finalizer(volume, PROTECTION_PV))
 
     def _reclaim(self, volume: Obj) -> None:
         """``reclaimVolume`` for a Released volume."""
@@ -739,3 +753,16 @@ def _term_matches(term: Obj, labels: dict[str, str]) -> bool:
 def _topology_text(terms: list[Obj]) -> str:
     return "; ".join(" && ".join(f"{e.get('key')} in [{','.join(e.get('values') or [])}]"
                                  for e in t.get("matchLabelExpressions") or []) for t in terms)
+
+
+def _available_for(pv: Obj, request: int, mode: str, modes: set[str], selector: Any) -> bool:
+    """Whether an unbound volume can take a claim: Available, not being deleted, large enough, of its
+    volume mode and access modes, and matching its selector."""
+    if pv["metadata"].get("deletionTimestamp"):
+        return False
+    pspec = pv.get("spec") or {}
+    if pspec.get("claimRef") or (pv.get("status") or {}).get("phase") != "Available":
+        return False
+    if _capacity(pv) < request or _mode(pv) != mode or not modes <= set(pspec.get("accessModes") or ()):
+        return False
+    return selector is None or selector.matches(pv["metadata"].get("labels") or {})

@@ -202,18 +202,7 @@ class _ReplicaControllers(_WorkloadBase):
     def _replica_set(self, rs: Obj) -> None:
         spec = rs.get("spec") or {}
         want = int(spec.get("replicas", 1))
-        pods = [p for p in self._owned("/pods", rs) if _active(p)]
-        if len(pods) < want:
-            for _ in range(want - len(pods)):
-                self._create_pod(rs, spec.get("template") or {}, generate_name=rs["metadata"]["name"] + "-")
-        elif len(pods) > want:
-            # getPodsToDelete: unassigned before assigned, pending before running, not ready before ready,
-            # newer before older.
-            pods.sort(key=lambda p: (bool((p.get("spec") or {}).get("nodeName")),
-                                     (p.get("status") or {}).get("phase") == "Running", _ready(p),
-                                     "~" + str(p["metadata"].get("creationTimestamp", ""))), reverse=False)
-            for p in pods[:len(pods) - want]:
-                self._delete("/pods", p)
+        self._scale_pods(rs, want, [p for p in self._owned("/pods", rs) if _active(p)])
         pods = [p for p in self._owned("/pods", rs) if _active(p)]
         tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         ready = sum(1 for p in pods if _ready(p))
@@ -224,6 +213,20 @@ class _ReplicaControllers(_WorkloadBase):
                 (p["metadata"].get("labels") or {}).get(k) == v for k, v in tlabels.items())),
             "readyReplicas": ready, "availableReplicas": ready,
             "observedGeneration": rs["metadata"].get("generation", 1)})
+
+    def _scale_pods(self, rs: Obj, want: int, pods: list[Obj]) -> None:
+        """Create the missing pods, or delete the surplus (getPodsToDelete's order: unassigned before
+        assigned, pending before running, not ready before ready, newer before older)."""
+        if len(pods) < want:
+            template = (rs.get("spec") or {}).get("template") or {}
+            for _ in range(want - len(pods)):
+                self._create_pod(rs, template, generate_name=rs["metadata"]["name"] + "-")
+        elif len(pods) > want:
+            pods.sort(key=lambda p: (bool((p.get("spec") or {}).get("nodeName")),
+                                     (p.get("status") or {}).get("phase") == "Running", _ready(p),
+                                     "~" + str(p["metadata"].get("creationTimestamp", ""))), reverse=False)
+            for p in pods[:len(pods) - want]:
+                self._delete("/pods", p)
 
     def _deployment(self, d: Obj) -> None:
         spec = d.get("spec") or {}
@@ -239,30 +242,39 @@ class _ReplicaControllers(_WorkloadBase):
         if current is not None:
             h = str((current["metadata"].get("labels") or {}).get("pod-template-hash", h))
         rs_rt = self.api.rt("apps", "v1", "replicasets")
-        revision = 1 + max((int((rs["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision",
-                                                                                 "0") or 0) for rs in owned),
-                           default=0)
         if current is None:
-            tmpl = copy.deepcopy(template)
-            tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
-            selector = copy.deepcopy(spec.get("selector") or {})
-            selector.setdefault("matchLabels", {})["pod-template-hash"] = h
-            namespace = str(d["metadata"].get("namespace", ""))
-            body: Obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
-                "name": f"{d['metadata']['name']}-{h}", "namespace": d["metadata"].get("namespace", ""),
-                "labels": dict(tmpl["metadata"]["labels"]), "ownerReferences": [_owner_ref(d)],
-                "annotations": {"deployment.kubernetes.io/desired-replicas": str(want),
-                                "deployment.kubernetes.io/max-replicas": str(want),
-                                "deployment.kubernetes.io/revision": str(revision)}},
-                "spec": {"replicas": want, "selector": selector, "template": tmpl}}
-            current = self.api.create(rs_rt, namespace, body, fresh=True,
-                                      writer=Writer("kube-controller-manager"))
+            current = self._new_replica_set(d, want, h, owned)
             owned.append(current)
         for rs in owned:
             target = want if rs is current else 0
             if int((rs.get("spec") or {}).get("replicas", 1)) != target:
                 new = {**rs, "metadata": dict(rs["metadata"]), "spec": {**rs["spec"], "replicas": target}}
                 self.api.write(rs_rt, rs, new)
+        self._deployment_status(d, want, h, current)
+
+    def _new_replica_set(self, d: Obj, want: int, h: str, owned: list[Obj]) -> Obj:
+        """The ReplicaSet of the Deployment's current template, at the next revision."""
+        spec = d.get("spec") or {}
+        revision = 1 + max((int((rs["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision",
+                                                                                 "0") or 0) for rs in owned),
+                           default=0)
+        tmpl = copy.deepcopy(spec.get("template") or {})
+        tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
+        selector = copy.deepcopy(spec.get("selector") or {})
+        selector.setdefault("matchLabels", {})["pod-template-hash"] = h
+        namespace = str(d["metadata"].get("namespace", ""))
+        body: Obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+            "name": f"{d['metadata']['name']}-{h}", "namespace": d["metadata"].get("namespace", ""),
+            "labels": dict(tmpl["metadata"]["labels"]), "ownerReferences": [_owner_ref(d)],
+            "annotations": {"deployment.kubernetes.io/desired-replicas": str(want),
+                            "deployment.kubernetes.io/max-replicas": str(want),
+                            "deployment.kubernetes.io/revision": str(revision)}},
+            "spec": {"replicas": want, "selector": selector, "template": tmpl}}
+        return self.api.create(self.api.rt("apps", "v1", "replicasets"), namespace, body, fresh=True,
+                               writer=Writer("kube-controller-manager"))
+
+    def _deployment_status(self, d: Obj, want: int, h: str, current: Obj) -> None:
+        """The Deployment's status from its ReplicaSets': replica counts, Available and Progressing."""
         owned = list(self._owned("apps/replicasets", d))
         st = [rs.get("status") or {} for rs in owned]
         cur_status = next(((rs.get("status") or {}) for rs in owned
@@ -272,20 +284,24 @@ class _ReplicaControllers(_WorkloadBase):
         updated = int(cur_status.get("replicas", 0))
         old = d.get("status") or {}
         complete = updated == want and replicas == want and available == want
-        conditions = self._conditions(old, [
-            ("Available", available >= want, "MinimumReplicasAvailable" if available >= want
-             else "MinimumReplicasUnavailable",
-             "Deployment has minimum availability." if available >= want
-             else "Deployment does not have minimum availability."),
-            ("Progressing", True, "NewReplicaSetAvailable" if complete else "ReplicaSetUpdated",
-             f'ReplicaSet "{current["metadata"]["name"]}" has successfully progressed.' if complete
-             else f'ReplicaSet "{current["metadata"]["name"]}" is progressing.')])
+        conditions = self._conditions(old, _deployment_conditions(available >= want, complete,
+                                                                  current["metadata"]["name"]))
         self._set_status("apps/deployments", d, {
             "observedGeneration": d["metadata"].get("generation", 1), "replicas": replicas or None,
             "updatedReplicas": updated or None,
             "readyReplicas": sum(int(s.get("readyReplicas", 0)) for s in st) or None,
             "availableReplicas": available or None, "unavailableReplicas": max(0, want - available) or None,
             "conditions": conditions, "collisionCount": old.get("collisionCount")})
+
+
+def _deployment_conditions(available: bool, complete: bool, rs_name: str) -> list[tuple[str, bool, str, str]]:
+    """The Deployment's Available and Progressing conditions (type, status, reason, message)."""
+    return [
+        ("Available", available, "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+         "Deployment has minimum availability." if available else "Deployment does not have minimum availability."),
+        ("Progressing", True, "NewReplicaSetAvailable" if complete else "ReplicaSetUpdated",
+         f'ReplicaSet "{rs_name}" has successfully progressed.' if complete
+         else f'ReplicaSet "{rs_name}" is progressing.')]
 
 
 class WorkloadControllers(_ReplicaControllers):
@@ -352,28 +368,15 @@ class WorkloadControllers(_ReplicaControllers):
         revision = f"{name}-{template_hash(spec.get('template') or {})}"
         pods = {p["metadata"]["name"]: p for p in self._owned("/pods", sts)}
         for i in range(want):
-            pod = pods.get(f"{name}-{i}")
-            if pod is not None and _terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
-                self._delete("/pods", pod)                        # a failed or finished pod is replaced
-                if not parallel:
-                    break
-                continue
-            if pod is None:
-                volumes = self._claims_for(sts, i)
-                if volumes is None:                             # a claim is being deleted: wait for it
-                    if not parallel:
-                        break
-                    continue
-                self._create_pod(sts, spec.get("template") or {}, name=f"{name}-{i}", labels={
-                    "statefulset.kubernetes.io/pod-name": f"{name}-{i}", "apps.kubernetes.io/pod-index": str(i),
-                    "controller-revision-hash": revision},
-                    spec_patch={"hostname": f"{name}-{i}", **({"subdomain": spec["serviceName"]}
-                                                               if spec.get("serviceName") else {}),
-                                **({"volumes": volumes} if volumes else {})})
-                if not parallel:
-                    break
-            elif not parallel and not (_ready(pod) and _active(pod)):
-                break                                           # OrderedReady: wait for this one
+            # OrderedReady: one step at a time, and a pod not ready holds the ones after it.
+            if self._stateful_pod(sts, i, pods.get(f"{name}-{i}"), revision) and not parallel:
+                break
+        self._stateful_scale_down(name, want, pods, parallel)
+        self._stateful_set_status(sts, revision)
+
+    def _stateful_scale_down(self, name: str, want: int, pods: dict[str, Obj], parallel: bool) -> None:
+        """Delete the pods past ``want``, highest ordinal first (OrderedReady: one at a time, once all
+        below are ready)."""
         extra = sorted((p for n, p in pods.items() if self._ordinal(name, n) >= want and _active(p)),
                        key=lambda p: -self._ordinal(name, p["metadata"]["name"]))
         lower_ready = all(_ready(p) for n, p in pods.items() if 0 <= self._ordinal(name, n) < want)
@@ -383,6 +386,9 @@ class WorkloadControllers(_ReplicaControllers):
             self._delete("/pods", p)
             if not parallel:
                 break
+
+    def _stateful_set_status(self, sts: Obj, revision: str) -> None:
+        """The StatefulSet's status: its active and ready pods at one revision."""
         current = [p for p in self._owned("/pods", sts) if _active(p)]
         ready = sum(1 for p in current if _ready(p))
         self._set_status("apps/statefulsets", sts, {
@@ -390,6 +396,28 @@ class WorkloadControllers(_ReplicaControllers):
             "readyReplicas": ready or None, "currentReplicas": len(current) or None,
             "updatedReplicas": len(current) or None, "availableReplicas": ready,
             "currentRevision": revision, "updateRevision": revision, "collisionCount": 0})
+
+    def _stateful_pod(self, sts: Obj, i: int, pod: Obj | None, revision: str) -> bool:
+        """One ordinal's step: a failed or finished pod deleted (to be replaced), a missing one created
+        once its claims are there. True where it acted or waits (for a claim being deleted, or for its pod
+        to be ready), which stops an OrderedReady set."""
+        if pod is not None and _terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
+            self._delete("/pods", pod)                        # a failed or finished pod is replaced
+            return True
+        if pod is not None:
+            return not (_ready(pod) and _active(pod))
+        volumes = self._claims_for(sts, i)
+        if volumes is None:                                   # a claim is being deleted: wait for it
+            return True
+        spec = sts.get("spec") or {}
+        name = sts["metadata"]["name"]
+        self._create_pod(sts, spec.get("template") or {}, name=f"{name}-{i}", labels={
+            "statefulset.kubernetes.io/pod-name": f"{name}-{i}", "apps.kubernetes.io/pod-index": str(i),
+            "controller-revision-hash": revision},
+            spec_patch={"hostname": f"{name}-{i}", **({"subdomain": spec["serviceName"]}
+                                                       if spec.get("serviceName") else {}),
+                        **({"volumes": volumes} if volumes else {})})
+        return True
 
     def _claims_for(self, sts: Obj, ordinal: int) -> list[Obj] | None:
         """``createPersistentVolumeClaims`` then ``updateStorage``: each ``volumeClaimTemplate``'s claim
@@ -415,20 +443,28 @@ class WorkloadControllers(_ReplicaControllers):
             if existing is not None and existing["metadata"].get("deletionTimestamp"):
                 return None
             if existing is None:
-                labels = {**(tmeta.get("labels") or {}),
-                          **(((spec.get("selector") or {}).get("matchLabels")) or {})}
-                meta: Obj = {"name": claim_name, "namespace": ns, **({"labels": labels} if labels else {})}
-                if tmeta.get("annotations"):
-                    meta["annotations"] = dict(tmeta["annotations"])
-                if policy.get("whenDeleted") == "Delete":
-                    meta["ownerReferences"] = [{"apiVersion": sts["apiVersion"], "kind": sts["kind"],
-                                                "name": set_name, "uid": sts["metadata"]["uid"]}]
-                self.api.create(prt, ns, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
-                                          "spec": copy.deepcopy(t.get("spec") or {})}, fresh=True,
-                                writer=Writer("kube-controller-manager"))
+                self._create_claim(sts, t, claim_name, policy.get("whenDeleted") == "Delete")
             volumes.append({"name": vol, "persistentVolumeClaim": {"claimName": claim_name}})
             names.add(vol)
         return volumes + [v for v in pod_volumes if isinstance(v, dict) and v.get("name") not in names]
+
+    def _create_claim(self, sts: Obj, t: Obj, claim_name: str, owned: bool) -> None:
+        """A volumeClaimTemplate's claim for one ordinal: the template's labels and the selector's
+        matchLabels, its annotations, and an owner reference to the set where deleting it deletes them."""
+        spec = sts.get("spec") or {}
+        tmeta = t.get("metadata") or {}
+        ns, set_name = sts["metadata"].get("namespace", ""), sts["metadata"]["name"]
+        labels = {**(tmeta.get("labels") or {}),
+                  **(((spec.get("selector") or {}).get("matchLabels")) or {})}
+        meta: Obj = {"name": claim_name, "namespace": ns, **({"labels": labels} if labels else {})}
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        if owned:
+            meta["ownerReferences"] = [{"apiVersion": sts["apiVersion"], "kind": sts["kind"],
+                                        "name": set_name, "uid": sts["metadata"]["uid"]}]
+        self.api.create(self.api.rt("", "v1", "persistentvolumeclaims"), ns, {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+            "spec": copy.deepcopy(t.get("spec") or {})}, fresh=True, writer=Writer("kube-controller-manager"))
 
     @staticmethod
     def _ordinal(set_name: str, pod_name: str) -> int:
@@ -466,18 +502,28 @@ class WorkloadControllers(_ReplicaControllers):
                 by_node.setdefault(self._daemon_node(p), []).append(p)
         for node_name in sorted(eligible):
             if node_name not in by_node:
-                affinity = copy.deepcopy(tspec.get("affinity") or {})
-                affinity.setdefault("nodeAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = {
-                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                                            "values": [node_name]}]}]}
-                tolerations = list(tspec.get("tolerations") or [])
-                tolerations += [t for t in _DAEMON_TOLERATIONS if t not in tolerations]
-                self._create_pod(ds, template, generate_name=ds["metadata"]["name"] + "-", labels={
-                    "controller-revision-hash": template_hash(template)},
-                    spec_patch={"affinity": affinity, "tolerations": tolerations})
+                self._create_daemon_pod(ds, node_name)
         for node_name, pods in by_node.items():
             for p in (pods if node_name not in eligible else pods[1:]):
                 self._delete("/pods", p)
+        self._daemon_set_status(ds, eligible)
+
+    def _create_daemon_pod(self, ds: Obj, node_name: str) -> None:
+        """The daemon pod for one node: pinned to it by a matchFields term, with the daemon tolerations."""
+        template = (ds.get("spec") or {}).get("template") or {}
+        tspec = template.get("spec") or {}
+        affinity = copy.deepcopy(tspec.get("affinity") or {})
+        affinity.setdefault("nodeAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                    "values": [node_name]}]}]}
+        tolerations = list(tspec.get("tolerations") or [])
+        tolerations += [t for t in _DAEMON_TOLERATIONS if t not in tolerations]
+        self._create_pod(ds, template, generate_name=ds["metadata"]["name"] + "-", labels={
+            "controller-revision-hash": template_hash(template)},
+            spec_patch={"affinity": affinity, "tolerations": tolerations})
+
+    def _daemon_set_status(self, ds: Obj, eligible: set[str]) -> None:
+        """The DaemonSet's status: its pods scheduled, misscheduled, ready and available."""
         pods = [p for p in self._owned("/pods", ds) if _active(p)]
         scheduled = [p for p in pods if (p.get("spec") or {}).get("nodeName")]
         ready = sum(1 for p in scheduled if _ready(p))
@@ -511,14 +557,23 @@ class WorkloadControllers(_ReplicaControllers):
         need = int(completions) if completions is not None else 1
         parallelism = int(spec.get("parallelism", 1))
         if not done and not spec.get("suspend"):
-            want_active = min(parallelism, max(0, need - succeeded))
-            for _ in range(want_active - len(active)):
-                self._create_pod(job, spec.get("template") or {}, generate_name=job["metadata"]["name"] + "-",
-                                 labels={"batch.kubernetes.io/job-name": job["metadata"]["name"],
-                                         "job-name": job["metadata"]["name"],
-                                         "batch.kubernetes.io/controller-uid": job["metadata"]["uid"],
-                                         "controller-uid": job["metadata"]["uid"]})
+            self._start_job_pods(job, min(parallelism, max(0, need - succeeded)) - len(active))
         active = [p for p in self._owned("/pods", job) if _active(p)]
+        self._job_status(job, status, done, active, succeeded, failed, need)
+
+    def _start_job_pods(self, job: Obj, n: int) -> None:
+        """``n`` more pods of the Job's template, labelled with its name and uid."""
+        template = (job.get("spec") or {}).get("template") or {}
+        for _ in range(n):
+            self._create_pod(job, template, generate_name=job["metadata"]["name"] + "-",
+                             labels={"batch.kubernetes.io/job-name": job["metadata"]["name"],
+                                     "job-name": job["metadata"]["name"],
+                                     "batch.kubernetes.io/controller-uid": job["metadata"]["uid"],
+                                     "controller-uid": job["metadata"]["uid"]})
+
+    def _job_status(self, job: Obj, status: Obj, done: bool, active: list[Obj], succeeded: int, failed: int,
+                    need: int) -> None:
+        """The Job's status: its pods' counts, and Complete once enough pods succeeded."""
         ts = now_iso()
         out: Obj = {"active": len(active) or None, "succeeded": succeeded or None, "failed": failed or None,
                     "startTime": status.get("startTime") or ts, "ready": sum(1 for p in active if _ready(p)),
