@@ -49,16 +49,18 @@ from scheduler.simulator.registry.core.validation import (
     _node_name_errors,
     _node_selector_term,
     dns_label,
+    dns_subdomain,
     duplicate,
     forbidden,
     invalid,
     not_supported,
     required,
+    required_and,
     too_long,
     too_many,
     validate_labels,
 )
-from scheduler.simulator.registry.meta import SUBDOMAIN_MSG, now_iso
+from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.registry.storage import _csi_driver_name
 
 __all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "SLICES", "STORES", "TEMPLATES",
@@ -105,7 +107,6 @@ _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
                      "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
                      "validation is '[A-Za-z_][A-Za-z0-9_]*')")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
                      r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$")
@@ -125,16 +126,6 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def _ns(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("namespace") or "")
-
-
-def _subdomain(value: str, path: str) -> list[Cause]:
-    """``ValidateDNS1123Subdomain``."""
-    out = []
-    if len(value) > 253:
-        out.append(invalid(path, value, "must be no more than 253 characters"))
-    if not _SUBDOMAIN.match(value):
-        out.append(invalid(path, value, SUBDOMAIN_MSG))
-    return out
 
 
 def claim_state(claim: Obj) -> str:
@@ -229,6 +220,21 @@ def _request_ref(ref: Any, path: str, names: dict[str, set[str] | None]) -> list
     return out
 
 
+def _checked_unique(items: list[Any], at: str, check: Callable[[Any, str], list[Cause]], key: str) -> list[Cause]:
+    """Each item checked, then each item whose ``key`` repeats an earlier one's a Duplicate (all the items'
+    own errors first, then the duplicates)."""
+    out: list[Cause] = []
+    for i, x in enumerate(items):
+        out += check(x, f"{at}[{i}]")
+    seen: set[str] = set()
+    for i, x in enumerate(items):
+        k = _str(_map(x).get(key))
+        if k in seen:
+            out.append(duplicate(f"{at}[{i}]", k))
+        seen.add(k)
+    return out
+
+
 def _request_refs(refs: Any, path: str, names: dict[str, set[str] | None]) -> list[Cause]:
     refs = _list(refs)
     if len(refs) > DEVICE_REQUESTS_MAX:
@@ -316,11 +322,7 @@ def _exact_request(req: Any, path: str) -> list[Cause]:
     """``validateExactDeviceRequest`` (and the same for a subrequest)."""
     req = _map(req)
     out: list[Cause] = []
-    cls = _str(req.get("deviceClassName"))
-    if not cls:
-        out.append(required(f"{path}.deviceClassName"))
-    else:
-        out += _subdomain(cls, f"{path}.deviceClassName")
+    out += required_and(_str(req.get("deviceClassName")), f"{path}.deviceClassName", dns_subdomain)
     out += _selectors(req.get("selectors"), f"{path}.selectors")
     out += _allocation_mode(req, path)
     for i, t in enumerate(_list(req.get("tolerations"))):
@@ -344,16 +346,8 @@ def _request(req: Any, path: str) -> list[Cause]:
         at = f"{path}.firstAvailable"
         if len(first) > FIRST_AVAILABLE_MAX:
             return [*out, too_many(at, len(first), FIRST_AVAILABLE_MAX)]
-        seen: set[str] = set()
-        for i, sub in enumerate(first):
-            name = _str(_map(sub).get("name"))
-            out += dns_label(name, f"{at}[{i}].name")
-            out += _exact_request(sub, f"{at}[{i}]")
-        for i, sub in enumerate(first):
-            name = _str(_map(sub).get("name"))
-            if name in seen:
-                out.append(duplicate(f"{at}[{i}]", name))
-            seen.add(name)
+        out += _checked_unique(first, at, lambda sub, p: [*dns_label(_str(_map(sub).get("name")), f"{p}.name"),
+                                                          *_exact_request(sub, p)], "name")
     else:
         out += _exact_request(exactly, f"{path}.exactly")
     return out
@@ -387,14 +381,7 @@ def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
     if len(requests) > DEVICE_REQUESTS_MAX:
         out.append(too_many(f"{at}.requests", len(requests), DEVICE_REQUESTS_MAX))
     else:
-        seen: set[str] = set()
-        for i, r in enumerate(requests):
-            out += _request(r, f"{at}.requests[{i}]")
-        for i, r in enumerate(requests):
-            name = _str(_map(r).get("name"))
-            if name in seen:
-                out.append(duplicate(f"{at}.requests[{i}]", name))
-            seen.add(name)
+        out += _checked_unique(requests, f"{at}.requests", _request, "name")
     constraints = _list(devices.get("constraints"))
     if len(constraints) > DEVICE_CONSTRAINTS_MAX:
         out.append(too_many(f"{at}.constraints", len(constraints), DEVICE_CONSTRAINTS_MAX))
@@ -460,7 +447,7 @@ def _pool_name(name: str, path: str) -> list[Cause]:
     if len(name) > POOL_NAME_MAX_LENGTH:
         out.append(too_long(path, POOL_NAME_MAX_LENGTH))
     for part in name.split("/"):
-        out += _subdomain(part, path)
+        out += dns_subdomain(part, path)
     return out
 
 
@@ -511,14 +498,7 @@ def validate_claim_status_update(new: Obj, old: Obj) -> list[Cause]:
     if len(reserved) > RESERVED_FOR_MAX:
         out.append(too_many("status.reservedFor", len(reserved), RESERVED_FOR_MAX))
     else:
-        uids: set[str] = set()
-        for i, ref in enumerate(reserved):
-            out += _consumer(ref, f"status.reservedFor[{i}]")
-        for i, ref in enumerate(reserved):
-            uid = _str(_map(ref).get("uid"))
-            if uid in uids:
-                out.append(duplicate(f"status.reservedFor[{i}]", uid))
-            uids.add(uid)
+        out += _checked_unique(reserved, "status.reservedFor", _consumer, "uid")
     allocation, old_allocation = status.get("allocation"), old_status.get("allocation")
     if reserved:
         if allocation is None:
@@ -652,44 +632,52 @@ def _device(device: Any, path: str, per_device: bool) -> list[Cause]:
         if _map(capacity[key]).get("requestPolicy") is not None and not device.get("allowMultipleAllocations"):
             out.append(forbidden(f"{path}.capacity[{key}].requestPolicy", "allowMultipleAllocations must be true"))
     for i, t in enumerate(_list(device.get("taints"))):
-        t = _map(t)
-        tat = f"{path}.taints[{i}]"
-        key = _str(t.get("key"))
-        if not key:
-            out.append(required(f"{tat}.key"))
-        else:
-            out += _qualified_name(key, f"{tat}.key")
-        effect = t.get("effect")
-        if not effect:
-            out.append(required(f"{tat}.effect"))
-        elif effect not in _TAINT_EFFECTS:
-            out.append(not_supported(f"{tat}.effect", effect, _TAINT_EFFECTS))
+        out += _device_taint(_map(t), f"{path}.taints[{i}]")
     where = [f for f in ("nodeName", "nodeSelector", "allNodes") if device.get(f) is not None]
     if per_device:
-        chosen = []
-        if device.get("nodeName") is not None:
-            if device["nodeName"]:
-                chosen.append("`nodeName`")
-                out += [invalid(f"{path}.nodeName", device["nodeName"], m)
-                        for m in _node_name_errors(_str(device["nodeName"]))]
-            else:
-                out.append(invalid(f"{path}.nodeName", "", "must not be empty"))
-        if device.get("nodeSelector") is not None:
-            chosen.append("`nodeSelector`")
-        if device.get("allNodes") is not None:
-            if device["allNodes"]:
-                chosen.append("`allNodes`")
-            else:
-                out.append(invalid(f"{path}.allNodes", False, "must be either unset or set to true"))
-        detail = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
-                  "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
-        if not chosen:
-            out.append(required(path, detail))
-        elif len(chosen) > 1:
-            out.append(invalid(path, "{" + ", ".join(chosen) + "}", detail))
+        out += _device_node_selection(device, path)
     elif where:
         out.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                                        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"))
+    return out
+
+
+def _device_taint(t: Mapping[str, Any], tat: str) -> list[Cause]:
+    """A device taint: a qualified key and a known effect."""
+    out: list[Cause] = []
+    out += required_and(_str(t.get("key")), f"{tat}.key", _qualified_name)
+    effect = t.get("effect")
+    if not effect:
+        out.append(required(f"{tat}.effect"))
+    elif effect not in _TAINT_EFFECTS:
+        out.append(not_supported(f"{tat}.effect", effect, _TAINT_EFFECTS))
+    return out
+
+
+def _device_node_selection(device: Mapping[str, Any], path: str) -> list[Cause]:
+    """With ``perDeviceNodeSelection``: exactly one of the device's nodeName, nodeSelector, allNodes."""
+    out: list[Cause] = []
+    chosen = []
+    if device.get("nodeName") is not None:
+        if device["nodeName"]:
+            chosen.append("`nodeName`")
+            out += [invalid(f"{path}.nodeName", device["nodeName"], m)
+                    for m in _node_name_errors(_str(device["nodeName"]))]
+        else:
+            out.append(invalid(f"{path}.nodeName", "", "must not be empty"))
+    if device.get("nodeSelector") is not None:
+        chosen.append("`nodeSelector`")
+    if device.get("allNodes") is not None:
+        if device["allNodes"]:
+            chosen.append("`allNodes`")
+        else:
+            out.append(invalid(f"{path}.allNodes", False, "must be either unset or set to true"))
+    detail = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+              "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+    if not chosen:
+        out.append(required(path, detail))
+    elif len(chosen) > 1:
+        out.append(invalid(path, "{" + ", ".join(chosen) + "}", detail))
     return out
 
 
@@ -707,13 +695,28 @@ def validate_resource_slice(slice_: Obj, old: Obj | None = None) -> list[Cause]:
     if isinstance(generation, int) and generation < 0:
         out.append(invalid("spec.pool.generation", generation, "must be greater than or equal to zero"))
     if old is not None:
-        ospec = _map(old.get("spec"))
-        if pool.get("name") != _map(ospec.get("pool")).get("name"):
-            out.append(invalid("spec.pool.name", pool.get("name"), IMMUTABLE))
-        if spec.get("driver") != ospec.get("driver"):
-            out.append(invalid("spec.driver", spec.get("driver"), IMMUTABLE))
-        if spec.get("nodeName") != ospec.get("nodeName"):
-            out.append(invalid("spec.nodeName", spec.get("nodeName"), IMMUTABLE))
+        out += _slice_immutable(spec, _map(old.get("spec")))
+    out += _slice_node_selection(spec)
+    out += _slice_devices(spec)
+    return out
+
+
+def _slice_immutable(spec: Mapping[str, Any], ospec: Mapping[str, Any]) -> list[Cause]:
+    """The pool's name, the driver and the node stay as created."""
+    out: list[Cause] = []
+    pool = _map(spec.get("pool"))
+    if pool.get("name") != _map(ospec.get("pool")).get("name"):
+        out.append(invalid("spec.pool.name", pool.get("name"), IMMUTABLE))
+    if spec.get("driver") != ospec.get("driver"):
+        out.append(invalid("spec.driver", spec.get("driver"), IMMUTABLE))
+    if spec.get("nodeName") != ospec.get("nodeName"):
+        out.append(invalid("spec.nodeName", spec.get("nodeName"), IMMUTABLE))
+    return out
+
+
+def _slice_node_selection(spec: Mapping[str, Any]) -> list[Cause]:
+    """Exactly one of nodeName, nodeSelector (one term), allNodes, perDeviceNodeSelection."""
+    out: list[Cause] = []
     chosen: list[str] = []
     node = spec.get("nodeName")
     if node is not None:
@@ -742,6 +745,12 @@ def validate_resource_slice(slice_: Obj, old: Obj | None = None) -> list[Cause]:
         out.append(required("spec", which))
     elif len(chosen) > 1:
         out.append(invalid("spec", "{" + ", ".join(chosen) + "}", which + ", but multiple fields are set"))
+    return out
+
+
+def _slice_devices(spec: Mapping[str, Any]) -> list[Cause]:
+    """The devices: not with sharedCounters, not too many, each valid, names unique."""
+    out: list[Cause] = []
     devices = _list(spec.get("devices"))
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         out.append(invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed"))
@@ -749,17 +758,9 @@ def validate_resource_slice(slice_: Obj, old: Obj | None = None) -> list[Cause]:
     limit = SLICE_MAX_DEVICES_ADVANCED if advanced else SLICE_MAX_DEVICES
     if len(devices) > limit:
         out.append(too_many("spec.devices", len(devices), limit))
-    else:
-        per_device = bool(spec.get("perDeviceNodeSelection"))
-        for i, d in enumerate(devices):
-            out += _device(d, f"spec.devices[{i}]", per_device)
-        seen: set[str] = set()
-        for i, d in enumerate(devices):
-            name = _str(_map(d).get("name"))
-            if name in seen:
-                out.append(duplicate(f"spec.devices[{i}]", name))
-            seen.add(name)
-    return out
+        return out
+    per_device = bool(spec.get("perDeviceNodeSelection"))
+    return out + _checked_unique(devices, "spec.devices", lambda d, p: _device(d, p, per_device), "name")
 
 
 # --- the server's entry point ----------------------------------------------------------------------

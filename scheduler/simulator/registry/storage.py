@@ -42,6 +42,7 @@ from scheduler.model.selectors import label_key_errors, label_value_errors
 from scheduler.quantity import parse_quantity
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.apierrors import invalid as invalid_error
+from scheduler.simulator.registry.core import validation as core
 from scheduler.simulator.registry.core.validation import (
     Cause,
     _label_selector,
@@ -52,6 +53,7 @@ from scheduler.simulator.registry.core.validation import (
     not_supported,
     required,
 )
+from scheduler.simulator.registry.core.validation import dns_subdomain as _class_name  # ValidateClassName
 from scheduler.simulator.registry.meta import QUANTITY_RE, SUBDOMAIN_MSG
 
 __all__ = ["BETA_DEFAULT_CLASS", "BETA_STORAGE_CLASS", "DEFAULT_CLASS", "PROTECTION_PV", "PROTECTION_PVC", "STORES",
@@ -144,16 +146,6 @@ def _quantity(raw: Any) -> Fraction | None:
         return None
 
 
-def _class_name(value: str, path: str) -> list[Cause]:
-    """``ValidateClassName`` (``NameIsDNSSubdomain``)."""
-    out = []
-    if len(value) > 253:
-        out.append(invalid(path, value, "must be no more than 253 characters"))
-    if not _SUBDOMAIN.match(value):
-        out.append(invalid(path, value, SUBDOMAIN_MSG))
-    return out
-
-
 def _csi_driver_name(name: str, path: str) -> list[Cause]:
     """``ValidateCSIDriverName``: required, at most 63 characters, a DNS subdomain once lowercased."""
     out = []
@@ -244,19 +236,7 @@ def validate_pv(pv: Obj) -> list[Cause]:
     if policy and policy not in _RECLAIM:
         out.append(not_supported("spec.persistentVolumeReclaimPolicy", policy, _RECLAIM))
     affinity = spec.get("nodeAffinity")
-    affinity_set = False
-    if affinity is not None:
-        req = (affinity or {}).get("required")
-        if req is None:
-            out.append(required("spec.nodeAffinity.required", "must specify required node constraints"))
-        else:
-            affinity_set = True
-            terms = req.get("nodeSelectorTerms") or []
-            if not terms:
-                out.append(required("spec.nodeAffinity.required.nodeSelectorTerms",
-                                    "must have at least one node selector term"))
-            for i, t in enumerate(terms):
-                out += _node_selector_term(t, f"spec.nodeAffinity.required.nodeSelectorTerms[{i}]")
+    affinity_set = affinity is not None and _pv_node_affinity(affinity, out)
     sources = volume_sources(spec)
     if not sources:
         out.append(required("spec", "must specify a volume type"))
@@ -272,6 +252,21 @@ def validate_pv(pv: Obj) -> list[Cause]:
     if mode is not None and mode not in _VOLUME_MODES:
         out.append(not_supported("spec.volumeMode", mode, _VOLUME_MODES))
     return out
+
+
+def _pv_node_affinity(affinity: Any, out: list[Cause]) -> bool:
+    """A volume's nodeAffinity: its required node selector terms checked; whether it has them."""
+    req = (affinity or {}).get("required")
+    if req is None:
+        out.append(required("spec.nodeAffinity.required", "must specify required node constraints"))
+        return False
+    terms = req.get("nodeSelectorTerms") or []
+    if not terms:
+        out.append(required("spec.nodeAffinity.required.nodeSelectorTerms",
+                            "must have at least one node selector term"))
+    for i, t in enumerate(terms):
+        out += _node_selector_term(t, f"spec.nodeAffinity.required.nodeSelectorTerms[{i}]")
+    return True
 
 
 def _source(kind: str, src: Any, affinity_set: bool) -> list[Cause]:
@@ -368,6 +363,21 @@ def validate_pvc_spec(spec: Obj, path: str = "spec") -> list[Cause]:
 def validate_pvc_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidatePersistentVolumeClaimUpdate``."""
     out = validate_pvc_spec(new.get("spec") or {})
+    new_spec, old_spec = _pvc_specs_to_compare(new, old, out)
+    if new_spec != old_spec:
+        out.append(forbidden("spec", "spec is immutable after creation except resources.requests for bound "
+                                     "claims\n" + "\n".join(_diff(old_spec, new_spec))))
+    if _pvc_shrinks_below_capacity(new, old):
+        out.append(forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
+    if (new.get("spec") or {}).get("volumeMode") != (old.get("spec") or {}).get("volumeMode"):
+        out.append(invalid("volumeMode", (new.get("spec") or {}).get("volumeMode"), IMMUTABLE))
+    return out
+
+
+def _pvc_specs_to_compare(new: Obj, old: Obj, out: list[Cause]) -> tuple[Obj, Obj]:
+    """Copies of the two specs with what may change made equal: volumeName set once, the beta storage
+    class annotation upgraded to storageClassName (a changed annotation is a cause in ``out``), and a
+    bound claim's storage request."""
     new_spec = json.loads(json.dumps(new.get("spec") or {}))
     old_spec = json.loads(json.dumps(old.get("spec") or {}))
     if not old_spec.get("volumeName"):
@@ -375,6 +385,20 @@ def validate_pvc_update(new: Obj, old: Obj) -> list[Cause]:
             old_spec["volumeName"] = new_spec["volumeName"]      # volumeName may be set once
         else:
             old_spec.pop("volumeName", None)
+    _upgrade_storage_class(new, old, new_spec, old_spec, out)
+    bound = ((new.get("status") or {}).get("phase")) == "Bound"
+    if bound and isinstance((new_spec.get("resources") or {}).get("requests"), dict):
+        old_storage = ((old_spec.get("resources") or {}).get("requests") or {}).get("storage")
+        if old_storage is None:
+            new_spec["resources"]["requests"].pop("storage", None)
+        else:
+            new_spec["resources"]["requests"]["storage"] = old_storage
+    return new_spec, old_spec
+
+
+def _upgrade_storage_class(new: Obj, old: Obj, new_spec: Obj, old_spec: Obj, out: list[Cause]) -> None:
+    """validateStorageClassUpgrade: the beta annotation's class may move to storageClassName; else the
+    annotation is immutable."""
     new_ann = (new.get("metadata") or {}).get("annotations") or {}
     old_ann = (old.get("metadata") or {}).get("annotations") or {}
     if (BETA_STORAGE_CLASS in old_ann and "storageClassName" not in old_spec
@@ -384,25 +408,15 @@ def validate_pvc_update(new: Obj, old: Obj) -> list[Cause]:
     elif new_ann.get(BETA_STORAGE_CLASS) != old_ann.get(BETA_STORAGE_CLASS):
         out.append(invalid(f"metadata.annotations[{BETA_STORAGE_CLASS}]", new_ann.get(BETA_STORAGE_CLASS, ""),
                            IMMUTABLE))
-    bound = ((new.get("status") or {}).get("phase")) == "Bound"
-    if bound and isinstance((new_spec.get("resources") or {}).get("requests"), dict):
-        old_storage = ((old_spec.get("resources") or {}).get("requests") or {}).get("storage")
-        if old_storage is None:
-            new_spec["resources"]["requests"].pop("storage", None)
-        else:
-            new_spec["resources"]["requests"]["storage"] = old_storage
-    if new_spec != old_spec:
-        out.append(forbidden("spec", "spec is immutable after creation except resources.requests for bound "
-                                     "claims\n" + "\n".join(_diff(old_spec, new_spec))))
+
+
+def _pvc_shrinks_below_capacity(new: Obj, old: Obj) -> bool:
+    """A storage request lowered to or below the claim's capacity."""
     new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage", 0))
     old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage", 0))
     status_size = _quantity(((old.get("status") or {}).get("capacity") or {}).get("storage", 0))
-    if new_size is not None and old_size is not None and status_size is not None and new_size < old_size \
-            and new_size <= status_size:
-        out.append(forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
-    if (new.get("spec") or {}).get("volumeMode") != (old.get("spec") or {}).get("volumeMode"):
-        out.append(invalid("volumeMode", (new.get("spec") or {}).get("volumeMode"), IMMUTABLE))
-    return out
+    return new_size is not None and old_size is not None and status_size is not None and new_size < old_size \
+        and new_size <= status_size
 
 
 # --- storage.k8s.io ------------------------------------------------------------------------------
@@ -415,24 +429,8 @@ def default_storage_class(sc: Obj) -> None:
 def validate_storage_class(sc: Obj) -> list[Cause]:
     """``ValidateStorageClass``."""
     out: list[Cause] = []
-    prov = _str(sc.get("provisioner"))
-    if not prov:
-        out.append(required("provisioner"))
-    else:
-        out += _qualified(prov.lower(), "provisioner")
-    params = sc.get("parameters") or {}
-    if len(params) > _MAX_PARAMETERS:
-        out.append(("parameters", "FieldValueTooLong", f"Too long: may not be more than {_MAX_PARAMETERS} "
-                                                       "items"))
-    else:
-        size = 0
-        for k, v in params.items():
-            if not k:
-                out.append(invalid("parameters", k, "field can not be empty."))
-            size += len(k) + len(_str(v))
-        if size > _MAX_PARAMETER_BYTES:
-            out.append(("parameters", "FieldValueTooLong",
-                        f"Too long: may not be more than {_MAX_PARAMETER_BYTES} bytes"))
+    out += core.required_and(_str(sc.get("provisioner")), "provisioner", lambda prov, p: _qualified(prov.lower(), p))
+    out += _class_parameters(sc.get("parameters") or {})
     policy = sc.get("reclaimPolicy")
     if policy and policy not in _CLASS_RECLAIM:
         out.append(not_supported("reclaimPolicy", policy, _CLASS_RECLAIM))
@@ -444,26 +442,48 @@ def validate_storage_class(sc: Obj) -> list[Cause]:
     seen: list[Any] = []
     for i, term in enumerate(sc.get("allowedTopologies") or []):
         at = f"allowedTopologies[{i}]"
-        exprs = (term or {}).get("matchLabelExpressions") or []
-        if not exprs:
-            out.append(required(f"{at}.matchLabelExpressions", "must have at least one label expression"))
-        keys: dict[str, list[str]] = {}
-        for j, e in enumerate(exprs):
-            ep = f"{at}.matchLabelExpressions[{j}]"
-            key = _str((e or {}).get("key"))
-            out += _qualified(key, f"{ep}.key")
-            values = (e or {}).get("values") or []
-            if not values:
-                out.append(required(f"{ep}.values", "must specify as least one value"))
-            for k, v in enumerate(values):
-                out += [invalid(f"{ep}.values[{k}]", v, msg) for msg in label_value_errors(_str(v))]
-            if key in keys:
-                out.append(duplicate(f"{ep}.key", key))
-            keys[key] = sorted(set(map(str, values)))
+        keys = _topology_term(term, at, out)
         if keys in seen:
             out.append(duplicate(f"{at}.matchLabelExpressions", ""))
         seen.append(keys)
     return out
+
+
+def _class_parameters(params: Obj) -> list[Cause]:
+    """A StorageClass's parameters: how many, their keys, and their total size."""
+    if len(params) > _MAX_PARAMETERS:
+        return [("parameters", "FieldValueTooLong", f"Too long: may not be more than {_MAX_PARAMETERS} items")]
+    out: list[Cause] = []
+    size = 0
+    for k, v in params.items():
+        if not k:
+            out.append(invalid("parameters", k, "field can not be empty."))
+        size += len(k) + len(_str(v))
+    if size > _MAX_PARAMETER_BYTES:
+        out.append(("parameters", "FieldValueTooLong",
+                    f"Too long: may not be more than {_MAX_PARAMETER_BYTES} bytes"))
+    return out
+
+
+def _topology_term(term: Any, at: str, out: list[Cause]) -> dict[str, list[str]]:
+    """One allowedTopologies term's label expressions checked; its values by key (to find a repeated term)."""
+    exprs = (term or {}).get("matchLabelExpressions") or []
+    if not exprs:
+        out.append(required(f"{at}.matchLabelExpressions", "must have at least one label expression"))
+    keys: dict[str, list[str]] = {}
+    for j, e in enumerate(exprs):
+        ep = f"{at}.matchLabelExpressions[{j}]"
+        key = _str((e or {}).get("key"))
+        out += _qualified(key, f"{ep}.key")
+        values = (e or {}).get("values") or []
+        if not values:
+            out.append(required(f"{ep}.values", "must specify as least one value"))
+        for k, v in enumerate(values):
+            out += [invalid(f"{ep}.values[{k}]", v, msg) for msg in label_value_errors(_str(v))]
+        if key in keys:
+            out.append(duplicate(f"{ep}.key", key))
+        keys[key] = sorted(set(map(str, values)))
+    return keys
 
 
 def validate_storage_class_update(new: Obj, old: Obj) -> list[Cause]:
@@ -574,11 +594,7 @@ def validate_csi_driver_update(new: Obj, old: Obj) -> list[Cause]:
 def validate_capacity(cap: Obj) -> list[Cause]:
     """``ValidateCSIStorageCapacity``."""
     out: list[Cause] = []
-    cls = _str(cap.get("storageClassName"))
-    if not cls:
-        out.append(required("storageClassName"))
-    else:
-        out += _class_name(cls, "storageClassName")
+    out += core.required_and(_str(cap.get("storageClassName")), "storageClassName", _class_name)
     out += _label_selector(cap.get("nodeTopology"), "nodeTopology")
     for f in ("capacity", "maximumVolumeSize"):
         if cap.get(f) is not None:
@@ -617,42 +633,57 @@ def _decode_quantities(kind: str, obj: Obj, store: str) -> None:
 def admit_storage(store: str, obj: Obj, old: Obj | None, classes: Callable[[], Iterable[Obj]]) -> None:
     """Default, admit and validate a storage object (a create when ``old`` is None); raises the 422."""
     name = str((obj.get("metadata") or {}).get("name") or "")
-    meta = obj.setdefault("metadata", {})
+    obj.setdefault("metadata", {})
     if store not in STORES:
         return
     _decode_quantities(STORES[store], obj, store)
-    if store == "/persistentvolumes":
-        default_pv(obj)
-        if old is None and PROTECTION_PV not in (meta.get("finalizers") or []):
-            meta["finalizers"] = [*(meta.get("finalizers") or []), PROTECTION_PV]
-        causes, kind, group = (validate_pv(obj) if old is None else validate_pv_update(obj, old)), \
-            "PersistentVolume", ""
-    elif store == "/persistentvolumeclaims":
-        default_pvc(obj, classes if old is None else None)
-        if old is None and PROTECTION_PVC not in (meta.get("finalizers") or []):
-            meta["finalizers"] = [*(meta.get("finalizers") or []), PROTECTION_PVC]
-        causes = validate_pvc_spec(obj.get("spec") or {}) if old is None else validate_pvc_update(obj, old)
-        kind, group = "PersistentVolumeClaim", ""
-    elif store == "storage.k8s.io/storageclasses":
-        default_storage_class(obj)
-        causes = validate_storage_class(obj) if old is None else validate_storage_class_update(obj, old)
-        kind, group = "StorageClass", "storage.k8s.io"
-    elif store == "storage.k8s.io/csinodes":
-        causes = validate_csi_node(obj) if old is None else validate_csi_node_update(obj, old)
-        kind, group = "CSINode", "storage.k8s.io"
-    elif store == "storage.k8s.io/csidrivers":
-        default_csi_driver(obj)
-        causes = validate_csi_driver(obj) if old is None else validate_csi_driver_update(obj, old)
-        kind, group = "CSIDriver", "storage.k8s.io"
-    elif store == "storage.k8s.io/csistoragecapacities":
-        causes = validate_capacity(obj) if old is None else validate_capacity_update(obj, old)
-        kind, group = "CSIStorageCapacity", "storage.k8s.io"
-    else:
-        return
+    default, validate_create, validate_update, group = _STRATEGIES[store]
+    default(obj, old, classes)
+    causes = validate_create(obj) if old is None else validate_update(obj, old)
     if causes:
-        raise invalid_error(kind, name, causes, group)
+        raise invalid_error(STORES[store], name, causes, group)
+
+
+def _default_pv(pv: Obj, old: Obj | None, classes: Callable[[], Iterable[Obj]]) -> None:
+    default_pv(pv)
+    _protect(pv, old, PROTECTION_PV)
+
+
+def _default_pvc(pvc: Obj, old: Obj | None, classes: Callable[[], Iterable[Obj]]) -> None:
+    default_pvc(pvc, classes if old is None else None)
+    _protect(pvc, old, PROTECTION_PVC)
+
+
+def _protect(obj: Obj, old: Obj | None, finalizer: str) -> None:
+    """The protection controller's finalizer, added on create (the admission plugin's part of it)."""
+    meta = obj["metadata"]
+    if old is None and finalizer not in (meta.get("finalizers") or []):
+        meta["finalizers"] = [*(meta.get("finalizers") or []), finalizer]
+
+
+def _no_defaults(obj: Obj, old: Obj | None, classes: Callable[[], Iterable[Obj]]) -> None:
+    pass
+
+
+def _validate_pvc(pvc: Obj) -> list[Cause]:
+    return validate_pvc_spec(pvc.get("spec") or {})
 
 
 STORES = {"/persistentvolumes": "PersistentVolume", "/persistentvolumeclaims": "PersistentVolumeClaim",
           "storage.k8s.io/storageclasses": "StorageClass", "storage.k8s.io/csinodes": "CSINode",
           "storage.k8s.io/csidrivers": "CSIDriver", "storage.k8s.io/csistoragecapacities": "CSIStorageCapacity"}
+
+# Each store's strategy: defaulting (with admission's finalizers), validation on create and on update,
+# and the API group its errors name.
+_Defaulter = Callable[[Obj, Obj | None, Callable[[], Iterable[Obj]]], None]
+_STRATEGIES: dict[str, tuple[_Defaulter, Callable[[Obj], list[Cause]], Callable[[Obj, Obj], list[Cause]], str]] = {
+    "/persistentvolumes": (_default_pv, validate_pv, validate_pv_update, ""),
+    "/persistentvolumeclaims": (_default_pvc, _validate_pvc, validate_pvc_update, ""),
+    "storage.k8s.io/storageclasses": (lambda sc, old, classes: default_storage_class(sc), validate_storage_class,
+                                      validate_storage_class_update, "storage.k8s.io"),
+    "storage.k8s.io/csinodes": (_no_defaults, validate_csi_node, validate_csi_node_update, "storage.k8s.io"),
+    "storage.k8s.io/csidrivers": (lambda d, old, classes: default_csi_driver(d), validate_csi_driver,
+                                  validate_csi_driver_update, "storage.k8s.io"),
+    "storage.k8s.io/csistoragecapacities": (_no_defaults, validate_capacity, validate_capacity_update,
+                                            "storage.k8s.io"),
+}

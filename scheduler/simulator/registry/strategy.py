@@ -111,29 +111,15 @@ class Strategy(StoreState):
         """Kind-specific defaulting and validation (create when ``old`` is None)."""
         validate_annotations(rt.kind, obj, rt.group)
         if rt.crd_name:
-            schema.prune(rt.schema, obj)   # (what the server itself added; the request's were seen by _check_kind)
-            causes = schema.validate(rt.schema, obj, old=old)
-            if causes:
-                raise invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+            _admit_custom(rt, obj, old)
             return
         key = rt.store
-        if key == "/pods" and old is None:
-            pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
-            admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
-        elif key == "/pods" and old is not None:
-            causes = validate_pod_update(obj, old)
-            if causes:
-                raise invalid("Pod", obj["metadata"].get("name", ""), causes)
-            self._check_pod_update(obj, old)
+        if key == "/pods":
+            self._admit_pod(obj, old)
         elif key == "/nodes":
             admission.default_node(obj)
         elif key == "scheduling.k8s.io/priorityclasses":
-            others = list(self.store.bucket(key).objects.values())
-            scheduling.validate_priority_class(obj, others)
-            if old is not None and obj.get("value") != old.get("value"):
-                raise invalid("PriorityClass", obj["metadata"]["name"], [
-                    ("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")],
-                    "scheduling.k8s.io")
+            self._admit_priority_class(obj, old)
         elif key == "coordination.k8s.io/leases":
             if causes := validate_lease(obj):
                 raise invalid("Lease", obj["metadata"].get("name", ""), causes, rt.group)
@@ -145,9 +131,7 @@ class Strategy(StoreState):
             dra.admit_dra(key, obj, old, lambda ns: ((self.store.get(nrt, "", ns) or {}).get("metadata") or {})
                           .get("labels") or {})
         elif key == "/namespaces":
-            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
-            obj.setdefault("status", {}).setdefault("phase", "Active")
-            obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+            _default_namespace(obj)
         elif key == "apiextensions.k8s.io/customresourcedefinitions":
             self._validate_crd(obj)
         elif key == "/secrets":
@@ -157,12 +141,36 @@ class Strategy(StoreState):
         elif key in apps.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
             apps.default_workload(key, obj)
         elif key == "policy/poddisruptionbudgets":
-            spec = obj.get("spec") or {}
-            if "minAvailable" in spec and "maxUnavailable" in spec:
-                raise invalid("PodDisruptionBudget", obj["metadata"]["name"], [
-                    ("spec", "FieldValueInvalid", "Invalid value: {}: minAvailable and maxUnavailable cannot be both "
-                                                  "set")], "policy")
-            self.controllers.disruption.mark(obj["metadata"].get("namespace", ""))
+            self._admit_pdb(obj)
+
+    def _admit_pod(self, obj: Obj, old: Obj | None) -> None:
+        """A pod: defaulted (priority from its class) on create, its update validated."""
+        if old is None:
+            pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
+            admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
+            return
+        causes = validate_pod_update(obj, old)
+        if causes:
+            raise invalid("Pod", obj["metadata"].get("name", ""), causes)
+        self._check_pod_update(obj, old)
+
+    def _admit_priority_class(self, obj: Obj, old: Obj | None) -> None:
+        """A PriorityClass: validated against the others (one global default); its value immutable."""
+        others = list(self.store.bucket("scheduling.k8s.io/priorityclasses").objects.values())
+        scheduling.validate_priority_class(obj, others)
+        if old is not None and obj.get("value") != old.get("value"):
+            raise invalid("PriorityClass", obj["metadata"]["name"], [
+                ("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")],
+                "scheduling.k8s.io")
+
+    def _admit_pdb(self, obj: Obj) -> None:
+        """A PodDisruptionBudget: minAvailable or maxUnavailable, not both; the disruption controller told."""
+        spec = obj.get("spec") or {}
+        if "minAvailable" in spec and "maxUnavailable" in spec:
+            raise invalid("PodDisruptionBudget", obj["metadata"]["name"], [
+                ("spec", "FieldValueInvalid", "Invalid value: {}: minAvailable and maxUnavailable cannot be both "
+                                              "set")], "policy")
+        self.controllers.disruption.mark(obj["metadata"].get("namespace", ""))
 
     def _global_default_class(self) -> Obj | None:
         for pc in self.store.bucket("scheduling.k8s.io/priorityclasses").objects.values():
@@ -253,3 +261,19 @@ class Strategy(StoreState):
             meta["managedFields"] = entries
         else:
             meta.pop("managedFields", None)
+
+
+def _admit_custom(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """A custom resource: pruned to its schema (what the server itself added; the request's fields were
+    seen by ``_check_kind``) and validated against it."""
+    schema.prune(rt.schema, obj)
+    causes = schema.validate(rt.schema, obj, old=old)
+    if causes:
+        raise invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+
+
+def _default_namespace(obj: Obj) -> None:
+    """A namespace: the kubernetes finalizer, Active, and its name label."""
+    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]

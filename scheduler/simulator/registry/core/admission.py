@@ -86,6 +86,30 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     if not isinstance(spec, dict):
         raise invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
     causes: list[tuple[str, str, str]] = []
+    _default_containers(spec, causes)
+    causes = validate_pod(pod) + causes
+    _check_limits_and_default(spec, causes)
+    _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
+    if isinstance(spec.get("resources"), dict):
+        _resource_list("Pod", "spec.resources.requests", spec["resources"].get("requests"), causes)
+    if causes:
+        raise invalid("Pod", name, causes)
+    containers = spec.get("containers") or []
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    _admit_priority(pod, name, spec, classes, global_default)
+    _default_tolerations(spec.setdefault("tolerations", []))
+    _initial_status(pod, spec, containers)
+
+
+def _default_containers(spec: Obj, causes: list[tuple[str, str, str]]) -> None:
+    """Before validation: each container's quantities parsed (a cause each that does not), requests
+    defaulted from limits, and ports' protocol (and hostPort on the host network) defaulted
+    (SetDefaults_Pod, SetDefaults_ContainerPort)."""
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             path = f"spec.{group}[{i}]"
@@ -98,7 +122,11 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
                 p.setdefault("protocol", "TCP")
                 if spec.get("hostNetwork") and not p.get("hostPort"):
                     p["hostPort"] = p.get("containerPort")
-    causes = validate_pod(pod) + causes
+
+
+def _check_limits_and_default(spec: Obj, causes: list[tuple[str, str, str]]) -> None:
+    """After validation: each container's requests within its limits (a cause each that is not), and its
+    imagePullPolicy, termination message and resources defaulted."""
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             path = f"spec.{group}[{i}]"
@@ -114,25 +142,20 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
             c.setdefault("terminationMessagePath", "/dev/termination-log")
             c.setdefault("terminationMessagePolicy", "File")
             c.setdefault("resources", {})
-    _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
-    if isinstance(spec.get("resources"), dict):
-        _resource_list("Pod", "spec.resources.requests", spec["resources"].get("requests"), causes)
-    if causes:
-        raise invalid("Pod", name, causes)
-    containers = spec.get("containers") or []
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    _admit_priority(pod, name, spec, classes, global_default)
-    tolerations = spec.setdefault("tolerations", [])
+
+
+def _default_tolerations(tolerations: list[Any]) -> None:
+    """The DefaultTolerationSeconds admission plugin: not-ready and unreachable, NoExecute, 300 s, unless
+    the pod tolerates them already."""
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations
                    if isinstance(t, dict)) and not any(isinstance(t, dict) and t.get("operator") == "Exists"
                                                        and not t.get("key") for t in tolerations):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+
+
+def _initial_status(pod: Obj, spec: Obj, containers: list[Obj]) -> None:
+    """Pending, the QoS class, and a gated pod's PodScheduled=False condition."""
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
     status.setdefault("qosClass", _qos(containers))

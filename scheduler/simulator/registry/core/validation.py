@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduler.model.selectors import label_key_errors, label_value_errors, requirement_errors
@@ -160,6 +160,16 @@ def _node_name_errors(name: str) -> list[str]:
     return errs
 
 
+def required_and(value: str, path: str, check: Callable[[str, str], list[Cause]]) -> list[Cause]:
+    """Required, and once given, ``check``ed."""
+    return [required(path)] if not value else check(value, path)
+
+
+def dns_subdomain(value: str, path: str) -> list[Cause]:
+    """``ValidateDNS1123Subdomain``: at most 253 characters, a DNS subdomain."""
+    return [invalid(path, value, msg) for msg in _node_name_errors(value)]
+
+
 def _label_selector(raw: Any, path: str) -> list[Cause]:
     """``ValidateLabelSelector``: ``matchLabels`` as labels, each expression's operator and values."""
     out: list[Cause] = []
@@ -206,26 +216,34 @@ def _containers(spec: Obj) -> list[Cause]:
                 names.add(name)
             if not c.get("image"):
                 out.append(required(f"{at}.image"))
-            for j, p in enumerate(c.get("ports") or []):
-                pat = f"{at}.ports[{j}]"
-                cp = p.get("containerPort")
-                if not isinstance(cp, int) or not 1 <= cp <= 65535:
-                    out.append(invalid(f"{pat}.containerPort", cp if cp is not None else 0,
-                                       "must be between 1 and 65535, inclusive"))
-                hp = p.get("hostPort")
-                if hp not in (None, 0) and (not isinstance(hp, int) or not 1 <= hp <= 65535):
-                    out.append(invalid(f"{pat}.hostPort", hp, "must be between 1 and 65535, inclusive"))
-                proto = p.get("protocol")
-                if proto is None:
-                    out.append(required(f"{pat}.protocol"))
-                elif proto not in _PROTOCOLS:
-                    out.append(not_supported(f"{pat}.protocol", proto, _PROTOCOLS))
+            if c.get("ports"):
+                out += _ports(c["ports"], at)
         if group == "initContainers":
             # They run one by one, so each is checked alone (and upstream names each one index 0).
             for c in spec.get(group) or []:
                 out += _host_port_conflicts([c], f"spec.{group}")
         else:
             out += _host_port_conflicts(spec.get(group) or [], f"spec.{group}")
+    return out
+
+
+def _ports(ports: list[Any], at: str) -> list[Cause]:
+    """A container's ports: container and host port in range, a known protocol."""
+    out: list[Cause] = []
+    for j, p in enumerate(ports):
+        pat = f"{at}.ports[{j}]"
+        cp = p.get("containerPort")
+        if not isinstance(cp, int) or not 1 <= cp <= 65535:
+            out.append(invalid(f"{pat}.containerPort", cp if cp is not None else 0,
+                               "must be between 1 and 65535, inclusive"))
+        hp = p.get("hostPort")
+        if hp not in (None, 0) and (not isinstance(hp, int) or not 1 <= hp <= 65535):
+            out.append(invalid(f"{pat}.hostPort", hp, "must be between 1 and 65535, inclusive"))
+        proto = p.get("protocol")
+        if proto is None:
+            out.append(required(f"{pat}.protocol"))
+        elif proto not in _PROTOCOLS:
+            out.append(not_supported(f"{pat}.protocol", proto, _PROTOCOLS))
     return out
 
 
@@ -420,16 +438,23 @@ def _pod_resource_claims(pod: Obj) -> list[Cause]:
                 out += [invalid(f"{at}.name", final, "final ResourceClaim name: " + m)
                         for m in _claim_name_errors(final)]
             names.add(name)
-        shown = {k: c[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in c}
-        has_claim, has_template = c.get("resourceClaimName") is not None, c.get("resourceClaimTemplateName") is not None
-        if has_claim and has_template:
-            out.append(invalid(at, shown, "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
-                                          "specified"))
-        if not has_claim and not has_template:
-            out.append(invalid(at, shown, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
-        for f in ("resourceClaimName", "resourceClaimTemplateName"):
-            if c.get(f) is not None:
-                out += [invalid(f"{at}.{f}", c[f], m) for m in _claim_name_errors(_str(c[f]))]
+        out += _pod_claim_source(c, at)
+    return out
+
+
+def _pod_claim_source(c: Mapping[str, Any], at: str) -> list[Cause]:
+    """Exactly one of ``resourceClaimName`` and ``resourceClaimTemplateName``, each a valid name."""
+    out: list[Cause] = []
+    shown = {k: c[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in c}
+    has_claim, has_template = c.get("resourceClaimName") is not None, c.get("resourceClaimTemplateName") is not None
+    if has_claim and has_template:
+        out.append(invalid(at, shown, "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
+                                      "specified"))
+    if not has_claim and not has_template:
+        out.append(invalid(at, shown, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+    for f in ("resourceClaimName", "resourceClaimTemplateName"):
+        if c.get(f) is not None:
+            out += [invalid(f"{at}.{f}", c[f], m) for m in _claim_name_errors(_str(c[f]))]
     return out
 
 
@@ -596,27 +621,36 @@ def validate_event(event: Obj, group: str, namespace: str) -> list[Cause]:
         if not _str(regarding.get("namespace")) and ns not in ("default", "kube-system"):
             out.append(invalid("involvedObject.namespace", _str(regarding.get("namespace")),
                                "does not match event.namespace"))
-        if not _str(controller):
-            out.append(required(controller_field))
-        out += [invalid(controller_field, _str(controller), m) for m in label_key_errors(_str(controller))]
-        if not _str(instance):
-            out.append(required("reportingInstance"))
-        if len(_str(instance)) > REPORTING_INSTANCE_LIMIT:
-            out.append(invalid("reportingInstance", "", f"can have at most {REPORTING_INSTANCE_LIMIT} characters"))
-        if not _str(event.get("action")):
-            out.append(required("action"))
-        if len(_str(event.get("action"))) > ACTION_LIMIT:
-            out.append(invalid("action", "", f"can have at most {ACTION_LIMIT} characters"))
-        if not _str(event.get("reason")):
-            out.append(required("reason"))
-        if len(_str(event.get("reason"))) > REASON_LIMIT:
-            out.append(invalid("reason", "", f"can have at most {REASON_LIMIT} characters"))
-        if len(_str(message)) > NOTE_LIMIT:
-            out.append(invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+        out += _event_reporting(event, controller_field, controller, instance, message)
     if not _DNS1123_SUBDOMAIN.match(ns):
         out.append(invalid("namespace", ns, SUBDOMAIN_MSG))
     if not new_api:
         return out
+    return out + _events_v1(event)
+
+
+def _event_reporting(event: Obj, controller_field: str, controller: Any, instance: Any, message: Any) -> list[Cause]:
+    """An event with an eventTime: who reported it, the action and reason (each required, each bounded),
+    and the note's length."""
+    out: list[Cause] = []
+    if not _str(controller):
+        out.append(required(controller_field))
+    out += [invalid(controller_field, _str(controller), m) for m in label_key_errors(_str(controller))]
+    for field, value, limit in (("reportingInstance", instance, REPORTING_INSTANCE_LIMIT),
+                                ("action", event.get("action"), ACTION_LIMIT),
+                                ("reason", event.get("reason"), REASON_LIMIT)):
+        if not _str(value):
+            out.append(required(field))
+        if len(_str(value)) > limit:
+            out.append(invalid(field, "", f"can have at most {limit} characters"))
+    if len(_str(message)) > NOTE_LIMIT:
+        out.append(invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    return out
+
+
+def _events_v1(event: Obj) -> list[Cause]:
+    """events.k8s.io/v1's stricter rules: a series, an eventTime, a type, and no deprecated fields."""
+    out: list[Cause] = []
     series = event.get("series")
     if isinstance(series, Mapping):
         count = series.get("count")
