@@ -12,7 +12,7 @@ import orjson
 from aiohttp import web
 
 from scheduler.simulator import media, protobuf, tables
-from scheduler.simulator.apierrors import ApiError, bad_request
+from scheduler.simulator.apierrors import ApiError, bad_request, conflict
 from scheduler.simulator.decode import (
     MAX_DEPTH,
     DecodeError,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scheduler.simulator.faults import Faults
     from scheduler.simulator.openapi import OpenAPI
 
-__all__ = ["FRESH_WAIT", "MAX_BODY", "HandlerBase", "Request"]
+__all__ = ["FRESH_WAIT", "MAX_BODY", "HandlerBase", "Request", "check_resource_version"]
 
 Obj = dict[str, Any]
 
@@ -64,6 +64,14 @@ def list_options_invalid(causes: list[tuple[str, str, str]]) -> ApiError:
     return ApiError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
                     {"group": "meta.k8s.io", "kind": "ListOptions",
                      "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
+
+
+def check_resource_version(rt: ResourceType, name: str, want_rv: Any, old: Obj) -> None:
+    """The resourceVersion precondition of a write: 409 where the caller names one that is not the stored
+    object's (the generic registry's ``OptimisticLockErrorMsg``)."""
+    if want_rv and want_rv != old["metadata"]["resourceVersion"]:
+        raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
+                                 "version and try again")
 
 
 def too_large_resource_version(wanted: int, current: int) -> ApiError:

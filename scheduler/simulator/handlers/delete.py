@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from scheduler.simulator.apierrors import conflict, invalid, not_found
-from scheduler.simulator.handlers.base import Request
+from scheduler.simulator.handlers.base import Request, check_resource_version
 from scheduler.simulator.handlers.list import ListHandler
 from scheduler.simulator.interfaces import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from scheduler.simulator.registry.meta import now_iso
@@ -91,9 +91,7 @@ def _check_preconditions(rt: ResourceType, name: str, old: Obj, pre: Obj) -> Non
     if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
         raise conflict(rt, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
                                  f"{old['metadata']['uid']}")
-    if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
-        raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
-                                 "version and try again")
+    check_resource_version(rt, name, pre.get("resourceVersion"), old)
 
 
 def _pod_grace(old: Obj, grace: Any) -> Any:

@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 
-from scheduler.simulator.apierrors import ApiError, bad_request, conflict, invalid, not_found
+from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_found
+from scheduler.simulator.handlers.base import check_resource_version
 from scheduler.simulator.handlers.create import CreateHandler
 from scheduler.simulator.handlers.update import UpdateHandler
 from scheduler.simulator.interfaces import Writer
@@ -91,9 +92,7 @@ class PatchHandler(CreateHandler, UpdateHandler):
         if not isinstance(doc, dict):
             raise bad_request("the patched object is not an object")
         want_rv = (doc.get("metadata") or {}).get("resourceVersion")
-        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
-            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
-                                     "version and try again")
+        check_resource_version(rt, name, want_rv, old)
         # How the patcher shows the patch if the result does not decode strictly: a strategic merge patch
         # as Go prints the patch's map, the others as the patched object's JSON (Go's keeps the fields in
         # the Go type's order; sorted here).

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.simulator import tables
-from scheduler.simulator.apierrors import ApiError, bad_request, conflict, invalid, not_found
+from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_found
+from scheduler.simulator.handlers.base import check_resource_version
 from scheduler.simulator.handlers.update import UpdateHandler
 from scheduler.simulator.interfaces import Writer
 from scheduler.simulator.patch import PatchError, json_patch, merge_patch
@@ -57,9 +58,7 @@ class ScaleHandler(UpdateHandler):
         if not isinstance(new_scale, dict):
             raise bad_request("the body must be a Scale object")
         want_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
-        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
-            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
-                                     "version and try again")
+        check_resource_version(rt, name, want_rv, old)
         replicas = (new_scale.get("spec") or {}).get("replicas", 0)
         if isinstance(replicas, bool) or not isinstance(replicas, int):
             raise bad_request('Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal into Go '

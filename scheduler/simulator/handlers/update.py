@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.simulator import schema
-from scheduler.simulator.apierrors import bad_request, conflict, invalid, not_found
-from scheduler.simulator.handlers.base import HandlerBase
+from scheduler.simulator.apierrors import bad_request, invalid, not_found
+from scheduler.simulator.handlers.base import HandlerBase, check_resource_version
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core.validation import validate_pod_status
@@ -37,9 +37,7 @@ class UpdateHandler(HandlerBase):
             # A custom resource's update strategy requires the precondition (AllowUnconditionalUpdate false).
             raise invalid(rt.kind, name, [("metadata.resourceVersion", "FieldValueInvalid",
                                                      "Invalid value: 0x0: must be specified for an update")], rt.group)
-        if want_rv and want_rv != old["metadata"]["resourceVersion"]:
-            raise conflict(rt, name, "the object has been modified; please apply your changes to the latest "
-                                     "version and try again")
+        check_resource_version(rt, name, want_rv, old)
         return self._apply_update(rt, old, new, sub, dry, strict, writer)
 
     def _apply_update(self, rt: ResourceType, old: Obj, new: Obj, sub: str, dry: bool, strict: bool = False,
