@@ -1,7 +1,7 @@
 """Exceptions raised by the scheduling core, and where every other exception class of the package sits.
 
 The hierarchy. Classes defined outside this module are named by their module under ``scheduler``;
-``tests/test_errors.py`` imports every module and fails when a class is missing here::
+``tests/errors/test_errors.py`` imports every module and fails when a class is missing here::
 
     SchedulerError                      base of everything the core raises on purpose
     ├── ParseError                      API JSON that cannot become a typed object
