@@ -442,6 +442,68 @@ def test_a_binding_that_hangs_after_its_token_is_still_cut_at_the_deadline() -> 
     assert client.bound == {} and s.queue.where("uid-hung") is not None
 
 
+# ---- back-pressure: binds that only talk to the API hold the worker, waiting ones do not ----------------
+class HeldClient(MemoryClient):
+    """Bindings that wait until released: an API slower than the scheduling cycle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def bind(self, pod: Any, node_name: str) -> None:
+        await self.release.wait()
+        await super().bind(pod, node_name)
+
+
+def test_the_worker_waits_when_its_api_bound_bindings_fill_the_slots() -> None:
+    """End to end the worker scheduled faster than the Bindings completed, and without a bound each
+    attempt's latency (scheduling through binding) grew with the backlog for the whole run (issue #32
+    item 4's follow-up: SchedulingBasic e2e attempt P50 0.06 -> 0.44 s). With every Binding held, the
+    worker runs MAX_BINDING_API_IN_FLIGHT cycles and waits; the rest stay queued, and all bind, once
+    each, when the API answers."""
+    from scheduler.service import MAX_BINDING_API_IN_FLIGHT
+    client = HeldClient()
+    s = SchedulerService(client, seed=1)
+    client.cache = s.cache
+    s.on_profile("p", {"schedulerName": "s1"})
+    for n in range(4):                            # 110 pods a node
+        s.on_node("ADDED", node_obj(f"n{n}", cpu="64"))
+    pods = MAX_BINDING_API_IN_FLIGHT + 44
+    for i in range(pods):
+        s.on_pod("ADDED", pod_obj(f"w{i}", cpu="1m"))
+    seen: dict[str, int] = {}
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 3
+        while loop.time() < end and s.cycles < MAX_BINDING_API_IN_FLIGHT:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)                  # the scenario: the worker would go on if it could
+        seen["held"], seen["queued"] = s.cycles, s.queue.counts()["active"]
+        client.release.set()
+        end = loop.time() + 15
+        while len(client.bound) < pods and loop.time() < end:
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(go())
+    assert seen["held"] == MAX_BINDING_API_IN_FLIGHT and seen["queued"] == pods - MAX_BINDING_API_IN_FLIGHT, seen
+    assert len(client.bound) == pods and s.cycles == pods and client.failures == []
+
+
+def test_bindings_that_wait_in_pre_bind_take_no_slot() -> None:
+    """Pods parked in a budgeted PreBind wait (VolumeBinding's provisioning) do not count: more of
+    them than there are slots never stop the worker (issue #32 item 4)."""
+    from scheduler.service import MAX_BINDING_API_IN_FLIGHT
+    s, client = slow_service(BudgetedPreBind(30.0, budget=60.0), binding_timeout=5.0)
+    pods = MAX_BINDING_API_IN_FLIGHT + 20
+    for i in range(pods):
+        s.on_pod("ADDED", pod_obj(f"w{i}", cpu="1m"))
+    run_worker_for(s, 5, until=lambda: s.cycles >= pods + 1)
+    assert s.cycles == pods + 1 and client.bound == {}      # every cycle ran; all still in PreBind
+
 def test_volume_events_carry_the_old_object_for_the_hints() -> None:
     """CSIDriver and CSIStorageCapacity updates reach the queue with the object before, which
     VolumeBinding's hints compare (a capacity that shrank does not move the pod, one that grew does)."""
