@@ -34,7 +34,7 @@ The hierarchy. Classes defined outside this module are named by their module und
     │   └── dra.allocator.NodeAllocationError
     │                                   upstream's ``ErrFailedAllocationOnNode``: only this node fails
     ├── dra.cel.CELError                a CEL runtime (or compile) error in a device selector
-    └── dra.celcost.CostError           a selector whose cost cannot be estimated: it does not parse
+    └── dra.cel_ast.CostError           a selector whose cost cannot be estimated: it does not parse
     Exception
     ├── plugins.dynamicresources.binding.DynamicResourcesError
     │   │                               a DRA PreBind failure, upstream's text; never a ClientError,
