@@ -28,10 +28,10 @@ The hierarchy. Classes defined outside this module are named by their module und
 
     ValueError
     ├── features.FeatureGateError       a bad ``--feature-gates`` value: a usage error naming it
-    ├── dra.allocator.AllocationError   upstream's non-nil error from ``Allocate``: the attempt aborts
-    │   ├── dra.allocator.CELSelectorError
+    ├── dra.errors.AllocationError      upstream's non-nil error from ``Allocate``: the attempt aborts
+    │   ├── dra.errors.CELSelectorError
     │   │                               a device selector that does not compile or fails at run time
-    │   └── dra.allocator.NodeAllocationError
+    │   └── dra.errors.NodeAllocationError
     │                                   upstream's ``ErrFailedAllocationOnNode``: only this node fails
     ├── dra.cel.CELError                a CEL runtime (or compile) error in a device selector
     └── dra.cel_ast.CostError           a selector whose cost cannot be estimated: it does not parse
@@ -58,7 +58,7 @@ The hierarchy. Classes defined outside this module are named by their module und
     Exception
     ├── framework.plugin_lists.ScoreFailed      a per-node Score plugin's non-success status, carried
     │                                           to run_score, which returns it as the Score status
-    └── dra.allocator._MaxSizeExceeded          the allocation would exceed upstream's
+    └── dra.errors._MaxSizeExceeded             the allocation would exceed upstream's
                                                 ``AllocationResultsMaxSize``: this node cannot allocate
 
     The API client's HTTP/1.1 transport (``scheduler.kubeapi``), turned into a TransportError by

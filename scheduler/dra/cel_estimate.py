@@ -251,7 +251,6 @@ def _replace_bound(n: int, replaced: int, unmoved: bool) -> tuple[int, int]:
     return math.ceil(n / replaced), 0
 
 
-
 @dataclass(frozen=True, slots=True)
 class _CallArgs:
     """One call, as the cost rules read it."""

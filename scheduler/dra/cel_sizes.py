@@ -24,7 +24,6 @@ _STRING_TRAVERSAL, _REGEX_LENGTH = 0.1, 0.25
 _PRESENCE_TEST = 0                       # Kubernetes: checker.PresenceTestHasCost(false)
 
 
-
 def _add(a: int, b: int) -> int:
     return min(a + b, U64)
 
@@ -111,7 +110,6 @@ def _path_size(path: tuple[str, ...] | None) -> Size | None:
             return None
         node = nxt
     return 0, node.max
-
 
 
 @dataclass(eq=False)

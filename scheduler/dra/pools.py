@@ -1,0 +1,176 @@
+"""The pools a node sees (upstream's ``structured/pools.go``: ``GatherPools``, ``NodeMatches``), and
+the ``SliceIndex`` that finds them without scanning every slice. The index also holds what the
+single-request fast path (``simple_plan``) keeps per slice for as long as the slices and classes do
+not change: the candidates per set of selectors, and the results built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from scheduler.model.dra import AllocationResult, DeviceID, ResourceSlice
+from scheduler.model.selectors import NodeSelector
+
+
+@dataclass(slots=True)
+class Node:
+    """What the allocator reads of a node: its name and labels."""
+
+    name: str
+    labels: Mapping[str, str]
+
+
+def node_matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSelector | None) -> bool:
+    """upstream's ``NodeMatches``."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return selector.matches(node.labels, node.name)
+    return False
+
+
+# A class's selectors with a request's: what decides which devices a request may take.
+_Selectors = tuple[tuple[str | None, ...], tuple[str | None, ...]]
+
+
+class _Candidates(NamedTuple):
+    """The devices of a slice that passed a request's checks except "in use", in order: their
+    names and positions in the slice, and by index into those the selector error to raise when
+    the search reaches the device (where: ``"class"`` or ``"claim"``, and the text; the class's
+    name and the claim's key are filled in when raised, as they are the pod's). Strings and ints
+    only, so that the garbage collector stops tracking them: the index holds one per slice and
+    set of selectors for as long as the slices do not change."""
+
+    names: tuple[str, ...]
+    positions: tuple[int, ...]
+    errors: dict[int, tuple[str, str]] | None
+
+
+# --- pools ------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Pool:
+    driver: str
+    pool: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list[ResourceSlice] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}"
+
+
+class SliceIndex:
+    """The slices of one cycle, indexed so a node's pools are found without scanning every slice:
+    node-local slices by node name, the others (node selector, all nodes) in one list, and all
+    slices by pool (for ``checkSlicesInPool``). Slices the stable allocator does not support
+    (partitionable devices) are left out, as ``GatherPools`` skips them."""
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        # Kept for as long as the slices do not change (the plugin keeps one per store version),
+        # so what depends only on the slices is computed once, not per node per pod: each slice's
+        # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
+        self._ids: dict[int, tuple[DeviceID, ...]] = {}
+        self._pools: dict[str, list[Pool]] = {}
+        # For the single-request fast path (``SimplePlan``): per (slice, selectors) the devices a
+        # request can take, and the allocation results built, by request, class and devices. The
+        # index lives for one version of the slices *and classes* (the plugin's does: the store's
+        # ``slices_version`` moves with both), so a class's name stands for its selectors and config.
+        self.candidates: dict[_Selectors, dict[int, _Candidates]] = {}
+        self.results: dict[tuple[object, ...], tuple[AllocationResult]] = {}
+        self.order: dict[tuple[str, str], int] = {}
+        self.by_node: dict[str, list[ResourceSlice]] = {}
+        self.shared: list[ResourceSlice] = []
+        self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for s in slices:
+            pid = (s.driver, s.pool.name)
+            self.by_pool.setdefault(pid, []).append(s)
+            if s.per_device_node_selection or s.shared_counters:
+                continue
+            self.order.setdefault(pid, len(self.order))
+            if s.node_name:
+                self.by_node.setdefault(s.node_name, []).append(s)
+            elif s.all_nodes or s.node_selector is not None:
+                self.shared.append(s)
+
+    def has_slices(self, node: Node) -> bool:
+        """Whether any slice is for ``node`` (``for_node`` without building the list)."""
+        if node.name in self.by_node:
+            return True
+        return any(node_matches(node, "", s.all_nodes, s.node_selector) for s in self.shared)
+
+    def for_node(self, node: Node) -> list[ResourceSlice]:
+        local = self.by_node.get(node.name, [])
+        shared = [s for s in self.shared if node_matches(node, "", s.all_nodes, s.node_selector)]
+        return local + shared if shared else local
+
+    def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
+        """``DeviceID(driver, pool, name)`` of each of ``s``'s devices, in order (the index holds
+        ``s``, so its ``id`` stays its own)."""
+        ids = self._ids.get(id(s))
+        if ids is None:
+            ids = self._ids[id(s)] = tuple(DeviceID(s.driver, s.pool.name, d.name) for d in s.devices)
+        return ids
+
+    def pools_for(self, node: Node) -> list[Pool]:
+        """``gather_pools`` for ``node``; memoised by node name when every slice is node-local
+        (then the pools depend on nothing else). The pools are only read by the search."""
+        if self.shared:
+            return gather_pools(self, node)
+        pools = self._pools.get(node.name)
+        if pools is None:
+            pools = self._pools[node.name] = gather_pools(self, node)
+        return pools
+
+
+def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
+    """upstream's ``GatherPools`` for one node."""
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in index.for_node(node):
+        pid = (s.driver, s.pool.name)
+        have = pools.get(pid)
+        if have is None or s.pool.generation > have[0].pool.generation:
+            pools[pid] = [s]
+        elif s.pool.generation == have[0].pool.generation:
+            have.append(s)
+    out: list[Pool] = []
+    for pid in sorted(pools, key=lambda p: index.order.get(p, 0)):
+        slices = pools[pid]
+        first = slices[0].pool
+        if len(slices) == first.resource_slice_count:
+            out.append(_build_pool(pid, slices))
+            continue
+        obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
+        if obsolete:
+            continue
+        if len(all_slices) != first.resource_slice_count:
+            out.append(Pool(pid[0], pid[1], incomplete=True))
+            continue
+        out.append(_build_pool(pid, slices))
+    return out
+
+
+def _check_slices_in_pool(slices: Sequence[ResourceSlice], generation: int) -> tuple[bool, list[ResourceSlice]]:
+    same = []
+    for s in slices:
+        if s.pool.generation == generation:
+            same.append(s)
+        elif s.pool.generation > generation:
+            return True, []
+    return False, same
+
+
+def _build_pool(pid: tuple[str, str], slices: list[ResourceSlice]) -> Pool:
+    seen: set[str] = set()
+    for s in slices:
+        for d in s.devices:
+            if d.name in seen:
+                return Pool(pid[0], pid[1], invalid=True, invalid_reason=f"duplicate device name {d.name}")
+            seen.add(d.name)
+    return Pool(pid[0], pid[1], slices=slices)
