@@ -9,13 +9,16 @@ Plugins read only the snapshot.
 ``node_order`` lists the live rows interleaved by zone (upstream's ``nodeTree``: zone1's first node,
 zone2's first node, ..., zone1's second node, ...), so a sampled search covers every zone. It is
 rebuilt only when the node set or a node's labels change.
+
+The snapshot reads the cache through ``CacheView``, the few members it passes on, so this module
+does not import ``cache``, which imports it.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -23,9 +26,9 @@ from scheduler.cache.counters import CountArray, PodPredicate, TermHolders
 from scheduler.cache.node_table import IntArray, NodeInfo, NodeTable
 
 if TYPE_CHECKING:
-    from scheduler.cache.cache import Cache, WhatIf
+    from scheduler.cache.what_if import WhatIf
 
-__all__ = ["ZONE_LABEL", "Snapshot", "zone_interleaved"]
+__all__ = ["ZONE_LABEL", "CacheView", "Snapshot", "zone_interleaved"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -54,10 +57,36 @@ def zone_interleaved(table: NodeTable) -> IntArray:
     return rows[order][inter]
 
 
+class CacheView(Protocol):
+    """What a ``Snapshot`` reads of the ``Cache`` (each member is the cache's own, documented there)."""
+
+    @property
+    def table(self) -> NodeTable: ...
+
+    @property
+    def lock(self) -> contextlib.AbstractContextManager[bool]: ...
+
+    @property
+    def holders(self) -> TermHolders: ...
+
+    @property
+    def pvc_refs(self) -> Mapping[tuple[str, str], int]: ...
+
+    def order_positions(self, order: IntArray) -> IntArray: ...
+
+    def unlocked(self) -> contextlib.AbstractContextManager[None]: ...
+
+    def counter(self, key: PodPredicate) -> CountArray: ...
+
+    def what_if(self, *, columns_only: bool = False) -> WhatIf: ...
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]: ...
+
+
 class Snapshot:
     __slots__ = ("_cache", "node_order", "table")
 
-    def __init__(self, cache: Cache, node_order: IntArray) -> None:
+    def __init__(self, cache: CacheView, node_order: IntArray) -> None:
         self._cache = cache
         self.table: NodeTable = cache.table
         self.node_order = node_order
