@@ -3,9 +3,9 @@
 An extender is an external process that takes part in a profile's decisions through four verbs:
 *filter* (which of the feasible nodes it accepts), *prioritize* (a score per node), *bind* (it
 binds the pod itself) and *preempt* (it revises preemption's candidates). The core never speaks
-HTTP: it calls the ``Extender`` Protocol below, and the edge implements it
-(``scheduler/kubeapi/extender.py``, one ``HTTPExtender`` per ``spec.extenders[]`` entry, built by
-the factory the app hands to ``SchedulerService``).
+HTTP: it calls the ``Extender`` Protocol (``extender_interface``, re-exported here), and the edge
+implements it (``scheduler/kubeapi/extender.py``, one ``HTTPExtender`` per ``spec.extenders[]``
+entry, built by the factory the app hands to ``SchedulerService``).
 
 Where they run, as upstream's ``schedule_one.go`` runs them::
 
@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from scheduler.framework.extender_interface import Extender, ExtenderFilterResult, Victims
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, Scores
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod
@@ -66,74 +66,6 @@ MAX_EXTENDER_PRIORITY = 10
 # Upstream's framework.ExtenderName: what a pod rejected by an extender has in its unschedulable
 # plugins. No plugin registers events under it, so any cluster event requeues such a pod.
 EXTENDER_NAME = "Extender"
-
-
-@dataclass(frozen=True, slots=True)
-class ExtenderFilterResult:
-    """What a filter call returned (``ExtenderFilterResult``, its nodes resolved to names)."""
-
-    nodes: tuple[str, ...]                                   # the nodes it kept, in its order
-    failed: Mapping[str, str] = field(default_factory=dict)  # FailedNodes: node → reason
-    failed_and_unresolvable: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Victims:
-    """``extenderv1.Victims``: the pods preemption would remove from a node (most important
-    first) and how many PodDisruptionBudgets that breaks."""
-
-    pods: tuple[Pod, ...]
-    num_pdb_violations: int = 0
-
-
-class Extender(Protocol):
-    """One configured extender (upstream's ``fwk.Extender``). ``filter``, ``prioritize`` and
-    ``process_preemption`` block (for at most the configured timeout) and raise on any failure;
-    ``bind`` is a coroutine. The verbs it was not configured with are never called."""
-
-    @property
-    def name(self) -> str:
-        """Its ``urlPrefix``, as upstream names an extender."""
-        ...
-
-    @property
-    def config(self) -> object:
-        """Its configuration, comparable with ``==`` (a shadow profile reuses the live search only
-        when both run the same extenders)."""
-        ...
-
-    @property
-    def weight(self) -> int: ...
-
-    def is_ignorable(self) -> bool: ...
-
-    def is_filter(self) -> bool: ...
-
-    def is_prioritizer(self) -> bool: ...
-
-    def is_binder(self) -> bool: ...
-
-    def supports_preemption(self) -> bool: ...
-
-    def is_interested(self, pod: Pod) -> bool:
-        """Whether the pod requests one of its ``managedResources`` (always, with none)."""
-        ...
-
-    def filter(self, pod: Pod, nodes: Sequence[Node]) -> ExtenderFilterResult:
-        """The nodes it keeps of ``nodes`` (by name), and why it failed the others."""
-        ...
-
-    def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]:
-        """``(host, score)`` pairs, and the weight to apply to them."""
-        ...
-
-    async def bind(self, pod: Pod, node: str) -> None: ...
-
-    def process_preemption(self, pod: Pod, victims: Mapping[str, Victims],
-                           pods_on: Callable[[str], Mapping[str, Pod] | None]) -> dict[str, Victims]:
-        """The candidates it accepts, with their victims. ``pods_on(node)`` is the node's pods by
-        uid (``None``: no such node), to resolve the victims it names by uid."""
-        ...
 
 
 class ObjectSource(Protocol):

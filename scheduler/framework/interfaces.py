@@ -56,7 +56,7 @@ from scheduler.model import Pod
 if TYPE_CHECKING:
     from scheduler.cache import NodeInfo, Snapshot
     from scheduler.framework.diagnosis import NodeToStatus
-    from scheduler.framework.extender import Extender
+    from scheduler.framework.extender_interface import Extender
 
 __all__ = [
     "EXTENSION_POINT_PROTOCOLS",
