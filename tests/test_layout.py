@@ -46,6 +46,23 @@ def test_every_edge_is_a_package_and_the_rest_is_core() -> None:
     assert placed == modules - EDGES
 
 
+def test_the_import_graph_has_no_circle() -> None:
+    """No module of ``scheduler`` reaches itself through its imports, ``if TYPE_CHECKING:`` ones
+    included (grimp counts them, as the layers contracts do): an import ``a -> b`` lies on a circle
+    exactly when ``b`` reaches ``a`` back, i.e. when both sit in a strongly connected component of
+    more than one module. A circle found is named by its shortest chain."""
+    import grimp
+    graph = grimp.build_graph("scheduler", cache_dir=None)
+    circles = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            if imported in graph.modules and graph.chain_exists(importer=imported, imported=importer):
+                chain = graph.find_shortest_chain(importer=imported, imported=importer)
+                assert chain is not None
+                circles.add(" -> ".join((importer, *chain)))
+    assert sorted(circles) == []
+
+
 def test_import_contracts_are_kept() -> None:
     out = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
                           "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
