@@ -49,7 +49,8 @@ import numpy as np
 from scheduler.cache import Cache, Snapshot
 from scheduler.client import SchedulerClient
 from scheduler.errors import ConflictError, NotFoundError
-from scheduler.framework.batch import Hint, ScoredNodes
+from scheduler.framework.batch import ScoredNodes
+from scheduler.framework.batch_run import BatchRun
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.decision import (
     DECISION_ANNOTATION,
@@ -74,7 +75,6 @@ from scheduler.framework.extender import (
     prioritize_with_extenders,
 )
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
-from scheduler.framework.signature import PodSignature
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
@@ -145,49 +145,6 @@ class _Attempt:
     num_all_nodes: int = 0
     # (rows, totals, per-plugin normalised scores) of the Score run, kept for a decision record.
     scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int] | None = None
-
-
-class _BatchRun:
-    """One cycle's use of its profile's opportunistic batch (``framework/batch.py``): the hint asked
-    for after PreFilter (upstream's ``GetNodeHint``) and the results stored after the search
-    (``StoreScheduleResults``). The pod is signed once, and only if a batching rule asks."""
-
-    __slots__ = ("_signed", "candidates", "cycle", "fwk", "hinted", "pod", "snapshot")
-
-    def __init__(self, fwk: Framework, pod: Pod, snapshot: Snapshot, cycle: int, candidates: int) -> None:
-        self.fwk = fwk
-        self.pod = pod
-        self.snapshot = snapshot
-        self.cycle = cycle
-        self.candidates = candidates
-        self.hinted: Hint | None = None
-        self._signed: list[PodSignature | None] = []
-
-    def signature(self) -> PodSignature | None:
-        if not self._signed:
-            self._signed.append(self.fwk.sign_pod(self.pod))
-        return self._signed[0]
-
-    def hint(self, state: CycleState, *, nominations: bool) -> Hint | None:
-        fwk, pod, snapshot = self.fwk, self.pod, self.snapshot
-        self.hinted = fwk.batch.get_node_hint(
-            pod, self.signature, self.cycle, order=snapshot.node_order, candidates=self.candidates,
-            stamp=snapshot.table.mutations, nominations=nominations,
-            check=lambda r: fwk.run_filter_on_node(state, pod, snapshot, r), row_of=snapshot.row_of,
-            select=fwk.select_position)
-        return self.hinted
-
-    def raw_scores(self, evaluated: int, nominations: int) -> dict[str, np.ndarray] | None:
-        """Where ``run_score`` keeps the raw scores: only for a list the next pod may reuse, one from
-        a search over every candidate with no pod nominated anywhere (framework/batch.py,
-        conditions 6 and 7)."""
-        return {} if evaluated == self.candidates and nominations == 0 else None
-
-    def store(self, chosen: str, row: int, others: ScoredNodes | None, *, partial: bool = False) -> None:
-        hinted = self.snapshot.node_info(self.hinted.row).name if self.hinted else None
-        self.fwk.batch.store_schedule_results(self.signature, hinted, chosen, row, others, self.cycle,
-                                              order=self.snapshot.node_order, candidates=self.candidates,
-                                              partial=partial)
 
 
 def truncate_message(msg: str) -> str:
@@ -295,7 +252,7 @@ class Scheduler:
                       cycle: int | None = None) -> _Attempt:
         """Upstream's ``schedulePod``: PreFilter, find the feasible nodes, prioritize them, select
         the host. With ``cycle`` (batching on), the profile's batch is asked for a hint after
-        PreFilter and told the outcome after the search (``_BatchRun``); the search itself does
+        PreFilter and told the outcome after the search (``BatchRun``); the search itself does
         not know of it."""
         a = _Attempt(num_all_nodes=snapshot.num_nodes)
         if snapshot.num_nodes == 0:
@@ -304,7 +261,7 @@ class Scheduler:
         candidates = self._run_pre_filter(fwk, state, pod, snapshot, a)
         if candidates is None:
             return a
-        batch = _BatchRun(fwk, pod, snapshot, cycle, len(candidates)) if cycle is not None else None
+        batch = BatchRun(fwk, pod, snapshot, cycle, len(candidates)) if cycle is not None else None
         if batch is not None and self._take_hint(fwk, state, pod, snapshot, a, batch):
             return a
         feasible = self._find_nodes_that_fit_pod(fwk, state, pod, snapshot, a, candidates,
@@ -316,7 +273,7 @@ class Scheduler:
             if batch is not None:
                 batch.store(a.node, int(feasible[0]), None)
             return a
-        # The raw scores are kept only for a list the next pod may reuse (_BatchRun.raw_scores).
+        # The raw scores are kept only for a list the next pod may reuse (BatchRun.raw_scores).
         raw = batch.raw_scores(a.evaluated, len(self.queue.nominator)) if batch is not None else None
         scored = self._prioritize_nodes(fwk, state, pod, snapshot, a, feasible, raw)
         if scored is None:
@@ -434,7 +391,7 @@ class Scheduler:
 
     # --- opportunistic batching (framework/batch.py) ----------------------------------------
     def _take_hint(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, a: _Attempt,
-                   batch: _BatchRun) -> bool:
+                   batch: BatchRun) -> bool:
         """Place ``pod`` on the batch's hint, as the full search would have (the module docstring of
         ``framework/batch.py`` says why it is the same node); False if there is no hint or the
         hinted node fails its Filter run (upstream's evaluateNominatedNode for a hint), and the
@@ -461,7 +418,7 @@ class Scheduler:
 
     def _store_scored(self, fwk: Framework, state: CycleState, pod: Pod, a: _Attempt, feasible: np.ndarray,
                       per_plugin: dict[str, np.ndarray], raw: dict[str, np.ndarray] | None, pos: int,
-                      batch: _BatchRun) -> None:
+                      batch: BatchRun) -> None:
         """Upstream's StoreScheduleResults after a scored cycle: the feasible nodes but the chosen
         one, for the next pod, when they stand for a search over every candidate node."""
         others: ScoredNodes | None = None
