@@ -19,7 +19,8 @@ Schemas: a built-in kind's from ``apidefs`` (``x-kubernetes-list-type``, ``-list
 ``-map-type``; a list without a list type but with a patch merge key is associative on that key, as
 the built-in types' schema conversion does; otherwise atomic). A custom resource's from its CRD (lists
 atomic unless typed; ``x-kubernetes-preserve-unknown-fields`` and untyped values are deduced: maps
-granular, lists atomic).
+granular, lists atomic). A struct also keeps its fields' ``x-kubernetes-patch-strategy`` and
+``-patch-merge-key`` (``Schema.patch``): the strategic merge patch (``patch.py``) walks the same nodes.
 
 Left out: unions, field-level version conversion (one version per kind is served), and the
 ``managedFields`` of writes the simulated controllers make themselves.
@@ -65,11 +66,15 @@ SCALAR, STRUCT, MAP, ATOMIC, LIST_MAP, LIST_SET, DEDUCED = range(7)
 
 class Schema:
     """A compiled schema node: how a value at this place is owned and merged."""
-    __slots__ = ("item", "keys", "kind", "props", "value")
+    __slots__ = ("item", "keys", "kind", "patch", "props", "value")
 
     def __init__(self, kind: int) -> None:
         self.kind = kind
         self.props: dict[str, Schema] = {}
+        # STRUCT: the strategic merge patch metadata of the fields that declare it, as
+        # (x-kubernetes-patch-strategy, x-kubernetes-patch-merge-key): kept on the struct, not on the
+        # field's node, because a field's node may be a definition other fields share.
+        self.patch: dict[str, tuple[str, str]] = {}
         self.value: Schema | None = None       # MAP: its values
         self.item: Schema | None = None        # LIST_MAP / LIST_SET: its items
         self.keys: tuple[str, ...] = ()        # LIST_MAP: the key fields
@@ -87,8 +92,8 @@ def _definition(name: str) -> Schema:
     _COMPILED[name] = node                    # before its fields: definitions refer to themselves
     _STABLE.add(id(node))                     # kept for the process's life: its id is a cache key
     compiled = compile_schema(apidefs.schemas().get(name) or {}, builtin=True)
-    node.kind, node.props, node.value, node.item, node.keys = (compiled.kind, compiled.props, compiled.value,
-                                                               compiled.item, compiled.keys)
+    node.kind, node.props, node.value, node.item, node.keys, node.patch = (
+        compiled.kind, compiled.props, compiled.value, compiled.item, compiled.keys, compiled.patch)
     return node
 
 
@@ -108,6 +113,8 @@ def compile_schema(schema: Obj, *, builtin: bool) -> Schema:
     if isinstance(props, dict) and props:
         node = Schema(STRUCT)
         node.props = {k: compile_schema(v, builtin=builtin) for k, v in props.items() if isinstance(v, dict)}
+        node.patch = {k: (str(v["x-kubernetes-patch-strategy"]), str(v.get("x-kubernetes-patch-merge-key") or ""))
+                      for k, v in props.items() if isinstance(v, dict) and v.get("x-kubernetes-patch-strategy")}
         return node
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
@@ -138,7 +145,12 @@ def _compile_array(schema: Obj, builtin: bool) -> Schema:
         node = Schema(LIST_SET)
         node.item = compile_schema(items, builtin=builtin)
         return node
-    return Schema(ATOMIC)
+    node = Schema(ATOMIC)
+    if "merge" in str(schema.get("x-kubernetes-patch-strategy", "")):
+        # Atomic to field ownership, merged by a strategic merge patch (JobStatus.conditions): its
+        # items' schema is what the patch recurses into.
+        node.item = compile_schema(items, builtin=builtin)
+    return node
 
 
 def kind_schema(group: str, version: str, kind: str, crd_schema: Obj | None) -> Schema:

@@ -1,12 +1,15 @@
 """PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
 
-Strategic merge follows ``k8s.io/apimachinery/pkg/util/strategicpatch`` for what kubectl relies on:
-lists with a merge key (``containers`` by ``name``, ``taints`` by ``key``, ``conditions`` by
-``type``, …) merge element by element, primitive lists with ``patchStrategy: merge``
-(``finalizers``) take the union, everything else is replaced; the directives ``$patch: replace``,
-``$patch: delete``, ``$deleteFromPrimitiveList/<field>``, ``$setElementOrder/<field>`` and
-``$retainKeys`` are understood. Field names are matched by name, whatever the object's depth, which is
-how the built-in types' patch metadata works out in practice.
+Strategic merge follows ``k8s.io/apimachinery/pkg/util/strategicpatch`` (``patch.go``), its patch
+metadata read from the served OpenAPI schema, walked as field ownership walks it (``managed.py``
+compiles each definition once, by ``$ref``): a list whose field declares
+``x-kubernetes-patch-strategy: merge`` merges its maps by the field's
+``x-kubernetes-patch-merge-key`` (a Service's ``ports`` by ``port``, a container's by
+``containerPort``), or its primitives as a set (``finalizers``); every other list is replaced whole (a
+Node's ``spec.taints``, a pod's ``tolerations``); a map merges field by field unless its field
+declares ``replace`` (a PDB's ``selector``). The directives ``$patch: replace|delete``,
+``$deleteFromPrimitiveList/<field>``, ``$setElementOrder/<field>`` and ``$retainKeys`` are understood.
+Custom resources never get here: kube-apiserver refuses their strategic merge patches with 415.
 
 A JSON patch is the one body that can grow a document far beyond its own size: ``copy`` duplicates a
 subtree, so 23 self-copies double a document 23 times. kube-apiserver bounds it in two ways
@@ -24,11 +27,19 @@ from typing import Any
 
 import orjson
 
+from scheduler.simulator.managed import DEDUCED, MAP, STRUCT, Schema
+
 __all__ = ["COPY_SIZE_LIMIT", "MAX_JSON_PATCH_OPERATIONS", "PatchError", "json_patch", "merge_patch",
            "strategic_merge_patch"]
 
 MAX_JSON_PATCH_OPERATIONS = 10_000
 COPY_SIZE_LIMIT = 3 * 1024 * 1024
+
+_DIRECTIVE = "$patch"
+_RETAIN = "$retainKeys"
+_ORDER = "$setElementOrder/"
+_DELETE_FROM = "$deleteFromPrimitiveList/"
+_UNKNOWN = Schema(DEDUCED)          # no patch metadata: maps merge, lists are replaced
 
 
 class PatchError(ValueError):
@@ -166,90 +177,181 @@ def _apply_op(doc: Any, kind: Any, path: str, op: dict[str, Any]) -> Any:
     raise PatchError(f"Unexpected kind: {kind}", 400)
 
 
-# Lists merged by key in the built-in types (patchMergeKey in the Go struct tags).
-MERGE_KEYS: dict[str, str] = {
-    "containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
-    "volumes": "name", "volumeMounts": "mountPath", "volumeDevices": "devicePath", "ports": "containerPort",
-    "imagePullSecrets": "name", "conditions": "type", "taints": "key", "addresses": "type",
-    "ownerReferences": "uid", "hostAliases": "ip", "topologySpreadConstraints": "topologyKey",
-    "resourceClaims": "name", "schedulingGates": "name", "containerStatuses": "name",
-    "initContainerStatuses": "name", "podIPs": "ip", "readinessGates": "conditionType",
-    # ResourceClaimStatus.reservedFor: patchStrategy merge, patchMergeKey uid (resource.k8s.io/v1)
-    "reservedFor": "uid",
-}
-PRIMITIVE_MERGE = {"finalizers"}
-
-
-def strategic_merge_patch(target: Any, patch: Any) -> Any:
-    return _smp(copy.deepcopy(target), patch)
-
-
-def _smp(target: Any, patch: Any) -> Any:
+def strategic_merge_patch(target: Any, patch: Any, schema: Schema) -> Any:
+    """``StrategicMergeMapPatch`` of ``patch`` into ``target`` (a copy), ``schema`` being the kind's
+    compiled schema (``managed.kind_schema``), as the server applies it (``MergeParallelList`` and
+    ``IgnoreUnmatchedNulls``)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    if not isinstance(target, dict):
-        target = {}
-    directive = patch.get("$patch")
-    if directive == "replace":
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
-    if directive == "delete":
-        return None
-    retain = patch.get("$retainKeys")
+        raise PatchError("the patch must be a JSON object", 400)
+    return _merge_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch, schema)
+
+
+def _field(node: Schema, k: str) -> tuple[Schema, str, str]:
+    """A field's schema node, patch strategy (without ``retainKeys``) and merge key."""
+    if node.kind == STRUCT:
+        strategy, key = node.patch.get(k, ("", ""))
+        strategies = [s for s in strategy.split(",") if s and s != "retainKeys"]
+        return node.props.get(k, _UNKNOWN), strategies[0] if strategies else "", key
+    if node.kind == MAP and node.value is not None:
+        return node.value, "", ""
+    return _UNKNOWN, "", ""
+
+
+def _clean(value: Any) -> Any:
+    """A value the patch adds where the target has none: without nulls (``discardNullValuesFromPatch``)
+    and without directives, which the object's decoding would drop."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if v is not None and not k.startswith("$")}
+    if isinstance(value, list):
+        return [_clean(v) for v in value if not (isinstance(v, dict) and v.get(_DIRECTIVE) == "delete")]
+    return value
+
+
+def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Schema) -> dict[str, Any]:
+    """``mergeMap``: directives first (``$patch``, ``$retainKeys``, ``$setElementOrder``), then each field."""
+    if _DIRECTIVE in patch:
+        directive = patch[_DIRECTIVE]
+        if directive == "replace":
+            replaced: dict[str, Any] = _clean({k: v for k, v in patch.items() if k != _DIRECTIVE})
+            return replaced
+        if directive == "delete":
+            return {}
+        raise PatchError(f"unknown patch type: {directive} in map: {_show(patch)}", 400)
+    patch = dict(patch)
+    retain = patch.pop(_RETAIN, None)
+    if retain is not None:
+        _retain_keys(original, patch, retain)
+    for k in [k for k in patch if k.startswith(_ORDER)]:
+        _ordered_list(original, patch, k[len(_ORDER):], patch.pop(k), node)
     for k, v in patch.items():
-        if k in ("$patch", "$retainKeys") or k.startswith("$setElementOrder/"):
+        if k.startswith(_DELETE_FROM):
+            field = k[len(_DELETE_FROM):]
+            if not isinstance(v, list):
+                raise PatchError("invalid patch: $deleteFromPrimitiveList must be a list", 400)
+            if isinstance(original.get(field), list):
+                original[field] = [x for x in original[field] if x not in v]
             continue
-        if k.startswith("$deleteFromPrimitiveList/"):
-            field = k.split("/", 1)[1]
-            if isinstance(target.get(field), list):
-                target[field] = [x for x in target[field] if x not in v]
+        if v is None:
+            original.pop(k, None)
             continue
-        _smp_field(target, k, v)
-    if isinstance(retain, list):
-        for k in list(target):
-            if k not in retain:
-                del target[k]
-    return target
-
-
-def _smp_field(target: dict[str, Any], k: str, v: Any) -> None:
-    """One field of a strategic merge patch: removed (null), a list merged by its merge key or as a set
-    of primitives, a list replaced, or a value merged recursively."""
-    if v is None:
-        target.pop(k, None)
-    elif isinstance(v, list) and k in MERGE_KEYS and isinstance(target.get(k), list):
-        target[k] = _merge_list(target[k], v, MERGE_KEYS[k])
-    elif isinstance(v, list) and k in PRIMITIVE_MERGE and isinstance(target.get(k), list):
-        target[k] = list(target[k]) + [x for x in v if x not in target[k]]
-    elif isinstance(v, list):
-        target[k] = [_smp({}, x) if isinstance(x, dict) else copy.deepcopy(x) for x in v
-                     if not (isinstance(x, dict) and x.get("$patch") == "delete")]
-        target[k] = [{kk: vv for kk, vv in x.items() if not kk.startswith("$")} if isinstance(x, dict) else x
-                     for x in target[k]]
-    else:
-        merged = _smp(target.get(k), v)
-        if merged is None:
-            target.pop(k, None)
+        current = original.get(k)
+        if isinstance(current, dict) and isinstance(v, dict):
+            child, strategy, _ = _field(node, k)
+            original[k] = _clean(v) if strategy == "replace" else _merge_map(current, v, child)
+        elif isinstance(current, list) and isinstance(v, list):
+            child, strategy, key = _field(node, k)
+            original[k] = _merge_list(current, v, child, key) if strategy == "merge" else _clean(v)
         else:
-            target[k] = merged
+            original[k] = _clean(v)
+    return original
 
 
-def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:
-    if any(isinstance(x, dict) and x.get("$patch") == "replace" for x in patch):
-        return [copy.deepcopy(x) for x in patch if not (isinstance(x, dict) and "$patch" in x)]
-    out = [copy.deepcopy(x) for x in current]
-    index = {x.get(key): i for i, x in enumerate(out) if isinstance(x, dict)}
+def _retain_keys(original: dict[str, Any], patch: dict[str, Any], retain: Any) -> None:
+    """``applyRetainKeysDirective``: the patch may only set retained fields; the others are cleared."""
+    if not isinstance(retain, list):
+        raise PatchError("invalid patch: $retainKeys must be a list", 400)
+    for k in patch:
+        if not k.startswith("$") and k not in retain:
+            raise PatchError("patch content doesn't match retainKeys list", 409)
+    for k in [k for k in original if k not in retain]:
+        del original[k]
+
+
+def _merge_list(original: list[Any], patch: list[Any], node: Schema, key: str) -> list[Any]:
+    """``mergeSlice``: primitives as a set, maps by ``key`` (``$patch: delete``/``replace`` items),
+    then ordered as the patch orders its items (``normalizeElementOrder``)."""
+    if not original and not patch:
+        return original
+    maps = [isinstance(x, dict) for x in original + patch]
+    if any(isinstance(x, list) for x in original + patch):
+        raise PatchError("lists of lists are not supported", 409)
+    if not any(maps):
+        merged = list(original) + [x for x in patch if x not in original]
+        return _normalize(merged, patch, original, "")
+    if not all(maps):
+        raise PatchError("all elements of a merged list must be maps", 400)
+    if not key:
+        raise PatchError("cannot merge lists without merge key", 400)
+    item_node = node.item or _UNKNOWN
+    plain = []
+    merged = list(original)
     for item in patch:
-        if not isinstance(item, dict) or key not in item:
-            out.append(copy.deepcopy(item))
-            continue
-        i = index.get(item[key])
-        if item.get("$patch") == "delete":
-            if i is not None:
-                out[i] = None
-            continue
-        if i is None:
-            index[item[key]] = len(out)
-            out.append(_smp({}, item))
+        directive = item.get(_DIRECTIVE)
+        if directive is None:
+            plain.append(item)
+        elif directive == "delete":
+            if key not in item:
+                raise PatchError(f"map: {_show(item)} does not contain declared merge key: {key}")
+            merged = [x for x in merged if x.get(key) != item[key]]
+        elif directive == "replace":
+            return [_clean(x) for x in patch if _DIRECTIVE not in x]
+        elif directive == "merge":
+            raise PatchError("merging lists cannot yet be specified in the patch", 400)
         else:
-            out[i] = _smp(out[i], item)
-    return [x for x in out if x is not None]
+            raise PatchError(f"unknown patch type: {directive} in map: {_show(item)}", 400)
+    for item in plain:
+        if key not in item:
+            raise PatchError(f"map: {_show(item)} does not contain declared merge key: {key}")
+        at = next((i for i, x in enumerate(merged) if x.get(key) == item[key]), None)
+        if at is None:
+            merged.append(_clean(item))
+        else:
+            merged[at] = _merge_map(merged[at], item, item_node)
+    return _normalize(merged, plain, original, key)
+
+
+def _ordered_list(original: dict[str, Any], patch: dict[str, Any], field: str, order: Any, node: Schema) -> None:
+    """``$setElementOrder/<field>``: the field's patch list merged, then ordered as the directive lists
+    the items the client knows; items only the server has keep their places among them."""
+    if not isinstance(order, list):
+        raise PatchError("invalid patch: $setElementOrder must be a list", 400)
+    child, strategy, key = _field(node, field)
+    if strategy != "merge":
+        return
+    current = original.get(field)
+    sent = patch.pop(field, [])
+    if sent is None:
+        original.pop(field, None)
+        return
+    if not isinstance(sent, list):
+        raise PatchError(f"invalid patch: {field} must be a list", 400)
+    base = current if isinstance(current, list) else []
+    merged = _merge_list(base, sent, child, key) if base or sent else []
+    if merged or current is not None:
+        original[field] = _normalize(merged, order, base, key)
+
+
+def _ident(item: Any, key: str) -> Any:
+    return orjson.dumps(item.get(key) if key and isinstance(item, dict) else item)
+
+
+def _normalize(merged: list[Any], patch_order: list[Any], server_order: list[Any], key: str) -> list[Any]:
+    """``normalizeElementOrder``: the items the patch names in the patch's order, those only the server
+    has in its order, interleaved by the server's order where both are known (``mergeSortedSlice``)."""
+    in_patch = {_ident(x, key): i for i, x in enumerate(patch_order) if not key or isinstance(x, dict)}
+    in_server = {_ident(x, key): i for i, x in enumerate(server_order)}
+    patched = sorted((x for x in merged if _ident(x, key) in in_patch), key=lambda x: in_patch[_ident(x, key)])
+    server_only = sorted((x for x in merged if _ident(x, key) not in in_patch),
+                         key=lambda x: in_server.get(_ident(x, key), len(in_server)))
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(patched):
+        if j >= len(patched):
+            out.append(server_only[i])
+            i += 1
+        elif i >= len(server_only):
+            out.append(patched[j])
+            j += 1
+        else:
+            li, ri = in_server.get(_ident(server_only[i], key), -1), in_server.get(_ident(patched[j], key), -1)
+            if li >= 0 and ri >= 0 and li < ri:
+                out.append(server_only[i])
+                i += 1
+            else:
+                out.append(patched[j])
+                j += 1
+    return out
+
+
+def _show(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

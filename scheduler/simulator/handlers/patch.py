@@ -80,7 +80,8 @@ class PatchHandler(CreateHandler, UpdateHandler):
                                    "application/merge-patch+json, application/apply-patch+yaml")
                 if not isinstance(body, dict):
                     raise bad_request("the patch must be a JSON object")
-                doc = strategic_merge_patch(current, body)
+                doc = strategic_merge_patch(current, body, self._fields_schema(rt, {"apiVersion": rt.api_version,
+                                                                                     "kind": rt.kind}))
             else:
                 if not isinstance(body, dict):
                     raise bad_request("the patch must be a JSON object")
