@@ -169,13 +169,15 @@ def test_patch_types(api: Http, ctype: str, patch: object, code: int, image: str
         assert body["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m"}}
 
 
-def test_strategic_merge_of_node_taints_by_key(api: Http) -> None:
+def test_strategic_merge_replaces_node_taints(api: Http) -> None:
+    """NodeSpec.taints declares no patch strategy: a strategic merge patch replaces the list, as upstream
+    (kubectl taint sends the taints that remain)."""
     n = node("n1")
     n["spec"] = {"taints": [{"key": "a", "effect": "NoSchedule"}]}
     api("POST", "/api/v1/nodes", n)
     code, body = api("PATCH", "/api/v1/nodes/n1", {"spec": {"taints": [{"key": "b", "effect": "NoExecute"}]}},
                      ctype="application/strategic-merge-patch+json")
-    assert code == 200 and [t["key"] for t in body["spec"]["taints"]] == ["a", "b"]
+    assert code == 200 and [t["key"] for t in body["spec"]["taints"]] == ["b"]
     code, body = api("PATCH", "/api/v1/nodes/n1", [{"op": "test", "path": "/spec/taints/0/key", "value": "zzz"}],
                      ctype="application/json-patch+json")
     assert code == 422 and "test failed" in body["message"]
