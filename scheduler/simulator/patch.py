@@ -23,13 +23,14 @@ document grows, so the work a patch can cause is bounded too.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import orjson
 
 from scheduler.simulator.managed import DEDUCED, MAP, STRUCT, Schema
 
-__all__ = ["COPY_SIZE_LIMIT", "MAX_JSON_PATCH_OPERATIONS", "PatchError", "json_patch", "merge_patch",
+__all__ = ["COPY_SIZE_LIMIT", "MAX_JSON_PATCH_OPERATIONS", "PatchError", "go_value", "json_patch", "merge_patch",
            "strategic_merge_patch"]
 
 MAX_JSON_PATCH_OPERATIONS = 10_000
@@ -177,6 +178,42 @@ def _apply_op(doc: Any, kind: Any, path: str, op: dict[str, Any]) -> Any:
     raise PatchError(f"Unexpected kind: {kind}", 400)
 
 
+def go_value(value: Any) -> str:
+    """fmt's ``%+v`` of a decoded JSON value (maps with sorted keys, strings bare, null ``<nil>``): how the
+    patcher shows a strategic merge patch in ``patch_invalid``."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(f: float) -> str:
+    """``%v`` of a float64: the shortest digits, in exponent form below 1e-4 or from 1e6 (``1e+06``)."""
+    if math.isnan(f) or math.isinf(f):
+        return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf")
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
+    if f == 0:
+        return sign + "0"
+    mantissa, _, e = repr(abs(f)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    raw = (whole + frac).lstrip("0")
+    exp = (len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0"))) - 1) + int(e or 0)
+    digits = raw.rstrip("0") or "0"
+    if exp < -4 or exp >= 6:
+        return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    digits = digits.ljust(exp + 1, "0")
+    return f"{sign}{digits[:exp + 1]}{'.' + digits[exp + 1:] if len(digits) > exp + 1 else ''}"
+
+
 def strategic_merge_patch(target: Any, patch: Any, schema: Schema) -> Any:
     """``StrategicMergeMapPatch`` of ``patch`` into ``target`` (a copy), ``schema`` being the kind's
     compiled schema (``managed.kind_schema``), as the server applies it (``MergeParallelList`` and
@@ -216,7 +253,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Schema) ->
             return replaced
         if directive == "delete":
             return {}
-        raise PatchError(f"unknown patch type: {directive} in map: {_show(patch)}", 400)
+        raise PatchError(f"unknown patch type: {directive} in map: {go_value(patch)}", 500)
     patch = dict(patch)
     retain = patch.pop(_RETAIN, None)
     if retain is not None:
@@ -227,7 +264,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Schema) ->
         if k.startswith(_DELETE_FROM):
             field = k[len(_DELETE_FROM):]
             if not isinstance(v, list):
-                raise PatchError("invalid patch: $deleteFromPrimitiveList must be a list", 400)
+                raise PatchError("invalid patch format of primitive list", 400)
             if isinstance(original.get(field), list):
                 original[field] = [x for x in original[field] if x not in v]
             continue
@@ -248,11 +285,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Schema) ->
 
 def _retain_keys(original: dict[str, Any], patch: dict[str, Any], retain: Any) -> None:
     """``applyRetainKeysDirective``: the patch may only set retained fields; the others are cleared."""
-    if not isinstance(retain, list):
-        raise PatchError("invalid patch: $retainKeys must be a list", 400)
-    for k in patch:
-        if not k.startswith("$") and k not in retain:
-            raise PatchError("patch content doesn't match retainKeys list", 409)
+    if not isinstance(retain, list) or not all(isinstance(k, str) for k in retain):
+        raise PatchError("invalid patch format of retainKeys", 400)
+    for k, v in patch.items():
+        if v is not None and not k.startswith((_DELETE_FROM, _ORDER)) and k not in retain:
+            raise PatchError("patch content doesn't match retainKeys list", 422)
     for k in [k for k in original if k not in retain]:
         del original[k]
 
@@ -264,14 +301,14 @@ def _merge_list(original: list[Any], patch: list[Any], node: Schema, key: str) -
         return original
     maps = [isinstance(x, dict) for x in original + patch]
     if any(isinstance(x, list) for x in original + patch):
-        raise PatchError("lists of lists are not supported", 409)
+        raise PatchError("lists of lists are not supported", 422)
     if not any(maps):
         merged = list(original) + [x for x in patch if x not in original]
         return _normalize(merged, patch, original, "")
     if not all(maps):
-        raise PatchError("all elements of a merged list must be maps", 400)
+        raise PatchError("types don't match: a merged list mixes maps and other values", 500)
     if not key:
-        raise PatchError("cannot merge lists without merge key", 400)
+        raise PatchError("cannot merge lists without merge key", 500)
     item_node = node.item or _UNKNOWN
     plain = []
     merged = list(original)
@@ -281,17 +318,17 @@ def _merge_list(original: list[Any], patch: list[Any], node: Schema, key: str) -
             plain.append(item)
         elif directive == "delete":
             if key not in item:
-                raise PatchError(f"map: {_show(item)} does not contain declared merge key: {key}")
+                raise PatchError(f"map: {go_value(item)} does not contain declared merge key: {key}", 500)
             merged = [x for x in merged if x.get(key) != item[key]]
         elif directive == "replace":
             return [_clean(x) for x in patch if _DIRECTIVE not in x]
         elif directive == "merge":
-            raise PatchError("merging lists cannot yet be specified in the patch", 400)
+            raise PatchError("merging lists cannot yet be specified in the patch", 500)
         else:
-            raise PatchError(f"unknown patch type: {directive} in map: {_show(item)}", 400)
+            raise PatchError(f"unknown patch type: {directive} in map: {go_value(item)}", 500)
     for item in plain:
         if key not in item:
-            raise PatchError(f"map: {_show(item)} does not contain declared merge key: {key}")
+            raise PatchError(f"map: {go_value(item)} does not contain declared merge key: {key}", 500)
         at = next((i for i, x in enumerate(merged) if x.get(key) == item[key]), None)
         if at is None:
             merged.append(_clean(item))
@@ -304,7 +341,7 @@ def _ordered_list(original: dict[str, Any], patch: dict[str, Any], field: str, o
     """``$setElementOrder/<field>``: the field's patch list merged, then ordered as the directive lists
     the items the client knows; items only the server has keep their places among them."""
     if not isinstance(order, list):
-        raise PatchError("invalid patch: $setElementOrder must be a list", 400)
+        raise PatchError("invalid patch format of setElementOrder list", 400)
     child, strategy, key = _field(node, field)
     if strategy != "merge":
         return
@@ -314,7 +351,9 @@ def _ordered_list(original: dict[str, Any], patch: dict[str, Any], field: str, o
         original.pop(field, None)
         return
     if not isinstance(sent, list):
-        raise PatchError(f"invalid patch: {field} must be a list", 400)
+        got = "map[string]interface {}" if isinstance(sent, dict) else \
+            {str: "string", bool: "bool", int: "float64", float: "float64"}.get(type(sent), "interface {}")
+        raise PatchError(f"expected a []interface {{}}, but received a {got}", 500)   # ErrBadArgType
     base = current if isinstance(current, list) else []
     merged = _merge_list(base, sent, child, key) if base or sent else []
     if merged or current is not None:
@@ -351,7 +390,3 @@ def _normalize(merged: list[Any], patch_order: list[Any], server_order: list[Any
                 out.append(patched[j])
                 j += 1
     return out
-
-
-def _show(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

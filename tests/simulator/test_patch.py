@@ -165,3 +165,24 @@ def test_a_custom_resource_refuses_a_strategic_merge_patch(api: Http) -> None:
                               "spec": {"xs": [1]}})[0] == 201
     status, body = api("PATCH", path + "/w", {"spec": {"xs": [2]}}, ctype="application/strategic-merge-patch+json")
     assert status == 415, json.dumps(body)
+
+
+def test_patch_errors_answer_as_apiserver_interprets_them(api: Http) -> None:
+    """interpretStrategicMergePatchError: a patch that sets a field its ``$retainKeys`` leaves out is 422;
+    an item of a merged list without its merge key is the merge's own error, a bare 500."""
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+              "spec": {"selector": {"matchLabels": {"app": "d"}}, "replicas": 0,
+                       "template": {"metadata": {"labels": {"app": "d"}},
+                                    "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}}
+    assert api("POST", "/apis/apps/v1/namespaces/default/deployments", deploy)[0] == 201
+    smp = "application/strategic-merge-patch+json"
+    status, body = api("PATCH", "/apis/apps/v1/namespaces/default/deployments/d",
+                       {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate", "rollingUpdate": None}}},
+                       ctype=smp)
+    assert status == 200 and body["spec"]["strategy"] == {"type": "Recreate"}
+    status, body = api("PATCH", "/apis/apps/v1/namespaces/default/deployments/d",
+                       {"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": {"maxSurge": 1}}}}, ctype=smp)
+    assert (status, body["reason"], body["message"]) == (422, "Invalid", "patch content doesn't match retainKeys list")
+    status, body = api("PATCH", "/apis/apps/v1/namespaces/default/deployments/d",
+                       {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}, ctype=smp)
+    assert (status, body["message"]) == (500, "map: map[image:x] does not contain declared merge key: name")

@@ -5,7 +5,6 @@ merges by field ownership (``managed``), with 409 on another manager's field unl
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import orjson
@@ -16,49 +15,13 @@ from scheduler.simulator.handlers.create import CreateHandler
 from scheduler.simulator.handlers.update import UpdateHandler
 from scheduler.simulator.interfaces import Writer
 from scheduler.simulator.managed import duplicate_entries
-from scheduler.simulator.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from scheduler.simulator.patch import PatchError, _go_float, go_value, json_patch, merge_patch, strategic_merge_patch
 from scheduler.simulator.resources import ResourceType
 from scheduler.simulator.store import external
 
-__all__ = ["PatchHandler", "go_value"]
+__all__ = ["PatchHandler", "_go_float", "go_value"]
 
 Obj = dict[str, Any]
-
-
-def go_value(value: Any) -> str:
-    """fmt's ``%+v`` of a decoded JSON value (maps with sorted keys, strings bare, null ``<nil>``): how the
-    patcher shows a strategic merge patch in ``patch_invalid``."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_value(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return _go_float(value)
-    return str(value)
-
-
-def _go_float(f: float) -> str:
-    """``%v`` of a float64: the shortest digits, in exponent form below 1e-4 or from 1e6 (``1e+06``)."""
-    if math.isnan(f) or math.isinf(f):
-        return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf")
-    sign = "-" if math.copysign(1.0, f) < 0 else ""
-    if f == 0:
-        return sign + "0"
-    mantissa, _, e = repr(abs(f)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    raw = (whole + frac).lstrip("0")
-    exp = (len(whole) - 1 if whole.strip("0") else -(len(frac) - len(frac.lstrip("0"))) - 1) + int(e or 0)
-    digits = raw.rstrip("0") or "0"
-    if exp < -4 or exp >= 6:
-        return f"{sign}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    digits = digits.ljust(exp + 1, "0")
-    return f"{sign}{digits[:exp + 1]}{'.' + digits[exp + 1:] if len(digits) > exp + 1 else ''}"
 
 
 class PatchHandler(CreateHandler, UpdateHandler):
@@ -89,7 +52,9 @@ class PatchHandler(CreateHandler, UpdateHandler):
         except PatchError as e:
             if e.code == 413:
                 raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {e}") from None
-            raise ApiError(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e)) from None
+            # interpretStrategicMergePatchError: format errors 400, two 422s; any other merge error is
+            # passed on as a bare 500, as apiserver does.
+            raise ApiError(e.code, {422: "Invalid", 400: "BadRequest"}.get(e.code, ""), str(e)) from None
         if not isinstance(doc, dict):
             raise bad_request("the patched object is not an object")
         want_rv = (doc.get("metadata") or {}).get("resourceVersion")
