@@ -144,6 +144,18 @@ def test_unschedulable_pod_gets_failed_scheduling_then_binds_when_a_node_arrives
     env.wait(lambda: bound(env).get("big") == "large", message="binds once a node is added")
 
 
+def test_a_pod_selecting_the_kubelets_os_label_binds_to_a_node_created_without_labels(env: Env) -> None:
+    """Issue #34 §2: the simulated kubelet labels its node (``kubernetes.io/os: linux``, the hostname, the
+    arch), so a pod with ``nodeSelector: kubernetes.io/os: linux`` is bound by the real operator."""
+    env.apply(profile("default", "kopf-scheduler"),
+              {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"},
+               "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}})
+    env.wait(lambda: accepted(env, "default"), message="profile accepted")
+    linux = pod("linux-only")
+    linux["spec"]["nodeSelector"] = {"kubernetes.io/os": "linux", "kubernetes.io/hostname": "bare"}
+    env.apply(linux)
+    env.wait(lambda: bound(env).get("linux-only") == "bare", message="the linux pod binds")
+
 
 def test_a_pod_that_asks_for_its_decision_gets_it_as_an_annotation(env: Env) -> None:
     """Issue #20 §1: ``scheduling.kopf-scheduler.io/explain: "true"`` on a pod makes the scheduler write

@@ -3,6 +3,10 @@ becomes Running and Ready (Initialized, ContainersReady, a pod IP, container sta
 ``running_after`` seconds after its Binding, once its resource claims are ready; a Job's pod
 completes after ``completion_seconds``; a pod deleted with a grace period is held, its
 ``deletionTimestamp`` set, for ``min(grace, termination_seconds)`` seconds and then removed.
+
+Every node is one of these kubelets': it registers with the labels the kubelet's ``initialNode`` gives
+(``pkg/kubelet/kubelet_node_status.go``): the hostname, ``kubernetes.io/os`` and ``/arch`` and their
+``beta.kubernetes.io`` twins, which labels the node was created with are never overwritten.
 """
 
 from __future__ import annotations
@@ -14,9 +18,19 @@ from scheduler.simulator.controllers.disruption import DisruptionController
 from scheduler.simulator.interfaces import ClusterWriter
 from scheduler.simulator.registry.meta import now_iso
 
-__all__ = ["Kubelet"]
+__all__ = ["Kubelet", "node_labels"]
 
 Obj = dict[str, Any]
+
+# The platform every simulated kubelet reports (goruntime.GOOS / GOARCH), as the node's nodeInfo does.
+OS, ARCH = "linux", "amd64"
+
+
+def node_labels(name: str) -> dict[str, str]:
+    """The labels the kubelet registers its node with (``initialNode``): v1.LabelHostname is the hostname,
+    which ``nodeutil.GetHostname`` trims and lowercases; the stable and the beta os/arch labels."""
+    return {"kubernetes.io/hostname": name.strip().lower(), "kubernetes.io/os": OS, "kubernetes.io/arch": ARCH,
+            "beta.kubernetes.io/os": OS, "beta.kubernetes.io/arch": ARCH}
 
 
 class Kubelet(Controller):
@@ -29,6 +43,18 @@ class Kubelet(Controller):
         self.running_after = running_after
         self.termination_seconds = termination_seconds
         self.completion_seconds = completion_seconds
+
+    def register(self, node: Obj) -> None:
+        """A node being created is this kubelet's registration: its default labels added, never replacing
+        one the node already has."""
+        meta = node.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("labels") or {}, dict):
+            return      # validation answers for a malformed object
+        defaults = node_labels(str(meta.get("name") or ""))
+        if len(defaults["kubernetes.io/hostname"]) > 63:
+            # No kubelet registers under a hostname longer than a label value: such a node was a client's.
+            del defaults["kubernetes.io/hostname"]
+        meta["labels"] = {**defaults, **(meta.get("labels") or {})}
 
     def pod_bound(self, namespace: str, name: str, uid: str) -> None:
         if self.running_after is not None:

@@ -117,6 +117,8 @@ class Strategy(StoreState):
         if key == "/pods":
             self._admit_pod(obj, old)
         elif key == "/nodes":
+            if old is None:
+                self.controllers.kubelet.register(obj)
             admission.default_node(obj)
         elif key == "scheduling.k8s.io/priorityclasses":
             self._admit_priority_class(obj, old)
