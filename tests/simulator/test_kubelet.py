@@ -3,9 +3,17 @@ a deleted pod."""
 
 from __future__ import annotations
 
+import calendar
+import time
 from typing import Any
 
 from tests.simulator.helpers import Http
+from tests.simulator.kubectl import Kubectl, needs_kubectl
+
+# Pods run 50 ms after their Binding; a deleted one is held 3 s (its grace period is 30 s) as a kubelet
+# stops its containers.
+SIM_OPTIONS = {"pod_running_after": 0.05, "pod_termination_seconds": 3.0}
+PODS = "/api/v1/namespaces/default/pods"
 
 
 def _node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -45,3 +53,64 @@ def test_a_pod_selecting_linux_nodes_matches_a_new_node(api: Http) -> None:
     code, body = api("GET", "/api/v1/nodes", params={"labelSelector": "kubernetes.io/os=linux,"
                                                                        "kubernetes.io/hostname=linux-1"})
     assert code == 200 and [n["metadata"]["name"] for n in body["items"]] == ["linux-1"]
+
+
+def _running_pod(api: Http, name: str, node: str) -> dict[str, Any]:
+    api("POST", "/api/v1/nodes", _node(node))
+    code, body = api("POST", PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                                    "spec": {"containers": [{"name": "app", "image": "pause"},
+                                                            {"name": "side", "image": "pause"}]}})
+    assert code == 201, body
+    code, body = api("POST", f"{PODS}/{name}/binding", {"apiVersion": "v1", "kind": "Binding",
+                                                        "metadata": {"name": name},
+                                                        "target": {"kind": "Node", "name": node}})
+    assert code == 201, body
+    return _poll(api, name, lambda p: _cond(p, "Ready") == "True", "the pod Running and Ready")
+
+
+def _cond(pod: dict[str, Any], kind: str) -> str | None:
+    return next((c["status"] for c in (pod.get("status") or {}).get("conditions") or [] if c["type"] == kind), None)
+
+
+def _poll(api: Http, name: str, ok: Any, what: str, timeout: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code, pod = api("GET", f"{PODS}/{name}")
+        if code == 200 and ok(pod):
+            return pod
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_deleted_pods_deletion_timestamp_is_now_plus_its_grace_period(api: Http) -> None:
+    _running_pod(api, "graceful", "grace-node")
+    before = int(time.time())
+    code, body = api("DELETE", f"{PODS}/graceful", {"gracePeriodSeconds": 30})
+    after = int(time.time())
+    assert code == 200, body
+    meta = body["metadata"]
+    assert meta["deletionGracePeriodSeconds"] == 30
+    stamp = calendar.timegm(time.strptime(meta["deletionTimestamp"], "%Y-%m-%dT%H:%M:%SZ"))
+    assert before + 30 <= stamp <= after + 30
+
+
+def test_a_terminating_pod_is_no_longer_ready(api: Http) -> None:
+    """What ``kubectl wait --for=condition=Ready=false`` waits for: the kubelet stopping the containers."""
+    _running_pod(api, "stopping", "stop-node")
+    code, body = api("DELETE", f"{PODS}/stopping")
+    assert code == 200 and body["metadata"]["deletionTimestamp"], body
+    pod = _poll(api, "stopping", lambda p: _cond(p, "Ready") == "False", "Ready=False")
+    ready = next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["reason"] == "ContainersNotReady"
+    assert ready["message"] == "containers with unready status: [app side]"
+    assert _cond(pod, "ContainersReady") == "False"
+    assert [c["ready"] for c in pod["status"]["containerStatuses"]] == [False, False]
+    assert pod["metadata"]["deletionTimestamp"] == body["metadata"]["deletionTimestamp"]
+
+
+@needs_kubectl
+def test_kubectl_wait_for_ready_false_returns_once_a_deleted_pod_stops(api: Http, kubectl: Kubectl) -> None:
+    _running_pod(api, "waited", "wait-node")
+    kubectl("delete", "pod", "waited", "--wait=false")
+    out = kubectl("wait", "--for=condition=Ready=false", "pod/waited", "--timeout=10s")
+    assert out.stdout.strip() == "pod/waited condition met"

@@ -2,7 +2,8 @@
 becomes Running and Ready (Initialized, ContainersReady, a pod IP, container statuses)
 ``running_after`` seconds after its Binding, once its resource claims are ready; a Job's pod
 completes after ``completion_seconds``; a pod deleted with a grace period is held, its
-``deletionTimestamp`` set, for ``min(grace, termination_seconds)`` seconds and then removed.
+``deletionTimestamp`` set (now plus the grace period), for ``min(grace, termination_seconds)`` seconds
+and then removed; meanwhile its containers, and so the pod, are no longer Ready.
 
 Every node is one of these kubelets': it registers with the labels the kubelet's ``initialNode`` gives
 (``pkg/kubelet/kubelet_node_status.go``): the hostname, ``kubernetes.io/os`` and ``/arch`` and their
@@ -70,7 +71,28 @@ class Kubelet(Controller):
             self.termination_seconds > 0 and pod["metadata"].get("deletionGracePeriodSeconds", 0) > 0
 
     def pod_deleting(self, namespace: str, name: str, uid: str, grace: Any) -> None:
+        self.timers.later(0, lambda: self._stop(namespace, name, uid))
         self.timers.later(min(float(grace), self.termination_seconds), lambda: self._delete(namespace, name, uid))
+
+    def _stop(self, namespace: str, name: str, uid: str) -> None:
+        """A terminating pod's containers are being killed: not ready, and so neither is the pod, with the
+        reason and message of ``status.GeneratePodReadyCondition`` (``pkg/kubelet/status/generate.go``)."""
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid:
+            return
+        status = dict(pod.get("status") or {})
+        conds = status.get("conditions") or []
+        if not any(c.get("type") in ("Ready", "ContainersReady") and c.get("status") == "True" for c in conds):
+            return
+        ts = now_iso()
+        names = " ".join(c["name"] for c in (pod.get("spec") or {}).get("containers") or [])
+        status["conditions"] = [{**c, "status": "False", "reason": "ContainersNotReady",
+                                 "message": f"containers with unready status: [{names}]", "lastTransitionTime": ts}
+                                if c.get("type") in ("Ready", "ContainersReady") else c for c in conds]
+        status["containerStatuses"] = [{**c, "ready": False} for c in status.get("containerStatuses") or []]
+        self.api.write(rt, pod, {**pod, "status": status})
+        self.disruption.mark(namespace)
 
     def _delete(self, namespace: str, name: str, uid: str) -> None:
         rt = self.api.rt("", "v1", "pods")

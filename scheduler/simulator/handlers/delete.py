@@ -13,7 +13,7 @@ from scheduler.simulator.apierrors import conflict, invalid, not_found
 from scheduler.simulator.handlers.base import Request, check_resource_version
 from scheduler.simulator.handlers.list import ListHandler
 from scheduler.simulator.interfaces import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from scheduler.simulator.registry.meta import now_iso
+from scheduler.simulator.registry.meta import iso_after
 from scheduler.simulator.resources import ResourceType
 from scheduler.simulator.store import external
 
@@ -62,8 +62,9 @@ class DeleteHandler(ListHandler):
         the controller that holds the object told; what is left is theirs to remove."""
         meta = old["metadata"]
         new = dict(old)
-        new["metadata"] = {**meta, "deletionTimestamp": now_iso(),
-                           "deletionGracePeriodSeconds": int(grace or 0) if rt.store == "/pods" else 0}
+        period = max(int(grace or 0), 0) if rt.store == "/pods" else 0
+        # rest.BeforeDelete: the deletionTimestamp is now plus the grace period, when the object should be gone.
+        new["metadata"] = {**meta, "deletionTimestamp": iso_after(period), "deletionGracePeriodSeconds": period}
         if gc_finalizer and gc_finalizer not in (meta.get("finalizers") or ()):
             new["metadata"]["finalizers"] = [*(meta.get("finalizers") or ()), gc_finalizer]
         if rt.plural == "namespaces":

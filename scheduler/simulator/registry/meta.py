@@ -12,7 +12,7 @@ from typing import Any
 from scheduler.simulator.apierrors import invalid
 from scheduler.simulator.params import path_segment_errors
 
-__all__ = ["DNS1035_MSG", "LABEL_MSG", "QUANTITY_RE", "SUBDOMAIN_MSG", "now_iso", "validate_annotations",
+__all__ = ["DNS1035_MSG", "LABEL_MSG", "QUANTITY_RE", "SUBDOMAIN_MSG", "iso_after", "now_iso", "validate_annotations",
            "validate_name"]
 
 Obj = dict[str, Any]
@@ -75,6 +75,11 @@ def validate_name(kind: str, name: str, *, store: str = "", group: str = "") -> 
 
 
 _NOW: list[Any] = [0, ""]
+
+
+def iso_after(seconds: int) -> str:
+    """The API's RFC 3339 seconds ``seconds`` from now (a deletionTimestamp: now plus the grace period)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(time.time()) + seconds))
 
 
 def now_iso() -> str:
