@@ -142,6 +142,28 @@ def test_status_subresource_changes_only_status_and_main_ignores_status(api: Htt
     assert code == 200 and body["status"]["phase"] == "Running" and body["metadata"]["labels"] == {"x": "y"}
 
 
+def test_a_pods_generation_is_1_on_create_and_bumped_by_spec_changes_and_deletion(api: Http) -> None:
+    """The pod strategy (``PrepareForCreate``/``PrepareForUpdate``) and ``rest.BeforeDelete``: a spec
+    change bumps ``metadata.generation``, a label or status write does not, the first deletion does."""
+    code, p = api("POST", PODS, pod("gen"))
+    assert code == 201 and p["metadata"]["generation"] == 1
+    p["metadata"]["labels"] = {"a": "1"}
+    code, p = api("PUT", f"{PODS}/gen", p)
+    assert code == 200 and p["metadata"]["generation"] == 1
+    p["spec"]["containers"][0]["image"] = "busybox:1.37"
+    code, p = api("PUT", f"{PODS}/gen", p)
+    assert code == 200 and p["metadata"]["generation"] == 2
+    code, p = api("PATCH", f"{PODS}/gen/status", {"status": {"phase": "Running"}},
+                  ctype="application/merge-patch+json")
+    assert code == 200 and p["metadata"]["generation"] == 2
+    p["metadata"]["finalizers"] = ["example.com/hold"]
+    code, p = api("PUT", f"{PODS}/gen", p)
+    assert code == 200
+    code, p = api("DELETE", f"{PODS}/gen")
+    assert code == 200 and p["metadata"]["deletionTimestamp"] and p["metadata"]["generation"] == 3
+    api("PATCH", f"{PODS}/gen", {"metadata": {"finalizers": None}}, ctype="application/merge-patch+json")
+
+
 def test_noop_update_takes_no_resource_version(api: Http) -> None:
     _, p = api("POST", PODS, pod("p"))
     _, same = api("PATCH", f"{PODS}/p", {"metadata": {"labels": {}}}, ctype="application/merge-patch+json")

@@ -24,10 +24,11 @@ __all__ = ["CreateHandler"]
 Obj = dict[str, Any]
 
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-# Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not).
-_WITH_GENERATION = {"apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets", "batch/jobs",
-                    "batch/cronjobs", "policy/poddisruptionbudgets", "apiextensions.k8s.io/customresourcedefinitions",
-                    dra.CLASSES, dra.CLAIMS, dra.SLICES}
+# Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not);
+# pods since pkg/registry/core/pod/strategy.go's PrepareForCreate sets it to 1.
+_WITH_GENERATION = {"/pods", "apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets",
+                    "batch/jobs", "batch/cronjobs", "policy/poddisruptionbudgets",
+                    "apiextensions.k8s.io/customresourcedefinitions", dra.CLASSES, dra.CLAIMS, dra.SLICES}
 
 
 class CreateHandler(HandlerBase):

@@ -65,6 +65,10 @@ class DeleteHandler(ListHandler):
         period = max(int(grace or 0), 0) if rt.store == "/pods" else 0
         # rest.BeforeDelete: the deletionTimestamp is now plus the grace period, when the object should be gone.
         new["metadata"] = {**meta, "deletionTimestamp": iso_after(period), "deletionGracePeriodSeconds": period}
+        if int(meta.get("generation") or 0) > 0:
+            # BeforeDelete and markAsDeleting: the first deletion bumps a generation that is set, so the
+            # object's controllers see the change of intent.
+            new["metadata"]["generation"] = int(meta["generation"]) + 1
         if gc_finalizer and gc_finalizer not in (meta.get("finalizers") or ()):
             new["metadata"]["finalizers"] = [*(meta.get("finalizers") or ()), gc_finalizer]
         if rt.plural == "namespaces":
