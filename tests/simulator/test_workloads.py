@@ -268,6 +268,35 @@ def test_kubectl_rollout_status_and_cascading_delete(sim: SimulatedCluster, api:
     wait(lambda: not pods(api, "app=web"), message="pods collected")
 
 
+@needs_kubectl
+def test_kubectl_rollout_undo_brings_back_the_previous_template_at_a_new_revision(
+        sim: SimulatedCluster, api: Http, tmp_path: Path) -> None:
+    """Issue #34 §10: ``kubectl rollout undo`` answered 422, the Deployment carrying no
+    ``deployment.kubernetes.io/revision``; the deployment controller sets it, and renumbers the ReplicaSet
+    an undo brings back (SetNewReplicaSetAnnotations)."""
+    kubectl: Kubectl = kubectl_for(sim, tmp_path / "home")
+
+    def revision() -> str | None:
+        d = api("GET", f"{APPS}/deployments/undo")[1]
+        return str((d["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision"))
+
+    kubectl("create", "deployment", "undo", "--image=nginx:1.27", "--replicas=1")
+    wait(lambda: revision() == "1", message="revision 1")
+    kubectl("set", "image", "deployment/undo", "nginx=nginx:1.28")
+    wait(lambda: revision() == "2", message="revision 2")
+    out = kubectl("rollout", "undo", "deployment/undo")
+    assert out.stdout.strip() == "deployment.apps/undo rolled back"
+    wait(lambda: revision() == "3", message="revision 3")
+    d = api("GET", f"{APPS}/deployments/undo")[1]
+    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    by_image = {rs["spec"]["template"]["spec"]["containers"][0]["image"]:
+                rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                for rs in api("GET", f"{APPS}/replicasets", params={"labelSelector": "app=undo"})[1]["items"]}
+    assert by_image == {"nginx:1.27": "3", "nginx:1.28": "2"}
+    history = kubectl("rollout", "history", "deployment/undo").stdout
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["2", "3"]
+
+
 def test_a_deployment_keeps_a_replica_set_with_another_clusters_hash(api: Http) -> None:
     """FindNewReplicaSet compares templates ignoring pod-template-hash: a replayed dump's ReplicaSet
     (hashed by the real cluster) stays the current one, and its pods are kept."""

@@ -58,6 +58,8 @@ __all__ = ["WorkloadControllers", "template_hash"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
+# The annotation holding a Deployment's and its ReplicaSets' revision (deploymentutil.RevisionAnnotation).
+REVISION = "deployment.kubernetes.io/revision"
 Key = tuple[str, str, str]          # (store, namespace, name)
 
 _WORKLOADS = ("apps/deployments", "apps/replicasets", "/replicationcontrollers", "apps/statefulsets",
@@ -77,7 +79,8 @@ _DAEMON_TOLERATIONS = [
 def template_hash(template: Obj, collisions: int = 0) -> str:
     """``ComputeHash``: FNV-32a over the template (and the collision count), safe-encoded."""
     h = 0x811C9DC5
-    for b in orjson.dumps(template, option=orjson.OPT_SORT_KEYS) + (str(collisions).encode() if collisions else b""):
+    data = orjson.dumps(_semantic(template), option=orjson.OPT_SORT_KEYS)
+    for b in data + (str(collisions).encode() if collisions else b""):
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
     digits = str(h)
     return "".join(_SAFE[int(d) % len(_SAFE)] for d in digits)
@@ -89,7 +92,17 @@ def _equal_ignoring_hash(a: Obj, b: Obj) -> bool:
         labels = {k: v for k, v in ((t.get("metadata") or {}).get("labels") or {}).items()
                   if k != "pod-template-hash"}
         return {**t, "metadata": {**(t.get("metadata") or {}), "labels": labels}}
-    return strip(a) == strip(b)
+    return bool(_semantic(strip(a)) == _semantic(strip(b)))
+
+
+def _semantic(value: Any) -> Any:
+    """The template as the Go struct holds it: an explicit null is the zero value, as if absent (kubectl's
+    rollout undo sends ``metadata.creationTimestamp: null``, which apiequality.Semantic finds equal)."""
+    if isinstance(value, dict):
+        return {k: _semantic(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
 
 
 def _controller_of(obj: Obj) -> Obj | None:
@@ -245,19 +258,31 @@ class _ReplicaControllers(_WorkloadBase):
         if current is None:
             current = self._new_replica_set(d, want, h, owned)
             owned.append(current)
+        # SetNewReplicaSetAnnotations: the current ReplicaSet is always the newest revision, so one that
+        # an undo brings back is renumbered above the others, as kubectl rollout history shows it.
+        revision = 1 + max((_revision(rs) for rs in owned if rs is not current), default=0)
+        if _revision(current) < revision:
+            current = self.api.write(rs_rt, current, {**current, "metadata": {
+                **current["metadata"], "annotations": {**(current["metadata"].get("annotations") or {}),
+                                                       REVISION: str(revision)}}})
+            owned = [current if rs["metadata"]["uid"] == current["metadata"]["uid"] else rs for rs in owned]
         for rs in owned:
             target = want if rs is current else 0
             if int((rs.get("spec") or {}).get("replicas", 1)) != target:
                 new = {**rs, "metadata": dict(rs["metadata"]), "spec": {**rs["spec"], "replicas": target}}
                 self.api.write(rs_rt, rs, new)
+        # SetDeploymentRevision: the Deployment carries its current revision, which kubectl rollout undo
+        # and rollout history read (pkg/controller/deployment/sync.go).
+        annotations = d["metadata"].get("annotations") or {}
+        if annotations.get(REVISION) != str(_revision(current)):
+            d = self.api.write(self._rt("apps/deployments"), d, {**d, "metadata": {
+                **d["metadata"], "annotations": {**annotations, REVISION: str(_revision(current))}}})
         self._deployment_status(d, want, h, current)
 
     def _new_replica_set(self, d: Obj, want: int, h: str, owned: list[Obj]) -> Obj:
         """The ReplicaSet of the Deployment's current template, at the next revision."""
         spec = d.get("spec") or {}
-        revision = 1 + max((int((rs["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision",
-                                                                                 "0") or 0) for rs in owned),
-                           default=0)
+        revision = 1 + max((_revision(rs) for rs in owned), default=0)
         tmpl = copy.deepcopy(spec.get("template") or {})
         tmpl.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
         selector = copy.deepcopy(spec.get("selector") or {})
@@ -268,7 +293,7 @@ class _ReplicaControllers(_WorkloadBase):
             "labels": dict(tmpl["metadata"]["labels"]), "ownerReferences": [_owner_ref(d)],
             "annotations": {"deployment.kubernetes.io/desired-replicas": str(want),
                             "deployment.kubernetes.io/max-replicas": str(want),
-                            "deployment.kubernetes.io/revision": str(revision)}},
+                            REVISION: str(revision)}},
             "spec": {"replicas": want, "selector": selector, "template": tmpl}}
         return self.api.create(self.api.rt("apps", "v1", "replicasets"), namespace, body, fresh=True,
                                writer=Writer("kube-controller-manager"))
@@ -292,6 +317,14 @@ class _ReplicaControllers(_WorkloadBase):
             "readyReplicas": sum(int(s.get("readyReplicas", 0)) for s in st) or None,
             "availableReplicas": available or None, "unavailableReplicas": max(0, want - available) or None,
             "conditions": conditions, "collisionCount": old.get("collisionCount")})
+
+
+def _revision(rs: Obj) -> int:
+    """deploymentutil.Revision: the ReplicaSet's ``deployment.kubernetes.io/revision``, 0 when unset or bad."""
+    try:
+        return int((rs["metadata"].get("annotations") or {}).get(REVISION, "0"))
+    except ValueError:
+        return 0
 
 
 def _deployment_conditions(available: bool, complete: bool, rs_name: str) -> list[tuple[str, bool, str, str]]:
