@@ -38,14 +38,16 @@ class ApiError(Exception):
 
 
 def status_body(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:
-    """A failure ``Status``. An empty ``reason`` is left out, as Go's ``omitempty`` leaves out
-    ``StatusReasonUnknown``: that is how kube-apiserver passes on an error it does not recognise (etcd's)."""
-    out: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                "code": code}
+    """A failure ``Status``, its fields in ``metav1.Status``'s order (kind, apiVersion, metadata, status,
+    message, reason, details, code), as encoding/json writes them. An empty ``reason`` is left out, as
+    Go's ``omitempty`` leaves out ``StatusReasonUnknown``: that is how kube-apiserver passes on an error
+    it does not recognise (etcd's)."""
+    out: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message}
     if reason:
         out["reason"] = reason
     if details:
         out["details"] = details
+    out["code"] = code
     return out
 
 

@@ -72,6 +72,19 @@ def test_create_defaults_and_generate_name(api: Http) -> None:
     assert (code, again["reason"], again["message"]) == (409, "AlreadyExists", f'pods "{meta["name"]}" already exists')
 
 
+def test_error_status_fields_come_in_gos_order(api: Http) -> None:
+    """``metav1.Status`` as encoding/json writes it: kind, apiVersion, metadata, status, message, reason,
+    details, code (clients that read the body as a stream, or compare it, saw code before reason)."""
+    code, body = api("GET", f"{PODS}/missing")
+    assert code == 404
+    assert list(body) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"]
+    assert list(body["details"]) == ["name", "kind"]
+    api("POST", PODS, pod("twice"))
+    code, body = api("POST", PODS, pod("twice"))
+    assert code == 409 and list(body) == ["kind", "apiVersion", "metadata", "status", "message", "reason",
+                                          "details", "code"]
+
+
 def test_create_in_a_missing_namespace_is_404(api: Http) -> None:
     code, body = api("POST", "/api/v1/namespaces/ghost/pods", pod("p"))
     assert (code, body["message"]) == (404, 'namespaces "ghost" not found')
