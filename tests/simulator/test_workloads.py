@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import Http, node, wait
+from tests.simulator.helpers import Http, node, pod, wait
 from tests.simulator.kubectl import Kubectl, kubectl_for, needs_kubectl
 
 NS = "/api/v1/namespaces/default"
@@ -254,6 +254,29 @@ def test_an_unknown_propagation_policy_is_refused(api: Http) -> None:
     api("POST", f"{APPS}/deployments", deployment("pp", 0))
     code, body = api("DELETE", f"{APPS}/deployments/pp", {"propagationPolicy": "Sideways"})
     assert (code, body["reason"]) == (422, "Invalid")
+
+
+def test_a_pod_whose_owner_never_existed_is_collected(api: Http) -> None:
+    """Issue #34 §10: attemptToDeleteItem finds the owner absent (no ReplicaSet with that uid) and deletes
+    the dependent; one that also has a live owner only loses the dangling reference."""
+    ghost = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "ghost",
+             "uid": "0b7c6a52-5b8e-4a43-9b8e-000000000001", "controller": True}
+    orphan = pod("orphan")
+    orphan["metadata"]["ownerReferences"] = [ghost]
+    code, body = api("POST", f"{NS}/pods", orphan)
+    assert code == 201, body
+    wait(lambda: api("GET", f"{NS}/pods/orphan")[0] == 404, message="the orphan collected")
+
+    code, cm = api("POST", f"{NS}/configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                 "metadata": {"name": "owner"}})
+    assert code == 201
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": cm["metadata"]["uid"]}
+    kept = pod("kept")
+    kept["metadata"]["ownerReferences"] = [live, {**ghost, "controller": False}]
+    assert api("POST", f"{NS}/pods", kept)[0] == 201
+    got = wait(lambda: (p := api("GET", f"{NS}/pods/kept")[1])["metadata"]["ownerReferences"] == [live] and p,
+               message="the dangling reference removed")
+    assert not got["metadata"].get("deletionTimestamp")
 
 
 @needs_kubectl

@@ -2,6 +2,11 @@
 is gone, its dependents are deleted (background); ``propagationPolicy: Foreground`` holds the owner
 (finalizer ``foregroundDeletion``) until its dependents are gone; ``Orphan`` (finalizer ``orphan``)
 strips the owner reference from its dependents first.
+
+An owner reference whose owner is absent (no object of that kind and name, or one with another uid; an
+owner that never existed is as absent as one deleted) is dangling, as ``attemptToDeleteItem`` classifies
+it: a dependent with only dangling owners is deleted, one with a live owner too loses the dangling
+references.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class GarbageCollector(Controller):
         self.dependents: dict[str, set[Key]] = {}          # owner uid → dependents
         self.held: dict[str, Key] = {}                    # owners held by foregroundDeletion or orphan
         self.pending: set[str] = set()                    # owner uids to process
+        self.referring: set[Key] = set()                  # dependents whose owners to verify
 
     def on_event(self, store: str, ev: Event) -> None:
         meta = ev.obj["metadata"]
@@ -44,6 +50,10 @@ class GarbageCollector(Controller):
             for ref in meta.get("ownerReferences") or []:
                 if isinstance(ref, dict) and ref.get("uid"):
                     self.dependents.setdefault(str(ref["uid"]), set()).add(key)
+            old_refs = (ev.old or {}).get("metadata", {}).get("ownerReferences") if ev.old is not None else None
+            if meta.get("ownerReferences") and meta.get("ownerReferences") != old_refs:
+                self.referring.add(key)
+                self._schedule(0)
         uid = str(meta.get("uid", ""))
         gone = ev.type == "DELETED" and uid in self.dependents
         held = bool(meta.get("deletionTimestamp")) and bool({self.FOREGROUND, self.ORPHAN} &
@@ -65,6 +75,35 @@ class GarbageCollector(Controller):
         batch, self.pending = self.pending, set()
         for uid in batch:
             self._collect(uid)
+        referring, self.referring = self.referring, set()
+        for key in sorted(referring):
+            self._verify_owners(key)
+
+    def _verify_owners(self, key: Key) -> None:
+        """attemptToDeleteItem for a dependent: its owners looked up (kind, name, uid); with none live it is
+        deleted, with some live its dangling references are removed."""
+        store, namespace, name = key
+        obj = self.api.store.bucket(store).objects.get((namespace, name))
+        if obj is None or obj["metadata"].get("deletionTimestamp"):
+            return
+        refs = [r for r in obj["metadata"].get("ownerReferences") or [] if isinstance(r, dict)]
+        dangling = [r for r in refs if self._absent(r, namespace)]
+        if not dangling:
+            return
+        if len(dangling) == len(refs):
+            self._delete(store, obj)
+            return
+        meta = {**obj["metadata"], "ownerReferences": [r for r in refs if r not in dangling]}
+        self.api.write(self._rt(store), obj, {**obj, "metadata": meta})
+
+    def _absent(self, ref: Obj, namespace: str) -> bool:
+        """Whether the reference's owner is absent; an owner of a kind not served cannot be told, so is not."""
+        rt = self.api.registry.for_object({"apiVersion": ref.get("apiVersion"), "kind": ref.get("kind")})
+        if rt is None or (rt.namespaced and not namespace):
+            return False
+        owner = self.api.store.bucket(rt.store).objects.get((namespace if rt.namespaced else "",
+                                                             str(ref.get("name", ""))))
+        return owner is None or owner["metadata"].get("uid") != ref.get("uid")
 
     def _held_owner(self, uid: str) -> tuple[str, Obj] | None:
         """The owner with this uid if it is still stored (held by a finalizer), with its store."""
