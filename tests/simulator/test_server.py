@@ -85,6 +85,41 @@ def test_error_status_fields_come_in_gos_order(api: Http) -> None:
                                           "details", "code"]
 
 
+def test_the_empty_objects_kube_apiserver_always_writes_are_there(api: Http) -> None:
+    """Issue #34 §4: Go writes a struct field even when empty, and clients index into them: a Service's
+    ``status.loadBalancer``, a Node's ``spec``, a Deployment's ``status``, a CRD's ``status.storedVersions``."""
+    code, svc = api("POST", "/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    assert code == 201 and svc["status"] == {"loadBalancer": {}}
+    assert api("GET", "/api/v1/namespaces/default/services/web")[1]["status"] == {"loadBalancer": {}}
+    code, n = api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}})
+    assert code == 201 and n["spec"] == {}
+    code, d = api("POST", "/apis/apps/v1/namespaces/default/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "idle"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "idle"}}, "template": {
+            "metadata": {"labels": {"app": "idle"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    assert code == 201 and d["status"] == {}
+    code, crd = api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    assert code == 201 and crd["status"]["storedVersions"] == ["v1"]
+    assert crd["status"]["acceptedNames"] == {"plural": "", "kind": ""}
+    got = api("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")[1]
+    assert got["status"]["storedVersions"] == ["v1"] and got["status"]["acceptedNames"]["kind"] == "Widget"
+    # A new storage version is appended: objects may still be stored in the old one.
+    got["spec"]["versions"] = [{**got["spec"]["versions"][0], "storage": False},
+                               {**got["spec"]["versions"][0], "name": "v2", "storage": True}]
+    code, upd = api("PUT", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", got)
+    assert code == 200, upd
+    got = api("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")[1]
+    assert got["status"]["storedVersions"] == ["v1", "v2"]
+
+
 def test_create_in_a_missing_namespace_is_404(api: Http) -> None:
     code, body = api("POST", "/api/v1/namespaces/ghost/pods", pod("p"))
     assert (code, body["message"]) == (404, 'namespaces "ghost" not found')

@@ -20,6 +20,8 @@ def default_workload(store: str, obj: Obj) -> None:
     """``pkg/apis/apps/v1`` and ``batch/v1`` defaults (SetDefaults_Deployment, _StatefulSet, _DaemonSet,
     _ReplicaSet, _Job): what ``kubectl rollout status`` and the controllers read."""
     spec = obj["spec"]
+    if store == "apps/deployments" and obj.get("status") is None:
+        obj["status"] = {}         # DeploymentStatus is a struct whose fields all omit empty values: {}
     if store in ("apps/deployments", "apps/replicasets", "apps/statefulsets", "/replicationcontrollers"):
         spec.setdefault("replicas", 1)
     if store == "apps/deployments":

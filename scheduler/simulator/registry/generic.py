@@ -66,7 +66,7 @@ class GenericStore(Strategy):
              "lastTransitionTime": now_iso()},
             {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
              "message": "the initial names have been accepted", "lastTransitionTime": now_iso()}],
-            "acceptedNames": names, "storedVersions": [v["name"] for v in crd["spec"]["versions"]
-                                                       if v.get("storage")]}
+            "acceptedNames": names, "storedVersions": (crd.get("status") or {}).get("storedVersions") or [
+                v["name"] for v in crd["spec"]["versions"] if v.get("storage")]}
         crt = self.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         self.write(crt, crd, {**crd, "status": status})

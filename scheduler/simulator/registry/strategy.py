@@ -136,6 +136,7 @@ class Strategy(StoreState):
             _default_namespace(obj)
         elif key == "apiextensions.k8s.io/customresourcedefinitions":
             self._validate_crd(obj)
+            _stored_versions(obj, old)
         elif key == "/secrets":
             admission.default_secret(obj)
         elif key == "/services":
@@ -279,3 +280,18 @@ def _default_namespace(obj: Obj) -> None:
     obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
     obj.setdefault("status", {}).setdefault("phase", "Active")
     obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+
+def _stored_versions(crd: Obj, old: Obj | None) -> None:
+    """The CRD strategy's PrepareForCreate/PrepareForUpdate: a new CRD's status is reset to its storage
+    version in ``storedVersions`` (and the empty accepted names Go writes); an update appends a new
+    storage version to the ones objects may still be stored in."""
+    storage = next((v.get("name") for v in (crd.get("spec") or {}).get("versions") or []
+                    if isinstance(v, dict) and v.get("storage")), None)
+    if old is None:
+        crd["status"] = {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": []}
+    status = crd["status"] = dict(crd.get("status") or {})
+    stored = list(status.get("storedVersions") or [])
+    if storage and storage not in stored:
+        stored.append(storage)
+    status["storedVersions"] = stored

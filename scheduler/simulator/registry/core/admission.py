@@ -229,6 +229,10 @@ def default_service(svc: Obj, old: Obj | None, allocate: Callable[[], str]) -> N
     readers show: type ClusterIP, session affinity None, TCP ports targeting their port, one IPv4
     cluster IP (kept on update; none for ExternalName or a headless ``clusterIP: None``)."""
     spec = svc.setdefault("spec", {})
+    # ServiceStatus.LoadBalancer is a struct, so kube-apiserver always writes it, empty or not.
+    status = svc.get("status")
+    if status is None or isinstance(status, dict):
+        svc["status"] = {**(status or {}), "loadBalancer": (status or {}).get("loadBalancer") or {}}
     kind = spec.setdefault("type", "ClusterIP")
     if kind != "ExternalName":
         spec.setdefault("sessionAffinity", "None")
@@ -256,6 +260,8 @@ def default_service(svc: Obj, old: Obj | None, allocate: Callable[[], str]) -> N
 def default_node(node: Obj) -> None:
     """Default and validate a node (``ValidateNode``'s labels and taints); raises ``ApiError``."""
     name = node.get("metadata", {}).get("name", "")
+    if node.get("spec") is None:
+        node["spec"] = {}          # NodeSpec is a struct: an empty one is written as {}
     status = node.setdefault("status", {})
     causes: list[tuple[str, str, str]] = []
     _resource_list("Node", "status.capacity", status.get("capacity"), causes)
