@@ -262,25 +262,32 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Schema) ->
         _ordered_list(original, patch, k[len(_ORDER):], patch.pop(k), node)
     for k, v in patch.items():
         if k.startswith(_DELETE_FROM):
-            field = k[len(_DELETE_FROM):]
-            if not isinstance(v, list):
-                raise PatchError("invalid patch format of primitive list", 400)
-            if isinstance(original.get(field), list):
-                original[field] = [x for x in original[field] if x not in v]
-            continue
-        if v is None:
+            _delete_from_primitive_list(original, k[len(_DELETE_FROM):], v)
+        elif v is None:
             original.pop(k, None)
-            continue
-        current = original.get(k)
-        if isinstance(current, dict) and isinstance(v, dict):
-            child, strategy, _ = _field(node, k)
-            original[k] = _clean(v) if strategy == "replace" else _merge_map(current, v, child)
-        elif isinstance(current, list) and isinstance(v, list):
-            child, strategy, key = _field(node, k)
-            original[k] = _merge_list(current, v, child, key) if strategy == "merge" else _clean(v)
         else:
-            original[k] = _clean(v)
+            original[k] = _merge_field(original.get(k), k, v, node)
     return original
+
+
+def _delete_from_primitive_list(original: dict[str, Any], field: str, values: Any) -> None:
+    """``$deleteFromPrimitiveList/<field>``: those values leave the field's list."""
+    if not isinstance(values, list):
+        raise PatchError("invalid patch format of primitive list", 400)
+    if isinstance(original.get(field), list):
+        original[field] = [x for x in original[field] if x not in values]
+
+
+def _merge_field(current: Any, k: str, v: Any, node: Schema) -> Any:
+    """One field's new value: maps merged unless the field says ``replace``, lists merged by key
+    when their strategy is ``merge``, anything else replaced."""
+    if isinstance(current, dict) and isinstance(v, dict):
+        child, strategy, _ = _field(node, k)
+        return _clean(v) if strategy == "replace" else _merge_map(current, v, child)
+    if isinstance(current, list) and isinstance(v, list):
+        child, strategy, key = _field(node, k)
+        return _merge_list(current, v, child, key) if strategy == "merge" else _clean(v)
+    return _clean(v)
 
 
 def _retain_keys(original: dict[str, Any], patch: dict[str, Any], retain: Any) -> None:
@@ -309,23 +316,22 @@ def _merge_list(original: list[Any], patch: list[Any], node: Schema, key: str) -
         raise PatchError("types don't match: a merged list mixes maps and other values", 500)
     if not key:
         raise PatchError("cannot merge lists without merge key", 500)
-    item_node = node.item or _UNKNOWN
-    plain = []
+    return _merge_keyed(original, patch, node.item or _UNKNOWN, key)
+
+
+def _merge_keyed(original: list[Any], patch: list[Any], item_node: Schema, key: str) -> list[Any]:
+    """The maps of a merged list, by ``key``: the patch's directive items first, then each plain item
+    merged into the original's item with its key, or added."""
+    plain: list[dict[str, Any]] = []
     merged = list(original)
     for item in patch:
         directive = item.get(_DIRECTIVE)
         if directive is None:
             plain.append(item)
-        elif directive == "delete":
-            if key not in item:
-                raise PatchError(f"map: {go_value(item)} does not contain declared merge key: {key}", 500)
-            merged = [x for x in merged if x.get(key) != item[key]]
         elif directive == "replace":
             return [_clean(x) for x in patch if _DIRECTIVE not in x]
-        elif directive == "merge":
-            raise PatchError("merging lists cannot yet be specified in the patch", 500)
         else:
-            raise PatchError(f"unknown patch type: {directive} in map: {go_value(item)}", 500)
+            merged = _list_item_directive(merged, item, directive, key)
     for item in plain:
         if key not in item:
             raise PatchError(f"map: {go_value(item)} does not contain declared merge key: {key}", 500)
@@ -335,6 +341,18 @@ def _merge_list(original: list[Any], patch: list[Any], node: Schema, key: str) -
         else:
             merged[at] = _merge_map(merged[at], item, item_node)
     return _normalize(merged, plain, original, key)
+
+
+def _list_item_directive(merged: list[Any], item: dict[str, Any], directive: Any, key: str) -> list[Any]:
+    """A merged list's item carrying ``$patch``: ``delete`` removes the item with its key; ``merge``
+    and anything else are refused as upstream refuses them (``replace`` is the caller's)."""
+    if directive == "delete":
+        if key not in item:
+            raise PatchError(f"map: {go_value(item)} does not contain declared merge key: {key}", 500)
+        return [x for x in merged if x.get(key) != item[key]]
+    if directive == "merge":
+        raise PatchError("merging lists cannot yet be specified in the patch", 500)
+    raise PatchError(f"unknown patch type: {directive} in map: {go_value(item)}", 500)
 
 
 def _ordered_list(original: dict[str, Any], patch: dict[str, Any], field: str, order: Any, node: Schema) -> None:

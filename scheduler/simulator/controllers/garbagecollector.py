@@ -43,17 +43,7 @@ class GarbageCollector(Controller):
     def on_event(self, store: str, ev: Event) -> None:
         meta = ev.obj["metadata"]
         key = (store, meta.get("namespace", ""), meta["name"])
-        if ev.old is not None:
-            for ref in ev.old["metadata"].get("ownerReferences") or []:
-                self.dependents.get(str(ref.get("uid")), set()).discard(key)
-        if ev.type != "DELETED":
-            for ref in meta.get("ownerReferences") or []:
-                if isinstance(ref, dict) and ref.get("uid"):
-                    self.dependents.setdefault(str(ref["uid"]), set()).add(key)
-            old_refs = (ev.old or {}).get("metadata", {}).get("ownerReferences") if ev.old is not None else None
-            if meta.get("ownerReferences") and meta.get("ownerReferences") != old_refs:
-                self.referring.add(key)
-                self._schedule(0)
+        self._track_references(key, ev)
         uid = str(meta.get("uid", ""))
         gone = ev.type == "DELETED" and uid in self.dependents
         held = bool(meta.get("deletionTimestamp")) and bool({self.FOREGROUND, self.ORPHAN} &
@@ -66,6 +56,22 @@ class GarbageCollector(Controller):
             self._mark(uid)
         if ev.type == "DELETED" and uid and not self.dependents.get(uid):
             self.dependents.pop(uid, None)
+
+    def _track_references(self, key: Key, ev: Event) -> None:
+        """The dependents index by owner uid, and the dependents whose (new) owners to verify."""
+        meta = ev.obj["metadata"]
+        if ev.old is not None:
+            for ref in ev.old["metadata"].get("ownerReferences") or []:
+                self.dependents.get(str(ref.get("uid")), set()).discard(key)
+        if ev.type == "DELETED":
+            return
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("uid"):
+                self.dependents.setdefault(str(ref["uid"]), set()).add(key)
+        old_refs = (ev.old or {}).get("metadata", {}).get("ownerReferences") if ev.old is not None else None
+        if meta.get("ownerReferences") and meta.get("ownerReferences") != old_refs:
+            self.referring.add(key)
+            self._schedule(0)
 
     def _mark(self, uid: str) -> None:
         self.pending.add(uid)

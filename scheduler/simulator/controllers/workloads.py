@@ -258,14 +258,7 @@ class _ReplicaControllers(_WorkloadBase):
         if current is None:
             current = self._new_replica_set(d, want, h, owned)
             owned.append(current)
-        # SetNewReplicaSetAnnotations: the current ReplicaSet is always the newest revision, so one that
-        # an undo brings back is renumbered above the others, as kubectl rollout history shows it.
-        revision = 1 + max((_revision(rs) for rs in owned if rs is not current), default=0)
-        if _revision(current) < revision:
-            current = self.api.write(rs_rt, current, {**current, "metadata": {
-                **current["metadata"], "annotations": {**(current["metadata"].get("annotations") or {}),
-                                                       REVISION: str(revision)}}})
-            owned = [current if rs["metadata"]["uid"] == current["metadata"]["uid"] else rs for rs in owned]
+        current, owned = self._newest_revision(rs_rt, current, owned)
         for rs in owned:
             target = want if rs is current else 0
             if int((rs.get("spec") or {}).get("replicas", 1)) != target:
@@ -278,6 +271,17 @@ class _ReplicaControllers(_WorkloadBase):
             d = self.api.write(self._rt("apps/deployments"), d, {**d, "metadata": {
                 **d["metadata"], "annotations": {**annotations, REVISION: str(_revision(current))}}})
         self._deployment_status(d, want, h, current)
+
+    def _newest_revision(self, rs_rt: Any, current: Obj, owned: list[Obj]) -> tuple[Obj, list[Obj]]:
+        """SetNewReplicaSetAnnotations: the current ReplicaSet is always the newest revision, so one
+        that an undo brings back is renumbered above the others, as kubectl rollout history shows it."""
+        revision = 1 + max((_revision(rs) for rs in owned if rs is not current), default=0)
+        if _revision(current) >= revision:
+            return current, owned
+        current = self.api.write(rs_rt, current, {**current, "metadata": {
+            **current["metadata"], "annotations": {**(current["metadata"].get("annotations") or {}),
+                                                   REVISION: str(revision)}}})
+        return current, [current if rs["metadata"]["uid"] == current["metadata"]["uid"] else rs for rs in owned]
 
     def _new_replica_set(self, d: Obj, want: int, h: str, owned: list[Obj]) -> Obj:
         """The ReplicaSet of the Deployment's current template, at the next revision."""
