@@ -703,8 +703,14 @@ class SchedulerService:
             return (self.binding_timeout + outcome.permit_wait
                     + outcome.framework.pre_bind_budget(outcome.state))
 
-        async def finish(outcome: Any, deadline: Deadline, budget: float, slot: bool) -> None:
+        def give_back(_: asyncio.Future[None]) -> None:
+            # A done callback, not the coroutine's ``finally``: a task cancelled before it ever ran
+            # (a replica that stops leading cancels them all) never enters its coroutine.
             nonlocal api_bound
+            api_bound -= 1
+            slot_free.set()
+
+        async def finish(outcome: Any, deadline: Deadline, budget: float) -> None:
             binding.inc()
             try:
                 await deadline.guard(self.scheduler.finish(outcome))
@@ -718,9 +724,6 @@ class SchedulerService:
                 log.exception("binding cycle of %s failed", outcome.info.key)
             finally:
                 binding.dec()
-                if slot:
-                    api_bound -= 1
-                    slot_free.set()
 
         while not stop.is_set():
             self.worker_beat = time.monotonic()
@@ -765,12 +768,13 @@ class SchedulerService:
             self.cycles += 1
             self.last_activity = time.monotonic()
             budget = deadline_of(outcome)
-            slot = budget <= self.binding_timeout     # only talks to the API: takes a slot
-            api_bound += slot
             deadline = Deadline(budget)
-            task = asyncio.ensure_future(finish(outcome, deadline, budget, slot))
+            task = asyncio.ensure_future(finish(outcome, deadline, budget))
             tasks[task] = deadline
             task.add_done_callback(self._binding_done)
+            if budget <= self.binding_timeout:    # only talks to the API: takes a slot
+                api_bound += 1
+                task.add_done_callback(give_back)
             # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
             # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),
             # yet a yield per cycle costs throughput (BENCHMARKS.md has both measured).
