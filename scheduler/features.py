@@ -19,11 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["DEFAULT_FEATURE_GATES", "OPPORTUNISTIC_BATCHING", "FeatureGateError", "feature_gates",
-           "parse_feature_gates"]
+__all__ = ["DEFAULT_FEATURE_GATES", "OPPORTUNISTIC_BATCHING", "UPSTREAM_DEFAULTS", "FeatureGateError", "enabled",
+           "feature_gates", "parse_feature_gates"]
 
 OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 DEFAULT_FEATURE_GATES: Mapping[str, bool] = {OPPORTUNISTIC_BATCHING: True}
+# Upstream 1.37's defaults for the gates ``pkg/scheduler`` reads (``pkg/features/kube_features.go``):
+# what ``enabled`` answers for a gate the process was not given.
+UPSTREAM_DEFAULTS: Mapping[str, bool] = {
+    "NodeDeclaredFeatures": True, OPPORTUNISTIC_BATCHING: True, "SchedulerPopFromBackoffQ": True,
+    "SchedulerAsyncAPICalls": False, "DRAPartitionableDevices": True, "DRAConsumableCapacity": True,
+    "DRAFractionalCapacityRange": True, "DRADeviceBindingConditions": True, "DRADeviceTaints": True,
+    "DRADeviceTaintRules": True, "DRAExtendedResource": True, "DRAPrioritizedList": True, "DRAAdminAccess": True,
+    "DRAResourceClaimDeviceStatus": True, "DRASchedulerFilterTimeout": True, "DRAWorkloadResourceClaims": False,
+    "PodLevelResources": True, "InPlacePodVerticalScaling": True, "InPlacePodLevelResourcesVerticalScaling": True,
+    "NominatedNodeNameForExpectation": True, "GenericWorkload": False,
+}
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
@@ -54,6 +65,14 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
             raise FeatureGateError(f"invalid value of {name}={value}, err: strconv.ParseBool: parsing \"{value}\": "
                                    "invalid syntax")
     return out
+
+
+def enabled(gates: Mapping[str, bool] | None, name: str) -> bool:
+    """Whether gate ``name`` is on: its value in ``gates`` (a ``Handle``'s, from ``run --feature-gates``),
+    else upstream's default. A name upstream does not have is a programming error (``KeyError``)."""
+    if gates is not None and name in gates:
+        return gates[name]
+    return UPSTREAM_DEFAULTS[name]
 
 
 def feature_gates(overrides: Mapping[str, bool] | None = None) -> dict[str, bool]:

@@ -194,7 +194,7 @@ class SchedulerService:
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
                              spawn=self._spawn, seed=seed, volumes=self.volumes,
-                             dra=self.dra)
+                             dra=self.dra, feature_gates=self.feature_gates)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._gauge_keys: set[tuple[str, str]] = set()

@@ -6,7 +6,7 @@ missing service as "nothing there" (no nominated pods, no PDBs, no storage objec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,5 +48,8 @@ class Handle:
     # cache and in-flight allocations (upstream's SharedDRAManager), fed by the edge's informers.
     # ``None`` reads as an empty store.
     dra: DraStore | None = None
+    # The process's feature gates (``run --feature-gates``); plugins read one with
+    # ``scheduler.features.enabled(handle.feature_gates, Name)``, upstream's default when unset.
+    feature_gates: Mapping[str, bool] | None = None
     # Seeds plugins' random choices (preemption's dry-run offset), for reproducible runs.
     seed: int | None = None

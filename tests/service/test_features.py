@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from scheduler.app.cli import main
-from scheduler.features import FeatureGateError, feature_gates, parse_feature_gates
+from scheduler.features import FeatureGateError, enabled, feature_gates, parse_feature_gates
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -54,3 +54,11 @@ def test_run_refuses_an_unknown_gate() -> None:
 def test_run_help_names_the_flag() -> None:
     r = CliRunner().invoke(main, ["run", "--help"])
     assert "--feature-gates Name=bool[,Name=bool]" in r.output
+
+
+def test_enabled_reads_the_given_value_then_upstreams_default():
+    assert enabled(None, "DRAConsumableCapacity") is True
+    assert enabled({"DRAConsumableCapacity": False}, "DRAConsumableCapacity") is False
+    assert enabled({}, "GenericWorkload") is False
+    with pytest.raises(KeyError):
+        enabled(None, "NoSuchGate")
