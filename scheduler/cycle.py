@@ -610,6 +610,16 @@ class Scheduler:
         return Failure(info, fwk, s, message, started, nominated_node=nominated, decision=decision)
 
     # --- the I/O half ----------------------------------------------------------------------
+    def abandon(self, outcome: Outcome) -> None:
+        """The outcome's binding cycle was cancelled before it started (this replica stopped leading
+        while it waited for its first turn): undo what the scheduling cycle did, synchronously, as
+        ``_hand_back`` does for a cycle stopped later. A Binding is unreserved, forgotten and handed
+        back; a Failure goes back to activeQ unreported (the replica that leads reports it)."""
+        if isinstance(outcome, Binding):
+            self._hand_back(outcome, "it started")
+        elif isinstance(outcome, Failure):
+            self.queue.put_back(outcome.info)
+
     async def finish(self, outcome: Outcome) -> None:
         if isinstance(outcome, Binding):
             await self._bind(outcome)

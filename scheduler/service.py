@@ -710,7 +710,17 @@ class SchedulerService:
             api_bound -= 1
             slot_free.set()
 
-        async def finish(outcome: Any, deadline: Deadline, budget: float) -> None:
+        def undo_if_never_ran(outcome: Any, ran: list[bool]) -> Callable[[asyncio.Future[None]], None]:
+            # A task cancelled before its first turn (this replica stopped leading meanwhile) never
+            # enters ``finish``, so nothing in it can undo the cycle: the pod would stay assumed, and
+            # in flight in the queue, for ever. Its done callback does, as the coroutine would have.
+            def done(task: asyncio.Future[None]) -> None:
+                if task.cancelled() and not ran:
+                    self.scheduler.abandon(outcome)
+            return done
+
+        async def finish(outcome: Any, deadline: Deadline, budget: float, ran: list[bool]) -> None:
+            ran.append(True)
             binding.inc()
             try:
                 await deadline.guard(self.scheduler.finish(outcome))
@@ -769,9 +779,11 @@ class SchedulerService:
             self.last_activity = time.monotonic()
             budget = deadline_of(outcome)
             deadline = Deadline(budget)
-            task = asyncio.ensure_future(finish(outcome, deadline, budget))
+            ran: list[bool] = []
+            task = asyncio.ensure_future(finish(outcome, deadline, budget, ran))
             tasks[task] = deadline
             task.add_done_callback(self._binding_done)
+            task.add_done_callback(undo_if_never_ran(outcome, ran))
             if budget <= self.binding_timeout:    # only talks to the API: takes a slot
                 api_bound += 1
                 task.add_done_callback(give_back)

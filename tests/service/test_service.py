@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from scheduler.model.dra import parse_resource_claim
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
@@ -231,7 +233,6 @@ def test_an_unreadable_pod_gets_a_failed_scheduling_event_naming_the_field_and_k
     the field and changes nothing, so the version already queued stays queued and is scheduled; the
     operator's watch handler turns the error into a FailedScheduling Warning Event and
     PodScheduled=False with that text. A pod unreadable from the start is queued once readable."""
-    import pytest
 
     from scheduler.app.runtime import OperatorRuntime
     from scheduler.errors import ParseError
@@ -670,3 +671,62 @@ def test_a_pod_waiting_for_an_extended_resource_moves_when_a_class_backs_it() ->
     assert client.bound == {"uid-p": "n1"}
     (name, _), = client.extended_claim_status.values()
     assert name == "p-extended-resources-0" and client.claims[("default", name)].allocation is not None
+
+
+def test_a_binding_cancelled_before_it_ran_hands_its_pod_back() -> None:
+    """A replica that stops leading cancels its binding tasks; one cancelled before it ever ran never
+    entered its coroutine, so nothing unreserved it: its pod stayed assumed, and in flight in the
+    queue, so the replica never scheduled it again when it led once more (session 32's note). Now
+    the task's done callback hands the pod back: nothing assumed while standing by, and bound once
+    leading again."""
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("web"))
+    lease = {"held": True}
+    s.lease_valid = lambda: lease["held"]
+    schedule_one = s.scheduler.schedule_one
+
+    def then_lose_the_lease(info: Any) -> Any:
+        outcome = schedule_one(info)
+        lease["held"] = False          # the next loop turn cancels the task before it runs
+        return outcome
+    s.scheduler.schedule_one = then_lose_the_lease  # type: ignore[method-assign]
+    seen: dict[str, object] = {}
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(s.run_worker(stop))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 3
+        while loop.time() < end and s.cycles < 1:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)                   # standing by
+        seen["assumed"], seen["bound"] = s.cache.assumed_count(), dict(client.bound)
+        seen["queued"] = s.queue.where("uid-web")
+        s.scheduler.schedule_one = schedule_one  # type: ignore[method-assign]
+        lease["held"] = True
+        end = loop.time() + 5
+        while not (client.bound or client.failures) and loop.time() < end:
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(go())
+    assert s.cycles == 2 and seen["assumed"] == 0 and seen["bound"] == {}, seen
+    assert seen["queued"] == "active", seen
+    assert client.bound == {"uid-web": "n1"} and client.failures == []
+
+
+def test_an_unreported_failure_abandoned_goes_back_to_active_unreported() -> None:
+    """The worker yields after a failed cycle, so its report task starts at once; were it cancelled
+    first, ``abandon`` puts the pod back in activeQ with no Event, for the leader to attempt."""
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("big", cpu="64"))
+    info = s.queue.pop(timeout=0)
+    assert info is not None
+    outcome = s.scheduler.schedule_one(info)
+    assert s.queue.where("uid-big") == "inFlight"
+    s.scheduler.abandon(outcome)
+    assert s.queue.where("uid-big") == "active" and client.failures == [] and s.cache.assumed_count() == 0
