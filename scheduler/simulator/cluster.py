@@ -10,6 +10,8 @@ By default the server runs its own event loop in a daemon thread, so that an ope
 caller's loop never shares a loop with the server (Kopf treats every task in its loop as its own).
 ``threaded=False`` serves from the caller's loop instead, which the ``cluster`` command does.
 ``c.call(fn, *args)`` runs ``fn`` on the server's loop (the one safe way to touch server state).
+``feature_gates`` are kube-apiserver's (``{"GenericWorkload": True}`` serves Workloads and PodGroups);
+a gate not given has upstream's default.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import concurrent.futures
 import json
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,7 +91,8 @@ class SimulatedCluster:
                  gpus_per_node: int = 0, gpu_attributes: Obj | None = None, history: int = 20_000,
                  threaded: bool = True, token: str | None = None,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES,
-                 watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
+                 watch_buffer_bytes: int = MAX_PENDING_BYTES,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the simulated cluster serves on loopback only (127.0.0.1)")
         self.host, self.port = host, port
@@ -99,7 +102,7 @@ class SimulatedCluster:
                                 provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
                                 gpu_attributes=gpu_attributes, seed=seed,
                                 storage_quota_bytes=storage_quota_bytes, max_object_bytes=max_object_bytes,
-                                watch_buffer_bytes=watch_buffer_bytes)
+                                watch_buffer_bytes=watch_buffer_bytes, feature_gates=feature_gates)
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig else None
         self._tmp = tempfile.TemporaryDirectory(prefix="kopf-scheduler-sim-")
         self.tls = SelfSigned(Path(self._tmp.name))

@@ -36,12 +36,14 @@ import random
 import secrets
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 import yaml
 from aiohttp import web
 
+from scheduler.features import enabled
 from scheduler.simulator import managed, media
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_found, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
@@ -65,7 +67,7 @@ from scheduler.simulator.params import (
     query_bool,
     validate_list_options,
 )
-from scheduler.simulator.registry import scheduling
+from scheduler.simulator.registry import podgroups, scheduling
 from scheduler.simulator.registry.core.eviction import Eviction
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES, Store, external
@@ -86,7 +88,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
                  gpus_per_node: int = 0, gpu_attributes: Obj | None = None, seed: int = 0,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES,
-                 max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES) -> None:
+                 max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
         # real cluster accepts short-lived tokens that an exec credential plugin hands out; and
@@ -98,6 +101,12 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.watch_buffer_bytes = watch_buffer_bytes
         self.terminated_watchers = 0   # apiserver_terminated_watchers_total: watchers dropped for falling behind
         self.registry = ResourceRegistry()
+        # kube-apiserver's --feature-gates: GenericWorkload serves scheduling.k8s.io/v1beta1's Workload and
+        # PodGroup (``registry/podgroups.py``) and lets pods carry spec.schedulingGroup.
+        self.feature_gates: Mapping[str, bool] = dict(feature_gates or {})
+        if enabled(self.feature_gates, podgroups.GENERIC_WORKLOAD):
+            for rt in podgroups.TYPES:
+                self.registry.add(rt)
         for review in REVIEW_TYPES:              # created and answered, never stored
             self.registry.add(review)
         self.openapi_docs = OpenAPI(self.registry, str(_VERSION["gitVersion"]))

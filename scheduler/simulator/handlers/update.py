@@ -11,6 +11,7 @@ from scheduler.simulator import schema
 from scheduler.simulator.apierrors import bad_request, invalid, not_found
 from scheduler.simulator.handlers.base import HandlerBase, check_resource_version
 from scheduler.simulator.interfaces import Entries, Writer
+from scheduler.simulator.registry import podgroups
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core.validation import validate_pod_status
 from scheduler.simulator.resources import ResourceType
@@ -109,6 +110,8 @@ def _validate_status(rt: ResourceType, name: str, old: Obj, new: Obj) -> None:
     """The status strategies' validation: a pod's, a ResourceClaim's, a custom resource's schema."""
     if rt.store == "/pods" and (causes := validate_pod_status(new)):
         raise invalid("Pod", name, causes)
+    if rt.store == podgroups.PODGROUPS and (causes := podgroups.validate_status(new)):
+        raise invalid("PodGroup", name, causes, podgroups.GROUP)
     if rt.store == dra.CLAIMS and (causes := dra.validate_claim_status_update(new, old)):
         raise invalid("ResourceClaim", name, causes, dra.GROUP)
     if rt.crd_name:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import random
+    from collections.abc import Mapping
 
     from scheduler.simulator.interfaces import ControllerHooks
     from scheduler.simulator.managed import FieldSets
@@ -28,3 +29,4 @@ class StoreState:
     fields: FieldChecker
     warnings: list[str] | None       # the current write request's Warning headers
     rng: random.Random
+    feature_gates: Mapping[str, bool]   # the cluster's ``--feature-gates`` (unset: upstream's defaults)

@@ -13,15 +13,17 @@ from typing import Any
 
 import orjson
 
+from scheduler.features import enabled
 from scheduler.simulator import crdcheck, managed, schema
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid, patch_invalid, strict_decoding_error
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.openapi import definition_for
-from scheduler.simulator.registry import apps, scheduling, storage
+from scheduler.simulator.registry import apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core import admission
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
 from scheduler.simulator.registry.meta import validate_annotations
+from scheduler.simulator.registry.podgroups import GENERIC_WORKLOAD
 from scheduler.simulator.registry.state import StoreState
 from scheduler.simulator.resources import ResourceType
 from scheduler.simulator.typecheck import check_types
@@ -145,9 +147,17 @@ class Strategy(StoreState):
             apps.default_workload(key, obj)
         elif key == "policy/poddisruptionbudgets":
             self._admit_pdb(obj)
+        elif key in podgroups.STORES:
+            podgroups.admit(key, obj, old)
 
     def _admit_pod(self, obj: Obj, old: Obj | None) -> None:
-        """A pod: defaulted (priority from its class) on create, its update validated."""
+        """A pod: defaulted (priority from its class) on create, its update validated. Without the
+        ``GenericWorkload`` gate ``spec.schedulingGroup`` is dropped unless the old pod had it
+        (``dropDisabledFields``)."""
+        spec = obj.get("spec")
+        if (isinstance(spec, dict) and not enabled(self.feature_gates, GENERIC_WORKLOAD)
+                and not ((old or {}).get("spec") or {}).get("schedulingGroup")):
+            spec.pop("schedulingGroup", None)
         if old is None:
             pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
             admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)

@@ -15,7 +15,8 @@ Covered (the fields the scheduler reads, and the bodies the scheduler writes):
   pod (anti-)affinity terms with their ``topologyKey`` and selectors, weights);
   ``topologySpreadConstraints``; scheduling gates; ``resourceClaims`` (``validatePodResourceClaims``) and
   the containers' ``resources.claims`` that name them (``validateResourceClaimNames``);
-- pod updates: tolerations may only be added (``validateOnlyAddedTolerations``);
+- pod updates: tolerations may only be added (``validateOnlyAddedTolerations``); ``schedulingGroup``
+  is immutable (and on create a union naming its PodGroup by a DNS subdomain);
 - pod status: ``nominatedNodeName`` is a node name, ``resourceClaimStatuses`` name the pod's claims
   (``ValidatePodStatusUpdate``);
 - nodes: labels and taints (``validateNodeTaints``: key, value, effect, unique by key and effect);
@@ -511,7 +512,19 @@ def validate_pod(pod: Obj) -> list[Cause]:
         if name in gates:
             out.append(duplicate(f"spec.schedulingGates[{i}].name", name))
         gates.add(name)
+    out += _scheduling_group(spec.get("schedulingGroup"))
     return out
+
+
+def _scheduling_group(group: Any) -> list[Cause]:
+    """``PodSchedulingGroup`` (core/v1 types.go): a union of one member, ``podGroupName``, a DNS
+    subdomain. Present only with the ``GenericWorkload`` gate (the strategy drops it otherwise)."""
+    if group is None:
+        return []
+    name = group.get("podGroupName") if isinstance(group, Mapping) else None
+    if name is None:
+        return [invalid("spec.schedulingGroup", "", "must specify one of: `podGroupName`")]
+    return required_and(_str(name), "spec.schedulingGroup.podGroupName", dns_subdomain)
 
 
 def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
@@ -526,6 +539,9 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
                                                      "tolerationSeconds"))
             return out
     out += _tolerations(new_t, "spec.tolerations")
+    group, old_group = (new.get("spec") or {}).get("schedulingGroup"), (old.get("spec") or {}).get("schedulingGroup")
+    if group != old_group:      # +k8s:immutable on PodSpec.SchedulingGroup
+        out.append(invalid("spec.schedulingGroup", group, "field is immutable"))
     return out
 
 
