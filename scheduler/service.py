@@ -42,6 +42,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from scheduler import features
 from scheduler.cache import Cache
 from scheduler.cache.dra import DraStore
+from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
@@ -187,6 +188,8 @@ class SchedulerService:
         # DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices (on_dra_object).
         self.dra = DraStore()
         self.dra.on_claim_change = self._assumed_claim_changed
+        # PodGroups (on_pod_group; watched only with the GenericWorkload gate).
+        self.pod_groups = PodGroupStore()
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
@@ -194,7 +197,7 @@ class SchedulerService:
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
                              spawn=self._spawn, seed=seed, volumes=self.volumes,
-                             dra=self.dra, feature_gates=self.feature_gates)
+                             dra=self.dra, pod_groups=self.pod_groups, feature_gates=self.feature_gates)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._gauge_keys: set[tuple[str, str]] = set()
@@ -535,6 +538,16 @@ class SchedulerService:
         with itself and moves nothing."""
         self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceClaim", frozenset({"Update"}), old=old,
                                                               new=new, label="ResourceClaimUpdate"))
+
+    @_serialized
+    def on_pod_group(self, event: str, body: Mapping[str, Any]) -> None:
+        """A PodGroup watch event (``scheduling.k8s.io/v1beta1``, with the GenericWorkload gate): the
+        store that ``Handle.pod_groups`` reads is updated. A group that cannot be read is logged and
+        reads as absent. Nothing is scheduled differently for it yet: no plugin reads the store."""
+        meta = body.get("metadata") or {}
+        if self.pod_groups.on_event(event, body) is None and event != "DELETED":
+            log.warning("PodGroup %s/%s cannot be read and is treated as absent", meta.get("namespace"),
+                        meta.get("name"))
 
     @_serialized
     def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:

@@ -70,6 +70,7 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
+from scheduler import features
 from scheduler.app.informers import Informer, collection_path
 from scheduler.app.informers import sleep_unless as _sleep_unless
 from scheduler.app.profile_status import ProfileFollower, spawner
@@ -94,6 +95,9 @@ log = logging.getLogger("kopf_scheduler")
 SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", *(plural for _, _, plural, _ in SELECTOR_OWNER_KINDS),
               *(plural for _, _, plural, _ in VOLUME_KINDS), *(plural for _, _, plural, _ in DRA_KINDS), PLURAL,
               "pods")
+# The PodGroup informer's kind (``scheduling.k8s.io/v1beta1``), watched with the GenericWorkload gate.
+GENERIC_WORKLOAD = "GenericWorkload"
+POD_GROUP_API, POD_GROUPS = ("scheduling.k8s.io", "v1beta1"), "podgroups"
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -333,6 +337,14 @@ class OperatorRuntime:
                                 partial(self.service.on_dra_object, kind), optional=True,
                                 watch_timeout=WATCH_TIMEOUT)
                for group, version, plural, kind in DRA_KINDS}}
+        # PodGroups only with the GenericWorkload gate, as kube-scheduler starts that informer only
+        # then (the API is served only with the gate too). Listed before the pods that name them.
+        self.sync_order: tuple[str, ...] = SYNC_ORDER
+        if features.enabled(feature_gates, GENERIC_WORKLOAD):
+            self.informers[POD_GROUPS] = Informer(self.api, POD_GROUPS, collection_path(*POD_GROUP_API, POD_GROUPS),
+                                                  self.service.on_pod_group, optional=True,
+                                                  watch_timeout=WATCH_TIMEOUT)
+            self.sync_order = (*SYNC_ORDER[:-1], POD_GROUPS, SYNC_ORDER[-1])
         informer_components = [Component(_component_name(name), stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER)
                                for name in self.informers]
         self.components = {c.name: c for c in (
@@ -477,7 +489,7 @@ class OperatorRuntime:
         """``/readyz``: each informer's initial list, and the last error that held it up."""
         return {f"informer-sync:{kind}": None if kind in self.synced_kinds else
                 (f"not synced: {self.sync_errors[kind]}" if kind in self.sync_errors else "not synced yet")
-                for kind in SYNC_ORDER}
+                for kind in self.sync_order}
 
     # ---- leadership -----------------------------------------------------------------------------
     def _leadership(self, leading: bool) -> None:
@@ -540,7 +552,7 @@ class OperatorRuntime:
                 self.synced_kinds.add(kind)
                 if kind == PLURAL and not informer.served:
                     log.warning("the SchedulingProfile CRD is not installed: kubectl apply -f crds/")
-        await asyncio.gather(*(sync(kind) for kind in SYNC_ORDER))
+        await asyncio.gather(*(sync(kind) for kind in self.sync_order))
 
     def apply_profiles(self, profiles: list[dict[str, Any]]) -> None:
         """Deliver SchedulingProfiles as ADDED events (the profile informer's path), on the worker loop."""

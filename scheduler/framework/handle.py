@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scheduler.cache.dra import DraStore
+    from scheduler.cache.podgroups import PodGroupStore
     from scheduler.cache.volumes import VolumeStore
     from scheduler.client import SchedulerClient
     from scheduler.framework.interfaces import PodNominator
@@ -48,6 +49,9 @@ class Handle:
     # cache and in-flight allocations (upstream's SharedDRAManager), fed by the edge's informers.
     # ``None`` reads as an empty store.
     dra: DraStore | None = None
+    # The PodGroups (scheduling.k8s.io/v1beta1) pods join through ``Pod.scheduling_group``, fed by the
+    # edge's informer when the GenericWorkload gate is on. ``None`` reads as an empty store.
+    pod_groups: PodGroupStore | None = None
     # The process's feature gates (``run --feature-gates``); plugins read one with
     # ``scheduler.features.enabled(handle.feature_gates, Name)``, upstream's default when unset.
     feature_gates: Mapping[str, bool] | None = None

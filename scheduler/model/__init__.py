@@ -1,7 +1,8 @@
 """The typed model: pods, nodes and selectors, parsed once from API JSON.
 
 Read ``selectors`` first (the matching semantics), then ``node`` and ``pod``; ``volumes`` holds
-a pod's ``spec.volumes`` and the storage kinds the volume plugins read.
+a pod's ``spec.volumes`` and the storage kinds the volume plugins read; ``podgroup`` the PodGroups
+that pods join through ``Pod.scheduling_group``.
 """
 
 from scheduler.model.node import Node, Taint, parse_node
@@ -17,6 +18,7 @@ from scheduler.model.pod import (
     WeightedPodAffinityTerm,
     parse_pod,
 )
+from scheduler.model.podgroup import PodGroup, PodGroupCondition, parse_pod_group
 from scheduler.model.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
 from scheduler.model.volumes import (
     CSIDriver,
@@ -44,6 +46,8 @@ __all__ = [
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",
+    "PodGroup",
+    "PodGroupCondition",
     "PodVolume",
     "Requirement",
     "StorageClass",
@@ -54,4 +58,5 @@ __all__ = [
     "parse_node",
     "parse_pdb",
     "parse_pod",
+    "parse_pod_group",
 ]

@@ -178,6 +178,9 @@ class Pod:
     # container requests a resource whose name has a "/" (extended, or a device class's implicit
     # name): DynamicResources maps those requests onto the claim it creates for them.
     container_requests: tuple[ContainerRequests, ...] = ()
+    # ``spec.schedulingGroup.podGroupName``: the PodGroup (same namespace) the pod belongs to, "" for
+    # none. The API serves it only with the GenericWorkload gate, and it is immutable there.
+    scheduling_group: str = ""
 
     @property
     def key(self) -> str:
@@ -515,6 +518,18 @@ def _affinity(affinity: Mapping[str, Any], ns: str) -> _Affinity:
             *_pod_affinity(affinity, "podAntiAffinity", ns))
 
 
+def _scheduling_group(group: Any) -> str:
+    """``spec.schedulingGroup.podGroupName`` ("" when the pod is in no group)."""
+    if group is None:
+        return ""
+    if not isinstance(group, Mapping):
+        raise ParseError("must be an object", field="spec.schedulingGroup")
+    name = group.get("podGroupName")
+    if name is not None and not isinstance(name, str):
+        raise ParseError("must be a string", field="spec.schedulingGroup.podGroupName")
+    return name or ""
+
+
 def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: str) -> Pod:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -559,6 +574,7 @@ def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: s
         resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
         resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
         container_requests=res.per_container,
+        scheduling_group=_scheduling_group(spec.get("schedulingGroup")),
         deleting=bool(meta.get("deletionTimestamp")),
         explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
         preempted_by_scheduler=_preempted_by_scheduler(status),

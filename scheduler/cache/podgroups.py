@@ -1,0 +1,59 @@
+"""The PodGroups the scheduler knows (``scheduling.k8s.io/v1beta1``): upstream's PodGroup lister, as a
+core store.
+
+The edge (the operator's PodGroup informer, which runs only with the ``GenericWorkload`` gate) feeds it
+with ``on_event(event, body)``; plugins read it through ``Handle.pod_groups``: ``get(namespace,
+name)`` for the group a pod names in ``Pod.scheduling_group``. It does no I/O and holds only the parsed
+objects (``scheduler.model.podgroup``). A body that does not parse is dropped and reported by the
+return value, so one bad object never blocks a cycle: the group then reads as absent, as a group the
+informer never delivered would (a pod may name a PodGroup that does not exist yet).
+
+Writes come from the worker loop's informer and reads from the scheduling cycle; one dict assignment
+or deletion per event keeps every read consistent without a lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from scheduler.errors import ParseError
+from scheduler.model.podgroup import PodGroup, parse_pod_group
+
+__all__ = ["PodGroupStore"]
+
+
+class PodGroupStore:
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], PodGroup] = {}
+
+    def get(self, namespace: str, name: str) -> PodGroup | None:
+        return self._groups.get((namespace, name))
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def __iter__(self) -> Iterator[PodGroup]:
+        return iter(list(self._groups.values()))
+
+    def upsert(self, group: PodGroup) -> None:
+        self._groups[(group.namespace, group.name)] = group
+
+    def delete(self, namespace: str, name: str) -> None:
+        self._groups.pop((namespace, name), None)
+
+    def on_event(self, event: str, body: Mapping[str, Any]) -> PodGroup | None:
+        """Apply a watch event (ADDED, MODIFIED, DELETED); the group as now stored, ``None`` when it
+        was deleted or cannot be read (then it is dropped: it reads as absent)."""
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        if event == "DELETED":
+            self._groups.pop(key, None)
+            return None
+        try:
+            group = parse_pod_group(body)
+        except ParseError:
+            self._groups.pop(key, None)
+            return None
+        self._groups[key] = group
+        return group
