@@ -5,11 +5,13 @@ included), the kinds in ``KINDS``: namespaces, nodes, PriorityClasses, StorageCl
 CSIDrivers, CSINodes and CSIStorageCapacities (the volume plugins read them), DeviceClasses,
 ResourceSlices and ResourceClaimTemplates (DynamicResources reads them), SchedulingProfiles,
 the workload objects (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
-ReplicationControllers), Services (their selectors are what PodTopologySpread's default
-constraints read), pods, ResourceClaims and PDBs, in that order (owners before their dependents,
+ReplicationControllers), Workloads and PodGroups (``scheduling.k8s.io/v1beta1``, served with the
+GenericWorkload gate: pods name their PodGroup), Services (their selectors are what PodTopologySpread's
+default constraints read), pods, ResourceClaims and PDBs, in that order (owners before their dependents,
 so a replay creates them in order: a claim generated from a template is owned by its pod). Lists
 are read in pages of ``PAGE`` items. A kind the server does not serve is skipped and named in
-``notes`` (the CLI prints them on stderr). Each item gets its
+``notes`` (the CLI prints them on stderr), except the kinds served only behind a feature gate that is
+off by default (``GATED``: Workload and PodGroup), whose absence is the norm. Each item gets its
 ``apiVersion`` and ``kind``; ``uid`` is kept, because ``ownerReferences`` name their owner by it
 and the replay (``simulate.replay``) maps them to the new objects.
 
@@ -20,7 +22,8 @@ reduced to phase, conditions, nominatedNodeName and the names of its claims
 (``resourceClaimStatuses``, ``extendedResourceClaimStatus``: without them a replay would generate
 second claims for its templates), node status to capacity, allocatable, conditions and images, a
 Service to its selector, ports and type, a ResourceClaim's status to its allocation and
-``reservedFor`` (the devices it holds), and no status on the other kinds except a PV's and a PVC's
+``reservedFor`` (the devices it holds), a PodGroup's status to its conditions (once
+``PodGroupInitiallyScheduled`` is true it stays so), and no status on the other kinds except a PV's and a PVC's
 phase.
 
 ``anonymize`` (``Anonymizer``) renames namespaces (except the built-in ones), object names, node
@@ -29,7 +32,8 @@ one original everywhere: ``spec.nodeName``, ``status.nominatedNodeName``, the
 ``kubernetes.io/hostname`` label and node affinity on it or on ``metadata.name``, the labels that
 carry an object's name (``NAME_LABELS``: a StatefulSet pod's ``pod-name``, a Job's ``job-name``)
 and the selectors on them,
-``ownerReferences``, claim names, ``claimRef``, ``volumeName``, ``storageClassName``,
+``ownerReferences``, claim names, a pod's PodGroup (``schedulingGroup.podGroupName``) and a PodGroup's
+``workloadRef`` and a Workload's ``controllerRef``, ``claimRef``, ``volumeName``, ``storageClassName``,
 ``priorityClassName``, affinity terms' ``namespaces``, ``kubernetes.io/metadata.name``, and for DRA
 the claim and template names a pod refers to, a claim's ``reservedFor`` pods, a slice's node and
 pool and an allocation's pools (a pool named after a node is renamed as that node) and node
@@ -50,7 +54,7 @@ from scheduler.kubeapi import KubeClient
 from scheduler.profiles.crd import API_VERSION as PROFILE_API_VERSION
 from scheduler.profiles.crd import KIND as PROFILE_KIND
 
-__all__ = ["KINDS", "PAGE", "Anonymizer", "DumpResult", "dump_cluster", "strip"]
+__all__ = ["GATED", "KINDS", "PAGE", "Anonymizer", "DumpResult", "dump_cluster", "strip"]
 
 Obj = dict[str, Any]
 PAGE = 500
@@ -74,6 +78,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("batch/v1", "Job"),
     ("apps/v1", "ReplicaSet"),
     ("v1", "ReplicationController"),
+    ("scheduling.k8s.io/v1beta1", "Workload"),
+    ("scheduling.k8s.io/v1beta1", "PodGroup"),
     ("v1", "Service"),
     ("v1", "Pod"),
     ("resource.k8s.io/v1", "ResourceClaim"),
@@ -87,6 +93,9 @@ KEPT_ANNOTATION_PREFIXES = ("scheduling.kopf-scheduler.io/", "volume.kubernetes.
                             "volume.beta.kubernetes.io/storage-class", "pv.kubernetes.io/",
                             "storage.alpha.kubernetes.io/migrated-plugins",
                             "resource.kubernetes.io/pod-claim-name")
+# Served only with a feature gate that is off by default (GenericWorkload): skipped without a note.
+GATED: frozenset[tuple[str, str]] = frozenset({("scheduling.k8s.io/v1beta1", "Workload"),
+                                                ("scheduling.k8s.io/v1beta1", "PodGroup")})
 # label keys whose values name an object (of this kind, in the labelled object's namespace)
 NAME_LABELS = {"statefulset.kubernetes.io/pod-name": "Pod", "batch.kubernetes.io/job-name": "Job",
                "job-name": "Job"}
@@ -130,7 +139,8 @@ async def dump_cluster(api: KubeClient, *, minimal: bool = False, anonymize: boo
         except ClientError as e:
             if e.status not in (403, 404):
                 raise
-            result.notes.append(f"{kind} ({api_version}): not served by this cluster, skipped")
+            if (api_version, kind) not in GATED:
+                result.notes.append(f"{kind} ({api_version}): not served by this cluster, skipped")
             continue
         try:
             result.items.extend(await _list_all(api, api_version, kind))
@@ -220,6 +230,10 @@ def _strip_claim(out: Obj, status: Obj) -> Obj:
     return _status_fields(status, ("allocation", "reservedFor"))
 
 
+def _strip_pod_group(out: Obj, status: Obj) -> Obj:
+    return _status_fields(status, ("conditions",))
+
+
 def _strip_service(out: Obj, status: Obj) -> Obj:
     # the selector is what scheduling reads; the addresses the server allocated are not
     spec = out.get("spec") or {}
@@ -231,6 +245,7 @@ def _strip_service(out: Obj, status: Obj) -> Obj:
 _STRIP_BY_KIND: dict[str, Callable[[Obj, Obj], Obj]] = {
     "Pod": _strip_pod, "Node": _strip_node, "PersistentVolume": _strip_volume,
     "PersistentVolumeClaim": _strip_volume, "ResourceClaim": _strip_claim, "Service": _strip_service,
+    "PodGroup": _strip_pod_group,
 }
 
 
@@ -347,6 +362,23 @@ class Anonymizer:
         for claim in spec.get("volumeClaimTemplates") or []:
             self._claim_spec(claim.get("spec") or {})
 
+    def _pod_group(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        ref = spec.get("workloadRef") or {}
+        if ref.get("workloadName"):
+            ref["workloadName"] = self.obj_name("Workload", ns, ref["workloadName"])
+        if spec.get("priorityClassName"):
+            spec["priorityClassName"] = self.priority_class(spec["priorityClassName"])
+
+    def _workload_api(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
+        """A ``scheduling.k8s.io`` Workload: its controller's name and its templates' priority classes
+        (template names stay: they are the workload's own vocabulary, like container names)."""
+        ref = spec.get("controllerRef") or {}
+        if ref.get("name") and ref.get("kind"):
+            ref["name"] = self.obj_name(str(ref["kind"]), ns, ref["name"])
+        for t in spec.get("podGroupTemplates") or []:
+            if t.get("priorityClassName"):
+                t["priorityClassName"] = self.priority_class(t["priorityClassName"])
+
     def _node_obj(self, kind: str, obj: Obj, spec: Obj, status: Obj, ns: str | None) -> None:
         for image in status.get("images") or []:
             image["names"] = [self.image(n) for n in image.get("names") or []]
@@ -448,6 +480,9 @@ class Anonymizer:
                 if c.get("image"):
                     c["image"] = self.image(c["image"])
         self._pod_claims(spec, ns)
+        group = spec.get("schedulingGroup") or {}
+        if group.get("podGroupName"):
+            group["podGroupName"] = self.obj_name("PodGroup", ns, group["podGroupName"])
         self._pod_affinity(spec.get("affinity") or {}, ns)
         for constraint in spec.get("topologySpreadConstraints") or []:
             self._selector(constraint.get("labelSelector"), ns)
@@ -492,4 +527,5 @@ _ANONYMIZE_BY_KIND: dict[str, Callable[[Anonymizer, str, Obj, Obj, Obj, str | No
     "PersistentVolumeClaim": Anonymizer._pvc, "PersistentVolume": Anonymizer._pv, "CSINode": Anonymizer._csi_node,
     "CSIStorageCapacity": Anonymizer._csi_capacity, "PodDisruptionBudget": Anonymizer._pdb,
     "Service": Anonymizer._service, "StorageClass": Anonymizer._storage_class_obj,
+    "PodGroup": Anonymizer._pod_group, "Workload": Anonymizer._workload_api,
 }

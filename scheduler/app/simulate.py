@@ -39,7 +39,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,7 +53,7 @@ from scheduler.quantity import resource_value
 from scheduler.simulator import ApiError, SimulatedCluster, iter_documents, pod_claim_names, pod_claims
 from scheduler.simulator.cluster import LoadError, text_documents
 
-__all__ = ["Progress", "Replayed", "SimulationReport", "demo_objects", "format_table", "group_unbound",
+__all__ = ["Progress", "Replayed", "SimulationReport", "cluster_gates", "demo_objects", "format_table", "group_unbound",
            "load_objects", "pod_devices", "replay", "run_simulation"]
 
 QUIET = 0.5
@@ -133,14 +133,18 @@ def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: Simulation
 # volumes, then claims, so a pod never comes before the claims it mounts. The DRA kinds likewise:
 # DeviceClasses and ResourceSlices with the classes, ResourceClaims and their templates with the
 # claims, so a pod never waits for its claim to be created from a template loaded after it.
+# Workloads and PodGroups (scheduling.k8s.io/v1beta1) come before the pods that name their group, so
+# the scheduler never sees a member whose group is not there yet.
 LOAD_RANK = {"Namespace": 0, "StorageClass": 1, "CSIDriver": 1, "CSINode": 1, "CSIStorageCapacity": 1,
-             "DeviceClass": 1, "ResourceSlice": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
-             "ResourceClaimTemplate": 3, "ResourceClaim": 3}
+             "DeviceClass": 1, "ResourceSlice": 1, "Workload": 1, "PersistentVolume": 2, "PodGroup": 2,
+             "PersistentVolumeClaim": 3, "ResourceClaimTemplate": 3, "ResourceClaim": 3}
+GANG_API_VERSION = "scheduling.k8s.io/v1beta1"
+GANG_KINDS = frozenset({"Workload", "PodGroup"})
 
 
 def _rank(obj: Obj) -> int:
     kind, api_version = obj.get("kind"), str(obj.get("apiVersion") or "")
-    if api_version not in ("v1", "storage.k8s.io/v1", "resource.k8s.io/v1"):
+    if api_version not in ("v1", "storage.k8s.io/v1", "resource.k8s.io/v1", GANG_API_VERSION):
         return len(LOAD_RANK)
     return LOAD_RANK.get(str(kind), len(LOAD_RANK))
 
@@ -350,27 +354,42 @@ def _fmt(resource: str, v: int) -> str:
     return f"{v}m" if resource == "cpu" else str(v)
 
 
+def cluster_gates(objects: Iterable[Obj], feature_gates: Mapping[str, bool] | None) -> dict[str, bool]:
+    """The simulated cluster's feature gates for a run: the scheduler's, with ``GenericWorkload`` on
+    also when the input carries Workloads or PodGroups (a dump of a cluster that served them): the
+    API server and the scheduler have gates of their own, so the objects load, and the scheduler
+    treats their pods as its own gates say."""
+    gates = dict(feature_gates or {})
+    if any(o.get("apiVersion") == GANG_API_VERSION and o.get("kind") in GANG_KINDS for o in objects):
+        gates["GenericWorkload"] = True
+    return gates
+
+
 async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: int = 0,
                          progress: Callable[[str], None] | None = None, explain: bool = False,
-                         gpus_per_node: int = 0, gpu_attributes: Obj | None = None) -> SimulationReport:
+                         gpus_per_node: int = 0, gpu_attributes: Obj | None = None,
+                         feature_gates: Mapping[str, bool] | None = None) -> SimulationReport:
     """``progress``: called about four times a second with the progress line (``progress_text``),
     and with ``""`` when the run has ended; a ``Progress`` also erases its line for each log record
     meanwhile. ``explain``: each pod's report carries its last decision record (``"decision"``, None
     when it was never attempted), as ``GET /debug/decisions`` serves it. ``gpus_per_node``: the
     simulated DRA driver publishes that many GPUs on each node (``gpu_attributes``: their description,
-    ``scheduler.simulator.load_gpu_attributes``)."""
+    ``scheduler.simulator.load_gpu_attributes``). ``feature_gates``: the scheduler's (``run``'s
+    ``--feature-gates``); the cluster's are ``cluster_gates``."""
     report = SimulationReport()
     detach = progress.attach() if isinstance(progress, Progress) else None
     try:
         # Pods run shortly after binding, so StatefulSets proceed ordinal by ordinal and Jobs complete.
         async with SimulatedCluster(seed=seed, pod_running_after=0.1, pod_termination_seconds=0.2,
-                                    gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes) as cluster:
+                                    gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes,
+                                    feature_gates=cluster_gates(objects, feature_gates)) as cluster:
             api = cluster.client
             await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):
                 objects = [DEFAULT_PROFILE, *objects]
             created = await asyncio.get_running_loop().run_in_executor(None, replay, cluster, objects, report)
-            runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30)
+            runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), seed=seed, series_interval=30,
+                                      feature_gates=feature_gates)
             t0 = time.monotonic()
             runtime.start()
             stop = threading.Event()
