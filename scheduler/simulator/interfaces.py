@@ -19,6 +19,7 @@ Read next: ``registry`` (the kinds' strategies), then ``handlers`` (the verbs), 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,6 +54,8 @@ class ClusterWriter(Protocol):
     def store(self) -> Store: ...
     @property
     def registry(self) -> ResourceRegistry: ...
+    @property
+    def feature_gates(self) -> Mapping[str, bool]: ...
     def rt(self, group: str, version: str, plural: str) -> ResourceType: ...
     def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
                keep_status: bool = False, fresh: bool = False, writer: Writer | None = None,

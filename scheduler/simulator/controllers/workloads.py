@@ -22,7 +22,8 @@ Each stands for its kube-controller-manager loop, reduced to what a scheduler ca
 - ``Job`` → up to ``parallelism`` active pods until ``completions`` succeeded (a Job without
   completions needs one); the kubelet (``kubelet.Kubelet``) completes a Job's running pod after
   ``pod_completion_seconds``. ``Complete`` and ``SuccessCriteriaMet`` conditions, start and completion
-  times, as upstream's job controller writes them.
+  times, as upstream's job controller writes them. With the ``WorkloadWithJob`` and ``GenericWorkload``
+  gates, a Workload and a PodGroup for it first, its pods in the group (``jobscheduling.py``).
 - Garbage collection through ``ownerReferences``: when an owner is gone, its dependents are deleted
   (background); ``propagationPolicy: Foreground`` holds the owner (finalizer ``foregroundDeletion``)
   until its dependents are gone; ``Orphan`` (finalizer ``orphan``) strips the owner reference from its
@@ -47,6 +48,7 @@ import orjson
 from scheduler.model.selectors import parse_node_selector
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
+from scheduler.simulator.controllers.jobscheduling import JobScheduling
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.store import Event
@@ -149,6 +151,7 @@ class _WorkloadBase(Controller):
     def __init__(self, api: ClusterWriter, timers: Timers) -> None:
         super().__init__(api, timers)
         self.dirty: set[Key] = set()
+        self.job_scheduling = JobScheduling(api)
 
     def _rt(self, store: str) -> ResourceType:
         for rt in self.api.registry.by_path.values():
@@ -594,15 +597,20 @@ class WorkloadControllers(_ReplicaControllers):
         need = int(completions) if completions is not None else 1
         parallelism = int(spec.get("parallelism", 1))
         if not done and not spec.get("suspend"):
-            self._start_job_pods(job, min(parallelism, max(0, need - succeeded)) - len(active))
+            # isNewJob: no pods, no start time, no counts, never suspended.
+            new_job = not pods and not status.get("startTime") and not status.get("conditions")
+            group = self.job_scheduling.pod_group_for(job, new_job)
+            self._start_job_pods(job, min(parallelism, max(0, need - succeeded)) - len(active),
+                                 {"schedulingGroup": {"podGroupName": group}} if group else None)
         active = [p for p in self._owned("/pods", job) if _active(p)]
         self._job_status(job, status, done, active, succeeded, failed, need)
 
-    def _start_job_pods(self, job: Obj, n: int) -> None:
-        """``n`` more pods of the Job's template, labelled with its name and uid."""
+    def _start_job_pods(self, job: Obj, n: int, spec_patch: Obj | None = None) -> None:
+        """``n`` more pods of the Job's template, labelled with its name and uid (and in its PodGroup,
+        ``spec_patch``, with the workload integration: ``jobscheduling.py``)."""
         template = (job.get("spec") or {}).get("template") or {}
         for _ in range(n):
-            self._create_pod(job, template, generate_name=job["metadata"]["name"] + "-",
+            self._create_pod(job, template, generate_name=job["metadata"]["name"] + "-", spec_patch=spec_patch,
                              labels={"batch.kubernetes.io/job-name": job["metadata"]["name"],
                                      "job-name": job["metadata"]["name"],
                                      "batch.kubernetes.io/controller-uid": job["metadata"]["uid"],
