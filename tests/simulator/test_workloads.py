@@ -88,6 +88,9 @@ def test_a_deployment_makes_a_replica_set_and_its_pods_and_reports_availability(
     assert len(rs) == 1 and rs[0]["metadata"]["name"].startswith("web-")
     assert rs[0]["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
     h = rs[0]["metadata"]["labels"]["pod-template-hash"]
+    # rand.SafeEncodeString over a decimal hash: each digit's code point picks from upstream's
+    # alphanumerics, so only these ten characters appear (as in upstream's "5d4f8c9b7").
+    assert set(h) <= set("456789bcdf"), h
     assert all(p["metadata"]["labels"]["pod-template-hash"] == h and p["metadata"]["generateName"] ==
                f"web-{h}-" for p in pods(api, "app=web"))
     bind_pending(api)

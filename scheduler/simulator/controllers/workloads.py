@@ -85,7 +85,8 @@ def template_hash(template: Obj, collisions: int = 0) -> str:
     for b in data + (str(collisions).encode() if collisions else b""):
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
     digits = str(h)
-    return "".join(_SAFE[int(d) % len(_SAFE)] for d in digits)
+    # SafeEncodeString maps each character by its code point, not its digit value.
+    return "".join(_SAFE[ord(d) % len(_SAFE)] for d in digits)
 
 
 def _equal_ignoring_hash(a: Obj, b: Obj) -> bool:
