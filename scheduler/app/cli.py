@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 import click
 
+from scheduler.profiles.crd import crd as profiles_crd
 from scheduler.profiles.crd import crd_yaml
 
 __all__ = ["EXIT_REJECTED", "main"]
@@ -172,7 +173,8 @@ def _gpu_description(gpus_per_node: int, path: str | None) -> dict[str, Any] | N
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Where to write the kubeconfig (default: a temporary file).")
 @click.option("--load", "load", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="YAML/JSON objects to create at start (repeatable; Lists are flattened).")
+              help="YAML/JSON objects to create at start (repeatable; Lists are flattened), as simulate -f "
+                   "loads them: kinds in dependency order, a dump's uids kept.")
 @click.option("--fault", "faults", multiple=True, metavar="RULE",
               help="Fault rule: latency=20ms, error:VERB:RESOURCE=RATE[/CODE], drop-watch=RATE, gone=RATE.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated names and faults.")
@@ -206,7 +208,9 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
     gpus = _gpu_description(gpus_per_node, gpu_attributes)
 
     async def serve() -> None:
-        c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, faults=f, seed=seed,
+        # loaded as ``simulate -f`` loads (scheduler.simulator.loader); the profiles' CRD when a dump has profiles
+        c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, crds=[profiles_crd()],
+                             faults=f, seed=seed,
                              pod_running_after=pod_running_after if pod_running_after >= 0 else None,
                              pod_completion_seconds=pod_completion_seconds,
                              pod_termination_seconds=pod_termination_seconds,

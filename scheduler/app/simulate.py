@@ -2,19 +2,16 @@
 
 A run:
 
-1. starts the simulated cluster in-process (its own thread and loop) and applies the CRD;
+1. starts the simulated cluster in-process (its own thread and loop);
 2. loads the input objects (``replay``), recording what the API refused. When no
    SchedulingProfile is given, ``default-scheduler`` with upstream's defaults is applied first, so a
    dump of a real cluster (``kopf-scheduler dump``, ``kwokctl snapshot export``, ``kubectl get -o
-   yaml``) replays as it is. They are loaded as ``cluster --load`` loads them (validated and admitted
-   as creates, their status kept: terminal pods stay terminal, a Job stays complete) in one turn of
-   the server's loop, so its controllers see the whole input at once. Objects go in input order,
-   except that an object whose owner
-   (``ownerReferences``, by apiVersion, kind, name and uid, as KWOK's loader matches them) comes
-   later waits for it, and its references are rewritten to the owner's new uid; a reference to an
-   owner not in the input is dropped, so the garbage collector does not delete the replayed object.
-   Terminal pods (``Succeeded``, ``Failed``) keep their phase, so they use no resources, as in the
-   real cluster, and the report lists them apart;
+   yaml``) replays as it is. The SchedulingProfile CRD is installed first. They are loaded by ``cluster
+   --load``'s code (``scheduler.simulator.loader``: kinds in dependency order, a dump's uids kept so
+   controllers adopt their pods, status kept: terminal pods stay terminal, a Job stays complete) in one
+   turn of the server's loop, so its controllers see the whole input at once. Terminal pods
+   (``Succeeded``, ``Failed``) keep their phase, so they use no resources, as in the real cluster, and
+   the report lists them apart;
 3. starts the operator (worker thread, then Kopf on a thread of its own) against the cluster's
    kubeconfig, over HTTPS, exactly as ``kopf-scheduler run`` would;
 4. waits until the run has *settled*: every profile's status reflects its generation, no pod is in
@@ -50,8 +47,9 @@ from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.quantity import resource_value
-from scheduler.simulator import ApiError, SimulatedCluster, iter_documents, pod_claim_names, pod_claims
+from scheduler.simulator import SimulatedCluster, iter_documents, pod_claim_names, pod_claims
 from scheduler.simulator.cluster import LoadError, text_documents
+from scheduler.simulator.loader import load
 
 __all__ = ["Progress", "Replayed", "SimulationReport", "cluster_gates", "demo_objects", "format_table", "group_unbound",
            "load_objects", "pod_devices", "replay", "run_simulation"]
@@ -60,8 +58,6 @@ QUIET = 0.5
 DEFAULT_PROFILE = {"apiVersion": API_VERSION, "kind": KIND,
                    "metadata": {"name": "default-scheduler"}, "spec": {"schedulerName": "default-scheduler"}}
 TERMINAL = ("Succeeded", "Failed")
-# What a simulated cluster holds from its start: creating these again from a dump is no refusal.
-BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 Obj = dict[str, Any]
 
 
@@ -107,10 +103,6 @@ def _key(o: Obj) -> tuple[str, str]:
     return str(m.get("namespace") or "default"), str(m.get("name") or "")
 
 
-def _owner_key(api_version: Any, kind: Any, name: Any, uid: Any) -> tuple[str, str, str, str]:
-    return str(api_version), str(kind), str(name), str(uid)
-
-
 @dataclass
 class Replayed:
     """What ``replay`` created: the non-terminal pods (keys), the terminal ones, and the node count."""
@@ -120,124 +112,25 @@ class Replayed:
 
 
 def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: SimulationReport) -> Replayed:
-    """Load the objects into the cluster as ``cluster --load`` does (``ApiServer.load``: validated and
-    admitted as a create, status kept), owners before their dependents (see the module's docstring),
-    all in one turn of the server's loop: its controllers see the whole input at once, never a
-    workload whose pods are not loaded yet. Each refusal goes to ``report.rejected``. The input
-    objects are not changed."""
-    return cluster.call(_replay, cluster, list(objects), report)
-
-
-# The load order's first ranks (a stable sort: everything else keeps its input order, after these):
-# namespaces, then what claims read at admission (the DefaultStorageClass plugin) and binding, then
-# volumes, then claims, so a pod never comes before the claims it mounts. The DRA kinds likewise:
-# DeviceClasses and ResourceSlices with the classes, ResourceClaims and their templates with the
-# claims, so a pod never waits for its claim to be created from a template loaded after it.
-# Workloads and PodGroups (scheduling.k8s.io/v1beta1) come before the pods that name their group, so
-# the scheduler never sees a member whose group is not there yet.
-LOAD_RANK = {"Namespace": 0, "StorageClass": 1, "CSIDriver": 1, "CSINode": 1, "CSIStorageCapacity": 1,
-             "DeviceClass": 1, "ResourceSlice": 1, "Workload": 1, "PersistentVolume": 2, "PodGroup": 2,
-             "PersistentVolumeClaim": 3, "ResourceClaimTemplate": 3, "ResourceClaim": 3}
-GANG_API_VERSION = "scheduling.k8s.io/v1beta1"
-GANG_KINDS = frozenset({"Workload", "PodGroup"})
-
-
-def _rank(obj: Obj) -> int:
-    kind, api_version = obj.get("kind"), str(obj.get("apiVersion") or "")
-    if api_version not in ("v1", "storage.k8s.io/v1", "resource.k8s.io/v1", GANG_API_VERSION):
-        return len(LOAD_RANK)
-    return LOAD_RANK.get(str(kind), len(LOAD_RANK))
-
-
-def _replay(cluster: SimulatedCluster, objects: list[Obj], report: SimulationReport) -> Replayed:
+    """Load the objects into the cluster as ``cluster --load`` does (``scheduler.simulator.loader``: kinds in
+    dependency order, uids kept so owners keep their pods, status kept, all in one turn of the server's
+    loop), with the SchedulingProfile CRD installed first when the input needs it. Each refusal goes to
+    ``report.rejected``. The input objects are not changed."""
+    inputs = list(objects)
+    loaded = cluster.call(lambda: load(cluster.server, inputs, crds=[crd()]))
+    for obj, e in loaded.rejected:
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or meta.get("generateName") or "")
+        report.rejected.append({"kind": obj.get("kind"), "name": name, "code": e.code, "message": e.message})
     out = Replayed()
-    objects = sorted(objects, key=_rank)
-    claim_uids: dict[str, str] = {}                  # a claim's uid in the input → its new uid
-    pod_uids: dict[str, str] = {}                    # a pod's uid in the input → its new uid
-    in_input = {_owner_key(o.get("apiVersion"), o.get("kind"), (o.get("metadata") or {}).get("name"),
-                           (o.get("metadata") or {}).get("uid"))
-                for o in objects if (o.get("metadata") or {}).get("uid")}
-    created: dict[tuple[str, str, str, str], str] = {}
-    failed: set[tuple[str, str, str, str]] = set()
-    waiting: dict[tuple[str, str, str, str], list[Obj]] = {}
-
-    def create(obj: Obj) -> str | None:
-        """The new object's uid, or None when it was refused (and reported)."""
-        meta = obj.get("metadata") or {}
-        kind, name = obj.get("kind"), str(meta.get("name") or meta.get("generateName") or "")
-        try:
-            result = cluster.server.load(obj)
-        except ApiError as e:
-            if e.code == 409 and ((kind == "Namespace" and name in BUILTIN_NAMESPACES)
-                                  or (kind == "PriorityClass" and name.startswith("system-"))):
-                return ""                   # the simulated cluster has it from its start, as a real one
-            report.rejected.append({"kind": kind, "name": name, "code": e.code, "message": e.message})
-            return None
-        if kind == "Node" and obj.get("apiVersion") == "v1":
+    for o in loaded.objects:
+        if o.get("apiVersion") != "v1":
+            continue
+        if o.get("kind") == "Node":
             out.nodes += 1
-        if kind == "Pod" and obj.get("apiVersion") == "v1":
-            (out.terminal if (obj.get("status") or {}).get("phase") in TERMINAL else out.pods).add(_key(obj))
-        new_uid = str((result.get("metadata") or {}).get("uid") or "")
-        if kind == "PersistentVolumeClaim" and obj.get("apiVersion") == "v1" and meta.get("uid"):
-            claim_uids[str(meta["uid"])] = new_uid
-        if kind == "Pod" and obj.get("apiVersion") == "v1" and meta.get("uid"):
-            pod_uids[str(meta["uid"])] = new_uid
-        return new_uid
-
-    def place(obj: Obj) -> None:
-        meta = obj.get("metadata") or {}
-        refs = meta.get("ownerReferences") or []
-        for r in refs:
-            k = _owner_key(r.get("apiVersion"), r.get("kind"), r.get("name"), r.get("uid"))
-            if k in in_input and k not in created and k not in failed:
-                waiting.setdefault(k, []).append(obj)
-                return
-        if refs:
-            kept = [{**r, "uid": created[k]} for r in refs
-                    if (k := _owner_key(r.get("apiVersion"), r.get("kind"), r.get("name"), r.get("uid"))) in created]
-            new_meta = {**meta, "ownerReferences": kept}
-            if not kept:
-                del new_meta["ownerReferences"]
-            obj = {**obj, "metadata": new_meta}
-        uid = create(obj)
-        if meta.get("uid"):
-            key = _owner_key(obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("uid"))
-            if uid is None:
-                failed.add(key)
-            else:
-                created[key] = uid
-            for dependent in waiting.pop(key, []):
-                place(dependent)
-
-    for obj in objects:
-        place(obj)
-    _rebind(cluster, claim_uids)
-    _rereserve(cluster, pod_uids)
+        elif o.get("kind") == "Pod":
+            (out.terminal if (o.get("status") or {}).get("phase") in TERMINAL else out.pods).add(_key(o))
     return out
-
-
-def _rebind(cluster: SimulatedCluster, claim_uids: dict[str, str]) -> None:
-    """Point the loaded volumes' ``claimRef`` at their claims' new uids (still in the loading turn, so the
-    PV controller sees the binding the input had, not a volume whose claim was replaced)."""
-    server = cluster.server
-    rt = server.rt("", "v1", "persistentvolumes")
-    for pv in list(server.store.bucket(rt.store).objects.values()):
-        ref = (pv.get("spec") or {}).get("claimRef")
-        if isinstance(ref, dict) and str(ref.get("uid") or "") in claim_uids:
-            server.write(rt, pv, {**pv, "spec": {**pv["spec"], "claimRef": {**ref, "uid": claim_uids[ref["uid"]]}}})
-
-
-def _rereserve(cluster: SimulatedCluster, pod_uids: dict[str, str]) -> None:
-    """Point the loaded ResourceClaims' ``status.reservedFor`` at their pods' new uids, in the loading turn
-    (the resourceclaim controller would otherwise see replaced pods, drop them and deallocate)."""
-    server = cluster.server
-    rt = server.rt("resource.k8s.io", "v1", "resourceclaims")
-    for claim in list(server.store.bucket(rt.store).objects.values()):
-        reserved = (claim.get("status") or {}).get("reservedFor") or []
-        if any(isinstance(r, dict) and str(r.get("uid") or "") in pod_uids for r in reserved):
-            fixed = [{**r, "uid": pod_uids.get(str(r.get("uid") or ""), r.get("uid"))} if isinstance(r, dict) else r
-                     for r in reserved]
-            server.write(rt, claim, {**claim, "status": {**claim["status"], "reservedFor": fixed}})
 
 
 class Progress:
@@ -354,6 +247,10 @@ def _fmt(resource: str, v: int) -> str:
     return f"{v}m" if resource == "cpu" else str(v)
 
 
+GANG_API_VERSION = "scheduling.k8s.io/v1beta1"
+GANG_KINDS = frozenset({"Workload", "PodGroup"})
+
+
 def cluster_gates(objects: Iterable[Obj], feature_gates: Mapping[str, bool] | None) -> dict[str, bool]:
     """The simulated cluster's feature gates for a run: the scheduler's, with ``GenericWorkload`` on
     also when the input carries Workloads or PodGroups (a dump of a cluster that served them): the
@@ -384,7 +281,6 @@ async def run_simulation(objects: list[Obj], *, timeout: float = 120.0, seed: in
                                     gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes,
                                     feature_gates=cluster_gates(objects, feature_gates)) as cluster:
             api = cluster.client
-            await api.create(crd())
             if not any(o.get("kind") == KIND for o in objects):
                 objects = [DEFAULT_PROFILE, *objects]
             created = await asyncio.get_running_loop().run_in_executor(None, replay, cluster, objects, report)

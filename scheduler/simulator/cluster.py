@@ -2,7 +2,7 @@
 
 Embedded use (tests, ``simulate``, benchmarks)::
 
-    async with SimulatedCluster(load=["cluster.yaml"]) as c:
+    async with SimulatedCluster(load=["cluster.yaml"]) as c:   # loaded as ``loader`` says; crds=[...] on demand
         c.url, c.kubeconfig            # https://127.0.0.1:PORT and a kubeconfig file with a bearer token
         await c.client.create(pod)     # a KubeClient bound to the caller's event loop
 
@@ -33,6 +33,7 @@ from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.faults import Faults
 from scheduler.simulator.http1 import LeanServer
+from scheduler.simulator.loader import load as load_objects
 from scheduler.simulator.server import ApiServer
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES
 from scheduler.simulator.tls import SelfSigned
@@ -89,7 +90,7 @@ class SimulatedCluster:
                  pod_running_after: float | None = None, pod_termination_seconds: float = 0.0,
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2,
                  gpus_per_node: int = 0, gpu_attributes: Obj | None = None, history: int = 20_000,
-                 threaded: bool = True, token: str | None = None,
+                 threaded: bool = True, token: str | None = None, crds: Iterable[Obj] = (),
                  storage_quota_bytes: int = MAX_TOTAL_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES,
                  watch_buffer_bytes: int = MAX_PENDING_BYTES,
                  feature_gates: Mapping[str, bool] | None = None) -> None:
@@ -110,6 +111,7 @@ class SimulatedCluster:
         self.url = ""
         self.threaded = threaded
         self._load = list(load)
+        self._crds = list(crds)
         self.loaded: list[Obj] = []
         self.rejected: list[tuple[Obj, ApiError]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -145,12 +147,11 @@ class SimulatedCluster:
             self._lean, self.host, self.port, backlog=1024, ssl=self.tls.server_context())
         self.port = self._listener.sockets[0].getsockname()[1]
         self.url = f"https://{self.host}:{self.port}"
-        for path in self._load:
-            for doc in iter_documents(path):
-                try:
-                    self.loaded.append(self.server.load(doc))
-                except ApiError as e:
-                    self.rejected.append((doc, e))
+        if self._load:
+            # every file at once, as ``simulate -f`` loads them (``loader``): kinds ordered, uids kept
+            loaded = load_objects(self.server, [doc for path in self._load for doc in iter_documents(path)],
+                                  crds=self._crds)
+            self.loaded, self.rejected = loaded.objects, loaded.rejected
 
     async def _shutdown(self) -> None:
         if self._listener is not None:

@@ -36,9 +36,10 @@ class CreateHandler(HandlerBase):
 
     def create(self, rt: ResourceType, namespace: str, body: Any, *, dry: bool = False, strict: bool = False,
                keep_status: bool = False, fresh: bool = False, writer: Writer | None = None,
-               managed_fields: Entries | None = None) -> Obj:
+               managed_fields: Entries | None = None, uid: str | None = None) -> Obj:
         """Create ``body``. ``writer``: an API request's, whose manager then owns what it set (none for the
-        simulated controllers' own writes); ``managed_fields``: already computed (server-side apply)."""
+        simulated controllers' own writes); ``managed_fields``: already computed (server-side apply);
+        ``uid``: the one to give the object (a restored dump's), instead of a new one."""
         if rt.plural == "events" and not rt.crd_name and isinstance(body, dict):
             _validate_event_as_sent(rt, namespace, body)
         obj = self._check_kind(rt, body, fresh=fresh, strict=strict)
@@ -55,7 +56,7 @@ class CreateHandler(HandlerBase):
             obj.pop("status", None)
         self._admit(rt, obj, None, strict)
         self._set_managed_fields(rt, obj, writer, managed_fields)
-        _set_server_metadata(rt, obj)
+        _set_server_metadata(rt, obj, uid)
         if dry:
             meta["resourceVersion"] = str(self.store.rv)
             return obj
@@ -90,9 +91,10 @@ class CreateHandler(HandlerBase):
         else:
             meta.pop("managedFields", None)
 
-    def load(self, obj: Obj) -> Obj:
+    def load(self, obj: Obj, *, uid: str | None = None) -> Obj:
         """Create one object from a file or a dump: its status is kept, its namespace created if missing,
-        server-set metadata (uid, resourceVersion, …) replaced."""
+        server-set metadata (resourceVersion, …) replaced, and its uid too unless ``uid`` is given
+        (``simulator/loader.py`` keeps a dump's uids)."""
         rt = self.registry.for_object(obj)
         if rt is None:
             raise ApiError(404, "NotFound", f'no matches for kind "{obj.get("kind")}" in version '
@@ -107,7 +109,7 @@ class CreateHandler(HandlerBase):
             nrt = self.rt("", "v1", "namespaces")
             if self.store.get(nrt, "", ns) is None:
                 self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        return self.create(rt, ns, obj, keep_status=True)
+        return self.create(rt, ns, obj, keep_status=True, uid=uid)
 
 
 def _validate_event_as_sent(rt: ResourceType, namespace: str, body: Obj) -> None:
@@ -134,12 +136,13 @@ def _place_namespace(rt: ResourceType, meta: Obj, namespace: str) -> str:
     return namespace
 
 
-def _set_server_metadata(rt: ResourceType, obj: Obj) -> None:
-    """What the server sets on every new object: a fresh uid, the creation time and the generation."""
+def _set_server_metadata(rt: ResourceType, obj: Obj, uid: str | None = None) -> None:
+    """What the server sets on every new object: a fresh uid (or the given one), the creation time and the
+    generation."""
     meta = obj["metadata"]
     meta.pop("deletionTimestamp", None)
     meta.pop("deletionGracePeriodSeconds", None)
-    meta["uid"] = str(uuid.uuid4())
+    meta["uid"] = uid or str(uuid.uuid4())
     if rt.store == "batch/jobs":
         apps.default_job_selector(obj)      # the selector is the new uid (generateSelector)
     meta["creationTimestamp"] = now_iso()
