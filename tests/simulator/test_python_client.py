@@ -65,3 +65,20 @@ def test_watch_from_an_expired_resource_version_is_410(core: client.CoreV1Api) -
         for _ in watch.Watch().stream(core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=1):
             pass
     assert e.value.status == 410
+
+
+def test_create_from_yaml_conflict_prints_the_status_body_as_kube_apiserver_writes_it(
+        core: client.CoreV1Api) -> None:
+    """The client suite's ``test_create_from_multi_resource_yaml_with_conflict``: a second create of a
+    Service fails with the Status body exactly as kube-apiserver's JSON encoder writes it, Go's field
+    order and the trailing newline included."""
+    from kubernetes import utils
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "mock-2", "labels": {"app": "mock-2"}},
+           "spec": {"selector": {"app": "mock-2"}, "ports": [{"port": 99, "targetPort": 9949}]}}
+    utils.create_from_dict(core.api_client, svc)
+    with pytest.raises(utils.FailToCreateError) as e:
+        utils.create_from_dict(core.api_client, svc)
+    assert str(e.value) == (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"services \\"mock-2\\" already exists","reason":"AlreadyExists","details":{"name":"mock-2",'
+        '"kind":"services"},"code":409}\n')

@@ -121,7 +121,9 @@ class HandlerBase(GenericStore):
 
     @staticmethod
     def respond(code: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
-        return web.Response(status=code, body=_dumps(body), content_type=_JSON, headers=headers)
+        # A JSON body ends with a newline, as Go's json.Encoder writes it (apimachinery's
+        # runtime/serializer/json/json.go doEncode); clients that print an error body show it.
+        return web.Response(status=code, body=_dumps(body) + b"\n", content_type=_JSON, headers=headers)
 
     def error(self, err: ApiError) -> web.Response:
         return self.respond(err.code, err.body(), err.headers)
