@@ -164,6 +164,8 @@ BUILTIN: list[ResourceType] = [
     ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
     ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
                  short_names=("crd", "crds"), subresources=("status",)),
+    # Stored and validated, never proxied to (registry/apiregistration.py).
+    ResourceType("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, subresources=("status",)),
 ]
 
 _PREFERRED = {"events.k8s.io": "v1"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -82,3 +83,56 @@ def test_create_from_yaml_conflict_prints_the_status_body_as_kube_apiserver_writ
         'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
         '"message":"services \\"mock-2\\" already exists","reason":"AlreadyExists","details":{"name":"mock-2",'
         '"kind":"services"},"code":409}\n')
+
+
+@pytest.fixture
+def registration(core: client.CoreV1Api) -> client.ApiregistrationV1Api:
+    return client.ApiregistrationV1Api(core.api_client)
+
+
+WARDLE = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+          "metadata": {"name": "v1alpha1.wardle.k8s.io"},
+          "spec": {"insecureSkipTLSVerify": True, "group": "wardle.k8s.io", "groupPriorityMinimum": 1000,
+                   "versionPriority": 15, "service": {"name": "api", "namespace": "wardle"},
+                   "version": "v1alpha1"}}
+
+
+def test_an_apiservice_is_created_read_conflicts_and_deleted(registration: client.ApiregistrationV1Api) -> None:
+    """The client suite's ``test_create_apiservice_from_yaml_with_conflict`` (it got 404: the kind was not
+    served)."""
+    from kubernetes import utils
+    utils.create_from_dict(registration.api_client, WARDLE)
+    svc = registration.read_api_service("v1alpha1.wardle.k8s.io")
+    assert (svc.spec.group, svc.spec.version, svc.spec.service.port) == ("wardle.k8s.io", "v1alpha1", 443)
+    with pytest.raises(utils.FailToCreateError) as e:
+        utils.create_from_dict(registration.api_client, WARDLE)
+    assert str(e.value) == (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"apiservices.apiregistration.k8s.io \\"v1alpha1.wardle.k8s.io\\" already exists",'
+        '"reason":"AlreadyExists","details":{"name":"v1alpha1.wardle.k8s.io","group":"apiregistration.k8s.io",'
+        '"kind":"apiservices"},"code":409}\n')
+    registration.delete_api_service("v1alpha1.wardle.k8s.io")
+    assert [s.metadata.name for s in registration.list_api_service().items] == []
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"metadata": {"name": "v1.wardle.k8s.io"}},
+     'APIService.apiregistration.k8s.io "v1.wardle.k8s.io" is invalid: metadata.name: Invalid value: '
+     '"v1.wardle.k8s.io": must be `spec.version+"."+spec.group`: "v1alpha1.wardle.k8s.io"'),
+    ({"spec": {**WARDLE["spec"], "groupPriorityMinimum": 20001, "versionPriority": 0}},
+     'APIService.apiregistration.k8s.io "v1alpha1.wardle.k8s.io" is invalid: [spec.groupPriorityMinimum: '
+     'Invalid value: 20001: must be positive and less than 20000, spec.versionPriority: Invalid value: 0: '
+     'must be positive and less than 1000]'),
+    ({"spec": {**WARDLE["spec"], "service": {"name": "api", "namespace": "wardle", "port": 70000}}},
+     'APIService.apiregistration.k8s.io "v1alpha1.wardle.k8s.io" is invalid: spec.service.port: Invalid value: '
+     '70000: port is not valid: must be between 1 and 65535, inclusive'),
+    ({"spec": {**WARDLE["spec"], "service": None}},
+     'APIService.apiregistration.k8s.io "v1alpha1.wardle.k8s.io" is invalid: spec.insecureSkipTLSVerify: '
+     'Invalid value: true: local APIServices may not have insecureSkipTLSVerify'),
+])
+def test_an_invalid_apiservice_is_refused_as_the_aggregator_refuses_it(
+        registration: client.ApiregistrationV1Api, change: dict[str, object], message: str) -> None:
+    with pytest.raises(ApiException) as e:
+        registration.create_api_service({**WARDLE, **change})
+    assert e.value.status == 422
+    assert json.loads(e.value.body)["message"] == message

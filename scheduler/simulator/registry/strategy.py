@@ -1,9 +1,9 @@
 """The strategy of a write, as kube-apiserver's ``rest.RESTCreateStrategy`` / ``RESTUpdateStrategy`` apply
 it: a body is checked against its kind and decoded to the stored form (unknown fields dropped, or refused
 with ``fieldValidation=Strict``; a custom resource pruned and defaulted by its schema), then defaulted and
-validated by the kind's API group (``registry.core``, ``apps``, ``scheduling``, ``storage``, ``resource``;
-a CRD by ``crdcheck``; a custom resource by its schema and CEL rules), and its field ownership tracked
-(``managed``). Nothing here stores: ``generic`` does.
+validated by the kind's API group (``registry.core``, ``apps``, ``scheduling``, ``storage``, ``resource``,
+``apiregistration``; a CRD by ``crdcheck``; a custom resource by its schema and CEL rules), and its field
+ownership tracked (``managed``). Nothing here stores: ``generic`` does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from scheduler.simulator import crdcheck, managed, schema
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid, patch_invalid, strict_decoding_error
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.openapi import definition_for
-from scheduler.simulator.registry import apps, podgroups, scheduling, storage
+from scheduler.simulator.registry import apiregistration, apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core import admission
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
@@ -149,6 +149,8 @@ class Strategy(StoreState):
             self._admit_pdb(obj)
         elif key in podgroups.STORES:
             podgroups.admit(key, obj, old)
+        elif key == apiregistration.STORE:
+            apiregistration.admit_api_service(obj)
 
     def _admit_pod(self, obj: Obj, old: Obj | None) -> None:
         """A pod: defaulted (priority from its class) on create, its update validated. Without the
