@@ -138,7 +138,10 @@ class _Load:
             used = any(o.get("kind") == kind and str(o.get("apiVersion", "")).startswith(f"{spec.get('group')}/")
                        for o in objects)
             if used and name not in listed and self.server.store.get(crt, "", name) is None:
-                self._create(crd)
+                try:
+                    self.server.load(crd)               # not the input's: not among ``objects``
+                except ApiError as e:
+                    self.out.rejected.append((crd, e))
 
     def _place(self, obj: Obj) -> None:
         """Create ``obj`` once the owners it has in the input exist, with its references to them rewritten;
