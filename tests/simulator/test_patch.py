@@ -186,3 +186,15 @@ def test_patch_errors_answer_as_apiserver_interprets_them(api: Http) -> None:
     status, body = api("PATCH", "/apis/apps/v1/namespaces/default/deployments/d",
                        {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}, ctype=smp)
     assert (status, body["message"]) == (500, "map: map[image:x] does not contain declared merge key: name")
+
+
+def test_an_apply_patch_of_another_version_gets_structured_merges_400(api: Http) -> None:
+    """The Python client's asyncio suite applies an apps/v1 Deployment at the pods endpoint
+    (``test_server_side_apply_api``); kube-apiserver refuses it in structuredMergeManager.Apply, with its
+    message, where this server answered with the create path's kind mismatch."""
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {}}
+    code, body = api("PATCH", "/api/v1/namespaces/default/pods/d", deployment, ctype="application/apply-patch+yaml",
+                     params={"fieldManager": "me", "dryRun": "All"})
+    assert (code, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == ("Incorrect version specified in apply patch. Specified patch version: apps/v1, "
+                               "expected: v1")

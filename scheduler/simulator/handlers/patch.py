@@ -87,6 +87,9 @@ class PatchHandler(CreateHandler, UpdateHandler):
             raise bad_request("the apply configuration must be an object")
         if not body.get("apiVersion") or not body.get("kind"):
             raise bad_request("apiVersion and kind must be set in an apply configuration")
+        if body["apiVersion"] != rt.api_version:     # structuredMergeManager.Apply's first check
+            raise bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
+                              f"{body['apiVersion']}, expected: {rt.api_version}")
         sent_meta = body.get("metadata")
         sent_name = sent_meta.get("name") if isinstance(sent_meta, dict) else None
         if sent_name and sent_name != name:
