@@ -39,7 +39,7 @@ from functools import lru_cache
 
 from scheduler.errors import QuantityError
 
-__all__ = ["milli_value", "parse_quantity", "resource_value", "value"]
+__all__ = ["format_quantity", "milli_value", "parse_quantity", "resource_value", "value"]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -101,6 +101,22 @@ def parse_quantity(text: str) -> Fraction:
     else:
         number *= _DECIMAL[match["dec"] or ""]
     return -number if match["sign"] == "-" else number
+
+
+def format_quantity(x: Fraction) -> str:
+    """An exact value as a quantity string that parses back to it: whole units (``"2"``), or
+    thousandths (``"500m"``), or billionths (``"5n"``) where those are exact; else the smallest
+    decimal exponent that is (``"1e-12"``: a value Kubernetes itself would have rounded)."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    for suffix, scale in (("m", 1000), ("u", 10**6), ("n", 10**9)):
+        scaled = x * scale
+        if scaled.denominator == 1:
+            return f"{scaled.numerator}{suffix}"
+    exponent = 9
+    while (x * 10**exponent).denominator != 1 and exponent < _MAX_EXPONENT:
+        exponent += 1
+    return f"{_round_away(x * 10**exponent)}e-{exponent}"
 
 
 def _round_away(x: Fraction) -> int:

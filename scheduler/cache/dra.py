@@ -38,6 +38,7 @@ the CEL results cached per device stay valid across cycles until a slice or clas
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Container, Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 from scheduler.errors import ParseError
@@ -97,9 +98,19 @@ def _older(rv: str, than: str) -> bool:
 
 
 def _devices(claim: ResourceClaim | None) -> tuple[DeviceID, ...]:
+    """The devices the claim's allocation holds: admin access holds none (upstream's
+    ``GatherAllocatedState`` skips such results); shared ones (with a ``shareID``) count too."""
     if claim is None or claim.allocation is None:
         return ()
     return tuple(r.id for r in claim.allocation.results if r.admin_access is not True)
+
+
+def _shares(claim: ResourceClaim | None) -> tuple[tuple[DeviceID, Mapping[str, Fraction] | None], ...]:
+    """The shared devices (consumable capacity: a result with a ``shareID``) and what each took."""
+    if claim is None or claim.allocation is None:
+        return ()
+    return tuple((r.id, r.consumed_capacity) for r in claim.allocation.results
+                 if r.admin_access is not True and r.share_id is not None)
 
 
 class DraStore:
@@ -115,6 +126,10 @@ class DraStore:
         # The same counts' device names per (driver, pool): the allocator's fast path tests a
         # device with one string lookup (``pool_allocated``).
         self._by_pool: dict[tuple[str, str], dict[str, int]] = {}
+        # Consumable capacity: how many of the counts above are shares of a device (a result
+        # with a shareID: not held whole), and the capacity the shares consumed, summed.
+        self._shared: dict[DeviceID, int] = {}
+        self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
         # The pools whose allocated devices changed, in order (a journal: ``pool_changes``), from
         # absolute position ``_journal_base``; cleared when long, a reader behind it starts over.
         self._journal: list[tuple[str, str]] = []
@@ -133,6 +148,21 @@ class DraStore:
         return sum(len(v) for v in self._objects.values())
 
     # --- allocated-device bookkeeping --------------------------------------------------------
+    def _count_claim(self, claim: ResourceClaim | None, delta: int) -> None:
+        self._count(_devices(claim), delta)
+        for d, consumed in _shares(claim):
+            n = self._shared.get(d, 0) + delta
+            if n > 0:
+                self._shared[d] = n
+            else:
+                self._shared.pop(d, None)
+            if consumed is not None:
+                total = self._consumed.setdefault(d, {})
+                for name, amount in consumed.items():
+                    total[name] = total.get(name, 0) + delta * amount
+                if not any(total.values()):
+                    del self._consumed[d]
+
     def _count(self, devices: tuple[DeviceID, ...], delta: int) -> None:
         if len(self._journal) > _JOURNAL_MAX:
             self._journal_base += len(self._journal)
@@ -154,7 +184,7 @@ class DraStore:
         claims = self._objects["ResourceClaim"]
         old = claims.get(key)
         if isinstance(old, ResourceClaim):
-            self._count(_devices(old), -1)
+            self._count_claim(old, -1)
             if old.is_extended_resource_claim and old.controller is not None \
                     and self._extended_claims.get(old.controller[3]) == key:
                 del self._extended_claims[old.controller[3]]
@@ -162,7 +192,7 @@ class DraStore:
             claims.pop(key, None)
         else:
             claims[key] = claim
-            self._count(_devices(claim), +1)
+            self._count_claim(claim, +1)
             if claim.is_extended_resource_claim and claim.controller is not None:
                 self._extended_claims[claim.controller[3]] = key
 
@@ -269,7 +299,7 @@ class DraStore:
         and no other pod may allocate the claim until it is written or removed."""
         self.remove_pending_allocation(claim.uid)
         self._in_flight[claim.uid] = claim
-        self._count(_devices(claim), +1)
+        self._count_claim(claim, +1)
         self.version += 1
 
     def remove_pending_allocation(self, uid: str) -> bool:
@@ -277,7 +307,7 @@ class DraStore:
         claim = self._in_flight.pop(uid, None)
         if claim is None:
             return False
-        self._count(_devices(claim), -1)
+        self._count_claim(claim, -1)
         self.version += 1
         return True
 
@@ -334,8 +364,24 @@ class DraStore:
         return [obj for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)]
 
     def is_allocated(self, device: DeviceID) -> bool:
-        """Whether a claim's allocation (written, assumed or in flight) holds ``device``."""
+        """Whether a claim's allocation (written, assumed or in flight) holds ``device``, shared
+        or whole (upstream's ``IsDeviceAllocated``)."""
         return device in self._allocated
+
+    def is_held_whole(self, device: DeviceID) -> bool:
+        """Whether an allocation holds ``device`` whole, not as a share (upstream's
+        ``AllocatedDevices``: what no other claim may take)."""
+        return self._allocated.get(device, 0) > self._shared.get(device, 0)
+
+    @property
+    def has_shares(self) -> bool:
+        """Whether some allocation shares a device (consumable capacity)."""
+        return bool(self._shared)
+
+    def consumed_capacity(self, device: DeviceID) -> Mapping[str, Fraction] | None:
+        """The capacity the shares of ``device`` consumed, summed (upstream's
+        ``AggregatedCapacity``); ``None`` when it has none."""
+        return self._consumed.get(device)
 
     def pool_allocated(self, driver: str, pool: str) -> Container[str]:
         """The names of the devices of pool ``driver``/``pool`` that ``is_allocated`` holds: the

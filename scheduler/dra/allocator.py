@@ -1,7 +1,9 @@
 """The structured allocator: which devices of which ResourceSlices satisfy a pod's unallocated
-claims on one node. A port of upstream's *stable* variant
-(``k8s.io/dynamic-resource-allocation/structured/internal/stable``: ``allocator_stable.go`` and
-``pools_stable.go``, release 1.36), the one kube-scheduler uses when only GA features are on.
+claims on one node. A port of upstream's *incubating* variant
+(``k8s.io/dynamic-resource-allocation/structured/internal/incubating``: ``allocator_incubating.go``,
+``pools_incubating.go``, ``consumable_capacity.go``, ``constraint.go``), the one kube-scheduler 1.37
+uses with its default features; ``Features`` (from the gates: ``Features.from_gates``) switches
+each off where upstream's code does.
 
 **Pools** (``gather_pools``, upstream's ``GatherPools``): a slice is for the node when its
 ``nodeName`` is the node, its ``nodeSelector`` matches the node, or it has ``allNodes``. Slices of
@@ -13,36 +15,57 @@ request for ``All`` devices fails with an error); duplicate device names make it
 (likewise; if no solution is found the node fails with ``invalid resource pools were
 encountered``).
 
-**Search** (``allocate_one``): claims in order, their requests in order, each device of a request
-in turn: every not yet used device of every complete, valid pool that the class's and the
-request's CEL selectors accept, is tried, with the claim's ``matchAttribute`` constraints checked
-as it is added; the first full solution wins, and a dead end backtracks (an exhaustive search that
-stops early, as upstream's). ``firstAvailable`` tries its subrequests in order. ``All`` takes every
-matching device of the node's pools at once. A claim may hold at most 32 devices
-(``AllocationResultsMaxSize``).
+**Search** (``allocate_one``): claims in order, their requests in order, each device of a request in
+turn: every not yet used device of every complete, valid pool that the class's and the request's CEL
+selectors accept, is tried, with the claim's ``matchAttribute`` and ``distinctAttribute``
+constraints checked as it is added; the first full solution wins, and a dead end backtracks (an
+exhaustive search that stops early, as upstream's). ``firstAvailable`` tries its subrequests in
+order. ``All`` takes every matching device of the node's pools at once. A claim may hold at most 32
+devices (``AllocationResultsMaxSize``).
 
-**Devices already allocated** (``is_allocated``: written, assumed or in-flight allocations of other
-claims) are never given out.
+**Devices already allocated** (upstream's ``AllocatedState``, from written, assumed or in-flight
+allocations of other claims): ``is_allocated``, the devices held whole, are never given out;
+``device_allocated`` (any allocation, shares too) is what consumes counters; ``consumed_capacity``
+is what the shares of a device took.
 
-**Not ported** (features upstream's stable variant gates off unless enabled, all off here): admin
-access (a request with ``adminAccess`` set is an error, as with the gate off), partitionable
-devices (slices with ``sharedCounters`` or ``perDeviceNodeSelection`` are skipped and devices
-that consume counters are never picked), device taints (ignored, as with the gate off), binding
-conditions (such devices are never picked), consumable capacity (requests with
-``capacity.requests`` are an error). The per-node filter timeout is not implemented.
+**Partitionable devices** (DRAPartitionableDevices): slices with ``sharedCounters`` give their
+pool counter sets, devices ``consumesCounters`` from them, and ``perDeviceNodeSelection`` slices
+place each device by its own ``nodeName``/``nodeSelector``/``allNodes`` (``pools``). A device is
+taken only while what it consumes, with what allocated devices and this search's devices consume,
+fits every counter of its pool. With the gate off such slices are skipped and such devices never
+picked, as upstream.
+
+**Consumable capacity** (DRAConsumableCapacity, DRAFractionalCapacityRange): a device with
+``allowMultipleAllocations`` may be given to several requests while its capacities last; each
+result records ``consumedCapacity`` and a fresh ``shareID`` (``consumable`` computes the amounts,
+with the request policies). A request's ``capacity.requests`` must also fit a device held whole.
+``distinctAttribute`` constraints come with it. With the gate off, capacity requests are an error.
+
+**Admin access** (DRAAdminAccess): a request with ``adminAccess: true`` may take a device in use
+(not twice in one claim); its results say ``adminAccess`` and the store does not count them as
+in use. With the gate off such a request is an error.
+
+**Not here**: device taints and binding conditions (devices with ``bindingConditions`` are never
+picked), and list-type attributes (DRAListTypeAttributes, alpha: such attributes match nothing).
+The per-node filter timeout is not implemented. Two deliberate differences from upstream's code:
+counters are kept per (driver, pool), not per pool name, and a device that fails a constraint or
+capacity check gives its counters back (upstream's search keeps them taken until it backtracks
+further, which can only miss solutions).
 
 Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
 cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.
 
 **The single-request fast path** (``SimplePlan``): a claim with one ``exactly`` request of
-``ExactCount`` devices and no constraints (the usual claim, and every claim of the DRA benchmarks)
-is validated once per cycle instead of once per node, and searched without the general machinery:
-the first devices, in search order, that are not in use and that the selectors accept. The devices
-each slice offers a set of selectors (``SliceIndex.candidates``) and the results built for a set of
-devices (``SliceIndex.results``) live as long as the index, that is until a slice or class
-changes; what is in use is read from the store in every call (by pool: ``pool_allocated``), so an
-allocation made or undone is seen by the next pod. Its answers, errors included, are the general
-search's (checked case by case against upstream's table and on random clusters).
+``ExactCount`` devices, no constraints, no admin access and no capacity requests, while no slice
+uses partitionable devices or shared devices (``SliceIndex.advanced``; the usual claim, and every
+claim of the DRA benchmarks) is validated once per cycle instead of once per node, and searched
+without the general machinery: the first devices, in search order, that are not in use and that the
+selectors accept. The devices each slice offers a set of selectors (``SliceIndex.candidates``) and
+the results built for a set of devices (``SliceIndex.results``) live as long as the index, that is
+until a slice or class changes; what is in use is read from the store in every call (by pool:
+``pool_allocated``), so an allocation made or undone is seen by the next pod. Its answers, errors
+included, are the general search's (checked case by case against upstream's table and on random
+clusters).
 
 **Counting** (``Allocator.countable``, ``SimplePlan.free_on``): on that path, with every slice
 node-local, whether a node can be given the claim is whether it has ``count`` free devices the
@@ -53,18 +76,20 @@ device: the search's errors); it is checked against the search on random worlds.
 
 The parts, each below this module and none importing another's importer: ``pools`` (the node's
 pools and the ``SliceIndex``), ``selector_cache``, ``search`` (the general search, and the
-``AllocatorInputs`` it reads of an ``Allocator``), ``simple_plan`` (the fast path and counting),
+``AllocatorInputs`` it reads of an ``Allocator``), ``consumable`` (capacity amounts and policies),
+``simple_plan`` (the fast path and counting),
 ``results`` (the ``AllocationResult`` of what was found) and ``errors``. ``Allocator`` here picks
 the path per call; the public names of the parts are re-exported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
+from fractions import Fraction
 
 from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError
 from scheduler.dra.pools import Node, Pool, SliceIndex, gather_pools, node_matches
-from scheduler.dra.search import Features, _Run
+from scheduler.dra.search import Counters, Features, _Run
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.simple_plan import SimplePlan
 from scheduler.model.dra import AllocationResult, DeviceClass, DeviceID, ResourceClaim, ResourceSlice
@@ -72,6 +97,10 @@ from scheduler.model.dra import AllocationResult, DeviceClass, DeviceID, Resourc
 # The allocator's public names, wherever they live (``Allocator`` is this module's own).
 __all__ = ["AllocationError", "Allocator", "CELSelectorError", "Features", "Node", "NodeAllocationError", "Pool",
            "SelectorCache", "SimplePlan", "SliceIndex", "gather_pools", "node_matches"]
+
+
+def _no_capacity(_: DeviceID) -> Mapping[str, Fraction] | None:
+    return None
 
 
 class Allocator:
@@ -82,13 +111,24 @@ class Allocator:
                  slices: Sequence[ResourceSlice], is_allocated: Callable[[DeviceID], bool],
                  cache: SelectorCache | None = None, features: Features = Features(),  # noqa: B008 (frozen)
                  index: SliceIndex | None = None,
-                 pool_allocated: Callable[[str, str], Container[str]] | None = None) -> None:
+                 pool_allocated: Callable[[str, str], Container[str]] | None = None,
+                 device_allocated: Callable[[DeviceID], bool] | None = None,
+                 consumed_capacity: Callable[[DeviceID], Mapping[str, Fraction] | None] | None = None) -> None:
         self.claims = list(claims)
         self.device_class = device_class
         # ``index``: one the caller keeps while the slices do not change (the plugin does, per
         # store version), instead of indexing every slice again for every pod.
-        self.index = index if index is not None else SliceIndex(slices)
+        self.index = index if index is not None else SliceIndex(slices, features.partitionable_devices)
+        # upstream's AllocatedState: ``is_allocated``, the devices held whole (AllocatedDevices);
+        # ``device_allocated``, any allocation at all, shared ones too (IsDeviceAllocated: what
+        # consumes counters); ``consumed_capacity``, the sum a shared device's allocations took
+        # (AggregatedCapacity; ``None`` when it has none).
         self.is_allocated = is_allocated
+        self.device_allocated = device_allocated if device_allocated is not None else is_allocated
+        self.consumed_capacity = consumed_capacity if consumed_capacity is not None else _no_capacity
+        # Partitionable devices: each pool's counters less what allocated devices consume, for as
+        # long as this allocator (one cycle: the allocated state does not change meanwhile).
+        self.available_counters: dict[tuple[str, str], Counters] = {}
         self.cache = cache if cache is not None else SelectorCache()
         self.features = features
         # ``pool_allocated(driver, pool)``: the names of the pool's devices ``is_allocated`` holds
@@ -128,7 +168,7 @@ class Allocator:
         at least one device, every slice node-local (so a node's pools are its name's) and the
         store's per-pool sets at hand. ``None`` otherwise: then only ``allocate`` answers."""
         plan = self._plan(self.claims if claims is None else claims)
-        if plan is None or plan.count < 1 or self.index.shared or self.pool_allocated is None:
+        if plan is None or plan.count < 1 or self.index.shared or self.index.advanced or self.pool_allocated is None:
             return None
         return plan
 

@@ -1,6 +1,7 @@
 """CEL device selectors, as upstream's ``k8s.io/dynamic-resource-allocation/cel``.
 
-An expression sees one variable, ``device``, with ``driver`` (a string), ``attributes`` and
+An expression sees one variable, ``device``, with ``driver`` (a string), ``allowMultipleAllocations``
+(a bool, DRAConsumableCapacity), ``attributes`` and
 ``capacity``: maps from a domain to maps from an identifier to a value. A qualified name
 ``gpu.example.com/model`` is domain ``gpu.example.com``, id ``model``; an unqualified one belongs
 to the device's driver. An unknown domain reads as an empty map (upstream's
@@ -316,6 +317,7 @@ class DeviceEnv:
     driver: str
     attributes: dict[str, dict[str, Any]]
     capacity: dict[str, dict[str, Any]]
+    allow_multiple_allocations: bool = False
     _contexts: dict[tuple[frozenset[str], frozenset[str]], Any] = field(default_factory=dict)
 
     def context(self, domains: frozenset[str], functions: frozenset[str]) -> Any:
@@ -329,7 +331,8 @@ class DeviceEnv:
             ctx = cel.Context()
             for name in functions:
                 ctx.add_function(name, FUNCTIONS.get(name) or cel.stdlib.STDLIB_FUNCTIONS[name])
-            ctx.add_variable("device", {"driver": self.driver, "attributes": attrs, "capacity": caps})
+            ctx.add_variable("device", {"driver": self.driver, "attributes": attrs, "capacity": caps,
+                                        "allowMultipleAllocations": self.allow_multiple_allocations})
             self._contexts[(domains, functions)] = ctx
         return ctx
 
@@ -345,5 +348,5 @@ def device_env(driver: str, device: Device) -> DeviceEnv:
     for name, q in device.capacity.items():
         domain, ident = _split(name, driver)
         caps.setdefault(domain, {})[ident] = _quantity(q)
-    return DeviceEnv(driver, attrs, caps)
+    return DeviceEnv(driver, attrs, caps, device.allow_multiple_allocations)
 

@@ -84,7 +84,8 @@ _INNER_CAPACITY = _T("map", elem=_QUANTITY, key=_ID, max=_MAX_ATTRIBUTES_AND_CAP
 _DEVICE = _T("struct", fields={
     "driver": _T("string", max=_DRIVER_NAME_MAX_LENGTH),
     "attributes": _T("map", elem=_INNER_ATTRIBUTES, key=_DOMAIN, max=_MAX_ATTRIBUTES_AND_CAPACITIES),
-    "capacity": _T("map", elem=_INNER_CAPACITY, key=_DOMAIN, max=_MAX_ATTRIBUTES_AND_CAPACITIES)})
+    "capacity": _T("map", elem=_INNER_CAPACITY, key=_DOMAIN, max=_MAX_ATTRIBUTES_AND_CAPACITIES),
+    "allowMultipleAllocations": _T("bool")})
 
 
 def _child(path: tuple[str, ...] | None, name: str) -> tuple[str, ...] | None:

@@ -1,5 +1,14 @@
-"""The pools a node sees (upstream's ``structured/pools.go``: ``GatherPools``, ``NodeMatches``), and
-the ``SliceIndex`` that finds them without scanning every slice. The index also holds what the
+"""The pools a node sees (upstream's ``GatherPools``, ``NodeMatches``: ``pools_incubating.go`` and
+``pools_experimental.go``, with partitionable devices), and the ``SliceIndex`` that finds them
+without scanning every slice.
+
+**Partitionable devices** (DRAPartitionableDevices): a slice publishing ``sharedCounters`` is part
+of its pool on every node; a ``perDeviceNodeSelection`` slice is for a node when one of its
+devices is (each device is then checked on its own by the search). A pool's counter sets are
+those of its slices (a name twice: the pool is invalid, ``duplicate counter set name``), and every
+device's ``consumesCounters`` must name a counter set and counters that exist (``counter set X not
+found``, ``counter X not found in counter set Y``: invalid), the pool's slices for other nodes
+included (``other_slices``: their allocated devices consume the same counters). The index also holds what the
 single-request fast path (``simple_plan``) keeps per slice for as long as the slices and classes do
 not change: the candidates per set of selectors, and the results built.
 """
@@ -8,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import NamedTuple
 
 from scheduler.model.dra import AllocationResult, DeviceID, ResourceSlice
@@ -60,6 +70,10 @@ class Pool:
     invalid: bool = False
     invalid_reason: str = ""
     slices: list[ResourceSlice] = field(default_factory=list)
+    # partitionable devices: the pool's counter sets (``None``: the feature is off), and its
+    # device slices for other nodes
+    counter_sets: dict[str, Mapping[str, Fraction]] | None = None
+    other_slices: list[ResourceSlice] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -68,11 +82,13 @@ class Pool:
 
 class SliceIndex:
     """The slices of one cycle, indexed so a node's pools are found without scanning every slice:
-    node-local slices by node name, the others (node selector, all nodes) in one list, and all
-    slices by pool (for ``checkSlicesInPool``). Slices the stable allocator does not support
-    (partitionable devices) are left out, as ``GatherPools`` skips them."""
+    node-local slices by node name, the others (node selector, all nodes) in one list, those of
+    partitionable devices (counter sets, per-device node selection) in another, and all slices by
+    pool (for ``checkSlicesInPool``). With ``partitionable`` off (DRAPartitionableDevices) those
+    are left out, as upstream's ``GatherPools`` skips them. ``advanced``: some slice uses
+    partitionable devices or consumable capacity, which only the general search handles."""
 
-    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+    def __init__(self, slices: Sequence[ResourceSlice], partitionable: bool = True) -> None:
         # Kept for as long as the slices do not change (the plugin keeps one per store version),
         # so what depends only on the slices is computed once, not per node per pod: each slice's
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
@@ -87,11 +103,20 @@ class SliceIndex:
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
         self.shared: list[ResourceSlice] = []
+        self.partitionable: list[ResourceSlice] = []
+        self.counters = partitionable
+        self.advanced = False
         self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
         for s in slices:
             pid = (s.driver, s.pool.name)
             self.by_pool.setdefault(pid, []).append(s)
+            if any(d.consumes_counters or d.allow_multiple_allocations for d in s.devices):
+                self.advanced = True
             if s.per_device_node_selection or s.shared_counters:
+                if partitionable:
+                    self.advanced = True
+                    self.order.setdefault(pid, len(self.order))
+                    self.partitionable.append(s)
                 continue
             self.order.setdefault(pid, len(self.order))
             if s.node_name:
@@ -103,11 +128,16 @@ class SliceIndex:
         """Whether any slice is for ``node`` (``for_node`` without building the list)."""
         if node.name in self.by_node:
             return True
-        return any(node_matches(node, "", s.all_nodes, s.node_selector) for s in self.shared)
+        return any(node_matches(node, "", s.all_nodes, s.node_selector) for s in self.shared) or \
+            any(_per_device_matches(node, s) for s in self.partitionable)
 
     def for_node(self, node: Node) -> list[ResourceSlice]:
         local = self.by_node.get(node.name, [])
         shared = [s for s in self.shared if node_matches(node, "", s.all_nodes, s.node_selector)]
+        if self.partitionable:
+            # upstream's GatherPools: a slice with counter sets is always relevant (its pool needs
+            # them); a per-device one when one of its devices is for the node.
+            shared += [s for s in self.partitionable if s.shared_counters or _per_device_matches(node, s)]
         return local + shared if shared else local
 
     def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
@@ -121,7 +151,7 @@ class SliceIndex:
     def pools_for(self, node: Node) -> list[Pool]:
         """``gather_pools`` for ``node``; memoised by node name when every slice is node-local
         (then the pools depend on nothing else). The pools are only read by the search."""
-        if self.shared:
+        if self.shared or self.partitionable:
             return gather_pools(self, node)
         pools = self._pools.get(node.name)
         if pools is None:
@@ -144,7 +174,7 @@ def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
         slices = pools[pid]
         first = slices[0].pool
         if len(slices) == first.resource_slice_count:
-            out.append(_build_pool(pid, slices))
+            out.append(_build_pool(pid, slices, None, index.counters))
             continue
         obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
         if obsolete:
@@ -152,8 +182,13 @@ def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
         if len(all_slices) != first.resource_slice_count:
             out.append(Pool(pid[0], pid[1], incomplete=True))
             continue
-        out.append(_build_pool(pid, slices))
+        out.append(_build_pool(pid, slices, all_slices, index.counters))
     return out
+
+
+def _per_device_matches(node: Node, s: ResourceSlice) -> bool:
+    return s.per_device_node_selection and any(
+        node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
 
 
 def _check_slices_in_pool(slices: Sequence[ResourceSlice], generation: int) -> tuple[bool, list[ResourceSlice]]:
@@ -166,11 +201,47 @@ def _check_slices_in_pool(slices: Sequence[ResourceSlice], generation: int) -> t
     return False, same
 
 
-def _build_pool(pid: tuple[str, str], slices: list[ResourceSlice]) -> Pool:
+def _build_pool(pid: tuple[str, str], slices: list[ResourceSlice], all_slices: list[ResourceSlice] | None,
+                partitionable: bool) -> Pool:
+    """upstream's ``buildPool``: device names unique, and (partitionable devices) the counter sets
+    and every device's consumption of them consistent."""
+    device_slices = [s for s in slices if not s.shared_counters] if partitionable else slices
     seen: set[str] = set()
-    for s in slices:
+    for s in device_slices:
         for d in s.devices:
             if d.name in seen:
                 return Pool(pid[0], pid[1], invalid=True, invalid_reason=f"duplicate device name {d.name}")
             seen.add(d.name)
-    return Pool(pid[0], pid[1], slices=slices)
+    if not partitionable:
+        return Pool(pid[0], pid[1], slices=slices)
+    counter_sets: dict[str, Mapping[str, Fraction]] = {}
+    for s in slices:
+        for cs in s.shared_counters:
+            if cs.name in counter_sets:
+                return Pool(pid[0], pid[1], invalid=True, invalid_reason=f"duplicate counter set name {cs.name}")
+            counter_sets[cs.name] = cs.counters
+    problem = _check_consumption(counter_sets, slices)
+    if problem:
+        return Pool(pid[0], pid[1], invalid=True, invalid_reason=problem)
+    other: list[ResourceSlice] = []
+    if all_slices is not None and len(all_slices) != len(slices):
+        names = {s.name for s in slices}
+        other = [s for s in all_slices if s.name not in names]
+        problem = _check_consumption(counter_sets, other)
+        if problem:
+            return Pool(pid[0], pid[1], invalid=True, invalid_reason=problem)
+    return Pool(pid[0], pid[1], slices=device_slices, counter_sets=counter_sets, other_slices=other)
+
+
+def _check_consumption(counter_sets: Mapping[str, Mapping[str, Fraction]], slices: Sequence[ResourceSlice]) -> str:
+    """upstream's ``validateDeviceCounterConsumption``: the first problem, or ``""``."""
+    for s in slices:
+        for d in s.devices:
+            for c in d.consumes_counters:
+                counters = counter_sets.get(c.counter_set)
+                if counters is None:
+                    return f"counter set {c.counter_set} not found"
+                for name in c.counters:
+                    if name not in counters:
+                        return f"counter {name} not found in counter set {c.counter_set}"
+    return ""

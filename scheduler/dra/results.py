@@ -9,9 +9,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from scheduler.dra.errors import AllocationError
+from scheduler.dra.pools import Pool
 from scheduler.model.dra import (
     AllocationResult,
     Device,
@@ -31,7 +33,7 @@ class _RequestData:
     parent: str | None                 # the request's name, for a subrequest
     cls: DeviceClass | None = None
     num_devices: int = 0
-    all_devices: list[tuple[DeviceID, Device, ResourceSlice]] = field(default_factory=list)
+    all_devices: list[tuple[DeviceID, Device, ResourceSlice, Pool]] = field(default_factory=list)
     selected_sub_request: int = 0
 
     @property
@@ -45,6 +47,11 @@ class _Result:
     parent: str | None
     id: DeviceID
     slice: ResourceSlice
+    # admin access (``True``, else ``None``), and consumable capacity's share and amounts
+    admin: bool | None = None
+    share_id: str | None = None
+    consumed: Mapping[str, Fraction] | None = None
+    device: Device | None = None        # set for a slice with perDeviceNodeSelection
 
     @property
     def name(self) -> str:
@@ -56,7 +63,8 @@ def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], fou
     """The claim's ``AllocationResult``: ``found`` (the devices, in order), the configs of the
     classes of the requests (``chosen[ri]``: request ``ri``'s data, or its chosen subrequest's)
     and of the claim, and the node selector."""
-    results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device) for r in found)
+    results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device, r.admin, r.share_id,
+                                                  r.consumed) for r in found)
     config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
     class_ranges: dict[str, tuple[int, int]] = {}
     for rd in chosen:
@@ -86,7 +94,8 @@ def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], fou
                 continue
             if f"{request.name}/{rd.request.name}" in c.requests:
                 config.append(("FromClaim", c.requests, c.raw))
-    pinned = next((r.slice.node_name for r in found if r.slice.node_name), None)
+    pinned = next((r.slice.node_name for r in found if r.slice.node_name), None) or \
+        next((r.device.node_name for r in found if r.device is not None and r.device.node_name), None)
     if pinned:       # node-local: the selector depends on the node only, parsed once per node
         return AllocationResult(results, tuple(config), _node_local_selector(pinned), _pin(pinned))
     selector = _node_selector(found)
@@ -116,7 +125,12 @@ def _node_selector(results: Sequence[_Result]) -> dict[str, Any] | None:
         s = r.slice
         if s.node_name:
             return _pin(s.node_name)
-        raw = s.node_selector_raw
+        if r.device is not None:          # perDeviceNodeSelection: the device's own
+            if r.device.node_name:
+                return _pin(r.device.node_name)
+            raw = r.device.node_selector_raw
+        else:
+            raw = s.node_selector_raw
         if raw is None:
             continue
         terms = raw.get("nodeSelectorTerms") or []

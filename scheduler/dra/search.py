@@ -1,20 +1,30 @@
-"""The general search: upstream's stable ``allocator`` (``structured/internal/stable``), one
-``Allocate`` call on one node. It validates the claims' requests, then tries devices request by
-request with the ``matchAttribute`` constraints checked as each is added, and backtracks at a dead
-end (``scheduler.dra.allocator`` describes what is and is not supported).
+"""The general search: upstream's ``allocator`` (``structured/internal/incubating``, the variant
+1.37's default features pick), one ``Allocate`` call on one node. It validates the claims'
+requests, then tries devices request by request with the ``matchAttribute`` constraints checked as
+each is added, and backtracks at a dead end (``scheduler.dra.allocator`` describes what is and is
+not supported).
+
+Where a device is accepted: ``_allocate_any`` (ExactCount: the cheap checks, "in use" and
+selectors and capacity) and then ``_allocate_device`` (both modes: in use, counters, constraints,
+then recorded with its undo). A new per-device check belongs in ``_allocate_device``, before the
+constraints, as upstream's taint check is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+import uuid
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Protocol
 
 from scheduler.dra.cel import CELError, compile_expression
+from scheduler.dra.consumable import consumed_capacity, fits
 from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError, _MaxSizeExceeded
-from scheduler.dra.pools import Node, Pool, SliceIndex
+from scheduler.dra.pools import Node, Pool, SliceIndex, node_matches
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
 from scheduler.dra.selector_cache import SelectorCache
+from scheduler.features import enabled
 from scheduler.model.dra import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
@@ -67,6 +77,44 @@ class _MatchAttribute:
             self.num_devices -= 1
 
 
+class _DistinctAttribute:
+    """upstream's ``distinctAttributeConstraint`` (DRAConsumableCapacity): every device of the
+    named requests (all, when none is named) must have the attribute, each with another value.
+    As upstream, a value of another kind than one already taken ends the comparison (accepted)."""
+
+    __slots__ = ("name", "requests", "values")
+
+    def __init__(self, requests: tuple[str, ...], name: str) -> None:
+        self.requests = frozenset(requests)
+        self.name = name
+        self.values: list[DeviceAttribute] = []
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = _lookup_attribute(device, device_id, self.name)
+        if attr is None:
+            return False
+        if attr.kind == "unknown":
+            raise AllocationError(f"device {device_id}: attribute {self.name}: unsupported attribute value")
+        for have in self.values:
+            if have.kind != attr.kind:
+                break
+            if have.value == attr.value:
+                return False
+        self.values.append(attr)
+        return True
+
+    def remove(self, request: str, sub: str) -> None:
+        if self._applies(request, sub):
+            self.values.pop()
+
+
 def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceAttribute | None:
     attr = device.attributes.get(name)
     if attr is not None:
@@ -79,9 +127,23 @@ def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceA
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """The allocator's optional features; the stable variant supports PrioritizedList (GA in 1.34)."""
+    """The allocator's optional features (upstream's ``structured.Features``), each from its gate;
+    the defaults are 1.37's. ``from_gates`` reads them from a ``Handle``'s gates."""
 
-    prioritized_list: bool = True
+    prioritized_list: bool = True           # DRAPrioritizedList
+    admin_access: bool = True               # DRAAdminAccess
+    partitionable_devices: bool = True      # DRAPartitionableDevices
+    consumable_capacity: bool = True        # DRAConsumableCapacity
+    fractional_capacity_range: bool = True  # DRAFractionalCapacityRange
+
+    @staticmethod
+    def from_gates(gates: Mapping[str, bool] | None) -> Features:
+        return Features(enabled(gates, "DRAPrioritizedList"), enabled(gates, "DRAAdminAccess"),
+                        enabled(gates, "DRAPartitionableDevices"), enabled(gates, "DRAConsumableCapacity"),
+                        enabled(gates, "DRAFractionalCapacityRange"))
+
+
+Counters = dict[str, dict[str, Fraction]]
 
 
 class AllocatorInputs(Protocol):
@@ -102,6 +164,12 @@ class AllocatorInputs(Protocol):
     def features(self) -> Features: ...
     @property
     def pool_allocated(self) -> Callable[[str, str], Container[str]] | None: ...
+    @property
+    def device_allocated(self) -> Callable[[DeviceID], bool]: ...
+    @property
+    def consumed_capacity(self) -> Callable[[DeviceID], Mapping[str, Fraction] | None]: ...
+    @property
+    def available_counters(self) -> dict[tuple[str, str], Counters]: ...
 
 
 class _Run:
@@ -115,9 +183,13 @@ class _Run:
         self.claims = a.claims if claims is None else list(claims)
         self.pools: list[Pool] = []
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
+        # consumable capacity: what this search has given of each shared device so far
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        # partitionable devices: the counters this search's devices consume, by pool
+        self.consumed_counters: dict[tuple[str, str], Counters] = {}
         self.result: list[list[_Result]] = [[] for _ in self.claims]
 
     def run(self) -> list[AllocationResult] | None:
@@ -139,6 +211,14 @@ class _Run:
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
+                if not self.a.features.consumable_capacity:
+                    if request.exactly is not None and request.exactly.has_capacity_requests:
+                        raise AllocationError(f"claim {claim.key}, request {request.name}: has capacity requests, "
+                                              "but the DRAConsumableCapacity feature is disabled")
+                    for sub in request.first_available:
+                        if sub.has_capacity_requests:
+                            raise AllocationError(f"claim {claim.key}, subrequest {sub.name}: has capacity "
+                                                  "requests, but the DRAConsumableCapacity feature is disabled")
                 if request.first_available:
                     if not self.a.features.prioritized_list:
                         raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, "
@@ -159,12 +239,15 @@ class _Run:
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(f"claim {claim.key}: number of requested devices {min_devices} exceeds the "
                                       f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            constraints = []
+            constraints: list[_MatchAttribute | _DistinctAttribute] = []
             for i, c in enumerate(claim.spec.constraints):
-                if c.match_attribute is None:
+                if c.match_attribute is not None:
+                    constraints.append(_MatchAttribute(c.requests, c.match_attribute))
+                elif c.distinct_attribute is not None:
+                    constraints.append(_DistinctAttribute(c.requests, c.distinct_attribute))
+                else:
                     raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint "
                                           "(unsupported constraint type?)")
-                constraints.append(_MatchAttribute(c.requests, c.match_attribute))
             self.constraints.append(constraints)
 
     # --- validation --------------------------------------------------------------------------
@@ -177,11 +260,9 @@ class _Run:
             if sel is None:
                 raise AllocationError(f"claim {claim.key}, request {name}, selector #{i}: "
                                       "CEL expression empty (unsupported selector type?)")
-        if request.admin_access is not None:
+        if not self.a.features.admin_access and request.admin_access is not None:
             raise AllocationError(f"claim {claim.key}, request {name}: admin access is requested, "
                                   "but the feature is disabled")
-        if request.has_capacity_requests:
-            raise AllocationError(f"claim {claim.key}, request {name}: capacity requests are not supported")
         if not request.device_class_name:
             raise AllocationError(f"claim {claim.key}, request {name}: missing device class name "
                                   "(unsupported request type?)")
@@ -204,7 +285,10 @@ class _Run:
                 for s in pool.slices:
                     for di, d in enumerate(s.devices):
                         if self._selectable(key, rd, s, di):
-                            rd.all_devices.append((DeviceID(s.driver, s.pool.name, d.name), d, s))
+                            did = DeviceID(s.driver, s.pool.name, d.name)
+                            if self.a.features.consumable_capacity and self._consumes(rd, did, d, s) is None:
+                                continue
+                            rd.all_devices.append((did, d, s, pool))
             rd.num_devices = len(rd.all_devices)
         else:
             raise AllocationError(f"claim {claim.key}, request {name}: unsupported count mode "
@@ -225,6 +309,8 @@ class _Run:
             ok = self._selectors_match(key[0], s, di, rd.cls, rd.cls.selectors)
         if ok:
             ok = self._selectors_match(key[0], s, di, None, rd.request.selectors)
+        if ok and s.per_device_node_selection:
+            ok = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
         self.matches[mk] = ok
         return ok
 
@@ -245,6 +331,22 @@ class _Run:
 
     def _in_use(self, did: DeviceID) -> bool:
         return self.a.is_allocated(did) or bool(self.allocating.get(did))
+
+    def _capacity_in_use(self, did: DeviceID) -> bool:
+        """upstream's ``deviceCapacityInUse``: some claim, written or in this search, shares it."""
+        return self.a.consumed_capacity(did) is not None or did in self.allocating_capacity
+
+    def _consumes(self, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice
+                  ) -> dict[str, Fraction] | None:
+        """What the request would consume of the device's capacities, when that fits beside the
+        device's other allocations (upstream's ``CmpRequestOverCapacity``); ``None`` when not."""
+        fractional = self.a.features.fractional_capacity_range
+        consumed = consumed_capacity(rd.request.capacity_requests, s.driver, device, fractional)
+        if consumed is None:
+            return None
+        if not fits(consumed, device, self.a.consumed_capacity(did), self.allocating_capacity.get(did), fractional):
+            return None
+        return consumed
 
     # --- search ------------------------------------------------------------------------------
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
@@ -268,8 +370,8 @@ class _Run:
         if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded()
         if do_all:
-            did, device, s = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, did, device, s, must=True)
+            did, device, s, pool = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, did, device, s, pool, must=True)
             return undo is not None and self._descend(undo, ci, ri, si, di, sub_request)
         return self._allocate_any(key, rd, di, sub_request)
 
@@ -297,6 +399,8 @@ class _Run:
         """Device ``di`` of an ExactCount request: each free, selectable device in pool order, until
         the rest of the search succeeds with it."""
         ci, ri, si = key
+        admin = rd.request.admin_access is True
+        consumable = self.a.features.consumable_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -304,11 +408,14 @@ class _Run:
                 ids = self.a.index.device_ids(s)
                 for dix, device in enumerate(s.devices):
                     did = ids[dix]
-                    if self._in_use(did):
+                    # Admin access may take a device in use, but not twice for one claim.
+                    if ci in self.allocating.get(did, ()) if admin else self._in_use(did):
                         continue
                     if not self._selectable(key, rd, s, dix):
                         continue
-                    undo = self._allocate_device(ci, rd, did, device, s, must=False)
+                    if consumable and self._consumes(rd, did, device, s) is None:
+                        continue
+                    undo = self._allocate_device(ci, rd, did, device, s, pool, must=False)
                     if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
                         return True
         return False
@@ -326,33 +433,118 @@ class _Run:
         return done
 
     def _allocate_device(self, ci: int, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice,
-                         must: bool) -> Callable[[], None] | None:
-        """Check and record one device; the undo function, or ``None`` when it cannot be used."""
-        if self._in_use(did):
+                         pool: Pool, must: bool) -> Callable[[], None] | None:
+        """Check and record one device (upstream's ``allocateDevice``); the undo function, or
+        ``None`` when it cannot be used."""
+        features = self.a.features
+        admin = rd.request.admin_access is True
+        multi = features.consumable_capacity and device.allow_multiple_allocations
+        if not multi and admin and ci in self.allocating.get(did, ()):
             return None
-        if device.consumes_counters:
+        if not admin and self._in_use(did):
             return None
+        if not features.partitionable_devices and device.consumes_counters:
+            return None
+        # A shared device already in use has had its counters taken by its first allocation.
+        counted = bool(device.consumes_counters) and not (multi and self._capacity_in_use(did))
+        if counted and not self._take_counters(pool, device):
+            return None
+        consumed: dict[str, Fraction] | None = None
+        if features.consumable_capacity:
+            consumed = self._consumes(rd, did, device, s)
+            if consumed is None:
+                if counted:
+                    self._give_back_counters(pool, device)
+                return None
         base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
             if not c.add(base, sub, device, did):
+                if counted:
+                    self._give_back_counters(pool, device)
                 if must:
                     raise AllocationError(f"claim {self.claims[ci].key}, request {rd.request.name}: cannot add "
                                           f"device {did} because a claim constraint would not be satisfied")
                 for prev in constraints[:i]:
                     prev.remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
+        share_id: str | None = None
+        if multi:
+            assert consumed is not None
+            share_id = str(uuid.uuid4())
+            taken = self.allocating_capacity.setdefault(did, {})
+            for name, amount in consumed.items():
+                taken[name] = taken.get(name, 0) + amount
+        else:
+            self.allocating.setdefault(did, set()).add(ci)
         results = self.result[ci]
         n = len(results)
-        results.append(_Result(rd.request.name, rd.parent, did, s))
+        results.append(_Result(rd.request.name, rd.parent, did, s, True if admin else None, share_id,
+                               consumed if multi and consumed else None,
+                               device if s.per_device_node_selection else None))
 
         def undo() -> None:
             for c in constraints:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
+            if multi:
+                assert consumed is not None
+                taken = self.allocating_capacity[did]
+                for name, amount in consumed.items():
+                    taken[name] -= amount
+                if not any(taken.values()):
+                    del self.allocating_capacity[did]
+            else:
+                self.allocating[did].discard(ci)
+            if counted:
+                self._give_back_counters(pool, device)
             del results[n:]
         return undo
+
+    # --- partitionable devices ---------------------------------------------------------------
+    def _available(self, pool: Pool) -> Counters:
+        """The pool's counters less what allocated devices (written, assumed, in flight) consume:
+        computed once per pool for the ``Allocator``'s lifetime, as upstream's
+        ``availableCounters`` (the allocated state does not change while it lives)."""
+        key = (pool.driver, pool.pool)
+        got = self.a.available_counters.get(key)
+        if got is None:
+            got = {name: dict(counters) for name, counters in (pool.counter_sets or {}).items()}
+            for s in (*pool.slices, *pool.other_slices):
+                ids = self.a.index.device_ids(s)
+                for di, d in enumerate(s.devices):
+                    if not d.consumes_counters or not self.a.device_allocated(ids[di]):
+                        continue
+                    for c in d.consumes_counters:
+                        have = got.get(c.counter_set, {})
+                        for name, amount in c.counters.items():
+                            if name in have:
+                                have[name] -= amount      # may go negative: nothing is left
+            self.a.available_counters[key] = got
+        return got
+
+    def _take_counters(self, pool: Pool, device: Device) -> bool:
+        """upstream's ``checkAvailableCounters``: record the device's consumption, and whether every
+        counter of the pool still suffices (if not, the consumption is taken back)."""
+        available = self._available(pool)
+        used = self.consumed_counters.setdefault((pool.driver, pool.pool), {})
+        for c in device.consumes_counters:
+            into = used.setdefault(c.counter_set, {})
+            for name, amount in c.counters.items():
+                into[name] = into.get(name, 0) + amount
+        for set_name, counters in available.items():
+            taken = used.get(set_name, {})
+            for name, amount in counters.items():
+                if amount < taken.get(name, 0):
+                    self._give_back_counters(pool, device)
+                    return False
+        return True
+
+    def _give_back_counters(self, pool: Pool, device: Device) -> None:
+        used = self.consumed_counters[(pool.driver, pool.pool)]
+        for c in device.consumes_counters:
+            into = used[c.counter_set]
+            for name, amount in c.counters.items():
+                into[name] -= amount
 
     # --- the result ---------------------------------------------------------------------------
     def _result(self, ci: int, claim: ResourceClaim) -> AllocationResult:

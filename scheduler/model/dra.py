@@ -32,7 +32,7 @@ from typing import Any
 from scheduler.errors import ParseError
 from scheduler.model.parsing import parsing
 from scheduler.model.selectors import NodeSelector, parse_node_selector
-from scheduler.quantity import parse_quantity
+from scheduler.quantity import format_quantity, parse_quantity
 
 __all__ = [
     "ALL",
@@ -41,12 +41,15 @@ __all__ = [
     "FINALIZER",
     "IMPLICIT_EXTENDED_RESOURCE_PREFIX",
     "AllocationResult",
+    "CapacityRequestPolicy",
     "ConsumerRef",
+    "CounterSet",
     "Device",
     "DeviceAttribute",
     "DeviceClass",
     "DeviceConfig",
     "DeviceConstraint",
+    "DeviceCounterConsumption",
     "DeviceID",
     "DeviceRequest",
     "DeviceRequestAllocationResult",
@@ -156,9 +159,42 @@ def _attribute(raw: Any, where: str) -> DeviceAttribute:
 
 
 @dataclass(frozen=True, slots=True)
+class CapacityRequestPolicy:
+    """A device capacity's ``requestPolicy`` (DRAConsumableCapacity): the ``default`` consumed when
+    a request names no amount, and either ``valid_values`` (ascending) or a ``valid_range``
+    (``range_min``, optional ``range_max`` and ``range_step``). ``None``: not set."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    has_range: bool = False
+    range_min: Fraction | None = None
+    range_max: Fraction | None = None
+    range_step: Fraction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterSet:
+    """A slice's ``sharedCounters[]`` entry (DRAPartitionableDevices): counters by name."""
+
+    name: str
+    counters: Mapping[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCounterConsumption:
+    """A device's ``consumesCounters[]`` entry: what it takes from the counter set named."""
+
+    counter_set: str
+    counters: Mapping[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     """A device of a slice: ``attributes`` and ``capacity`` by qualified name as written (an
-    unqualified name belongs to the slice's driver); capacity values are exact quantities."""
+    unqualified name belongs to the slice's driver); capacity values are exact quantities, and
+    ``request_policies`` the capacities' ``requestPolicy`` where set. ``consumes_counters``
+    (partitionable devices) and ``allow_multiple_allocations`` (consumable capacity) are what the
+    allocator reads of those features."""
 
     name: str
     attributes: Mapping[str, DeviceAttribute] = field(default_factory=dict)
@@ -167,10 +203,47 @@ class Device:
     node_name: str = ""
     node_selector: NodeSelector | None = None
     all_nodes: bool = False
-    # Features the stable allocator does not support: such a device is never allocated.
-    consumes_counters: bool = False
+    consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
     has_binding_conditions: bool = False
     taints: tuple[Mapping[str, Any], ...] = ()
+    allow_multiple_allocations: bool = False
+    request_policies: Mapping[str, CapacityRequestPolicy] = field(default_factory=dict)
+    # the JSON node selector, for an allocation result's nodeSelector (perDeviceNodeSelection)
+    node_selector_raw: Mapping[str, Any] | None = None
+
+
+def _q(raw: Any, where: str) -> Fraction:
+    """A quantity (a string, or a JSON integer) as an exact number."""
+    try:
+        return parse_quantity(raw) if isinstance(raw, str) else Fraction(_int(raw, ""))
+    except ParseError as e:
+        raise ParseError(e.problem, field=where) from None
+
+
+def _opt_q(raw: Any, where: str) -> Fraction | None:
+    return None if raw is None else _q(raw, where)
+
+
+def _request_policy(raw: Any, where: str) -> CapacityRequestPolicy | None:
+    if raw is None:
+        return None
+    m = _obj(raw, where)
+    rng = m.get("validRange")
+    r = _obj(rng, f"{where}.validRange")
+    return CapacityRequestPolicy(
+        default=_opt_q(m.get("default"), f"{where}.default"),
+        valid_values=tuple(_q(v, f"{where}.validValues[{i}]")
+                           for i, v in enumerate(_list(m.get("validValues"), f"{where}.validValues"))),
+        has_range=rng is not None,
+        range_min=_opt_q(r.get("min"), f"{where}.validRange.min"),
+        range_max=_opt_q(r.get("max"), f"{where}.validRange.max"),
+        range_step=_opt_q(r.get("step"), f"{where}.validRange.step"),
+    )
+
+
+def _counters(raw: Any, where: str) -> dict[str, Fraction]:
+    return {str(k): _q(_obj(v, f"{where}[{k}]").get("value"), f"{where}[{k}].value")
+            for k, v in _obj(raw, where).items()}
 
 
 def _device(raw: Any, where: str) -> Device:
@@ -178,12 +251,17 @@ def _device(raw: Any, where: str) -> Device:
     attrs = {str(k): _attribute(v, f"{where}.attributes[{k}]")
              for k, v in _obj(m.get("attributes"), f"{where}.attributes").items()}
     cap: dict[str, Fraction] = {}
+    policies: dict[str, CapacityRequestPolicy] = {}
     for k, v in _obj(m.get("capacity"), f"{where}.capacity").items():
-        value = _obj(v, f"{where}.capacity[{k}]").get("value")
-        try:
-            cap[str(k)] = parse_quantity(value) if isinstance(value, str) else Fraction(_int(value, ""))
-        except ParseError as e:
-            raise ParseError(e.problem, field=f"{where}.capacity[{k}].value") from None
+        c = _obj(v, f"{where}.capacity[{k}]")
+        cap[str(k)] = _q(c.get("value"), f"{where}.capacity[{k}].value")
+        policy = _request_policy(c.get("requestPolicy"), f"{where}.capacity[{k}].requestPolicy")
+        if policy is not None:
+            policies[str(k)] = policy
+    consumes = tuple(
+        DeviceCounterConsumption(_str(_obj(c, f"{where}.consumesCounters[{i}]").get("counterSet")),
+                                 _counters(_obj(c, "").get("counters"), f"{where}.consumesCounters[{i}].counters"))
+        for i, c in enumerate(_list(m.get("consumesCounters"), f"{where}.consumesCounters")))
     sel = m.get("nodeSelector")
     return Device(
         name=_str(m.get("name")),
@@ -192,9 +270,12 @@ def _device(raw: Any, where: str) -> Device:
         node_name=_str(m.get("nodeName")),
         node_selector=None if sel is None else parse_node_selector(sel, f"{where}.nodeSelector"),
         all_nodes=m.get("allNodes") is True,
-        consumes_counters=bool(m.get("consumesCounters")),
+        consumes_counters=consumes,
         has_binding_conditions=bool(m.get("bindingConditions")),
         taints=tuple(t for t in _list(m.get("taints"), f"{where}.taints") if isinstance(t, Mapping)),
+        allow_multiple_allocations=m.get("allowMultipleAllocations") is True,
+        request_policies=policies,
+        node_selector_raw=sel if isinstance(sel, Mapping) else None,
     )
 
 
@@ -209,7 +290,7 @@ class ResourcePool:
 class ResourceSlice:
     """A ResourceSlice: exactly one of ``node_name``, ``node_selector``, ``all_nodes`` or
     ``per_device_node_selection`` says where its devices are (API validation); ``shared_counters``:
-    it publishes counter sets (partitionable devices, not supported by the stable allocator)."""
+    the counter sets it publishes for its pool (partitionable devices)."""
 
     name: str
     driver: str
@@ -219,7 +300,7 @@ class ResourceSlice:
     all_nodes: bool = False
     per_device_node_selection: bool = False
     devices: tuple[Device, ...] = ()
-    shared_counters: bool = False
+    shared_counters: tuple[CounterSet, ...] = ()
     uid: str = ""
     resource_version: str = ""
     # the JSON node selector, for an allocation result's nodeSelector
@@ -255,7 +336,10 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
             per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
             devices=tuple(_device(d, f"spec.devices[{i}]") for i, d in enumerate(_list(spec.get("devices"),
                                                                                       "spec.devices"))),
-            shared_counters=bool(spec.get("sharedCounters")),
+            shared_counters=tuple(
+                CounterSet(_str(_obj(c, f"spec.sharedCounters[{i}]").get("name")),
+                           _counters(_obj(c, "").get("counters"), f"spec.sharedCounters[{i}].counters"))
+                for i, c in enumerate(_list(spec.get("sharedCounters"), "spec.sharedCounters"))),
             uid=_str(meta.get("uid")),
             resource_version=_str(meta.get("resourceVersion")),
             node_selector_raw=sel if isinstance(sel, Mapping) else None,
@@ -328,7 +412,20 @@ class DeviceSubRequest:
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple[Mapping[str, Any], ...] = ()
-    has_capacity_requests: bool = False
+    # ``capacity.requests`` (DRAConsumableCapacity) by capacity name; ``None``: no ``capacity``.
+    capacity_requests: Mapping[str, Fraction] | None = None
+
+    @property
+    def has_capacity_requests(self) -> bool:
+        """Whether ``capacity`` is set (upstream's ``Capacity != nil``)."""
+        return self.capacity_requests is not None
+
+
+def _capacity_requests(raw: Any, where: str) -> Mapping[str, Fraction] | None:
+    if raw is None:
+        return None
+    reqs = _obj(raw, where).get("requests")
+    return {str(k): _q(v, f"{where}.requests[{k}]") for k, v in _obj(reqs, f"{where}.requests").items()}
 
 
 def _sub_request(m: Mapping[str, Any], name: str, where: str) -> DeviceSubRequest:
@@ -342,7 +439,7 @@ def _sub_request(m: Mapping[str, Any], name: str, where: str) -> DeviceSubReques
         count=count,
         admin_access=_opt_bool(m.get("adminAccess")),
         tolerations=tuple(t for t in _list(m.get("tolerations"), f"{where}.tolerations") if isinstance(t, Mapping)),
-        has_capacity_requests=bool(_obj(m.get("capacity"), f"{where}.capacity").get("requests")),
+        capacity_requests=_capacity_requests(m.get("capacity"), f"{where}.capacity"),
     )
 
 
@@ -357,11 +454,12 @@ class DeviceRequest:
 
 @dataclass(frozen=True, slots=True)
 class DeviceConstraint:
-    """``requests`` (empty: all) and ``match_attribute`` (``None``: a constraint type the stable
-    allocator does not know, such as distinctAttribute)."""
+    """``requests`` (empty: all) and one of ``match_attribute`` or ``distinct_attribute``
+    (DRAConsumableCapacity); neither: a constraint type the allocator does not know."""
 
     requests: tuple[str, ...] = ()
     match_attribute: str | None = None
+    distinct_attribute: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,9 +485,10 @@ def _claim_spec(raw: Any, where: str) -> ResourceClaimSpec:
     constraints = []
     for i, c in enumerate(_list(devices.get("constraints"), f"{where}.devices.constraints")):
         m = _obj(c, f"{where}.devices.constraints[{i}]")
-        attr = m.get("matchAttribute")
+        attr, distinct = m.get("matchAttribute"), m.get("distinctAttribute")
         constraints.append(DeviceConstraint(tuple(r for r in _list(m.get("requests"), "") if isinstance(r, str)),
-                                            attr if isinstance(attr, str) and attr else None))
+                                            attr if isinstance(attr, str) and attr else None,
+                                            distinct if isinstance(distinct, str) and distinct else None))
     return ResourceClaimSpec(tuple(requests), tuple(constraints),
                              _configs(devices.get("config"), f"{where}.devices.config"))
 
@@ -401,6 +500,9 @@ class DeviceRequestAllocationResult:
     pool: str
     device: str
     admin_access: bool | None = None
+    # consumable capacity: the share of a device allocated to several claims, and what it took
+    share_id: str | None = None
+    consumed_capacity: Mapping[str, Fraction] | None = None
 
     @property
     def id(self) -> DeviceID:
@@ -411,6 +513,10 @@ class DeviceRequestAllocationResult:
                                "device": self.device}
         if self.admin_access is not None:
             out["adminAccess"] = self.admin_access
+        if self.share_id is not None:
+            out["shareID"] = self.share_id
+        if self.consumed_capacity is not None:
+            out["consumedCapacity"] = {k: format_quantity(v) for k, v in self.consumed_capacity.items()}
         return out
 
 
@@ -444,9 +550,13 @@ def parse_allocation(raw: Any, where: str = "status.allocation") -> AllocationRe
     results = []
     for i, r in enumerate(_list(devices.get("results"), f"{where}.devices.results")):
         d = _obj(r, f"{where}.devices.results[{i}]")
-        results.append(DeviceRequestAllocationResult(_str(d.get("request")), _str(d.get("driver")),
-                                                     _str(d.get("pool")), _str(d.get("device")),
-                                                     _opt_bool(d.get("adminAccess"))))
+        share = d.get("shareID")
+        consumed = d.get("consumedCapacity")
+        results.append(DeviceRequestAllocationResult(
+            _str(d.get("request")), _str(d.get("driver")), _str(d.get("pool")), _str(d.get("device")),
+            _opt_bool(d.get("adminAccess")), share if isinstance(share, str) else None,
+            None if consumed is None else {str(k): _q(v, f"{where}.devices.results[{i}].consumedCapacity[{k}]")
+                                           for k, v in _obj(consumed, "").items()}))
     config = []
     for i, c in enumerate(_list(devices.get("config"), f"{where}.devices.config")):
         d = _obj(c, f"{where}.devices.config[{i}]")

@@ -90,7 +90,15 @@ import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore, not_found
-from scheduler.dra.allocator import AllocationError, Allocator, CELSelectorError, Node, SimplePlan, SliceIndex
+from scheduler.dra.allocator import (
+    AllocationError,
+    Allocator,
+    CELSelectorError,
+    Features,
+    Node,
+    SimplePlan,
+    SliceIndex,
+)
 from scheduler.dra.extended import SPECIAL_CLAIM_NAME
 from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState, StateMissingError
@@ -140,7 +148,10 @@ class DynamicResources:
     def __init__(self, dra: DraStore | None = None,
                  deallocate: Callable[[ResourceClaim], None] | None = None, *,
                  client: SchedulerClient | None = None,
-                 spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None) -> None:
+                 spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None,
+                 features: Features = Features()) -> None:  # noqa: B008 (frozen)
+        # The allocator's features, from the process's gates (``new``): 1.37's defaults.
+        self._features = features
         # Not ``dra or DraStore()``: an empty store is falsy, and the service's store, empty when
         # the profile is compiled, is the one its informers feed.
         self._dra = dra if dra is not None else DraStore()
@@ -160,7 +171,7 @@ class DynamicResources:
         cluster's slices was a seventh of each DRA pod's cycle (py-spy)."""
         version = self._dra.slices_version
         if self._index is None or self._index[0] != version:
-            self._index = (version, SliceIndex(self._dra.slices()))
+            self._index = (version, SliceIndex(self._dra.slices(), self._features.partitionable_devices))
         return self._index[1]
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -261,9 +272,13 @@ class DynamicResources:
         s.claims = claims     # only now, as upstream: PostFilter has no claims when PreFilter failed
         if s.to_allocate:
             self._cache.reset(self._dra.slices_version)
-            s.allocator = Allocator([claims[i] for i in s.to_allocate], self._dra.device_class, (),
-                                    self._dra.is_allocated, self._cache, index=self._slice_index(),
-                                    pool_allocated=self._dra.pool_allocated)
+            # A device some claims share is not held whole (``is_held_whole``); the plain test
+            # while no claim shares one.
+            dra = self._dra
+            held = dra.is_held_whole if dra.has_shares else dra.is_allocated
+            s.allocator = Allocator([claims[i] for i in s.to_allocate], dra.device_class, (), held, self._cache,
+                                    self._features, index=self._slice_index(), pool_allocated=dra.pool_allocated,
+                                    device_allocated=dra.is_allocated, consumed_capacity=dra.consumed_capacity)
         return None, SUCCESS
 
     def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:
@@ -676,7 +691,8 @@ def _rank_score(ranks: Mapping[int, Mapping[str, int]], allocations: Mapping[int
 
 
 def new(args: None, handle: Handle) -> DynamicResources:
-    return DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn)
+    return DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn,
+                            features=Features.from_gates(handle.feature_gates))
 
 
 if TYPE_CHECKING:
