@@ -443,3 +443,32 @@ def test_simulate_explain_adds_each_pods_decision(tmp_path: Path) -> None:
     huge = pods["huge"]["decision"]
     assert huge["node"] is None and huge["filtered"] == {"Insufficient cpu": 1} and huge["scores"] == []
     assert pods["elsewhere"]["decision"] is None           # no profile serves it: never attempted
+
+
+def test_two_pods_share_a_partitioned_gpu_and_a_third_does_not_fit(tmp_path: Path) -> None:
+    """Partitioned GPUs (DRAPartitionableDevices, on in 1.37): the simulated driver publishes its one
+    GPU whole and as two halves consuming the GPU's memory counter. Three pods each claim half a
+    GPU: two get the two halves, the third does not fit (the whole GPU is a device too, but its
+    counters are taken), and its FitError says why."""
+    f = tmp_path / "gpus.yaml"
+    f.write_text("memory: 80Gi\npartitions: true\n")
+    half = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "half-gpu", "namespace": "ml"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": "gpu.example.com",
+                "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].partition == "half"'}}]}}]}}}}
+    objects = [node("n1", cpu="8"), half,
+               *[claim_pod(f"half-{i}", resourceClaimTemplateName="half-gpu") for i in range(3)]]
+    result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "1", "--gpu-attributes", str(f)],
+                     stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    bound = sorted((p for p in report["pods"] if p["node"]), key=lambda p: p["devices"][0]["device"])
+    assert [p["devices"] for p in bound] == [
+        [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0-half-0"}],
+        [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0-half-1"}]]
+    (left,) = [p for p in report["pods"] if not p["node"]]
+    assert left["devices"] == []
+    assert left["message"] == "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are " \
+                              "available: 1 Preemption is not helpful for scheduling."

@@ -265,3 +265,31 @@ def test_the_kubelet_waits_for_the_extended_resource_claim_too(api: Http) -> Non
         c = api("GET", f"{CLAIMS}/ext-user-extended-resources-abcde")[1]
         return not c.get("status") and not c["metadata"].get("finalizers")
     wait(released, message="reservation dropped, allocation cleared")
+
+
+def test_partitioned_gpus_are_published_whole_and_as_halves_sharing_counters(tmp_path: Path) -> None:
+    """``partitions: true``: the node's pool holds a slice of counter sets (one per GPU, its memory) and a
+    slice of devices: each GPU whole and as two halves, all consuming that GPU's counters; the API
+    accepts both (they are created, not refused)."""
+    f = tmp_path / "gpus.yaml"
+    f.write_text("memory: 80Gi\npartitions: true\n")
+    c = SimulatedCluster(gpus_per_node=2, gpu_attributes=load_gpu_attributes(f))
+    c.start()
+    try:
+        api = Http(c)
+        api("POST", "/api/v1/nodes", node("n1"))
+        slices = wait(lambda: (lambda s: s if len(s) == 2 else None)(api("GET", SLICES)[1]["items"]),
+                      message="the two slices")
+        (counters,) = [s["spec"] for s in slices if "sharedCounters" in s["spec"]]
+        (devices,) = [s["spec"] for s in slices if "devices" in s["spec"]]
+        assert counters["pool"] == devices["pool"] == {"name": "n1", "generation": 0, "resourceSliceCount": 2}
+        assert counters["sharedCounters"] == [{"name": f"gpu-{i}", "counters": {"memory": {"value": "80Gi"}}}
+                                              for i in range(2)]
+        half = "42949672960"        # 40Gi
+        assert [(d["name"], d["attributes"]["partition"]["string"], d["capacity"]["memory"]["value"],
+                 d["consumesCounters"]) for d in devices["devices"]] == [
+            (f"gpu-{i}{part}", kind, memory, [{"counterSet": f"gpu-{i}", "counters": {"memory": {"value": memory}}}])
+            for i in range(2) for part, kind, memory in (("", "whole", "80Gi"), ("-half-0", "half", half),
+                                                         ("-half-1", "half", half))]
+    finally:
+        c.stop()

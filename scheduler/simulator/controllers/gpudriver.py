@@ -7,6 +7,15 @@ the node): driver ``gpu.example.com``, pool = the node's name (generation 0, one
 taken from ``data/gpus.yaml`` or the file given (``load_gpu_attributes``). The DeviceClass
 ``gpu.example.com`` (selector ``device.driver == "gpu.example.com"``) is created when the first
 node comes, unless one exists, as the driver's Helm chart installs it.
+
+**Partitioned GPUs** (``partitions: true`` in the description; DRAPartitionableDevices): each GPU
+``gpu-<i>`` is also offered as two halves, ``gpu-<i>-half-0`` and ``gpu-<i>-half-1``, all three
+consuming the GPU's counter set ``gpu-<i>`` (counter ``memory``: the GPU's memory; the whole GPU
+takes all of it, a half takes half), so a GPU is given out whole or as up to two halves. The
+pool then has one slice with the counter sets (``sharedCounters``, which API validation keeps
+apart from devices) and the devices in slices of at most 64 (the limit for devices that consume
+counters). Every device has the attribute ``partition`` (``"whole"`` or ``"half"``) and its own
+``memory`` capacity.
 """
 
 from __future__ import annotations
@@ -21,11 +30,16 @@ from typing import Any
 import yaml
 
 from scheduler.errors import QuantityError
-from scheduler.quantity import parse_quantity
+from scheduler.quantity import format_quantity, parse_quantity
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
-from scheduler.simulator.registry.resource import CLASSES, SLICES, validate_resource_slice
+from scheduler.simulator.registry.resource import (
+    CLASSES,
+    SLICE_MAX_DEVICES_ADVANCED,
+    SLICES,
+    validate_resource_slice,
+)
 from scheduler.simulator.store import Event
 
 __all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]
@@ -51,15 +65,19 @@ def load_gpu_attributes(path: str | Path | None = None) -> Obj:
         raise ValueError(f"{where}: not YAML: {e}") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: expected a mapping (model, memory, driverVersion, attributes)")
-    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes"})
+    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes", "partitions"})
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: model, memory, driverVersion, "
-                         "attributes)")
+                         "attributes, partitions)")
+    if not isinstance(doc.get("partitions", False), bool):
+        raise ValueError(f"{where}: partitions: expected true or false")
     extra = doc.get("attributes") or {}
     if not isinstance(extra, dict):
         raise ValueError(f"{where}: attributes: expected a mapping of name to value")
     out: Obj = {"model": str(doc.get("model", "LATEST-GPU-MODEL")), "memory": str(doc.get("memory", "80Gi")),
                 "driverVersion": str(doc.get("driverVersion", "1.0.0")), "attributes": dict(extra)}
+    if doc.get("partitions"):
+        out["partitions"] = True
     sample = {"spec": {"driver": GPU_DRIVER, "nodeName": "node", "pool": {"name": "node", "resourceSliceCount": 1},
                        "devices": [_gpu(out, "node", 0)]}}
     try:
@@ -83,14 +101,33 @@ def _attribute(value: Any) -> Obj:
     return {"string": str(value)}
 
 
-def _gpu(desc: Obj, node: str, index: int) -> Obj:
-    """Device ``gpu-<index>`` of ``node``, as the example driver describes its GPUs."""
+def _gpu(desc: Obj, node: str, index: int, part: str = "") -> Obj:
+    """Device ``gpu-<index>`` of ``node``, as the example driver describes its GPUs; ``part``
+    (``-half-0``, ``-half-1``, or ``""`` for the whole GPU) with partitioned GPUs."""
+    name = f"gpu-{index}{part}"
     attrs: Obj = {k: _attribute(v) for k, v in (desc.get("attributes") or {}).items()}
     attrs.update({"index": {"int": index}, "model": {"string": desc["model"]},
-                  "uuid": {"string": f"gpu-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/gpu-{index}')}"},
+                  "uuid": {"string": f"gpu-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/{name}')}"},
                   "driverVersion": {"version": desc["driverVersion"]}})
-    return {"name": f"gpu-{index}", "attributes": dict(sorted(attrs.items())),
-            "capacity": {"memory": {"value": desc["memory"]}}}
+    memory = desc["memory"]
+    if desc.get("partitions"):
+        attrs["partition"] = {"string": "half" if part else "whole"}
+        if part:
+            memory = format_quantity(parse_quantity(memory) / 2)
+    device: Obj = {"name": name, "attributes": dict(sorted(attrs.items())), "capacity": {"memory": {"value": memory}}}
+    if desc.get("partitions"):
+        device["consumesCounters"] = [{"counterSet": f"gpu-{index}", "counters": {"memory": {"value": memory}}}]
+    return device
+
+
+def _partitioned_specs(desc: Obj, node: str, gpus: int) -> list[Obj]:
+    """The specs of a node's pool of partitioned GPUs: the counter sets, then the devices."""
+    devices = [_gpu(desc, node, i, part) for i in range(gpus) for part in ("", "-half-0", "-half-1")]
+    chunks = [devices[i:i + SLICE_MAX_DEVICES_ADVANCED] for i in range(0, len(devices), SLICE_MAX_DEVICES_ADVANCED)]
+    pool = {"name": node, "generation": 0, "resourceSliceCount": 1 + len(chunks)}
+    counters = {"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "sharedCounters": [
+        {"name": f"gpu-{i}", "counters": {"memory": {"value": desc["memory"]}}} for i in range(gpus)]}
+    return [counters, *({"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "devices": c} for c in chunks)]
 
 
 class GpuDriver(Controller):
@@ -140,11 +177,14 @@ class GpuDriver(Controller):
             if spec.get("nodeName") == node and spec.get("driver") == GPU_DRIVER and any(
                     r.get("uid") == uid for r in s["metadata"].get("ownerReferences") or []):
                 return
-        body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
-            "generateName": f"{node}-{GPU_DRIVER}-",
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid, "controller": True}]},
-            "spec": {"driver": GPU_DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
-                     "devices": [_gpu(self.desc, node, i) for i in range(self.gpus_per_node)]}}
-        self.api.create(self.api.rt("resource.k8s.io", "v1", "resourceslices"), "", body, fresh=True,
-                        writer=Writer(GPU_DRIVER))
+        specs = _partitioned_specs(self.desc, node, self.gpus_per_node) if self.desc.get("partitions") else [
+            {"driver": GPU_DRIVER, "nodeName": node, "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+             "devices": [_gpu(self.desc, node, i) for i in range(self.gpus_per_node)]}]
+        for spec in specs:
+            body: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {
+                "generateName": f"{node}-{GPU_DRIVER}-",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid,
+                                     "controller": True}]},
+                "spec": spec}
+            self.api.create(self.api.rt("resource.k8s.io", "v1", "resourceslices"), "", body, fresh=True,
+                            writer=Writer(GPU_DRIVER))
