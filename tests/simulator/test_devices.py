@@ -278,8 +278,10 @@ def test_partitioned_gpus_are_published_whole_and_as_halves_sharing_counters(tmp
     try:
         api = Http(c)
         api("POST", "/api/v1/nodes", node("n1"))
-        slices = wait(lambda: (lambda s: s if len(s) == 2 else None)(api("GET", SLICES)[1]["items"]),
-                      message="the two slices")
+        def both() -> list[Obj] | None:
+            items: list[Obj] = api("GET", SLICES)[1]["items"]
+            return items if len(items) == 2 else None
+        slices = wait(both, message="the two slices")
         (counters,) = [s["spec"] for s in slices if "sharedCounters" in s["spec"]]
         (devices,) = [s["spec"] for s in slices if "devices" in s["spec"]]
         assert counters["pool"] == devices["pool"] == {"name": "n1", "generation": 0, "resourceSliceCount": 2}
