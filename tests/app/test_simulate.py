@@ -472,3 +472,62 @@ def test_two_pods_share_a_partitioned_gpu_and_a_third_does_not_fit(tmp_path: Pat
     assert left["devices"] == []
     assert left["message"] == "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are " \
                               "available: 1 Preemption is not helpful for scheduling."
+
+
+def test_pods_share_a_device_while_its_capacity_lasts() -> None:
+    """Consumable capacity (DRAConsumableCapacity, on in 1.37): a device with allowMultipleAllocations and
+    10 units of bandwidth, claims asking for 4 each: two pods share it (each allocation with its own
+    shareID and consumedCapacity), the third does not fit."""
+    nic = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-nic"},
+           "spec": {"driver": "nic.example.com", "nodeName": "n1", "pool": {"name": "n1", "resourceSliceCount": 1},
+                    "devices": [{"name": "nic-0", "allowMultipleAllocations": True,
+                                 "capacity": {"bandwidth": {"value": "10"}}}]}}
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "nic.example.com"},
+           "spec": {"selectors": [{"cel": {"expression": 'device.driver == "nic.example.com"'}}]}}
+    share = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+             "metadata": {"name": "share", "namespace": "ml"},
+             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "nic.example.com", "capacity": {"requests": {"bandwidth": "4"}}}}]}}}}
+    objects = [node("n1", cpu="8"), nic, cls, share,
+               *[claim_pod(f"share-{i}", resourceClaimTemplateName="share") for i in range(3)]]
+    result = run_cli(["-f", "-", "--output", "json"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    bound = [p for p in report["pods"] if p["node"]]
+    assert [p["devices"] for p in bound] == [
+        [{"claim": "gpu", "driver": "nic.example.com", "pool": "n1", "device": "nic-0"}]] * 2
+    (left,) = [p for p in report["pods"] if not p["node"]]
+    assert left["message"] == "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are " \
+                              "available: 1 Preemption is not helpful for scheduling."
+
+
+def test_an_admin_access_claim_takes_a_device_in_use() -> None:
+    """adminAccess (DRAAdminAccess, GA): in a namespace labelled for it, a claim with adminAccess gets the
+    one GPU another pod holds (and does not hold it: a second admin pod gets it too), while a plain
+    claim for it does not fit."""
+    admin_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "ops", "labels": {"resource.kubernetes.io/admin-access": "true"}}}
+    one = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+           "metadata": {"name": "one-gpu", "namespace": "ml"},
+           "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}}
+    admin = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+             "metadata": {"name": "watch-gpu", "namespace": "ops"},
+             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "gpu.example.com", "adminAccess": True}}]}}}}
+    objects = [node("n1", cpu="8"), admin_ns, one, admin,
+               *[claim_pod(name, resourceClaimTemplateName="one-gpu") for name in ("holder", "second")],
+               *[claim_pod(f"watch-{i}", ns="ops", resourceClaimTemplateName="watch-gpu") for i in range(2)]]
+    result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "1"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    pods = {p["name"]: p for p in report["pods"]}
+    # which of the two plain pods gets the GPU depends on the order they are taken in
+    (plain,) = [n for n in ("holder", "second") if pods[n]["node"]]
+    assert {n for n, p in pods.items() if p["node"]} == {"watch-0", "watch-1", plain}
+    (other,) = {"holder", "second"} - {plain}
+    assert "cannot allocate all claims" in pods[other]["message"]
+    for name in ("watch-0", "watch-1"):
+        assert pods[name]["devices"] == [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                          "device": "gpu-0"}]
