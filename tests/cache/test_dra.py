@@ -172,3 +172,38 @@ def test_extended_claim_for_a_pod() -> None:
     assert s.extended_claim_for(other) is None
     s.on_event("ResourceClaim", "DELETED", {"metadata": {"name": "p-extended-resources-0", "namespace": "ns"}})
     assert s.extended_claim_for(pod) is None
+
+
+def test_shares_of_a_device_are_summed_and_not_held_whole() -> None:
+    """Consumable capacity: results with a shareID are shares (the device is allocated, counts for
+    counters, but is not held whole) and their consumedCapacity adds up, written or in flight; admin
+    access holds nothing; a plain result holds the device whole."""
+    def shared(name: str, amount: str, share: str) -> dict[str, object]:
+        body = claim(name)
+        body["status"] = {"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "d", "pool": "p", "device": "nic", "shareID": share,
+             "consumedCapacity": {"bandwidth": amount}}]}}}
+        return body
+
+    nic, gpu = DeviceID("d", "p", "nic"), DeviceID("d", "p", "g0")
+    s = DraStore()
+    s.on_event("ResourceClaim", "ADDED", shared("a", "4", "11111111-1111-1111-1111-111111111111"))
+    s.on_event("ResourceClaim", "ADDED", shared("b", "3", "22222222-2222-2222-2222-222222222222"))
+    assert s.is_allocated(nic) and not s.is_held_whole(nic) and s.has_shares
+    assert s.consumed_capacity(nic) == {"bandwidth": 7}
+    # in flight: counted until removed
+    pending = parse_resource_claim(shared("c", "2", "33333333-3333-3333-3333-333333333333"))
+    s.signal_pending_allocation(pending)
+    assert s.consumed_capacity(nic) == {"bandwidth": 9}
+    s.remove_pending_allocation(pending.uid)
+    s.on_event("ResourceClaim", "DELETED", shared("a", "4", ""))
+    assert s.consumed_capacity(nic) == {"bandwidth": 3}
+    s.on_event("ResourceClaim", "DELETED", shared("b", "3", ""))
+    assert s.consumed_capacity(nic) is None and not s.is_allocated(nic) and not s.has_shares
+    # admin access holds nothing; a plain result holds the device whole
+    admin = claim("e", "g0")
+    admin["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True  # type: ignore[index]
+    s.on_event("ResourceClaim", "ADDED", admin)
+    assert not s.is_allocated(gpu) and not s.is_held_whole(gpu)
+    s.on_event("ResourceClaim", "ADDED", claim("f", "g0"))
+    assert s.is_allocated(gpu) and s.is_held_whole(gpu)

@@ -128,3 +128,41 @@ def test_claim_annotations_and_class_creation_time() -> None:
     assert claim.is_extended_resource_claim and claim.generate_name == "p-extended-resources-"
     cls = parse_device_class({"metadata": {"name": "g", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {}})
     assert cls.created == "2026-01-01T00:00:00Z"
+
+
+def test_partitionable_and_consumable_fields() -> None:
+    """What the allocator reads of partitionable devices and consumable capacity, parsed once: counter
+    sets, counter consumption, per-device placement, request policies, capacity requests, and an
+    allocation's shareID and consumedCapacity (written back as the API spells them)."""
+    counters = parse_resource_slice({"metadata": {"name": "c"}, "spec": {
+        "driver": "d", "pool": {"name": "p", "resourceSliceCount": 2}, "nodeName": "n1",
+        "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}})
+    assert [(c.name, dict(c.counters)) for c in counters.shared_counters] == [("gpu-0", {"memory": 80 * 2**30})]
+    s = parse_resource_slice({"metadata": {"name": "s"}, "spec": {
+        "driver": "d", "pool": {"name": "p", "resourceSliceCount": 2}, "perDeviceNodeSelection": True,
+        "devices": [{"name": "half", "nodeName": "n1", "allowMultipleAllocations": True,
+                     "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}],
+                     "capacity": {"bw": {"value": "10", "requestPolicy": {
+                         "default": "1", "validRange": {"min": "1", "max": "8", "step": "500m"}}},
+                                  "slots": {"value": "4", "requestPolicy": {"validValues": ["1", "2"]}}}}]}})
+    (d,) = s.devices
+    assert d.allow_multiple_allocations and d.node_name == "n1"
+    assert [(c.counter_set, dict(c.counters)) for c in d.consumes_counters] == [("gpu-0", {"memory": 40 * 2**30})]
+    bw, slots = d.request_policies["bw"], d.request_policies["slots"]
+    assert (bw.default, bw.has_range, bw.range_min, bw.range_max, bw.range_step) == (1, True, 1, 8, Fraction(1, 2))
+    assert (slots.has_range, slots.valid_values) == (False, (1, 2))
+    c = parse_resource_claim({"metadata": {"name": "c", "namespace": "ns"}, "spec": {"devices": {
+        "requests": [{"name": "r", "exactly": {"deviceClassName": "x", "capacity": {"requests": {"bw": "1500m"}}}},
+                     {"name": "plain", "exactly": {"deviceClassName": "x"}}],
+        "constraints": [{"distinctAttribute": "d/numa"}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "d", "pool": "p", "device": "half",
+             "shareID": "11111111-1111-1111-1111-111111111111", "consumedCapacity": {"bw": "1500m"}}]}}}})
+    exact = [r.exactly for r in c.spec.requests]
+    assert [e.capacity_requests if e else None for e in exact] == [{"bw": Fraction(3, 2)}, None]
+    assert c.spec.constraints[0].distinct_attribute == "d/numa" and c.spec.constraints[0].match_attribute is None
+    assert c.allocation is not None
+    (r,) = c.allocation.results
+    assert r.share_id == "11111111-1111-1111-1111-111111111111" and r.consumed_capacity == {"bw": Fraction(3, 2)}
+    assert r.to_json() == {"request": "r", "driver": "d", "pool": "p", "device": "half",
+                           "shareID": "11111111-1111-1111-1111-111111111111", "consumedCapacity": {"bw": "1500m"}}

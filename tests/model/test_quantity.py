@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler.errors import QuantityError
-from scheduler.quantity import milli_value, parse_quantity, resource_value, value
+from scheduler.quantity import format_quantity, milli_value, parse_quantity, resource_value, value
 
 
 @pytest.mark.parametrize(("text", "want"), [
@@ -72,3 +72,12 @@ def test_long_digit_strings_parse_or_raise_quantity_error(digits: str, suffix: s
         milli_value(digits + suffix)
     except QuantityError:
         pass
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (Fraction(2), "2"), (Fraction(3, 2), "1500m"), (Fraction(1, 10**6), "1u"), (Fraction(5, 10**9), "5n"),
+    (Fraction(0), "0"), (Fraction(-1, 2), "-500m"), (Fraction(1, 10**12), "1e-12"), (Fraction(40 * 2**30), "42949672960"),
+])
+def test_format_quantity_parses_back(value: Fraction, text: str) -> None:
+    """An exact value written back (an allocation's consumedCapacity) reads as the same value."""
+    assert format_quantity(value) == text and parse_quantity(text) == value
