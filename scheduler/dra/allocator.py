@@ -89,7 +89,7 @@ from fractions import Fraction
 
 from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError
 from scheduler.dra.pools import Node, Pool, SliceIndex, gather_pools, node_matches
-from scheduler.dra.search import Counters, Features, _Run
+from scheduler.dra.search import Counters, Features, _Run, asks_capacity
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.simple_plan import SimplePlan
 from scheduler.model.dra import AllocationResult, DeviceClass, DeviceID, ResourceClaim, ResourceSlice
@@ -126,6 +126,9 @@ class Allocator:
         self.is_allocated = is_allocated
         self.device_allocated = device_allocated if device_allocated is not None else is_allocated
         self.consumed_capacity = consumed_capacity if consumed_capacity is not None else _no_capacity
+        # ``None`` given: no allocation shares a device (then capacity needs no check unless asked for).
+        self.has_shares = consumed_capacity is not None
+        self.claims_ask_capacity = asks_capacity(self.claims)
         # Partitionable devices: each pool's counters less what allocated devices consume, for as
         # long as this allocator (one cycle: the allocated state does not change meanwhile).
         self.available_counters: dict[tuple[str, str], Counters] = {}

@@ -110,7 +110,7 @@ class SliceIndex:
         for s in slices:
             pid = (s.driver, s.pool.name)
             self.by_pool.setdefault(pid, []).append(s)
-            if any(d.consumes_counters or d.allow_multiple_allocations for d in s.devices):
+            if any(d.consumes_counters or d.allow_multiple_allocations or d.request_policies for d in s.devices):
                 self.advanced = True
             if s.per_device_node_selection or s.shared_counters:
                 if partitionable:

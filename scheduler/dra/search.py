@@ -144,6 +144,7 @@ class Features:
 
 
 Counters = dict[str, dict[str, Fraction]]
+_NOTHING: dict[str, Fraction] = {}      # never written to
 
 
 class AllocatorInputs(Protocol):
@@ -170,6 +171,16 @@ class AllocatorInputs(Protocol):
     def consumed_capacity(self) -> Callable[[DeviceID], Mapping[str, Fraction] | None]: ...
     @property
     def available_counters(self) -> dict[tuple[str, str], Counters]: ...
+    @property
+    def has_shares(self) -> bool: ...
+    @property
+    def claims_ask_capacity(self) -> bool: ...
+
+
+def asks_capacity(claims: Sequence[ResourceClaim]) -> bool:
+    """Whether some request of ``claims`` has ``capacity`` (consumable capacity)."""
+    return any(sub.has_capacity_requests for c in claims for r in c.spec.requests
+               for sub in (r.first_available or ((r.exactly,) if r.exactly is not None else ())))
 
 
 class _Run:
@@ -191,6 +202,13 @@ class _Run:
         # partitionable devices: the counters this search's devices consume, by pool
         self.consumed_counters: dict[tuple[str, str], Counters] = {}
         self.result: list[list[_Result]] = [[] for _ in self.claims]
+        # Whether capacity must be checked at all: some request asks for capacity, some device is
+        # shared (or may be), or some share is allocated. When not (the usual claim and cluster),
+        # the search runs as the stable variant's, with none of the features' checks per device.
+        self.check_capacity = a.features.consumable_capacity and (
+            a.index.advanced or a.has_shares
+            or (a.claims_ask_capacity if claims is None else asks_capacity(self.claims)))
+        self.plain = not a.index.advanced and not self.check_capacity
 
     def run(self) -> list[AllocationResult] | None:
         self.pools = [] if self.no_pools else self.a.index.pools_for(self.node)
@@ -286,7 +304,7 @@ class _Run:
                     for di, d in enumerate(s.devices):
                         if self._selectable(key, rd, s, di):
                             did = DeviceID(s.driver, s.pool.name, d.name)
-                            if self.a.features.consumable_capacity and self._consumes(rd, did, d, s) is None:
+                            if self.check_capacity and self._consumes(rd, did, d, s) is None:
                                 continue
                             rd.all_devices.append((did, d, s, pool))
             rd.num_devices = len(rd.all_devices)
@@ -340,6 +358,12 @@ class _Run:
                   ) -> dict[str, Fraction] | None:
         """What the request would consume of the device's capacities, when that fits beside the
         device's other allocations (upstream's ``CmpRequestOverCapacity``); ``None`` when not."""
+        if rd.request.capacity_requests is None and not device.allow_multiple_allocations \
+                and not device.request_policies and self.a.consumed_capacity(did) is None \
+                and did not in self.allocating_capacity:
+            # The common case, decided without the arithmetic: a device held whole that no share
+            # took from, asked for nothing: it "consumes" each capacity whole, which always fits.
+            return _NOTHING
         fractional = self.a.features.fractional_capacity_range
         consumed = consumed_capacity(rd.request.capacity_requests, s.driver, device, fractional)
         if consumed is None:
@@ -400,7 +424,9 @@ class _Run:
         the rest of the search succeeds with it."""
         ci, ri, si = key
         admin = rd.request.admin_access is True
-        consumable = self.a.features.consumable_capacity
+        if self.plain and not admin:
+            return self._allocate_any_plain(key, rd, di, sub_request)
+        consumable = self.check_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -419,6 +445,50 @@ class _Run:
                     if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
                         return True
         return False
+
+    def _allocate_any_plain(self, key: tuple[int, int, int], rd: _RequestData, di: int, sub_request: bool) -> bool:
+        """``_allocate_any`` where no feature applies (no admin access, nothing partitionable, shared
+        or asked for by capacity): the stable variant's loop, without their checks per device."""
+        ci, ri, si = key
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s in pool.slices:
+                ids = self.a.index.device_ids(s)
+                for dix, device in enumerate(s.devices):
+                    did = ids[dix]
+                    if self._in_use(did):
+                        continue
+                    if not self._selectable(key, rd, s, dix):
+                        continue
+                    undo = self._allocate_plain(ci, rd, did, device, s)
+                    if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
+                        return True
+        return False
+
+    def _allocate_plain(self, ci: int, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice
+                        ) -> Callable[[], None] | None:
+        """``_allocate_device`` for an ExactCount device where no feature applies."""
+        if self._in_use(did):
+            return None
+        base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
+        constraints = self.constraints[ci]
+        for i, c in enumerate(constraints):
+            if not c.add(base, sub, device, did):
+                for prev in constraints[:i]:
+                    prev.remove(base, sub)
+                return None
+        self.allocating.setdefault(did, set()).add(ci)
+        results = self.result[ci]
+        n = len(results)
+        results.append(_Result(rd.request.name, rd.parent, did, s))
+
+        def undo() -> None:
+            for c in constraints:
+                c.remove(base, sub)
+            self.allocating[did].discard(ci)
+            del results[n:]
+        return undo
 
     def _descend(self, undo: Callable[[], None], ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
         """With a device just recorded (``undo`` takes it back): the rest of the search, from the
@@ -450,7 +520,7 @@ class _Run:
         if counted and not self._take_counters(pool, device):
             return None
         consumed: dict[str, Fraction] | None = None
-        if features.consumable_capacity:
+        if self.check_capacity:
             consumed = self._consumes(rd, did, device, s)
             if consumed is None:
                 if counted:

@@ -34,6 +34,8 @@ from scheduler.model.dra import (
     parse_resource_slice,
 )
 from scheduler.quantity import parse_quantity
+from tests.dra.test_allocator import CASES as STABLE_CASES
+from tests.dra.test_allocator import Case as StableCase
 from tests.dra.test_allocator import (
     W,
     _device_class,
@@ -985,3 +987,25 @@ def test_allocator_features(case: Case) -> None:
         return
     assert err is None, err
     assert sorted(results or [], key=repr) == sorted(case.expectResults or [], key=repr)
+
+
+@pytest.mark.parametrize("case", STABLE_CASES, ids=[c.name for c in STABLE_CASES])
+def test_the_feature_checks_change_nothing_for_stable_cases(case: StableCase) -> None:
+    """With the features' per-device checks forced on (a store that has shares), upstream's stable
+    cases get the stable answers: the plain loop the search takes without them is the same search."""
+    claims = [parse_resource_claim(c) for c in case.claimsToAllocate or ()]
+    classes = [parse_device_class(c) for c in case.classes or ()]
+    slices = [parse_resource_slice(s) for s in case.slices or ()]
+    allocated = set(case.allocatedDevices)
+    plain = Allocator(claims, _device_class(classes), slices, allocated.__contains__)
+    checked = Allocator(claims, _device_class(classes), slices, allocated.__contains__,
+                        consumed_capacity=lambda _: None)
+    assert not plain.has_shares and checked.has_shares
+    answers = []
+    for a in (plain, checked):
+        try:
+            results = a.allocate(case.node or node(node1, region1))
+            answers.append(None if results is None else [got(r) for r in results])
+        except AllocationError as e:
+            answers.append(str(e))
+    assert answers[0] == answers[1]

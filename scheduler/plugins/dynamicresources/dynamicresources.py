@@ -278,7 +278,8 @@ class DynamicResources:
             held = dra.is_held_whole if dra.has_shares else dra.is_allocated
             s.allocator = Allocator([claims[i] for i in s.to_allocate], dra.device_class, (), held, self._cache,
                                     self._features, index=self._slice_index(), pool_allocated=dra.pool_allocated,
-                                    device_allocated=dra.is_allocated, consumed_capacity=dra.consumed_capacity)
+                                    device_allocated=dra.is_allocated,
+                                    consumed_capacity=dra.consumed_capacity if dra.has_shares else None)
         return None, SUCCESS
 
     def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:
