@@ -273,13 +273,15 @@ class DynamicResources:
         if s.to_allocate:
             self._cache.reset(self._dra.slices_version)
             # A device some claims share is not held whole (``is_held_whole``); the plain test
-            # while no claim shares one.
+            # while no claim shares one, and with DRAConsumableCapacity off (then upstream's
+            # GatherAllocatedState counts a shared result as a device held whole).
             dra = self._dra
-            held = dra.is_held_whole if dra.has_shares else dra.is_allocated
+            shares = dra.has_shares and self._features.consumable_capacity
+            held = dra.is_held_whole if shares else dra.is_allocated
             s.allocator = Allocator([claims[i] for i in s.to_allocate], dra.device_class, (), held, self._cache,
                                     self._features, index=self._slice_index(), pool_allocated=dra.pool_allocated,
                                     device_allocated=dra.is_allocated,
-                                    consumed_capacity=dra.consumed_capacity if dra.has_shares else None)
+                                    consumed_capacity=dra.consumed_capacity if shares else None)
         return None, SUCCESS
 
     def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:

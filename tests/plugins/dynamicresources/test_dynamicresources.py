@@ -51,7 +51,9 @@ from scheduler.framework.interfaces import PostFilterContext
 from scheduler.framework.status import Code
 from scheduler.model import Pod, parse_node, parse_pod
 from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_allocation, parse_resource_claim
+from scheduler.framework.handle import Handle
 from scheduler.plugins.dynamicresources import DynamicResources, DynamicResourcesError
+from scheduler.plugins.dynamicresources.dynamicresources import new
 from tests.builders import MemoryClient
 from tests.plugins.test_volume_cycle import schedule
 
@@ -1233,3 +1235,66 @@ def test_counting_filter_agrees_with_the_search(seed: int) -> None:
             nodes.append("n6")
             add_node("n6")
     assert counted
+
+
+def _filter_one(plugin: DynamicResources, p: Pod) -> tuple[CycleState, Any]:
+    """PreFilter and Filter of ``p`` on the one node: its state, and the node's status (``None``: fits)."""
+    cache = Cache()
+    cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}}}))
+    with cache.lock:
+        snap = cache.snapshot()
+        rows = np.array([snap.row_of(NODE)], np.int64)
+        state = CycleState()
+        _, st = plugin.pre_filter(state, p, snap)
+        assert st.is_success(), st.message()
+        v = plugin.filter_nodes(state, p, snap, rows)
+        if not v.failed[0]:
+            return state, None
+        return state, v.statuses[int(v.status_ids[0]) if v.status_ids is not None else 0]
+
+
+def test_the_gates_switch_admin_access_and_shared_devices_off() -> None:
+    """The plugin's allocator features come from the process's gates (``new``: ``Handle.feature_gates``).
+    With 1.37's defaults an adminAccess claim gets a device another claim holds, and two pods share a
+    device with allowMultipleAllocations (the first one's share in flight); DRAAdminAccess=false makes
+    the adminAccess claim an error, as upstream's allocator; DRAConsumableCapacity=false makes the
+    shared device a device held whole, which the second pod cannot get."""
+    admin = claim()
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    objs = (admin, otherAllocatedClaim, workerNodeSlice)
+    on = new(None, Handle(dra=store(*objs, classes=(deviceClass,))))
+    assert status(_filter_one(on, pod())[1]) is None
+    off = new(None, Handle(dra=store(*objs, classes=(deviceClass,)), feature_gates={"DRAAdminAccess": False}))
+    # (the plugin reports the allocator's claim errors as UnschedulableAndUnresolvable)
+    assert status(_filter_one(off, pod())[1]) == (
+        U, "claim default/my-pod-my-resource, request req-1: admin access is requested, but the feature is disabled")
+
+    shared = {**workerNodeSlice, "spec": {**workerNodeSlice["spec"], "devices": [
+        {"name": "instance-1", "allowMultipleAllocations": True, "capacity": {"slots": {"value": "4"}}}]}}
+    first, second, plain = claim(), claim("other-claim"), claim("plain-claim")
+    for c in (first, second):
+        c["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"slots": "2"}}
+
+    def other(name: str) -> Pod:
+        return parse_pod({"metadata": {"name": name, "namespace": NAMESPACE, "uid": name},
+                          "spec": {"resourceClaims": [{"name": "r", "resourceClaimName": name}]}})
+
+    dra = store(first, second, shared, classes=(deviceClass,))
+    plugin = new(None, Handle(dra=dra))
+    state, st = _filter_one(plugin, pod())
+    assert st is None and plugin.reserve(state, pod(), NODE).is_success()
+    pending = dra.pending_allocation("uid-" + CLAIM_NAME)
+    assert pending is not None and pending.allocation is not None
+    (r,) = pending.allocation.results
+    assert r.share_id is not None and r.consumed_capacity == {"slots": 2}
+    assert status(_filter_one(plugin, other("other-claim"))[1]) is None      # 2 + 2 of 4
+
+    # The same share seen by a scheduler with DRAConsumableCapacity off: the device is held whole,
+    # and a request for capacity is an error.
+    dra = store(first, second, plain, shared, classes=(deviceClass,))
+    dra.signal_pending_allocation(pending)
+    plugin = new(None, Handle(dra=dra, feature_gates={"DRAConsumableCapacity": False}))
+    assert status(_filter_one(plugin, other("plain-claim"))[1]) == (U, "cannot allocate all claims")
+    assert status(_filter_one(plugin, other("other-claim"))[1]) == (
+        U, "claim default/other-claim, request req-1: has capacity requests, but the DRAConsumableCapacity feature "
+           "is disabled")
