@@ -47,11 +47,11 @@ from scheduler.cache import Cache
 from scheduler.cache.dra import DraStore
 from scheduler.errors import ConflictError
 from scheduler.framework import CycleState
+from scheduler.framework.handle import Handle
 from scheduler.framework.interfaces import PostFilterContext
 from scheduler.framework.status import Code
 from scheduler.model import Pod, parse_node, parse_pod
 from scheduler.model.dra import FINALIZER, DeviceID, ResourceClaim, parse_allocation, parse_resource_claim
-from scheduler.framework.handle import Handle
 from scheduler.plugins.dynamicresources import DynamicResources, DynamicResourcesError
 from scheduler.plugins.dynamicresources.dynamicresources import new
 from tests.builders import MemoryClient
