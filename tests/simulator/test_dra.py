@@ -277,6 +277,43 @@ CREATE_CASES = [
      [("spec.devices[0]", "FieldValueInvalid")]),
     ("resourceslice: a device name that is no DNS label", SLICES,
      resource_slice("bad", devices=[{"name": "GPU 0"}]), [("spec.devices[0].name", "FieldValueInvalid")]),
+    # partitionable devices (validateCounterSet, validateDeviceCounterConsumption)
+    ("resourceslice: counter sets beside devices, nine sets, a set without counters", SLICES,
+     resource_slice("bad", sharedCounters=[{"name": f"set-{i}", "counters": {"mem": {"value": "1"}}}
+                                           for i in range(9)]),
+     [("spec", "FieldValueInvalid"), ("spec.sharedCounters", "FieldValueTooMany")]),
+    ("resourceslice: counter set names and counter names are DNS labels, unique", SLICES,
+     resource_slice("bad", devices=None, sharedCounters=[
+         {"name": "Set", "counters": {"mem_1": {"value": "1"}}}, {"name": "ok"}, {"name": "ok", "counters": {
+             "mem": {"value": "1"}}}]),
+     [("spec.sharedCounters[0].name", "FieldValueInvalid"),
+      ("spec.sharedCounters[0].counters[mem_1]", "FieldValueInvalid"),
+      ("spec.sharedCounters[1].counters", "FieldValueRequired"), ("spec.sharedCounters[2]", "FieldValueDuplicate")]),
+    ("resourceslice: a device consuming counters of no named set, three consumptions", SLICES,
+     resource_slice("bad", devices=[
+         {"name": "d0", "consumesCounters": [{"counters": {"mem": {"value": "1"}}}]},
+         {"name": "d1", "consumesCounters": [{"counterSet": f"s{i}", "counters": {"mem": {"value": "1"}}}
+                                             for i in range(3)]}]),
+     [("spec.devices[0].consumesCounters[0].counterSet", "FieldValueRequired"),
+      ("spec.devices[1].consumesCounters", "FieldValueTooMany")]),
+    # consumable capacity (validateRequestPolicy)
+    ("resourceslice: request policies (both kinds, unsorted values, default missing from them, range bounds)",
+     SLICES, resource_slice("bad", devices=[{"name": "d0", "allowMultipleAllocations": True, "capacity": {
+         "both": {"value": "10", "requestPolicy": {"default": "1", "validValues": ["1"],
+                                                    "validRange": {"min": "1"}}},
+         "values": {"value": "10", "requestPolicy": {"default": "3", "validValues": ["2", "1", "20"]}},
+         "nodefault": {"value": "10", "requestPolicy": {"validRange": {"min": "1"}}},
+         "range": {"value": "10", "requestPolicy": {"default": "1", "validRange": {
+             "min": "2", "max": "12", "step": "4"}}}}}]),
+     [("spec.devices[0].capacity[both].requestPolicy", "FieldValueForbidden"),
+      ("spec.devices[0].capacity[values].requestPolicy.validValues[1]", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[values].requestPolicy.validValues[2]", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[values].requestPolicy.validValues", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[nodefault].requestPolicy.default", "FieldValueRequired"),
+      ("spec.devices[0].capacity[range].requestPolicy.validRange.min", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[range].requestPolicy.validRange.max", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[range].requestPolicy.validRange.step", "FieldValueInvalid"),
+      ("spec.devices[0].capacity[range].requestPolicy.validRange.step", "FieldValueInvalid")]),
 ]
 
 
@@ -344,6 +381,42 @@ def test_admin_access_needs_the_namespace_label(api: Http) -> None:
         "name": "admins", "labels": {"resource.kubernetes.io/admin-access": "true"}}})
     code, got = api("POST", f"{G}/namespaces/admins/resourceclaims", claim("admin", admin))
     assert code == 201, got
+
+
+def test_partitionable_and_shared_devices_are_served() -> None:
+    """What 1.37 accepts for partitionable devices and consumable capacity is created as sent: a slice
+    of counter sets, a slice of devices consuming them with per-device placement, a shared device with
+    request policies, a claim asking for capacity, and its status with shareID and consumedCapacity."""
+    c = SimulatedCluster()
+    c.start()
+    try:
+        api = Http(c)
+        pool = {"name": "p", "generation": 0, "resourceSliceCount": 2}
+        counters = resource_slice("counters", devices=None, pool=pool, sharedCounters=[
+            {"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}])
+        devices = resource_slice("devices", nodeName=None, perDeviceNodeSelection=True, pool=pool, devices=[
+            {"name": "half-0", "nodeName": "worker",
+             "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]},
+            {"name": "nic", "allNodes": True, "allowMultipleAllocations": True, "capacity": {
+                "bandwidth": {"value": "10", "requestPolicy": {"default": "1", "validRange": {
+                    "min": "1", "max": "10", "step": "500m"}}},
+                "queues": {"value": "8", "requestPolicy": {"default": "1", "validValues": ["1", "2", "4"]}}}}])
+        for body in (counters, devices):
+            code, got = api("POST", SLICES, body)
+            assert code == 201, got
+            assert got["spec"] == body["spec"]
+        asking = claim("asking", {"name": "nic", "exactly": {"deviceClassName": "c", "capacity": {
+            "requests": {"bandwidth": "1500m"}}}}, constraints=[{"distinctAttribute": "test.example.com/numa"}])
+        code, got = api("POST", CLAIMS, asking)
+        assert code == 201, got
+        got["status"] = {"allocation": {"devices": {"results": [
+            {"request": "nic", "driver": "test.example.com", "pool": "p", "device": "nic",
+             "shareID": "11111111-1111-1111-1111-111111111111", "consumedCapacity": {"bandwidth": "1500m"}}]}}}
+        code, written = api("PUT", f"{CLAIMS}/asking/status", got)
+        assert code == 200, written
+        assert written["status"]["allocation"] == got["status"]["allocation"]
+    finally:
+        c.stop()
 
 
 def test_valid_objects_of_each_kind_are_created(api: Http) -> None:

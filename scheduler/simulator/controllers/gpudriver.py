@@ -12,9 +12,9 @@ node comes, unless one exists, as the driver's Helm chart installs it.
 ``gpu-<i>`` is also offered as two halves, ``gpu-<i>-half-0`` and ``gpu-<i>-half-1``, all three
 consuming the GPU's counter set ``gpu-<i>`` (counter ``memory``: the GPU's memory; the whole GPU
 takes all of it, a half takes half), so a GPU is given out whole or as up to two halves. The
-pool then has one slice with the counter sets (``sharedCounters``, which API validation keeps
-apart from devices) and the devices in slices of at most 64 (the limit for devices that consume
-counters). Every device has the attribute ``partition`` (``"whole"`` or ``"half"``) and its own
+pool then has slices of at most 8 counter sets (``sharedCounters``, which API validation keeps
+apart from devices) and slices of at most 64 devices (the limits for counter sets and for devices
+that consume counters). Every device has the attribute ``partition`` (``"whole"`` or ``"half"``) and its own
 ``memory`` capacity.
 """
 
@@ -36,6 +36,7 @@ from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.resource import (
     CLASSES,
+    SLICE_MAX_COUNTER_SETS,
     SLICE_MAX_DEVICES_ADVANCED,
     SLICES,
     validate_resource_slice,
@@ -123,11 +124,12 @@ def _gpu(desc: Obj, node: str, index: int, part: str = "") -> Obj:
 def _partitioned_specs(desc: Obj, node: str, gpus: int) -> list[Obj]:
     """The specs of a node's pool of partitioned GPUs: the counter sets, then the devices."""
     devices = [_gpu(desc, node, i, part) for i in range(gpus) for part in ("", "-half-0", "-half-1")]
+    sets = [{"name": f"gpu-{i}", "counters": {"memory": {"value": desc["memory"]}}} for i in range(gpus)]
     chunks = [devices[i:i + SLICE_MAX_DEVICES_ADVANCED] for i in range(0, len(devices), SLICE_MAX_DEVICES_ADVANCED)]
-    pool = {"name": node, "generation": 0, "resourceSliceCount": 1 + len(chunks)}
-    counters = {"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "sharedCounters": [
-        {"name": f"gpu-{i}", "counters": {"memory": {"value": desc["memory"]}}} for i in range(gpus)]}
-    return [counters, *({"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "devices": c} for c in chunks)]
+    set_chunks = [sets[i:i + SLICE_MAX_COUNTER_SETS] for i in range(0, len(sets), SLICE_MAX_COUNTER_SETS)]
+    pool = {"name": node, "generation": 0, "resourceSliceCount": len(set_chunks) + len(chunks)}
+    return [*({"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "sharedCounters": c} for c in set_chunks),
+            *({"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "devices": c} for c in chunks)]
 
 
 class GpuDriver(Controller):

@@ -37,11 +37,15 @@ these objects (the resourceclaim controller, the kubelet's wait, the simulated D
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from scheduler.dra.celcost import CEL_SELECTOR_MAX_COST, TOO_COMPLEX, CostError, estimate_cost
+from scheduler.errors import QuantityError
+from scheduler.quantity import format_quantity, parse_quantity
 from scheduler.simulator.apierrors import invalid as invalid_error
 from scheduler.simulator.celrules import compile_program
 from scheduler.simulator.registry.core.validation import (
@@ -96,6 +100,11 @@ RESERVED_FOR_MAX = 256                   # ResourceClaimReservedForMaxSize
 ALLOCATION_RESULTS_MAX = 32              # AllocationResultsMaxSize
 SLICE_MAX_DEVICES = 128                  # ResourceSliceMaxDevices
 SLICE_MAX_DEVICES_ADVANCED = 64          # ResourceSliceMaxDevicesWithAdvancedFeatures (taints, counters)
+SLICE_MAX_COUNTER_SETS = 8               # ResourceSliceMaxCounterSets
+MAX_COUNTERS_PER_COUNTER_SET = 32        # ResourceSliceMaxCountersPerCounterSet
+MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2  # ResourceSliceMaxDeviceCounterConsumptionsPerDevice
+MAX_COUNTERS_PER_CONSUMPTION = 32        # ResourceSliceMaxCountersPerDeviceCounterConsumption
+POLICY_MAX_VALID_VALUES = 10             # CapacityRequestPolicyDiscreteMaxOptions
 MAX_ATTRIBUTES_AND_CAPACITIES = 32       # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 ATTRIBUTE_MAX_VALUE_LENGTH = 64          # DeviceAttributeMaxValueLength
 DEVICE_MAX_ID_LENGTH = 32                # DeviceMaxIDLength
@@ -629,8 +638,21 @@ def _device(device: Any, path: str, per_device: bool) -> list[Cause]:
         out += _attribute(attrs[key], f"{path}.attributes[{key}]")
     for key in sorted(capacity):
         out += _qualified_name(key, f"{path}.capacity[{key}]")
-        if _map(capacity[key]).get("requestPolicy") is not None and not device.get("allowMultipleAllocations"):
+        policy = _map(capacity[key]).get("requestPolicy")
+        if policy is None:
+            continue
+        if not device.get("allowMultipleAllocations"):
             out.append(forbidden(f"{path}.capacity[{key}].requestPolicy", "allowMultipleAllocations must be true"))
+        else:
+            out += _request_policy(_quantity_of(_map(capacity[key]).get("value")), _map(policy),
+                                   f"{path}.capacity[{key}].requestPolicy")
+    consumes = _list(device.get("consumesCounters"))
+    if len(consumes) > MAX_COUNTER_CONSUMPTIONS_PER_DEVICE:
+        out.append(too_many(f"{path}.consumesCounters", len(consumes), MAX_COUNTER_CONSUMPTIONS_PER_DEVICE))
+    else:
+        out += _checked_unique(consumes, f"{path}.consumesCounters",
+                               lambda c, p: _counters_of(_map(c), p, "counterSet", MAX_COUNTERS_PER_CONSUMPTION),
+                               "counterSet")
     for i, t in enumerate(_list(device.get("taints"))):
         out += _device_taint(_map(t), f"{path}.taints[{i}]")
     where = [f for f in ("nodeName", "nodeSelector", "allNodes") if device.get(f) is not None]
@@ -639,6 +661,91 @@ def _device(device: Any, path: str, per_device: bool) -> list[Cause]:
     elif where:
         out.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                                        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"))
+    return out
+
+
+def _counters_of(c: Mapping[str, Any], path: str, name_key: str, limit: int) -> list[Cause]:
+    """``validateCounterSet`` / ``validateDeviceCounterConsumption``: a name (a DNS label) and at most
+    ``limit`` counters, each named by a DNS label (any quantity is a valid value)."""
+    name = _str(c.get(name_key))
+    out = [required(f"{path}.{name_key}")] if not name else dns_label(name, f"{path}.{name_key}")
+    counters = _map(c.get("counters"))
+    if not counters:
+        out.append(required(f"{path}.counters"))
+    elif len(counters) > limit:
+        out.append(too_many(f"{path}.counters", len(counters), limit))
+    else:
+        for key in sorted(counters):
+            out += dns_label(str(key), f"{path}.counters[{key}]")
+    return out
+
+
+def _quantity_of(raw: Any) -> Fraction | None:
+    try:
+        return parse_quantity(raw) if isinstance(raw, str) else Fraction(raw) if isinstance(raw, int) else None
+    except QuantityError:
+        return None
+
+
+def _request_policy(capacity: Fraction | None, policy: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateRequestPolicy`` of a shared device's capacity: validValues or validRange, with a default
+    among them, within the capacity (upstream's messages)."""
+    values = [_quantity_of(v) for v in _list(policy.get("validValues"))]
+    rng = policy.get("validRange")
+    if values and rng is not None:
+        return [forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and '
+                                '"validRange" at the same time')]
+    default = _quantity_of(policy.get("default"))
+    out: list[Cause] = []
+    if values:
+        if default is None:
+            return [required(f"{path}.default", "required when validValues is defined")]
+        raw = _list(policy.get("validValues"))
+        for i in range(len(values) - 1):
+            a, b = values[i], values[i + 1]
+            if a is not None and b is not None and a > b:
+                out.append(invalid(f"{path}.validValues[{i + 1}]", raw[i + 1], "values must be sorted in ascending "
+                                                                                "order"))
+        if len(values) > POLICY_MAX_VALID_VALUES:
+            out.append(too_many(f"{path}.validValues", len(values), POLICY_MAX_VALID_VALUES))
+        for i, v in enumerate(values):
+            if v is not None and capacity is not None and v > capacity:
+                out.append(invalid(f"{path}.validValues[{i}]", raw[i], f"option is larger than capacity value: "
+                                                                        f"{format_quantity(capacity)}"))
+        if default not in values:
+            out.append(invalid(f"{path}.validValues", policy.get("default"),
+                               "default value is not valid according to the requestPolicy"))
+        return out
+    if rng is None:
+        return out
+    if default is None:
+        return [required(f"{path}.default", "required when validRange is defined")]
+    r = _map(rng)
+    low, high, step = _quantity_of(r.get("min")), _quantity_of(r.get("max")), _quantity_of(r.get("step"))
+    at = f"{path}.validRange"
+    if low is None:
+        return [required(f"{at}.min", "required when validRange is defined")]
+    cap = format_quantity(capacity) if capacity is not None else ""
+    if capacity is not None and low > capacity:
+        out.append(invalid(f"{at}.min", r.get("min"), f"min is larger than capacity value: {cap}"))
+    if default < low:
+        out.append(invalid(f"{at}.min", policy.get("default"), f"default is less than min: {r.get('min')}"))
+    if high is not None:
+        if low > high:
+            out.append(invalid(f"{at}.max", r.get("min"), f"min is larger than max: {r.get('max')}"))
+        if capacity is not None and high > capacity:
+            out.append(invalid(f"{at}.max", r.get("max"), f"max is larger than capacity value: {cap}"))
+        if default > high:
+            out.append(invalid(f"{at}.max", policy.get("default"), f"default is more than max: {r.get('max')}"))
+    if step is not None:
+        if capacity is not None and low + step > capacity:
+            out.append(invalid(f"{at}.step", r.get("step"), f"one step {format_quantity(low + step)} is larger than "
+                                                            f"capacity value: {cap}"))
+        for value, raw_value in ((default, policy.get("default")), (high, r.get("max"))):
+            # upstream's validateRequestPolicyRangeStep, in whole units (Quantity.Value())
+            if value is not None and math.ceil(step) and (math.ceil(value) - math.ceil(low)) % math.ceil(step):
+                out.append(invalid(f"{at}.step", raw_value, f"value is not a multiple of a given step "
+                                                            f"({r.get('step')}) from ({r.get('min')})"))
     return out
 
 
@@ -760,7 +867,14 @@ def _slice_devices(spec: Mapping[str, Any]) -> list[Cause]:
         out.append(too_many("spec.devices", len(devices), limit))
         return out
     per_device = bool(spec.get("perDeviceNodeSelection"))
-    return out + _checked_unique(devices, "spec.devices", lambda d, p: _device(d, p, per_device), "name")
+    out += _checked_unique(devices, "spec.devices", lambda d, p: _device(d, p, per_device), "name")
+    sets = _list(spec.get("sharedCounters"))
+    if len(sets) > SLICE_MAX_COUNTER_SETS:
+        out.append(too_many("spec.sharedCounters", len(sets), SLICE_MAX_COUNTER_SETS))
+    else:
+        out += _checked_unique(sets, "spec.sharedCounters",
+                               lambda c, p: _counters_of(_map(c), p, "name", MAX_COUNTERS_PER_COUNTER_SET), "name")
+    return out
 
 
 # --- the server's entry point ----------------------------------------------------------------------
