@@ -57,15 +57,15 @@ cycles until a slice or class changes, so a device's CEL runs once, not once per
 
 **The single-request fast path** (``SimplePlan``): a claim with one ``exactly`` request of
 ``ExactCount`` devices, no constraints, no admin access and no capacity requests, while no slice
-uses partitionable devices or shared devices (``SliceIndex.advanced``; the usual claim, and every
-claim of the DRA benchmarks) is validated once per cycle instead of once per node, and searched
-without the general machinery: the first devices, in search order, that are not in use and that the
-selectors accept. The devices each slice offers a set of selectors (``SliceIndex.candidates``) and
-the results built for a set of devices (``SliceIndex.results``) live as long as the index, that is
-until a slice or class changes; what is in use is read from the store in every call (by pool:
-``pool_allocated``), so an allocation made or undone is seen by the next pod. Its answers, errors
-included, are the general search's (checked case by case against upstream's table and on random
-clusters).
+uses partitionable devices or shared devices (``SliceIndex.advanced``) and no allocation shares a
+device (``has_shares``; the usual claim, and every claim of the DRA benchmarks) is validated once
+per cycle instead of once per node, and searched without the general machinery: the first devices,
+in search order, that are not in use and that the selectors accept. The devices each slice offers a
+set of selectors (``SliceIndex.candidates``) and the results built for a set of devices
+(``SliceIndex.results``) live as long as the index, that is until a slice or class changes; what is
+in use is read from the store in every call (by pool: ``pool_allocated``), so an allocation made or
+undone is seen by the next pod. Its answers, errors included, are the general search's (checked case
+by case against upstream's table and on random clusters).
 
 **Counting** (``Allocator.countable``, ``SimplePlan.free_on``): on that path, with every slice
 node-local, whether a node can be given the claim is whether it has ``count`` free devices the

@@ -56,9 +56,11 @@ class SimplePlan:
         request = spec.requests[0]
         if request.first_available or request.exactly is None or request.exactly.allocation_mode != EXACT_COUNT:
             return None
-        # Admin access, capacity requests, and slices with partitionable devices or shared
-        # devices are the general search's alone.
-        if request.exactly.admin_access is not None or request.exactly.has_capacity_requests or a.index.advanced:
+        # Admin access, capacity requests, slices with partitionable devices or shared devices, and
+        # allocations that share a device are the general search's alone (the fast path's "in use"
+        # is the store's per-pool set, which holds shares too).
+        if request.exactly.admin_access is not None or request.exactly.has_capacity_requests or a.index.advanced \
+                or a.has_shares:
             return None
         run = _Run(a, Node("", {}), no_pools=True, claims=(claim,))
         try:
