@@ -22,7 +22,8 @@ name the device publishes (upstream's ``capacityNameForStatus``).
 (step at least ``1m``) is rounded and checked in thousandths, so a step of ``500m`` works; with it
 off (or for other ranges) amounts are read as upstream's ``Quantity.Value()``: whole units,
 rounded up. A request that cannot be represented in that arithmetic (upstream's int64 limits) is
-an error for the whole allocation, as upstream's ``errCapacityRequestNotRepresentable``.
+an ``AllocationError`` for the whole allocation, as upstream's ``errCapacityRequestNotRepresentable``
+(and ``errNegativeCapacity``).
 """
 
 from __future__ import annotations
@@ -34,13 +35,9 @@ from fractions import Fraction
 from scheduler.dra.errors import AllocationError
 from scheduler.model.dra import CapacityRequestPolicy, Device
 
-__all__ = ["CapacityNotRepresentable", "consumed_capacity", "fits"]
+__all__ = ["consumed_capacity", "fits"]
 
 _MAX_INT64 = 2**63 - 1
-
-
-class CapacityNotRepresentable(AllocationError):
-    """upstream's ``errCapacityRequestNotRepresentable`` (and ``errNegativeCapacity``)."""
 
 
 def _value(q: Fraction) -> int:
@@ -74,23 +71,23 @@ def _round_up_range(requested: Fraction, p: CapacityRequestPolicy, fractional: b
     if _use_milli(p, fractional):
         req = _milli(requested)
         if req is None:
-            raise CapacityNotRepresentable(f"capacity request cannot be represented in the device's range arithmetic: "
+            raise AllocationError(f"capacity request cannot be represented in the device's range arithmetic: "
                                            f"request {requested} is not a representable milli value")
         step, low = _milli(p.range_step), _milli(p.range_min)
         assert step is not None and low is not None
         n = -((low - req) // step)
         if n > (_MAX_INT64 - low) // step:
-            raise CapacityNotRepresentable("capacity request cannot be represented in the device's range "
+            raise AllocationError("capacity request cannot be represented in the device's range "
                                            "arithmetic: rounding request up to the next step passes the milli-value "
                                            "range")
         return Fraction(low + step * n, 1000)
     if requested > _MAX_INT64:
-        raise CapacityNotRepresentable("capacity request cannot be represented in the device's range arithmetic: "
+        raise AllocationError("capacity request cannot be represented in the device's range arithmetic: "
                                        "request exceeds MaxInt64")
     req, step, low = _value(requested), _value(p.range_step), _value(p.range_min)
     n = -((low - req) // step)      # req >= low here: Go's truncating division rounded up
     if low >= 0 and n > (_MAX_INT64 - low) // step:
-        raise CapacityNotRepresentable("capacity request cannot be represented in the device's range arithmetic: "
+        raise AllocationError("capacity request cannot be represented in the device's range arithmetic: "
                                        "rounding request up to the next step passes MaxInt64")
     return Fraction(low + step * n)
 
@@ -194,7 +191,7 @@ def consumed_capacity(requests: Mapping[str, Fraction] | None, driver: str, devi
         amount = _consumed(by_canonical.get(canonical), device.capacity[name], device.request_policies.get(name),
                            fractional)
         if amount < 0:
-            raise CapacityNotRepresentable(f'capacity "{canonical}": capacity value is negative')
+            raise AllocationError(f'capacity "{canonical}": capacity value is negative')
         out[name] = amount
     return out
 
