@@ -34,10 +34,13 @@ from fractions import Fraction
 
 from scheduler.dra.errors import AllocationError
 from scheduler.model.dra import CapacityRequestPolicy, Device
+from scheduler.quantity import format_quantity
 
 __all__ = ["consumed_capacity", "fits"]
 
 _MAX_INT64 = 2**63 - 1
+# upstream's errCapacityRequestNotRepresentable
+_NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
 
 
 def _value(q: Fraction) -> int:
@@ -49,6 +52,17 @@ def _milli(q: Fraction) -> int | None:
     """``safeMilliValue``: the value in thousandths when exact, else ``None``."""
     m = q * 1000
     return m.numerator if m.denominator == 1 and abs(m.numerator) <= _MAX_INT64 else None
+
+
+def _text(q: Fraction) -> str:
+    """A quantity as upstream's messages print it (``Quantity.String()``): a whole number of KiB,
+    MiB, ... in binary form (``3Gi``), else the exact value (``15``, ``1500m``)."""
+    if q.denominator == 1 and q > 0:
+        for suffix, scale in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20),
+                              ("Ki", 2**10)):
+            if q.numerator % scale == 0:
+                return f"{q.numerator // scale}{suffix}"
+    return format_quantity(q)
 
 
 def _use_milli(p: CapacityRequestPolicy, fractional: bool) -> bool:
@@ -71,24 +85,22 @@ def _round_up_range(requested: Fraction, p: CapacityRequestPolicy, fractional: b
     if _use_milli(p, fractional):
         req = _milli(requested)
         if req is None:
-            raise AllocationError(f"capacity request cannot be represented in the device's range arithmetic: "
-                                           f"request {requested} is not a representable milli value")
+            raise AllocationError(f"{_NOT_REPRESENTABLE}: request {_text(requested)} is not a representable milli "
+                                  "value")
         step, low = _milli(p.range_step), _milli(p.range_min)
         assert step is not None and low is not None
         n = -((low - req) // step)
         if n > (_MAX_INT64 - low) // step:
-            raise AllocationError("capacity request cannot be represented in the device's range "
-                                           "arithmetic: rounding request up to the next step passes the milli-value "
-                                           "range")
+            raise AllocationError(f"{_NOT_REPRESENTABLE}: rounding request {_text(requested)} up to the next step "
+                                  "passes the milli-value range")
         return Fraction(low + step * n, 1000)
     if requested > _MAX_INT64:
-        raise AllocationError("capacity request cannot be represented in the device's range arithmetic: "
-                                       "request exceeds MaxInt64")
+        raise AllocationError(f"{_NOT_REPRESENTABLE}: request {_text(requested)} exceeds MaxInt64")
     req, step, low = _value(requested), _value(p.range_step), _value(p.range_min)
     n = -((low - req) // step)      # req >= low here: Go's truncating division rounded up
     if low >= 0 and n > (_MAX_INT64 - low) // step:
-        raise AllocationError("capacity request cannot be represented in the device's range arithmetic: "
-                                       "rounding request up to the next step passes MaxInt64")
+        raise AllocationError(f"{_NOT_REPRESENTABLE}: rounding request {_text(requested)} up to the next step "
+                              "passes MaxInt64")
     return Fraction(low + step * n)
 
 
@@ -188,8 +200,11 @@ def consumed_capacity(requests: Mapping[str, Fraction] | None, driver: str, devi
     by_canonical = {_canonical(k, driver): v for k, v in resolved.items()}
     out: dict[str, Fraction] = {}
     for canonical, name in _device_capacity(device, driver).items():
-        amount = _consumed(by_canonical.get(canonical), device.capacity[name], device.request_policies.get(name),
-                           fractional)
+        try:
+            amount = _consumed(by_canonical.get(canonical), device.capacity[name], device.request_policies.get(name),
+                               fractional)
+        except AllocationError as e:
+            raise AllocationError(f'capacity "{canonical}": {e}') from None
         if amount < 0:
             raise AllocationError(f'capacity "{canonical}": capacity value is negative')
         out[name] = amount
