@@ -25,7 +25,15 @@ from typing import Any
 
 import pytest
 
-from scheduler.dra.allocator import AllocationError, Allocator, Features, Node
+from scheduler.dra.allocator import (
+    AllocationError,
+    Allocator,
+    Features,
+    Node,
+    NodeAllocationError,
+    SliceIndex,
+    gather_pools,
+)
 from scheduler.model.dra import (
     AllocationResult,
     DeviceID,
@@ -1009,3 +1017,29 @@ def test_the_feature_checks_change_nothing_for_stable_cases(case: StableCase) ->
         except AllocationError as e:
             answers.append(str(e))
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize(("sets", "consumption", "reason"), [
+    ([counterSet(counterSet1, {"memory": "8Gi"}), counterSet(counterSet1, {"memory": "8Gi"})],
+     deviceCounterConsumption(counterSet1, {"memory": "4Gi"}), "duplicate counter set name counter-set-1"),
+    ([counterSet(counterSet1, {"memory": "8Gi"})],
+     deviceCounterConsumption(counterSet2, {"memory": "4Gi"}), "counter set counter-set-2 not found"),
+    ([counterSet(counterSet1, {"memory": "8Gi"})],
+     deviceCounterConsumption(counterSet1, {"cpus": "4"}), "counter cpus not found in counter set counter-set-1"),
+], ids=["duplicate-counter-set", "counter-set-not-found", "counter-not-found"])
+def test_inconsistent_counters_make_the_pool_invalid(sets: list[dict[str, Any]], consumption: dict[str, Any],
+                                                    reason: str) -> None:
+    """pools_experimental.go's buildPool: a pool whose counter sets repeat a name, or whose devices
+    consume a counter set or counter it does not have, is invalid with that reason; nothing is
+    allocated from it, and a node where nothing else fits fails with upstream's node error."""
+    slices = [parse_resource_slice(s) for s in (
+        sliceWithDevices(slice1, node1, resourcePool(pool1, 2), driverA,
+                         device(device1, None, None).withDeviceCounterConsumption(consumption)),
+        sliceWithCounterSets(slice2, node1, resourcePool(pool1, 2), driverA, *sets))]
+    (pool,) = gather_pools(SliceIndex(slices), node(node1, region1))
+    assert pool.invalid and pool.invalid_reason == reason
+    claims = [parse_resource_claim(claimWithRequests(claim0, None, request(req0, classA, 1)))]
+    allocator = Allocator(claims, _device_class([parse_device_class(class_(classA, driverA))]), slices,
+                          set().__contains__)
+    with pytest.raises(NodeAllocationError, match="invalid resource pools were encountered"):
+        allocator.allocate(node(node1, region1))
