@@ -21,7 +21,9 @@ selectors accept, is tried, with the claim's ``matchAttribute`` and ``distinctAt
 constraints checked as it is added; the first full solution wins, and a dead end backtracks (an
 exhaustive search that stops early, as upstream's). ``firstAvailable`` tries its subrequests in
 order. ``All`` takes every matching device of the node's pools at once. A claim may hold at most 32
-devices (``AllocationResultsMaxSize``).
+devices (``AllocationResultsMaxSize``). Where no request asks for admin access or capacity and no
+slice or allocation uses partitionable or shared devices, an ExactCount request takes the stable
+variant's loop (``search._Run.plain``), without the features' checks per device.
 
 **Devices already allocated** (upstream's ``AllocatedState``, from written, assumed or in-flight
 allocations of other claims): ``is_allocated``, the devices held whole, are never given out;
