@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -21,8 +20,7 @@ from scheduler.kubeapi import load_config
 from scheduler.profiles.crd import crd
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
-
-KUBECTL = shutil.which("kubectl")
+from tests.simulator.kubectl import KUBECTL
 
 
 class Env:

