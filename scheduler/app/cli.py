@@ -87,7 +87,11 @@ def config_import(file: TextIO) -> None:
 
 
 @main.command()
-@click.argument("pod", metavar="NAMESPACE/NAME")
+@click.argument("pod", metavar="NAMESPACE/NAME", required=False)
+@click.option("-f", "--filename", "manifest", default=None,
+              help="Explain this pod instead, which need not exist: a YAML or JSON file, or - for stdin.")
+@click.option("--from", "dump", type=click.Path(exists=True), default=None,
+              help="With -f: read the cluster from this dump (kopf-scheduler dump), in memory, with no API server.")
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
 @click.option("--context", default=None, help="Kubeconfig context (default: current-context).")
@@ -100,10 +104,12 @@ def config_import(file: TextIO) -> None:
 @click.option("--scheduler-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="CA bundle that verifies --scheduler-url's certificate (default: the system's CAs).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str | None, all_nodes: bool,
-            top_nodes: int, scheduler_url: str | None, scheduler_ca_file: str | None, output: str) -> None:
+def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig: str | None, context: str | None,
+            profile: str | None, all_nodes: bool, top_nodes: int, scheduler_url: str | None,
+            scheduler_ca_file: str | None, output: str) -> None:
     """Why the pod is (or would be) placed where it is, or why it stays pending: its profile run
-    over the cluster's current state, locally, without binding anything."""
+    over the cluster's current state, locally, without binding anything. With -f, a pod that
+    does not exist: where it would go and why not elsewhere."""
     import json
 
     from scheduler.app.explain import (
@@ -116,6 +122,15 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
     from scheduler.kubeapi import KubeClient, new_event_loop
     from scheduler.kubeapi.config import ConfigError, load_config
 
+    if manifest is not None or dump is not None:
+        if pod is not None or manifest is None:
+            raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml [--from cluster.yaml]")
+        if scheduler_url is not None:
+            raise click.UsageError("--scheduler-url: a pod from -f has no record of the scheduler's")
+        _explain_manifest(manifest, dump, kubeconfig, context, profile, all_nodes, top_nodes, output)
+        return
+    if pod is None:
+        raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml")
     namespace, sep, name = pod.partition("/")
     if not sep or not namespace or not name:
         raise click.BadParameter("expected NAMESPACE/NAME", param_hint="POD")
@@ -131,11 +146,47 @@ def explain(pod: str, kubeconfig: str | None, context: str | None, profile: str 
 
     async def go() -> dict[str, object]:
         async with KubeClient(cfg) as api:
-            out = await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes)
-            out["recorded"], why = await recorded_decision(api, namespace, name, scheduler_url, scheduler_ca_file)
-            if why:
-                out["recordedError"] = why
-            return out
+            return await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
+                                     recorded=lambda: recorded_decision(api, namespace, name, scheduler_url,
+                                                                        scheduler_ca_file))
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            result = r.run(go())
+    except ExplainError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
+
+
+def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None,
+                      profile: str | None, all_nodes: bool, top_nodes: int, output: str) -> None:
+    """``explain -f``: the pod of ``manifest`` over the live cluster, or over the dump ``--from``."""
+    import json
+
+    from scheduler.app.explain import ExplainError, explain_manifest, format_explanation
+    from scheduler.app.simulate import load_objects
+    from scheduler.kubeapi import KubeClient, new_event_loop
+    from scheduler.kubeapi.config import ConfigError, load_config
+    from scheduler.simulator.cluster import LoadError
+
+    try:
+        docs = load_objects([manifest])
+        objects = load_objects([dump]) if dump is not None else None
+    except (LoadError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    if len(docs) != 1:
+        raise click.BadParameter(f"expected one Pod, found {len(docs)} objects", param_hint="-f")
+
+    async def go() -> dict[str, Any]:
+        if objects is not None:
+            return await explain_manifest(docs[0], objects=objects, profile=profile, all_nodes=all_nodes,
+                                          top_nodes=top_nodes)
+        try:
+            cfg = load_config(kubeconfig, context)
+        except ConfigError as e:
+            raise click.ClickException(str(e)) from None
+        async with KubeClient(cfg) as api:
+            return await explain_manifest(docs[0], api=api, profile=profile, all_nodes=all_nodes,
+                                          top_nodes=top_nodes)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             result = r.run(go())

@@ -79,7 +79,7 @@ class StatusWriter:
 
     ``status_of(name)`` returns the merge patch of ``status`` (None: the CR is gone)."""
 
-    def __init__(self, api: KubeClient, status_of: Callable[[str], dict[str, Any] | None],
+    def __init__(self, api: KubeClient | None, status_of: Callable[[str], dict[str, Any] | None],
                  spawn: Spawn) -> None:
         self.api, self.status_of, self.spawn = api, status_of, spawn
         self.pending: set[str] = set()
@@ -102,8 +102,8 @@ class StatusWriter:
 
     async def write(self, name: str) -> None:
         body = self.status_of(name)
-        if body is None:
-            return                       # deleted meanwhile
+        if body is None or self.api is None:
+            return                       # deleted meanwhile, or a follower that only reads
         try:
             await self.api.request("PATCH", profiles_path(name, "status"), {"status": body}, content_type=_MERGE)
         except Exception as e:  # 404 (deleted meanwhile) or the network: the next leader rewrites all
@@ -111,9 +111,12 @@ class StatusWriter:
 
 
 class ProfileFollower:
-    """The profile informer's handler (``on_event``) and the statuses and Events it leads to."""
+    """The profile informer's handler (``on_event``) and the statuses and Events it leads to.
 
-    def __init__(self, service: SchedulerService, api: KubeClient, client: ApiSchedulerClient,
+    Without ``api`` and ``client`` (``explain``'s scheduler, never leading) it compiles, restores
+    the last good spec, and writes nothing."""
+
+    def __init__(self, service: SchedulerService, api: KubeClient | None, client: ApiSchedulerClient | None,
                  spawn: Spawn) -> None:
         self.service, self.client, self.spawn = service, client, spawn
         self.writer = StatusWriter(api, self.status_of, spawn)
@@ -203,6 +206,8 @@ class ProfileFollower:
                 self.warn(other, self.service.profile_uids.get(other, ""), st.reason or INVALID_REASON, st.message)
 
     def warn(self, name: str, uid: str, reason: str, message: str) -> None:
+        if self.client is None:
+            return
         self.spawn(self.client.cluster_event(API_VERSION, KIND, name, uid, "Warning", reason, "Compile", message))
 
     # ---- statuses -------------------------------------------------------------------------------

@@ -70,14 +70,11 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from scheduler import features
-from scheduler.app.informers import Informer, collection_path
+from scheduler.app.informers import Informer
 from scheduler.app.informers import sleep_unless as _sleep_unless
+from scheduler.app.kinds import watched_kinds
 from scheduler.app.profile_status import ProfileFollower, spawner
 from scheduler.app.serving import SecureServing, ServingError, start_http
-from scheduler.cache.dra import KINDS as DRA_KINDS
-from scheduler.cache.selector_owners import KINDS as SELECTOR_OWNER_KINDS
-from scheduler.cache.volumes import KINDS as VOLUME_KINDS
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient, KubeConfig, new_event_loop
@@ -91,13 +88,6 @@ from scheduler.service import SchedulerService
 __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_file_limit"]
 
 log = logging.getLogger("kopf_scheduler")
-# The informers the initial sync lists (and /readyz reports), each on its own.
-SYNC_ORDER = ("namespaces", "nodes", "poddisruptionbudgets", *(plural for _, _, plural, _ in SELECTOR_OWNER_KINDS),
-              *(plural for _, _, plural, _ in VOLUME_KINDS), *(plural for _, _, plural, _ in DRA_KINDS), PLURAL,
-              "pods")
-# The PodGroup informer's kind (``scheduling.k8s.io/v1beta1``), watched with the GenericWorkload gate.
-GENERIC_WORKLOAD = "GenericWorkload"
-POD_GROUP_API, POD_GROUPS = ("scheduling.k8s.io", "v1beta1"), "podgroups"
 WATCH_TIMEOUT = 300
 # client-go's reflector backoff: 0.8 s doubling to a 30 s cap, jitter 1.0, reset after 2 quiet minutes.
 BACKOFF_INITIAL, BACKOFF_CAP, BACKOFF_RESET = 0.8, 30.0, 120.0
@@ -307,44 +297,21 @@ class OperatorRuntime:
         # SchedulingProfile events into the service, and its verdicts into the CRs' status
         # (``profile_status.py``), on the worker loop, which owns the API session.
         self.profile_follower = ProfileFollower(self.service, self.api, self.client, spawner(self._tasks))
-        # The informers of the worker loop (``informers.py``), one per kind the service reads: nodes,
-        # pods, the storage kinds the volume plugins read, the DRA kinds DynamicResources reads (a
-        # claim per pod, or more), and the low-rate kinds: namespaces, PodDisruptionBudgets, the
-        # selector owners and SchedulingProfiles. A cluster may serve neither storage nor DRA kinds,
-        # nor the CRD (404): those informers are optional.
+        # The informers of the worker loop (``informers.py``), one per kind the service reads, as
+        # ``watched_kinds`` lists them (``kinds.py``: the list ``explain`` reads too). A cluster may
+        # serve neither storage nor DRA kinds, nor the CRD (404): those informers are optional.
+        # Pods, nodes and profiles go through the runtime's own wrappers (an unreadable object is
+        # reported; profile statuses are written); every other kind to the service's handler.
+        self.kinds = watched_kinds(feature_gates)
+        own: dict[str, Callable[[str, dict[str, Any]], None]] = {
+            "pods": self.pod_event, "nodes": self.node_event, PLURAL: self.profile_follower.on_event}
+        # The pod informer tells which pods went away by the uids the service knows.
+        by_uid: dict[str, Any] = {"known": self.service.known_pod_uids, "key": _pod_uid, "tombstone": _pod_tombstone}
         self.informers: dict[str, Informer] = {
-            "namespaces": Informer(self.api, "namespace", "/api/v1/namespaces", self.service.on_namespace,
-                                   watch_timeout=WATCH_TIMEOUT),
-            "poddisruptionbudgets": Informer(self.api, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets",
-                                             self.service.on_pdb, watch_timeout=WATCH_TIMEOUT),
-            # Services and controllers: the selectors PodTopologySpread's default constraints read.
-            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
-                                partial(self.service.on_selector_owner, kind), watch_timeout=WATCH_TIMEOUT)
-               for group, version, plural, kind in SELECTOR_OWNER_KINDS},
-            PLURAL: Informer(self.api, PLURAL, profiles_path(), self.profile_follower.on_event, optional=True,
-                             watch_timeout=WATCH_TIMEOUT),
-            # Nodes: 15,000 of them are not a low rate. Through Kopf, each was listed a second time
-            # after the initial sync and went through Kopf's per-event machinery on the thread that
-            # competes with the worker for the GIL (BENCHMARKS.md, SchedulingDaemonset end to end).
-            "nodes": Informer(self.api, "node", "/api/v1/nodes", self.node_event, watch_timeout=WATCH_TIMEOUT),
-            "pods": Informer(self.api, "pod", "/api/v1/pods", self.pod_event, known=self.service.known_pod_uids,
-                             key=_pod_uid, tombstone=_pod_tombstone, watch_timeout=WATCH_TIMEOUT),
-            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
-                                partial(self.service.on_volume_object, kind), optional=True,
-                                watch_timeout=WATCH_TIMEOUT)
-               for group, version, plural, kind in VOLUME_KINDS},
-            **{plural: Informer(self.api, plural, collection_path(group, version, plural),
-                                partial(self.service.on_dra_object, kind), optional=True,
-                                watch_timeout=WATCH_TIMEOUT)
-               for group, version, plural, kind in DRA_KINDS}}
-        # PodGroups only with the GenericWorkload gate, as kube-scheduler starts that informer only
-        # then (the API is served only with the gate too). Listed before the pods that name them.
-        self.sync_order: tuple[str, ...] = SYNC_ORDER
-        if features.enabled(feature_gates, GENERIC_WORKLOAD):
-            self.informers[POD_GROUPS] = Informer(self.api, POD_GROUPS, collection_path(*POD_GROUP_API, POD_GROUPS),
-                                                  self.service.on_pod_group, optional=True,
-                                                  watch_timeout=WATCH_TIMEOUT)
-            self.sync_order = (*SYNC_ORDER[:-1], POD_GROUPS, SYNC_ORDER[-1])
+            k.key: Informer(self.api, k.name, k.path, k.handler_for(self.service, own), optional=k.optional,
+                            watch_timeout=WATCH_TIMEOUT, **(by_uid if k.key == "pods" else {}))
+            for k in self.kinds}
+        self.sync_order: tuple[str, ...] = tuple(k.key for k in self.kinds)
         informer_components = [Component(_component_name(name), stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER)
                                for name in self.informers]
         self.components = {c.name: c for c in (

@@ -4,6 +4,7 @@ nothing written to the cluster."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 import threading
@@ -16,11 +17,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import scheduler.app.explain as explain_module
+import scheduler.app.kinds as kinds_module
 from scheduler.app.cli import main
+from scheduler.app.explain import list_cluster
+from scheduler.app.kinds import watched_kinds
+from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi.config import load_config
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.simulator import SimulatedCluster
 from scheduler.simulator.tls import SelfSigned
+from tests.operator.harness import Env, running_operator
+from tests.operator.test_e2e import accepted
 from tests.simulator.helpers import Http
 
 
@@ -154,3 +162,208 @@ def test_scheduler_url_gets_the_token_only_over_verified_https(cluster: Simulate
         out = explain(cluster, "shop/web", "--scheduler-url", url, "--scheduler-ca-file", str(pair.cert_file))
         assert out["recorded"] == {"pod": "shop/web", "node": "empty"} and "recordedError" not in out
         assert seen == [f"Bearer {token}"]
+
+
+# ---- one list of kinds for the live scheduler and for explain (issue #37 item 1) -------------------
+
+class RecordingApi:
+    """A stand-in for ``KubeClient`` that answers every List empty and keeps the paths asked."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def request(self, method: str, path: str, body: Any = None, **_: Any) -> Any:
+        self.paths.append(path)
+        return {"items": []}
+
+
+def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: SimulatedCluster,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime's informers and explain's listing come from one ``watched_kinds``: a kind added
+    there for the live scheduler (here a DRA kind, as DeviceTaintRules would be) is listed and fed
+    by explain too, with no second edit; the PodGroups' gate holds for both."""
+    monkeypatch.setattr(kinds_module, "DRA_KINDS",
+                        (*kinds_module.DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+    for gates in (None, {"GenericWorkload": True}):
+        runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), feature_gates=gates)
+        kinds = watched_kinds(gates)
+        assert {k: (i.path, i.optional) for k, i in runtime.informers.items()} == \
+            {k.key: (k.path, k.optional) for k in kinds}
+        assert runtime.sync_order == tuple(k.key for k in kinds)
+        api = RecordingApi()
+        listed = asyncio.run(list_cluster(api, kinds))          # type: ignore[arg-type]
+        assert sorted(api.paths) == sorted(i.path for i in runtime.informers.values())
+        assert "/apis/resource.k8s.io/v1alpha3/devicetaintrules" in api.paths and "devicetaintrules" in listed
+        assert ("podgroups" in runtime.informers) == bool(gates)
+    # explain_pod itself lists through watched_kinds (no list of its own).
+    seen: list[Any] = []
+    monkeypatch.setattr(explain_module, "watched_kinds", lambda *a: seen.append(a) or watched_kinds(*a))
+    explain(cluster, "shop/web")
+    assert seen
+
+
+def test_a_kind_missing_from_a_cluster_is_an_empty_list_for_explain_as_for_the_informer(
+        cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kinds_module, "DRA_KINDS",
+                        (*kinds_module.DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+    d = explain(cluster, "shop/web")["decision"]
+    assert d["node"] == "empty"
+
+
+# ---- explain against the live scheduler's own records (issue #37) ----------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+ASK = {"scheduling.kopf-scheduler.io/explain": "true"}      # the scheduler writes its record on the pod
+GPU_DRIVER = "gpu.example.com"
+
+
+def zoned_node(name: str, zone: str, cpu: str = "8") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, ZONE: zone}},
+            "status": {"capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def container(cpu: str = "100m", **extra: Any) -> dict[str, Any]:
+    return {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}, **extra}}
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """The real operator on a simulated cluster with a GPU driver (2 per node) and volumes."""
+    with running_operator(tmp_path_factory.mktemp("live"), gpus_per_node=2, pod_running_after=0.2,
+                          provision_seconds=0.3) as env:
+        env.apply({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"},
+                   "spec": {"schedulerName": "kopf-scheduler"}},
+                  {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "try-packing"},
+                   "spec": {"schedulerName": "kopf-scheduler", "shadowOf": "kopf-scheduler", "pluginConfig": [
+                       {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}},
+                  *[zoned_node(f"n{i}", zone) for i, zone in enumerate(("zone-a", "zone-a", "zone-b", "zone-b"))])
+        env.wait(lambda: accepted(env, "live") and accepted(env, "try-packing"), message="profiles accepted")
+        yield env
+
+
+def live_explain(env: Env, *args: str) -> Any:
+    result = CliRunner().invoke(main, ["explain", *args, "--kubeconfig", str(env.cluster.kubeconfig),
+                                       "--output", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def by_node(scores: list[dict[str, Any]]) -> dict[str, Any]:
+    return {s["node"]: s for s in scores}
+
+
+def running(env: Env, name: str, namespace: str = "default") -> dict[str, Any] | None:
+    p = env.get_json("pod", name, "-n", namespace)
+    return p if p["status"].get("phase") == "Running" else None
+
+
+def test_a_running_pod_on_a_pre_bound_pv_is_explained_on_its_node(live: Env) -> None:
+    """It was shown pending with ``persistentvolumeclaim "db-data" not found``: explain never read
+    the storage kinds. Now its PVC, bound to a PV only n3 reaches, is read, and the answer is the
+    scheduler's: n3, with the same scores."""
+    live.apply({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+                "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"},
+               {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "db-disk"}, "spec": {
+                   "capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                   "persistentVolumeReclaimPolicy": "Retain", "local": {"path": "/mnt/db"},
+                   "claimRef": {"namespace": "default", "name": "db-data"},
+                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                       {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n3"]}]}]}}}},
+               {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "db-data",
+                                                                                 "namespace": "default"},
+                "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"], "volumeName": "db-disk",
+                         "resources": {"requests": {"storage": "1Gi"}}}},
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db", "namespace": "default",
+                                                                "annotations": ASK},
+                "spec": {"schedulerName": "kopf-scheduler", "containers": [container()],
+                         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "db-data"}}]}})
+    live.wait(lambda: running(live, "db"), message="db running")
+    out = live_explain(live, "default/db", "--all-nodes")
+    d = out["decision"]
+    assert d["node"] == "n3" == out["recorded"]["node"], out
+    assert d["feasibleNodes"] == 1 and not any("not found" in r for r in d["filtered"]), d
+    assert {n["node"]: n["feasible"] for n in out["nodes"]}["n3"]
+    assert out["comparison"] == {"agrees": True, "verdict": "agrees", "differences": [], "changedSince": []}, out
+
+
+def test_a_running_gpu_pod_with_a_resource_claim_is_explained_on_its_node(live: Env) -> None:
+    """It got ``resourceclaim.resource.k8s.io "<claim>" not found``. Its claim, allocated for it
+    and reserved for it alone, is read as the scheduler saw it before: unallocated. The pod needs
+    both GPUs of a node, and n0 and n1 have one taken already: the scheduler found n2 and n3
+    feasible, and so does explain (kept allocated, the claim would pin it to its node alone)."""
+    live.apply({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpus", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": GPU_DRIVER, "count": 1}}]}}}},
+               {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "two-gpus", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": GPU_DRIVER, "count": 2}}]}}}})
+
+    def gpu_pod(name: str, template: str, node: str | None = None) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                                "annotations": ASK},
+                "spec": {"schedulerName": "kopf-scheduler", **({"nodeSelector": {"kubernetes.io/hostname": node}}
+                                                               if node else {}),
+                         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+                         "containers": [container(claims=[{"name": "gpu"}])]}}
+    live.apply(*[gpu_pod(f"one-{i}", "gpus", f"n{i}") for i in range(2)])
+    live.wait(lambda: all(running(live, f"one-{i}") for i in range(2)), timeout=60, message="one-GPU pods running")
+    live.apply(gpu_pod("trainer", "two-gpus"))
+    live.wait(lambda: running(live, "trainer"), timeout=60, message="trainer running")
+    out = live_explain(live, "default/trainer")
+    d, rec = out["decision"], out["recorded"]
+    # n2 and n3 tie, and the scheduler picks among the best at random (upstream's selectHost):
+    # either node is the decision, with the same scores.
+    assert {d["node"], rec["node"]} <= {"n2", "n3"}, out
+    assert d["feasibleNodes"] == rec["feasibleNodes"] == 2, out
+    assert by_node(d["scores"]) == by_node(rec["scores"]) and len(d["scores"]) == 2, out
+    assert not any("not found" in r for r in d["filtered"]), d
+    assert out["comparison"]["agrees"], out
+
+
+def test_a_deployment_pod_behind_a_service_gets_the_records_spreading_scores(live: Env) -> None:
+    """Explain picked another node (no PodTopologySpread: it read no Services nor ReplicaSets)
+    while the record had ``PodTopologySpread: 200``. The newest replica is explained: the same
+    node and the same per-plugin scores as the record, PodTopologySpread's among them."""
+    live.kubectl("create", "namespace", "web")
+    template = {"metadata": {"labels": {"app": "web"}, "annotations": ASK},
+                "spec": {"schedulerName": "kopf-scheduler", "containers": [container("500m")]}}
+    live.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "web"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
+               {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "web"},
+                "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+
+    def names() -> set[str]:
+        return {p["metadata"]["name"] for p in live.get_json("pods", "-n", "web")["items"]
+                if p["spec"].get("nodeName")}
+    live.wait(lambda: len(names()) == 3, timeout=60, message="3 replicas bound")
+    first = names()
+    live.kubectl("scale", "deployment", "web", "-n", "web", "--replicas=4")
+    live.wait(lambda: len(names()) == 4, timeout=60, message="the 4th replica bound")
+    (newest,) = names() - first
+    out = live_explain(live, f"web/{newest}")
+    rec, d = out["recorded"], out["decision"]
+    assert any("PodTopologySpread" in s["plugins"] and s["plugins"]["PodTopologySpread"] > 0
+               for s in rec["scores"]), rec
+    assert by_node(d["scores"]) == by_node(rec["scores"]), out
+    assert d["node"] == rec["node"] or by_node(d["scores"])[d["node"]]["total"] == rec["scores"][0]["total"], out
+    assert out["comparison"]["agrees"], out
+
+
+def test_explaining_an_older_replica_flags_the_disagreement_with_what_changed(live: Env) -> None:
+    """The first replica's record was made before the others were bound: explain cannot reproduce
+    it now, and says so, naming the pods bound since, never silently."""
+    pods = sorted(live.get_json("pods", "-n", "web")["items"], key=lambda p: p["metadata"]["creationTimestamp"])
+    assert pods, "runs after the Deployment test"
+    outs = [live_explain(live, f"web/{p['metadata']['name']}") for p in pods]
+    for out in outs:
+        c = out["comparison"]
+        assert c["agrees"] or (c["differences"] and c["verdict"] in ("clusterChanged", "unexplained")), out
+        if not c["agrees"]:
+            assert c["verdict"] == "clusterChanged" and any("was bound to" in x for x in c["changedSince"]), out
+    assert not all(o["comparison"]["agrees"] for o in outs)
+    text = CliRunner().invoke(main, ["explain", f"web/{pods[0]['metadata']['name']}", "--kubeconfig",
+                                     str(live.cluster.kubeconfig)]).output
+    assert ("explain AGREES" in text) or ("explain DISAGREES" in text), text
