@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 import scheduler.app.explain as explain_module
@@ -23,6 +24,7 @@ from scheduler.app.cli import main
 from scheduler.app.explain import list_cluster
 from scheduler.app.kinds import watched_kinds
 from scheduler.app.runtime import OperatorRuntime
+from scheduler.cache.dra import KINDS as DRA_KINDS
 from scheduler.kubeapi.config import load_config
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
 from scheduler.simulator import SimulatedCluster
@@ -183,7 +185,7 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
     there for the live scheduler (here a DRA kind, as DeviceTaintRules would be) is listed and fed
     by explain too, with no second edit; the PodGroups' gate holds for both."""
     monkeypatch.setattr(kinds_module, "DRA_KINDS",
-                        (*kinds_module.DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+                        (*DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
     for gates in (None, {"GenericWorkload": True}):
         runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), feature_gates=gates)
         kinds = watched_kinds(gates)
@@ -197,7 +199,11 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
         assert ("podgroups" in runtime.informers) == bool(gates)
     # explain_pod itself lists through watched_kinds (no list of its own).
     seen: list[Any] = []
-    monkeypatch.setattr(explain_module, "watched_kinds", lambda *a: seen.append(a) or watched_kinds(*a))
+
+    def recording(*args: Any) -> Any:
+        seen.append(args)
+        return watched_kinds(*args)
+    monkeypatch.setattr(explain_module, "watched_kinds", recording)
     explain(cluster, "shop/web")
     assert seen
 
@@ -205,7 +211,7 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
 def test_a_kind_missing_from_a_cluster_is_an_empty_list_for_explain_as_for_the_informer(
         cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kinds_module, "DRA_KINDS",
-                        (*kinds_module.DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+                        (*DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
     d = explain(cluster, "shop/web")["decision"]
     assert d["node"] == "empty"
 
@@ -367,3 +373,80 @@ def test_explaining_an_older_replica_flags_the_disagreement_with_what_changed(li
     text = CliRunner().invoke(main, ["explain", f"web/{pods[0]['metadata']['name']}", "--kubeconfig",
                                      str(live.cluster.kubeconfig)]).output
     assert ("explain AGREES" in text) or ("explain DISAGREES" in text), text
+
+
+# ---- hypothetical pods: explain -f (issue #37 item 2) ------------------------------------------------
+
+def write_pod(tmp_path: Path, cpu: str, name: str = "new-web") -> Path:
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"},
+                                    "spec": {"containers": [{"name": "c", "image": "i",
+                                                             "resources": {"requests": {"cpu": cpu}}}]}}))
+    return path
+
+
+def test_a_pod_that_does_not_exist_is_explained_and_not_created(cluster: SimulatedCluster, tmp_path: Path) -> None:
+    """``explain -f pod.yaml``: where it would go and why not elsewhere, in the shapes of a pod's
+    answer; nothing is created (a dry run defaults it); ``-f -`` reads stdin."""
+    http = Http(cluster)
+    before = sorted(p["metadata"]["name"] for p in http("GET", "/api/v1/namespaces/shop/pods")[1]["items"])
+    out = explain(cluster, "-f", str(write_pod(tmp_path, "1500m")), "--all-nodes")
+    d = out["decision"]
+    assert d["pod"] == "shop/new-web" and d["profile"] == "default-scheduler" and d["node"] == "empty", d
+    assert d["feasibleNodes"] == 2 and d["filtered"]["Insufficient cpu"] == 1
+    assert {n["node"] for n in out["nodes"] if not n["feasible"]} == {"small", "db"}
+    assert "recorded" not in out and "comparison" not in out
+    packed = explain(cluster, "-f", str(write_pod(tmp_path, "1500m")), "--profile", "packing")["decision"]
+    assert packed["node"] == "busy" and packed["profile"] == "bin-packing"
+    result = CliRunner().invoke(main, ["explain", "-f", "-", "--kubeconfig", str(cluster.kubeconfig)],
+                                input=write_pod(tmp_path, "16").read_text())
+    assert result.exit_code == 0 and "node: (none: the pod stays pending)" in result.output, result.output
+    assert "Insufficient cpu" in result.output
+    assert sorted(p["metadata"]["name"] for p in http("GET", "/api/v1/namespaces/shop/pods")[1]["items"]) == before
+
+
+def test_a_dump_explains_in_memory_as_the_live_cluster_does(cluster: SimulatedCluster, tmp_path: Path) -> None:
+    """``--from cluster.yaml``: the dump fed through the same path into an in-memory scheduler,
+    with no API server: the same answer as the live cluster gives."""
+    dumped = tmp_path / "cluster.yaml"
+    result = CliRunner().invoke(main, ["dump", "--kubeconfig", str(cluster.kubeconfig), "-o", str(dumped)])
+    assert result.exit_code == 0, result.output
+    pod_file = write_pod(tmp_path, "1500m")
+    live_out = explain(cluster, "-f", str(pod_file), "--all-nodes")
+    result = CliRunner().invoke(main, ["explain", "-f", str(pod_file), "--from", str(dumped), "--all-nodes",
+                                       "--output", "json"])
+    assert result.exit_code == 0, result.output
+    offline = json.loads(result.stdout)
+    for out in (live_out, offline):
+        del out["decision"]["time"]
+    assert offline == live_out
+    for args, message in ((["shop/web", "--from", str(dumped)], "give NAMESPACE/NAME, or -f"),
+                          (["-f", str(pod_file), "--from", str(dumped), "--profile", "nobody"],
+                           "profiles: default (schedulerName default-scheduler), packing (schedulerName bin-packing)")):
+        result = CliRunner().invoke(main, ["explain", *args])
+        assert result.exit_code != 0 and message in result.output, result.output
+
+
+def test_profile_names_a_shadow_and_gets_the_shadows_answer(live: Env, tmp_path: Path) -> None:
+    """``--profile <shadow>`` answered with the live profile (the shadow keeps its schedulerName).
+    The shadow packs (MostAllocated) where the live profile spreads: the answers differ, and the
+    output names the shadow."""
+    live.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "anchor", "namespace": "default"},
+                "spec": {"schedulerName": "kopf-scheduler", "nodeSelector": {"kubernetes.io/hostname": "n0"},
+                         "containers": [container("4")]}})
+    live.wait(lambda: running(live, "anchor"), message="anchor running")
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+                                    "spec": {"schedulerName": "kopf-scheduler", "containers": [container("1")]}}))
+    spread = live_explain(live, "-f", str(path))
+    shadow = live_explain(live, "-f", str(path), "--profile", "try-packing")
+    assert "shadow" not in spread and shadow["shadow"] == {"profile": "try-packing", "shadowOf": "kopf-scheduler"}
+    assert shadow["decision"]["node"] == "n0" != spread["decision"]["node"], (spread, shadow)
+    assert live_explain(live, "-f", str(path), "--profile", "live")["decision"]["node"] == spread["decision"]["node"]
+    text = CliRunner().invoke(main, ["explain", "-f", str(path), "--profile", "try-packing", "--kubeconfig",
+                                     str(live.cluster.kubeconfig)]).output
+    assert "shadow profile try-packing of kopf-scheduler" in text, text
+    result = CliRunner().invoke(main, ["explain", "-f", str(path), "--profile", "nope", "--kubeconfig",
+                                       str(live.cluster.kubeconfig)])
+    assert result.exit_code == 1 and "'nope'" in result.output, result.output
+    assert "live (schedulerName kopf-scheduler), try-packing (shadow of kopf-scheduler)" in result.output
