@@ -401,8 +401,9 @@ def changes_since(when: str, listings: Listings, target_uid: str) -> list[str]:
     and objects are stamped: an object of the same second may be older or newer, and is named):
     pods bound or being deleted, and any other object created. Deletions and edits of objects
     leave no trace in a listing, so this list can miss a change; it never invents one."""
-    out: list[str] = []
-    for key, items in sorted(listings.items()):
+    out: list[str] = []              # the pods first: their bindings are what most often moves scores
+    created: list[str] = []
+    for key, items in sorted(listings.items(), key=lambda kv: (kv[0] != "pods", kv[0])):
         for obj in items:
             meta = obj.get("metadata") or {}
             if _uid(obj) == target_uid:
@@ -417,8 +418,8 @@ def changes_since(when: str, listings: Listings, target_uid: str) -> list[str]:
                     out.append(f"pod {where} is being deleted (since {meta['deletionTimestamp']})")
                 continue
             if _created(obj) >= when:
-                out.append(f"{key} {where} was created at {_created(obj)}")
-    return out
+                created.append(f"{key} {where} was created at {_created(obj)}")
+    return out + created
 
 
 def compare(result: Obj, nodes: list[Obj], recorded: Obj, listings: Listings, pod: Mapping[str, Any]) -> Obj:
