@@ -293,6 +293,29 @@ def test_a_running_pod_on_a_pre_bound_pv_is_explained_on_its_node(live: Env) -> 
     assert out["comparison"] == {"agrees": True, "verdict": "agrees", "differences": [], "changedSince": []}, out
 
 
+def test_a_pod_whose_volume_was_provisioned_for_it_is_explained_as_before_provisioning(live: Env) -> None:
+    """A WaitForFirstConsumer claim is provisioned after the scheduler chose a node, in that node's
+    zone. Read as bound, its volume would pin the pod to that zone; the scheduler saw it unbound,
+    with every node feasible, and so does explain."""
+    live.apply({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wffc"},
+                "provisioner": "ebs.csi.example.com", "volumeBindingMode": "WaitForFirstConsumer"},
+               {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch",
+                                                                                 "namespace": "default"},
+                "spec": {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "1Gi"}}}},
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cache", "namespace": "default",
+                                                                "annotations": ASK},
+                "spec": {"schedulerName": "kopf-scheduler", "containers": [container()],
+                         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "scratch"}}]}})
+    live.wait(lambda: running(live, "cache"), timeout=60, message="cache running")
+    assert live.get_json("pvc", "scratch")["status"]["phase"] == "Bound"
+    out = live_explain(live, "default/cache", "--all-nodes")
+    d, rec = out["decision"], out["recorded"]
+    assert d["feasibleNodes"] == rec["feasibleNodes"] == 4, out
+    every = {n["node"]: {"node": n["node"], "total": n["total"], "plugins": n["plugins"]} for n in out["nodes"]}
+    assert all(every[s["node"]] == s for s in rec["scores"]) and out["comparison"]["agrees"], out
+
+
 def test_a_running_gpu_pod_with_a_resource_claim_is_explained_on_its_node(live: Env) -> None:
     """It got ``resourceclaim.resource.k8s.io "<claim>" not found``. Its claim, allocated for it
     and reserved for it alone, is read as the scheduler saw it before: unallocated. The pod needs
