@@ -13,7 +13,8 @@ Startup follows upstream's order:
    ``/app/operator``): the settings, the login, the ``task`` worker mode and the probe. It serves
    no kind.
 
-Every kind the service reads has exactly one informer of the worker loop's own (``informers.py``):
+Every kind the service reads has exactly one informer of the worker loop's own (``informers.py``),
+one per entry of ``kinds.watched_kinds`` (the list ``explain`` reads and feeds the same way):
 pods, nodes, the storage and DRA kinds the plugins read per pod, namespaces, PodDisruptionBudgets,
 the selector owners (Services, ReplicationControllers, ReplicaSets, StatefulSets) and
 SchedulingProfiles (``profile_status.py`` turns their events into ``on_profile`` and
