@@ -56,6 +56,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
+from scheduler.model.podresources import RequestOptions
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.profiles.models import ExtenderConfig
@@ -162,6 +163,11 @@ class SchedulerService:
         self.registry = registry or Registry()
         # ``run --feature-gates`` (``scheduler/features.py``): upstream's defaults, overridden.
         self.feature_gates = features.feature_gates(feature_gates)
+        # PodLevelResources and in-place resize shape every pod's requests (``model.podresources``).
+        self._request_options = RequestOptions(
+            pod_level_resources=features.enabled(self.feature_gates, "PodLevelResources"),
+            use_status_resources=features.enabled(self.feature_gates, "InPlacePodVerticalScaling"),
+            pod_level_resize=features.enabled(self.feature_gates, "InPlacePodLevelResourcesVerticalScaling"))
         self.extender_factory = extender_factory
         self.bodies = ObjectBodies()
         self._extender_crs: set[str] = set()       # CRs whose compiled framework calls extenders
@@ -397,7 +403,7 @@ class SchedulerService:
         self.last_activity = time.monotonic()
         if event == "DELETED":
             return self._on_pod_deleted(body)
-        pod = parse_pod(body)
+        pod = parse_pod(body, self._request_options)
         # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
         self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
         if pod.node_name:

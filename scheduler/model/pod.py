@@ -1,12 +1,8 @@
 """Pods, parsed once from API JSON into what the scheduler reads.
 
-Requests are computed as upstream's ``resource.PodRequests`` does:
-
-* sum over app containers, plus restartable (sidecar) init containers, which run alongside them;
-* each regular init container runs alone, beside the sidecars started before it; the pod needs the
-  max of that and the sum above;
-* plus ``spec.overhead``; pod-level ``spec.resources.requests`` (PodLevelResources) replace the
-  container aggregate for the resources they name.
+Requests are computed as upstream's ``resource.PodRequests`` does (``podresources``): containers,
+sidecars and init containers, in-place resize (the larger of spec and status resources),
+pod-level resources, then ``spec.overhead``.
 
 ``non_zero_cpu`` / ``non_zero_memory`` are the same aggregate where a container without a CPU or
 memory request counts as 100m / 200MiB: scoring uses them (so empty pods still spread), filtering
@@ -29,6 +25,14 @@ from scheduler.model.dra import (
 )
 from scheduler.model.node import TAINT_EFFECTS, Taint
 from scheduler.model.parsing import located, resource_list
+from scheduler.model.podresources import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    DEFAULT_REQUEST_OPTIONS,
+    ContainerSpec,
+    RequestOptions,
+    pod_requests,
+)
 from scheduler.model.selectors import (
     LabelSelector,
     NodeSelector,
@@ -53,10 +57,8 @@ __all__ = [
     "parse_pod",
 ]
 
-DEFAULT_MILLI_CPU_REQUEST = 100
 # A pod annotated with this set to "true" gets its decision record written on it (issue #20).
 EXPLAIN_ANNOTATION = "scheduling.kopf-scheduler.io/explain"
-DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,46 +259,6 @@ def _int32(raw: object, field: str, go_field: str) -> int:
                      f"{go_field} of type int32", field=field)
 
 
-def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
-    for k, v in more.items():
-        into[k] = into.get(k, 0) + v
-
-
-def _max(into: dict[str, int], more: Mapping[str, int]) -> None:
-    for k, v in more.items():
-        if v > into.get(k, 0):
-            into[k] = v
-
-
-def _aggregate(containers: Sequence[dict[str, int]], inits: Sequence[tuple[dict[str, int], bool]]
-               ) -> dict[str, int]:
-    reqs: dict[str, int] = {}
-    for c in containers:
-        _add(reqs, c)
-    sidecars: dict[str, int] = {}
-    init_max: dict[str, int] = {}
-    for c, restartable in inits:
-        if restartable:
-            _add(reqs, c)
-            _add(sidecars, c)
-            _max(init_max, sidecars)
-        else:
-            alone = dict(c)
-            _add(alone, sidecars)
-            _max(init_max, alone)
-    _max(reqs, init_max)
-    return reqs
-
-
-def _with_defaults(r: dict[str, int]) -> dict[str, int]:
-    # Upstream's NonMissingContainerRequests: the defaults replace an *absent* request only; an
-    # explicit "0" is a request of 0 and stays one.
-    return {
-        "cpu": r.get("cpu", DEFAULT_MILLI_CPU_REQUEST),
-        "memory": r.get("memory", DEFAULT_MEMORY_REQUEST),
-    }
-
-
 def _pod_affinity_term(raw: Any, field: str, own_ns: str) -> PodAffinityTerm:
     if not isinstance(raw, Mapping):
         raise ParseError("must be an object", field=field)
@@ -413,15 +375,12 @@ def _host_ports(c: Mapping[str, Any], f: str, into: list[HostPort]) -> None:
             into.append(HostPort(p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", hp))
 
 
-def _resources(spec: Mapping[str, Any]) -> _Resources:
-    """Requests as upstream's ``resource.PodRequests`` (the module docstring), their non-zero
-    twin, the per-container requests (kept only when an extended resource is asked for), and the
+def _resources(spec: Mapping[str, Any], status: Mapping[str, Any], opts: RequestOptions) -> _Resources:
+    """Requests as upstream's ``resource.PodRequests`` (``podresources``), their non-zero twin,
+    the per-container requests (kept only when an extended resource is asked for), and the
     containers' images and host ports (app and sidecar containers only)."""
-    containers: list[dict[str, int]] = []
-    nz_containers: list[dict[str, int]] = []
+    containers: list[ContainerSpec] = []
     per_container: dict[str, list[ContainerRequests]] = {"containers": [], "initContainers": []}
-    inits: list[tuple[dict[str, int], bool]] = []
-    nz_inits: list[tuple[dict[str, int], bool]] = []
     images: list[str] = []
     ports: list[HostPort] = []
     for kind in ("containers", "initContainers"):
@@ -431,31 +390,17 @@ def _resources(spec: Mapping[str, Any]) -> _Resources:
             r = resource_list((c.get("resources") or {}).get("requests"), f"{f}.resources.requests",
                               non_negative=True)
             restartable = init and c.get("restartPolicy") == "Always"
-            per_container[kind].append(ContainerRequests(str(c.get("name") or ""), init and not restartable, r))
-            if init:
-                inits.append((r, restartable))
-                nz_inits.append((_with_defaults(r), restartable))
-            else:
-                containers.append(r)
-                nz_containers.append(_with_defaults(r))
+            name = str(c.get("name") or "")
+            per_container[kind].append(ContainerRequests(name, init and not restartable, r))
+            containers.append(ContainerSpec(name, init, restartable, r))
             if isinstance(c.get("image"), str):
                 images.append(c["image"])
             if (not init or restartable) and c.get("ports"):
                 _host_ports(c, f, ports)
 
-    requests = _aggregate(containers, inits)
+    requests, nz = pod_requests(spec, status, containers, opts)
     container_requests = ((*per_container["initContainers"], *per_container["containers"])
-                          if any("/" in k for k in requests) else ())
-    nz = _aggregate(nz_containers, nz_inits)
-    pod_level = resource_list((spec.get("resources") or {}).get("requests"), "spec.resources.requests",
-                              non_negative=True)
-    for k, v in pod_level.items():
-        requests[k] = v
-        if k in nz or k in ("cpu", "memory"):
-            nz[k] = v
-    overhead = resource_list(spec.get("overhead"), "spec.overhead", non_negative=True)
-    _add(requests, overhead)
-    _add(nz, overhead)
+                          if any("/" in k for c in containers for k in c.requests) else ())
     return _Resources(requests, nz, container_requests, tuple(images), tuple(ports))
 
 
@@ -489,17 +434,18 @@ def _pod_affinity(affinity: Mapping[str, Any], kind: str, ns: str
     return req, pref
 
 
-def parse_pod(obj: Mapping[str, Any]) -> Pod:
+def parse_pod(obj: Mapping[str, Any], options: RequestOptions = DEFAULT_REQUEST_OPTIONS) -> Pod:
     """Parse a pod; raises :class:`ParseError` naming ``Pod ns/name`` and the field.
 
     Parsed once, on every pod event, so each part is read by one helper in field order (the first
     bad field is the one reported): containers and resources, node and pod affinity, spread,
-    tolerations, then volumes and claims."""
+    tolerations, then volumes and claims. ``options``: the gates that shape the requests
+    (the service builds them from its gates; upstream 1.37's defaults unless given)."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace") or "default"
     name = meta.get("name") or ""
     try:
-        return _parse_pod(obj, meta, ns, name)
+        return _parse_pod(obj, meta, ns, name, options)
     except (ParseError, AttributeError, TypeError) as e:
         raise located(e, f"Pod {ns}/{name}") from None
 
@@ -530,11 +476,12 @@ def _scheduling_group(group: Any) -> str:
     return name or ""
 
 
-def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: str) -> Pod:
+def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: str,
+               options: RequestOptions) -> Pod:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     labels = _str_map(meta.get("labels"), "metadata.labels")
-    res = _resources(spec)
+    res = _resources(spec, status, options)
     node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
     req_na, pref_na, aff_req, aff_pref, anti_req, anti_pref = _affinity(spec.get("affinity") or {}, ns)
     spread = tuple(_spread(c, f"spec.topologySpreadConstraints[{i}]", labels)

@@ -730,3 +730,47 @@ def test_an_unreported_failure_abandoned_goes_back_to_active_unreported() -> Non
     assert s.queue.where("uid-big") == "inFlight"
     s.scheduler.abandon(outcome)
     assert s.queue.where("uid-big") == "active" and client.failures == [] and s.cache.assumed_count() == 0
+
+
+def resizing(body: dict[str, Any], *, allocated: str, actuated: str) -> dict[str, Any]:
+    """``body`` with the kubelet's report of an in-place resize: its container's allocated and
+    actuated cpu (``status.containerStatuses[0]``)."""
+    status = {**body["status"], "phase": "Running", "containerStatuses": [
+        {"name": "c", "image": "i", "imageID": "", "ready": True, "restartCount": 0,
+         "allocatedResources": {"cpu": allocated}, "resources": {"requests": {"cpu": actuated}}}]}
+    return {**body, "status": status}
+
+
+def test_a_pod_resized_down_frees_its_cpu_when_the_kubelet_actuates_it() -> None:
+    """In-place resize (InPlacePodVerticalScaling): a pod resized from 900m to 200m keeps counting
+    900m while the kubelet has not actuated the new size (``helpers.go``'s max of spec, allocated
+    and actuated), so a 500m pod does not fit the 1-cpu node; when the status reports 200m, the
+    update is a scale-down (Fit's ``isSchedulableAfterPodEvent``) and the pending pod binds."""
+    s, client = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    big = pod_obj("big", scheduler="someone-else", node="n1", cpu="200m")   # spec: already resized down
+    s.on_pod("ADDED", resizing(big, allocated="200m", actuated="900m"))
+    s.on_pod("ADDED", pod_obj("mine", cpu="500m"))
+    asyncio.run(drain(s))
+    assert s.queue.where("uid-mine") == "unschedulable" and client.bound == {}
+    s.on_pod("MODIFIED", resizing(big, allocated="200m", actuated="200m"))
+    assert s.queue.where("uid-mine") in ("active", "backoff")
+    s.queue.activate(["uid-mine"])      # past its backoff, as the clock would have it
+    asyncio.run(drain(s))
+    assert client.bound == {"uid-mine": "n1"}
+
+
+def test_with_in_place_resize_off_a_pod_counts_its_spec() -> None:
+    """``--feature-gates InPlacePodVerticalScaling=false``: status resources are not read
+    (``UseStatusResources`` false), so the same pod counts only its 200m spec."""
+    s, client = service()
+    s = SchedulerService(client, seed=1, feature_gates={"InPlacePodVerticalScaling": False})
+    client.cache = s.cache
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1", cpu="1"))
+    big = pod_obj("big", scheduler="someone-else", node="n1", cpu="200m")
+    s.on_pod("ADDED", resizing(big, allocated="200m", actuated="900m"))
+    s.on_pod("ADDED", pod_obj("mine", cpu="500m"))
+    asyncio.run(drain(s))
+    assert client.bound == {"uid-mine": "n1"}
