@@ -51,6 +51,12 @@ class SchedulerClient(Protocol):
         """Clear ``status.nominatedNodeName`` of a lower-priority pod whose node was taken."""
         ...
 
+    async def nominate(self, pod: Pod, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` of a pod about to be bound to ``node_name``, before a
+        PreBind that has work or a Permit wait (NominatedNodeNameForExpectation), so other
+        components see where it goes."""
+        ...
+
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         """Merge ``annotations`` into the pod's ``metadata.annotations`` (a merge patch): the decision
         record of a pod that asked for it (``scheduling.kopf-scheduler.io/explain: "true"``)."""

@@ -12,7 +12,7 @@
                  ▼                             assume (drops any nomination) ─► Reserve ─► Permit ─► Binding
              Failure(requeue, report)                                                             │
     finish (async I/O) ◄─────────────────────────────────────────────────────────────────────────┘
-        Binding: PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
+        Binding: [nominate] ─► WaitOnPermit ─► PreBind ─► Bind ─► PostBind ─► report Scheduled ─► queue.done
                  on error (any exception, a reset or a timeout too): Unreserve ─► forget ─►
                      requeue with backoff ─► report SchedulerError
                  on 409 (bound elsewhere) / 404 (gone): forget, drop; never retried
@@ -25,6 +25,12 @@ pod whose signature equals the previous pod's may take the next node of that pod
 stores its other nodes for the next pod (``store_schedule_results``), and the assume stamps the
 list with the cache's mutation count (``assumed``). The batch only answers what the full search
 would, so the cycle's outcome, its round-robin start and its random draws are the same either way.
+
+NominatedNodeNameForExpectation (``nominate_for_expectation``): the binding cycle writes the pod's
+``status.nominatedNodeName`` before a Permit wait or a PreBind whose PreBindPreFlight says it has
+work, so an autoscaler sees where the pod goes; a binding failure, and a scheduling failure that
+no PostFilter answered, clear it (upstream's ``clearNominatedNode``), and the API server clears it
+at the Binding. A nomination another component set is tried first and reserved, as preemption's.
 
 A profile's HTTP extenders (``framework/extender.py``) filter after the Filter plugins and add
 their scores after Score, inside the synchronous cycle (each call bounded by its timeout), and an
@@ -75,7 +81,7 @@ from scheduler.framework.extender import (
     prioritize_with_extenders,
 )
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
-from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.framework.status import Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Children, Metrics
@@ -90,6 +96,7 @@ log = logging.getLogger(__name__)
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 NOTE_LENGTH_LIMIT = 1024
+_SKIP = Status(Code.SKIP)     # RunPreBindPreFlights' answer when no PreBind plugin has work
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +117,7 @@ class Binding:
     permit_wait: float = 0.0
     permit_plugin: str = ""
     decision: DecisionRecord | None = None      # kept for a pod that asked for it (EXPLAIN_ANNOTATION)
+    nominated: bool = False     # the binding cycle set its nominatedNodeName (NominatedNodeNameForExpectation)
 
 
 @dataclass(slots=True)
@@ -160,8 +168,11 @@ class Scheduler:
     def __init__(self, profiles: ProfileMap, cache: Cache, queue: SchedulingQueue, client: SchedulerClient, *,
                  metrics: Metrics | None = None, clock: Callable[[], float] = time.monotonic,
                  decisions: DecisionStore | None = None, shadows: Shadows | None = None,
-                 batching: bool = True) -> None:
+                 batching: bool = True, nominate_for_expectation: bool = True) -> None:
         self.profiles = profiles
+        # Feature gate NominatedNodeNameForExpectation (KEP-5278, beta and on in 1.37): the binding
+        # cycle sets the pod's nominatedNodeName before a Permit wait or a PreBind that has work.
+        self.nominate_for_expectation = nominate_for_expectation
         # Feature gate OpportunisticBatching (KEP-5598, framework/batch.py), on by default as in
         # upstream 1.35; ``cycle`` counts the pods popped (upstream's scheduling cycle), which is how
         # the batch knows that no other pod was scheduled between two of its pods.
@@ -584,13 +595,18 @@ class Scheduler:
         if s.code == Code.ERROR:
             log.error("error scheduling pod %s: %s", info.key, s.message())
             decision = self._record(fwk, info, a, snapshot, None)
-            return Failure(info, fwk, s, s.message() or "internal error", started, error=True, decision=decision)
+            return Failure(info, fwk, s, s.message() or "internal error", started,
+                           nominated_node=self._clear_nomination(info), error=True, decision=decision)
         diag = a.diagnosis
         nominated: str | None = None
         if s.message() == NO_NODES_AVAILABLE:
             decision = self._record(fwk, info, a, snapshot, None)
-            return Failure(info, fwk, s, NO_NODES_AVAILABLE, started, decision=decision)
-        if run_post_filter and fwk.post_filter:
+            return Failure(info, fwk, s, NO_NODES_AVAILABLE, started, nominated_node=self._clear_nomination(info),
+                           decision=decision)
+        if not run_post_filter or not fwk.post_filter:
+            # Reserve or Permit rejected, or no PostFilter to run: upstream's clearNominatedNode.
+            nominated = self._clear_nomination(info)
+        else:
             result, ps = fwk.run_post_filter(state, info.pod, diag.node_to_status, snapshot)
             if ps.code == Code.ERROR:
                 log.error("PostFilter error for pod %s: %s", info.key, ps.message())
@@ -608,6 +624,16 @@ class Scheduler:
             nominated, tuple(sorted(getattr(result, "victims", ()) or ()))))
         message = fit_error_message(a.num_all_nodes, diag)
         return Failure(info, fwk, s, message, started, nominated_node=nominated, decision=decision)
+
+    def _clear_nomination(self, info: QueuedPodInfo) -> str | None:
+        """Upstream's ``clearNominatedNode`` (schedule_one.go, kubernetes/kubernetes#135007): a
+        scheduling or binding failure other than a PostFilter's clears the pod's nomination, its
+        own (NominatedNodeNameForExpectation) or another component's, in the nominator now and in
+        the API with the failure report; ``""`` to clear, ``None`` when there is none to clear
+        (``updatePod`` writes only a change)."""
+        had = info.pod.nominated_node_name or self.queue.nominator.node_of(info.uid)
+        self.queue.nominator.delete(info.uid)
+        return "" if had else None
 
     # --- the I/O half ----------------------------------------------------------------------
     def abandon(self, outcome: Outcome) -> None:
@@ -665,8 +691,10 @@ class Scheduler:
         rejected = False
         try:
             # PreBindPreFlight first, as upstream's binding cycle: its Skips spare those PreBinds.
-            s = fwk.run_pre_bind_pre_flights(state, pod, node) if fwk.pre_bind else SUCCESS
+            s = fwk.run_pre_bind_pre_flights(state, pod, node) if fwk.pre_bind else _SKIP
             if s.code != Code.ERROR and not s.is_rejected():
+                if self.nominate_for_expectation and (s.is_success() or b.permit_plugin):
+                    b.nominated = await self._nominate(pod, node)
                 if b.permit_plugin:
                     s = await fwk.wait_on_permit(pod, b.permit_wait, b.permit_plugin)
                     rejected = not s.is_success()
@@ -717,6 +745,21 @@ class Scheduler:
             self.api_log.report(f"post Scheduled: {cause_of(e)}", "cannot post Scheduled event for %s: %s", pod.key, e)
         await self._annotate(b.info, b.decision)
 
+    async def _nominate(self, pod: Pod, node: str) -> bool:
+        """Upstream's ``bindingCycle`` with NominatedNodeNameForExpectation (schedule_one.go): tell
+        other components (an autoscaler) where the pod goes while Permit or PreBind take their time;
+        a pod bound at once gets no such write. Written only when it changes (``updatePod``), and
+        a failed write does not stop the binding ("not critical enough to stop binding cycles")."""
+        if pod.nominated_node_name == node:
+            return True
+        try:
+            await self.client.nominate(pod, node)
+        except Exception as e:
+            self.api_log.report(f"nominate: {cause_of(e)}", "failed to update the nominated node name of %s "
+                                "in the binding cycle: %s", pod.key, e)
+            return False
+        return True
+
     def _release(self, b: Binding) -> None:
         """What every stopped binding cycle undoes: Unreserve, forget the assumed pod, and move the
         pods its freed resources may help, as upstream's AssignedPodDelete."""
@@ -763,14 +806,18 @@ class Scheduler:
         if not self._undo_binding(b, s, rejected=rejected):
             return
         fwk = b.framework
+        # handleBindingCycleError ends with clearNominatedNode: the nomination this binding cycle
+        # wrote, or the one the pod came with.
+        cleared = "" if b.nominated else self._clear_nomination(b.info)
         if rejected:
             # A Permit rejection is an unschedulable outcome, reported as a FitError over 1 node.
             b.info.unschedulable_plugins = {s.plugin} if s.plugin else set()
             diag = Diagnosis()
             diag.node_to_status.absent = s
-            await self._report_failure(Failure(b.info, fwk, s, fit_error_message(1, diag), b.started))
+            await self._report_failure(Failure(b.info, fwk, s, fit_error_message(1, diag), b.started,
+                                               nominated_node=cleared))
             return
-        await self._report(b.info, REASON_SCHEDULER_ERROR, f"binding rejected: {s.message()}", None)
+        await self._report(b.info, REASON_SCHEDULER_ERROR, f"binding rejected: {s.message()}", cleared)
 
     def _observe_attempt(self, fwk: Framework, result: str, started: float) -> None:
         if self.metrics is None:

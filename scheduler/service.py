@@ -184,7 +184,9 @@ class SchedulerService:
         self.decisions = DecisionStore(decision_records, decision_top_nodes)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
                                    decisions=self.decisions, shadows=self.shadows,
-                                   batching=self.feature_gates[features.OPPORTUNISTIC_BATCHING])
+                                   batching=self.feature_gates[features.OPPORTUNISTIC_BATCHING],
+                                   nominate_for_expectation=features.enabled(self.feature_gates,
+                                                                             "NominatedNodeNameForExpectation"))
         # Services and controllers: PodTopologySpread's default selector (upstream's DefaultSelector).
         self.selector_owners = SelectorOwners()
         if default_selector is None:

@@ -69,6 +69,7 @@ class MemoryClient:
         self.failures: list[tuple[str, str, str, str | None]] = []
         self.preempted: list[tuple[str, str, str]] = []   # (victim, preemptor, node)
         self.cleared: list[str] = []
+        self.nominated: list[tuple[str, str]] = []     # NominatedNodeNameForExpectation writes
         self.annotations: dict[str, dict[str, str]] = {}
         self.bind_error: Exception | None = None
         self.preempt_error: Exception | None = None
@@ -197,6 +198,9 @@ class MemoryClient:
 
     async def clear_nomination(self, pod: Pod) -> None:
         self.cleared.append(pod.key)
+
+    async def nominate(self, pod: Pod, node_name: str) -> None:
+        self.nominated.append((pod.key, node_name))
 
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         self.annotations.setdefault(pod.key, {}).update(annotations)

@@ -81,6 +81,9 @@ class _NoWrites:
     async def clear_nomination(self, pod: Pod) -> None:
         raise RuntimeError("explain never writes")
 
+    async def nominate(self, pod: Pod, node_name: str) -> None:
+        raise RuntimeError("explain never writes")
+
     async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
         raise RuntimeError("explain never writes")
 

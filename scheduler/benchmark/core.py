@@ -231,6 +231,11 @@ class SinkClient:
         if body is not None:
             body.setdefault("status", {})["nominatedNodeName"] = None
 
+    async def nominate(self, pod: Pod, node_name: str) -> None:
+        body = self.bodies.get(pod.uid)
+        if body is not None:
+            body.setdefault("status", {})["nominatedNodeName"] = node_name
+
     def add(self, body: Obj, *, measured: bool = False) -> None:
         uid = body["metadata"]["uid"]
         self.bodies[uid] = body

@@ -236,6 +236,12 @@ class ApiSchedulerClient:
             return
         self._condition.pop(pod.uid, None)
 
+    async def nominate(self, pod: Pod, node_name: str) -> None:
+        # A binding-cycle write: fenced as the others, so a replica that lost the lease stops.
+        await self.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+                               {"status": {"nominatedNodeName": node_name}},
+                               content_type="application/strategic-merge-patch+json", precondition=self._fenced)
+
     async def report_invalid(self, namespace: str, name: str, uid: str, scheduler_name: str, message: str) -> None:
         """A pod the scheduler cannot read (the cluster let an invalid field through)."""
         await self.event(namespace, name, uid, scheduler_name, "Warning", "FailedScheduling", "Scheduling", message)

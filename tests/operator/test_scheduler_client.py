@@ -82,6 +82,23 @@ def test_nominated_node_is_set_and_cleared(sim: SimulatedCluster) -> None:
     run(go())
 
 
+def test_the_binding_cycle_nominates_and_the_binding_clears_it(sim: SimulatedCluster) -> None:
+    """NominatedNodeNameForExpectation: ``nominate`` writes status.nominatedNodeName (and nothing
+    else); the Binding then clears it (ClearingNominatedNodeNameAfterBinding)."""
+    api = Http(sim)
+    p = parse_pod(api("POST", PODS, pod("p"))[1])
+
+    async def go() -> None:
+        client = ApiSchedulerClient(sim.client)
+        await client.nominate(p, "n1")
+        status = api("GET", f"{PODS}/p")[1]["status"]
+        assert status["nominatedNodeName"] == "n1" and "conditions" not in status
+        await client.bind(p, "n1")
+        assert "nominatedNodeName" not in api("GET", f"{PODS}/p")[1]["status"]
+        await sim.client.close()
+    run(go())
+
+
 def test_a_binding_waiting_for_its_rate_limit_token_is_not_sent_once_the_fence_closes(
         sim: SimulatedCluster) -> None:
     """Issue #32: the fence is asked after the token bucket, right before the request goes out, so a

@@ -270,6 +270,19 @@ def test_binding_sets_node_once(api: Http) -> None:
     assert api("POST", "/api/v1/namespaces/default/bindings", {**binding, "metadata": {"name": "q"}})[0] == 201
 
 
+def test_binding_clears_the_nominated_node_name(api: Http) -> None:
+    """ClearingNominatedNodeNameAfterBinding (kubernetes/kubernetes#132443): the binding clears
+    status.nominatedNodeName, whoever set it and wherever the pod went."""
+    api("POST", PODS, pod("p"))
+    code, _ = api("PATCH", f"{PODS}/p/status", {"status": {"nominatedNodeName": "n2"}},
+                  ctype="application/strategic-merge-patch+json")
+    assert code == 200 and api("GET", f"{PODS}/p")[1]["status"]["nominatedNodeName"] == "n2"
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
+    assert api("POST", f"{PODS}/p/binding", binding)[0] == 201
+    got = api("GET", f"{PODS}/p")[1]
+    assert got["spec"]["nodeName"] == "n1" and "nominatedNodeName" not in got["status"]
+
+
 def test_eviction_respects_pod_disruption_budgets(api: Http, sim: SimulatedCluster) -> None:
     for name in ("a", "b"):
         api("POST", PODS, pod(name, labels={"app": "db"}))

@@ -33,9 +33,9 @@ CSINode Add|Update (new, or its migrated-plugins annotation changed), CSIDriver 
 ``csi`` volume of the pod uses it and its ``storageCapacity`` was turned off), CSIStorageCapacity
 Add|Update (new, or its volume limit, ``maximumVolumeSize`` else ``capacity``, appeared or grew).
 
-Not here: the NominatedNodeName update upstream makes before a PreBind that has work
-(NominatedNodeNameForExpectation: the client protocol has no such write); the ``scheduler_volume_*``
-metrics.
+The NominatedNodeName write upstream makes before a PreBind that has work
+(NominatedNodeNameForExpectation) is the binding cycle's (``cycle.py``), on this PreBindPreFlight's
+Success. Not here: the ``scheduler_volume_*`` metrics.
 """
 
 from __future__ import annotations

@@ -51,6 +51,9 @@ class BindHandler(HandlerBase):
         conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                       "lastTransitionTime": now_iso()})
         status["conditions"] = conds
+        # ClearingNominatedNodeNameAfterBinding (on in 1.37, kubernetes/kubernetes#132443): a bound
+        # pod's nomination, the scheduler's or another component's, is stale.
+        status.pop("nominatedNodeName", None)
         annotations = (body.get("metadata") or {}).get("annotations")
         meta = dict(pod["metadata"])
         if annotations:
