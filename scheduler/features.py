@@ -33,7 +33,7 @@ UPSTREAM_DEFAULTS: Mapping[str, bool] = {
     "DRADeviceTaintRules": True, "DRAExtendedResource": True, "DRAPrioritizedList": True, "DRAAdminAccess": True,
     "DRAResourceClaimDeviceStatus": True, "DRASchedulerFilterTimeout": True, "DRAWorkloadResourceClaims": False,
     "PodLevelResources": True, "InPlacePodVerticalScaling": True, "InPlacePodLevelResourcesVerticalScaling": True,
-    "NominatedNodeNameForExpectation": True, "GenericWorkload": False,
+    "NominatedNodeNameForExpectation": True, "GenericWorkload": False, "VolumeLimitScaling": True,
 }
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})

@@ -376,12 +376,16 @@ class CSIDriver:
     name: str
     attach_required: bool = True                    # the API server's default
     storage_capacity: bool = False
+    # spec.preventPodSchedulingIfMissing (VolumeLimitScaling): NodeVolumeLimits keeps the driver's
+    # volumes off a node whose CSINode does not list the driver.
+    prevent_pod_scheduling_if_missing: bool = False
 
 
 def parse_csi_driver(obj: Mapping[str, Any]) -> CSIDriver:
     _, _, name = _meta(obj)
     spec = obj.get("spec") or {}
-    return CSIDriver(name, spec.get("attachRequired") is not False, spec.get("storageCapacity") is True)
+    return CSIDriver(name, spec.get("attachRequired") is not False, spec.get("storageCapacity") is True,
+                     spec.get("preventPodSchedulingIfMissing") is True)
 
 
 @dataclass(frozen=True, slots=True)

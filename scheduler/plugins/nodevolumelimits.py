@@ -30,11 +30,17 @@ over each candidate node's pods (about 18 ms at 5,000 nodes of one such pod each
 per-node memo keyed by ``NodeInfo.generation`` would be unsafe, as a columns-only what-if restores
 the generation it bumped.
 
-**Left out, with reasons.** Upstream (1.35+) also counts VolumeAttachments already on the node and,
-with the alpha ``VolumeLimitScaling`` gate, rejects nodes missing a driver whose CSIDriver sets
-``preventPodSchedulingIfMissing``. VolumeAttachments are not in the volume store (no plugin here
-reads them yet), and the gate is off by default. Inline and PV ``cinder`` and ``portworxVolume``
-sources are not modelled (``model.volumes``), so they are never counted.
+**VolumeLimitScaling** (KEP-5030; beta and on in 1.37, kubernetes/kubernetes#135012 and #140612):
+before the limits, a node whose CSINode does not list a driver of the pod's new volumes, where that
+driver's CSIDriver sets ``preventPodSchedulingIfMissing: true``, or that has no CSINode at all, is
+rejected: Unschedulable, ``<driver> CSI driver is not installed on the node`` (the text upstream's
+e2e ``csi_node_aware`` test waits for). A driver without a CSIDriver object, or that does not opt
+in, keeps the old rule (no CSINode entry: no limit). ``--feature-gates VolumeLimitScaling=false``
+turns the check off.
+
+**Left out, with reasons.** Upstream (1.35+) also counts VolumeAttachments already on the node:
+they are not in the volume store (no plugin here reads them yet). Inline and PV ``cinder`` and
+``portworxVolume`` sources are not modelled (``model.volumes``), so they are never counted.
 
 EnqueueExtensions, as upstream: CSINode/Add (no hint), CSINode/Update (Queue when a driver's
 attach limit grew or went away: ``is_schedulable_after_csi_node_updated``, after upstream's
@@ -53,6 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler import features
 from scheduler.cache import Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
 from scheduler.framework import interfaces as fwk
@@ -73,6 +80,12 @@ from scheduler.model.volumes import (
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+GATE_VOLUME_LIMIT_SCALING = "VolumeLimitScaling"
+
+
+def driver_not_installed(driver: str) -> str:
+    """VolumeLimitScaling's reason for a node without an opted-in driver."""
+    return f"{driver} CSI driver is not installed on the node"
 _EXCEEDED = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 _SKIP = Status(Code.SKIP)
 
@@ -133,8 +146,10 @@ class NodeVolumeLimits:
     filter_is_node_local = True     # NodeLocalFilter: reads the node's CSINode and its pods
     pre_filter_reads_pods = False   # PodReadingPreFilter: reads only the pod
 
-    def __init__(self, volumes: VolumeStore | None = None, *, random_prefix: str | None = None) -> None:
+    def __init__(self, volumes: VolumeStore | None = None, *, random_prefix: str | None = None,
+                 volume_limit_scaling: bool = True) -> None:
         self._volumes = volumes if volumes is not None else VolumeStore()   # an empty store is falsy
+        self._volume_limit_scaling = volume_limit_scaling
         # upstream's randomVolumeIDPrefix: handles of unbound claims never collide with real ones.
         self._prefix = random_prefix if random_prefix is not None else secrets.token_hex(16)
         self._memo: dict[tuple[str, bool], Volumes] = {}
@@ -160,6 +175,7 @@ class NodeVolumeLimits:
             self._memo_version = self._volumes.version
         new_by_csi: dict[bool, Volumes] = {}
         failed = np.zeros(n, np.bool_)
+        missing: dict[int, str] = {}        # position -> the opted-in driver its node lacks
         infos = snapshot.table.infos
         for i, r in enumerate(rows.tolist()):
             info = infos[r]
@@ -176,6 +192,11 @@ class NodeVolumeLimits:
                     return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), status)
             if not new:
                 continue
+            if self._volume_limit_scaling:
+                absent = self._missing_driver(new, csi_node)
+                if absent:
+                    missing[i] = absent
+                    continue
             limits = csi_node.limits() if csi_node is not None else {}
             if not limits:
                 continue
@@ -187,7 +208,30 @@ class NodeVolumeLimits:
             except VolumeError as e:
                 return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), Status.as_error(e))
             failed[i] = _exceeds(new, attached, limits)
-        return fwk.FilterVerdict.uniform(failed, _EXCEEDED)
+        if not missing:
+            return fwk.FilterVerdict.uniform(failed, _EXCEEDED)
+        statuses = [_EXCEEDED]
+        ids = np.zeros(n, np.int64)
+        by_driver: dict[str, int] = {}
+        for i, driver in missing.items():
+            if driver not in by_driver:
+                by_driver[driver] = len(statuses)
+                statuses.append(Status.unschedulable(driver_not_installed(driver)))
+            failed[i] = True
+            ids[i] = by_driver[driver]
+        return fwk.FilterVerdict(failed, statuses, ids)
+
+    def _missing_driver(self, new: Volumes, csi_node: CSINode | None) -> str:
+        """Upstream's driver check (VolumeLimitScaling): the first driver of the pod's new volumes
+        that opted in (``preventPodSchedulingIfMissing``) and that the node's CSINode does not list
+        (or the node has none); ``""`` when there is none."""
+        for driver in dict.fromkeys(new.values()):
+            spec = self._volumes.csi_driver(driver)
+            if spec is None or not spec.prevent_pod_scheduling_if_missing:
+                continue
+            if csi_node is None or driver not in csi_node.drivers:
+                return driver
+        return ""
 
     def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         return (fwk.ClusterEventWithHint(fwk.ClusterEvent("CSINode", "Add")),
@@ -321,7 +365,8 @@ def is_schedulable_after_pvc_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
 
 
 def new(args: None, handle: Handle) -> NodeVolumeLimits:
-    return NodeVolumeLimits(handle.volumes)
+    return NodeVolumeLimits(handle.volumes,
+                            volume_limit_scaling=features.enabled(handle.feature_gates, GATE_VOLUME_LIMIT_SCALING))
 
 
 if TYPE_CHECKING:

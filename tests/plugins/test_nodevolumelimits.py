@@ -305,3 +305,49 @@ def test_is_schedulable_after_csi_node_updated_needs_csi_nodes() -> None:
     with pytest.raises(TypeError):
         nodevolumelimits.is_schedulable_after_csi_node_updated(
             MakePod().Name("p").Obj(), ClusterEvent("CSINode", "Update", old=None, new=limits_node(ebs=1)))
+
+
+# --- VolumeLimitScaling (beta and on in 1.37): a node without an opted-in driver ------------------
+# Upstream's csi_test.go cases for it were not at hand; these follow kubernetes/kubernetes#135012 as
+# its e2e (test/e2e/storage/csi_node_aware) checks it: the reason is "<driver> CSI driver is not
+# installed on the node", and only a CSIDriver with preventPodSchedulingIfMissing opts in.
+NOT_INSTALLED: Want = (Code.UNSCHEDULABLE, f"{EBS} CSI driver is not installed on the node")
+
+
+def csi_driver(name: str, prevent: bool | None) -> dict[str, Any]:
+    spec = {} if prevent is None else {"preventPodSchedulingIfMissing": prevent}
+    return {"kind": "CSIDriver", "metadata": {"name": name}, "spec": spec}
+
+
+# (test, csiDriver's preventPodSchedulingIfMissing or None for no CSIDriver, limitSource, gate, want)
+LIMIT_SCALING: list[tuple[str, bool | None, str, bool, Want]] = [
+    ("opted-in driver missing from the node's CSINode", True, "no-csi-driver", True, NOT_INSTALLED),
+    ("opted-in driver and the node has no CSINode", True, "", True, NOT_INSTALLED),
+    ("opted-in driver listed on the node fits its limit", True, "csinode", True, None),
+    ("opted-in driver listed without a limit", True, "csinode-with-no-limit", True, None),
+    ("driver that did not opt in, missing from the node", False, "no-csi-driver", True, None),
+    ("no CSIDriver object, missing from the node", None, "", True, None),
+    ("VolumeLimitScaling=false: an opted-in driver missing is not checked", True, "", False, None),
+]
+
+
+@pytest.mark.parametrize(("test", "prevent", "limit_source", "gate", "want"), LIMIT_SCALING,
+                         ids=[c[0] for c in LIMIT_SCALING])
+def test_volume_limit_scaling(test: str, prevent: bool | None, limit_source: str, gate: bool, want: Want) -> None:
+    objects = [*fake_pvs("csi", [EBS]), *fake_pvcs("csi", SC_NAME, [EBS]), storage_class(SC_NAME, EBS)]
+    if prevent is not None:
+        objects.append(csi_driver(EBS, prevent))
+    node = csi_node(limit_source, 4, [EBS])
+    if node is not None:
+        objects.append(node)
+    _, got = run(NodeVolumeLimits(store(*objects), volume_limit_scaling=gate), csi_ebs_one_vol_pod, NODE,
+                 [running_pod])
+    assert got == want
+
+
+def test_volume_limit_scaling_reads_the_gate_from_the_handle() -> None:
+    from scheduler.framework.handle import Handle
+
+    assert nodevolumelimits.new(None, Handle())._volume_limit_scaling is True
+    off = nodevolumelimits.new(None, Handle(feature_gates={"VolumeLimitScaling": False}))
+    assert off._volume_limit_scaling is False
