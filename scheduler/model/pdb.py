@@ -1,10 +1,11 @@
 """PodDisruptionBudgets as preemption reads them (upstream's ``filterPodsWithPDBViolation``).
 
 Only three things matter to the scheduler: the namespace, the selector, and the status the
-disruption controller keeps (``disruptionsAllowed`` and ``disruptedPods``). A budget with a nil or
-empty selector protects nothing, as upstream says; so does one whose selector cannot be parsed, which
-``parse_pdb`` reports in ``problem`` instead of raising, so one broken budget never blocks preemption
-for the whole cluster.
+disruption controller keeps (``disruptionsAllowed`` and ``disruptedPods``). A policy/v1 budget
+whose selector is empty (``{}``) protects every pod of its namespace, unlabelled ones included
+(kubernetes/kubernetes#141785, fixed in 1.38: 1.37 read it as protecting nothing). A nil selector
+protects nothing; so does one that cannot be parsed, which ``parse_pdb`` reports in ``problem``
+instead of raising, so one broken budget never blocks preemption for the whole cluster.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class PodDisruptionBudget:
         return f"{self.namespace}/{self.name}"
 
     def protects(self, namespace: str, labels: Mapping[str, str]) -> bool:
-        """Same namespace and a non-empty selector that matches (upstream's matching rule)."""
-        if self.selector is None or self.selector.is_empty or namespace != self.namespace:
+        """Same namespace and a selector that matches: ``{}`` matches every pod, nil none
+        (``LabelSelectorAsSelector``; kubernetes/kubernetes#141785)."""
+        if self.selector is None or namespace != self.namespace:
             return False
         return self.selector.matches(labels)
 

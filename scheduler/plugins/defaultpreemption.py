@@ -103,13 +103,14 @@ def filter_pods_with_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisrup
     fine: list[Pod] = []
     for p in pods:
         violated = False
-        if p.labels:
-            for i, b in enumerate(pdbs):
-                if not b.protects(p.namespace, p.labels) or p.name in b.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
+        # Unlabelled pods are checked too: a `selector: {}` budget protects them
+        # (kubernetes/kubernetes#141785, which dropped 1.37's len(pod.Labels) shortcut).
+        for i, b in enumerate(pdbs):
+            if not b.protects(p.namespace, p.labels) or p.name in b.disrupted_pods:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                violated = True
         (violating if violated else fine).append(p)
     return violating, fine
 

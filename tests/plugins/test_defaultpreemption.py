@@ -175,13 +175,44 @@ def test_pdb_split_counts_the_budget_down() -> None:
     assert [p.name for p in fine] == ["db0", "other"]
 
 
-def test_pdb_with_empty_or_broken_selector_protects_nothing() -> None:
-    empty = _pdb(0, {"selector": {}, "disruptionsAllowed": 0})
+def test_pdb_with_nil_or_broken_selector_protects_nothing() -> None:
+    nil = parse_pdb({"metadata": {"name": "nil", "namespace": "default"}, "spec": {}})
     broken = parse_pdb({"metadata": {"name": "bad", "namespace": "default"},
                         "spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}}})
     assert broken.problem and "spec.selector" in broken.problem
-    violating, _ = filter_pods_with_pdb_violation([pod("p", labels={"a": "b"})], [empty, broken])
+    violating, _ = filter_pods_with_pdb_violation([pod("p", labels={"a": "b"}), pod("q")], [nil, broken])
     assert violating == []
+
+
+# kubernetes/kubernetes#141785 (1.38): a policy/v1 budget whose selector is `{}` selects every pod of
+# its namespace, unlabelled ones included; 1.37's preemption skipped unlabelled pods and read an
+# empty selector (labels.Everything().Empty()) as matching nothing.
+@pytest.mark.parametrize(("name", "victim", "namespace", "violates"), [
+    ("empty selector protects a labelled pod", pod("p", labels={"a": "b"}), "default", True),
+    ("empty selector protects an unlabelled pod", pod("q"), "default", True),
+    ("empty selector in another namespace does not", pod("p", labels={"a": "b"}), "elsewhere", False),
+])
+def test_pdb_with_empty_selector_protects_every_pod_of_its_namespace(name: str, victim: Pod, namespace: str,
+                                                                     violates: bool) -> None:
+    empty = parse_pdb({"metadata": {"name": "all", "namespace": namespace}, "spec": {"selector": {}},
+                       "status": {"disruptionsAllowed": 0}})
+    violating, fine = filter_pods_with_pdb_violation([victim], [empty])
+    assert (violating, fine) == (([victim], []) if violates else ([], [victim])), name
+
+
+def test_preemption_spares_the_pod_an_empty_selector_budget_protects() -> None:
+    """Through the cycle: n1's pod is under a `selector: {}` budget with no disruption left, n2's is in
+    a namespace without one and has the higher priority (the victim preemption would otherwise
+    spare); fewest PDB violations come first, so the preemptor evicts n2's pod."""
+    s, client = make_scheduler(pdbs=[parse_pdb({"metadata": {"name": "all", "namespace": "guarded"},
+                                                "spec": {"selector": {}}, "status": {"disruptionsAllowed": 0}})])
+    s.cache.add_node(node("n1", cpu="4"))
+    s.cache.add_node(node("n2", cpu="4"))
+    s.cache.add_pod(pod("guarded", "4", namespace="guarded", node_name="n1", priority=1))
+    s.cache.add_pod(pod("open", "4", node_name="n2", priority=5))
+    s.queue.add(pod("preemptor", "4", priority=10))
+    asyncio.run(s.run_until_idle())
+    assert [(v, n) for v, _, n in client.preempted] == [("default/open", "n2")]
 
 
 def test_disrupted_pods_do_not_count_against_the_budget() -> None:

@@ -375,3 +375,27 @@ def test_pod_topology_spread_score_system_defaulting_with_a_service() -> None:
     got = score_candidates(plugin, MakePod().Name("p").Label("foo", "").Obj(), existing,
                            hosts("node-a", "node-b", "node-c", "node-d"), [])
     assert got == [44, 66, 77, 100]
+
+
+# --- kubernetes/kubernetes#141340 (1.38): an empty, non-nil labelSelector matches every pod -----------
+# 1.37's countPodsMatchSelector returned 0 for `labelSelector: {}` (labels.Everything().Empty() is
+# true), so the constraint was a silent no-op; the fix counts every pod of the namespace, and a
+# nil selector (labels.Nothing()) still counts none. Cases after the PR's description.
+@pytest.mark.parametrize(("name", "selector", "want"), [
+    ("empty labelSelector {} counts every pod of the namespace", {}, ["skew", "skew", None, "missing"]),
+    ("nil labelSelector counts none", None, [None, None, None, "missing"]),
+    ("a selector of the same pods, the new one included",
+     {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db", "web"]}]}, ["skew", "skew", None, "missing"]),
+])
+def test_spread_filter_empty_label_selector_matches_all(name: str, selector: dict[str, Any] | None,
+                                                        want: list[str | None]) -> None:
+    constraint: dict[str, Any] = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    if selector is not None:
+        constraint["labelSelector"] = selector
+    p = pod("p", labels={"app": "web"}, spec={"topologySpreadConstraints": [constraint]})
+    other = pod("other", labels={"app": "db"}, node_name="a1")     # unlabelled as "web": only {} counts it
+    elsewhere = pod("elsewhere", labels={"app": "db"}, node_name="b1", namespace="other-ns")
+    got = run_filter(PTS, p, zoned(), [other, elsewhere])
+    names = {podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH: "skew",
+             podtopologyspread.ERR_REASON_NODE_LABEL_NOT_MATCH: "missing"}
+    assert [None if g is None else names[g.reasons[0]] for g in got] == want, name
