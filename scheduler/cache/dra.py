@@ -26,7 +26,8 @@ State machine of one claim's allocation, as upstream's::
 ``extendedresourcecache``): ``extended_resource_class(name)`` is the DeviceClass whose
 ``extendedResourceName`` is ``name``, or, for ``deviceclass.resource.kubernetes.io/<class>``, that
 class; kept as upstream's cache keeps it (several classes naming it: the newest by
-creationTimestamp, then the first by name; the holder renamed or deleted drops the name).
+creationTimestamp, then the first by name; the holder renamed or deleted hands the name to the
+best class still naming it, kubernetes/kubernetes#141110).
 ``extended_claim_for(pod)`` is the claim the scheduler created for a pod's extended resources
 (annotated ``resource.kubernetes.io/extended-resource-claim: "true"``, controlled by the pod),
 indexed by the pod's uid.
@@ -136,6 +137,8 @@ class DraStore:
         self._journal_base = 0
         # extendedResourceName -> the class backing it; pod uid -> its extended-resource claim's key
         self._extended: dict[str, DeviceClass] = {}
+        # extendedResourceName -> class name -> every class naming it (the winner's candidates)
+        self._extended_candidates: dict[str, dict[str, DeviceClass]] = {}
         self._extended_claims: dict[str, tuple[str, str]] = {}
         self.version = 0
         self.slices_version = 0
@@ -197,19 +200,29 @@ class DraStore:
                 self._extended_claims[claim.controller[3]] = key
 
     def _index_class(self, old: DeviceClass | None, new: DeviceClass | None) -> None:
-        """extendedresourcecache's handlers: a class takes a name when none holds it, or when it is
-        newer than the holder (then first by name); the holder changing its name, or going, drops
-        the mapping (no other class is looked for, as upstream's cache does not)."""
+        """extendedresourcecache's handlers, as fixed by kubernetes/kubernetes#141110: every class
+        naming an extendedResourceName is a candidate for it, and the name maps to the newest by
+        creationTimestamp, then the first by name. A class renaming it or going leaves the others
+        to take it (1.37's cache dropped the name instead)."""
+        touched: set[str] = set()
         if old is not None and old.extended_resource_name:
-            held = self._extended.get(old.extended_resource_name)
-            if held is not None and held.name == old.name and (
-                    new is None or new.extended_resource_name != old.extended_resource_name):
-                del self._extended[old.extended_resource_name]
+            cands = self._extended_candidates.get(old.extended_resource_name)
+            if cands is not None:
+                cands.pop(old.name, None)
+            touched.add(old.extended_resource_name)
         if new is not None and new.extended_resource_name:
-            held = self._extended.get(new.extended_resource_name)
-            if held is None or held.name == new.name or new.created > held.created or (
-                    new.created == held.created and new.name < held.name):
-                self._extended[new.extended_resource_name] = new
+            self._extended_candidates.setdefault(new.extended_resource_name, {})[new.name] = new
+            touched.add(new.extended_resource_name)
+        for name in touched:
+            best: DeviceClass | None = None
+            for c in self._extended_candidates.get(name, {}).values():
+                if best is None or c.created > best.created or (c.created == best.created and c.name < best.name):
+                    best = c
+            if best is None:
+                self._extended.pop(name, None)
+                self._extended_candidates.pop(name, None)
+            else:
+                self._extended[name] = best
 
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, obj: DraObject) -> None:

@@ -122,8 +122,9 @@ def cls(name: str, extended: str = "", created: str = "") -> dict[str, object]:
 def test_extended_resource_cache() -> None:
     """extendedresourcecache's TestExtendedResourceCache: an explicit extendedResourceName maps to
     its class (the newest by creationTimestamp when several name it, then the first by name); every
-    class also backs ``deviceclass.resource.kubernetes.io/<name>``; the holder renamed drops the
-    old name (the other classes naming it are not looked for), a deletion drops its names."""
+    class also backs ``deviceclass.resource.kubernetes.io/<name>``; the holder renamed or deleted
+    hands the name to the best class still naming it (kubernetes/kubernetes#141110, 1.38: 1.37's
+    cache dropped the name), a deletion drops its implicit name."""
     now, day_before, hour_after = "2026-12-04T09:00:00Z", "2026-12-03T09:00:00Z", "2026-12-04T10:00:00Z"
     s = DraStore()
     s.on_event("DeviceClass", "ADDED", cls("gpu-class", "example.com/gpu", now))
@@ -146,11 +147,30 @@ def test_extended_resource_cache() -> None:
     s.on_event("DeviceClass", "MODIFIED", cls("gpu-class-0", "test.com/gpu", hour_after))
     got = s.extended_resource_class("test.com/gpu")
     assert got is not None and got.name == "gpu-class-0"
-    assert s.extended_resource_class("example.com/gpu") is None      # as upstream's: no fallback
+    got = s.extended_resource_class("example.com/gpu")           # the newest left (#141110)
+    assert got is not None and got.name == "gpu-class-4"
     s.on_event("DeviceClass", "DELETED", cls("gpu-class-0"))
     assert s.extended_resource_class("test.com/gpu") is None
     assert s.extended_resource_class("deviceclass.resource.kubernetes.io/gpu-class-0") is None
     assert s.extended_resource_class("example.com/unknown") is None
+
+
+def test_extended_resource_name_passes_to_the_next_class_when_its_holder_goes() -> None:
+    """kubernetes/kubernetes#141110 (issue #141103): with two classes naming one extended resource,
+    1.37's cache lost the name when the winner was deleted or renamed, though the other class still
+    named it; pods asking for it stayed unschedulable until some class was updated."""
+    s = DraStore()
+    s.on_event("DeviceClass", "ADDED", cls("old", "example.com/gpu", "2026-12-03T09:00:00Z"))
+    s.on_event("DeviceClass", "ADDED", cls("new", "example.com/gpu", "2026-12-04T09:00:00Z"))
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "new"
+    s.on_event("DeviceClass", "DELETED", cls("new", "example.com/gpu", "2026-12-04T09:00:00Z"))
+    got = s.extended_resource_class("example.com/gpu")
+    assert got is not None and got.name == "old"
+    s.on_event("DeviceClass", "MODIFIED", cls("old", "example.com/other", "2026-12-03T09:00:00Z"))
+    assert s.extended_resource_class("example.com/gpu") is None
+    got = s.extended_resource_class("example.com/other")
+    assert got is not None and got.name == "old"
 
 
 def test_extended_claim_for_a_pod() -> None:
