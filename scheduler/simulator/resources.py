@@ -116,7 +116,7 @@ BUILTIN: list[ResourceType] = [
     ResourceType("", "v1", "nodes", "Node", False, short_names=("no",), subresources=("status",),
                  field_labels=frozenset({"spec.unschedulable"})),
     ResourceType("", "v1", "pods", "Pod", True, short_names=("po",), categories=("all",),
-                 subresources=("status", "binding", "eviction"), field_labels=_POD_FIELDS),
+                 subresources=("status", "binding", "eviction", "resize"), field_labels=_POD_FIELDS),
     ResourceType("", "v1", "bindings", "Binding", True, verbs=("create",)),
     ResourceType("", "v1", "events", "Event", True, short_names=("ev",), field_labels=_EVENT_FIELDS,
                  store="core/events"),

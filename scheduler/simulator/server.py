@@ -130,6 +130,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.volumes.on_event)
         self.store.listeners.append(self.controllers.claims.on_event)
         self.store.listeners.append(self.controllers.gpus.on_event)
+        self.store.listeners.append(self.controllers.kubelet.on_event)
         self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",

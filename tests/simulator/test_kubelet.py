@@ -114,3 +114,69 @@ def test_kubectl_wait_for_ready_false_returns_once_a_deleted_pod_stops(api: Http
     kubectl("delete", "pod", "waited", "--wait=false")
     out = kubectl("wait", "--for=condition=Ready=false", "pod/waited", "--timeout=10s")
     assert out.stdout.strip() == "pod/waited condition met"
+
+
+# --- in-place resize (pods/resize): what the kubelet allocates and actuates ---------------------------
+def _sized_pod(api: Http, name: str, node: str, cpu: str, node_cpu: str = "4") -> dict[str, Any]:
+    body = _node(node)
+    body["status"]["capacity"]["cpu"] = node_cpu
+    api("POST", "/api/v1/nodes", body)
+    code, out = api("POST", PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                                   "spec": {"containers": [{"name": "app", "image": "pause", "resources": {
+                                       "requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}})
+    assert code == 201, out
+    code, out = api("POST", f"{PODS}/{name}/binding", {"apiVersion": "v1", "kind": "Binding",
+                                                       "metadata": {"name": name},
+                                                       "target": {"kind": "Node", "name": node}})
+    assert code == 201, out
+    return _poll(api, name, lambda p: _cond(p, "Ready") == "True", "the pod Running and Ready")
+
+
+def _resize(api: Http, name: str, cpu: str) -> tuple[int, Any]:
+    return api("PATCH", f"{PODS}/{name}/resize", {"spec": {"containers": [
+        {"name": "app", "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}},
+        ctype="application/strategic-merge-patch+json")
+
+
+def test_a_running_pods_statuses_carry_its_allocated_and_actuated_resources(api: Http) -> None:
+    pod = _sized_pod(api, "sized", "sized-node", "500m")
+    (cs,) = pod["status"]["containerStatuses"]
+    assert cs["allocatedResources"] == {"cpu": "500m"}
+    assert cs["resources"] == {"requests": {"cpu": "500m"}, "limits": {"cpu": "500m"}}
+
+
+def test_an_admitted_resize_is_allocated_then_actuated(api: Http) -> None:
+    _sized_pod(api, "grows", "grow-node", "500m")
+    code, body = _resize(api, "grows", "1")
+    assert code == 200, body
+    assert body["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
+    done = _poll(api, "grows", lambda p: p["status"]["containerStatuses"][0].get("resources", {}).get(
+        "requests") == {"cpu": "1"}, "the resize actuated")
+    assert done["status"]["containerStatuses"][0]["allocatedResources"] == {"cpu": "1"}
+    assert _cond(done, "PodResizeInProgress") is None and _cond(done, "PodResizePending") is None
+
+
+def test_a_resize_beyond_the_node_is_infeasible_and_leaves_the_status(api: Http) -> None:
+    _sized_pod(api, "too-big", "small-node", "500m", node_cpu="2")
+    code, body = _resize(api, "too-big", "3")
+    assert code == 200, body
+    pod = _poll(api, "too-big", lambda p: _cond(p, "PodResizePending") == "True", "the resize pending")
+    cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodResizePending")
+    assert (cond["reason"], cond["message"]) == (
+        "Infeasible", "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000")
+    (cs,) = pod["status"]["containerStatuses"]
+    assert cs["allocatedResources"] == {"cpu": "500m"} and cs["resources"]["requests"] == {"cpu": "500m"}
+
+
+def test_a_deferred_resize_is_applied_once_a_pod_leaves_the_node(api: Http) -> None:
+    _sized_pod(api, "waits", "shared-node", "1", node_cpu="2")
+    _sized_pod(api, "neighbour", "shared-node", "1", node_cpu="2")
+    code, body = _resize(api, "waits", "1500m")
+    assert code == 200, body
+    pod = _poll(api, "waits", lambda p: _cond(p, "PodResizePending") == "True", "the resize deferred")
+    cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodResizePending")
+    assert (cond["reason"], cond["message"]) == (
+        "Deferred", "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000")
+    assert api("DELETE", f"{PODS}/neighbour", {"gracePeriodSeconds": 0})[0] == 200
+    _poll(api, "waits", lambda p: p["status"]["containerStatuses"][0].get("allocatedResources") == {"cpu": "1500m"}
+          and _cond(p, "PodResizePending") is None, "the deferred resize allocated")

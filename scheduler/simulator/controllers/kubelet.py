@@ -5,6 +5,16 @@ completes after ``completion_seconds``; a pod deleted with a grace period is hel
 ``deletionTimestamp`` set (now plus the grace period), for ``min(grace, termination_seconds)`` seconds
 and then removed; meanwhile its containers, and so the pod, are no longer Ready.
 
+A running pod's container statuses carry what the kubelet allocated and actuated
+(``allocatedResources`` and ``resources``: the spec's requests, and its cpu and memory requests and
+limits), and the pod's ``status.allocatedResources`` and ``status.resources`` when it has pod-level
+resources. A write of ``pods/resize`` is applied as the kubelet's allocation manager does it
+(``pkg/kubelet/allocation``, InPlacePodVerticalScaling): the new requests must fit the node (else the
+``PodResizePending`` condition, reason ``Infeasible`` beyond the node's allocatable, ``Deferred`` beyond
+what its other pods leave, with the kubelet's messages; a deferred resize is retried when a pod on the
+node goes); an admitted resize is allocated at once (``PodResizeInProgress``) and actuated
+``running_after`` seconds later, when the condition goes.
+
 Every node is one of these kubelets': it registers with the labels the kubelet's ``initialNode`` gives
 (``pkg/kubelet/kubelet_node_status.go``): the hostname, ``kubernetes.io/os`` and ``/arch`` and their
 ``beta.kubernetes.io`` twins, which labels the node was created with are never overwritten.
@@ -12,12 +22,17 @@ Every node is one of these kubelets': it registers with the labels the kubelet's
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from scheduler.errors import ParseError
+from scheduler.model import parse_node, parse_pod
+from scheduler.model.podresources import RequestOptions
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.controllers.disruption import DisruptionController
 from scheduler.simulator.interfaces import ClusterWriter
 from scheduler.simulator.registry.meta import now_iso
+from scheduler.simulator.store import Event
 
 __all__ = ["Kubelet", "node_labels"]
 
@@ -25,6 +40,53 @@ Obj = dict[str, Any]
 
 # The platform every simulated kubelet reports (goruntime.GOOS / GOARCH), as the node's nodeInfo does.
 OS, ARCH = "linux", "amd64"
+RESIZE_PENDING, RESIZE_IN_PROGRESS = "PodResizePending", "PodResizeInProgress"
+_SPEC_ONLY = RequestOptions(use_status_resources=False)
+_RESIZED = ("cpu", "memory")
+
+
+def _resources(c: Obj) -> Obj:
+    r = c.get("resources")
+    return r if isinstance(r, dict) else {}
+
+
+def _actuated(resources: Obj) -> Obj:
+    """``ContainerStatus.resources`` as the runtime reports it: the cpu and memory requests and limits."""
+    out: Obj = {}
+    for kind in ("requests", "limits"):
+        got = {k: v for k, v in (resources.get(kind) or {}).items() if k in _RESIZED}
+        if got:
+            out[kind] = got
+    return out
+
+
+def _with_resources(status: Obj, spec: Obj, *, allocate: bool, actuate: bool) -> None:
+    """Set each running container's allocated and/or actuated resources from the spec, and the
+    pod-level twins when the pod has pod-level resources."""
+    by_name = {c.get("name"): c for c in spec.get("containers") or []}
+    for cs in status.get("containerStatuses") or []:
+        c = by_name.get(cs.get("name"))
+        if c is None:
+            continue
+        if allocate:
+            cs["allocatedResources"] = copy.deepcopy(_resources(c).get("requests") or {})
+        if actuate:
+            cs["resources"] = _actuated(_resources(c))
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, dict) and (pod_level.get("requests") or pod_level.get("limits")):
+        if allocate:
+            status["allocatedResources"] = copy.deepcopy(pod_level.get("requests") or {})
+        if actuate:
+            status["resources"] = _actuated(pod_level)
+
+
+def _condition(kind: str, reason: str = "", message: str = "") -> Obj:
+    out: Obj = {"type": kind, "status": "True", "lastProbeTime": None, "lastTransitionTime": now_iso()}
+    if reason:
+        out["reason"] = reason
+    if message:
+        out["message"] = message
+    return out
 
 
 def node_labels(name: str) -> dict[str, str]:
@@ -100,6 +162,95 @@ class Kubelet(Controller):
         if cur is not None and cur["metadata"]["uid"] == uid and not cur["metadata"].get("finalizers"):
             self.api.remove(rt, cur)
 
+    # --- in-place resize (pods/resize) -------------------------------------------------------------
+    def on_event(self, store: str, ev: Event) -> None:
+        """A store listener: a pod leaving a node (deleted, or finished) frees what it held there, so
+        the node's deferred resizes are retried (on a later turn: listeners never write)."""
+        if store != "/pods":
+            return
+        node = (ev.obj.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        finished = (ev.obj.get("status") or {}).get("phase") in ("Succeeded", "Failed") and (
+            ev.old is None or (ev.old.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+        if ev.type == "DELETED" or finished:
+            self.timers.later(0, lambda: self._retry_deferred(str(node)))
+
+    def pod_resized(self, namespace: str, name: str, uid: str) -> None:
+        self.timers.later(0, lambda: self._resize(namespace, name, uid))
+
+    def _retry_deferred(self, node: str) -> None:
+        """A pod left the node: the deferred resizes there are tried again (the allocation manager's
+        retry of pending resizes)."""
+        for p in self.api.store.bucket("/pods").items(None):
+            if (p.get("spec") or {}).get("nodeName") == node and any(
+                    c.get("type") == RESIZE_PENDING and c.get("reason") == "Deferred"
+                    for c in (p.get("status") or {}).get("conditions") or []):
+                meta = p["metadata"]
+                self.pod_resized(meta.get("namespace", ""), meta["name"], meta["uid"])
+
+    def _pending_reason(self, pod: Obj) -> tuple[str, str]:
+        """Whether the resized pod fits its node: ("", "") if so, else (reason, message) as the
+        kubelet words them (``Node didn't have enough capacity: cpu, requested: 8000, capacity:
+        4000`` for Infeasible; ``Node didn't have enough resource: ...`` for Deferred)."""
+        node_name = str(pod["spec"].get("nodeName") or "")
+        node_obj = self.api.store.get(self.api.rt("", "v1", "nodes"), "", node_name)
+        if node_obj is None:
+            return "", ""
+        alloc = parse_node(node_obj).allocatable
+        want = parse_pod(pod, _SPEC_ONLY).requests
+        used: dict[str, int] = {}
+        for p in self.api.store.bucket("/pods").items(None):
+            if (p.get("spec") or {}).get("nodeName") != node_name or p["metadata"]["uid"] == pod["metadata"]["uid"] \
+                    or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            try:
+                requests = parse_pod(p).requests
+            except ParseError:
+                continue        # a pod the scheduler cannot read holds what the kubelet never admitted
+            for k, v in requests.items():
+                used[k] = used.get(k, 0) + v
+        for res in _RESIZED:
+            if want.get(res, 0) > alloc.get(res, 0):
+                return "Infeasible", (f"Node didn't have enough capacity: {res}, requested: {want.get(res, 0)}, "
+                                      f"capacity: {alloc.get(res, 0)}")
+        for res in _RESIZED:
+            if want.get(res, 0) + used.get(res, 0) > alloc.get(res, 0):
+                return "Deferred", (f"Node didn't have enough resource: {res}, requested: {want.get(res, 0)}, "
+                                    f"used: {used.get(res, 0)}, capacity: {alloc.get(res, 0)}")
+        return "", ""
+
+    def _resize(self, namespace: str, name: str, uid: str) -> None:
+        """Allocate a resize (or mark it pending), then actuate it ``running_after`` seconds later."""
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        status = copy.deepcopy(pod.get("status") or {})
+        if status.get("phase") != "Running":
+            return              # not started: _run allocates the spec as it is
+        reason, message = self._pending_reason(pod)
+        conds = [c for c in status.get("conditions") or [] if c.get("type") not in (RESIZE_PENDING,
+                                                                                     RESIZE_IN_PROGRESS)]
+        if reason:
+            status["conditions"] = [*conds, _condition(RESIZE_PENDING, reason, message)]
+            self.api.write(rt, pod, {**pod, "status": status})
+            return
+        _with_resources(status, pod["spec"], allocate=True, actuate=False)
+        status["conditions"] = [*conds, _condition(RESIZE_IN_PROGRESS)]
+        self.api.write(rt, pod, {**pod, "status": status})
+        self.timers.later(self.running_after or 0.0, lambda: self._actuate(namespace, name, uid))
+
+    def _actuate(self, namespace: str, name: str, uid: str) -> None:
+        rt = self.api.rt("", "v1", "pods")
+        pod = self.api.store.get(rt, namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return
+        status = copy.deepcopy(pod.get("status") or {})
+        _with_resources(status, pod["spec"], allocate=False, actuate=True)
+        status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != RESIZE_IN_PROGRESS]
+        self.api.write(rt, pod, {**pod, "status": status})
+
     def _run(self, namespace: str, name: str, uid: str) -> None:
         rt = self.api.rt("", "v1", "pods")
         pod = self.api.store.get(rt, namespace, name)
@@ -123,6 +274,7 @@ class Kubelet(Controller):
                                               "started": True, "restartCount": 0, "imageID": "",
                                               "state": {"running": {"startedAt": ts}}}
                                              for c in pod["spec"].get("containers") or []]})
+        _with_resources(status, pod["spec"], allocate=True, actuate=True)
         self.api.write(rt, pod, {**pod, "status": status})
         self.disruption.mark(namespace)
         if any(r.get("kind") == "Job" and r.get("controller") for r in pod["metadata"].get("ownerReferences") or []):

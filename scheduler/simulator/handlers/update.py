@@ -1,6 +1,7 @@
 """UPDATE (``endpoints/handlers/update.go`` and the generic store's ``Update``): the resourceVersion
 precondition, what a main-resource write keeps of the old object (status, server-set metadata) and what a
-status write takes, the generation bump on a spec change, and a no-op that takes no resourceVersion.
+status write takes, the generation bump on a spec change, and a no-op that takes no resourceVersion. A
+write of ``pods/resize`` takes only the resources (``registry/core/resize.py``) and tells the kubelet.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from scheduler.simulator.handlers.base import HandlerBase, check_resource_versio
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.registry import podgroups
 from scheduler.simulator.registry import resource as dra
+from scheduler.simulator.registry.core.resize import resize_write
 from scheduler.simulator.registry.core.validation import validate_pod_status
 from scheduler.simulator.resources import ResourceType
 
@@ -49,6 +51,10 @@ class UpdateHandler(HandlerBase):
         if sub == "status":
             new = _status_write(old, new)
             _validate_status(rt, name, old, new)
+        elif sub == "resize":
+            new, causes = resize_write(old, new)
+            if causes:
+                raise invalid("Pod", name, causes)
         else:
             self._main_write(rt, old, new, strict)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -60,6 +66,8 @@ class UpdateHandler(HandlerBase):
         out = self.write(rt, old, new)
         if rt.plural == "customresourcedefinitions" and not rt.crd_name and sub != "status":
             self._establish(out)
+        if sub == "resize":
+            self.controllers.kubelet.pod_resized(out["metadata"].get("namespace", ""), name, out["metadata"]["uid"])
         return out
 
     def _main_write(self, rt: ResourceType, old: Obj, new: Obj, strict: bool) -> None:
