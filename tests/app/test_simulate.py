@@ -531,3 +531,22 @@ def test_an_admin_access_claim_takes_a_device_in_use() -> None:
     for name in ("watch-0", "watch-1"):
         assert pods[name]["devices"] == [{"claim": "gpu", "driver": "gpu.example.com", "pool": "n1",
                                           "device": "gpu-0"}]
+
+
+def test_pod_level_resources_decide_the_fit_and_the_fit_error() -> None:
+    """PodLevelResources (beta, on in 1.37) through ``simulate``: a pod's spec.resources requests
+    replace its containers' sum for cpu and memory. On a 2-cpu node, a pod of 100m containers asking
+    3 cpus at pod level does not fit (the FitError says so), and one asking 1500m at pod level fits
+    and is what the node counts."""
+    big = pod("pod-level-big", cpu="100m", resources={"requests": {"cpu": "3"}})
+    fits = pod("pod-level-fits", cpu="100m", resources={"requests": {"cpu": "1500m"}})
+    result = run_cli(["-f", "-", "--output", "json"], stdin=as_list([node("n1"), big, fits]))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    pods = {p["name"]: p for p in report["pods"]}
+    assert pods["pod-level-fits"]["node"] == "n1" and pods["pod-level-big"]["node"] is None
+    (n1,) = report["nodes"]
+    assert n1["requested"]["cpu"] == "1500m"
+    (group,) = report["unschedulable"]
+    assert group["reason"] == "Insufficient cpu" and group["pods"] == ["shop/pod-level-big"]
+    assert group["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
