@@ -29,7 +29,6 @@ from scheduler.model.podresources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
     DEFAULT_REQUEST_OPTIONS,
-    ContainerSpec,
     RequestOptions,
     pod_requests,
 )
@@ -379,7 +378,9 @@ def _resources(spec: Mapping[str, Any], status: Mapping[str, Any], opts: Request
     """Requests as upstream's ``resource.PodRequests`` (``podresources``), their non-zero twin,
     the per-container requests (kept only when an extended resource is asked for), and the
     containers' images and host ports (app and sidecar containers only)."""
-    containers: list[ContainerSpec] = []
+    apps: list[dict[str, int]] = []
+    inits: list[tuple[dict[str, int], bool]] = []
+    names: list[str] = []
     per_container: dict[str, list[ContainerRequests]] = {"containers": [], "initContainers": []}
     images: list[str] = []
     ports: list[HostPort] = []
@@ -392,15 +393,20 @@ def _resources(spec: Mapping[str, Any], status: Mapping[str, Any], opts: Request
             restartable = init and c.get("restartPolicy") == "Always"
             name = str(c.get("name") or "")
             per_container[kind].append(ContainerRequests(name, init and not restartable, r))
-            containers.append(ContainerSpec(name, init, restartable, r))
+            names.append(name)
+            if init:
+                inits.append((r, restartable))
+            else:
+                apps.append(r)
             if isinstance(c.get("image"), str):
                 images.append(c["image"])
             if (not init or restartable) and c.get("ports"):
                 _host_ports(c, f, ports)
 
-    requests, nz = pod_requests(spec, status, containers, opts)
+    requests, nz = pod_requests(spec, status, apps, inits, names, opts)
     container_requests = ((*per_container["initContainers"], *per_container["containers"])
-                          if any("/" in k for c in containers for k in c.requests) else ())
+                          if any("/" in k for r in apps for k in r) or any("/" in k for r, _ in inits for k in r)
+                          else ())
     return _Resources(requests, nz, container_requests, tuple(images), tuple(ports))
 
 

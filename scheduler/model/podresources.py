@@ -34,8 +34,8 @@ from typing import Any
 from scheduler.model.parsing import resource_list
 
 __all__ = ["DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST", "DEFAULT_REQUEST_OPTIONS", "HUGE_PAGES_PREFIX",
-           "ContainerSpec", "RequestOptions", "add_into", "aggregate", "is_pod_resize_infeasible",
-           "is_supported_pod_level_resource", "max_into", "pod_requests"]
+           "RequestOptions", "add_into", "aggregate", "is_pod_resize_infeasible", "is_supported_pod_level_resource",
+           "max_into", "pod_requests"]
 
 HUGE_PAGES_PREFIX = "hugepages-"
 # The scheduler's NonMissingContainerRequests (``pkg/scheduler/util``): scoring's request for a
@@ -60,8 +60,8 @@ DEFAULT_REQUEST_OPTIONS = RequestOptions()
 
 @dataclass(frozen=True, slots=True)
 class ContainerSpec:
-    """One container's requests as ``pod.py`` parsed them: its name (to find its status), whether
-    it is an init container and whether that one restarts (a sidecar)."""
+    """One container's requests, for the resize path: its name (to find its status), whether it is
+    an init container and whether that one restarts (a sidecar)."""
 
     name: str
     init: bool
@@ -135,21 +135,44 @@ def _container_statuses(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any
     return found
 
 
-def _has_resize_status(status: Mapping[str, Any]) -> bool:
-    """Whether any status field can change the answer: without one, allocated and actuated both
-    fall back to the spec and the max is the spec (the common case, skipped cheaply)."""
+def _raw_requests(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Each container's ``resources.requests`` as sent, by name."""
+    out: dict[str, Any] = {}
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            if isinstance(c, Mapping):
+                out[str(c.get("name") or "")] = (c.get("resources") or {}).get("requests") or {}
+    return out
+
+
+def _has_resize_status(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether any status field can change the answer. Without one, or when every container's
+    allocated and actuated requests are its spec's as sent (what the kubelet reports for a pod
+    that is not resizing, the common case), the max is the spec, found without parsing."""
     if status.get("allocatedResources") is not None or status.get("resources") is not None:
         return True
+    raw: dict[str, Any] | None = None
     for key in ("containerStatuses", "initContainerStatuses"):
         for cs in status.get(key) or ():
-            if isinstance(cs, Mapping) and (cs.get("allocatedResources") is not None
-                                            or cs.get("resources") is not None):
+            if not isinstance(cs, Mapping):
+                continue
+            alloc, res = cs.get("allocatedResources"), cs.get("resources")
+            if alloc is None and res is None:
+                continue
+            if raw is None:
+                raw = _raw_requests(spec)
+            want = raw.get(str(cs.get("name") or ""))
+            if want is None or (alloc is not None and alloc != want):
+                return True
+            actuated = res.get("requests") if isinstance(res, Mapping) else None
+            if actuated is not None and actuated != {k: v for k, v in want.items() if k in _POD_LEVEL}:
                 return True
     return is_pod_resize_infeasible(status)
 
 
 def _container_aggregates(containers: Sequence[ContainerSpec], status: Mapping[str, Any],
-                          non_missing: Mapping[str, int] | None, opts: RequestOptions) -> dict[str, int]:
+                          non_missing: Mapping[str, int] | None, opts: RequestOptions, resizing: bool
+                          ) -> dict[str, int]:
     """``AggregateContainerRequests``: the spec aggregate, or with status resources the per-resource
     max of the spec, allocated and actuated aggregates (without the spec when infeasible)."""
     def with_defaults(r: Mapping[str, int] | None) -> Mapping[str, int]:
@@ -159,7 +182,7 @@ def _container_aggregates(containers: Sequence[ContainerSpec], status: Mapping[s
         return {**non_missing, **(r or {})}
 
     spec = _aggregate_specs([(c, with_defaults(c.requests)) for c in containers])
-    if not opts.use_status_resources or not _has_resize_status(status):
+    if not opts.use_status_resources or not resizing:
         return spec
     infeasible = is_pod_resize_infeasible(status)
     pod_resources = status.get("resources")
@@ -224,20 +247,38 @@ def _pod_level(spec: Mapping[str, Any], status: Mapping[str, Any], overhead: Map
     return {k: v for k, v in effective.items() if is_supported_pod_level_resource(k)}
 
 
-def pod_requests(spec: Mapping[str, Any], status: Mapping[str, Any], containers: Sequence[ContainerSpec],
+def _non_zero(r: Mapping[str, int]) -> dict[str, int]:
+    # NonMissingContainerRequests for cpu and memory: only an absent request is defaulted (an
+    # explicit "0" stays 0); scoring reads no other resource of this aggregate.
+    return {"cpu": r.get("cpu", DEFAULT_MILLI_CPU_REQUEST), "memory": r.get("memory", DEFAULT_MEMORY_REQUEST)}
+
+
+def pod_requests(spec: Mapping[str, Any], status: Mapping[str, Any], apps: Sequence[Mapping[str, int]],
+                 inits: Sequence[tuple[Mapping[str, int], bool]], names: Sequence[str],
                  opts: RequestOptions = DEFAULT_REQUEST_OPTIONS) -> tuple[dict[str, int], dict[str, int]]:
-    """``PodRequests``: the requests, and their non-zero twin (``NonMissingContainerRequests`` of
-    ``defaults`` for cpu and memory, which scoring reads), each with overhead and pod-level
-    resources applied."""
-    defaults = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
-    requests = _container_aggregates(containers, status, None, opts)
-    nz_all = _container_aggregates(containers, status, defaults, opts)
-    nz: dict[str, int] = {k: nz_all[k] for k in ("cpu", "memory") if k in nz_all}
+    """``PodRequests``: the requests, and their non-zero twin (cpu and memory with
+    ``NonMissingContainerRequests``, which scoring reads), each with pod-level resources and the
+    overhead applied. ``apps`` and ``inits`` (``(requests, restartable)``) are the containers' spec
+    requests in spec order, ``names`` their names (apps, then inits) to find their statuses.
+
+    Hot path: a pod whose status says nothing about a resize (``_has_resize_status``) costs two
+    plain aggregates, as before in-place resize."""
+    if opts.use_status_resources and _has_resize_status(spec, status):
+        containers = [ContainerSpec(n, False, False, r) for n, r in zip(names, apps, strict=False)]
+        containers += [ContainerSpec(n, True, rs, r) for n, (r, rs) in zip(names[len(apps):], inits, strict=False)]
+        defaults = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+        requests = _container_aggregates(containers, status, None, opts, True)
+        nz_all = _container_aggregates(containers, status, defaults, opts, True)
+        nz: dict[str, int] = {k: nz_all[k] for k in ("cpu", "memory") if k in nz_all}
+    else:
+        requests = aggregate(apps, inits)
+        nz = aggregate([_non_zero(r) for r in apps], [(_non_zero(r), rs) for r, rs in inits])
     overhead = resource_list(spec.get("overhead"), "spec.overhead", non_negative=True)
-    pod_level = _pod_level(spec, status, overhead, opts)
+    pod_level = _pod_level(spec, status, overhead, opts) if spec.get("resources") else None
     if pod_level:
         requests.update(pod_level)
         nz.update({k: v for k, v in pod_level.items() if k in ("cpu", "memory")})
-    add_into(requests, overhead)
-    add_into(nz, overhead)
+    if overhead:
+        add_into(requests, overhead)
+        add_into(nz, overhead)
     return requests, nz
