@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler import features
 from scheduler.cache import CAP, Snapshot
 from scheduler.cache.dra import DraStore
 from scheduler.framework import interfaces as fwk
@@ -115,9 +116,12 @@ class NodeResourcesFit:
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
     pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
 
-    def __init__(self, args: NodeResourcesFitArgs, dra: DraStore | None = None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs, dra: DraStore | None = None, *,
+                 in_place_pod_vertical_scaling: bool = True) -> None:
         self.args = args
         self._dra = dra
+        # Feature gate InPlacePodVerticalScaling (GA, on): an assigned pod's update can free resources.
+        self._in_place = in_place_pod_vertical_scaling
         strat = args.scoring_strategy
         self._strategy = strat.type
         self._resources = tuple((r.name, r.weight) for r in strat.resources)
@@ -322,8 +326,9 @@ class NodeResourcesFit:
         after_node: Callable[[Pod, fwk.ClusterEvent], bool] = is_schedulable_after_node_change \
             if self._dra is None else \
             functools.partial(is_schedulable_after_node_change, dra=self._dra, dra_enabled=True)
-        events = [fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", ("Delete", "Update")),
-                                           is_schedulable_after_pod_event),
+        # fit.go: UpdatePodScaleDown only with InPlacePodVerticalScaling (else no update frees anything).
+        pod_actions = ("Delete", "Update") if self._in_place else ("Delete",)
+        events = [fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", pod_actions), is_schedulable_after_pod_event),
                   fwk.ClusterEventWithHint(fwk.ClusterEvent("Node", ("Add", "UpdateNodeAllocatable")), after_node)]
         if self._dra is not None:
             # DRAExtendedResource: a class that starts backing an extended resource the pod asks for.
@@ -430,7 +435,9 @@ def _fit_status(req: _Request, short: list[bool], unresolvable: bool) -> Status:
 def new_fit(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
     # The service's store, even empty (its informers fill it later): which classes back which
     # extended resources.
-    return NodeResourcesFit(args or NodeResourcesFitArgs(), handle.dra)
+    return NodeResourcesFit(args or NodeResourcesFitArgs(), handle.dra,
+                            in_place_pod_vertical_scaling=features.enabled(handle.feature_gates,
+                                                                           "InPlacePodVerticalScaling"))
 
 
 if TYPE_CHECKING:

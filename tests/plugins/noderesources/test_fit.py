@@ -832,6 +832,18 @@ def test_events_to_register() -> None:
                     noderesources.is_schedulable_after_node_change)]
 
 
+def test_events_to_register_without_in_place_pod_vertical_scaling() -> None:
+    """fit_test.go TestEventsToRegister "Register events with InPlacePodVerticalScaling feature
+    disabled": Pod Delete only (no update can free resources); the gate comes from the Handle."""
+    from scheduler.framework.handle import Handle
+    from scheduler.framework.types import ClusterEvent
+    plugin = noderesources.new_fit(None, Handle(feature_gates={"InPlacePodVerticalScaling": False}))
+    got = [e.event for e in plugin.events_to_register()]
+    assert got[:2] == [ClusterEvent("Pod", ("Delete",)), ClusterEvent("Node", ("Add", "UpdateNodeAllocatable"))]
+    on = noderesources.new_fit(None, Handle())
+    assert on.events_to_register()[0].event == ClusterEvent("Pod", ("Delete", "Update"))
+
+
 def test_events_to_register_with_dra_extended_resources() -> None:
     """fit_test.go TestEventsToRegister "Register events with DRAExtendedResource feature enabled":
     also DeviceClass Add|Update (with its hint); here whenever the plugin has the DRA store."""
