@@ -26,6 +26,7 @@ from typing import Any
 from scheduler.errors import QuantityError
 from scheduler.quantity import parse_quantity
 from scheduler.simulator.apierrors import ApiError, invalid
+from scheduler.simulator.registry.core.podlevel import pod_level_consistency
 from scheduler.simulator.registry.core.validation import validate_node, validate_pod
 from scheduler.simulator.registry.meta import QUANTITY_RE, now_iso
 
@@ -92,6 +93,8 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
     if isinstance(spec.get("resources"), dict):
         _resource_list("Pod", "spec.resources.requests", spec["resources"].get("requests"), causes)
+        if not causes:
+            causes += pod_level_consistency(spec)
     if causes:
         raise invalid("Pod", name, causes)
     containers = spec.get("containers") or []

@@ -14,8 +14,9 @@ with the API server's texts:
 * any resources change on a regular (non-sidecar) init container:
   ``resources for non-sidecar init containers are immutable``.
 
-Not checked here (the simulator checks none of them on create either): a request above its limit,
-and the QoS class changing. The kubelet applies the resize (``controllers/kubelet.py``).
+The pod-level requests must still cover the containers' (``podlevel.py``, as on create). Not
+checked here (the simulator checks neither on create): a request above its limit, and the QoS
+class changing. The kubelet applies the resize (``controllers/kubelet.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from scheduler.simulator.registry.core.podlevel import pod_level_consistency
 from scheduler.simulator.registry.core.validation import Cause, forbidden
 
 __all__ = ["RESIZABLE", "resize_write"]
@@ -82,6 +84,8 @@ def resize_write(old: Obj, new: Obj) -> tuple[Obj, list[Cause]]:
                     o.pop(f, None)
     if "resources" in new_spec:
         spec["resources"] = copy.deepcopy(new_spec["resources"])
+    if not causes and isinstance(spec.get("resources"), dict):
+        causes += pod_level_consistency(spec)
     if merged.get("spec") != old.get("spec") and "generation" in merged["metadata"]:
         merged["metadata"]["generation"] = merged["metadata"]["generation"] + 1
     return merged, causes
