@@ -49,7 +49,14 @@ from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_fo
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
 from scheduler.simulator.controllers.manager import Controllers
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
-from scheduler.simulator.handlers.base import _JSON, MAX_BODY, Request, list_options_invalid
+from scheduler.simulator.handlers.base import (
+    _JSON,
+    MAX_BODY,
+    WRITE_OPTIONS,
+    Request,
+    check_dry_run,
+    list_options_invalid,
+)
 from scheduler.simulator.handlers.bind import BindHandler
 from scheduler.simulator.handlers.delete import DeleteHandler
 from scheduler.simulator.handlers.discovery import _VERSION, DiscoveryHandler
@@ -270,6 +277,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
             self.audit.add((request.headers.get("User-Agent", "").split("/")[0], verb, group, resource_label))
         if self.faults.active and (faulted := await self._fault(request, verb, resource_label)) is not None:
             return faulted
+        if verb in WRITE_OPTIONS:          # the write's options are decoded and validated before its body
+            check_dry_run(q.getall("dryRun", []), WRITE_OPTIONS[verb])
         dry = q.get("dryRun") == "All"
         opts = _request_options(q, verb, name)
         if verb == "watch":

@@ -55,3 +55,34 @@ def test_delete_options_in_the_body_are_read_instead_of_the_query(sim: Simulated
     code, _ = api("DELETE", "/api/v1/namespaces/default/configmaps/body-dry?dryRun=All",
                   {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
     assert code == 200 and stored_rv(api, "body-dry") is None
+
+
+def test_a_dry_run_other_than_all_is_refused_on_every_write(sim: SimulatedCluster) -> None:
+    api = Http(sim)
+    cms = "/api/v1/namespaces/default/configmaps"
+    api("POST", cms, {**CM, "metadata": {"name": "foo-dry"}})
+    rv = stored_rv(api, "foo-dry")
+
+    def refused(kind: str, code: int, out: Any) -> None:
+        assert code == 422, out
+        assert out["message"] == (f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                                  '[]string{"Foo"}: supported values: "All"')
+        assert out["details"] == {"group": "meta.k8s.io", "kind": kind, "causes": [{
+            "reason": "FieldValueNotSupported", "message": 'Unsupported value: []string{"Foo"}: supported values: '
+                                                           '"All"', "field": "dryRun"}]}
+
+    refused("CreateOptions", *api("POST", cms, {**CM, "metadata": {"name": "foo-new"}}, params={"dryRun": "Foo"}))
+    assert stored_rv(api, "foo-new") is None
+    changed = {**CM, "metadata": {"name": "foo-dry"}, "data": {"a": "2"}}
+    refused("UpdateOptions", *api("PUT", f"{cms}/foo-dry", changed, params={"dryRun": "Foo"}))
+    refused("PatchOptions", *api("PATCH", f"{cms}/foo-dry", {"data": {"a": "3"}}, params={"dryRun": "Foo"},
+                                 ctype="application/merge-patch+json"))
+    refused("PatchOptions", *api("PATCH", f"{cms}/foo-dry", changed, params={"dryRun": "Foo", "fieldManager": "t"},
+                                 ctype="application/apply-patch+yaml"))
+    refused("DeleteOptions", *api("DELETE", f"{cms}/foo-dry", params={"dryRun": "Foo"}))
+    refused("DeleteOptions", *api("DELETE", f"{cms}/foo-dry", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                                               "dryRun": ["Foo"]}))
+    refused("DeleteOptions", *api("DELETE", cms, params={"dryRun": "Foo"}))
+    assert stored_rv(api, "foo-dry") == rv
+    assert api("POST", cms, {**CM, "metadata": {"name": "foo-new"}}, params={"dryRun": "All"})[0] == 201
+    assert stored_rv(api, "foo-new") is None

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from scheduler.simulator.faults import Faults
     from scheduler.simulator.openapi import OpenAPI
 
-__all__ = ["FRESH_WAIT", "MAX_BODY", "HandlerBase", "Request", "check_resource_version"]
+__all__ = ["FRESH_WAIT", "MAX_BODY", "WRITE_OPTIONS", "HandlerBase", "Request", "check_dry_run",
+           "check_resource_version"]
 
 Obj = dict[str, Any]
 
@@ -57,13 +58,30 @@ CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a con
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"   # metav1.InitialEventsAnnotationKey
 
 
-def list_options_invalid(causes: list[tuple[str, str, str]]) -> ApiError:
-    """``NewInvalid(ListOptions.meta.k8s.io, "", errs)``: no name, so none in the details (``omitempty``)."""
+def list_options_invalid(causes: list[tuple[str, str, str]], kind: str = "ListOptions") -> ApiError:
+    """``NewInvalid(ListOptions.meta.k8s.io, "", errs)`` (or another options kind's): no name, so none in
+    the details (``omitempty``)."""
     text = ", ".join(f"{f}: {d}" for f, _, d in causes)
     text = f"[{text}]" if len(causes) > 1 else text
-    return ApiError(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {text}',
-                    {"group": "meta.k8s.io", "kind": "ListOptions",
+    return ApiError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: {text}',
+                    {"group": "meta.k8s.io", "kind": kind,
                      "causes": [{"reason": r, "message": d, "field": f} for f, r, d in causes]})
+
+
+# The options kind each write verb decodes its query into (endpoints/handlers: create.go, update.go,
+# patch.go, delete.go).
+WRITE_OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
+                 "delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
+
+
+def check_dry_run(values: list[str], kind: str) -> None:
+    """apimachinery's ``ValidateDryRun``: every value ``All``, else the options' 422 (the value, a
+    ``[]string``, printed with ``%#v`` as ``field.Error`` prints a slice)."""
+    if all(v == "All" for v in values):
+        return
+    shown = "[]string{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
+    raise list_options_invalid([("dryRun", "FieldValueNotSupported",
+                                 f'Unsupported value: {shown}: supported values: "All"')], kind)
 
 
 def check_resource_version(rt: ResourceType, name: str, want_rv: Any, old: Obj) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from scheduler.simulator.apierrors import conflict, invalid, not_found
-from scheduler.simulator.handlers.base import Request, check_resource_version
+from scheduler.simulator.handlers.base import Request, check_dry_run, check_resource_version
 from scheduler.simulator.handlers.list import ListHandler
 from scheduler.simulator.interfaces import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from scheduler.simulator.registry.meta import iso_after
@@ -27,14 +27,16 @@ class DeleteHandler(ListHandler):
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Any, *, dry: bool = False,
                ) -> tuple[int, Obj]:
-        old = self.store.get(rt, namespace, name)
-        if old is None:
-            raise not_found(rt, name)
         opts = options if isinstance(options, dict) else {}
         if opts:
             # With a body, the DeleteOptions are the body's alone and the query is not read
             # (handlers.DeleteResource): ``kubectl delete --dry-run=server`` sends its dryRun there.
-            dry = "All" in (opts.get("dryRun") or ())
+            sent = opts.get("dryRun") or []
+            check_dry_run([str(v) for v in sent] if isinstance(sent, list) else [str(sent)], "DeleteOptions")
+            dry = "All" in sent
+        old = self.store.get(rt, namespace, name)
+        if old is None:
+            raise not_found(rt, name)
         _check_preconditions(rt, name, old, opts.get("preconditions") or {})
         if dry:
             return 200, external(rt, old)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.simulator import schema
-from scheduler.simulator.apierrors import bad_request, invalid, not_found
+from scheduler.simulator.apierrors import bad_request, conflict, invalid, not_found
 from scheduler.simulator.handlers.base import HandlerBase, check_resource_version
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.registry import podgroups
@@ -35,6 +35,7 @@ class UpdateHandler(HandlerBase):
         meta = new["metadata"]
         if meta.get("name") and meta["name"] != name:
             raise bad_request("the name of the object does not match the name on the URL")
+        _check_uid(rt, name, meta.get("uid"), old)
         want_rv = meta.get("resourceVersion")
         if not want_rv and rt.crd_name:
             # A custom resource's update strategy requires the precondition (AllowUnconditionalUpdate false).
@@ -127,3 +128,24 @@ def _validate_status(rt: ResourceType, name: str, old: Obj, new: Obj) -> None:
         causes = schema.validate(rt.schema, new, old=old)
         if causes:
             raise invalid(rt.kind, name, causes, rt.group)
+
+
+def _storage_key(rt: ResourceType, namespace: str, name: str) -> str:
+    """The etcd key kube-apiserver keeps an object under (``/registry/pods/NS/NAME``; a custom
+    resource's under its group); StorageError messages show it."""
+    resource = "services/specs" if rt.store == "/services" else rt.plural
+    prefix = f"/registry/{rt.group}/{resource}" if rt.crd_name else f"/registry/{resource}"
+    return "/".join([prefix, *([namespace] if namespace else []), name])
+
+
+def _check_uid(rt: ResourceType, name: str, sent: Any, old: Obj) -> None:
+    """A PUT's body names the object it replaces by its uid: ``rest.DefaultUpdatedObjectInfo`` makes a
+    sent uid the storage precondition, and etcd3's ``Preconditions.Check`` refuses another object's
+    (``InterpretUpdateError``: a 409 Conflict carrying the StorageError)."""
+    have = old["metadata"].get("uid", "")
+    if not sent or sent == have:
+        return
+    key = _storage_key(rt, old["metadata"].get("namespace", ""), name)
+    raise conflict(rt, name, f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+                             f"AdditionalErrorMsg: Precondition failed: UID in precondition: {sent}, "
+                             f"UID in object meta: {have}")

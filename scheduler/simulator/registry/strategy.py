@@ -21,6 +21,8 @@ from scheduler.simulator.openapi import definition_for
 from scheduler.simulator.registry import apiregistration, apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core import admission
+from scheduler.simulator.registry.core.immutable import validate_config_update
+from scheduler.simulator.registry.core.services import validate_service
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
 from scheduler.simulator.registry.meta import validate_annotations
 from scheduler.simulator.registry.podgroups import GENERIC_WORKLOAD
@@ -139,10 +141,15 @@ class Strategy(StoreState):
         elif key == "apiextensions.k8s.io/customresourcedefinitions":
             self._validate_crd(obj)
             _stored_versions(obj, old)
-        elif key == "/secrets":
-            admission.default_secret(obj)
+        elif key in ("/secrets", "/configmaps"):
+            if key == "/secrets":
+                admission.default_secret(obj)
+            if old is not None and (causes := validate_config_update(rt.kind, obj, old)):
+                raise invalid(rt.kind, obj["metadata"].get("name", ""), causes)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
+            if causes := validate_service(obj):
+                raise invalid("Service", obj["metadata"].get("name", ""), causes)
         elif key in apps.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
             apps.default_workload(key, obj)
         elif key == "policy/poddisruptionbudgets":
