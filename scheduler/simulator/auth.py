@@ -3,8 +3,8 @@ authorization APIs, for the tokens it knows.
 
 - ``authentication.k8s.io/v1``: ``TokenReview`` (a delegating server asks who a bearer token is)
   and ``SelfSubjectReview`` (``kubectl auth whoami``);
-- ``authorization.k8s.io/v1``: ``SubjectAccessReview`` (may user U do V on path P / resource R?)
-  and ``SelfSubjectAccessReview`` (``kubectl auth can-i``).
+- ``authorization.k8s.io/v1``: ``SubjectAccessReview`` (may user U do V on path P / resource R?),
+  ``SelfSubjectAccessReview`` (``kubectl auth can-i``) and ``SelfSubjectRulesReview``.
 
 These kinds are never stored: a review is created and answered in one request, as kube-apiserver
 does. The admin token of the cluster is a member of ``system:masters`` and may do anything; every
@@ -14,18 +14,26 @@ upstream's matching: verbs and ``*``; API groups, resources (``res/sub``) and re
 non-resource URLs exact or with a trailing ``*``; subjects by User, Group or ServiceAccount
 (``system:serviceaccount:NS:NAME``, and its groups ``system:serviceaccounts[:NS]``). Aggregated
 ClusterRoles are not evaluated. Errors are kube-apiserver's 422 causes.
+
+Every request is authorised the same way (``ApiServer.dispatch``, after impersonation): a refusal is
+``responsewriters.Forbidden``'s 403 (``forbidden``). Upstream's bootstrap policy that any
+authenticated user relies on is built in (``BOOTSTRAP_ROLES``, evaluated, not stored):
+``system:discovery`` and ``system:public-info-viewer`` (discovery, OpenAPI, health, version),
+``system:basic-user`` (the self reviews) and ``cluster-admin`` for ``system:masters``.
+``SelfSubjectRulesReview`` (``kubectl auth can-i --list``) lists the rules of the requester's
+bindings, cluster-wide and in the namespace asked for, as RBAC's ``RulesFor`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from scheduler.simulator.apierrors import ApiError, invalid
 from scheduler.simulator.resources import ResourceType
 
-__all__ = ["ADMIN", "REVIEW_TYPES", "UserInfo", "answer_review"]
+__all__ = ["ADMIN", "BOOTSTRAP_ROLES", "REVIEW_TYPES", "UserInfo", "answer_review", "authorize", "forbidden"]
 
 Obj = dict[str, Any]
 
@@ -35,11 +43,14 @@ class UserInfo:
     username: str
     uid: str = ""
     groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def as_obj(self) -> Obj:
         out: Obj = {"username": self.username, "groups": list(self.groups)}
         if self.uid:
             out["uid"] = self.uid
+        if self.extra:
+            out["extra"] = {k: list(v) for k, v in self.extra}
         return out
 
 
@@ -52,6 +63,41 @@ REVIEW_TYPES = [
                  verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
                  verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
+                 verbs=("create",)),
+]
+
+
+def _role(name: str, *rules: Obj) -> Obj:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+            "rules": list(rules)}
+
+
+def _binding(name: str, *groups: str) -> Obj:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups]}
+
+
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: the roles every authenticated user is bound to.
+BOOTSTRAP_ROLES = [
+    _role("cluster-admin", {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+          {"nonResourceURLs": ["*"], "verbs": ["*"]}),
+    _role("system:basic-user",
+          {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+           "verbs": ["create"]},
+          {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}),
+    _role("system:discovery", {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                                                   "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
+                               "verbs": ["get"]}),
+    _role("system:public-info-viewer", {"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
+                                                            "/version/"], "verbs": ["get"]}),
+]
+BOOTSTRAP_BINDINGS = [
+    _binding("cluster-admin", "system:masters"),
+    _binding("system:basic-user", "system:authenticated"),
+    _binding("system:discovery", "system:authenticated"),
+    _binding("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
 ]
 
 
@@ -96,9 +142,19 @@ def authorize(buckets: Any, user: UserInfo, attrs: Obj, non_resource: bool) -> t
     the stored objects of a kind (``rbac.authorization.k8s.io/clusterroles`` ...)."""
     if "system:masters" in user.groups:
         return True, ""
-    roles = {r["metadata"]["name"]: r for r in buckets("rbac.authorization.k8s.io/clusterroles")}
-    bindings = [(b, "") for b in buckets("rbac.authorization.k8s.io/clusterrolebindings")]
-    namespace = "" if non_resource else str(attrs.get("namespace", ""))
+    for binding, ns, ref, role in _bound_roles(buckets, user, "" if non_resource else str(attrs.get("namespace", ""))):
+        if any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
+            return True, _allowed_by(binding, ref, ns, user)
+    return False, ""
+
+
+def _bound_roles(buckets: Any, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str, Obj, Obj]]:
+    """(binding, its namespace, roleRef, role) for each binding naming ``user``: the cluster role
+    bindings (the bootstrap ones first), then the role bindings of ``namespace``, as RBAC's
+    ``VisitRulesFor`` visits them."""
+    roles = {r["metadata"]["name"]: r for r in [*BOOTSTRAP_ROLES, *buckets("rbac.authorization.k8s.io/clusterroles")]}
+    bindings = [(b, "") for b in [*BOOTSTRAP_BINDINGS, *buckets("rbac.authorization.k8s.io/clusterrolebindings")]]
+    ns_roles: dict[str, Obj] = {}
     if namespace:
         ns_roles = {r["metadata"]["name"]: r for r in buckets("rbac.authorization.k8s.io/roles")
                     if r["metadata"].get("namespace") == namespace}
@@ -109,9 +165,51 @@ def authorize(buckets: Any, user: UserInfo, attrs: Obj, non_resource: bool) -> t
         if not any(_subject_is(s, user, ns) for s in binding.get("subjects") or ()):
             continue
         role = (roles if ref.get("kind") == "ClusterRole" else ns_roles).get(str(ref.get("name")))
-        if role is not None and any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
-            return True, _allowed_by(binding, ref, ns, user)
-    return False, ""
+        if role is not None:
+            yield binding, ns, ref, role
+
+
+def rules_for(buckets: Any, user: UserInfo, namespace: str) -> Obj:
+    """A SubjectRulesReviewStatus: the resource and non-resource rules ``user`` has in ``namespace``."""
+    resource: list[Obj] = []
+    non_resource: list[Obj] = []
+    for _, _, _, role in _bound_roles(buckets, user, namespace):
+        for rule in role.get("rules") or ():
+            verbs = list(rule.get("verbs") or ())
+            if rule.get("nonResourceURLs"):
+                non_resource.append({"verbs": verbs, "nonResourceURLs": list(rule["nonResourceURLs"])})
+                continue
+            out: Obj = {"verbs": verbs}
+            for key in ("apiGroups", "resources", "resourceNames"):
+                if rule.get(key):
+                    out[key] = list(rule[key])
+            resource.append(out)
+    return {"resourceRules": resource, "nonResourceRules": non_resource, "incomplete": False}
+
+
+def forbidden(user: UserInfo, attrs: Obj, resource_request: bool, reason: str = "") -> ApiError:
+    """``responsewriters.Forbidden``: the 403 for a request the authorizer did not allow, its message
+    ``forbiddenMessage`` (plus the authorizer's reason) inside ``NewForbidden``."""
+    verb = attrs.get("verb", "")
+    if not resource_request:
+        msg = f'User "{user.username}" cannot {verb} path "{attrs.get("path", "")}"'
+        group, resource, name = "", "", ""
+    else:
+        group, resource, name = str(attrs.get("group", "")), str(attrs.get("resource", "")), str(attrs.get("name", ""))
+        shown = f"{resource}/{attrs['subresource']}" if attrs.get("subresource") else resource
+        where = (f'in the namespace "{attrs["namespace"]}"' if attrs.get("namespace") else "at the cluster scope")
+        msg = f'User "{user.username}" cannot {verb} resource "{shown}" in API group "{group}" {where}'
+    if reason:
+        msg = f"{msg}: {reason}"
+    qualified = f"{resource}.{group}" if group else resource
+    if not qualified:
+        text = f"forbidden: {msg}"
+    elif not name:
+        text = f"{qualified} is forbidden: {msg}"
+    else:
+        text = f'{qualified} "{name}" is forbidden: {msg}'
+    details: Obj = {k: v for k, v in (("name", name), ("group", group), ("kind", resource)) if v}
+    return ApiError(403, "Forbidden", text, details or None)
 
 
 def _allowed_by(binding: Obj, ref: Obj, ns: str, user: UserInfo) -> str:
@@ -148,6 +246,12 @@ def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: 
     if rt.kind == "SelfSubjectReview":
         out["status"] = {"userInfo": requester.as_obj()}
         return out
+    if rt.kind == "SelfSubjectRulesReview":
+        # selfsubjectrulesreview.REST.Create: a namespace is required, and the answer carries only the status
+        if not spec.get("namespace"):
+            raise ApiError(400, "BadRequest", "no namespace on request")
+        return {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {}, "spec": {},
+                "status": rules_for(buckets, requester, str(spec["namespace"]))}
     if rt.kind == "SubjectAccessReview":
         user = UserInfo(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
         if not user.username and not user.groups:

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from scheduler.simulator import apidefs
+from scheduler.simulator import apidefs, openapiproto
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.typecheck import content_key
 
@@ -321,6 +321,7 @@ class OpenAPI:
         self.version = version
         self._gv: dict[tuple[str, str], tuple[tuple[int, ...], bytes, str]] = {}
         self._v2: tuple[tuple[int, ...], bytes, str] | None = None
+        self._v2_proto: tuple[bytes, bytes] | None = None     # (the JSON it encodes, its protobuf)
 
     def _fingerprint(self, rts: Iterable[ResourceType]) -> tuple[int, ...]:
         # A CRD's update registers new ResourceType objects: their identities say what changed.
@@ -391,6 +392,14 @@ class OpenAPI:
         etag = hashlib.sha512(data).hexdigest().upper()
         self._v2 = (key, data, etag)
         return data, etag
+
+    def v2_proto(self) -> tuple[bytes, str]:
+        """``/openapi/v2`` as gnostic's protobuf ``Document`` (``openapiproto``), with the JSON's ETag, as
+        kube-openapi's protobuf cache derives from its JSON one."""
+        data, etag = self.v2()
+        if self._v2_proto is None or self._v2_proto[0] is not data:
+            self._v2_proto = (data, openapiproto.document(orjson.loads(data)))
+        return self._v2_proto[1], etag
 
 
 # ---- unknown fields ----------------------------------------------------------------------------------

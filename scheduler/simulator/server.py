@@ -46,7 +46,7 @@ from aiohttp import web
 from scheduler.features import enabled
 from scheduler.simulator import managed, media
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_found, status_body
-from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review
+from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review, authorize, forbidden
 from scheduler.simulator.controllers.manager import Controllers
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
 from scheduler.simulator.handlers.base import (
@@ -63,6 +63,7 @@ from scheduler.simulator.handlers.discovery import _VERSION, DiscoveryHandler
 from scheduler.simulator.handlers.patch import PatchHandler
 from scheduler.simulator.handlers.scale import ScaleHandler, _scale_of
 from scheduler.simulator.handlers.watch import WatchHandler
+from scheduler.simulator.impersonation import impersonated, wants_impersonation
 from scheduler.simulator.interfaces import Writer
 from scheduler.simulator.openapi import FieldChecker, OpenAPI
 from scheduler.simulator.params import (
@@ -76,6 +77,7 @@ from scheduler.simulator.params import (
 )
 from scheduler.simulator.registry import podgroups, scheduling
 from scheduler.simulator.registry.core.eviction import Eviction
+from scheduler.simulator.requestinfo import request_attributes
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
 from scheduler.simulator.store import MAX_OBJECT_BYTES, MAX_PENDING_BYTES, MAX_TOTAL_BYTES, Store, external
 
@@ -193,15 +195,39 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
             return False
         return self.user_of(authorization[7:]) is not None
 
-    def _requester(self, request: Request) -> UserInfo:
+    def _token_user(self, request: Request) -> UserInfo:
         header = request.headers.get("Authorization", "")
         return (self.user_of(header[7:]) if header.startswith("Bearer ") else None) or ADMIN
+
+    def _requester(self, request: Request) -> UserInfo:
+        """Who the request runs as: its token's user, or the user it impersonates (allowed already)."""
+        user = self._token_user(request)
+        return impersonated(request.headers, user, None) if wants_impersonation(request.headers) else user
+
+    def _rbac_objects(self, store: str) -> list[Obj]:
+        return list(self.store.bucket(store).items(None))
+
+    def _authorize(self, request: Request) -> None:
+        """apiserver's ``WithImpersonation`` then ``WithAuthorization``: the 403 for a request its
+        user may not make (``requestinfo``, ``auth.authorize``); ``system:masters`` may make any."""
+        user = self._token_user(request)
+        if wants_impersonation(request.headers):
+            user = impersonated(request.headers, user,
+                                lambda who, attrs: authorize(self._rbac_objects, who, attrs, False))
+        if "system:masters" in user.groups:
+            return
+        attrs, resource_request = request_attributes(request.method, request.path, request.query)
+        allowed, reason = authorize(self._rbac_objects, user, attrs, not resource_request)
+        if not allowed:
+            raise forbidden(user, attrs, resource_request, reason)
 
     async def dispatch(self, request: Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
         if path not in PUBLIC and not self._authenticated(request.headers.get("Authorization")):
             return self.respond(401, status_body(401, "Unauthorized", "Unauthorized"))
         try:
+            if path not in PUBLIC:
+                self._authorize(request)
             return await self._dispatch(request, path)
         except ApiError as e:
             return self.error(e)
@@ -390,7 +416,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         """POST: a review, a binding, an eviction, or a new object."""
         if rt in REVIEW_TYPES and not name:
             return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
-                                                   lambda store: list(self.store.bucket(store).items(None))))
+                                                   self._rbac_objects))
         if sub == "binding" or rt.plural == "bindings":
             return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
                                                body))

@@ -43,7 +43,8 @@ def test_reviews_are_not_stored_and_only_created(sim: SimulatedCluster) -> None:
     code, _ = http("GET", "/apis/authentication.k8s.io/v1/tokenreviews")
     assert code == 405
     code, out = http("GET", "/apis/authorization.k8s.io/v1")
-    assert {r["name"] for r in out["resources"]} == {"subjectaccessreviews", "selfsubjectaccessreviews"}
+    assert {r["name"] for r in out["resources"]} == {"subjectaccessreviews", "selfsubjectaccessreviews",
+                                                     "selfsubjectrulesreviews"}
 
 
 def test_subject_access_review_by_rbac(sim: SimulatedCluster) -> None:

@@ -15,6 +15,7 @@ import yaml
 
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -83,12 +84,19 @@ def test_a_crd_schema_appears_in_its_group_version_document(sim: SimulatedCluste
     assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
 
 
-def test_v2_is_json_and_refuses_an_accept_it_cannot_meet(sim: SimulatedCluster) -> None:
-    # kubectl asks for gnostic protobuf first: kube-openapi answers 406, and kubectl does without.
-    assert get(sim, "/openapi/v2", {"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})[0] == 406
-    code, _, body = get(sim, "/openapi/v2", {"Accept": "application/json"})
+def test_v2_is_json_or_gnostic_protobuf_and_refuses_an_accept_it_cannot_meet(sim: SimulatedCluster) -> None:
+    # client-go's OpenAPISchema() asks for gnostic protobuf only, and kube-openapi serves it (issue #34).
+    code, headers, proto = get(sim, "/openapi/v2",
+                               {"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+    assert code == 200 and headers["content-type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert proto.startswith(b"\x0a\x032.0\x12")          # Document.swagger = "2.0", then Document.info
+    assert b"io.k8s.api.core.v1.Pod" in proto
+    code, json_headers, body = get(sim, "/openapi/v2", {"Accept": "application/json"})
     doc = json.loads(body)
     assert code == 200 and doc["swagger"] == "2.0" and "io.k8s.api.core.v1.Pod" in doc["definitions"]
+    assert json_headers["etag"] == headers["etag"]          # one document, one ETag, as kube-openapi's caches
+    assert get(sim, "/openapi/v2", {"Accept": "text/html"})[0] == 406
+    assert get(sim, "/openapi/v2", {"Accept": "text/html, */*;q=0.1"})[0] == 200
 
 
 # ---- protobuf request bodies ------------------------------------------------------------------------
@@ -246,3 +254,33 @@ def test_a_remembered_clean_spec_never_hides_an_unknown_field() -> None:
     for i in range(FieldChecker.CLEAN_MAX + 5):
         checker.unknown("io.k8s.api.core.v1.Pod", {"metadata": {"name": f"p{i}"}})
     assert len(checker._clean) <= FieldChecker.CLEAN_MAX
+
+
+# ---- kubectl on top of OpenAPI v2 (issue #34) ---------------------------------------------------------
+SAR = """apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: jane
+  resourceAttributes: {verb: get, resource: pods}
+"""
+
+
+@needs_kubectl
+def test_kubectl_creates_a_subject_access_review(kubectl: Kubectl) -> None:
+    out = yaml.safe_load(kubectl("create", "-f", "-", "-o", "yaml", stdin=SAR).stdout)
+    assert out["kind"] == "SubjectAccessReview" and out["status"] == {"allowed": False}
+
+
+@needs_kubectl
+def test_kubectl_names_an_unknown_kind(kubectl: Kubectl) -> None:
+    for verb in ("apply", "create"):
+        p = kubectl(verb, "-f", "-", stdin="apiVersion: x/v1\nkind: Foo\nmetadata:\n  name: a\n", check=False)
+        assert p.returncode == 1
+        assert 'no matches for kind "Foo" in version "x/v1"' in p.stderr, p.stderr
+
+
+@needs_kubectl
+def test_kubectl_explains_from_the_v2_protobuf(kubectl: Kubectl) -> None:
+    out = kubectl("explain", "nodes.spec", "--output=plaintext-openapiv2", "--recursive").stdout
+    assert "KIND:     Node" in out and "RESOURCE: spec <Object>" in out
+    assert "taints\t<[]Object>" in out and "effect\t<string>" in out

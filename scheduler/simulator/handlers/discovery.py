@@ -21,6 +21,39 @@ _VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-kopf-scheduler-s
             "minCompatibilityMajor": "1", "minCompatibilityMinor": "36"}
 
 
+# kube-openapi's handler: what /openapi/v2 serves, by Accept clause (type, subtype), and the media type
+# of the answer (the protobuf one is spelt with a dot where the request has an @).
+_V2_PROTO = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_V2_SERVED = (("application", "json", _JSON),
+              ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", _V2_PROTO),
+              ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", _V2_PROTO))
+
+
+def _v2_media_type(accept: str) -> str | None:
+    """The media type ``/openapi/v2`` answers an ``Accept`` header in (None: 406), trying the clauses
+    in goautoneg's order (by ``q``, then as written) against JSON and the two protobuf spellings."""
+    clauses = []
+    for i, raw in enumerate((accept or "*/*").split(",")):
+        media, *params = (part.strip() for part in raw.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        kind, _, sub = media.partition("/")
+        clauses.append((-q, i, kind, sub))
+    for neg_q, _, kind, sub in sorted(clauses):
+        if neg_q >= 0:
+            continue
+        for want_kind, want_sub, answer in _V2_SERVED:
+            if kind in (want_kind, "*") and sub in (want_sub, "*"):
+                return answer
+    return None
+
+
 class DiscoveryHandler(HandlerBase):
     """``/apis`` groups and the OpenAPI documents."""
 
@@ -35,14 +68,11 @@ class DiscoveryHandler(HandlerBase):
         if parts == ["openapi", "v3"]:
             return web.Response(status=200, body=self.openapi_docs.discovery(), content_type=_JSON)
         if parts == ["openapi", "v2"]:
-            # kube-openapi answers an Accept it cannot meet (kubectl asks for gnostic protobuf first)
-            # with 406; kubectl then does without v2, which only serves as its fallback.
-            accept = request.headers.get("Accept", "")
-            if accept and not any(t.split(";")[0].strip() in ("application/json", "*/*", "application/*")
-                                  for t in accept.split(",")):
-                return web.Response(status=406)
-            data, etag = self.openapi_docs.v2()
-            return self._openapi_answer(request, data, etag, hashed=False)
+            served = _v2_media_type(request.headers.get("Accept", ""))
+            if served is None:
+                return web.Response(status=406)        # kube-openapi: no clause it can meet
+            data, etag = self.openapi_docs.v2() if served == _JSON else self.openapi_docs.v2_proto()
+            return self._openapi_answer(request, data, etag, hashed=False, content_type=served)
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             if parts[2] == "api" and len(parts) == 4:
                 group, version = "", parts[3]
@@ -62,7 +92,8 @@ class DiscoveryHandler(HandlerBase):
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
 
     @staticmethod
-    def _openapi_answer(request: Request, data: bytes, etag: str, *, hashed: bool) -> web.Response:
+    def _openapi_answer(request: Request, data: bytes, etag: str, *, hashed: bool,
+                        content_type: str = _JSON) -> web.Response:
         """The document with kube-openapi's caching headers: a hashed URL never changes, so it may be
         cached for a year; otherwise the ETag revalidates it (``If-None-Match`` → 304)."""
         tag = f'"{etag}"'
@@ -70,4 +101,4 @@ class DiscoveryHandler(HandlerBase):
         headers = {"Etag": tag, "Cache-Control": cache, "Vary": "Accept"}
         if request.headers.get("If-None-Match") == tag:
             return web.Response(status=304, headers=headers)
-        return web.Response(status=200, body=data, content_type=_JSON, headers=headers)
+        return web.Response(status=200, body=data, content_type=content_type, headers=headers)
