@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from aiohttp import web
 
-from scheduler.simulator import media, protobuf, tables
+from scheduler.simulator import media, protobuf, tables, transform
 from scheduler.simulator.apierrors import ApiError, bad_request, conflict
 from scheduler.simulator.decode import (
     MAX_DEPTH,
@@ -147,6 +147,10 @@ class HandlerBase(GenericStore):
         return self.respond(err.code, err.body(), err.headers)
 
     def send_obj(self, request: Request, rt: ResourceType, obj: Obj) -> web.Response:
+        if (target := transform.metadata_target(request.headers.get("Accept", ""))) is not None:
+            if target[0] != transform.PARTIAL:
+                raise transform.not_acceptable(rt, target[0])
+            return self.respond(200, transform.partial(external(rt, obj), target[1]))
         if "as=Table" in request.headers.get("Accept", ""):
             return self.respond(200, tables.table(rt, [external(rt, obj)], {"resourceVersion": obj["metadata"].get(
                 "resourceVersion", "")}, request.query.get("includeObject", "PartialObjectMetadata")))

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from scheduler.simulator import tables
+from scheduler.simulator import tables, transform
 from scheduler.simulator.apierrors import ApiError, bad_request
 from scheduler.simulator.handlers import base
 from scheduler.simulator.handlers.base import (
@@ -85,6 +85,10 @@ class ListHandler(HandlerBase):
             meta["remainingItemCount"] = len(objs) - limit
             objs = objs[:limit]
         items = [external(rt, o) for o in objs]
+        if (target := transform.metadata_target(request.headers.get("Accept", ""))) is not None:
+            if target[0] != transform.PARTIAL_LIST:
+                raise transform.not_acceptable(rt, target[0])
+            return self.respond(200, transform.partial_list(items, meta, target[1]))
         if "as=Table" in request.headers.get("Accept", ""):
             return self.respond(200, tables.table(rt, items, meta, q.get("includeObject", "PartialObjectMetadata")))
         return self.respond(200, {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,

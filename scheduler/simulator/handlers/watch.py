@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from scheduler.simulator import tables
+from scheduler.simulator import tables, transform
 from scheduler.simulator.apierrors import status_body
 from scheduler.simulator.handlers import base
 from scheduler.simulator.handlers.base import _JSON, INITIAL_EVENTS_END, _dumps, too_large_resource_version
@@ -52,7 +52,11 @@ class WatchHandler(ListHandler):
         """
         match = self._matchers(request, rt, name)
         encode = None
-        if "as=Table" in request.headers.get("Accept", ""):
+        if (target := transform.metadata_target(request.headers.get("Accept", ""))) is not None:
+            if target[0] != transform.PARTIAL:       # a watch's events each carry one object
+                raise transform.not_acceptable(rt, target[0])
+            encode = _partial_encoder(rt, target[1])
+        elif "as=Table" in request.headers.get("Accept", ""):
             encode = _table_encoder(rt, request.query.get("includeObject", "PartialObjectMetadata"))
         since = None if opts.resource_version in ("", "0") else self._parse_rv(opts.resource_version)
         loop = asyncio.get_running_loop()
@@ -199,6 +203,14 @@ def _table_encoder(rt: ResourceType, include: str) -> Callable[[str, Obj], bytes
         ext = external(rt, obj) if kind != "BOOKMARK" else obj
         return _dumps({"type": kind, "object": tables.table(
             rt, [ext], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}, include)}) + b"\n"
+    return encode
+
+
+def _partial_encoder(rt: ResourceType, version: str) -> Callable[[str, Obj], bytes]:
+    """Events carrying ``PartialObjectMetadata`` (``Accept: ...;as=PartialObjectMetadata``), one line each."""
+    def encode(kind: str, obj: Obj) -> bytes:
+        ext = external(rt, obj) if kind != "BOOKMARK" else obj
+        return _dumps({"type": kind, "object": transform.partial(ext, version)}) + b"\n"
     return encode
 
 
