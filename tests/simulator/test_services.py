@@ -89,3 +89,20 @@ def test_an_update_is_validated_too(sim: SimulatedCluster) -> None:
     assert code == 422 and ("spec.ports[0].port", "Invalid value: 70000: must be between 1 and 65535, "
                                                   "inclusive") in causes(out)
     assert api("GET", f"{SVCS}/upd")[1]["spec"]["ports"] == created["spec"]["ports"]
+
+
+def test_the_cluster_ip_may_not_change(sim: SimulatedCluster) -> None:
+    api = Http(sim)
+    code, created = api("POST", SVCS, svc("ip", {"port": 80}))
+    assert code == 201
+    ip = created["spec"]["clusterIP"]
+    code, out = api("PATCH", f"{SVCS}/ip", {"spec": {"clusterIP": "10.96.0.250", "clusterIPs": ["10.96.0.250"]}},
+                    ctype="application/merge-patch+json")
+    assert code == 422
+    assert out["message"] == ('Service "ip" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.250"}: '
+                              'may not change once set')
+    # sent again unchanged, or left out (kubectl apply), it is kept
+    assert api("PUT", f"{SVCS}/ip", created)[0] == 200
+    code, out = api("PATCH", f"{SVCS}/ip", {"spec": {"selector": {"app": "other"}}},
+                    ctype="application/merge-patch+json")
+    assert code == 200 and out["spec"]["clusterIP"] == ip

@@ -22,7 +22,7 @@ from scheduler.simulator.registry import apiregistration, apps, podgroups, sched
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core import admission
 from scheduler.simulator.registry.core.immutable import validate_config_update
-from scheduler.simulator.registry.core.services import validate_service
+from scheduler.simulator.registry.core.services import validate_service, validate_service_update
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
 from scheduler.simulator.registry.meta import validate_annotations
 from scheduler.simulator.registry.podgroups import GENERIC_WORKLOAD
@@ -148,7 +148,7 @@ class Strategy(StoreState):
                 raise invalid(rt.kind, obj["metadata"].get("name", ""), causes)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
-            if causes := validate_service(obj):
+            if causes := (validate_service(obj) if old is None else validate_service_update(obj, old)):
                 raise invalid("Service", obj["metadata"].get("name", ""), causes)
         elif key in apps.WORKLOAD_STORES and isinstance(obj.get("spec"), dict):
             apps.default_workload(key, obj)

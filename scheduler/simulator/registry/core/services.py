@@ -9,7 +9,9 @@ several, a DNS-1123 label, unique), number (1-65535), protocol, target port (a n
 ``clusterIP: None`` refused for NodePort and LoadBalancer; ExternalName's ``externalName``;
 the selector as labels; the type and session affinity among upstream's values; node ports
 forbidden on a ClusterIP Service and unique per protocol; and ports unique per (protocol, port),
-reported as upstream reports them, the Go struct printed with ``%#v``.
+reported as upstream reports them, the Go struct printed with ``%#v``. On update
+(``validate_service_update``), the primary cluster IP may not change unless the Service is, or was,
+an ExternalName (``validateUpgradeDowngradeClusterIPs``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from scheduler.simulator.registry.core.validation import (
     validate_labels,
 )
 
-__all__ = ["validate_service"]
+__all__ = ["validate_service", "validate_service_update"]
 
 Obj = dict[str, Any]
 
@@ -159,3 +161,20 @@ def validate_service(svc: Obj) -> list[Cause]:
             out.append((f"spec.ports[{i}]", "FieldValueDuplicate", f"Duplicate value: {_go_service_port(*key)}"))
         seen.add(key)
     return out
+
+
+def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateServiceUpdate``: the primary cluster IP kept, then ``ValidateService``."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    out: list[Cause] = []
+    if "ExternalName" not in (spec.get("type"), old_spec.get("type")):
+        ips, old_ips = list(spec.get("clusterIPs") or []), list(old_spec.get("clusterIPs") or [])
+        primary = spec.get("clusterIP") or (ips[0] if ips else "")
+        if primary and ips:
+            ips[0] = primary                 # the strategy's normalizeClusterIPs: clusterIP wins
+        headless = old_ips[:1] == ["None"] and ips[:1] == ["None"]
+        if old_ips and not headless and (not ips or ips[0] != old_ips[0]):
+            shown = "[]string{" + ", ".join(f'"{ip}"' for ip in ips) + "}"
+            detail = "may not change once set" if ips else "primary clusterIP can not be unset"
+            out.append(("spec.clusterIPs[0]", "FieldValueInvalid", f"Invalid value: {shown}: {detail}"))
+    return out + validate_service(new)
