@@ -59,7 +59,7 @@ from scheduler.simulator.handlers.base import (
 )
 from scheduler.simulator.handlers.bind import BindHandler
 from scheduler.simulator.handlers.delete import DeleteHandler
-from scheduler.simulator.handlers.discovery import _VERSION, DiscoveryHandler
+from scheduler.simulator.handlers.discovery import _VERSION, DiscoveryHandler, wants_aggregated
 from scheduler.simulator.handlers.patch import PatchHandler
 from scheduler.simulator.handlers.scale import ScaleHandler, _scale_of
 from scheduler.simulator.handlers.watch import WatchHandler
@@ -278,6 +278,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
             return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
         if parts and parts[0] == "openapi":
             return self.openapi(request, parts)
+        if parts in (["api"], ["apis"]) and wants_aggregated(request.headers.get("Accept", "")):
+            return self.aggregated(request, core=parts == ["api"])
         if parts == ["api"]:
             return self.respond(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": request.host}]})

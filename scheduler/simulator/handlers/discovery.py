@@ -1,15 +1,25 @@
 """Discovery: ``/version``, the API groups, and the OpenAPI v2 and v3 documents with kube-openapi's caching
 headers (``openapi.py`` builds them).
+
+``/api`` and ``/apis`` answer in two forms, by the ``Accept`` header, as kube-apiserver's
+``endpoints/discovery/aggregated`` wrapper does: the legacy ``APIVersions`` / ``APIGroupList`` (then
+one ``APIResourceList`` per group-version), or, for ``application/json;g=apidiscovery.k8s.io;v=v2;
+as=APIGroupDiscoveryList`` (what client-go asks first), the aggregated ``APIGroupDiscoveryList``: every
+group, its versions (the preferred first) and their resources, subresources, verbs and response kinds
+in one document, with an ETag. client-go tells the two apart by the answer's ``Content-Type``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.handlers.base import _JSON, HandlerBase, Request
+from scheduler.simulator.resources import ResourceType
 
 __all__ = ["DiscoveryHandler"]
 
@@ -27,6 +37,42 @@ _V2_PROTO = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 _V2_SERVED = (("application", "json", _JSON),
               ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", _V2_PROTO),
               ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", _V2_PROTO))
+
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether the first ``Accept`` clause that can be met asks for the aggregated discovery document
+    (``apidiscovery.k8s.io/v2``); a plain JSON clause first, or none, is the legacy form."""
+    if "apidiscovery.k8s.io" not in accept:
+        return False
+    for raw in accept.split(","):
+        media, *params = (part.strip() for part in raw.split(";"))
+        opts = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in params)}
+        if media not in ("application/json", "application/*", "*/*") or opts.get("q") in ("0", "0.0"):
+            continue
+        if "as" not in opts:
+            return False
+        if (opts.get("as"), opts.get("g"), opts.get("v")) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2"):
+            return True
+    return False
+
+
+def _discovered(rt: ResourceType) -> Obj:
+    """An ``APIResourceDiscovery``: the resource, its response kind, scope, verbs and subresources."""
+    top, *subs = rt.describe()
+    out: Obj = {"resource": rt.plural, "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+                "scope": "Namespaced" if rt.namespaced else "Cluster", "singularResource": rt.singular,
+                "verbs": top["verbs"]}
+    for key in ("shortNames", "categories"):
+        if top.get(key):
+            out[key] = top[key]
+    if subs:
+        out["subresources"] = [{"subresource": sub["name"].split("/", 1)[1], "responseKind": {
+            "group": sub.get("group", rt.group), "version": sub.get("version", rt.version), "kind": sub["kind"]},
+            "verbs": sub["verbs"]} for sub in subs]
+    return out
 
 
 def _v2_media_type(accept: str) -> str | None:
@@ -61,6 +107,27 @@ class DiscoveryHandler(HandlerBase):
         pref = self.registry.preferred(group, versions)
         return {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
                 "preferredVersion": {"groupVersion": f"{group}/{pref}", "version": pref}}
+
+    def aggregated(self, request: Request, core: bool) -> web.Response:
+        """``/api`` (the core group) or ``/apis`` (every other) as an ``APIGroupDiscoveryList``."""
+        groups = self.registry.groups()
+        items = []
+        for group in ([""] if core else sorted(g for g in groups if g)):
+            versions = groups.get(group) or []
+            pref = self.registry.preferred(group, versions) if versions else ""
+            ordered = [pref, *(v for v in versions if v != pref)] if versions else []
+            meta: Obj = {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None}
+            items.append({"metadata": meta, "versions": [
+                {"version": v, "resources": [_discovered(rt) for rt in sorted(self.registry.resources(group, v),
+                                                                              key=lambda rt: rt.plural)],
+                 "freshness": "Current"} for v in ordered]})
+        body = orjson.dumps({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+                             "metadata": {}, "items": items})
+        tag = f'"{hashlib.sha512(body).hexdigest().upper()}"'
+        headers = {"Content-Type": AGGREGATED, "Etag": tag, "Vary": "Accept"}
+        if request.headers.get("If-None-Match") == tag:
+            return web.Response(status=304, headers={"Etag": tag, "Vary": "Accept"})
+        return web.Response(status=200, body=body, headers=headers)
 
     def openapi(self, request: Request, parts: list[str]) -> web.Response:
         """``/openapi/v3`` (discovery), ``/openapi/v3/api[s]/GROUP/VERSION`` and ``/openapi/v2``: the
