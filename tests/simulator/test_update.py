@@ -44,3 +44,18 @@ def test_kubectl_replace_of_a_recreated_object_is_refused(sim: SimulatedCluster,
     p = kubectl("replace", "-f", "-", stdin=yaml.safe_dump(stale), check=False)
     assert p.returncode != 0
     assert f"Precondition failed: UID in precondition: {old['metadata']['uid']}" in p.stderr
+
+
+def test_a_patch_that_changes_the_uid_is_invalid(sim: SimulatedCluster) -> None:
+    api = Http(sim)
+    code, cm = api("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "uid-patch"}})
+    assert code == 201
+    code, out = api("PATCH", f"{CMS}/uid-patch", {"metadata": {"uid": "other"}, "data": {"a": "1"}},
+                    ctype="application/merge-patch+json")
+    assert code == 422
+    assert out["message"] == 'ConfigMap "uid-patch" is invalid: metadata.uid: Invalid value: "other": field is immutable'
+    got = api("GET", f"{CMS}/uid-patch")[1]
+    assert got["metadata"]["uid"] == cm["metadata"]["uid"] and "data" not in got
+    # its own uid is no change
+    assert api("PATCH", f"{CMS}/uid-patch", {"metadata": {"uid": cm["metadata"]["uid"]}, "data": {"a": "1"}},
+               ctype="application/merge-patch+json")[0] == 200

@@ -77,6 +77,11 @@ class UpdateHandler(HandlerBase):
         the spec changed."""
         name = old["metadata"]["name"]
         meta = new["metadata"]
+        if meta.get("uid") and meta["uid"] != old["metadata"].get("uid"):
+            # a patch's (a PUT's is the precondition's 409 first): rest.BeforeUpdate keeps a sent uid,
+            # and ValidateObjectMetaUpdate refuses it
+            raise invalid(rt.kind, name, [("metadata.uid", "FieldValueInvalid",
+                                           f'Invalid value: "{meta["uid"]}": field is immutable')], rt.group)
         for f in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
                   "deletionGracePeriodSeconds", "generation"):
             if f in old["metadata"]:
