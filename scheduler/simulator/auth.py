@@ -142,16 +142,17 @@ def authorize(buckets: Any, user: UserInfo, attrs: Obj, non_resource: bool) -> t
     the stored objects of a kind (``rbac.authorization.k8s.io/clusterroles`` ...)."""
     if "system:masters" in user.groups:
         return True, ""
-    for binding, ns, ref, role in _bound_roles(buckets, user, "" if non_resource else str(attrs.get("namespace", ""))):
+    for binding, ns, subject, role in _bound_roles(buckets, user,
+                                                  "" if non_resource else str(attrs.get("namespace", ""))):
         if any(_rule_allows(rule, attrs, non_resource) for rule in role.get("rules") or ()):
-            return True, _allowed_by(binding, ref, ns, user)
+            return True, _allowed_by(binding, ns, subject)
     return False, ""
 
 
 def _bound_roles(buckets: Any, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str, Obj, Obj]]:
-    """(binding, its namespace, roleRef, role) for each binding naming ``user``: the cluster role
-    bindings (the bootstrap ones first), then the role bindings of ``namespace``, as RBAC's
-    ``VisitRulesFor`` visits them."""
+    """(binding, its namespace, the first of its subjects that is ``user``, role) for each binding
+    naming ``user``: the cluster role bindings (the bootstrap ones first), then the role bindings of
+    ``namespace``, as RBAC's ``VisitRulesFor`` visits them (``appliesTo``)."""
     roles = {r["metadata"]["name"]: r for r in [*BOOTSTRAP_ROLES, *buckets("rbac.authorization.k8s.io/clusterroles")]}
     bindings = [(b, "") for b in [*BOOTSTRAP_BINDINGS, *buckets("rbac.authorization.k8s.io/clusterrolebindings")]]
     ns_roles: dict[str, Obj] = {}
@@ -162,11 +163,12 @@ def _bound_roles(buckets: Any, user: UserInfo, namespace: str) -> Iterator[tuple
                      if b["metadata"].get("namespace") == namespace]
     for binding, ns in bindings:
         ref = binding.get("roleRef") or {}
-        if not any(_subject_is(s, user, ns) for s in binding.get("subjects") or ()):
+        subject = next((s for s in binding.get("subjects") or () if _subject_is(s, user, ns)), None)
+        if subject is None:
             continue
         role = (roles if ref.get("kind") == "ClusterRole" else ns_roles).get(str(ref.get("name")))
         if role is not None:
-            yield binding, ns, ref, role
+            yield binding, ns, subject, role
 
 
 def rules_for(buckets: Any, user: UserInfo, namespace: str) -> Obj:
@@ -212,19 +214,20 @@ def forbidden(user: UserInfo, attrs: Obj, resource_request: bool, reason: str = 
     return ApiError(403, "Forbidden", text, details or None)
 
 
-def _allowed_by(binding: Obj, ref: Obj, ns: str, user: UserInfo) -> str:
-    """The reason RBAC gives for an allowed request: the binding, its role and the user."""
-    kind = "RoleBinding" if ns else "ClusterRoleBinding"
-    where = f' of {ref.get("kind")} "{ref.get("name")}"'
-    bound = f'"{binding["metadata"]["name"]}"' + (f' in namespace "{ns}"' if ns else "")
-    return f"RBAC: allowed by {kind} {bound}{where} to {_who(user)}"
+def _allowed_by(binding: Obj, ns: str, subject: Obj) -> str:
+    """The reason RBAC gives for an allowed request: ``clusterRoleBindingDescriber`` or
+    ``roleBindingDescriber``, naming the binding, its role and the subject that matched."""
+    ref = binding.get("roleRef") or {}
+    name = binding["metadata"]["name"]
+    kind, shown = ("RoleBinding", f"{name}/{ns}") if ns else ("ClusterRoleBinding", name)
+    return f'RBAC: allowed by {kind} "{shown}" of {ref.get("kind")} "{ref.get("name")}" to {_describe(subject, ns)}'
 
 
-def _who(user: UserInfo) -> str:
-    if user.username.startswith("system:serviceaccount:"):
-        _, _, ns, name = user.username.split(":", 3)
-        return f'ServiceAccount "{name}/{ns}"'
-    return f'User "{user.username}"'
+def _describe(subject: Obj, binding_ns: str) -> str:
+    """``describeSubject``: a service account as ``name/namespace``, anything else by its name."""
+    if subject.get("kind") == "ServiceAccount":
+        return f'ServiceAccount "{subject.get("name")}/{subject.get("namespace") or binding_ns}"'
+    return f'{subject.get("kind")} "{subject.get("name")}"'
 
 
 def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: Any, buckets: Any) -> Obj:

@@ -130,3 +130,24 @@ def test_role_bindings_are_namespaced() -> None:
     assert authorize(buckets(objs), alice, {"verb": "get", "resource": "pods", "namespace": "a"}, False)[0]
     assert not authorize(buckets(objs), alice, {"verb": "get", "resource": "pods", "namespace": "b"}, False)[0]
     assert not authorize(buckets(objs), alice, {"verb": "get", "path": "/metrics"}, True)[0]  # roles never grant URLs
+
+
+def test_the_allowed_reason_names_the_subject_that_matched(sim: SimulatedCluster) -> None:
+    http = Http(sim)
+    code, out = review(http, "SubjectAccessReview", {"user": "x", "groups": ["system:authenticated"],
+                                                     "nonResourceAttributes": {"path": "/apis", "verb": "get"}})
+    assert code == 201 and out["status"] == {
+        "allowed": True, "reason": 'RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole '
+                                   '"system:discovery" to Group "system:authenticated"'}
+    assert http("POST", f"{RBAC}/namespaces/default/roles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "reader"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]})[0] == 201
+    assert http("POST", f"{RBAC}/namespaces/default/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "read"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "bot"}]})[0] == 201
+    code, out = review(http, "SubjectAccessReview", {
+        "user": "system:serviceaccount:default:bot",
+        "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"}})
+    assert out["status"]["reason"] == ('RBAC: allowed by RoleBinding "read/default" of Role "reader" to '
+                                       'ServiceAccount "bot/default"')
