@@ -65,6 +65,8 @@ REVIEW_TYPES = [
                  verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
                  verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True,
+                 verbs=("create",)),
 ]
 
 
@@ -230,12 +232,16 @@ def _describe(subject: Obj, binding_ns: str) -> str:
     return f'{subject.get("kind")} "{subject.get("name")}"'
 
 
-def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: Any, buckets: Any) -> Obj:
+def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: Any, buckets: Any,
+                  namespace: str = "") -> Obj:
     """The created review, with its ``status``; ApiError 422 for a spec kube-apiserver refuses.
-    ``token_user(token)`` is the UserInfo of a token, or None."""
+    ``token_user(token)`` is the UserInfo of a token, or None; ``namespace`` the request's (a
+    LocalSubjectAccessReview's)."""
     if not isinstance(body, dict):
         raise ApiError(400, "BadRequest", f"the body of the request was not a {rt.kind}")
     spec = body.get("spec") or {}
+    if rt.kind == "LocalSubjectAccessReview":
+        return _local_review(rt, body, spec, namespace, buckets)
     out: Obj = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": body.get("metadata") or {},
                 "spec": spec}
     if rt.kind == "TokenReview":
@@ -274,3 +280,45 @@ def answer_review(rt: ResourceType, body: Any, requester: UserInfo, token_user: 
     allowed, reason = authorize(buckets, user, attrs, non is not None)
     out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
     return out
+
+
+def _local_review(rt: ResourceType, body: Obj, spec: Obj, namespace: str, buckets: Any) -> Obj:
+    """A LocalSubjectAccessReview (``localsubjectaccessreview.REST``): a SubjectAccessReview of
+    resource attributes in the request's namespace only (``ValidateLocalSubjectAccessReview``)."""
+    meta = dict(body.get("metadata") or {})
+    # rest.BeforeCreate: the object takes the request's namespace, or must already name it
+    if meta.setdefault("namespace", namespace) != namespace:
+        raise ApiError(400, "BadRequest", "the namespace of the provided object does not match the namespace sent "
+                                          "on the request")
+    res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    causes: list[tuple[str, str, str]] = []
+    if res is not None and non is not None:
+        causes.append(("spec.nonResourceAttributes", "FieldValueInvalid", "Invalid value: "
+                       f"{_go_non_resource(non)}: cannot be specified in combination with resourceAttributes"))
+    if res is None and non is None:
+        causes.append(("spec.resourceAttributes", "FieldValueInvalid", "Invalid value: \"null\": exactly one of "
+                       "nonResourceAttributes or resourceAttributes must be specified"))
+    if not spec.get("user") and not spec.get("groups"):
+        causes.append(("spec.user", "FieldValueInvalid",
+                       'Invalid value: "": at least one of user or group must be specified'))
+    if isinstance(res, dict) and res.get("namespace", "") != namespace:
+        causes.append(("spec.resourceAttributes.namespace", "FieldValueInvalid",
+                       f'Invalid value: "{res.get("namespace", "")}": must match metadata.namespace'))
+    if non is not None:
+        causes.append(("spec.nonResourceAttributes", "FieldValueInvalid",
+                       f"Invalid value: {_go_non_resource(non)}: disallowed on this kind of request"))
+    if causes:
+        raise invalid(rt.kind, "", causes, rt.group)
+    if not isinstance(res, dict):
+        raise ApiError(400, "BadRequest", f"{rt.kind}: the attributes must be an object")
+    user = UserInfo(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
+    allowed, reason = authorize(buckets, user, res, False)
+    return {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": meta, "spec": spec,
+            "status": {"allowed": allowed, **({"reason": reason} if reason else {})}}
+
+
+def _go_non_resource(non: Any) -> str:
+    """``%#v`` of the internal ``authorization.NonResourceAttributes`` a bad value is shown as."""
+    attrs = non if isinstance(non, dict) else {}
+    path, verb = (str(attrs.get(k, "")).replace("\\", "\\\\").replace('"', '\\"') for k in ("path", "verb"))
+    return f'authorization.NonResourceAttributes{{Path:"{path}", Verb:"{verb}"}}'

@@ -418,7 +418,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         """POST: a review, a binding, an eviction, or a new object."""
         if rt in REVIEW_TYPES and not name:
             return self.respond(201, answer_review(rt, body, self._requester(request), self.user_of,
-                                                   self._rbac_objects))
+                                                   self._rbac_objects, namespace))
         if sub == "binding" or rt.plural == "bindings":
             return self.respond(201, self.bind(namespace, name or str((body.get("metadata") or {}).get("name")),
                                                body))

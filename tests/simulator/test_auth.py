@@ -44,7 +44,7 @@ def test_reviews_are_not_stored_and_only_created(sim: SimulatedCluster) -> None:
     assert code == 405
     code, out = http("GET", "/apis/authorization.k8s.io/v1")
     assert {r["name"] for r in out["resources"]} == {"subjectaccessreviews", "selfsubjectaccessreviews",
-                                                     "selfsubjectrulesreviews"}
+                                                     "selfsubjectrulesreviews", "localsubjectaccessreviews"}
 
 
 def test_subject_access_review_by_rbac(sim: SimulatedCluster) -> None:
@@ -151,3 +151,42 @@ def test_the_allowed_reason_names_the_subject_that_matched(sim: SimulatedCluster
         "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"}})
     assert out["status"]["reason"] == ('RBAC: allowed by RoleBinding "read/default" of Role "reader" to '
                                        'ServiceAccount "bot/default"')
+
+
+LOCAL = "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews"
+
+
+def local_review(http: Http, spec: dict[str, Any], path: str = LOCAL, **meta: Any) -> tuple[int, Any]:
+    return http("POST", path, {"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+                               "metadata": meta, "spec": spec})
+
+
+def test_local_subject_access_review_is_namespaced(sim: SimulatedCluster) -> None:
+    http = Http(sim)
+    http("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    assert http("POST", f"{RBAC}/namespaces/team/roles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "editor"},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["update"]}]})[0] == 201
+    assert http("POST", f"{RBAC}/namespaces/team/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "editor"},
+        "subjects": [{"kind": "User", "name": "ann"}]})[0] == 201
+    attrs = {"verb": "update", "group": "apps", "resource": "deployments", "namespace": "team"}
+    code, out = local_review(http, {"user": "ann", "resourceAttributes": attrs})
+    assert code == 201 and out["metadata"] == {"namespace": "team"}
+    assert out["status"] == {"allowed": True, "reason": 'RBAC: allowed by RoleBinding "edit/team" of Role "editor" '
+                                                        'to User "ann"'}
+    code, out = local_review(http, {"user": "bob", "resourceAttributes": attrs})
+    assert code == 201 and out["status"] == {"allowed": False}
+    code, out = local_review(http, {"user": "ann", "resourceAttributes": {**attrs, "namespace": "other"}})
+    assert code == 422 and out["message"] == ('LocalSubjectAccessReview.authorization.k8s.io "" is invalid: '
+                                              'spec.resourceAttributes.namespace: Invalid value: "other": must match '
+                                              'metadata.namespace')
+    code, out = local_review(http, {"user": "ann", "nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+    assert code == 422 and out["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.nonResourceAttributes",
+        "message": 'Invalid value: authorization.NonResourceAttributes{Path:"/metrics", Verb:"get"}: disallowed on '
+                   'this kind of request'}]
+    code, out = local_review(http, {"user": "ann", "resourceAttributes": attrs}, namespace="elsewhere")
+    assert code == 400 and out["message"] == ("the namespace of the provided object does not match the namespace "
+                                              "sent on the request")
