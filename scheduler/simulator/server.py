@@ -2,7 +2,8 @@
 
 One catch-all route parses the URL as the real server's request-info resolver does
 (``/api/v1/namespaces/NS/pods/NAME/binding``, ``/apis/GROUP/VERSION/PLURAL``) into a verb, a
-resource type, a namespace, a name and a subresource, authenticates, applies faults (``faults.py``),
+resource type, a namespace, a name and a subresource, authenticates, authorizes (impersonation and
+RBAC: ``impersonation.py``, ``requestinfo.py``, ``auth.py``), applies faults (``faults.py``),
 then hands the request to the handler of its verb (``handlers/``: list, watch, create, update, patch,
 delete, bind, scale). The handlers go through the kinds' strategies (``registry/``) into the store
 (``store.py``). Every write is synchronous on the event loop, so each is atomic and totally ordered by

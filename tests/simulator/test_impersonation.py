@@ -5,6 +5,8 @@ verb, and every request is decided by RBAC for whoever it runs as, with upstream
 
 from __future__ import annotations
 
+import http.client
+import json
 from typing import Any
 
 import pytest
@@ -23,8 +25,6 @@ WHOAMI = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 def raw(sim: SimulatedCluster, method: str, path: str, headers: list[tuple[str, str]], token: str | None = None,
         body: Any = None) -> tuple[int, Any]:
     """A request with repeated headers (several Impersonate-Group), which ``Http`` cannot send."""
-    import http.client
-    import json
     api = Http(sim)
     conn = http.client.HTTPSConnection(api.host, api.port, context=api.ctx, timeout=30)
     conn.putrequest(method, path)
