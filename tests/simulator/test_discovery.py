@@ -68,5 +68,6 @@ def test_legacy_discovery_without_the_aggregated_accept(sim: SimulatedCluster) -
 @needs_kubectl
 def test_kubectl_discovers_in_two_requests(kubectl: Kubectl) -> None:
     log = kubectl("get", "deployments", "-v=6").stderr
-    paths = re.findall(r"GET https://[^/]+(/[^ ?]*)", log)
+    # kubectl 1.37 logs requests structured ('verb="GET" url="https://..."'); older ones as "GET https://..."
+    paths = re.findall(r'(?:GET |verb="GET" url=")https://[^/]+(/[^ ?"]*)', log)
     assert paths[:2] == ["/api", "/apis"] and paths[2] == "/apis/apps/v1/namespaces/default/deployments"
