@@ -97,16 +97,17 @@ class SimulatedCluster:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the simulated cluster serves on loopback only (127.0.0.1)")
         self.host, self.port = host, port
+        self._tmp = tempfile.TemporaryDirectory(prefix="kopf-scheduler-sim-")
+        self.tls = SelfSigned(Path(self._tmp.name))
         self.server = ApiServer(token=token, faults=faults, history=history, pod_running_after=pod_running_after,
                                 pod_termination_seconds=pod_termination_seconds,
                                 pod_completion_seconds=pod_completion_seconds,
                                 provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
                                 gpu_attributes=gpu_attributes, seed=seed,
                                 storage_quota_bytes=storage_quota_bytes, max_object_bytes=max_object_bytes,
-                                watch_buffer_bytes=watch_buffer_bytes, feature_gates=feature_gates)
+                                watch_buffer_bytes=watch_buffer_bytes, feature_gates=feature_gates,
+                                ca_pem=self.tls.cert_pem)
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig else None
-        self._tmp = tempfile.TemporaryDirectory(prefix="kopf-scheduler-sim-")
-        self.tls = SelfSigned(Path(self._tmp.name))
         self.kubeconfig = Path()
         self.url = ""
         self.threaded = threaded

@@ -11,7 +11,8 @@ The server is one object (``server.ApiServer``), but nothing below it types agai
   kube-apiserver's behaviour depends on a component beside it: the kubelet holds a deleted pod until
   its containers stop and starts a bound one, the namespace controller empties a Terminating
   namespace, the garbage collector owns the Foreground/Orphan finalizers, the disruption controller
-  recounts budgets, which ``pods/eviction`` asks (``registry/core/eviction.py``).
+  recounts budgets, which ``pods/eviction`` asks (``registry/core/eviction.py``), the ServiceAccounts
+  controller makes a namespace's ``default`` account, which ServiceAccount admission waits for.
 - ``Writer`` is who writes, read from a request: its field manager and options.
 
 Read next: ``registry`` (the kinds' strategies), then ``handlers`` (the verbs), then ``controllers``.
@@ -79,6 +80,10 @@ class NamespaceHooks(Protocol):
     def namespace_deleting(self, name: str) -> None: ...
 
 
+class ServiceAccountHooks(Protocol):
+    def ensure_default(self, namespace: str) -> Obj | None: ...
+
+
 class DisruptionHooks(Protocol):
     def mark(self, namespace: str) -> None: ...
     def healthy(self, pod: Obj) -> bool: ...
@@ -101,6 +106,8 @@ class ControllerHooks(Protocol):
     def disruption(self) -> DisruptionHooks: ...
     @property
     def gc(self) -> GarbageCollectorHooks: ...
+    @property
+    def serviceaccounts(self) -> ServiceAccountHooks: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
 

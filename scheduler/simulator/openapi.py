@@ -57,6 +57,7 @@ _TYPE_META = {
              "type": "string"}}
 # Subresources whose body is another kind: (group, version, kind).
 _SUB_KINDS = {"binding": ("", "v1", "Binding"), "eviction": ("policy", "v1", "Eviction"),
+              "token": ("authentication.k8s.io", "v1", "TokenRequest"),
               "scale": ("autoscaling", "v1", "Scale")}
 
 

@@ -73,8 +73,9 @@ class ResourceType:
 
 
 _SUB_KIND = {"binding": ("Binding", ["create"]), "eviction": ("Eviction", ["create"]),
-             "scale": ("Scale", ["get", "patch", "update"])}
-_SUB_GROUP = {"eviction": {"group": "policy", "version": "v1"}, "scale": {"group": "autoscaling", "version": "v1"}}
+             "token": ("TokenRequest", ["create"]), "scale": ("Scale", ["get", "patch", "update"])}
+_SUB_GROUP = {"eviction": {"group": "policy", "version": "v1"}, "scale": {"group": "autoscaling", "version": "v1"},
+              "token": {"group": "authentication.k8s.io", "version": "v1"}}
 
 _POD_FIELDS = frozenset({"spec.nodeName", "spec.schedulerName", "status.phase", "spec.serviceAccountName",
                          "spec.restartPolicy", "status.podIP", "status.nominatedNodeName", "spec.hostNetwork"})
@@ -128,7 +129,7 @@ BUILTIN: list[ResourceType] = [
                  subresources=("status",)),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, short_names=("cm",)),
     ResourceType("", "v1", "secrets", "Secret", True),
-    ResourceType("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",)),
+    ResourceType("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",), subresources=("token",)),
     ResourceType("events.k8s.io", "v1", "events", "Event", True, short_names=("ev",), field_labels=_NEW_EVENT_FIELDS,
                  store="core/events", to_external=_event_to_v1, from_external=_event_from_v1),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True),

@@ -77,6 +77,7 @@ from scheduler.simulator.params import (
     validate_list_options,
 )
 from scheduler.simulator.registry import podgroups, scheduling
+from scheduler.simulator.registry.core import serviceaccount
 from scheduler.simulator.registry.core.eviction import Eviction
 from scheduler.simulator.requestinfo import request_attributes
 from scheduler.simulator.resources import ResourceRegistry, ResourceType
@@ -99,7 +100,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                  gpus_per_node: int = 0, gpu_attributes: Obj | None = None, seed: int = 0,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES,
-                 feature_gates: Mapping[str, bool] | None = None) -> None:
+                 feature_gates: Mapping[str, bool] | None = None, ca_pem: bytes = b"") -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
         # real cluster accepts short-lived tokens that an exec credential plugin hands out; and
@@ -133,7 +134,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                                        pod_termination_seconds=pod_termination_seconds,
                                        pod_completion_seconds=pod_completion_seconds,
                                        provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
-                                       gpu_attributes=gpu_attributes)
+                                       gpu_attributes=gpu_attributes, root_ca=ca_pem)
         self.store.listeners.append(self.controllers.disruption.on_event)
         self.store.listeners.append(self.controllers.workloads.on_event)
         self.store.listeners.append(self.controllers.gc.on_event)
@@ -141,6 +142,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.claims.on_event)
         self.store.listeners.append(self.controllers.gpus.on_event)
         self.store.listeners.append(self.controllers.kubelet.on_event)
+        self.store.listeners.append(self.controllers.serviceaccounts.on_event)
+        self.store.listeners.append(self.controllers.root_ca.on_event)
         self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
@@ -425,11 +428,27 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                                                body))
         if sub == "eviction":
             return self.respond(201, self.eviction.evict(namespace, name, body))
+        if sub == "token":
+            return self.respond(201, self._token_request(rt, namespace, name, body))
         if name:
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                                     "resource")
         obj = self.create(rt, namespace, body, dry=dry, strict=writer.strict, fresh=True, writer=writer)
         return self.respond(201, external(rt, obj))
+
+    def _token_request(self, rt: ResourceType, namespace: str, name: str, body: Any) -> Obj:
+        """POST of ``serviceaccounts/NAME/token``: a token the server then accepts as the account."""
+        account = self.store.get(rt, namespace, name)
+        if account is None:
+            raise not_found(rt, name)
+        out, grant = serviceaccount.token_request(account, body)
+        now = time.time()
+        for token, until in list(self.tokens.items()):      # forget the expired, so the table stays bounded
+            if until is not None and until <= now:
+                del self.tokens[token]
+                self.token_users.pop(token, None)
+        self.add_token(grant.token, UserInfo(grant.username, grant.uid, grant.groups), grant.until)
+        return out
 
     def _patch_request(self, request: Request, rt: ResourceType, namespace: str, name: str, sub: str, dry: bool,
                        body: Any, writer: Writer) -> web.Response:

@@ -16,6 +16,7 @@ from scheduler.simulator.controllers.gpudriver import GpuDriver
 from scheduler.simulator.controllers.kubelet import Kubelet
 from scheduler.simulator.controllers.namespace import NamespaceController
 from scheduler.simulator.controllers.resourceclaims import ResourceClaimController
+from scheduler.simulator.controllers.serviceaccounts import RootCACertPublisher, ServiceAccountsController
 from scheduler.simulator.controllers.volumes import VolumeController
 from scheduler.simulator.controllers.workloads import WorkloadControllers
 from scheduler.simulator.interfaces import ClusterWriter
@@ -31,7 +32,7 @@ class Controllers:
 
     def __init__(self, api: ClusterWriter, *, pod_running_after: float | None, pod_termination_seconds: float,
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2, gpus_per_node: int = 0,
-                 gpu_attributes: Obj | None = None) -> None:
+                 gpu_attributes: Obj | None = None, root_ca: bytes = b"") -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self.disruption = DisruptionController(api, self, pods_become_ready=pod_running_after is not None)
@@ -43,9 +44,14 @@ class Controllers:
         self.gpus = GpuDriver(api, self, gpus_per_node=gpus_per_node, attributes=gpu_attributes)
         self.gc = GarbageCollector(api, self)
         self.namespaces = NamespaceController(api, self)
+        self.serviceaccounts = ServiceAccountsController(api, self)
+        self.root_ca = RootCACertPublisher(api, self, root_ca)
 
     def start(self) -> None:
         self.spawn(self.disruption.run())
+        # the informers' initial list: the namespaces made before the loop ran
+        self.serviceaccounts.sync_all()
+        self.root_ca.sync_all()
 
     def stop(self) -> None:
         for t in list(self._tasks):

@@ -20,7 +20,7 @@ from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.openapi import definition_for
 from scheduler.simulator.registry import apiregistration, apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
-from scheduler.simulator.registry.core import admission
+from scheduler.simulator.registry.core import admission, serviceaccount
 from scheduler.simulator.registry.core.immutable import validate_config_update
 from scheduler.simulator.registry.core.services import validate_service, validate_service_update
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
@@ -168,6 +168,9 @@ class Strategy(StoreState):
                 and not ((old or {}).get("spec") or {}).get("schedulingGroup")):
             spec.pop("schedulingGroup", None)
         if old is None:
+            if isinstance(obj.get("spec"), dict):
+                # Mutating admission (ServiceAccount) runs before validation, as kube-apiserver's chain does.
+                serviceaccount.admit_pod(obj, obj["metadata"].get("namespace", ""), self._service_account)
             pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
             admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
             return
@@ -175,6 +178,13 @@ class Strategy(StoreState):
         if causes:
             raise invalid("Pod", obj["metadata"].get("name", ""), causes)
         self._check_pod_update(obj, old)
+
+    def _service_account(self, namespace: str, name: str) -> Obj | None:
+        """A pod's account: stored, or (``default``) made now by the ServiceAccounts controller."""
+        found = self.store.get(self.rt("", "v1", "serviceaccounts"), namespace, name)
+        if found is None and name == serviceaccount.DEFAULT_NAME:
+            return self.controllers.serviceaccounts.ensure_default(namespace)
+        return found
 
     def _admit_priority_class(self, obj: Obj, old: Obj | None) -> None:
         """A PriorityClass: validated against the others (one global default); its value immutable."""
