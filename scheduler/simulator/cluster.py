@@ -148,6 +148,7 @@ class SimulatedCluster:
             self._lean, self.host, self.port, backlog=1024, ssl=self.tls.server_context())
         self.port = self._listener.sockets[0].getsockname()[1]
         self.url = f"https://{self.host}:{self.port}"
+        self.server.advertise(self.host, self.port)
         if self._load:
             # every file at once, as ``simulate -f`` loads them (``loader``): kinds ordered, uids kept
             loaded = load_objects(self.server, [doc for path in self._load for doc in iter_documents(path)],

@@ -144,6 +144,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.kubelet.on_event)
         self.store.listeners.append(self.controllers.serviceaccounts.on_event)
         self.store.listeners.append(self.controllers.root_ca.on_event)
+        self.store.listeners.append(self.controllers.kubernetes_service.on_event)
         self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
@@ -174,6 +175,11 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
     async def _stop_controllers(self, _: web.Application) -> None:
         self.controllers.stop()
 
+
+    def advertise(self, host: str, port: int) -> None:
+        """The server now serves on ``host:port``: the ``default/kubernetes`` Service and its endpoints
+        say so."""
+        self.controllers.kubernetes_service.advertise(host, port)
 
     def add_token(self, token: str, user: UserInfo | None = None, until: float | None = None) -> None:
         """Accept ``token`` (until the epoch time ``until``) as ``user`` (the admin if None)."""

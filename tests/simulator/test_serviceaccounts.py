@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
+
+import yaml
 
 from scheduler.simulator import SimulatedCluster
-from tests.simulator.helpers import Http, pod, wait
+from tests.simulator.helpers import Http, pod, started, wait
 from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 NS = "/api/v1/namespaces"
@@ -135,3 +138,29 @@ def test_kubectl_create_token(sim: SimulatedCluster, kubectl: Kubectl) -> None:
     assert who == "system:serviceaccount:default:default"
     short = kubectl("create", "token", "default", "--duration=1m", check=False)
     assert short.returncode != 0 and "may not specify a duration less than 10 minutes" in short.stderr
+
+
+def test_a_live_clusters_dump_loads_with_the_objects_the_cluster_keeps_itself(tmp_path: Path) -> None:
+    """``kubectl get sa,cm,svc -A -o yaml`` of a live cluster holds the default accounts, the root CA
+    config maps and the kubernetes Service: loading it refuses none of them."""
+    items = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": "default"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": "shop"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kube-root-ca.crt", "namespace": "default"},
+         "data": {"ca.crt": "their CA"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kube-root-ca.crt", "namespace": "shop"},
+         "data": {"ca.crt": "their CA"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default"},
+         "spec": {"clusterIP": "10.0.0.1", "ports": [{"name": "https", "port": 443, "targetPort": 6443}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "shop"},
+         "spec": {"serviceAccountName": "default", "containers": [{"name": "c", "image": "nginx"}]}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    with started(load=[dump]) as c:
+        assert c.rejected == []
+        api = Http(c)
+        assert api("GET", "/api/v1/namespaces/default/services/kubernetes")[1]["spec"]["clusterIP"] == "10.96.0.1"
+        # the cluster's own CA wins in every namespace, the dump's replaced
+        for ns in ("default", "shop"):
+            wait(lambda ns=ns: api("GET", f"{NS}/{ns}/configmaps/kube-root-ca.crt")[1]["data"]["ca.crt"]
+                 == c.tls.cert_pem.decode(), message=ns)

@@ -14,6 +14,7 @@ from scheduler.simulator.controllers.disruption import DisruptionController
 from scheduler.simulator.controllers.garbagecollector import GarbageCollector
 from scheduler.simulator.controllers.gpudriver import GpuDriver
 from scheduler.simulator.controllers.kubelet import Kubelet
+from scheduler.simulator.controllers.kubernetesservice import KubernetesService
 from scheduler.simulator.controllers.namespace import NamespaceController
 from scheduler.simulator.controllers.resourceclaims import ResourceClaimController
 from scheduler.simulator.controllers.serviceaccounts import RootCACertPublisher, ServiceAccountsController
@@ -46,6 +47,7 @@ class Controllers:
         self.namespaces = NamespaceController(api, self)
         self.serviceaccounts = ServiceAccountsController(api, self)
         self.root_ca = RootCACertPublisher(api, self, root_ca)
+        self.kubernetes_service = KubernetesService(api, self)
 
     def start(self) -> None:
         self.spawn(self.disruption.run())

@@ -31,6 +31,13 @@ _WITH_GENERATION = {"/pods", "apps/replicasets", "apps/statefulsets", "apps/depl
                     "apiextensions.k8s.io/customresourcedefinitions", dra.CLASSES, dra.CLAIMS, dra.SLICES}
 
 
+# Objects the simulated cluster's own controllers keep: (store, namespace, name), and (store, name) in
+# every namespace.
+_CLUSTER_MADE = {("/services", "default", "kubernetes"), ("/endpoints", "default", "kubernetes"),
+                 ("discovery.k8s.io/endpointslices", "default", "kubernetes")}
+_CLUSTER_MADE_EACH_NAMESPACE = {("/serviceaccounts", "default"), ("/configmaps", "kube-root-ca.crt")}
+
+
 class CreateHandler(HandlerBase):
     """POST of an object, and the load of a file or a dump."""
 
@@ -109,6 +116,12 @@ class CreateHandler(HandlerBase):
             nrt = self.rt("", "v1", "namespaces")
             if self.store.get(nrt, "", ns) is None:
                 self.create(nrt, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        # What the cluster's own controllers keep (a dump of a live cluster has them too) is the
+        # cluster's, as a replay onto a real cluster would find it.
+        made = (rt.store, ns, meta.get("name")) in _CLUSTER_MADE or (
+            rt.store, meta.get("name")) in _CLUSTER_MADE_EACH_NAMESPACE
+        if made and (found := self.store.get(rt, ns, str(meta["name"]))) is not None:
+            return found
         return self.create(rt, ns, obj, keep_status=True, uid=uid)
 
 
