@@ -20,7 +20,7 @@ from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.openapi import definition_for
 from scheduler.simulator.registry import apiregistration, apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
-from scheduler.simulator.registry.core import admission, serviceaccount
+from scheduler.simulator.registry.core import admission, limitrange, serviceaccount
 from scheduler.simulator.registry.core.immutable import validate_config_update
 from scheduler.simulator.registry.core.services import validate_service, validate_service_update
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
@@ -146,6 +146,9 @@ class Strategy(StoreState):
                 admission.default_secret(obj)
             if old is not None and (causes := validate_config_update(rt.kind, obj, old)):
                 raise invalid(rt.kind, obj["metadata"].get("name", ""), causes)
+        elif key == "/limitranges":
+            limitrange.default_limit_range(obj)
+            limitrange.validate_limit_range(obj)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
             if causes := (validate_service(obj) if old is None else validate_service_update(obj, old)):
@@ -168,11 +171,16 @@ class Strategy(StoreState):
                 and not ((old or {}).get("spec") or {}).get("schedulingGroup")):
             spec.pop("schedulingGroup", None)
         if old is None:
+            ns = obj["metadata"].get("namespace", "")
+            ranges = sorted(self.store.bucket("/limitranges").items(ns), key=lambda lr: lr["metadata"]["name"])
             if isinstance(obj.get("spec"), dict):
                 # Mutating admission (ServiceAccount) runs before validation, as kube-apiserver's chain does.
-                serviceaccount.admit_pod(obj, obj["metadata"].get("namespace", ""), self._service_account)
+                serviceaccount.admit_pod(obj, ns, self._service_account)
             pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
-            admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
+            admission.default_pod(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class,
+                                  (lambda pod: limitrange.mutate_pod(pod, ranges)) if ranges else None)
+            if ranges:
+                limitrange.validate_pod(obj, ranges)
             return
         causes = validate_pod_update(obj, old)
         if causes:

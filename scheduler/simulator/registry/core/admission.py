@@ -12,7 +12,9 @@ allocatable defaulting to capacity.
 
 The order is kube-apiserver's: decode (``typecheck``: a wrong JSON type is a 400), default, then
 validate (``validation``: 422s with upstream's causes), then admit. Errors are ``apierrors.ApiError``s;
-the ObjectMeta rules every kind shares are in ``registry.meta``.
+the ObjectMeta rules every kind shares are in ``registry.meta``. The admission plugins that read other
+objects are beside this module: ServiceAccount (``serviceaccount``) and LimitRanger (``limitrange``,
+whose defaults ``default_pod`` takes as its ``mutate`` step, before validation).
 """
 
 from __future__ import annotations
@@ -76,11 +78,13 @@ def _default_requests_from_limits(container: Obj) -> None:
         requests.setdefault(name, value)
 
 
-def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], Obj | None]) -> None:
+def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], Obj | None],
+                mutate: Callable[[Obj], None] | None = None) -> None:
     """Default and validate a pod being created (already type-checked: ``typecheck.check_types``), as
     kube-apiserver does in that order (mutates ``pod``); raises ``ApiError``: 400 for an unparsable
     quantity, 422 for what ``ValidatePodCreate`` refuses, 403 for the Priority admission plugin's
-    refusals."""
+    refusals. ``mutate`` is the mutating admission that runs between decoding's defaults and
+    validation (LimitRanger's defaults)."""
     meta = pod.setdefault("metadata", {})
     name = meta.get("name", "")
     spec = pod.get("spec")
@@ -88,6 +92,8 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
         raise invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
     causes: list[tuple[str, str, str]] = []
     _default_containers(spec, causes)
+    if mutate is not None:
+        mutate(pod)
     causes = validate_pod(pod) + causes
     _check_limits_and_default(spec, causes)
     _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
