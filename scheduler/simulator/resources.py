@@ -130,6 +130,7 @@ BUILTIN: list[ResourceType] = [
     ResourceType("", "v1", "configmaps", "ConfigMap", True, short_names=("cm",)),
     ResourceType("", "v1", "secrets", "Secret", True),
     ResourceType("", "v1", "limitranges", "LimitRange", True, short_names=("limits",)),
+    ResourceType("", "v1", "resourcequotas", "ResourceQuota", True, short_names=("quota",), subresources=("status",)),
     ResourceType("", "v1", "endpoints", "Endpoints", True, short_names=("ep",), singular="endpoints"),
     ResourceType("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True,
                  field_labels=frozenset({"addressType"})),

@@ -144,6 +144,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.kubelet.on_event)
         self.store.listeners.append(self.controllers.serviceaccounts.on_event)
         self.store.listeners.append(self.controllers.root_ca.on_event)
+        self.store.listeners.append(self.controllers.quota.on_event)
         self.store.listeners.append(self.controllers.kubernetes_service.on_event)
         self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:

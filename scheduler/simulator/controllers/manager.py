@@ -17,6 +17,7 @@ from scheduler.simulator.controllers.kubelet import Kubelet
 from scheduler.simulator.controllers.kubernetesservice import KubernetesService
 from scheduler.simulator.controllers.namespace import NamespaceController
 from scheduler.simulator.controllers.resourceclaims import ResourceClaimController
+from scheduler.simulator.controllers.resourcequota import ResourceQuotaController
 from scheduler.simulator.controllers.serviceaccounts import RootCACertPublisher, ServiceAccountsController
 from scheduler.simulator.controllers.volumes import VolumeController
 from scheduler.simulator.controllers.workloads import WorkloadControllers
@@ -47,6 +48,7 @@ class Controllers:
         self.namespaces = NamespaceController(api, self)
         self.serviceaccounts = ServiceAccountsController(api, self)
         self.root_ca = RootCACertPublisher(api, self, root_ca)
+        self.quota = ResourceQuotaController(api, self)
         self.kubernetes_service = KubernetesService(api, self)
 
     def start(self) -> None:

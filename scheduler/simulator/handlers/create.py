@@ -62,11 +62,16 @@ class CreateHandler(HandlerBase):
         if rt.has_status and not keep_status and rt.plural != "nodes":
             obj.pop("status", None)
         self._admit(rt, obj, None, strict)
+        charged = self._admit_quota(rt, obj) if rt.namespaced else []
         self._set_managed_fields(rt, obj, writer, managed_fields)
         _set_server_metadata(rt, obj, uid)
         if dry:
             meta["resourceVersion"] = str(self.store.rv)
             return obj
+        qrt = self.rt("", "v1", "resourcequotas")
+        for quota, status in charged:     # the quotas' new use first, as the ResourceQuota plugin writes it
+            if quota.get("status") != status:
+                self.write(qrt, quota, {**quota, "status": status})
         meta["resourceVersion"] = str(self.store.next_rv())
         self.store.commit(rt, "ADDED", (namespace, name), obj, None)
         if rt.plural == "customresourcedefinitions" and not rt.crd_name:

@@ -8,6 +8,7 @@ ownership tracked (``managed``). Nothing here stores: ``generic`` does.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from typing import Any
 
@@ -15,13 +16,21 @@ import orjson
 
 from scheduler.features import enabled
 from scheduler.simulator import crdcheck, managed, schema
-from scheduler.simulator.apierrors import ApiError, bad_request, invalid, patch_invalid, strict_decoding_error
+from scheduler.simulator.apierrors import (
+    ApiError,
+    bad_request,
+    invalid,
+    patch_invalid,
+    resource_name,
+    strict_decoding_error,
+)
 from scheduler.simulator.interfaces import Entries, Writer
 from scheduler.simulator.openapi import definition_for
 from scheduler.simulator.registry import apiregistration, apps, podgroups, scheduling, storage
 from scheduler.simulator.registry import resource as dra
-from scheduler.simulator.registry.core import admission, limitrange, serviceaccount
+from scheduler.simulator.registry.core import admission, limitrange, resourcequota, serviceaccount
 from scheduler.simulator.registry.core.immutable import validate_config_update
+from scheduler.simulator.registry.core.quantities import Quantity
 from scheduler.simulator.registry.core.services import validate_service, validate_service_update
 from scheduler.simulator.registry.core.validation import validate_lease, validate_pod_update
 from scheduler.simulator.registry.meta import validate_annotations
@@ -149,6 +158,8 @@ class Strategy(StoreState):
         elif key == "/limitranges":
             limitrange.default_limit_range(obj)
             limitrange.validate_limit_range(obj)
+        elif key == "/resourcequotas":
+            resourcequota.validate_quota(obj)
         elif key == "/services":
             admission.default_service(obj, old, self._allocate_cluster_ip)
             if causes := (validate_service(obj) if old is None else validate_service_update(obj, old)):
@@ -186,6 +197,23 @@ class Strategy(StoreState):
         if causes:
             raise invalid("Pod", obj["metadata"].get("name", ""), causes)
         self._check_pod_update(obj, old)
+
+    def _admit_quota(self, rt: ResourceType, obj: Obj) -> list[tuple[Obj, Obj]]:
+        """The ResourceQuota plugin on a create, where the namespace has quotas (validating admission:
+        after every kind's defaulting and validation): refused past a quota; else each quota the object
+        is charged to, with the status to write before the object is stored."""
+        ns = obj["metadata"].get("namespace", "")
+        quotas = [q for q in self.store.bucket("/resourcequotas").items(ns) if not q["metadata"].get(
+            "deletionTimestamp")] if ns else []
+        if not quotas:
+            return []
+        now = dt.datetime.now(dt.UTC)
+
+        def usage(rq: Obj) -> dict[str, Quantity]:
+            current = resourcequota.status_usage(rq)
+            return current if current is not None else resourcequota.namespace_usage(self.store, self.registry,
+                                                                                     rq, now)
+        return resourcequota.check_create(quotas, resource_name(rt), rt.store, rt.group, rt.plural, obj, usage, now)
 
     def _service_account(self, namespace: str, name: str) -> Obj | None:
         """A pod's account: stored, or (``default``) made now by the ServiceAccounts controller."""

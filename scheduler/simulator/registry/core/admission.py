@@ -14,7 +14,8 @@ The order is kube-apiserver's: decode (``typecheck``: a wrong JSON type is a 400
 validate (``validation``: 422s with upstream's causes), then admit. Errors are ``apierrors.ApiError``s;
 the ObjectMeta rules every kind shares are in ``registry.meta``. The admission plugins that read other
 objects are beside this module: ServiceAccount (``serviceaccount``) and LimitRanger (``limitrange``,
-whose defaults ``default_pod`` takes as its ``mutate`` step, before validation).
+whose defaults ``default_pod`` takes as its ``mutate`` step, before validation), and ResourceQuota
+(``resourcequota``), which the create handler runs last, for every kind.
 """
 
 from __future__ import annotations
