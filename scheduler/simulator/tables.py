@@ -2,7 +2,8 @@
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
 Columns match the real server's printers (``pkg/printers/internalversion``) for pods, nodes, namespaces,
-events (both APIs), leases, priority classes, services, config maps, secrets, service accounts, PDBs,
+events (both APIs), leases, priority classes, services, endpoints and EndpointSlices, config maps,
+secrets, service accounts, resource quotas (``used/hard`` per resource), PDBs,
 the workload kinds and the storage kinds (PVs, PVCs, StorageClasses with ``(default)``, CSINodes,
 CSIDrivers, CSIStorageCapacities), and the DRA kinds (DeviceClasses, ResourceClaims with their
 ``allocated,reserved`` state, ResourceClaimTemplates, ResourceSlices); custom
@@ -18,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from scheduler.errors import QuantityError
+from scheduler.simulator.registry.core.quantities import quantity
 from scheduler.simulator.registry.resource import claim_state
 from scheduler.simulator.registry.storage import access_modes_string, claim_class, is_default_class, volume_class
 from scheduler.simulator.resources import ResourceType
@@ -164,6 +167,52 @@ def _service_row(o: Obj) -> list[Any]:
         ports.append(f"{p.get('port')}:{p['nodePort']}/{proto}" if p.get("nodePort") else f"{p.get('port')}/{proto}")
     return [o["metadata"]["name"], kind, spec.get("clusterIP") or "<none>", ext, ",".join(ports) or "<none>",
             _created(o), label_map(spec.get("selector"))]
+
+
+def _quota_row(o: Obj) -> list[Any]:
+    """printResourceQuota: ``resource: used/hard`` for each hard resource, ``limits.*`` in Limit."""
+    status = o.get("status") or {}
+    used, hard = status.get("used") or {}, status.get("hard") or {}
+    request: list[str] = []
+    limit: list[str] = []
+    for r in sorted((o.get("spec") or {}).get("hard") or {}):
+        cell = f"{r}: {_canonical(used.get(r))}/{_canonical(hard.get(r))}"
+        (limit if r.split(".")[0] == "limits" and "." in r else request).append(cell)
+    return [o["metadata"]["name"], _created(o), ", ".join(request), ", ".join(limit)]
+
+
+def _canonical(raw: Any) -> str:
+    try:
+        return str(quantity(raw)) if raw is not None else "0"
+    except QuantityError:
+        return str(raw)
+
+
+def _first_three(items: list[str], count: int) -> str:
+    """At most three, then ``+ N more...``, as the endpoint printers cut their lists."""
+    out = ",".join(items[:3])
+    return f"{out} + {count - 3} more..." if count > 3 else out
+
+
+def _endpoints_row(o: Obj) -> list[Any]:
+    """formatEndpoints: each address with each port (``ip:port``), or the bare addresses."""
+    subsets = o.get("subsets") or []
+    items: list[str] = []
+    for ss in subsets:
+        addresses = [str(a.get("ip", "")) for a in ss.get("addresses") or []]
+        if not ss.get("ports"):
+            items += addresses
+        for port in ss.get("ports") or []:
+            items += [f"[{ip}]:{port.get('port')}" if ":" in ip else f"{ip}:{port.get('port')}" for ip in addresses]
+    return [o["metadata"]["name"], _first_three(items, len(items)) if subsets else "<none>", _created(o)]
+
+
+def _endpoint_slice_row(o: Obj) -> list[Any]:
+    """formatDiscoveryPorts and formatDiscoveryEndpoints."""
+    ports = [str(p["port"]) if p.get("port") is not None else "<unset>" for p in o.get("ports") or []]
+    addresses = [str(a) for e in o.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [o["metadata"]["name"], o.get("addressType", ""), _first_three(ports, len(ports)) if ports else "<unset>",
+            _first_three(addresses, len(addresses)) if addresses else "<unset>", _created(o)]
 
 
 def _deployment_row(o: Obj) -> list[Any]:
@@ -319,6 +368,10 @@ _BUILTIN: dict[str, tuple[list[Obj], Any]] = {
                 lambda o: [o["metadata"]["name"], o.get("type", "Opaque"), len(o.get("data") or {}), _created(o)]),
     "serviceaccounts": ([_col("Name", fmt="name"), _col("Secrets", "integer"), _col("Age")],
                         lambda o: [o["metadata"]["name"], len(o.get("secrets") or []), _created(o)]),
+    "resourcequotas": ([_col("Name", fmt="name"), _col("Age"), _col("Request"), _col("Limit")], _quota_row),
+    "endpoints": ([_col("Name", fmt="name"), _col("Endpoints"), _col("Age")], _endpoints_row),
+    "endpointslices": ([_col("Name", fmt="name"), _col("AddressType"), _col("Ports"), _col("Endpoints"),
+                        _col("Age")], _endpoint_slice_row),
     "deployments": ([_col("Name", fmt="name"), _col("Ready"), _col("Up-to-date", "integer"),
                      _col("Available", "integer"), _col("Age"), *_WORKLOAD_TAIL], _deployment_row),
     "replicasets": ([_col("Name", fmt="name"), _col("Desired", "integer"), _col("Current", "integer"),

@@ -40,7 +40,12 @@ def test_they_are_made_again_when_deleted(sim: SimulatedCluster, api: Http) -> N
 
 
 @needs_kubectl
-def test_kubectl_lists_them(kubectl: Kubectl) -> None:
-    out = kubectl("get", "svc,endpointslices", "-n", "default", "-o", "name").stdout.split()
-    assert "service/kubernetes" in out
-    assert "endpointslice.discovery.k8s.io/kubernetes" in out
+def test_kubectl_prints_them_as_upstreams_printers(sim: SimulatedCluster, kubectl: Kubectl) -> None:
+    lines = kubectl("get", "svc", "kubernetes").stdout.splitlines()
+    assert lines[1].split()[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+    lines = kubectl("get", "endpoints", "kubernetes").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert lines[1].split()[:2] == ["kubernetes", f"127.0.0.1:{sim.port}"]
+    lines = kubectl("get", "endpointslices", "kubernetes").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+    assert lines[1].split()[:4] == ["kubernetes", "IPv4", str(sim.port), "127.0.0.1"]

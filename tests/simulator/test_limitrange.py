@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from scheduler.app.cli import main
 from tests.simulator.helpers import Http
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 Obj = dict[str, Any]
 NS = "/api/v1/namespaces"
@@ -114,3 +115,14 @@ def test_the_scheduler_counts_a_pods_defaulted_request() -> None:
     assert pods["free"]["node"] == "small"
     assert pods["defaulted"]["node"] is None
     assert [g["reason"] for g in report["unschedulable"]] == ["Insufficient cpu"]
+
+
+@needs_kubectl
+def test_kubectl_applies_a_limit_range_and_strict_validation_knows_its_fields(api: Http, kubectl: Kubectl) -> None:
+    _namespace(api, "lr-kubectl")
+    manifest = json.dumps({**_limits("lr", {"type": "Container", "defaultRequest": {"cpu": "100m"}}),
+                           "metadata": {"name": "lr", "namespace": "lr-kubectl"}})
+    assert "limitrange/lr created" in kubectl("apply", "-f", "-", stdin=manifest).stdout
+    typo = manifest.replace('"defaultRequest"', '"defaultRequests"')
+    bad = kubectl("apply", "-f", "-", stdin=typo.replace('"name": "lr"', '"name": "lr2"'), check=False)
+    assert bad.returncode != 0 and 'unknown field "spec.limits[0].defaultRequests"' in bad.stderr

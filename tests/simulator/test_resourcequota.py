@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.simulator.helpers import Http, wait
+from tests.simulator.kubectl import Kubectl, needs_kubectl
 
 Obj = dict[str, Any]
 NS = "/api/v1/namespaces"
@@ -142,3 +143,19 @@ def test_a_replica_set_stops_at_the_quota_and_a_dry_run_takes_nothing(api: Http)
     wait(lambda: len(api("GET", f"{NS}/rq-burst/pods")[1]["items"]) == 3)
     counts = [len(api("GET", f"{NS}/rq-burst/pods")[1]["items"]) for _ in range(10)]
     assert counts == [3] * 10
+
+
+@needs_kubectl
+def test_kubectl_creates_and_prints_a_quota(api: Http, kubectl: Kubectl) -> None:
+    """``kubectl create quota`` sends a protobuf ResourceQuota; get and describe print its use."""
+    _namespace(api, "rq-kubectl")
+    kubectl("create", "quota", "q", "-n", "rq-kubectl", "--hard=pods=4,requests.cpu=2,limits.memory=1Gi")
+    assert api("POST", f"{NS}/rq-kubectl/pods", _pod("p", {"cpu": "500m"}, {"memory": "256Mi"}))[0] == 201
+    wait(lambda: _status(api, "rq-kubectl", "q").get("used", {}).get("pods") == "1")
+    lines = kubectl("get", "quota", "q", "-n", "rq-kubectl").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "AGE", "REQUEST", "LIMIT"]
+    assert lines[1].split("   ")[0] == "q"
+    assert "pods: 1/4, requests.cpu: 500m/2" in lines[1] and "limits.memory: 256Mi/1Gi" in lines[1]
+    described = kubectl("describe", "quota", "q", "-n", "rq-kubectl").stdout
+    assert [line.split() for line in described.splitlines()[-3:]] == [
+        ["limits.memory", "256Mi", "1Gi"], ["pods", "1", "4"], ["requests.cpu", "500m", "2"]]
