@@ -107,6 +107,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         # who each is (``add_token``; the admin, if not said).
         self.tokens: dict[str, float | None] = {}
         self.token_users: dict[str, UserInfo] = {}
+        self.issued: dict[str, None] = {}       # TokenRequest's tokens, oldest first
         self.faults = faults or Faults(seed=seed)
         self.store = Store(history, max_object_bytes=max_object_bytes, max_total_bytes=storage_quota_bytes)
         self.watch_buffer_bytes = watch_buffer_bytes
@@ -448,12 +449,17 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         account = self.store.get(rt, namespace, name)
         if account is None:
             raise not_found(rt, name)
-        out, grant = serviceaccount.token_request(account, body)
+        kinds = {"Pod": self.rt("", "v1", "pods"), "Secret": self.rt("", "v1", "secrets")}
+        out, grant = serviceaccount.token_request(account, body, lambda kind, n: self.store.get(kinds[kind],
+                                                                                               namespace, n))
         now = time.time()
-        for token, until in list(self.tokens.items()):      # forget the expired, so the table stays bounded
-            if until is not None and until <= now:
-                del self.tokens[token]
-                self.token_users.pop(token, None)
+        for token in list(self.issued):     # the expired, and the oldest past the bound, are forgotten
+            if len(self.issued) < serviceaccount.MAX_ISSUED and (self.tokens.get(token) or now + 1) > now:
+                break
+            del self.issued[token]
+            self.tokens.pop(token, None)
+            self.token_users.pop(token, None)
+        self.issued[grant.token] = None
         self.add_token(grant.token, UserInfo(grant.username, grant.uid, grant.groups), grant.until)
         return out
 

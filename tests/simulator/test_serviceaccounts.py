@@ -8,9 +8,11 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from scheduler.simulator import SimulatedCluster
+from scheduler.simulator.registry.core import serviceaccount
 from tests.simulator.helpers import Http, pod, started, wait
 from tests.simulator.kubectl import Kubectl, needs_kubectl
 
@@ -164,3 +166,35 @@ def test_a_live_clusters_dump_loads_with_the_objects_the_cluster_keeps_itself(tm
         for ns in ("default", "shop"):
             wait(lambda ns=ns: api("GET", f"{NS}/{ns}/configmaps/kube-root-ca.crt")[1]["data"]["ca.crt"]
                  == c.tls.cert_pem.decode(), message=ns)
+
+
+def test_a_token_bound_to_a_pod_must_name_one_running_as_the_account(api: Http) -> None:
+    def request(**ref: str) -> tuple[int, dict[str, object]]:
+        return api("POST", f"{NS}/default/serviceaccounts/default/token",  # type: ignore[no-any-return]
+                   {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                    "spec": {"boundObjectRef": {"apiVersion": "v1", **ref}}})
+    code, created = api("POST", f"{NS}/default/pods", pod("bound-to"))
+    assert code == 201, created
+    code, answer = request(kind="Pod", name="bound-to", uid=created["metadata"]["uid"])
+    assert code == 201 and answer["status"]["token"], answer      # type: ignore[index]
+    code, body = request(kind="Pod", name="bound-to", uid="another")
+    assert code == 409, body
+    assert body["message"] == (f'Operation cannot be fulfilled on Pod "bound-to": the UID in the bound object '
+                               f"reference (another) does not match the UID in record ({created['metadata']['uid']})."
+                               " The object might have been deleted and then recreated")
+    code, body = request(kind="Pod", name="nowhere")
+    assert (code, body["message"]) == (404, 'pods "nowhere" not found')
+    code, body = request(kind="ConfigMap", name="kube-root-ca.crt")
+    assert (code, body["message"]) == (400, "cannot bind token to object of type /v1, Kind=ConfigMap")
+
+
+def test_issued_tokens_are_bounded(sim: SimulatedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many tokens are asked for, the server keeps the newest ``MAX_ISSUED``."""
+    monkeypatch.setattr(serviceaccount, "MAX_ISSUED", 3)
+    api = Http(sim)
+    tokens = [api("POST", f"{NS}/default/serviceaccounts/default/token",
+                  {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})[1]["status"]["token"]
+              for _ in range(5)]
+    answers = [Http(sim, t)("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0] for t in tokens]
+    assert answers == [401, 401, 200, 200, 200]
+    assert len(sim.server.issued) == 3

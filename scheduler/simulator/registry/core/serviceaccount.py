@@ -15,7 +15,9 @@ TokenRequest follows ``pkg/registry/core/serviceaccount/storage/token.go`` and
 ``pkg/apis/authentication/validation``: ``expirationSeconds`` defaults to 3600 and must be at least 600
 (and at most 2^32); the token names ``system:serviceaccount:NS:NAME`` with the groups
 ``system:serviceaccounts``, ``system:serviceaccounts:NS`` and ``system:authenticated``, and the server
-accepts it until it expires. Tokens are JWT-shaped (header, claims, signature) as clients that read
+accepts it until it expires (the newest ``MAX_ISSUED`` of them: memory stays bounded however many are
+asked for). A ``boundObjectRef`` must name a Pod running as the account, or a Secret, in its namespace.
+Tokens are JWT-shaped (header, claims, signature) as clients that read
 their claims expect; only this server checks them, by lookup.
 """
 
@@ -31,7 +33,7 @@ import orjson
 
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid
 
-__all__ = ["AUDIENCE", "DEFAULT_NAME", "TokenGrant", "admit_pod", "service_account_user", "token_request"]
+__all__ = ["AUDIENCE", "DEFAULT_NAME", "MAX_ISSUED", "TokenGrant", "admit_pod", "service_account_user", "token_request"]
 
 Obj = dict[str, Any]
 DEFAULT_NAME = "default"
@@ -39,6 +41,7 @@ DEFAULT_NAME = "default"
 AUDIENCE = "https://kubernetes.default.svc.cluster.local"
 _MIRROR = "kubernetes.io/config.mirror"
 _MIN_SECONDS, _MAX_SECONDS, _DEFAULT_SECONDS = 600, 1 << 32, 3600
+MAX_ISSUED = 10_000
 
 Lookup = Callable[[str, str], "Obj | None"]
 
@@ -80,10 +83,42 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def token_request(account: Obj, body: Any, now: dt.datetime | None = None) -> tuple[Obj, TokenGrant]:
+BoundLookup = Callable[[str, str], "Obj | None"]
+
+
+def _check_bound(name: str, spec: Obj, bound: BoundLookup) -> None:
+    """``spec.boundObjectRef``: a Pod running as the account, or a Secret, that exists (with the uid
+    given, if one is); the token registry's 404, 400 and 409."""
+    ref = spec.get("boundObjectRef")
+    if not isinstance(ref, dict):
+        return
+    api_version, kind = str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")
+    obj_name = str(ref.get("name") or "")
+    group, _, version = api_version.rpartition("/")
+    if group or kind not in ("Pod", "Secret"):
+        raise bad_request(f"cannot bind token to object of type {group}/{version}, Kind={kind}")
+    obj = bound(kind, obj_name)
+    if obj is None:
+        plural = "pods" if kind == "Pod" else "secrets"
+        raise ApiError(404, "NotFound", f'{plural} "{obj_name}" not found', {"name": obj_name, "kind": plural})
+    running_as = str((obj.get("spec") or {}).get("serviceAccountName") or "")
+    if kind == "Pod" and running_as != name:
+        raise bad_request(f'cannot bind token for serviceaccount "{name}" to pod running with serviceaccount '
+                          f'"{running_as}"')
+    uid = str(obj["metadata"].get("uid", ""))
+    if ref.get("uid") and ref["uid"] != uid:
+        raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{obj_name}": the UID in the bound '
+                                        f"object reference ({ref['uid']}) does not match the UID in record ({uid}). "
+                                        "The object might have been deleted and then recreated",
+                       {"name": obj_name, "kind": kind})
+
+
+def token_request(account: Obj, body: Any, bound: BoundLookup,
+                  now: dt.datetime | None = None) -> tuple[Obj, TokenGrant]:
     """The answered TokenRequest for ``account`` (its status holds the token) and the grant to accept;
-    400 for a body that is not a TokenRequest, 422 for what validation
-    refuses."""
+    400 for a body that is not a TokenRequest or binds to what it may not, 404 for a bound object that
+    does not exist, 409 for its wrong uid, 422 for what validation refuses. ``bound(kind, name)`` is
+    the account's namespace's Pod or Secret of that name, or None."""
     meta = account["metadata"]
     namespace, name = str(meta.get("namespace", "")), str(meta["name"])
     if not isinstance(body, dict):
@@ -105,6 +140,7 @@ def token_request(account: Obj, body: Any, now: dt.datetime | None = None) -> tu
         raise invalid("TokenRequest", name, [("spec.expirationSeconds", "FieldValueTooLong",
                                               f"Invalid value: {seconds}: may not specify a duration larger than "
                                               "2^32 seconds")], "authentication.k8s.io")
+    _check_bound(name, spec, bound)
     audiences = [str(a) for a in spec.get("audiences") or []] or [AUDIENCE]
     spec.update(expirationSeconds=seconds, audiences=audiences)
     start = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
