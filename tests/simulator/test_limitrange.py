@@ -126,3 +126,23 @@ def test_kubectl_applies_a_limit_range_and_strict_validation_knows_its_fields(ap
     typo = manifest.replace('"defaultRequest"', '"defaultRequests"')
     bad = kubectl("apply", "-f", "-", stdin=typo.replace('"name": "lr"', '"name": "lr2"'), check=False)
     assert bad.returncode != 0 and 'unknown field "spec.limits[0].defaultRequests"' in bad.stderr
+
+
+def test_a_claim_outside_the_storage_range_is_forbidden(api: Http) -> None:
+    _namespace(api, "lr-claims")
+    code, _ = api("POST", f"{NS}/lr-claims/limitranges", _limits("storage", {
+        "type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "5Gi"}}))
+    assert code == 201
+
+    def claim(name: str, size: str) -> Obj:
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}}
+    code, body = api("POST", f"{NS}/lr-claims/persistentvolumeclaims", claim("huge", "10Gi"))
+    assert code == 403, body
+    assert body["message"] == ('persistentvolumeclaims "huge" is forbidden: maximum storage usage per '
+                               "PersistentVolumeClaim is 5Gi, but request is 10Gi")
+    code, body = api("POST", f"{NS}/lr-claims/persistentvolumeclaims", claim("tiny", "500Mi"))
+    assert code == 403, body
+    assert body["message"] == ('persistentvolumeclaims "tiny" is forbidden: minimum storage usage per '
+                               "PersistentVolumeClaim is 1Gi, but request is 500Mi")
+    assert api("POST", f"{NS}/lr-claims/persistentvolumeclaims", claim("fits", "2Gi"))[0] == 201

@@ -141,6 +141,10 @@ class Strategy(StoreState):
         elif key in storage.STORES:
             storage.admit_storage(key, obj, old,
                                   self.store.bucket("storage.k8s.io/storageclasses").objects.values)
+            if key == "/persistentvolumeclaims" and old is None:
+                ns = obj["metadata"].get("namespace", "")
+                limitrange.validate_claim(obj, sorted(self.store.bucket("/limitranges").items(ns),
+                                                      key=lambda lr: lr["metadata"]["name"]))
         elif key in dra.STORES:
             nrt = self.rt("", "v1", "namespaces")
             dra.admit_dra(key, obj, old, lambda ns: ((self.store.get(nrt, "", ns) or {}).get("metadata") or {})

@@ -13,6 +13,8 @@
   annotation says what was set), before validation; after it, every Container item's min, max and
   ratio hold for each container and every Pod item's for the pod's sum, or the pod is refused with a
   403 listing what failed (``maximum cpu usage per Container is 1, but limit is 2``).
+- ``validate_claim`` is the plugin on a PersistentVolumeClaim create: its requests within each
+  PersistentVolumeClaim item's min and max.
 
 The scheduler then sees the defaulted requests, as it does on a real cluster.
 """
@@ -26,7 +28,7 @@ from typing import Any
 from scheduler.simulator.apierrors import ApiError, invalid
 from scheduler.simulator.registry.core.quantities import Quantity, quantity
 
-__all__ = ["default_limit_range", "mutate_pod", "validate_limit_range", "validate_pod"]
+__all__ = ["default_limit_range", "mutate_pod", "validate_claim", "validate_limit_range", "validate_pod"]
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -170,6 +172,30 @@ def validate_pod(pod: Obj, ranges: list[Obj]) -> None:
             unique = list(dict.fromkeys(errors))
             text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
             raise ApiError(403, "Forbidden", f'pods "{pod["metadata"].get("name", "")}" is forbidden: {text}')
+
+
+def validate_claim(claim: Obj, ranges: list[Obj]) -> None:
+    """``PersistentVolumeClaimValidateLimitFunc``: a claim's requests within each PersistentVolumeClaim
+    item's min and max (its limits are not user input here); raises the 403 for the first LimitRange
+    it violates."""
+    requests = _parsed(((claim.get("spec") or {}).get("resources") or {}).get("requests"))
+    for lr in ranges:
+        errors: list[str] = []
+        for item in (lr.get("spec") or {}).get("limits") or []:
+            if item.get("type") != "PersistentVolumeClaim":
+                continue
+            errors += _check({"min": item.get("min")}, "PersistentVolumeClaim", requests, {})
+            for k, raw in (item.get("max") or {}).items():      # maxRequestConstraint
+                hi, req = quantity(raw), requests.get(k)
+                if req is None:
+                    errors.append(f"maximum {k} usage per PersistentVolumeClaim is {hi}.  No request is specified")
+                elif _compare(req, hi)[0] > _compare(req, hi)[1]:
+                    errors.append(f"maximum {k} usage per PersistentVolumeClaim is {hi}, but request is {req}")
+        if errors:
+            unique = list(dict.fromkeys(errors))
+            text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+            raise ApiError(403, "Forbidden", f'persistentvolumeclaims "{claim["metadata"].get("name", "")}" is '
+                                             f"forbidden: {text}")
 
 
 def _parsed(rl: Any) -> dict[str, Quantity]:
