@@ -11,6 +11,8 @@ from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
 
 CMS = "/api/v1/namespaces/partial/configmaps"
+# The test's own ConfigMaps: a namespace also holds the root CA publisher's kube-root-ca.crt.
+OURS = {"labelSelector": "app"}
 AS_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 AS_ONE = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 # k8s.io/client-go/metadata: the list's Accept, and the get's and the watch's
@@ -34,7 +36,7 @@ def test_a_list_as_partial_object_metadata_list(sim: SimulatedCluster) -> None:
     api = Http(sim)
     setup_objects(api)
     for accept in (AS_LIST, CLIENT_LIST):
-        code, out = api("GET", CMS, accept=accept)
+        code, out = api("GET", CMS, accept=accept, params=OURS)
         assert code == 200, out
         assert out["kind"] == "PartialObjectMetadataList" and out["apiVersion"] == "meta.k8s.io/v1"
         assert int(out["metadata"]["resourceVersion"]) > 0
@@ -43,9 +45,10 @@ def test_a_list_as_partial_object_metadata_list(sim: SimulatedCluster) -> None:
         assert set(first) == {"kind", "apiVersion", "metadata"}
         assert first["kind"] == "PartialObjectMetadata" and first["apiVersion"] == "meta.k8s.io/v1"
         assert first["metadata"]["labels"] == {"app": "a"} and first["metadata"]["uid"]
-    code, page = api("GET", CMS, accept=AS_LIST, params={"limit": "2"})
+    code, page = api("GET", CMS, accept=AS_LIST, params={**OURS, "limit": "2"})
     assert len(page["items"]) == 2 and page["metadata"]["remainingItemCount"] == 1 and page["metadata"]["continue"]
-    code, rest = api("GET", CMS, accept=AS_LIST, params={"limit": "2", "continue": page["metadata"]["continue"]})
+    code, rest = api("GET", CMS, accept=AS_LIST, params={**OURS, "limit": "2",
+                                                            "continue": page["metadata"]["continue"]})
     assert [i["metadata"]["name"] for i in rest["items"]] == ["c"]
     code, beta = api("GET", CMS, accept="application/json;as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io")
     assert beta["apiVersion"] == "meta.k8s.io/v1beta1" and beta["items"][0]["apiVersion"] == "meta.k8s.io/v1beta1"
@@ -79,7 +82,7 @@ def test_a_watch_carries_partial_object_metadata(sim: SimulatedCluster) -> None:
     api = Http(sim)
     setup_objects(api)
     conn = http.client.HTTPSConnection(api.host, api.port, context=api.ctx, timeout=30)
-    conn.request("GET", "/api/v1/namespaces/partial/configmaps?watch=true&timeoutSeconds=1",
+    conn.request("GET", "/api/v1/namespaces/partial/configmaps?watch=true&timeoutSeconds=1&labelSelector=app",
                  headers={"Authorization": f"Bearer {sim.token}", "Accept": CLIENT_ONE})
     resp = conn.getresponse()
     events: list[dict[str, Any]] = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
