@@ -56,6 +56,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
+from scheduler.model.devicetaintrules import DeviceTaintRule
 from scheduler.model.podresources import RequestOptions
 from scheduler.plugins.registry import Registry
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
@@ -559,7 +560,7 @@ class SchedulerService:
 
     @_serialized
     def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
-        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice watch event
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice or DeviceTaintRule watch event
         (``cache.dra.KINDS``; ``event`` ADDED, MODIFIED or DELETED): the store is updated (the
         informer's object replaces any claim PreBind assumed), and the pods a plugin rejected that
         registered the kind are moved, with the objects before and after for the queueing hints
@@ -577,10 +578,20 @@ class SchedulerService:
             old = self.dra.device_class(name)
         elif kind == "ResourceSlice":
             old = self.dra.slice(name)
+        elif kind == "DeviceTaintRule":
+            old = self.dra.taint_rule(name)
         new = self.dra.on_event(kind, event, body)
         if new is None and event != "DELETED":
             log.warning("%s %s cannot be read and is treated as absent", kind,
                         f"{namespace}/{name}" if kind in ("ResourceClaim", "ResourceClaimTemplate") else name)
+        if kind == "DeviceTaintRule":
+            # Upstream's scheduler sees a rule only through the slices it patches (the
+            # resourceslice tracker): a rule that changes some device's taints is a ResourceSlice
+            # update for the queue, one that selects nothing no event at all.
+            if self.dra.rule_touches(old) or (isinstance(new, DeviceTaintRule) and self.dra.rule_touches(new)):
+                self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceSlice", frozenset({"Update"}),
+                                                                      label="ResourceSliceUpdate"))
+            return
         action = "Delete" if event == "DELETED" or new is None else "Add" if old is None else "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
                                                               label=f"{kind}{action}"))

@@ -32,8 +32,15 @@ best class still naming it, kubernetes/kubernetes#141110).
 (annotated ``resource.kubernetes.io/extended-resource-claim: "true"``, controlled by the pod),
 indexed by the pod's uid.
 
-``version`` is bumped on every change; ``slices_version`` only when slices or classes change, so
-the CEL results cached per device stay valid across cycles until a slice or class changes.
+**DeviceTaintRules** (``resource.k8s.io/v1``, DRADeviceTaintRules) are kept too, and ``slices()``
+hands out the slices with the rules' taints added to the devices they select
+(``scheduler.model.devicetaintrules.apply_rules``, upstream's ``resourceslice/tracker``): the allocator reads
+one list of taints per device. The patched list is built once per ``slices_version``.
+``rule_touches`` says whether a rule selects a device of some slice: a rule change that does is a
+ResourceSlice update for the queue, as the tracker's patched-slice events are upstream.
+
+``version`` is bumped on every change; ``slices_version`` only when slices, classes or taint rules
+change, so the CEL results cached per device stay valid across cycles until one of them changes.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from typing import Any
 
 from scheduler.errors import ParseError
 from scheduler.model import Pod
+from scheduler.model.devicetaintrules import DeviceTaintRule, apply_rules, parse_device_taint_rule, rule_selects
 from scheduler.model.dra import (
     IMPLICIT_EXTENDED_RESOURCE_PREFIX,
     DeviceClass,
@@ -59,7 +67,7 @@ from scheduler.model.dra import (
 
 __all__ = ["KINDS", "DraObject", "DraStore", "not_found"]
 
-DraObject = DeviceClass | ResourceClaim | ResourceClaimTemplate | ResourceSlice
+DraObject = DeviceClass | ResourceClaim | ResourceClaimTemplate | ResourceSlice | DeviceTaintRule
 
 # The kinds the edge watches for the store, as (group, version, plural, kind).
 KINDS: tuple[tuple[str, str, str, str], ...] = (
@@ -67,16 +75,20 @@ KINDS: tuple[tuple[str, str, str, str], ...] = (
     ("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"),
     ("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"),
     ("resource.k8s.io", "v1", "resourceslices", "ResourceSlice"),
+    ("resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule"),
 )
 _PARSERS: dict[str, Any] = {
     "DeviceClass": parse_device_class, "ResourceClaim": parse_resource_claim,
     "ResourceClaimTemplate": parse_resource_claim_template, "ResourceSlice": parse_resource_slice,
+    "DeviceTaintRule": parse_device_taint_rule,
 }
 _NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 # client-go's listers: NotFound names the group-qualified singular resource.
 _RESOURCE = {"DeviceClass": "deviceclass.resource.k8s.io", "ResourceClaim": "resourceclaim.resource.k8s.io",
              "ResourceClaimTemplate": "resourceclaimtemplate.resource.k8s.io",
-             "ResourceSlice": "resourceslice.resource.k8s.io"}
+             "ResourceSlice": "resourceslice.resource.k8s.io", "DeviceTaintRule": "devicetaintrule.resource.k8s.io"}
+# The kinds whose change changes what the allocator reads of the slices (``slices_version``).
+_SLICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 
 
 _NONE: frozenset[str] = frozenset()
@@ -142,6 +154,8 @@ class DraStore:
         self._extended_claims: dict[str, tuple[str, str]] = {}
         self.version = 0
         self.slices_version = 0
+        # the slices with the taint rules applied, for ``slices_version``
+        self._patched: tuple[int, list[ResourceSlice]] | None = None
         # Called with (claim before, claim after) when assume or restore changes the claim the
         # plugins read: upstream's assume cache sends those as update events to the scheduler's
         # handlers, so pods rejected while the claim was in flight are moved (the service sets it).
@@ -236,7 +250,7 @@ class DraStore:
                 old = self._objects[kind].get(key)
                 self._index_class(old if isinstance(old, DeviceClass) else None, obj)
             self._objects[kind][key] = obj
-            if kind in ("ResourceSlice", "DeviceClass"):
+            if kind in _SLICE_KINDS:
                 self.slices_version += 1
         self.version += 1
 
@@ -252,7 +266,7 @@ class DraStore:
             old = self._objects[kind].pop(key)
             if isinstance(old, DeviceClass):
                 self._index_class(old, None)
-            if kind in ("ResourceSlice", "DeviceClass"):
+            if kind in _SLICE_KINDS:
                 self.slices_version += 1
         self.version += 1
         return True
@@ -359,8 +373,24 @@ class DraStore:
         return claim
 
     def slice(self, name: str) -> ResourceSlice | None:
+        """The slice as its driver published it (without the rules' taints)."""
         obj = self._objects["ResourceSlice"].get(("", name))
         return obj if isinstance(obj, ResourceSlice) else None
+
+    def taint_rule(self, name: str) -> DeviceTaintRule | None:
+        obj = self._objects["DeviceTaintRule"].get(("", name))
+        return obj if isinstance(obj, DeviceTaintRule) else None
+
+    def taint_rules(self) -> list[DeviceTaintRule]:
+        return [obj for obj in self._objects["DeviceTaintRule"].values() if isinstance(obj, DeviceTaintRule)]
+
+    def rule_touches(self, rule: DeviceTaintRule | None) -> bool:
+        """Whether ``rule`` selects some device of some slice (its change changes a slice)."""
+        if rule is None or not rule.selected:
+            return False
+        return any(rule_selects(rule, obj.driver, obj.pool.name, d.name)
+                   for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)
+                   for d in obj.devices)
 
     def device_classes(self) -> Iterator[DeviceClass]:
         for obj in self._objects["DeviceClass"].values():
@@ -373,8 +403,15 @@ class DraStore:
                 yield obj
 
     def slices(self) -> list[ResourceSlice]:
-        """Every slice, in the order they arrived (the allocator's order, as upstream's lister's)."""
-        return [obj for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)]
+        """Every slice, in the order they arrived (the allocator's order, as upstream's lister's),
+        with the DeviceTaintRules' taints on the devices they select."""
+        got = self._patched
+        if got is not None and got[0] == self.slices_version:
+            return list(got[1])
+        raw = [obj for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)]
+        patched = apply_rules(raw, self.taint_rules())
+        self._patched = (self.slices_version, patched)
+        return list(patched)
 
     def is_allocated(self, device: DeviceID) -> bool:
         """Whether a claim's allocation (written, assumed or in flight) holds ``device``, shared

@@ -47,12 +47,24 @@ with the request policies). A request's ``capacity.requests`` must also fit a de
 (not twice in one claim); its results say ``adminAccess`` and the store does not count them as
 in use. With the gate off such a request is an error.
 
-**Not here**: device taints and binding conditions (devices with ``bindingConditions`` are never
-picked), and list-type attributes (DRAListTypeAttributes, alpha: such attributes match nothing).
-The per-node filter timeout is not implemented. Two deliberate differences from upstream's code:
-counters are kept per (driver, pool), not per pool name, and a device that fails a constraint or
-capacity check gives its counters back (upstream's search keeps them taken until it backtracks
-further, which can only miss solutions).
+**Device taints** (DRADeviceTaints, the incubating variant's ``taintPreventsAllocation``): a device
+with a NoSchedule or NoExecute taint (its slice's, or a DeviceTaintRule's: the store applies
+those) that the request's ``tolerations`` do not tolerate is not given to it; the check is made
+where a device is accepted, after "in use" and before the constraints (``taints``), in the plain
+loop and the fast path too. Off with ``Features(device_taints=False)``. Each result carries its
+request's tolerations. A tainted device may also be partitioned or shared: the checks combine.
+
+**Binding conditions** (DRADeviceBindingConditions): a device with ``bindingConditions`` may be
+allocated, and its result carries the device's ``bindingConditions`` and
+``bindingFailureConditions`` (PreBind waits for them: ``plugins.dynamicresources``); with
+``Features(device_binding_and_status=False)`` such devices are never picked.
+
+**Not here**: a ResourceSlice's pool-wide ``spec.taints`` (upstream's tracker has them in
+development) are not read, and list-type attributes (DRAListTypeAttributes, alpha: such attributes
+match nothing). The per-node filter timeout is not implemented. Two deliberate differences from
+upstream's code: counters are kept per (driver, pool), not per pool name, and a device that fails a
+constraint or capacity check gives its counters back (upstream's search keeps them taken until it
+backtracks further, which can only miss solutions).
 
 Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
 cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.

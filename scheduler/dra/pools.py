@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
+from scheduler.model.devicetaints import DeviceToleration
 from scheduler.model.dra import AllocationResult, DeviceID, ResourceSlice
 from scheduler.model.selectors import NodeSelector
 
@@ -43,8 +44,9 @@ def node_matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSele
     return False
 
 
-# A class's selectors with a request's: what decides which devices a request may take.
-_Selectors = tuple[tuple[str | None, ...], tuple[str | None, ...]]
+# A class's selectors with a request's, and the request's tolerations (``taints``): what decides
+# which devices a request may take.
+_Selectors = tuple[tuple[str | None, ...], tuple[str | None, ...], tuple[DeviceToleration, ...]]
 
 
 class _Candidates(NamedTuple):

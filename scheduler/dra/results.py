@@ -47,15 +47,30 @@ class _Result:
     parent: str | None
     id: DeviceID
     slice: ResourceSlice
+    # the (sub)request and the device: their tolerations and binding conditions go into the
+    # result, and a perDeviceNodeSelection slice's device gives its own node selection
+    sub_request: DeviceSubRequest | None = None
+    device: Device | None = None
     # admin access (``True``, else ``None``), and consumable capacity's share and amounts
     admin: bool | None = None
     share_id: str | None = None
     consumed: Mapping[str, Fraction] | None = None
-    device: Device | None = None        # set for a slice with perDeviceNodeSelection
 
     @property
     def name(self) -> str:
         return self.request if self.parent is None else f"{self.parent}/{self.request}"
+
+    def allocation(self) -> DeviceRequestAllocationResult:
+        """The result entry: as upstream, the request's tolerations and the device's binding
+        conditions copied in."""
+        tolerations = self.sub_request.tolerations if self.sub_request is not None else ()
+        d = self.device
+        if d is None or not d.binding_conditions:
+            return DeviceRequestAllocationResult(self.name, self.id.driver, self.id.pool, self.id.device, self.admin,
+                                                 self.share_id, self.consumed, tolerations)
+        return DeviceRequestAllocationResult(self.name, self.id.driver, self.id.pool, self.id.device, self.admin,
+                                             self.share_id, self.consumed, tolerations, d.binding_conditions,
+                                             d.binding_failure_conditions)
 
 
 def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], found: Sequence[_Result]
@@ -63,8 +78,7 @@ def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], fou
     """The claim's ``AllocationResult``: ``found`` (the devices, in order), the configs of the
     classes of the requests (``chosen[ri]``: request ``ri``'s data, or its chosen subrequest's)
     and of the claim, and the node selector."""
-    results = tuple(DeviceRequestAllocationResult(r.name, r.id.driver, r.id.pool, r.id.device, r.admin, r.share_id,
-                                                  r.consumed) for r in found)
+    results = tuple(r.allocation() for r in found)
     config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
     class_ranges: dict[str, tuple[int, int]] = {}
     for rd in chosen:
@@ -95,7 +109,8 @@ def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], fou
             if f"{request.name}/{rd.request.name}" in c.requests:
                 config.append(("FromClaim", c.requests, c.raw))
     pinned = next((r.slice.node_name for r in found if r.slice.node_name), None) or \
-        next((r.device.node_name for r in found if r.device is not None and r.device.node_name), None)
+        next((r.device.node_name for r in found
+              if r.device is not None and r.slice.per_device_node_selection and r.device.node_name), None)
     if pinned:       # node-local: the selector depends on the node only, parsed once per node
         return AllocationResult(results, tuple(config), _node_local_selector(pinned), _pin(pinned))
     selector = _node_selector(found)
@@ -125,7 +140,7 @@ def _node_selector(results: Sequence[_Result]) -> dict[str, Any] | None:
         s = r.slice
         if s.node_name:
             return _pin(s.node_name)
-        if r.device is not None:          # perDeviceNodeSelection: the device's own
+        if r.device is not None and s.per_device_node_selection:     # the device's own
             if r.device.node_name:
                 return _pin(r.device.node_name)
             raw = r.device.node_selector_raw

@@ -24,6 +24,7 @@ from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocati
 from scheduler.dra.pools import Node, Pool, SliceIndex, node_matches
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
 from scheduler.dra.selector_cache import SelectorCache
+from scheduler.dra.taints import prevents_allocation
 from scheduler.features import enabled
 from scheduler.model.dra import (
     ALL,
@@ -128,19 +129,27 @@ def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceA
 @dataclass(frozen=True, slots=True)
 class Features:
     """The allocator's optional features (upstream's ``structured.Features``), each from its gate;
-    the defaults are 1.37's. ``from_gates`` reads them from a ``Handle``'s gates."""
+    the defaults are 1.37's. ``from_gates`` reads them from a ``Handle``'s gates. ``device_taints``
+    (DRADeviceTaints): taints keep a device from a request that does not tolerate them;
+    ``device_binding_and_status`` (DRADeviceBindingConditions with DRAResourceClaimDeviceStatus, as
+    upstream's ``plugins/feature.Features``): devices with binding conditions may be allocated
+    (off, they are never picked)."""
 
     prioritized_list: bool = True           # DRAPrioritizedList
     admin_access: bool = True               # DRAAdminAccess
     partitionable_devices: bool = True      # DRAPartitionableDevices
     consumable_capacity: bool = True        # DRAConsumableCapacity
     fractional_capacity_range: bool = True  # DRAFractionalCapacityRange
+    device_taints: bool = True              # DRADeviceTaints
+    device_binding_and_status: bool = True  # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
 
     @staticmethod
     def from_gates(gates: Mapping[str, bool] | None) -> Features:
         return Features(enabled(gates, "DRAPrioritizedList"), enabled(gates, "DRAAdminAccess"),
                         enabled(gates, "DRAPartitionableDevices"), enabled(gates, "DRAConsumableCapacity"),
-                        enabled(gates, "DRAFractionalCapacityRange"))
+                        enabled(gates, "DRAFractionalCapacityRange"), enabled(gates, "DRADeviceTaints"),
+                        enabled(gates, "DRADeviceBindingConditions")
+                        and enabled(gates, "DRAResourceClaimDeviceStatus"))
 
 
 Counters = dict[str, dict[str, Fraction]]
@@ -316,7 +325,7 @@ class _Run:
     # --- selection ---------------------------------------------------------------------------
     def _selectable(self, key: tuple[int, int, int], rd: _RequestData, s: ResourceSlice, di: int) -> bool:
         device = s.devices[di]
-        if device.has_binding_conditions:
+        if device.has_binding_conditions and not self.a.features.device_binding_and_status:
             return False
         mk = (self.a.index.device_ids(s)[di], *key)
         got = self.matches.get(mk)
@@ -471,6 +480,10 @@ class _Run:
         """``_allocate_device`` for an ExactCount device where no feature applies."""
         if self._in_use(did):
             return None
+        # allocateDevice's taint check, as in ``_allocate_device`` (``taints``)
+        if device.taints and self.a.features.device_taints and prevents_allocation(device.taints,
+                                                                                   rd.request.tolerations):
+            return None
         base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
@@ -481,7 +494,7 @@ class _Run:
         self.allocating.setdefault(did, set()).add(ci)
         results = self.result[ci]
         n = len(results)
-        results.append(_Result(rd.request.name, rd.parent, did, s))
+        results.append(_Result(rd.request.name, rd.parent, did, s, rd.request, device))
 
         def undo() -> None:
             for c in constraints:
@@ -514,6 +527,10 @@ class _Run:
         if not admin and self._in_use(did):
             return None
         if not features.partitionable_devices and device.consumes_counters:
+            return None
+        # allocateDevice's taint check (``taints``). Upstream makes it after taking the counters;
+        # before is the same outcome (a device it rejects gives its counters back), without the work.
+        if device.taints and features.device_taints and prevents_allocation(device.taints, rd.request.tolerations):
             return None
         # A shared device already in use has had its counters taken by its first allocation.
         counted = bool(device.consumes_counters) and not (multi and self._capacity_in_use(did))
@@ -549,9 +566,8 @@ class _Run:
             self.allocating.setdefault(did, set()).add(ci)
         results = self.result[ci]
         n = len(results)
-        results.append(_Result(rd.request.name, rd.parent, did, s, True if admin else None, share_id,
-                               consumed if multi and consumed else None,
-                               device if s.per_device_node_selection else None))
+        results.append(_Result(rd.request.name, rd.parent, did, s, rd.request, device, True if admin else None,
+                               share_id, consumed if multi and consumed else None))
 
         def undo() -> None:
             for c in constraints:

@@ -13,6 +13,7 @@ from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocati
 from scheduler.dra.pools import Node, _Candidates, _Selectors
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
 from scheduler.dra.search import AllocatorInputs, _Run
+from scheduler.dra.taints import prevents_allocation
 from scheduler.model.dra import EXACT_COUNT, AllocationResult, ResourceClaim, ResourceSlice
 
 
@@ -41,12 +42,13 @@ class SimplePlan:
         self.count = rd.num_devices
         # Which devices the request may take depends on the selectors only (classes alike share
         # them: the error texts name the class when raised): the index's by slice for them.
-        self.candidates = a.index.candidates.setdefault((rd.cls.selectors, rd.request.selectors), {})
+        self.candidates = a.index.candidates.setdefault(self.selectors, {})
         # The result depends on the claim only through its request's name, its class's config
         # (the class's name stands for it: see ``SliceIndex``) and its own config; a claim with
         # config of its own is built each time (its raw config is not hashable).
-        self.memo: tuple[str, ...] | None = None if claim.spec.config else \
-            (rd.request.name, rd.cls.name) if rd.cls.config else (rd.request.name,)
+        self.memo: tuple[object, ...] | None = None if claim.spec.config else \
+            (rd.request.name, rd.request.tolerations, rd.cls.name) if rd.cls.config else \
+            (rd.request.name, rd.request.tolerations)
 
     @staticmethod
     def make(a: AllocatorInputs, claim: ResourceClaim) -> SimplePlan | None:
@@ -83,11 +85,16 @@ class SimplePlan:
         names: list[str] = []
         positions: list[int] = []
         errors: dict[int, tuple[str, str]] = {}
+        features = self.a.features
+        tolerations = self.rd.request.tolerations
         for di, device in enumerate(s.devices):
-            if device.has_binding_conditions:
+            if device.has_binding_conditions and not features.device_binding_and_status:
                 continue
             accepted, error = self._check(s, di)
             if not accepted or (error is None and device.consumes_counters):
+                continue
+            if error is None and device.taints and features.device_taints and \
+                    prevents_allocation(device.taints, tolerations):
                 continue
             if error is not None:
                 errors[len(names)] = error
@@ -183,9 +190,10 @@ class SimplePlan:
 
     @property
     def selectors(self) -> _Selectors:
-        """What the devices a request may take depend on: plans with equal selectors count alike."""
+        """What the devices a request may take depend on: plans with equal selectors (and
+        tolerations, which decide which tainted devices it may take) count alike."""
         assert self.rd.cls is not None
-        return (self.rd.cls.selectors, self.rd.request.selectors)
+        return (self.rd.cls.selectors, self.rd.request.selectors, self.rd.request.tolerations)
 
     def pools_of(self, node: Node) -> list[tuple[str, str]]:
         """The (driver, pool) of the pools ``free_on(node)`` reads: an allocation in any other
@@ -217,5 +225,5 @@ class SimplePlan:
 
     def _build(self, taken: Sequence[tuple[ResourceSlice, int]]) -> AllocationResult:
         rd = self.rd
-        return _allocation_result(self.claim, (rd,), [_Result(rd.request.name, None, self.a.index.device_ids(s)[di], s)
-                                                     for s, di in taken])
+        return _allocation_result(self.claim, (rd,), [_Result(rd.request.name, None, self.a.index.device_ids(s)[di], s,
+                                                             rd.request, s.devices[di]) for s, di in taken])

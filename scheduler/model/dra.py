@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from scheduler.errors import ParseError
+from scheduler.model.devicetaints import DeviceTaint, DeviceToleration, parse_device_taint, parse_device_toleration
 from scheduler.model.parsing import parsing
 from scheduler.model.selectors import NodeSelector, parse_node_selector
 from scheduler.quantity import format_quantity, parse_quantity
@@ -205,7 +206,13 @@ class Device:
     all_nodes: bool = False
     consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
     has_binding_conditions: bool = False
-    taints: tuple[Mapping[str, Any], ...] = ()
+    # taints: the slice's own, and (``DraStore.slices``) those DeviceTaintRules add
+    taints: tuple[DeviceTaint, ...] = ()
+    # KEP-5007: conditions the claim's status.devices must show True (or a failure one True)
+    # before the pod is bound
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
     allow_multiple_allocations: bool = False
     request_policies: Mapping[str, CapacityRequestPolicy] = field(default_factory=dict)
     # the JSON node selector, for an allocation result's nodeSelector (perDeviceNodeSelection)
@@ -272,11 +279,19 @@ def _device(raw: Any, where: str) -> Device:
         all_nodes=m.get("allNodes") is True,
         consumes_counters=consumes,
         has_binding_conditions=bool(m.get("bindingConditions")),
-        taints=tuple(t for t in _list(m.get("taints"), f"{where}.taints") if isinstance(t, Mapping)),
+        taints=tuple(parse_device_taint(t, f"{where}.taints[{i}]")
+                     for i, t in enumerate(_list(m.get("taints"), f"{where}.taints"))),
+        binding_conditions=_strings(m.get("bindingConditions"), f"{where}.bindingConditions"),
+        binding_failure_conditions=_strings(m.get("bindingFailureConditions"), f"{where}.bindingFailureConditions"),
+        binds_to_node=m.get("bindsToNode") is True,
         allow_multiple_allocations=m.get("allowMultipleAllocations") is True,
         request_policies=policies,
         node_selector_raw=sel if isinstance(sel, Mapping) else None,
     )
+
+
+def _strings(raw: Any, where: str) -> tuple[str, ...]:
+    return tuple(x for x in _list(raw, where) if isinstance(x, str))
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +426,7 @@ class DeviceSubRequest:
     allocation_mode: str = EXACT_COUNT
     count: int = 1
     admin_access: bool | None = None
-    tolerations: tuple[Mapping[str, Any], ...] = ()
+    tolerations: tuple[DeviceToleration, ...] = ()
     # ``capacity.requests`` (DRAConsumableCapacity) by capacity name; ``None``: no ``capacity``.
     capacity_requests: Mapping[str, Fraction] | None = None
 
@@ -438,7 +453,8 @@ def _sub_request(m: Mapping[str, Any], name: str, where: str) -> DeviceSubReques
         allocation_mode=mode,
         count=count,
         admin_access=_opt_bool(m.get("adminAccess")),
-        tolerations=tuple(t for t in _list(m.get("tolerations"), f"{where}.tolerations") if isinstance(t, Mapping)),
+        tolerations=tuple(parse_device_toleration(t, f"{where}.tolerations[{i}]")
+                          for i, t in enumerate(_list(m.get("tolerations"), f"{where}.tolerations"))),
         capacity_requests=_capacity_requests(m.get("capacity"), f"{where}.capacity"),
     )
 
@@ -503,6 +519,10 @@ class DeviceRequestAllocationResult:
     # consumable capacity: the share of a device allocated to several claims, and what it took
     share_id: str | None = None
     consumed_capacity: Mapping[str, Fraction] | None = None
+    # the request's tolerations, and the device's binding conditions (upstream copies both in)
+    tolerations: tuple[DeviceToleration, ...] = ()
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def id(self) -> DeviceID:
@@ -517,6 +537,12 @@ class DeviceRequestAllocationResult:
             out["shareID"] = self.share_id
         if self.consumed_capacity is not None:
             out["consumedCapacity"] = {k: format_quantity(v) for k, v in self.consumed_capacity.items()}
+        if self.tolerations:
+            out["tolerations"] = [t.to_json() for t in self.tolerations]
+        if self.binding_conditions:
+            out["bindingConditions"] = list(self.binding_conditions)
+        if self.binding_failure_conditions:
+            out["bindingFailureConditions"] = list(self.binding_failure_conditions)
         return out
 
 
@@ -550,13 +576,18 @@ def parse_allocation(raw: Any, where: str = "status.allocation") -> AllocationRe
     results = []
     for i, r in enumerate(_list(devices.get("results"), f"{where}.devices.results")):
         d = _obj(r, f"{where}.devices.results[{i}]")
+        f = f"{where}.devices.results[{i}]"
         share = d.get("shareID")
         consumed = d.get("consumedCapacity")
         results.append(DeviceRequestAllocationResult(
             _str(d.get("request")), _str(d.get("driver")), _str(d.get("pool")), _str(d.get("device")),
             _opt_bool(d.get("adminAccess")), share if isinstance(share, str) else None,
-            None if consumed is None else {str(k): _q(v, f"{where}.devices.results[{i}].consumedCapacity[{k}]")
-                                           for k, v in _obj(consumed, "").items()}))
+            None if consumed is None else {str(k): _q(v, f"{f}.consumedCapacity[{k}]")
+                                           for k, v in _obj(consumed, "").items()},
+            tuple(parse_device_toleration(t, f"{f}.tolerations[{j}]")
+                  for j, t in enumerate(_list(d.get("tolerations"), f"{f}.tolerations"))),
+            _strings(d.get("bindingConditions"), f"{f}.bindingConditions"),
+            _strings(d.get("bindingFailureConditions"), f"{f}.bindingFailureConditions")))
     config = []
     for i, c in enumerate(_list(devices.get("config"), f"{where}.devices.config")):
         d = _obj(c, f"{where}.devices.config[{i}]")

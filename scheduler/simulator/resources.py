@@ -164,6 +164,8 @@ BUILTIN: list[ResourceType] = [
     ResourceType("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False,
                  field_labels=frozenset({"spec.nodeName", "spec.driver"})),
+    # DRADeviceTaintRules (GA in 1.37): served at v1, cluster-scoped, with a status subresource.
+    ResourceType("resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False, subresources=("status",)),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True),

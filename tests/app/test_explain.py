@@ -168,6 +168,11 @@ def test_scheduler_url_gets_the_token_only_over_verified_https(cluster: Simulate
 
 # ---- one list of kinds for the live scheduler and for explain (issue #37 item 1) -------------------
 
+# A DRA kind not (yet) in ``cache.dra.KINDS`` and not served by the simulated cluster: upstream's
+# alpha ResourcePoolStatusRequest stands in for the next kind a plugin's lister needs.
+EXTRA_DRA_KIND = ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests", "ResourcePoolStatusRequest")
+
+
 class RecordingApi:
     """A stand-in for ``KubeClient`` that answers every List empty and keeps the paths asked."""
 
@@ -183,9 +188,9 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The runtime's informers and explain's listing come from one ``watched_kinds``: a kind added
     there for the live scheduler (here a DRA kind, as DeviceTaintRules would be) is listed and fed
-    by explain too, with no second edit; the PodGroups' gate holds for both."""
+    by explain too, with no second edit (as DeviceTaintRules were); the PodGroups' gate holds for both."""
     monkeypatch.setattr(kinds_module, "DRA_KINDS",
-                        (*DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+                        (*DRA_KINDS, EXTRA_DRA_KIND))
     for gates in (None, {"GenericWorkload": True}):
         runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), feature_gates=gates)
         kinds = watched_kinds(gates)
@@ -195,7 +200,8 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
         api = RecordingApi()
         listed = asyncio.run(list_cluster(api, kinds))          # type: ignore[arg-type]
         assert sorted(api.paths) == sorted(i.path for i in runtime.informers.values())
-        assert "/apis/resource.k8s.io/v1alpha3/devicetaintrules" in api.paths and "devicetaintrules" in listed
+        assert "/apis/resource.k8s.io/v1alpha3/resourcepoolstatusrequests" in api.paths
+        assert "resourcepoolstatusrequests" in listed and "devicetaintrules" in listed
         assert ("podgroups" in runtime.informers) == bool(gates)
     # explain_pod itself lists through watched_kinds (no list of its own).
     seen: list[Any] = []
@@ -211,7 +217,7 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
 def test_a_kind_missing_from_a_cluster_is_an_empty_list_for_explain_as_for_the_informer(
         cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kinds_module, "DRA_KINDS",
-                        (*DRA_KINDS, ("resource.k8s.io", "v1alpha3", "devicetaintrules", "DeviceTaintRule")))
+                        (*DRA_KINDS, EXTRA_DRA_KIND))
     d = explain(cluster, "shop/web")["decision"]
     assert d["node"] == "empty"
 

@@ -227,3 +227,30 @@ def test_shares_of_a_device_are_summed_and_not_held_whole() -> None:
     assert not s.is_allocated(gpu) and not s.is_held_whole(gpu)
     s.on_event("ResourceClaim", "ADDED", claim("f", "g0"))
     assert s.is_allocated(gpu) and s.is_held_whole(gpu)
+
+
+def test_device_taint_rules_taint_the_slices_handed_out() -> None:
+    """A DeviceTaintRule's taint is on the devices it selects in ``slices()`` (not in the slice as
+    published: ``slice(name)``); adding, changing or deleting the rule moves ``slices_version``, so
+    the allocator's index is rebuilt; ``rule_touches`` says whether the rule selects any device."""
+    s = DraStore()
+    s.on_event("ResourceSlice", "ADDED", {"metadata": {"name": "s1"}, "spec": {
+        "driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})
+    rule = {"metadata": {"name": "broken"}, "spec": {"deviceSelector": {"driver": "gpu.example.com", "device": "gpu-1"},
+                                                     "taint": {"key": "example.com/broken", "effect": "NoSchedule"}}}
+    version = s.slices_version
+    s.on_event("DeviceTaintRule", "ADDED", rule)
+    assert s.slices_version > version
+    (patched,) = s.slices()
+    assert [[t.key for t in d.taints] for d in patched.devices] == [[], ["example.com/broken"]]
+    published = s.slice("s1")
+    assert published is not None and not published.devices[1].taints
+    assert s.rule_touches(s.taint_rule("broken"))
+    other = {"metadata": {"name": "other"}, "spec": {"deviceSelector": {"driver": "nic.example.com"},
+                                                     "taint": {"key": "k", "effect": "NoSchedule"}}}
+    s.on_event("DeviceTaintRule", "ADDED", other)
+    assert not s.rule_touches(s.taint_rule("other"))
+    version = s.slices_version
+    s.on_event("DeviceTaintRule", "DELETED", rule)
+    assert s.slices_version > version and not s.slices()[0].devices[1].taints

@@ -618,3 +618,57 @@ def test_the_official_python_client_reads_and_writes_the_kinds(sim: SimulatedClu
         assert res.read_device_class("valid.example.com").metadata.name == "valid.example.com"
     finally:
         api_client.close()
+
+
+# ---- DeviceTaintRule (DRADeviceTaintRules, GA in 1.37: served at v1) -----------------------------
+
+RULES = f"{G}/devicetaintrules"
+
+
+def taint_rule(name: str, **spec: Any) -> Obj:
+    base: Obj = {"deviceSelector": {"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"},
+                 "taint": {"key": "example.com/broken", "value": "ecc", "effect": "NoSchedule"}}
+    base.update(spec)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": base}
+
+
+def test_device_taint_rules_are_served_with_a_status_subresource(api: Http) -> None:
+    """Cluster-scoped, with ``/status``; a create drops a status and gets generation 1 and the
+    taint's timeAdded; an update that changes the effect gets a new timeAdded (the strategy's
+    PrepareForUpdate) and the next generation; a status write keeps the spec."""
+    res = {r["name"]: r for r in api("GET", G)[1]["resources"]}
+    assert {"devicetaintrules", "devicetaintrules/status"} <= set(res)
+    assert not res["devicetaintrules"]["namespaced"]
+    body = taint_rule("ecc-errors")
+    body["status"] = {"conditions": []}
+    code, got = api("POST", RULES, body)
+    assert code == 201, got
+    assert "status" not in got and got["metadata"]["generation"] == 1 and got["spec"]["taint"]["timeAdded"]
+    got["spec"]["taint"]["effect"] = "NoExecute"
+    got["spec"]["taint"]["timeAdded"] = "2020-01-01T00:00:00Z"
+    code, same_time = api("PUT", f"{RULES}/ecc-errors", got)
+    assert code == 200 and same_time["spec"]["taint"]["timeAdded"] == "2020-01-01T00:00:00Z", same_time
+    code, moved = api("PATCH", f"{RULES}/ecc-errors", {"spec": {"taint": {"effect": "None"}}}, ctype=MERGE)
+    assert code == 200 and moved["spec"]["taint"]["timeAdded"] != "2020-01-01T00:00:00Z", moved
+    assert moved["metadata"]["generation"] == 3
+    status = {"conditions": [{"type": "EvictionInProgress", "status": "False", "reason": "NoEffect",
+                              "message": "", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
+    code, got = api("PATCH", f"{RULES}/ecc-errors/status", {"status": status, "spec": {"taint": {"key": "x"}}},
+                    ctype=MERGE)
+    assert code == 200 and got["status"] == status and got["spec"]["taint"]["key"] == "example.com/broken", got
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    (taint_rule("no-effect", taint={"key": "example.com/broken"}), [("spec.taint.effect", "FieldValueRequired")]),
+    (taint_rule("bad-effect", taint={"key": "example.com/broken", "effect": "PreferNoSchedule"}),
+     [("spec.taint.effect", "FieldValueNotSupported")]),
+    (taint_rule("no-key", taint={"effect": "NoSchedule"}), [("spec.taint.key", "FieldValueRequired")]),
+    (taint_rule("bad-value", taint={"key": "k", "value": "-x-", "effect": "NoSchedule"}),
+     [("spec.taint.value", "FieldValueInvalid")]),
+    (taint_rule("bad-device", deviceSelector={"device": "GPU_0"}), [("spec.deviceSelector.device", "FieldValueInvalid")]),
+    (taint_rule("bad-pool", deviceSelector={"pool": "a/-b"}), [("spec.deviceSelector.pool", "FieldValueInvalid")]),
+], ids=["effect-required", "effect-not-supported", "key-required", "value-invalid", "device-invalid", "pool-invalid"])
+def test_device_taint_rules_are_validated(api: Http, body: Obj, want: list[tuple[str, str]]) -> None:
+    code, got = api("POST", RULES, body)
+    assert code == 422 and causes(got) == want, got

@@ -28,7 +28,8 @@ _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # pods since pkg/registry/core/pod/strategy.go's PrepareForCreate sets it to 1.
 _WITH_GENERATION = {"/pods", "apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets",
                     "batch/jobs", "batch/cronjobs", "policy/poddisruptionbudgets",
-                    "apiextensions.k8s.io/customresourcedefinitions", dra.CLASSES, dra.CLAIMS, dra.SLICES}
+                    "apiextensions.k8s.io/customresourcedefinitions", dra.CLASSES, dra.CLAIMS, dra.SLICES,
+                    dra.RULES}
 
 
 # Objects the simulated cluster's own controllers keep: (store, namespace, name), and (store, name) in

@@ -1,6 +1,6 @@
 """What kube-apiserver does to the ``resource.k8s.io/v1`` kinds (Dynamic Resource Allocation)
 between decoding and storage: DeviceClasses, ResourceClaims (with their ``status`` subresource),
-ResourceClaimTemplates and ResourceSlices.
+ResourceClaimTemplates, ResourceSlices and DeviceTaintRules (with their ``status`` subresource).
 
 - **Defaulting** (``pkg/apis/resource/v1/defaults.go``): a request's ``exactly`` and each
   ``firstAvailable`` subrequest get ``allocationMode: ExactCount`` and, in that mode, ``count: 1``;
@@ -67,7 +67,7 @@ from scheduler.simulator.registry.core.validation import (
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.registry.storage import _csi_driver_name
 
-__all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "SLICES", "STORES", "TEMPLATES",
+__all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "RULES", "SLICES", "STORES", "TEMPLATES",
            "admit_dra", "claim_state", "default_claim_spec", "validate_claim_status_update",
            "validate_device_class", "validate_resource_claim", "validate_resource_slice", "validate_template"]
 
@@ -76,8 +76,9 @@ Obj = dict[str, Any]
 GROUP = "resource.k8s.io"
 CLASSES, CLAIMS = f"{GROUP}/deviceclasses", f"{GROUP}/resourceclaims"
 TEMPLATES, SLICES = f"{GROUP}/resourceclaimtemplates", f"{GROUP}/resourceslices"
+RULES = f"{GROUP}/devicetaintrules"
 STORES = {CLASSES: "DeviceClass", CLAIMS: "ResourceClaim", TEMPLATES: "ResourceClaimTemplate",
-          SLICES: "ResourceSlice"}
+          SLICES: "ResourceSlice", RULES: "DeviceTaintRule"}
 # The finalizer the scheduler adds before it writes an allocation (resourceapi.Finalizer), and the
 # annotation naming the pod's claim a generated claim is for (the resourceclaim controller's).
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -112,6 +113,11 @@ POOL_NAME_MAX_LENGTH = 253               # PoolNameMaxLength
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024  # OpaqueParametersMaxLength
 IMMUTABLE = "field is immutable"
 _CEL_VARIABLES = frozenset({"device"})
+# a label value (IsValidLabelValue): what a taint's value must be
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+                    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
                      "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
@@ -894,6 +900,52 @@ def _admin_access(spec: Any, path: str, namespace_labels: Mapping[str, str]) -> 
             if _map(_map(r).get("exactly")).get("adminAccess") is True]
 
 
+def _prepare_taint_rule(rule: Obj, old: Obj | None) -> None:
+    """The DeviceTaintRule strategy (``pkg/registry/resource/devicetaintrule/strategy.go``) and
+    ``SetDefaults_DeviceTaint``: the taint gets ``timeAdded`` when written without one, and an
+    update that changes the effect without changing ``timeAdded`` gets a new one (the time tracks
+    when the *effect* was added). The status is reset on create; on update it is kept (the
+    generic update path keeps the stored status)."""
+    if old is None:
+        rule.pop("status", None)
+    taint = _map(rule.get("spec")).get("taint")
+    if not isinstance(taint, dict):
+        return
+    if old is not None:
+        otaint = _map(_map(old.get("spec")).get("taint"))
+        if taint.get("effect") != otaint.get("effect") and taint.get("timeAdded") == otaint.get("timeAdded"):
+            taint["timeAdded"] = now_iso()
+    if not taint.get("timeAdded"):
+        taint["timeAdded"] = now_iso()
+
+
+def validate_device_taint_rule(rule: Obj) -> list[Cause]:
+    """``ValidateDeviceTaintRule``: the object's name a DNS subdomain; the selector's ``driver`` a
+    driver name, ``pool`` a pool name, ``device`` a DNS label (each when set); the taint as on a
+    device (a qualified key, a label value, an effect of NoSchedule, NoExecute or None)."""
+    name = _str(_map(rule.get("metadata")).get("name"))
+    out = dns_subdomain(name, "metadata.name") if name else []
+    spec = _map(rule.get("spec"))
+    sel = spec.get("deviceSelector")
+    if sel is not None:
+        sel = _map(sel)
+        if sel.get("driver") is not None:
+            out += _csi_driver_name(_str(sel.get("driver")), "spec.deviceSelector.driver")
+        if sel.get("pool") is not None:
+            out += _pool_name(_str(sel.get("pool")), "spec.deviceSelector.pool")
+        if sel.get("device") is not None:
+            out += dns_label(_str(sel.get("device")), "spec.deviceSelector.device")
+    taint = spec.get("taint")
+    if not isinstance(taint, Mapping):
+        out.append(required("spec.taint"))
+    else:
+        out += _device_taint(taint, "spec.taint")
+        value = _str(taint.get("value"))
+        if value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+            out.append(invalid("spec.taint.value", value, _LABEL_VALUE_MSG))
+    return out
+
+
 def admit_dra(store: str, obj: Obj, old: Obj | None,
               namespace_labels: Callable[[str], Mapping[str, str]] = lambda _: {}) -> None:
     """Default and validate a ``resource.k8s.io`` object (a create when ``old`` is None, else a spec
@@ -914,6 +966,9 @@ def admit_dra(store: str, obj: Obj, old: Obj | None,
             causes += _admin_access(_map(obj.get("spec")).get("spec"), "spec.spec", namespace_labels(_ns(obj)))
     elif store == CLASSES:
         causes += validate_device_class(obj)
+    elif store == RULES:
+        _prepare_taint_rule(obj, old)
+        causes += validate_device_taint_rule(obj)
     else:
         _default_slice(obj)
         causes += validate_resource_slice(obj, old)
