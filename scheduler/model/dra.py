@@ -41,6 +41,7 @@ __all__ = [
     "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "FINALIZER",
     "IMPLICIT_EXTENDED_RESOURCE_PREFIX",
+    "AllocatedDeviceStatus",
     "AllocationResult",
     "CapacityRequestPolicy",
     "ConsumerRef",
@@ -48,6 +49,7 @@ __all__ = [
     "Device",
     "DeviceAttribute",
     "DeviceClass",
+    "DeviceCondition",
     "DeviceConfig",
     "DeviceConstraint",
     "DeviceCounterConsumption",
@@ -555,6 +557,8 @@ class AllocationResult:
     config: tuple[tuple[str, tuple[str, ...], Mapping[str, Any]], ...] = ()
     node_selector: NodeSelector | None = None
     node_selector_raw: Mapping[str, Any] | None = None
+    # allocationTimestamp (RFC 3339): PreBind sets it for binding conditions (their timeout)
+    allocation_timestamp: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON PreBind writes as ``status.allocation``."""
@@ -565,6 +569,8 @@ class AllocationResult:
         out: dict[str, Any] = {"devices": devices}
         if self.node_selector_raw is not None:
             out["nodeSelector"] = self.node_selector_raw
+        if self.allocation_timestamp:
+            out["allocationTimestamp"] = self.allocation_timestamp
         return out
 
 
@@ -596,7 +602,43 @@ def parse_allocation(raw: Any, where: str = "status.allocation") -> AllocationRe
     sel = m.get("nodeSelector")
     return AllocationResult(tuple(results), tuple(config),
                             None if sel is None else parse_node_selector(sel, f"{where}.nodeSelector"),
-                            sel if isinstance(sel, Mapping) else None)
+                            sel if isinstance(sel, Mapping) else None, _str(m.get("allocationTimestamp")))
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCondition:
+    """A condition of ``status.devices[].conditions`` (metav1.Condition: what binding needs)."""
+
+    type: str
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDeviceStatus:
+    """An entry of ``status.devices``: a driver's report on one allocated device."""
+
+    driver: str
+    pool: str
+    device: str
+    conditions: tuple[DeviceCondition, ...] = ()
+
+    def condition(self, type_: str) -> DeviceCondition | None:
+        """``apimeta.FindStatusCondition``."""
+        return next((c for c in self.conditions if c.type == type_), None)
+
+
+def _device_statuses(raw: Any, where: str) -> tuple[AllocatedDeviceStatus, ...]:
+    out = []
+    for i, d in enumerate(_list(raw, where)):
+        m = _obj(d, f"{where}[{i}]")
+        conditions = tuple(DeviceCondition(_str(c.get("type")), _str(c.get("status")), _str(c.get("reason")),
+                                           _str(c.get("message")))
+                           for c in _list(m.get("conditions"), f"{where}[{i}].conditions") if isinstance(c, Mapping))
+        out.append(AllocatedDeviceStatus(_str(m.get("driver")), _str(m.get("pool")), _str(m.get("device")),
+                                         conditions))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -623,6 +665,8 @@ class ResourceClaim:
     spec: ResourceClaimSpec = field(default_factory=ResourceClaimSpec)
     allocation: AllocationResult | None = None
     reserved_for: tuple[ConsumerRef, ...] = ()
+    # status.devices: the drivers' reports (binding conditions are read there)
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
     deleting: bool = False
     # the controlling ownerReference: (apiVersion, kind, name, uid)
     controller: tuple[str, str, str, str] | None = None
@@ -666,6 +710,7 @@ def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
             spec=_claim_spec(obj.get("spec"), "spec"),
             allocation=parse_allocation(status.get("allocation")),
             reserved_for=reserved,
+            devices=_device_statuses(status.get("devices"), "status.devices"),
             deleting=bool(meta.get("deletionTimestamp")),
             controller=_controller(meta),
             finalizers=tuple(f for f in _list(meta.get("finalizers"), "metadata.finalizers") if isinstance(f, str)),

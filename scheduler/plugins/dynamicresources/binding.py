@@ -23,6 +23,8 @@ cycle; a failure is logged, as upstream's Unreserve logs it.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scheduler.cache.dra import DraStore
@@ -56,7 +58,7 @@ def _wrapped(what: str, e: Exception) -> DynamicResourcesError:
 
 
 async def bind_claim(client: SchedulerClient | None, dra: DraStore, s: _State, index: int, pod: Pod,
-                     node_name: str) -> ResourceClaim:
+                     node_name: str, timestamp: bool = False) -> ResourceClaim:
     """Upstream's ``bindClaim``: under ``retry.RetryOnConflict`` (a conflict refetches the
     claim and tries again), check the claim is not being deleted nor allocated elsewhere, add
     the finalizer (a normal update, only when an allocation is to be written), then write the
@@ -68,9 +70,14 @@ async def bind_claim(client: SchedulerClient | None, dra: DraStore, s: _State, i
     otherwise the in-memory claim is created first (its node's variant: ``create claim for
     extended resources ns/: ...`` on failure), replaces the cycle's copy (Unreserve deletes it
     if binding fails later), and once written the pod's ``status.extendedResourceClaimStatus``
-    gets its name and the request mappings."""
+    gets its name and the request mappings. ``timestamp`` (binding conditions on): a new
+    allocation is written with ``allocationTimestamp``, as upstream's bindClaim sets it."""
     claim = s.claims[index]
     allocation = s.allocations.get(index)
+    if timestamp and allocation is not None and not allocation.allocation_timestamp:
+        # With binding conditions on, the allocation records when it was made: their timeout
+        # counts from it (metav1.Time: seconds).
+        allocation = replace(allocation, allocation_timestamp=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     extended = index == s.extended
     if extended and allocation is None and not claim.spec.requests:
         return claim

@@ -72,7 +72,11 @@ has none), so the plugin scores every pod, with 0 on every node for a pod withou
 leaves the totals and the choice as they were. Weight 1: upstream's default profile lists
 DynamicResources in multiPoint without a weight, and an unset weight is 1.
 
-Not here: the per-node filter timeout, PodGroup claims, binding conditions, the
+**Device taints and binding conditions** are the allocator's (``features``, from the process's
+gates: ``Features.from_gates``); PreBind's wait for binding conditions, and Filter's check of a claim
+whose binding failed or timed out, are ``bindingconditions``'.
+
+Not here: the per-node filter timeout, PodGroup claims, the ``BindingConditionsPending`` Event, the
 ``scheduler_resourceclaim_creates_total`` metric, and upstream's wait (up to 120 s) for the created
 claim to reach the assume cache (here the written claim is assumed at once).
 """
@@ -81,6 +85,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -109,6 +114,13 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
 from scheduler.plugins.dynamicresources.binding import DynamicResourcesError, bind_claim, delete_claim, unreserve_claim
+from scheduler.plugins.dynamicresources.bindingconditions import (
+    DEFAULT_BINDING_TIMEOUT,
+    BindingConditionsError,
+    blocked,
+    has_binding_conditions,
+    wait_until_ready,
+)
 from scheduler.plugins.dynamicresources.counting import FreeCounts
 from scheduler.plugins.dynamicresources.extendeddynamicresources import extended_variant, pre_filter_extended
 from scheduler.plugins.dynamicresources.state import _NO_CLAIMS, Reserved, _State
@@ -149,9 +161,8 @@ class DynamicResources:
                  deallocate: Callable[[ResourceClaim], None] | None = None, *,
                  client: SchedulerClient | None = None,
                  spawn: Callable[[Coroutine[Any, Any, None]], None] | None = None,
-                 features: Features = Features()) -> None:  # noqa: B008 (frozen)
-        # The allocator's features, from the process's gates (``new``): 1.37's defaults.
-        self._features = features
+                 features: Features = Features(),  # noqa: B008 (frozen)
+                 binding_timeout: float = DEFAULT_BINDING_TIMEOUT) -> None:
         # Not ``dra or DraStore()``: an empty store is falsy, and the service's store, empty when
         # the profile is compiled, is the one its informers feed.
         self._dra = dra if dra is not None else DraStore()
@@ -163,6 +174,11 @@ class DynamicResources:
         self._cache = selector_cache(self._dra)
         self._index: tuple[int, SliceIndex] | None = None
         self._counts = FreeCounts(self._dra)     # Filter's free-device counts (``counting``)
+        # The allocator's features, from the process's gates (``new``; 1.37's defaults), and
+        # DynamicResourcesArgs.bindingTimeout, in seconds.
+        self._features = features
+        self.binding_timeout = binding_timeout
+        self.binding_poll_interval = 5.0         # PreBind's poll (a test shortens it)
         self.count_free = True      # False: search every node, as before counting (tests compare)
 
     def _slice_index(self) -> SliceIndex:
@@ -255,10 +271,15 @@ class DynamicResources:
         if not claims:
             return None, _SKIP
         s.available_on = [None] * len(claims)
+        now = time.time()
         for i, claim in enumerate(claims):
             if claim.allocation is not None:
                 # CanBeReserved is always true (no limit on reservedFor), so no "resourceclaim in use".
                 s.available_on[i] = claim.allocation.node_selector
+                # Filter's binding check: a claim whose binding failed or timed out is available
+                # nowhere (node-independent, so decided once here), for PostFilter to deallocate.
+                if self._features.device_binding_and_status and blocked(claim, self.binding_timeout, now):
+                    s.blocked.append(i)
                 continue
             s.to_allocate.append(i)
             if self._dra.has_pending_allocation(claim.uid):
@@ -318,6 +339,9 @@ class DynamicResources:
                 if miss.any():
                     per_claim.append((i, miss))
                     unavailable |= miss
+        for i in s.blocked:
+            per_claim.append((i, np.ones(n, np.bool_)))
+            unavailable[:] = True
         f = _FilterPass(s, snapshot, rows, unavailable)
         if s.allocator is not None or s.extended >= 0:
             self._filter_rows(f, pod)
@@ -517,13 +541,23 @@ class DynamicResources:
         s = state.get(_STATE_KEY)
         if not isinstance(s, _State):
             return Status.as_error(StateMissingError(f"error reading {_STATE_KEY!r} from cycleState: not found"))
+        binding_conditions = self._features.device_binding_and_status
         for i, claim in enumerate(s.claims):
             if claim.is_reserved_for(pod.uid):
                 continue
             try:
-                s.claims[i] = await bind_claim(self._client, self._dra, s, i, pod, node_name)
+                s.claims[i] = await bind_claim(self._client, self._dra, s, i, pod, node_name,
+                                               timestamp=binding_conditions)
             except DynamicResourcesError as e:
                 return Status.as_error(e)
+        if not binding_conditions or not has_binding_conditions(s.claims):
+            return SUCCESS
+        # Wait until the drivers report every binding condition True (bindingconditions).
+        try:
+            await wait_until_ready(lambda c: self._dra.claim(c.namespace, c.name), s.claims, self.binding_timeout,
+                                   self.binding_poll_interval)
+        except BindingConditionsError as e:
+            return Status.as_error(e)
         return SUCCESS
 
     @staticmethod

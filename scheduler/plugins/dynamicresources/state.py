@@ -31,6 +31,8 @@ class _State:
     to_allocate: list[int] = field(default_factory=list)          # indices into claims
     available_on: list[NodeSelector | None] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
+    # allocated claims whose binding failed or timed out (``bindingconditions.blocked``)
+    blocked: list[int] = field(default_factory=list)
     # Filter's allocation per node: the claim indices it allocated and their results, in the same
     # order (the extended-resource claim has none on a node where the device plugins provide it
     # all; ``allocations_on`` pairs them). Both are objects shared by many nodes (the variant's

@@ -439,7 +439,9 @@ def test_prebind_writes_the_allocation(name: str, finalizer: bool, prepare: str 
     assert run(env.plugin.pre_bind(env.state, pod(), NODE)).is_success()
     got = env.api()
     assert got.finalizers == (FINALIZER,)
-    assert got.allocation is not None and got.allocation.to_json() == ALLOCATION
+    # With DRADeviceBindingConditions on (1.37), bindClaim also stamps allocationTimestamp (now).
+    assert got.allocation is not None and got.allocation.allocation_timestamp
+    assert replace(got.allocation, allocation_timestamp="").to_json() == ALLOCATION
     assert reserved_for(got) == RESERVED_FOR
     assert not env.dra.has_pending_allocation(uid)
     assert env.dra.is_assumed(NAMESPACE, CLAIM_NAME) and env.dra.claim(NAMESPACE, CLAIM_NAME) == got
