@@ -65,6 +65,8 @@ LOAD_RANK: dict[tuple[str, str], int] = {
     # created from a template loaded after it; the DefaultStorageClass plugin reads the classes)
     ("", "PersistentVolume"): 5,
     ("resource.k8s.io", "ResourceSlice"): 5,
+    # a DeviceTaintRule before the claims: no pod is placed before the rule that taints its device
+    ("resource.k8s.io", "DeviceTaintRule"): 5,
     # a PodGroup names its Workload, and pods name their PodGroup (spec.schedulingGroup): the scheduler
     # never sees a member whose group is not there yet
     ("scheduling.k8s.io", "Workload"): 5,

@@ -550,3 +550,49 @@ def test_pod_level_resources_decide_the_fit_and_the_fit_error() -> None:
     (group,) = report["unschedulable"]
     assert group["reason"] == "Insufficient cpu" and group["pods"] == ["shop/pod-level-big"]
     assert group["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+# ---- DRA device taints (#35) ---------------------------------------------------------------------
+
+ECC_RULE = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "n1-ecc-errors"},
+            "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "n1"},
+                     "taint": {"key": "example.com/ecc", "value": "uncorrectable", "effect": "NoSchedule"}}}
+
+
+def gpu_template(name: str, *tolerations: Obj) -> Obj:
+    exactly: Obj = {"deviceClassName": "gpu.example.com"}
+    if tolerations:
+        exactly["tolerations"] = list(tolerations)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name,
+            "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
+
+
+def test_a_tainted_gpu_is_used_only_by_a_pod_that_tolerates_it() -> None:
+    """A DeviceTaintRule taints n1's GPU (NoSchedule): the pod whose claim does not tolerate it stays
+    Pending with upstream's FitError text; the one whose claim tolerates it gets the GPU."""
+    objects = [node("n1", cpu="8"), ECC_RULE, gpu_template("plain"),
+               gpu_template("tolerant", {"key": "example.com/ecc", "operator": "Exists", "effect": "NoSchedule"}),
+               claim_pod("plain", resourceClaimTemplateName="plain"),
+               claim_pod("tolerant", resourceClaimTemplateName="tolerant")]
+    result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "1"], stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rejected"] == []
+    pods = {p["name"]: p for p in report["pods"]}
+    assert pods["tolerant"]["node"] == "n1"
+    assert [(d["driver"], d["pool"], d["device"]) for d in pods["tolerant"]["devices"]] == [
+        ("gpu.example.com", "n1", "gpu-0")]
+    assert pods["plain"]["node"] is None and pods["plain"]["devices"] == []
+    assert pods["plain"]["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims."), pods
+
+
+def test_a_device_taint_rule_moves_the_pod_to_an_untainted_gpu() -> None:
+    """Two nodes of one GPU each, n1's tainted by the rule: the pod goes to n2, whatever the seed."""
+    for seed in ("1", "2", "3"):
+        objects = [node("n1", cpu="8"), node("n2", cpu="8"), ECC_RULE, gpu_template("plain"),
+                   claim_pod("plain", resourceClaimTemplateName="plain")]
+        result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "1", "--seed", seed],
+                         stdin=as_list(objects))
+        assert result.exit_code == 0, result.output
+        (p,) = json.loads(result.stdout)["pods"]
+        assert p["node"] == "n2" and p["devices"][0]["pool"] == "n2", p

@@ -5,6 +5,7 @@ claims from its templates; everything goes through kubectl and the API, as on a 
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,62 @@ def test_a_selector_over_the_cost_limit_is_refused_and_never_freezes_scheduling(
 def failed_scheduling(env: Env, name: str) -> list[dict[str, Any]]:
     return [e for e in env.get_json("events.v1.events.k8s.io")["items"]
             if e.get("regarding", {}).get("name") == name and e.get("reason") == "FailedScheduling"]
+
+
+# ---- device taints and binding conditions (#35) ---------------------------------------------------
+
+def one_gpu_pod(name: str) -> dict[str, Any]:
+    return gpu_pod(name, "one")
+
+
+ECC_RULE = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "ecc"},
+            "spec": {"deviceSelector": {"driver": DRIVER, "pool": "n1"},
+                     "taint": {"key": "example.com/ecc", "effect": "NoSchedule"}}}
+
+
+def test_a_device_taint_rule_applied_live_moves_the_next_pod_and_its_removal_requeues(tmp_path: Path) -> None:
+    """n1 and n2 with one GPU each. A DeviceTaintRule applied while the operator runs taints n1's
+    GPU: the next GPU pod goes to n2; the one after stays Pending (n1's GPU is tainted, n2's taken)
+    until the rule is deleted, and the deletion alone requeues it onto n1."""
+    with running_operator(tmp_path, gpus_per_node=1) as env:
+        env.apply(PROFILE, node("n1"), node("n2"), template("one", 1))
+        env.wait(lambda: len(env.get_json("resourceslices")["items"]) == 2, message="both nodes' slices")
+        env.apply(ECC_RULE)
+        env.wait(lambda: env.runtime.service.dra.taint_rule("ecc") is not None, message="the rule in the store")
+        env.apply(one_gpu_pod("first"))
+        env.wait(lambda: pods(env)["first"]["spec"].get("nodeName"), message="first bound")
+        assert pods(env)["first"]["spec"]["nodeName"] == "n2"
+        env.apply(one_gpu_pod("second"))
+        env.wait(lambda: any(c.get("reason") == "Unschedulable" for c in
+                             pods(env)["second"]["status"].get("conditions") or []), message="second pending")
+        (cond,) = [c for c in pods(env)["second"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert cond["message"].startswith("0/2 nodes are available: 2 cannot allocate all claims."), cond
+        env.kubectl("delete", "devicetaintrule", "ecc")
+        env.wait(lambda: pods(env)["second"]["spec"].get("nodeName"), timeout=60, message="second bound")
+        assert pods(env)["second"]["spec"]["nodeName"] == "n1"
+
+
+def _rfc3339(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_pod_is_bound_only_after_its_devices_binding_condition(tmp_path: Path) -> None:
+    """The simulated driver publishes GPUs with binding conditions and reports them True 2 s after
+    the allocation: the claim is allocated (with allocationTimestamp) before the pod is bound, and
+    the pod's binding comes after the driver's ``attached`` condition."""
+    desc = {"model": MODEL, "memory": "80Gi", "driverVersion": "1.0.0", "attributes": {},
+            "bindingDelaySeconds": 2.0}
+    with running_operator(tmp_path, gpus_per_node=1, gpu_attributes=desc) as env:
+        env.apply(PROFILE, node("n1"), template("one", 1), one_gpu_pod("waits"))
+        claim = env.wait(lambda: next((c for c in claims(env) if (c.get("status") or {}).get("allocation")), None),
+                         message="the claim allocated")
+        assert not pods(env)["waits"]["spec"].get("nodeName")          # allocated, not bound yet
+        env.wait(lambda: pods(env)["waits"]["spec"].get("nodeName"), timeout=60, message="bound after attach")
+        (claim,) = claims(env)
+        (reported,) = claim["status"]["devices"]
+        (attached,) = reported["conditions"]
+        assert (attached["type"], attached["status"]) == ("gpu.example.com/attached", "True")
+        allocated_at = _rfc3339(claim["status"]["allocation"]["allocationTimestamp"])
+        (scheduled,) = [c for c in pods(env)["waits"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert _rfc3339(attached["lastTransitionTime"]) >= allocated_at + 1      # the 2 s delay, in whole seconds
+        assert _rfc3339(scheduled["lastTransitionTime"]) >= _rfc3339(attached["lastTransitionTime"])

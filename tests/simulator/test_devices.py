@@ -295,3 +295,41 @@ def test_partitioned_gpus_are_published_whole_and_as_halves_sharing_counters(tmp
                                                          ("-half-1", "half", half))]
     finally:
         c.stop()
+
+
+def test_gpus_with_binding_conditions_are_attached_after_the_delay(tmp_path: Path) -> None:
+    """``bindingDelaySeconds`` in the description: the GPUs are published with binding conditions
+    (and bindsToNode); a claim allocated one gets the ``attached`` condition True in its
+    ``status.devices`` once the delay has passed, not before."""
+    f = tmp_path / "gpus.yaml"
+    f.write_text("bindingDelaySeconds: 0.5\n")
+    desc = load_gpu_attributes(f)
+    assert desc["bindingDelaySeconds"] == 0.5
+    f.write_text("bindingDelaySeconds: -1\n")
+    with pytest.raises(ValueError, match="bindingDelaySeconds"):
+        load_gpu_attributes(f)
+    c = SimulatedCluster(gpus_per_node=1, gpu_attributes=desc)
+    c.start()
+    try:
+        api = Http(c)
+        api("POST", "/api/v1/nodes", node("n1"))
+        (s,) = wait(lambda: api("GET", SLICES)[1]["items"], message="the slice")
+        (d,) = s["spec"]["devices"]
+        assert d["bindingConditions"] == ["gpu.example.com/attached"]
+        assert d["bindingFailureConditions"] == ["gpu.example.com/attach-failed"] and d["bindsToNode"] is True
+        assert api("POST", CLAIMS, claim("attach-me"))[0] == 201
+        status: Obj = {"allocation": {"devices": {"results": [{
+            "request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0",
+            "bindingConditions": ["gpu.example.com/attached"],
+            "bindingFailureConditions": ["gpu.example.com/attach-failed"]}]}}}
+        assert api("PATCH", f"{CLAIMS}/attach-me/status", {"status": status}, ctype=MERGE)[0] == 200
+        written = time.monotonic()
+        assert not (api("GET", f"{CLAIMS}/attach-me")[1]["status"].get("devices"))
+        devices = wait(lambda: api("GET", f"{CLAIMS}/attach-me")[1]["status"].get("devices"),
+                       message="the device attached")
+        assert time.monotonic() - written >= 0.4
+        (reported,) = devices
+        assert (reported["driver"], reported["pool"], reported["device"]) == ("gpu.example.com", "n1", "gpu-0")
+        assert [(c["type"], c["status"]) for c in reported["conditions"]] == [("gpu.example.com/attached", "True")]
+    finally:
+        c.stop()

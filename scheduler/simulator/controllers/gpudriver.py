@@ -16,6 +16,13 @@ pool then has slices of at most 8 counter sets (``sharedCounters``, which API va
 apart from devices) and slices of at most 64 devices (the limits for counter sets and for devices
 that consume counters). Every device has the attribute ``partition`` (``"whole"`` or ``"half"``) and its own
 ``memory`` capacity.
+
+**Binding conditions** (KEP-5007), when the description has ``bindingDelaySeconds``: each GPU is
+published with ``bindingConditions: [gpu.example.com/attached]``, ``bindingFailureConditions:
+[gpu.example.com/attach-failed]`` and ``bindsToNode``, as a driver whose devices must be attached
+before the pod may start; once a claim is allocated one of them, the driver reports the condition
+True in the claim's ``status.devices`` that many seconds later, and the scheduler's PreBind (which
+waits for it) lets the pod bind.
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from scheduler.quantity import format_quantity, parse_quantity
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
+from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.registry.resource import (
+    CLAIMS,
     CLASSES,
     SLICE_MAX_COUNTER_SETS,
     SLICE_MAX_DEVICES_ADVANCED,
@@ -43,13 +52,15 @@ from scheduler.simulator.registry.resource import (
 )
 from scheduler.simulator.store import Event
 
-__all__ = ["DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]
+__all__ = ["ATTACHED", "ATTACH_FAILED", "DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]
 
 log = logging.getLogger("kopf_scheduler.simulator")
 Obj = dict[str, Any]
 
 GPU_DRIVER = "gpu.example.com"
 DEVICE_CLASS_SELECTOR = f'device.driver == "{GPU_DRIVER}"'
+ATTACHED, ATTACH_FAILED = f"{GPU_DRIVER}/attached", f"{GPU_DRIVER}/attach-failed"
+_KEYS = ("model", "memory", "driverVersion", "attributes", "partitions", "bindingDelaySeconds")
 
 
 def load_gpu_attributes(path: str | Path | None = None) -> Obj:
@@ -66,10 +77,9 @@ def load_gpu_attributes(path: str | Path | None = None) -> Obj:
         raise ValueError(f"{where}: not YAML: {e}") from None
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: expected a mapping (model, memory, driverVersion, attributes)")
-    unknown = sorted(set(doc) - {"model", "memory", "driverVersion", "attributes", "partitions"})
+    unknown = sorted(set(doc) - set(_KEYS))
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: model, memory, driverVersion, "
-                         "attributes, partitions)")
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_KEYS)})")
     if not isinstance(doc.get("partitions", False), bool):
         raise ValueError(f"{where}: partitions: expected true or false")
     extra = doc.get("attributes") or {}
@@ -79,6 +89,11 @@ def load_gpu_attributes(path: str | Path | None = None) -> Obj:
                 "driverVersion": str(doc.get("driverVersion", "1.0.0")), "attributes": dict(extra)}
     if doc.get("partitions"):
         out["partitions"] = True
+    delay = doc.get("bindingDelaySeconds")
+    if delay is not None:
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
+            raise ValueError(f"{where}: bindingDelaySeconds: expected a number of seconds >= 0, got {delay!r}")
+        out["bindingDelaySeconds"] = float(delay)
     sample = {"spec": {"driver": GPU_DRIVER, "nodeName": "node", "pool": {"name": "node", "resourceSliceCount": 1},
                        "devices": [_gpu(out, "node", 0)]}}
     try:
@@ -118,6 +133,9 @@ def _gpu(desc: Obj, node: str, index: int, part: str = "") -> Obj:
     device: Obj = {"name": name, "attributes": dict(sorted(attrs.items())), "capacity": {"memory": {"value": memory}}}
     if desc.get("partitions"):
         device["consumesCounters"] = [{"counterSet": f"gpu-{index}", "counters": {"memory": {"value": memory}}}]
+    if desc.get("bindingDelaySeconds") is not None:
+        device.update({"bindingConditions": [ATTACHED], "bindingFailureConditions": [ATTACH_FAILED],
+                       "bindsToNode": True})
     return device
 
 
@@ -142,9 +160,16 @@ class GpuDriver(Controller):
         self.desc = attributes if attributes is not None else (load_gpu_attributes() if gpus_per_node > 0 else {})
         self.nodes: set[tuple[str, str]] = set()          # (name, uid) to publish for
         self._class_checked = False
+        self.binding_delay: float | None = self.desc.get("bindingDelaySeconds")
+        self._attaching: set[tuple[str, str]] = set()     # claims whose attach is under way
 
     def on_event(self, store: str, ev: Event) -> None:
-        if self.gpus_per_node <= 0 or store != "/nodes" or ev.type != "ADDED":
+        if self.gpus_per_node <= 0:
+            return
+        if store == CLAIMS and ev.type != "DELETED" and self.binding_delay is not None:
+            self._on_claim(ev.obj)
+            return
+        if store != "/nodes" or ev.type != "ADDED":
             return
         self.nodes.add((ev.obj["metadata"]["name"], str(ev.obj["metadata"].get("uid"))))
         self._schedule(0)
@@ -159,6 +184,46 @@ class GpuDriver(Controller):
                 self._publish(name, uid)
             except ApiError as e:
                 log.warning("simulated DRA driver %s: node %s: %s", GPU_DRIVER, name, e.message)
+
+    # --- binding conditions -------------------------------------------------------------------------
+    @staticmethod
+    def _unattached(claim: Obj) -> list[Obj]:
+        """The claim's results for this driver's devices with binding conditions whose attach is not
+        reported yet in ``status.devices``."""
+        status = claim.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        reported = {(d.get("driver"), d.get("pool"), d.get("device")) for d in status.get("devices") or []}
+        return [r for r in results if r.get("driver") == GPU_DRIVER and r.get("bindingConditions")
+                and (r.get("driver"), r.get("pool"), r.get("device")) not in reported]
+
+    def _on_claim(self, claim: Obj) -> None:
+        meta = claim["metadata"]
+        key = (str(meta.get("namespace") or ""), str(meta["name"]))
+        if key in self._attaching or not self._unattached(claim):
+            return
+        self._attaching.add(key)
+        assert self.binding_delay is not None
+        self.timers.later(self.binding_delay, lambda: self._attach(key))
+
+    def _attach(self, key: tuple[str, str]) -> None:
+        """The devices attached: their condition True in the claim's ``status.devices``."""
+        self._attaching.discard(key)
+        rt = self.api.rt("resource.k8s.io", "v1", "resourceclaims")
+        claim = self.api.store.get(rt, key[0], key[1])
+        if claim is None:
+            return
+        todo = self._unattached(claim)
+        if not todo:
+            return
+        status = dict(claim.get("status") or {})
+        status["devices"] = [*(status.get("devices") or []), *({
+            "driver": r["driver"], "pool": r["pool"], "device": r["device"],
+            "conditions": [{"type": ATTACHED, "status": "True", "reason": "Attached", "lastTransitionTime": now_iso(),
+                            "message": f"{r['device']} attached to the node"}]} for r in todo)]
+        try:
+            self.api.write(rt, claim, {**claim, "status": status})
+        except ApiError as e:
+            log.warning("simulated DRA driver %s: claim %s/%s: %s", GPU_DRIVER, key[0], key[1], e.message)
 
     def _ensure_class(self) -> None:
         if self.api.store.bucket(CLASSES).objects.get(("", GPU_DRIVER)) is not None:
