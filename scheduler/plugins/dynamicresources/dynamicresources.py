@@ -48,7 +48,9 @@ test's ``deallocate`` callback aside) nothing can be deallocated.
 **PreBindPreFlight**: Skip for a pod without claims, so its binding cycle never enters PreBind.
 **PreBind**: ``bindClaim`` (``binding``) for each claim not yet reserved for the pod.
 
-The store is fed by the service's ``on_dra_object`` for the four kinds (``cache.dra.KINDS``).
+The store is fed by the service's ``on_dra_object`` for the DRA kinds (``cache.dra.KINDS``); a
+DeviceTaintRule that changes some device's taints reaches the queue as a ResourceSlice update, as
+upstream's slice tracker turns it into one.
 
 **Queueing hints** (upstream's, with SchedulerQueueingHints on): a claim's add or update requeues
 the pods that use it when it was created or its status changed, and every pod when a claim got
