@@ -196,6 +196,9 @@ class SchedulerService:
         self.volumes = VolumeStore()
         # DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceSlices (on_dra_object).
         self.dra = DraStore()
+        # DRADeviceTaintRules off: rules are kept but taint nothing (upstream's tracker is then a
+        # plain slice informer).
+        self.dra.apply_taint_rules = features.enabled(self.feature_gates, "DRADeviceTaintRules")
         self.dra.on_claim_change = self._assumed_claim_changed
         # PodGroups (on_pod_group; watched only with the GenericWorkload gate).
         self.pod_groups = PodGroupStore()

@@ -35,7 +35,8 @@ indexed by the pod's uid.
 **DeviceTaintRules** (``resource.k8s.io/v1``, DRADeviceTaintRules) are kept too, and ``slices()``
 hands out the slices with the rules' taints added to the devices they select
 (``scheduler.model.devicetaintrules.apply_rules``, upstream's ``resourceslice/tracker``): the allocator reads
-one list of taints per device. The patched list is built once per ``slices_version``.
+one list of taints per device (unless ``apply_taint_rules`` is off: the DRADeviceTaintRules gate).
+The patched list is built once per ``slices_version``.
 ``rule_touches`` says whether a rule selects a device of some slice: a rule change that does is a
 ResourceSlice update for the queue, as the tracker's patched-slice events are upstream.
 
@@ -156,6 +157,8 @@ class DraStore:
         self.slices_version = 0
         # the slices with the taint rules applied, for ``slices_version``
         self._patched: tuple[int, list[ResourceSlice]] | None = None
+        # DRADeviceTaintRules: whether the rules' taints are applied at all
+        self.apply_taint_rules = True
         # Called with (claim before, claim after) when assume or restore changes the claim the
         # plugins read: upstream's assume cache sends those as update events to the scheduler's
         # handlers, so pods rejected while the claim was in flight are moved (the service sets it).
@@ -386,7 +389,7 @@ class DraStore:
 
     def rule_touches(self, rule: DeviceTaintRule | None) -> bool:
         """Whether ``rule`` selects some device of some slice (its change changes a slice)."""
-        if rule is None or not rule.selected:
+        if rule is None or not rule.selected or not self.apply_taint_rules:
             return False
         return any(rule_selects(rule, obj.driver, obj.pool.name, d.name)
                    for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)
@@ -409,7 +412,7 @@ class DraStore:
         if got is not None and got[0] == self.slices_version:
             return list(got[1])
         raw = [obj for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)]
-        patched = apply_rules(raw, self.taint_rules())
+        patched = apply_rules(raw, self.taint_rules() if self.apply_taint_rules else [])
         self._patched = (self.slices_version, patched)
         return list(patched)
 

@@ -254,3 +254,17 @@ def test_device_taint_rules_taint_the_slices_handed_out() -> None:
     version = s.slices_version
     s.on_event("DeviceTaintRule", "DELETED", rule)
     assert s.slices_version > version and not s.slices()[0].devices[1].taints
+
+
+def test_device_taint_rules_gate_off_taints_nothing() -> None:
+    """DRADeviceTaintRules=false (the service sets ``apply_taint_rules``): rules are kept, but no
+    device gets their taint and no rule change is a slice change."""
+    s = DraStore()
+    s.apply_taint_rules = False
+    s.on_event("ResourceSlice", "ADDED", {"metadata": {"name": "s1"}, "spec": {
+        "driver": "d", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0"}]}})
+    s.on_event("DeviceTaintRule", "ADDED", {"metadata": {"name": "all"}, "spec": {
+        "deviceSelector": {}, "taint": {"key": "k", "effect": "NoSchedule"}}})
+    assert s.taint_rule("all") is not None and not s.slices()[0].devices[0].taints
+    assert not s.rule_touches(s.taint_rule("all"))

@@ -62,3 +62,8 @@ def test_enabled_reads_the_given_value_then_upstreams_default():
     assert enabled({}, "GenericWorkload") is False
     with pytest.raises(KeyError):
         enabled(None, "NoSuchGate")
+
+
+def test_the_dra_taint_rules_gate_reaches_the_store() -> None:
+    assert SchedulerService(MemoryClient()).dra.apply_taint_rules is True
+    assert SchedulerService(MemoryClient(), feature_gates={"DRADeviceTaintRules": False}).dra.apply_taint_rules is False

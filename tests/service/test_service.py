@@ -774,3 +774,26 @@ def test_with_in_place_resize_off_a_pod_counts_its_spec() -> None:
     s.on_pod("ADDED", pod_obj("mine", cpu="500m"))
     asyncio.run(drain(s))
     assert client.bound == {"uid-mine": "n1"}
+
+
+def test_a_device_taint_rule_event_is_a_resource_slice_update_when_it_taints_a_device() -> None:
+    """upstream's scheduler sees a DeviceTaintRule through the slices the tracker patches: a rule
+    selecting a device of some slice (its add, change or delete) moves pods as a ResourceSlice
+    Update; one that selects nothing moves none."""
+    from scheduler.framework.types import ClusterEvent
+    s, _ = service()
+    seen: list[ClusterEvent] = []
+    s.queue.move_all_to_active_or_backoff = lambda event, **kw: seen.append(event)  # type: ignore[method-assign]
+    s.on_dra_object("ResourceSlice", "ADDED", gpu_slice("n1"))
+    seen.clear()
+    driver = gpu_slice("n1")["spec"]["driver"]
+    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"driver": driver, "pool": "n1"},
+                                                "taint": {"key": "k", "effect": "NoSchedule"}}}
+    elsewhere = {"metadata": {"name": "r2"}, "spec": {"deviceSelector": {"pool": "n9"},
+                                                      "taint": {"key": "k", "effect": "NoSchedule"}}}
+    s.on_dra_object("DeviceTaintRule", "ADDED", elsewhere)
+    assert seen == []
+    s.on_dra_object("DeviceTaintRule", "ADDED", rule)
+    s.on_dra_object("DeviceTaintRule", "DELETED", rule)
+    assert [(e.resource, set(e.actions)) for e in seen] == [("ResourceSlice", {"Update"})] * 2
+    assert all(d.taints == () for d in s.dra.slices()[0].devices)

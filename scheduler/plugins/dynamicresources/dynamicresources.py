@@ -562,6 +562,16 @@ class DynamicResources:
             return Status.as_error(e)
         return SUCCESS
 
+    def pre_bind_wait(self, state: CycleState) -> float:
+        """``PreBindWaiter``: ``bindingTimeout`` when a device this pod gets has binding conditions
+        (PreBind may wait that long for them), else 0; the service adds it to the binding cycle's
+        deadline, which would otherwise cut the wait short."""
+        s = state.get(_STATE_KEY)
+        if not isinstance(s, _State) or not self._features.device_binding_and_status:
+            return 0.0
+        claims = s.reserved.claims if s.reserved is not None else s.claims
+        return self.binding_timeout if has_binding_conditions(claims) else 0.0
+
     @staticmethod
     def reserved(state: CycleState) -> Reserved | None:
         """What Reserve did for this cycle's pod (the claims as PreBind leaves them)."""
@@ -745,3 +755,4 @@ if TYPE_CHECKING:
     ________: type[fwk.PreBindPreFlightPlugin] = DynamicResources
     _________: type[fwk.BatchScorePlugin] = DynamicResources
     __________: type[fwk.ScoreExtensionsPlugin] = DynamicResources
+    ___________: type[fwk.PreBindWaiter] = DynamicResources

@@ -250,3 +250,17 @@ def test_a_tainted_device(effect: str, body: dict[str, Any], gates: dict[str, bo
     env = Env(pod(), (body, tainted_slice(effect)), (deviceClass,))
     env.plugin = DynamicResources(env.dra, client=env.client, features=Features.from_gates(gates))
     assert env.schedule() is schedules
+
+
+def test_prebind_declares_its_wait_so_the_binding_cycle_is_not_cut_short() -> None:
+    """``pre_bind_wait``: the binding timeout when the pod gets a device with binding conditions
+    (the service adds it to the binding cycle's 60 s deadline), 0 otherwise or with the gate off."""
+    env = bound_env(timeout=600)
+    assert env.schedule()
+    assert env.plugin.pre_bind_wait(env.state) == 600
+    plain = Env(pod(), (claim(), tainted_slice("None")), (deviceClass,))
+    assert plain.schedule() and plain.plugin.pre_bind_wait(plain.state) == 0
+    off = Env(pod(), (claim(), BOUND_SLICE), (deviceClass,))
+    off.plugin = DynamicResources(off.dra, client=off.client,
+                                  features=Features.from_gates({"DRAResourceClaimDeviceStatus": False}))
+    assert not off.schedule() and off.plugin.pre_bind_wait(off.state) == 0
