@@ -672,3 +672,44 @@ def test_device_taint_rules_are_served_with_a_status_subresource(api: Http) -> N
 def test_device_taint_rules_are_validated(api: Http, body: Obj, want: list[tuple[str, str]]) -> None:
     code, got = api("POST", RULES, body)
     assert code == 422 and causes(got) == want, got
+
+
+@pytest.mark.parametrize(("device", "want"), [
+    ({"bindingConditions": ["a.example.com/ready"]}, [("spec.devices[0].bindingFailureConditions", "FieldValueInvalid")]),
+    ({"bindingFailureConditions": ["failed"]}, [("spec.devices[0].bindingConditions", "FieldValueInvalid")]),
+    ({"bindingConditions": ["ready", "ready"], "bindingFailureConditions": ["ready"]},
+     [("spec.devices[0].bindingConditions[1]", "FieldValueDuplicate"),
+      ("spec.devices[0].bindingFailureConditions[0]", "FieldValueInvalid")]),
+    ({"bindingConditions": [f"c{i}" for i in range(5)], "bindingFailureConditions": ["f"]},
+     [("spec.devices[0].bindingConditions", "FieldValueTooMany")]),
+    ({"bindingConditions": ["not a name"], "bindingFailureConditions": ["f"]},
+     [("spec.devices[0].bindingConditions[0]", "FieldValueInvalid")]),
+], ids=["conditions-without-failure", "failure-without-conditions", "duplicate-and-overlap", "too-many", "bad-name"])
+def test_binding_conditions_are_validated_as_validate_device_binding_parameters(
+        api: Http, device: Obj, want: list[tuple[str, str]]) -> None:
+    body = resource_slice(f"binding-{len(want)}-{sorted(device)[0].lower()}",
+                          devices=[{"name": "device-0", **device}])
+    code, got = api("POST", SLICES, body)
+    assert code == 422 and causes(got) == want, got
+
+
+def test_a_rules_stored_effect_is_checked_only_when_it_changes(api: Http) -> None:
+    """ValidateDeviceTaintRuleUpdate checks the effect only when the update changes it."""
+    assert api("POST", RULES, taint_rule("effect-kept"))[0] == 201
+    code, got = api("PATCH", f"{RULES}/effect-kept", {"spec": {"taint": {"value": "other"}}}, ctype=MERGE)
+    assert code == 200 and got["spec"]["taint"]["value"] == "other", got
+    code, got = api("PATCH", f"{RULES}/effect-kept", {"spec": {"taint": {"effect": "Evict"}}}, ctype=MERGE)
+    assert code == 422 and causes(got) == [("spec.taint.effect", "FieldValueNotSupported")], got
+
+
+@pytest.mark.parametrize(("toleration", "want"), [
+    ({"key": "example.com/ecc", "operator": "Equal", "value": "-bad-"}, "value"),
+    ({"key": "-bad-key", "operator": "Exists"}, "key"),
+], ids=["equal-value-not-a-label-value", "key-not-a-label-name"])
+def test_a_tolerations_key_and_value_are_validated_as_labels(api: Http, toleration: Obj, want: str) -> None:
+    """validateDeviceToleration: the key is a label name, an Equal value a label value."""
+    body = claim(f"tol-{want}", {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+                                                             "tolerations": [toleration]}})
+    code, got = api("POST", CLAIMS, body)
+    assert code == 422 and causes(got) == [(f"spec.devices.requests[0].exactly.tolerations[0].{want}",
+                                            "FieldValueInvalid")], got

@@ -50,6 +50,7 @@ from scheduler.simulator.apierrors import invalid as invalid_error
 from scheduler.simulator.celrules import compile_program
 from scheduler.simulator.registry.core.validation import (
     Cause,
+    _label_name,
     _node_name_errors,
     _node_selector_term,
     dns_label,
@@ -100,6 +101,7 @@ CEL_MAX_COST = CEL_SELECTOR_MAX_COST     # CELSelectorExpressionMaxCost
 RESERVED_FOR_MAX = 256                   # ResourceClaimReservedForMaxSize
 ALLOCATION_RESULTS_MAX = 32              # AllocationResultsMaxSize
 SLICE_MAX_DEVICES = 128                  # ResourceSliceMaxDevices
+BINDING_CONDITIONS_MAX = 4              # BindingConditionsMaxSize, BindingFailureConditionsMaxSize
 SLICE_MAX_DEVICES_ADVANCED = 64          # ResourceSliceMaxDevicesWithAdvancedFeatures (taints, counters)
 SLICE_MAX_COUNTER_SETS = 8               # ResourceSliceMaxCounterSets
 MAX_COUNTERS_PER_COUNTER_SET = 32        # ResourceSliceMaxCountersPerCounterSet
@@ -320,12 +322,16 @@ def _toleration(t: Any, path: str) -> list[Cause]:
     out: list[Cause] = []
     key = _str(t.get("key"))
     if key:
-        out += _qualified_name(key, f"{path}.key")
+        out += _label_name(key, f"{path}.key")
     op = t.get("operator") or "Equal"
     if op == "Exists":
         if t.get("value"):
             out.append(invalid(f"{path}.value", t.get("value"), "must be empty for operator `Exists`"))
-    elif op != "Equal":
+    elif op == "Equal":
+        value = _str(t.get("value"))
+        if value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+            out.append(invalid(f"{path}.value", value, _LABEL_VALUE_MSG))
+    else:
         out.append(not_supported(f"{path}.operator", op, _TOLERATION_OPERATORS))
     effect = t.get("effect")
     if effect and effect not in _TAINT_EFFECTS:
@@ -483,6 +489,7 @@ def _allocation(allocation: Any, path: str, names: dict[str, set[str] | None]) -
             out += _csi_driver_name(_str(r.get("driver")), f"{rat}.driver")
             out += _pool_name(_str(r.get("pool")), f"{rat}.pool")
             out += dns_label(_str(r.get("device")), f"{rat}.device")
+            out += _binding_parameters(r, rat)
     for i, c in enumerate(_list(devices.get("config"))):
         c = _map(c)
         cat = f"{path}.devices.config[{i}]"
@@ -661,6 +668,7 @@ def _device(device: Any, path: str, per_device: bool) -> list[Cause]:
                                "counterSet")
     for i, t in enumerate(_list(device.get("taints"))):
         out += _device_taint(_map(t), f"{path}.taints[{i}]")
+    out += _binding_parameters(device, path)
     where = [f for f in ("nodeName", "nodeSelector", "allNodes") if device.get(f) is not None]
     if per_device:
         out += _device_node_selection(device, path)
@@ -755,10 +763,42 @@ def _request_policy(capacity: Fraction | None, policy: Mapping[str, Any], path: 
     return out
 
 
-def _device_taint(t: Mapping[str, Any], tat: str) -> list[Cause]:
-    """A device taint: a qualified key and a known effect."""
+def _binding_parameters(obj: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateDeviceBindingParameters`` (a device's, or an allocation result's copy): at most 4
+    of each, condition types that are label names, no duplicates, no overlap, and each list only
+    with the other."""
+    conditions = [c for c in _list(obj.get("bindingConditions")) if isinstance(c, str)]
+    failures = [c for c in _list(obj.get("bindingFailureConditions")) if isinstance(c, str)]
     out: list[Cause] = []
-    out += required_and(_str(t.get("key")), f"{tat}.key", _qualified_name)
+    for name, values in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        if len(values) > BINDING_CONDITIONS_MAX:
+            out.append(too_many(f"{path}.{name}", len(values), BINDING_CONDITIONS_MAX))
+        seen: set[str] = set()
+        for i, c in enumerate(values):
+            out += _label_name(c, f"{path}.{name}[{i}]")
+            if c in seen:
+                out.append(duplicate(f"{path}.{name}[{i}]", c))
+            seen.add(c)
+            if name == "bindingFailureConditions" and c in conditions:
+                out.append(invalid(f"{path}.{name}[{i}]", c, "bindingFailureConditions must not overlap with "
+                                                             "bindingConditions"))
+    if not conditions and failures:
+        out.append(invalid(f"{path}.bindingConditions", conditions, "bindingConditions are required to use "
+                                                                    "bindingFailureConditions"))
+    if not failures and conditions:
+        out.append(invalid(f"{path}.bindingFailureConditions", failures, "bindingFailureConditions are required "
+                                                                         "to use bindingConditions"))
+    return out
+
+
+def _device_taint(t: Mapping[str, Any], tat: str) -> list[Cause]:
+    """``validateDeviceTaint``: a key that is a label name (``ValidateLabelName``), a value that is
+    a label value, and a known effect."""
+    out: list[Cause] = []
+    out += required_and(_str(t.get("key")), f"{tat}.key", _label_name)
+    value = _str(t.get("value"))
+    if value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+        out.append(invalid(f"{tat}.value", value, _LABEL_VALUE_MSG))
     effect = t.get("effect")
     if not effect:
         out.append(required(f"{tat}.effect"))
@@ -919,10 +959,12 @@ def _prepare_taint_rule(rule: Obj, old: Obj | None) -> None:
         taint["timeAdded"] = now_iso()
 
 
-def validate_device_taint_rule(rule: Obj) -> list[Cause]:
-    """``ValidateDeviceTaintRule``: the object's name a DNS subdomain; the selector's ``driver`` a
-    driver name, ``pool`` a pool name, ``device`` a DNS label (each when set); the taint as on a
-    device (a qualified key, a label value, an effect of NoSchedule, NoExecute or None)."""
+def validate_device_taint_rule(rule: Obj, old: Obj | None = None) -> list[Cause]:
+    """``ValidateDeviceTaintRule`` / ``ValidateDeviceTaintRuleUpdate``: the object's name a DNS
+    subdomain; the selector's ``driver`` a driver name, ``pool`` a pool name, ``device`` a DNS label
+    (each when set); the taint's key a qualified name, its value a label value, and its effect one
+    of NoSchedule, NoExecute or None, checked on create and when an update changes it (so a rule
+    stored with an effect a newer server knew stays updatable)."""
     name = _str(_map(rule.get("metadata")).get("name"))
     out = dns_subdomain(name, "metadata.name") if name else []
     spec = _map(rule.get("spec"))
@@ -939,7 +981,14 @@ def validate_device_taint_rule(rule: Obj) -> list[Cause]:
     if not isinstance(taint, Mapping):
         out.append(required("spec.taint"))
     else:
-        out += _device_taint(taint, "spec.taint")
+        out += required_and(_str(taint.get("key")), "spec.taint.key", _label_name)
+        effect = taint.get("effect")
+        old_effect = _map(_map(_map(old).get("spec")).get("taint")).get("effect") if old is not None else None
+        if old is None or effect != old_effect:
+            if not effect:
+                out.append(required("spec.taint.effect"))
+            elif effect not in _TAINT_EFFECTS:
+                out.append(not_supported("spec.taint.effect", effect, _TAINT_EFFECTS))
         value = _str(taint.get("value"))
         if value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
             out.append(invalid("spec.taint.value", value, _LABEL_VALUE_MSG))
@@ -968,7 +1017,7 @@ def admit_dra(store: str, obj: Obj, old: Obj | None,
         causes += validate_device_class(obj)
     elif store == RULES:
         _prepare_taint_rule(obj, old)
-        causes += validate_device_taint_rule(obj)
+        causes += validate_device_taint_rule(obj, old)
     else:
         _default_slice(obj)
         causes += validate_resource_slice(obj, old)
