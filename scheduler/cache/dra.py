@@ -389,7 +389,7 @@ class DraStore:
 
     def rule_touches(self, rule: DeviceTaintRule | None) -> bool:
         """Whether ``rule`` selects some device of some slice (its change changes a slice)."""
-        if rule is None or not rule.selected or not self.apply_taint_rules:
+        if rule is None or not self.apply_taint_rules:
             return False
         return any(rule_selects(rule, obj.driver, obj.pool.name, d.name)
                    for obj in self._objects["ResourceSlice"].values() if isinstance(obj, ResourceSlice)

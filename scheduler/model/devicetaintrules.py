@@ -4,8 +4,10 @@ devices it selects, and how rules apply to slices.
 
 ``apply_rules`` is upstream's ``resourceslice/tracker`` ``applyPatches``: each rule whose selector
 matches a device (driver, pool and device name, each when set) appends its taint to the device's
-taints, rules in name order. A rule without a ``deviceSelector`` selects no device (the API's
-documented meaning: "Without a selector, no devices are matched"). The store applies the rules when
+taints, rules in name order. A rule without a ``deviceSelector`` selects every device, as the
+tracker's code does (``if deviceSelector != nil { ...filter... }``; upstream's scheduler_perf
+``devicetaintrule.yaml`` relies on it: "Empty selector -> all devices!"), although the API's doc
+comment says such a rule matches nothing. The store applies the rules when
 it hands out slices (``DraStore.slices``), so the allocator sees one list of taints per device,
 wherever they came from.
 """
@@ -30,13 +32,11 @@ def _str(raw: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DeviceTaintRule:
-    """A ``DeviceTaintRule``: ``selected`` is whether it has a ``deviceSelector`` at all (without
-    one it selects no device: the API's documented meaning); ``driver``, ``pool``, ``device`` are
-    ``None`` when unset (any)."""
+    """A ``DeviceTaintRule``: ``driver``, ``pool``, ``device`` of its ``deviceSelector``, ``None``
+    when unset (any; no selector at all: every device)."""
 
     name: str
     taint: DeviceTaint
-    selected: bool = True
     driver: str | None = None
     pool: str | None = None
     device: str | None = None
@@ -63,7 +63,6 @@ def parse_device_taint_rule(obj: Mapping[str, Any]) -> DeviceTaintRule:
         return DeviceTaintRule(
             name=name,
             taint=parse_device_taint(spec.get("taint") or {}, "spec.taint"),
-            selected=sel is not None,
             driver=_opt((sel or {}).get("driver")),
             pool=_opt((sel or {}).get("pool")),
             device=_opt((sel or {}).get("device")),
@@ -75,7 +74,7 @@ def parse_device_taint_rule(obj: Mapping[str, Any]) -> DeviceTaintRule:
 
 def rule_selects(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
     """Whether ``rule``'s ``deviceSelector`` selects the device ``driver/pool/device``."""
-    return rule.selected and (rule.driver is None or rule.driver == driver) and \
+    return (rule.driver is None or rule.driver == driver) and \
         (rule.pool is None or rule.pool == pool) and (rule.device is None or rule.device == device)
 
 
@@ -87,7 +86,7 @@ def apply_rules(slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule
     ordered = sorted(rules, key=lambda r: r.name)
     out: list[ResourceSlice] = []
     for s in slices:
-        touching = [r for r in ordered if r.selected and (r.driver is None or r.driver == s.driver)
+        touching = [r for r in ordered if (r.driver is None or r.driver == s.driver)
                     and (r.pool is None or r.pool == s.pool.name)]
         if not touching:
             out.append(s)

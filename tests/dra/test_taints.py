@@ -221,11 +221,14 @@ def test_rules_taint_the_devices_they_select() -> None:
     s2 = parse_resource_slice(sliceWithDevices("slice-2", node1, "pool-2", driverB, device(device1, None, None)))
     rules = [_rule("b-device", {"driver": driverA, "pool": pool1, "device": device2}),
              _rule("a-driver", {"driver": driverA}, "NoExecute"),
-             _rule("no-selector", None),
              _rule("other-pool", {"pool": "pool-3"})]
     p1, p2 = apply_rules([s1, s2], rules)
     assert p2 is s2                                  # untouched: the same object (caches stay valid)
     assert [t.value for t in p1.devices[0].taints] == ["a-driver"]
     # the slice's own taint first, then the rules' in name order
     assert [t.value for t in p1.devices[1].taints] == [taintValue, "a-driver", "b-device"]
-    assert apply_rules([s1], [_rule("all", {})])[0].devices[0].taints[0].value == "all"   # empty selector: all
+    # an empty selector, and no selector at all (the tracker's code: "Empty selector -> all
+    # devices!" in upstream's devicetaintrule.yaml), select every device
+    for selector in ({}, None):
+        q1, q2 = apply_rules([s1, s2], [_rule("all", selector)])
+        assert [t.value for t in q1.devices[0].taints] == ["all"] and [t.value for t in q2.devices[0].taints] == ["all"]
