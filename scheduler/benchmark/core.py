@@ -692,10 +692,12 @@ def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:
 # --- DRA: the workload's objects, and the controllers of upstream's integration harness -------------
 
 def _dra_setup(sink: SinkClient, w: Workload, dra: Dra, size: Size, rng: random.Random) -> None:
-    """The DRA ops before any pod: the nodes with the test driver and their ResourceSlices
-    (``createResourceDriver``), the DeviceClasses, the claim template in each pod namespace, and the
+    """The DRA ops before any pod: the DeviceTaintRules, the nodes with the test driver and their
+    ResourceSlices (``createResourceDriver``), the DeviceClasses, the claim template in each pod namespace, and the
     ``allocResourceClaims`` claims."""
     assert sink.service is not None
+    for rule in dra.taint_rules:
+        sink.add_dra_object("DeviceTaintRule", copy.deepcopy(DRA_TEMPLATES[rule]))
     for i in range(size.nodes):
         name = dra_node_name(i)
         sink.service.on_node("ADDED", make_node(name))

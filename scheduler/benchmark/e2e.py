@@ -212,12 +212,14 @@ RESOURCE = "/apis/resource.k8s.io/v1"
 
 
 async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: random.Random) -> None:
-    """The DRA ops through the API, as upstream's run them against its apiserver: the nodes with the
-    test driver and one ResourceSlice each (``createResourceDriver``), the DeviceClasses, the claim
-    template in each pod namespace, and ``allocResourceClaims``' claims, created and then given their
-    allocation with a status write (``workloads.dra_init_allocations``: a random node with a free device
-    each, its first free one). The cluster's resourceclaim controller makes each pod's claim from the
-    template; nothing here stands in for it."""
+    """The DRA ops through the API, as upstream's run them against its apiserver: the DeviceTaintRules,
+    the nodes with the test driver and one ResourceSlice each (``createResourceDriver``), the
+    DeviceClasses, the claim template in each pod namespace, and ``allocResourceClaims``' claims,
+    created and then given their allocation with a status write (``workloads.dra_init_allocations``:
+    a random node with a free device each, its first free one). The cluster's resourceclaim
+    controller makes each pod's claim from the template; nothing here stands in for it."""
+    await _create_all(api, lambda o: f"{RESOURCE}/devicetaintrules",
+                      (copy.deepcopy(DRA_TEMPLATES[rule]) for rule in dra.taint_rules))
     await _create_all(api, lambda o: "/api/v1/nodes", (make_node(dra_node_name(i)) for i in range(size.nodes)))
     await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
                       (dra_slice(dra_node_name(i), dra.max_claims_per_node) for i in range(size.nodes)))

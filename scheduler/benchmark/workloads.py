@@ -372,6 +372,16 @@ DRA_TEMPLATES: dict[str, Obj] = {
         "spec": {"spec": {"devices": {"requests": [{"name": "req-0", "firstAvailable": [
             {"name": "sub-0", "deviceClassName": "no-devices-class"},
             {"name": "sub-1", "deviceClassName": "test-class"}]}]}}}},
+    # resourceclaimtemplate-toleration.yaml: tolerates devicetaintrule.yaml's taint
+    "resourceclaimtemplate-toleration": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "req-0", "exactly": {
+            "deviceClassName": "test-class", "tolerations": [{"key": "example.com/taint", "operator": "Exists"}]}}]}}}},
+    # devicetaintrule.yaml: no deviceSelector ("Empty selector -> all devices!"), taint NoSchedule
+    "devicetaintrule": {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+                        "metadata": {"name": "taint-all-devices"},
+                        "spec": {"taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"}}},
     # resourceclaim.yaml: test-claim-<i>
     "resourceclaim": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                       "metadata": {"name": "test-claim-"},
@@ -425,7 +435,8 @@ class Dra:
     ``init``: none (``empty``), half of the devices (``half``) or all but ``pods`` (``full``), which
     is upstream's ``initClaims`` at every size it lists (2500 and 4990 of 500 × 10 devices).
     ``steady`` > 0 is ``createPods`` with ``steadyState``: ``pods`` pods at a time, all deleted and
-    created anew each time the whole batch is bound, for ``steady`` seconds (then ``init_pods`` is 0)."""
+    created anew each time the whole batch is bound, for ``steady`` seconds (then ``init_pods`` is 0).
+    ``taint_rules``: the ``DRA_TEMPLATES`` DeviceTaintRules created with ``createAny`` first."""
 
     max_claims_per_node: int = 10
     nodes_without_dra: int = 0
@@ -436,6 +447,7 @@ class Dra:
     scoring: bool = False
     init_fill: str = "empty"
     steady: float = 0.0
+    taint_rules: tuple[str, ...] = ()
 
 
 def dra_node_name(i: int) -> str:
@@ -739,6 +751,11 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
        init="pod-with-claim-ref", **_DRA_NS, dra=Dra(max_claims_per_node=2, claim_template=None, claim_ref=True)),
     # dra/prioritizedlist: firstAvailable, whose first subrequest's class (no-devices-class) matches
     # no device; upstream runs it at its integration-test size only (1 + 1 nodes, 10 pods).
+    # dra/devicetaints: SchedulingWithResourceClaimTemplate with a DeviceTaintRule tainting every
+    # device, tolerated by the claim template; upstream runs it at its fast size only (1 + 1 nodes).
+    _w("SchedulingWithResourceClaimTemplateToleration", "pod-with-claim-template", [(1, 0, 10)], None, **_DRA_NS,
+       dra=Dra(nodes_without_dra=1, claim_template="resourceclaimtemplate-toleration",
+               taint_rules=("devicetaintrule",))),
     _w("FirstAvailable", "pod-with-claim-template", [(1, 0, 10)], None, **_DRA_NS,
        dra=Dra(nodes_without_dra=1, device_classes=("deviceclass", "deviceclass-no-devices"),
                claim_template="resourceclaimtemplate-first-available")),

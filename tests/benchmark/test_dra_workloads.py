@@ -31,6 +31,7 @@ SMOKE = {
     "SchedulingWithResourceClaimTemplate": Size(2, 5, 10),
     "SchedulingWithResourceClaim": Size(3, 10, 10),
     "FirstAvailable": Size(1, 0, 10),
+    "SchedulingWithResourceClaimTemplateToleration": Size(1, 0, 10),
     "ExtendedResource": Size(1, 0, 10),
     "ExtendedResource_25Classes": Size(2, 5, 10),
     "ExtendedResource_50Classes": Size(2, 5, 10),
@@ -47,6 +48,7 @@ def test_upstreams_sizes_and_thresholds() -> None:
         "SchedulingWithResourceClaimTemplate": (Size(500, 2500, 2500), 56),
         "SchedulingWithResourceClaim": (Size(500, 2500, 2500), None),
         "FirstAvailable": (Size(1, 0, 10), None),
+        "SchedulingWithResourceClaimTemplateToleration": (Size(1, 0, 10), None),
         "ExtendedResource": (Size(1, 0, 10), None),
         "ExtendedResource_25Classes": (Size(500, 2500, 2500), 197),
         "ExtendedResource_50Classes": (Size(500, 2500, 2500), 195),
@@ -134,6 +136,7 @@ def test_every_measured_pod_is_bound_with_its_devices_on_its_node(name: str, mon
 @pytest.mark.parametrize(("name", "size"), [
     pytest.param("SchedulingWithResourceClaimTemplate", Size(2, 5, 10), id="claim template"),
     pytest.param("ExtendedResource", Size(1, 0, 10), id="extended resource"),
+    pytest.param("SchedulingWithResourceClaimTemplateToleration", Size(1, 0, 10), id="device taint toleration"),
     pytest.param("ExtendedResourceScoring/fast", Size(3, 0, 10), id="extended resource scoring"),
 ])
 def test_e2e_mode_binds_every_measured_pod_with_its_devices(name: str, size: Size) -> None:
@@ -147,3 +150,16 @@ def test_e2e_mode_binds_every_measured_pod_with_its_devices(name: str, size: Siz
         assert len(devices) == 1 and devices[0].split("/")[1] == r.placements[pod]
     given = [d for devices in r.allocations.values() for d in devices]
     assert len(given) == len(set(given)) == size.init_pods + size.pods
+
+
+def test_the_toleration_workload_binds_only_because_of_the_toleration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dra/devicetaints: the rule (no deviceSelector: every device) taints the devices NoSchedule;
+    with upstream's plain claim template instead of the tolerating one, no pod binds."""
+    name = "SchedulingWithResourceClaimTemplateToleration"
+    w = WORKLOADS[name]
+    assert w.dra is not None and w.dra.taint_rules == ("devicetaintrule",) and w.dra.nodes_without_dra == 1
+    assert workloads.DRA_TEMPLATES["devicetaintrule"]["spec"] == {
+        "taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"}}
+    monkeypatch.setitem(workloads.WORKLOADS, name, replace(w, dra=replace(w.dra, claim_template="resourceclaimtemplate")))
+    r = run_core(name, Size(1, 0, 10), time_limit=5)
+    assert r.bound == 0 and not r.claims
