@@ -73,11 +73,12 @@ class _Result:
                                              d.binding_failure_conditions)
 
 
-def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], found: Sequence[_Result]
-                       ) -> AllocationResult:
+def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], found: Sequence[_Result],
+                       node_name: str = "") -> AllocationResult:
     """The claim's ``AllocationResult``: ``found`` (the devices, in order), the configs of the
     classes of the requests (``chosen[ri]``: request ``ri``'s data, or its chosen subrequest's)
-    and of the claim, and the node selector."""
+    and of the claim, and the node selector. ``node_name``: the node allocated for, which a device
+    with ``bindsToNode`` pins the claim to (upstream's ``createNodeSelector``)."""
     results = tuple(r.allocation() for r in found)
     config: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
     class_ranges: dict[str, tuple[int, int]] = {}
@@ -110,7 +111,8 @@ def _allocation_result(claim: ResourceClaim, chosen: Sequence[_RequestData], fou
                 config.append(("FromClaim", c.requests, c.raw))
     pinned = next((r.slice.node_name for r in found if r.slice.node_name), None) or \
         next((r.device.node_name for r in found
-              if r.device is not None and r.slice.per_device_node_selection and r.device.node_name), None)
+              if r.device is not None and r.slice.per_device_node_selection and r.device.node_name), None) or \
+        (node_name if node_name and any(r.device is not None and r.device.binds_to_node for r in found) else None)
     if pinned:       # node-local: the selector depends on the node only, parsed once per node
         return AllocationResult(results, tuple(config), _node_local_selector(pinned), _pin(pinned))
     selector = _node_selector(found)

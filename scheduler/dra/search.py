@@ -640,7 +640,7 @@ class _Run:
             if rd.parent is not None:
                 rd = self.request_data[(ci, ri, rd.selected_sub_request)]
             chosen.append(rd)
-        return _allocation_result(claim, chosen, self.result[ci])
+        return _allocation_result(claim, chosen, self.result[ci], self.node.name)
 
 
 # --- the single-request fast path ------------------------------------------------------------------

@@ -146,7 +146,7 @@ class SimplePlan:
             if any(p.invalid for p in pools):
                 raise NodeAllocationError("invalid resource pools were encountered")
             return None
-        return self._result(taken, need)
+        return self._result(taken, need, node.name)
 
     def _take_from(self, sl: ResourceSlice, need: int, taken: list[tuple[ResourceSlice, int]]) -> None:
         """Add the free devices of ``sl`` the selectors accept to ``taken``, in order, until it
@@ -174,10 +174,12 @@ class SimplePlan:
             if len(taken) == need:
                 return
 
-    def _result(self, taken: list[tuple[ResourceSlice, int]], need: int) -> Sequence[AllocationResult]:
-        """The allocation of ``taken``, shared through the index by every plan with this memo."""
-        if self.memo is None:
-            return (self._build(taken),)
+    def _result(self, taken: list[tuple[ResourceSlice, int]], need: int, node_name: str
+                ) -> Sequence[AllocationResult]:
+        """The allocation of ``taken``, shared through the index by every plan with this memo
+        (not when a device binds to the node: its selector is the node's, whatever the slice)."""
+        if self.memo is None or any(sl.devices[di].binds_to_node for sl, di in taken):
+            return (self._build(taken, node_name),)
         key = (self.memo, *[(id(sl), di) for sl, di in taken]) if need != 1 else \
             (self.memo, id(taken[0][0]), taken[0][1])
         results = self.a.index.results
@@ -185,7 +187,7 @@ class SimplePlan:
         if got is None:
             if len(results) >= 65536:      # bounded: a long-lived index forgets and rebuilds
                 results.clear()
-            got = results[key] = (self._build(taken),)
+            got = results[key] = (self._build(taken, node_name),)
         return got
 
     @property
@@ -223,7 +225,8 @@ class SimplePlan:
                 free += len(c.names) - sum(1 for name in c.names if name in used) if used else len(c.names)
         return free
 
-    def _build(self, taken: Sequence[tuple[ResourceSlice, int]]) -> AllocationResult:
+    def _build(self, taken: Sequence[tuple[ResourceSlice, int]], node_name: str = "") -> AllocationResult:
         rd = self.rd
         return _allocation_result(self.claim, (rd,), [_Result(rd.request.name, None, self.a.index.device_ids(s)[di], s,
-                                                             rd.request, s.devices[di]) for s, di in taken])
+                                                             rd.request, s.devices[di]) for s, di in taken],
+                                  node_name)

@@ -232,3 +232,41 @@ def test_rules_taint_the_devices_they_select() -> None:
     for selector in ({}, None):
         q1, q2 = apply_rules([s1, s2], [_rule("all", selector)])
         assert [t.value for t in q1.devices[0].taints] == ["all"] and [t.value for t in q2.devices[0].taints] == ["all"]
+
+
+# --- binding conditions in the allocator -----------------------------------------------------------
+
+def _shared_bound_slice() -> dict[str, Any]:
+    s = sliceWithDevices(slice1, None, pool1, driverA, {"name": device1, "bindingConditions": ["ready"],
+                                                        "bindingFailureConditions": ["failed"], "bindsToNode": True})
+    s["spec"].pop("nodeName", None)
+    s["spec"]["allNodes"] = True
+    return s
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "search"])
+def test_a_device_with_binding_conditions_is_allocated_pinned_to_the_node(fast: bool) -> None:
+    """DeviceBindingAndStatus on: the device is selectable, its result carries the binding
+    conditions, and bindsToNode pins the allocation to the node it was made for, though the slice
+    is for all nodes (createNodeSelector); off: the device is never picked."""
+    claims = objects(claim(claim0, req0, classA))
+    classes = objects(class_(classA, driverA))
+    for node_name in ("node-a", "node-b"):
+        parsed = [parse_resource_claim(c) for c in claims]
+        a = Allocator(parsed, _device_class([parse_device_class(c) for c in classes]),
+                      [parse_resource_slice(_shared_bound_slice())], lambda d: False)
+        if not fast:
+            a._plan = lambda claims: None  # type: ignore[method-assign]
+        results = a.allocate(node(node_name, region1))
+        assert results is not None
+        (r,) = results[0].results
+        assert (r.binding_conditions, r.binding_failure_conditions) == (("ready",), ("failed",))
+        assert results[0].node_selector_raw == {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    off = Allocator([parse_resource_claim(c) for c in claims],
+                    _device_class([parse_device_class(c) for c in classes]),
+                    [parse_resource_slice(_shared_bound_slice())], lambda d: False,
+                    features=Features(device_binding_and_status=False))
+    if not fast:
+        off._plan = lambda claims: None  # type: ignore[method-assign]
+    assert off.allocate(node("node-a", region1)) is None
