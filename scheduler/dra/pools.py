@@ -172,20 +172,33 @@ def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
         elif s.pool.generation == have[0].pool.generation:
             have.append(s)
     out: list[Pool] = []
+    late: list[Pool] = []
     for pid in sorted(pools, key=lambda p: index.order.get(p, 0)):
         slices = pools[pid]
+        # Slices with a device that has binding conditions come after the others of their pool,
+        # and such pools after the others, so the search prefers the simpler devices (upstream's
+        # GatherPools, pools_incubating.go).
+        binding = [s for s in slices if _has_binding_conditions(s)]
+        if binding:
+            slices = [s for s in slices if not _has_binding_conditions(s)] + binding
+        into = late if binding else out
         first = slices[0].pool
         if len(slices) == first.resource_slice_count:
-            out.append(_build_pool(pid, slices, None, index.counters))
+            into.append(_build_pool(pid, slices, None, index.counters))
             continue
         obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
         if obsolete:
             continue
         if len(all_slices) != first.resource_slice_count:
-            out.append(Pool(pid[0], pid[1], incomplete=True))
+            into.append(Pool(pid[0], pid[1], incomplete=True))
             continue
-        out.append(_build_pool(pid, slices, all_slices, index.counters))
-    return out
+        into.append(_build_pool(pid, slices, all_slices, index.counters))
+    return out + late if late else out
+
+
+def _has_binding_conditions(s: ResourceSlice) -> bool:
+    """upstream's ``hasBindingConditions``: some device of ``s`` has binding conditions."""
+    return any(d.has_binding_conditions for d in s.devices)
 
 
 def _per_device_matches(node: Node, s: ResourceSlice) -> bool:

@@ -50,6 +50,7 @@ from tests.dra.test_allocator import (
     region1,
     req0,
     req0SubReq1,
+    request,
     requestWithPrioritizedList,
     slice1,
     sliceWithDevices,
@@ -270,3 +271,39 @@ def test_a_device_with_binding_conditions_is_allocated_pinned_to_the_node(fast: 
     if not fast:
         off._plan = lambda claims: None  # type: ignore[method-assign]
     assert off.allocate(node("node-a", region1)) is None
+
+
+def _one(name: str, pool: str, dev: str, binding: bool = False, count: int = 1) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": dev}
+    if binding:
+        d["bindingConditions"] = ["Ready"]
+        d["bindingFailureConditions"] = ["Failed"]
+    return sliceWithDevices(name, node1, {"name": pool, "resourceSliceCount": count, "generation": 1}, driverA, d)
+
+
+# allocatortesting/lexicographical_testing.go's binding-condition cases, with our pool order (input
+# order, not lexicographical): devices with binding conditions are taken last, their slice after the
+# pool's other slices and their pool after the other pools (GatherPools).
+PREFERRED = [
+    ("lexicographical-sorting-pools-with-binding-conditions",
+     [_one(slice1, pool1, device1, binding=True), _one("slice-2", "pool-3", device2), _one("slice-3", "pool-2", "device-3")],
+     {("pool-2", "device-3"), ("pool-3", device2)}),
+    ("lexicographical-sorting-slices-with-binding-conditions",
+     [_one(slice1, pool1, device1, binding=True, count=3), _one("slice-3", pool1, "device-3", count=3),
+      _one("slice-2", pool1, device2, count=3)],
+     {(pool1, device2), (pool1, "device-3")}),
+]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "search"])
+@pytest.mark.parametrize("case", PREFERRED, ids=[c[0] for c in PREFERRED])
+def test_devices_without_binding_conditions_are_preferred(case: Any, fast: bool) -> None:
+    _, slices, want = case
+    claims = [parse_resource_claim(claimWithRequests(claim0, None, request(req0, classA, 2)))]
+    a = Allocator(claims, _device_class([parse_device_class(class_(classA, driverA))]),
+                  [parse_resource_slice(s) for s in slices], lambda d: False)
+    if not fast:
+        a._plan = lambda claims: None  # type: ignore[method-assign]
+    results = a.allocate(node(node1, region1))
+    assert results is not None
+    assert {(r.pool, r.device) for r in results[0].results} == want
