@@ -56,8 +56,10 @@ request's tolerations. A tainted device may also be partitioned or shared: the c
 
 **Binding conditions** (DRADeviceBindingConditions): a device with ``bindingConditions`` may be
 allocated, and its result carries the device's ``bindingConditions`` and
-``bindingFailureConditions`` (PreBind waits for them: ``plugins.dynamicresources``); with
-``Features(device_binding_and_status=False)`` such devices are never picked.
+``bindingFailureConditions`` (PreBind waits for them: ``plugins.dynamicresources``); such devices
+are tried last (their slices after the pool's others, their pools after the others: ``pools``), and
+one with ``bindsToNode`` pins the allocation to the node it was made for (``results``). With
+``Features(device_binding_and_status=False)`` they are never picked.
 
 **Not here**: a ResourceSlice's pool-wide ``spec.taints`` (upstream's tracker has them in
 development) are not read, and list-type attributes (DRAListTypeAttributes, alpha: such attributes
