@@ -596,3 +596,19 @@ def test_a_device_taint_rule_moves_the_pod_to_an_untainted_gpu() -> None:
         assert result.exit_code == 0, result.output
         (p,) = json.loads(result.stdout)["pods"]
         assert p["node"] == "n2" and p["devices"][0]["pool"] == "n2", p
+
+
+def test_gpus_with_binding_conditions_bind_once_the_driver_attaches_them(tmp_path: Path) -> None:
+    """``--gpu-attributes`` with ``bindingDelaySeconds``: the GPUs carry binding conditions, the
+    scheduler's PreBind waits for the driver's ``attached`` condition, and the pods still bind,
+    each with its own device."""
+    f = tmp_path / "gpus.yaml"
+    f.write_text("bindingDelaySeconds: 0.5\n")
+    objects = [node("n1", cpu="8"), gpu_template("plain"),
+               *[claim_pod(f"p{i}", resourceClaimTemplateName="plain") for i in range(2)]]
+    result = run_cli(["-f", "-", "--output", "json", "--gpus-per-node", "2", "--gpu-attributes", str(f)],
+                     stdin=as_list(objects))
+    assert result.exit_code == 0, result.output
+    pods = json.loads(result.stdout)["pods"]
+    assert [p["node"] for p in pods] == ["n1", "n1"], pods
+    assert sorted(p["devices"][0]["device"] for p in pods) == ["gpu-0", "gpu-1"]
