@@ -40,6 +40,12 @@ class SchedulerClient(Protocol):
         ``nominated_node`` is not ``None``."""
         ...
 
+    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        """Post an event about ``pod`` from the scheduler (``events.k8s.io/v1``: ``type_`` Normal
+        or Warning, ``reason``, ``action``, ``note``): a plugin's, such as DynamicResources'
+        ``BindingConditionsPending``."""
+        ...
+
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         """Evict a preemption victim as upstream's ``PreemptPod``: set its ``DisruptionTarget``
         condition (reason ``PreemptionByScheduler``), delete it (uid precondition), and post

@@ -67,6 +67,7 @@ class MemoryClient:
         self.bound: dict[str, str] = {}
         self.scheduled: list[tuple[str, str]] = []
         self.failures: list[tuple[str, str, str, str | None]] = []
+        self.pod_events: list[tuple[str, str, str, str, str]] = []      # (pod, type, reason, action, note)
         self.preempted: list[tuple[str, str, str]] = []   # (victim, preemptor, node)
         self.cleared: list[str] = []
         self.nominated: list[tuple[str, str]] = []     # NominatedNodeNameForExpectation writes
@@ -184,6 +185,9 @@ class MemoryClient:
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.failures.append((pod.key, reason, message, nominated_node))
+
+    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        self.pod_events.append((pod.key, type_, reason, action, note))
 
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         if self.preempt_error is not None:

@@ -75,6 +75,9 @@ class _NoWrites:
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         raise RuntimeError("explain never writes")
 
+    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        raise RuntimeError("explain never writes")
+
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         raise RuntimeError("explain never preempts")
 

@@ -214,6 +214,9 @@ class SinkClient:
         if body is not None:
             body.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
 
+    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        self.events += 1
+
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.events += 1
         body = self.bodies.get(pod.uid)

@@ -206,6 +206,9 @@ class ApiSchedulerClient:
                          "Scheduling", message)
         await self.set_condition(pod.namespace, pod.name, pod.uid, reason, message, nominated_node)
 
+    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, type_, reason, action, note)
+
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         ns, name = victim.namespace, victim.name
         cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",

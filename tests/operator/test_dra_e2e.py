@@ -209,3 +209,8 @@ def test_a_pod_is_bound_only_after_its_devices_binding_condition(tmp_path: Path)
         (scheduled,) = [c for c in pods(env)["waits"]["status"]["conditions"] if c["type"] == "PodScheduled"]
         assert _rfc3339(attached["lastTransitionTime"]) >= allocated_at + 1      # the 2 s delay, in whole seconds
         assert _rfc3339(scheduled["lastTransitionTime"]) >= _rfc3339(attached["lastTransitionTime"])
+        # PreBind said why it waited, on the pod, as upstream's does.
+        events = env.wait(lambda: [e for e in env.get_json("events.events.k8s.io")["items"]
+                                   if e.get("reason") == "BindingConditionsPending"], message="the event")
+        assert events[0]["regarding"]["name"] == "waits" and events[0]["type"] == "Normal"
+        assert events[0]["note"] == "waiting for binding conditions for device on node n1"

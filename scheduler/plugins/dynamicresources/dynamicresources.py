@@ -76,9 +76,11 @@ DynamicResources in multiPoint without a weight, and an unset weight is 1.
 
 **Device taints and binding conditions** are the allocator's (``features``, from the process's
 gates: ``Features.from_gates``); PreBind's wait for binding conditions, and Filter's check of a claim
-whose binding failed or timed out, are ``bindingconditions``'.
+whose binding failed or timed out, are ``bindingconditions``'; while it waits, PreBind posts the
+pod's ``Normal BindingConditionsPending`` event (``waiting for binding conditions for device on node
+<node>``).
 
-Not here: the per-node filter timeout, PodGroup claims, the ``BindingConditionsPending`` Event, the
+Not here: the per-node filter timeout, PodGroup claims, the
 ``scheduler_resourceclaim_creates_total`` metric, and upstream's wait (up to 120 s) for the created
 claim to reach the assume cache (here the written claim is assumed at once).
 """
@@ -141,6 +143,8 @@ ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_DELETED = "deletion of ResourceClaim completed"
+# PreBind's Normal event while it waits for binding conditions (reason, action "Scheduling").
+BINDING_CONDITIONS_PENDING = "BindingConditionsPending"
 _STATE_KEY = NAME
 # resourceapi.FirstAvailableDeviceRequestMaxSize: at most 8 subrequests; the i-th chosen scores 8 - i.
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
@@ -554,7 +558,14 @@ class DynamicResources:
                 return Status.as_error(e)
         if not binding_conditions or not has_binding_conditions(s.claims):
             return SUCCESS
-        # Wait until the drivers report every binding condition True (bindingconditions).
+        # Wait until the drivers report every binding condition True (bindingconditions), and say
+        # so on the pod, as upstream's PreBind does (a failed post is only logged: it is news).
+        if self._client is not None:
+            try:
+                await self._client.report_pod_event(pod, "Normal", BINDING_CONDITIONS_PENDING, "Scheduling",
+                                                    f"waiting for binding conditions for device on node {node_name}")
+            except Exception as e:
+                log.warning("BindingConditionsPending event for %s: %s", pod.key, e)
         try:
             await wait_until_ready(lambda c: self._dra.claim(c.namespace, c.name), s.claims, self.binding_timeout,
                                    self.binding_poll_interval)

@@ -152,6 +152,8 @@ def test_a_device_with_binding_conditions_is_allocated_and_prebind_waits_for_the
     assert env.schedule()
     status = run(prebind_with_driver(env, (READY, "True")))
     assert status.is_success(), status
+    assert env.client.pod_events == [("default/my-pod", "Normal", "BindingConditionsPending", "Scheduling",
+                                      "waiting for binding conditions for device on node worker")]
     written = env.api()
     assert written.allocation is not None and written.allocation.allocation_timestamp
     assert written.allocation.results[0].binding_conditions == (READY,)
@@ -183,6 +185,7 @@ def test_a_failure_condition_fails_prebind_with_upstreams_text() -> None:
     env = bound_env()
     assert env.schedule()
     status = run(prebind_with_driver(env, (READY, "False"), (FAILED, "True")))
+    assert [e[2] for e in env.client.pod_events] == ["BindingConditionsPending"]
     assert status.code == Code.ERROR
     assert status.reasons == ('claim my-pod-my-resource binding failed: reason=Because, '
                               'message="the driver says so"',), status
@@ -264,3 +267,11 @@ def test_prebind_declares_its_wait_so_the_binding_cycle_is_not_cut_short() -> No
     off.plugin = DynamicResources(off.dra, client=off.client,
                                   features=Features.from_gates({"DRAResourceClaimDeviceStatus": False}))
     assert not off.schedule() and off.plugin.pre_bind_wait(off.state) == 0
+
+
+def test_no_event_without_binding_conditions() -> None:
+    """A pod whose devices have no binding conditions binds without waiting, and without the event."""
+    env = Env(pod(), (claim(), tainted_slice("None")), (deviceClass,))
+    assert env.schedule()
+    assert run(env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
+    assert env.client.pod_events == []
