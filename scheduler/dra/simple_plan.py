@@ -28,9 +28,9 @@ class SimplePlan:
 
     Same answers as ``_Run``, including its errors: a selector error is raised when the search
     reaches the device in the same order (``_Run`` checks "in use" first, then binding conditions,
-    then the class's selectors, then the request's, then counter consumption), and the pools'
-    invalidity only when nothing was found. The general search is checked against this one on
-    upstream's allocator table (``tests/dra/test_allocator.py``)."""
+    then the class's selectors, then the request's, then counter consumption, then taints), and
+    the pools' invalidity only when nothing was found. The general search is checked against this
+    one on upstream's allocator table (``tests/dra/test_allocator.py``, ``tests/dra/test_taints.py``)."""
 
     __slots__ = ("a", "candidates", "claim", "count", "memo", "rd")
 
@@ -40,12 +40,14 @@ class SimplePlan:
         self.claim = claim
         self.rd = rd
         self.count = rd.num_devices
-        # Which devices the request may take depends on the selectors only (classes alike share
-        # them: the error texts name the class when raised): the index's by slice for them.
+        # Which devices the request may take depends on the selectors and the tolerations only
+        # (classes alike share them: the error texts name the class when raised): the index's by
+        # slice for them.
         self.candidates = a.index.candidates.setdefault(self.selectors, {})
-        # The result depends on the claim only through its request's name, its class's config
-        # (the class's name stands for it: see ``SliceIndex``) and its own config; a claim with
-        # config of its own is built each time (its raw config is not hashable).
+        # The result depends on the claim only through its request's name and tolerations (copied
+        # into each device result), its class's config (the class's name stands for it: see
+        # ``SliceIndex``) and its own config; a claim with config of its own is built each time
+        # (its raw config is not hashable).
         self.memo: tuple[object, ...] | None = None if claim.spec.config else \
             (rd.request.name, rd.request.tolerations, rd.cls.name) if rd.cls.config else \
             (rd.request.name, rd.request.tolerations)
