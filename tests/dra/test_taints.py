@@ -307,3 +307,50 @@ def test_devices_without_binding_conditions_are_preferred(case: Any, fast: bool)
     results = a.allocate(node(node1, region1))
     assert results is not None
     assert {(r.pool, r.device) for r in results[0].results} == want
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_fast_path_agrees_with_the_search_on_tainted_random_worlds(seed: int) -> None:
+    """``test_allocator``'s random worlds with taints of every effect on random devices (some with
+    binding conditions, which are now allocatable) and random tolerations on the claims: on every
+    node the fast path answers as the general search, results (tolerations, binding conditions,
+    node selector) and errors alike."""
+    import random
+
+    from scheduler.dra.allocator import SelectorCache, SliceIndex
+    from tests.dra.test_allocator import _random_world
+    rng = random.Random(seed)
+    raw_slices, raw_classes, raw_claims, allocated, nodes = _random_world(rng)
+    effects = ["NoSchedule", "NoExecute", "None"]
+    for s in raw_slices:
+        for d in s["spec"]["devices"]:
+            if rng.random() < 0.4:
+                d["taints"] = [{"key": rng.choice(["a", "b"]), "value": rng.choice(["x", "y"]),
+                                "effect": rng.choice(effects)} for _ in range(rng.randrange(1, 3))]
+    for c in raw_claims:
+        exactly = c["spec"]["devices"]["requests"][0]["exactly"]
+        if rng.random() < 0.5:
+            exactly["tolerations"] = [rng.choice([
+                {"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Equal", "value": "x"},
+                {"operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}])]
+    slices = [parse_resource_slice(s) for s in raw_slices]
+    classes = _device_class([parse_device_class(c) for c in raw_classes])
+    pools: dict[tuple[str, str], set[str]] = {}
+    for d in allocated:
+        pools.setdefault((d.driver, d.pool), set()).add(d.device)
+    index, cache = SliceIndex(slices), SelectorCache()
+    for raw in raw_claims:
+        c = parse_resource_claim(raw)
+        for name in nodes:
+            answers = []
+            for fast in (True, False):
+                a = Allocator([c], classes, slices, allocated.__contains__, cache, index=index,
+                              pool_allocated=lambda driver, pool: pools.get((driver, pool), set()))
+                if not fast:
+                    a._plan = lambda claims: None  # type: ignore[method-assign]
+                try:
+                    got_ = a.allocate(node(name, region1))
+                    answers.append(None if got_ is None else [r.to_json() for r in got_])
+                except AllocationError as e:
+                    answers.append(f"{type(e).__name__}: {e}")
+            assert answers[0] == answers[1], (name, raw["spec"], answers)
