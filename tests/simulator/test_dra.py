@@ -713,3 +713,22 @@ def test_a_tolerations_key_and_value_are_validated_as_labels(api: Http, tolerati
     code, got = api("POST", CLAIMS, body)
     assert code == 422 and causes(got) == [(f"spec.devices.requests[0].exactly.tolerations[0].{want}",
                                             "FieldValueInvalid")], got
+
+
+@pytest.mark.parametrize(("conditions", "want"), [
+    ([{"type": "EvictionInProgress", "status": "Maybe", "reason": "R", "lastTransitionTime": "2020-01-01T00:00:00Z"}],
+     [("status.conditions[0].status", "FieldValueNotSupported")]),
+    ([{"type": "EvictionInProgress", "status": "True", "reason": "not a reason",
+       "lastTransitionTime": "2020-01-01T00:00:00Z"}], [("status.conditions[0].reason", "FieldValueInvalid")]),
+    ([{"type": "EvictionInProgress", "status": "True", "reason": "R"}],
+     [("status.conditions[0].lastTransitionTime", "FieldValueRequired")]),
+    ([{"type": f"T{i}", "status": "True", "reason": "R", "lastTransitionTime": "2020-01-01T00:00:00Z"} for i in range(9)],
+     [("status.conditions", "FieldValueTooMany")]),
+], ids=["status", "reason", "last-transition-time", "too-many"])
+def test_a_rules_status_is_validated_as_metav1_conditions(api: Http, conditions: list[Obj],
+                                                          want: list[tuple[str, str]]) -> None:
+    """ValidateDeviceTaintRuleStatusUpdate: metav1 conditions, at most 8."""
+    name = f"status-{len(conditions)}-{want[0][0].rsplit('.', 1)[-1].lower()}"
+    assert api("POST", RULES, taint_rule(name))[0] == 201
+    code, got = api("PATCH", f"{RULES}/{name}/status", {"status": {"conditions": conditions}}, ctype=MERGE)
+    assert code == 422 and causes(got) == want, got

@@ -121,13 +121,16 @@ def _status_write(old: Obj, new: Obj) -> Obj:
 
 
 def _validate_status(rt: ResourceType, name: str, old: Obj, new: Obj) -> None:
-    """The status strategies' validation: a pod's, a ResourceClaim's, a custom resource's schema."""
+    """The status strategies' validation: a pod's, a ResourceClaim's, a DeviceTaintRule's, a custom
+    resource's schema."""
     if rt.store == "/pods" and (causes := validate_pod_status(new)):
         raise invalid("Pod", name, causes)
     if rt.store == podgroups.PODGROUPS and (causes := podgroups.validate_status(new)):
         raise invalid("PodGroup", name, causes, podgroups.GROUP)
     if rt.store == dra.CLAIMS and (causes := dra.validate_claim_status_update(new, old)):
         raise invalid("ResourceClaim", name, causes, dra.GROUP)
+    if rt.store == dra.RULES and (causes := dra.validate_taint_rule_status_update(new)):
+        raise invalid("DeviceTaintRule", name, causes, dra.GROUP)
     if rt.crd_name:
         schema.prune(rt.schema, new)
         causes = schema.validate(rt.schema, new, old=old)

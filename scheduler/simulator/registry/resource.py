@@ -70,7 +70,8 @@ from scheduler.simulator.registry.storage import _csi_driver_name
 
 __all__ = ["CLAIMS", "CLASSES", "FINALIZER", "GROUP", "POD_CLAIM_NAME", "RULES", "SLICES", "STORES", "TEMPLATES",
            "admit_dra", "claim_state", "default_claim_spec", "validate_claim_status_update",
-           "validate_device_class", "validate_resource_claim", "validate_resource_slice", "validate_template"]
+           "validate_device_class", "validate_device_taint_rule", "validate_resource_claim", "validate_resource_slice",
+           "validate_taint_rule_status_update", "validate_template"]
 
 Obj = dict[str, Any]
 
@@ -992,6 +993,60 @@ def validate_device_taint_rule(rule: Obj, old: Obj | None = None) -> list[Cause]
         value = _str(taint.get("value"))
         if value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
             out.append(invalid("spec.taint.value", value, _LABEL_VALUE_MSG))
+    return out
+
+
+# metav1validation.ValidateCondition's limits and reason format; DeviceTaintRuleStatusMaxConditions.
+_CONDITION_STATUSES = ("False", "True", "Unknown")
+_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+_REASON_MSG = ("a condition reason must start with alphabetic character, optionally followed by a string of "
+               "alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. "
+               "'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used "
+               "for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')")
+_REASON_MAX, _MESSAGE_MAX = 1024, 32 * 1024
+TAINT_RULE_MAX_CONDITIONS = 8
+
+
+def _conditions(conditions: Any, path: str) -> list[Cause]:
+    """``metav1validation.ValidateConditions``: unique types that are label names, a known status,
+    ``observedGeneration`` not negative, ``lastTransitionTime`` and a well-formed ``reason`` set."""
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, c in enumerate(_list(conditions)):
+        c = _map(c)
+        at = f"{path}[{i}]"
+        ctype = _str(c.get("type"))
+        if ctype in seen:
+            out.append(duplicate(f"{at}.type", ctype))
+        seen.add(ctype)
+        out += required_and(ctype, f"{at}.type", _label_name)
+        status = c.get("status")
+        if status not in _CONDITION_STATUSES:
+            out.append(not_supported(f"{at}.status", status, _CONDITION_STATUSES))
+        generation = c.get("observedGeneration")
+        if isinstance(generation, int) and generation < 0:
+            out.append(invalid(f"{at}.observedGeneration", generation, "must be greater than or equal to zero"))
+        if not c.get("lastTransitionTime"):
+            out.append(required(f"{at}.lastTransitionTime", "must be set"))
+        reason = _str(c.get("reason"))
+        if not reason:
+            out.append(required(f"{at}.reason", "must be set"))
+        else:
+            if not _REASON.match(reason):
+                out.append(invalid(f"{at}.reason", reason, _REASON_MSG))
+            if len(reason) > _REASON_MAX:
+                out.append(too_long(f"{at}.reason", _REASON_MAX))
+        if len(_str(c.get("message"))) > _MESSAGE_MAX:
+            out.append(too_long(f"{at}.message", _MESSAGE_MAX))
+    return out
+
+
+def validate_taint_rule_status_update(new: Obj) -> list[Cause]:
+    """``ValidateDeviceTaintRuleStatusUpdate``: the conditions, at most 8."""
+    conditions = _list(_map(new.get("status")).get("conditions"))
+    out = _conditions(conditions, "status.conditions")
+    if len(conditions) > TAINT_RULE_MAX_CONDITIONS:
+        out.append(too_many("status.conditions", len(conditions), TAINT_RULE_MAX_CONDITIONS))
     return out
 
 
