@@ -11,9 +11,12 @@ a share ID is compared by presence (upstream generates a random one and its matc
 consumed capacity by value. Error texts by substring, ``claim claim-0`` read as our namespaced
 ``claim default/claim-0``.
 
-Not ported here: the device-taint and binding-condition cases (another part of the allocator), the
-list-type attribute cases (DRAListTypeAttributes, alpha and off), and cases that combine those with
-the features above.
+Device taints (``TAINTS``: DRADeviceTaints) where they meet these features: upstream's
+``tainted-admin-access`` and ``tainted-admin-access-disabled``, and cases of our own (named
+``tainted-...-ours``: upstream's table has none) for a tainted device that is partitioned or shared.
+The other ``tainted-*`` cases are in ``test_taints.py``. Not ported here: the binding-condition
+cases (``test_taints.py`` too) and the list-type attribute cases (DRAListTypeAttributes, alpha and
+off).
 """
 
 from __future__ import annotations
@@ -133,6 +136,18 @@ class X(W):
         out = self._copy()
         target = out.get("exactly", out)
         target["capacity"] = {"requests": {capacity0: quantity} if quantity is not None else {}}
+        return out
+
+    def withTaints(self, *taints: dict[str, Any]) -> X:
+        out = self._copy()
+        out["taints"] = [dict(taint) for taint in taints]
+        return out
+
+    def withTolerations(self, *tolerations: dict[str, Any]) -> X:
+        """On a claim: every ``exactly`` request's (upstream's ``wrapResourceClaim.withTolerations``)."""
+        out = self._copy()
+        for r in out["spec"]["devices"]["requests"]:
+            r["exactly"]["tolerations"] = [dict(tol) for tol in tolerations]
         return out
 
     def withAdminAccess(self) -> X:
@@ -310,6 +325,9 @@ class Case:
 
 PRIORITIZED, ADMIN, PARTITIONABLE, CONSUMABLE = "PrioritizedList", "AdminAccess", "PartitionableDevices", \
     "ConsumableCapacity"
+TAINTS = "DeviceTaints"
+taintNoSchedule = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+tolerationNoSchedule = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
 # upstream's Features{DeviceBindingAndStatus: true} "to forcefully use the experimental allocator":
 # a feature this table does not model, and that changes nothing in these cases.
 BINDING = "DeviceBindingAndStatus"
@@ -339,6 +357,94 @@ CASES: list[Case] = [
          node=node(node1, region1),
          expectResults=[allocationResult(localNodeSelector(node1),
                                          deviceAllocationResult(req0, driverA, pool1, device1, True))]),
+    # --- device taints with admin access (upstream's) ---
+    Case("tainted-admin-access", features=(ADMIN, TAINTS),
+         claimsToAllocate=[X(claimWithRequest(claim0, req0, classA)).withAdminAccess()],
+         allocatedDevices=[MakeDeviceID(driverA, pool1, device1), MakeDeviceID(driverA, pool1, device2)],
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, pool1, driverA,
+                                  device(device1, None, None).withTaints(taintNoSchedule))],
+         node=node(node1, region1)),
+    Case("tainted-admin-access-disabled", features=(ADMIN,),
+         claimsToAllocate=[X(claimWithRequest(claim0, req0, classA)).withAdminAccess()],
+         allocatedDevices=[MakeDeviceID(driverA, pool1, device1), MakeDeviceID(driverA, pool1, device2)],
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, pool1, driverA,
+                                  device(device1, None, None).withTaints(taintNoSchedule))],
+         node=node(node1, region1),
+         expectResults=[allocationResult(localNodeSelector(node1),
+                                         deviceAllocationResult(req0, driverA, pool1, device1, True))]),
+    # --- device taints with partitionable and shared devices (ours) ---
+    # device-1 is tainted and would take all of the counter set: skipping it must leave its
+    # counters free for device-2, which needs them all too.
+    Case("tainted-partitionable-device-skipped-ours", features=(PARTITIONABLE, TAINTS),
+         claimsToAllocate=[claimWithRequests(claim0, None, request(req0, classA, 1))],
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, resourcePool(pool1, 2), driverA,
+                                  device(device1, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))
+                                  .withTaints(taintNoSchedule),
+                                  device(device2, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))),
+                 sliceWithCounterSets(slice2, node1, resourcePool(pool1, 2), driverA,
+                                      counterSet(counterSet1, {"memory": MustParse("8Gi")}))],
+         node=node(node1, region1),
+         expectResults=[allocationResult(localNodeSelector(node1),
+                                         deviceAllocationResult(req0, driverA, pool1, device2, False))]),
+    # tolerated, the tainted device is taken, and then the counters are used up: two devices fail
+    Case("tainted-partitionable-device-tolerated-ours", features=(PARTITIONABLE, TAINTS),
+         claimsToAllocate=[X(claimWithRequests(claim0, None, request(req0, classA, 2)))
+                           .withTolerations(tolerationNoSchedule)],
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, resourcePool(pool1, 2), driverA,
+                                  device(device1, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))
+                                  .withTaints(taintNoSchedule),
+                                  device(device2, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))),
+                 sliceWithCounterSets(slice2, node1, resourcePool(pool1, 2), driverA,
+                                      counterSet(counterSet1, {"memory": MustParse("8Gi")}))],
+         node=node(node1, region1), expectResults=[]),
+    Case("tainted-partitionable-device-tolerated-one-ours", features=(PARTITIONABLE, TAINTS),
+         claimsToAllocate=[X(claimWithRequests(claim0, None, request(req0, classA, 1)))
+                           .withTolerations(tolerationNoSchedule)],
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, resourcePool(pool1, 2), driverA,
+                                  device(device1, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))
+                                  .withTaints(taintNoSchedule),
+                                  device(device2, None, None).withDeviceCounterConsumption(
+                                      deviceCounterConsumption(counterSet1, {"memory": MustParse("8Gi")}))),
+                 sliceWithCounterSets(slice2, node1, resourcePool(pool1, 2), driverA,
+                                      counterSet(counterSet1, {"memory": MustParse("8Gi")}))],
+         node=node(node1, region1),
+         expectResults=[allocationResult(localNodeSelector(node1),
+                                         deviceAllocationResult(req0, driverA, pool1, device1, False))]),
+    # a shared device with capacity to spare, but tainted: the share goes to the untainted one,
+    # unless the request tolerates the taint
+    Case("tainted-shared-device-ours", features=(CONSUMABLE, TAINTS),
+         claimsToAllocate=[claim(claim0).withRequests(deviceRequest(req0, classA, 1).withCapacityRequest(one))],
+         allocatedCapacityDevices={MakeDeviceID(driverA, pool1, device1): {capacity0: one}},
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, pool1, driverA,
+                                  device(device1, {capacity0: four}, None).withAllowMultipleAllocations()
+                                  .withTaints(taintNoSchedule),
+                                  device(device2, {capacity0: four}, None).withAllowMultipleAllocations())],
+         node=node(node1, region1),
+         expectResults=[allocationResult(localNodeSelector(node1), deviceRequestAllocationResult(
+             req0, driverA, pool1, device2).withConsumedCapacity(fixedShareID, {capacity0: one}))]),
+    Case("tainted-shared-device-tolerated-ours", features=(CONSUMABLE, TAINTS),
+         claimsToAllocate=[claim(claim0).withRequests(deviceRequest(req0, classA, 1).withCapacityRequest(one))
+                           .withTolerations(tolerationNoSchedule)],
+         allocatedCapacityDevices={MakeDeviceID(driverA, pool1, device1): {capacity0: one}},
+         classes=[class_(classA, driverA)],
+         slices=[sliceWithDevices(slice1, node1, pool1, driverA,
+                                  device(device1, {capacity0: four}, None).withAllowMultipleAllocations()
+                                  .withTaints(taintNoSchedule),
+                                  device(device2, {capacity0: four}, None).withAllowMultipleAllocations())],
+         node=node(node1, region1),
+         expectResults=[allocationResult(localNodeSelector(node1), deviceRequestAllocationResult(
+             req0, driverA, pool1, device1).withConsumedCapacity(fixedShareID, {capacity0: one}))]),
     # --- partitionable devices ---
     Case("partitionable-devices-single-device", features=(PARTITIONABLE,),
          claimsToAllocate=[claimWithRequests(claim0, None, request(req0, classA, 1))],
@@ -968,7 +1074,8 @@ del req0SubReq1
 def _features(case: Case) -> Features:
     return Features(prioritized_list=PRIORITIZED in case.features, admin_access=ADMIN in case.features,
                     partitionable_devices=PARTITIONABLE in case.features,
-                    consumable_capacity=CONSUMABLE in case.features, fractional_capacity_range=False)
+                    consumable_capacity=CONSUMABLE in case.features, fractional_capacity_range=False,
+                    device_taints=TAINTS in case.features)
 
 
 def run(case: Case) -> tuple[list[Want] | None, str | None]:

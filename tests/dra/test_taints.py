@@ -4,8 +4,8 @@ allocatortesting/allocator_testing.go`` (``TestAllocator``), its ``tainted-*`` c
 builders as ``test_allocator`` plus upstream's ``withTaints`` / ``withTolerations``. ``deviceTaints:
 false`` is ``Features(device_taints=False)`` (the DRADeviceTaints gate off).
 
-Not ported: ``tainted-admin-access`` and ``tainted-admin-access-disabled`` (they need adminAccess,
-which this allocator refuses until that feature lands).
+``tainted-admin-access`` and ``tainted-admin-access-disabled``, and taints on partitioned or shared
+devices, are in ``test_allocator_features.py``, with the other cases of those features.
 
 Then the matching itself (``tolerates``: each branch of upstream's ``resourceclaim.ToleratesTaint``) and
 DeviceTaintRules applied to slices (``model.devicetaintrules.apply_rules``).
