@@ -23,7 +23,8 @@ exhaustive search that stops early, as upstream's). ``firstAvailable`` tries its
 order. ``All`` takes every matching device of the node's pools at once. A claim may hold at most 32
 devices (``AllocationResultsMaxSize``). Where no request asks for admin access or capacity and no
 slice or allocation uses partitionable or shared devices, an ExactCount request takes the stable
-variant's loop (``search._Run.plain``), without the features' checks per device.
+variant's loop (``search._Run.plain``), without those features' checks per device (the taint check
+is made there too).
 
 **Devices already allocated** (upstream's ``AllocatedState``, from written, assumed or in-flight
 allocations of other claims): ``is_allocated``, the devices held whole, are never given out;

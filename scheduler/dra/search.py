@@ -213,7 +213,8 @@ class _Run:
         self.result: list[list[_Result]] = [[] for _ in self.claims]
         # Whether capacity must be checked at all: some request asks for capacity, some device is
         # shared (or may be), or some share is allocated. When not (the usual claim and cluster),
-        # the search runs as the stable variant's, with none of the features' checks per device.
+        # the search runs as the stable variant's, with none of those features' checks per device
+        # (the taint check is made on both paths: taints need none of them).
         self.check_capacity = a.features.consumable_capacity and (
             a.index.advanced or a.has_shares
             or (a.claims_ask_capacity if claims is None else asks_capacity(self.claims)))
@@ -457,7 +458,8 @@ class _Run:
 
     def _allocate_any_plain(self, key: tuple[int, int, int], rd: _RequestData, di: int, sub_request: bool) -> bool:
         """``_allocate_any`` where no feature applies (no admin access, nothing partitionable, shared
-        or asked for by capacity): the stable variant's loop, without their checks per device."""
+        or asked for by capacity): the stable variant's loop, without their checks per device; the
+        taint check is in ``_allocate_plain``, as in ``_allocate_device``."""
         ci, ri, si = key
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
