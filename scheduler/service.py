@@ -165,7 +165,7 @@ class SchedulerService:
         # ``run --feature-gates`` (``scheduler/features.py``): upstream's defaults, overridden.
         self.feature_gates = features.feature_gates(feature_gates)
         # PodLevelResources and in-place resize shape every pod's requests (``model.podresources``).
-        self._request_options = RequestOptions(
+        self.request_options = RequestOptions(
             pod_level_resources=features.enabled(self.feature_gates, "PodLevelResources"),
             use_status_resources=features.enabled(self.feature_gates, "InPlacePodVerticalScaling"),
             pod_level_resize=features.enabled(self.feature_gates, "InPlacePodLevelResourcesVerticalScaling"))
@@ -409,7 +409,7 @@ class SchedulerService:
         self.last_activity = time.monotonic()
         if event == "DELETED":
             return self._on_pod_deleted(body)
-        pod = parse_pod(body, self._request_options)
+        pod = parse_pod(body, self.request_options)
         # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
         self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
         if pod.node_name:

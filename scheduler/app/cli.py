@@ -86,6 +86,15 @@ def config_import(file: TextIO) -> None:
     click.echo(yaml.safe_dump_all(result.profiles, sort_keys=False), nl=False)
 
 
+def _feature_gates(ctx: click.Context, param: click.Parameter, value: str) -> dict[str, bool]:
+    """``Name=bool[,Name=bool]`` (``scheduler/features.py``); an unknown gate is a usage error."""
+    from scheduler.features import FeatureGateError, parse_feature_gates
+    try:
+        return parse_feature_gates(value or "")
+    except FeatureGateError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @main.command()
 @click.argument("pod", metavar="NAMESPACE/NAME", required=False)
 @click.option("-f", "--filename", "manifest", default=None,
@@ -104,9 +113,11 @@ def config_import(file: TextIO) -> None:
 @click.option("--scheduler-ca-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="CA bundle that verifies --scheduler-url's certificate (default: the system's CAs).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--feature-gates", default="", callback=_feature_gates,
+              metavar="Name=bool[,Name=bool]", help="As run --feature-gates: the gates the local cycle runs with.")
 def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig: str | None, context: str | None,
             profile: str | None, all_nodes: bool, top_nodes: int, scheduler_url: str | None,
-            scheduler_ca_file: str | None, output: str) -> None:
+            scheduler_ca_file: str | None, output: str, feature_gates: dict[str, bool]) -> None:
     """Why the pod is (or would be) placed where it is, or why it stays pending: its profile run
     over the cluster's current state, locally, without binding anything. With -f, a pod that
     does not exist: where it would go and why not elsewhere."""
@@ -127,7 +138,7 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
             raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml [--from cluster.yaml]")
         if scheduler_url is not None:
             raise click.UsageError("--scheduler-url: a pod from -f has no record of the scheduler's")
-        _explain_manifest(manifest, dump, kubeconfig, context, profile, all_nodes, top_nodes, output)
+        _explain_manifest(manifest, dump, kubeconfig, context, profile, all_nodes, top_nodes, output, feature_gates)
         return
     if pod is None:
         raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml")
@@ -148,7 +159,8 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
         async with KubeClient(cfg) as api:
             return await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
                                      recorded=lambda: recorded_decision(api, namespace, name, scheduler_url,
-                                                                        scheduler_ca_file))
+                                                                        scheduler_ca_file),
+                                     feature_gates=feature_gates)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             result = r.run(go())
@@ -158,7 +170,8 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
 
 
 def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None,
-                      profile: str | None, all_nodes: bool, top_nodes: int, output: str) -> None:
+                      profile: str | None, all_nodes: bool, top_nodes: int, output: str,
+                      feature_gates: dict[str, bool]) -> None:
     """``explain -f``: the pod of ``manifest`` over the live cluster, or over the dump ``--from``."""
     import json
 
@@ -179,14 +192,14 @@ def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, c
     async def go() -> dict[str, Any]:
         if objects is not None:
             return await explain_manifest(docs[0], objects=objects, profile=profile, all_nodes=all_nodes,
-                                          top_nodes=top_nodes)
+                                          top_nodes=top_nodes, feature_gates=feature_gates)
         try:
             cfg = load_config(kubeconfig, context)
         except ConfigError as e:
             raise click.ClickException(str(e)) from None
         async with KubeClient(cfg) as api:
             return await explain_manifest(docs[0], api=api, profile=profile, all_nodes=all_nodes,
-                                          top_nodes=top_nodes)
+                                          top_nodes=top_nodes, feature_gates=feature_gates)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             result = r.run(go())
@@ -397,15 +410,6 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
     return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
 
 
-def _feature_gates(ctx: click.Context, param: click.Parameter, value: str) -> dict[str, bool]:
-    """``Name=bool[,Name=bool]`` (``scheduler/features.py``); an unknown gate is a usage error."""
-    from scheduler.features import FeatureGateError, parse_feature_gates
-    try:
-        return parse_feature_gates(value or "")
-    except FeatureGateError as e:
-        raise click.BadParameter(str(e)) from None
-
-
 @main.command()
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
@@ -534,10 +538,12 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
 @click.option("--allow-rejected", is_flag=True,
               help=f"Exit 0 even when the API refused input objects (else exit code {EXIT_REJECTED}).")
 @click.option("--show-pods", is_flag=True, help="List every pod in the table output (--output json always does).")
+@click.option("--feature-gates", default="", callback=_feature_gates,
+              metavar="Name=bool[,Name=bool]", help="As run --feature-gates: the simulated scheduler's gates.")
 @_gpu_options
 def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: float, output: str,
              explain: bool, compare: tuple[str, ...], report_file: str | None, allow_rejected: bool,
-             show_pods: bool, gpus_per_node: int, gpu_attributes: str | None) -> None:
+             show_pods: bool, feature_gates: dict[str, bool], gpus_per_node: int, gpu_attributes: str | None) -> None:
     """Run the real operator against the embedded simulated cluster and report the placements.
 
     Exit codes: 0; 1 when the run did not settle within --timeout; 3 when the API refused input
@@ -561,15 +567,18 @@ def simulate(files: tuple[str, ...], nodes: int, pods: int, seed: int, timeout: 
         if explain:
             raise click.BadParameter("--explain reports one run; use it without --compare", param_hint="--explain")
         _simulate_compare(objects, profiles, timeout=timeout, seed=seed, output=output, report_file=report_file,
-                          allow_rejected=allow_rejected, gpus_per_node=gpus_per_node, gpus=gpus)
+                          allow_rejected=allow_rejected, gpus_per_node=gpus_per_node, gpus=gpus,
+                          feature_gates=feature_gates)
         return
     _simulate_one(objects, timeout=timeout, seed=seed, explain=explain, output=output, report_file=report_file,
-                  allow_rejected=allow_rejected, show_pods=show_pods, gpus_per_node=gpus_per_node, gpus=gpus)
+                  allow_rejected=allow_rejected, show_pods=show_pods, gpus_per_node=gpus_per_node, gpus=gpus,
+                  feature_gates=feature_gates)
 
 
 def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, list[dict[str, Any]]]], *,
                       timeout: float, seed: int, output: str, report_file: str | None, allow_rejected: bool,
-                      gpus_per_node: int, gpus: dict[str, Any] | None) -> None:
+                      gpus_per_node: int, gpus: dict[str, Any] | None,
+                      feature_gates: dict[str, bool] | None = None) -> None:
     """``simulate --compare``: one run per profile file, side by side."""
     import json
 
@@ -578,7 +587,8 @@ def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, l
 
     with asyncio.Runner(loop_factory=new_event_loop) as r:
         result, reports = r.run(run_compare(objects, profiles, timeout=timeout, seed=seed,
-                                            gpus_per_node=gpus_per_node, gpu_attributes=gpus))
+                                            gpus_per_node=gpus_per_node, gpu_attributes=gpus,
+                                            feature_gates=feature_gates))
     if report_file:
         Path(report_file).write_text(report_html(result, reports))
     click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
@@ -591,7 +601,7 @@ def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, l
 
 def _simulate_one(objects: list[dict[str, Any]], *, timeout: float, seed: int, explain: bool, output: str,
                   report_file: str | None, allow_rejected: bool, show_pods: bool, gpus_per_node: int,
-                  gpus: dict[str, Any] | None) -> None:
+                  gpus: dict[str, Any] | None, feature_gates: dict[str, bool] | None = None) -> None:
     """``simulate`` without --compare: one run with the input's own profiles."""
     import json
 
@@ -601,7 +611,7 @@ def _simulate_one(objects: list[dict[str, Any]], *, timeout: float, seed: int, e
 
     with asyncio.Runner(loop_factory=new_event_loop) as r:
         report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress(),
-                                      gpus_per_node=gpus_per_node, gpu_attributes=gpus))
+                                      gpus_per_node=gpus_per_node, gpu_attributes=gpus, feature_gates=feature_gates))
     if report_file:
         zones = {str(o["metadata"]["name"]): str((o["metadata"].get("labels") or {}).get(
             "topology.kubernetes.io/zone", "")) for o in objects if o.get("kind") == "Node"}

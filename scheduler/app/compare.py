@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import html
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.app.simulate import SimulationReport, run_simulation
@@ -77,16 +77,18 @@ def summarize(report: SimulationReport, zones: dict[str, str]) -> Obj:
 
 async def run_compare(objects: list[Obj], compare: list[tuple[str, list[Obj]]], *, timeout: float = 120.0,
                       seed: int = 0, progress: Callable[[str], None] | None = None, gpus_per_node: int = 0,
-                      gpu_attributes: Obj | None = None) -> tuple[Obj, list[SimulationReport]]:
+                      gpu_attributes: Obj | None = None, feature_gates: Mapping[str, bool] | None = None
+                      ) -> tuple[Obj, list[SimulationReport]]:
     """The JSON of ``--output json`` and each run's full report (for the HTML page). Every run gets
-    the same cluster options (the simulated DRA driver's GPUs included)."""
+    the same cluster options (the simulated DRA driver's GPUs included) and the same feature gates."""
     base = [o for o in objects if o.get("kind") != KIND]
     zones = {str(o["metadata"]["name"]): str(((o.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL, ""))
              for o in base if o.get("kind") == "Node" and (o.get("metadata") or {}).get("name")}
     runs, reports, placements = [], [], []
     for name, profiles in compare:
         report = await run_simulation([*profiles, *base], timeout=timeout, seed=seed, progress=progress,
-                                      gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes)
+                                      gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes,
+                                      feature_gates=feature_gates)
         reports.append(report)
         runs.append({"profiles": [name], "summary": summarize(report, zones)})
         placements.append({f"{p['namespace']}/{p['name']}": p["node"] for p in report.pods if not p["deleted"]})

@@ -249,11 +249,14 @@ def as_scheduled(listings: Listings, pod: Mapping[str, Any]) -> Listings:
     return out
 
 
-def loaded_service(listings: Listings, kinds: Sequence[WatchedKind]) -> SchedulerService:
+def loaded_service(listings: Listings, kinds: Sequence[WatchedKind],
+                   feature_gates: Mapping[str, bool] | None = None) -> SchedulerService:
     """A scheduler that writes nothing, fed the listings through the live scheduler's handlers
     (``kinds.feed``; profiles through a ``ProfileFollower`` that writes no status, so a refused
-    edit leaves the last accepted spec serving, as it does live)."""
-    service = SchedulerService(_NoWrites(), seed=0, decision_records=0, extender_factory=http_extender)
+    edit leaves the last accepted spec serving, as it does live). ``feature_gates`` as ``run
+    --feature-gates``, so the explained cycle runs with the running scheduler's gates."""
+    service = SchedulerService(_NoWrites(), seed=0, decision_records=0, extender_factory=http_extender,
+                               feature_gates=feature_gates)
     service.leader = False                      # never leading: nothing is written, not even a status
     follower = ProfileFollower(service, None, None, lambda coro: coro.close())
     feed(service, kinds, listings, {PLURAL: follower.on_event})
@@ -264,7 +267,8 @@ RecordSource = Callable[[], Awaitable[tuple[Obj | None, str | None]]]
 
 
 async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: str | None = None,
-                      all_nodes: bool = False, top_nodes: int = 3, recorded: RecordSource | None = None) -> Obj:
+                      all_nodes: bool = False, top_nodes: int = 3, recorded: RecordSource | None = None,
+                      feature_gates: Mapping[str, bool] | None = None) -> Obj:
     """``{"decision": record, "nodes": [...]}`` (``nodes`` with ``all_nodes``). A bound pod is
     explained as the scheduler saw it (``as_scheduled``).
 
@@ -280,9 +284,10 @@ async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: st
         parse_pod(body)
     except ParseError as e:
         raise ExplainError(f"pod {namespace}/{name} cannot be read: {e}") from None
-    kinds = watched_kinds()
+    kinds = watched_kinds(feature_gates)
     listings = await list_cluster(api, kinds)
-    out, nodes = explain_object(body, listings, kinds, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes)
+    out, nodes = explain_object(body, listings, kinds, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
+                                feature_gates=feature_gates)
     record: Obj | None = None
     annotated = ((body.get("metadata") or {}).get("annotations") or {}).get(DECISION_ANNOTATION)
     with contextlib.suppress(ValueError):
@@ -300,7 +305,8 @@ async def explain_pod(api: KubeClient, namespace: str, name: str, *, profile: st
 
 
 def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], *, profile: str | None = None,
-                   all_nodes: bool = False, top_nodes: int = 3) -> tuple[Obj, list[Obj]]:
+                   all_nodes: bool = False, top_nodes: int = 3,
+                   feature_gates: Mapping[str, bool] | None = None) -> tuple[Obj, list[Obj]]:
     """Explain the pod ``body`` over ``listings``: a bound pod as the scheduler saw it, a pending
     or hypothetical one as it would be scheduled now. Also every node's verdict, for ``compare``."""
     bound = bool((body.get("spec") or {}).get("nodeName"))
@@ -310,11 +316,11 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
         body = {**body, "spec": {**body["spec"], "nodeName": None}}
     else:
         listings = {**listings, "pods": [p for p in listings.get("pods", []) if _uid(p) != _uid(body)]}
+    service = loaded_service(listings, kinds, feature_gates)
     try:
-        target = parse_pod(body)
+        target = parse_pod(body, service.request_options)
     except ParseError as e:
         raise ExplainError(f"the pod cannot be read: {e}") from None
-    service = loaded_service(listings, kinds)
     fwk, shadow = _framework(service, target, profile)
     record, nodes = service.scheduler.explain(fwk, target, all_nodes=all_nodes, top_nodes=top_nodes)
     out: Obj = {"decision": record.to_json()}
@@ -328,7 +334,8 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
 
 
 async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects: Iterable[Obj] | None = None,
-                           profile: str | None = None, all_nodes: bool = False, top_nodes: int = 3) -> Obj:
+                           profile: str | None = None, all_nodes: bool = False, top_nodes: int = 3,
+                           feature_gates: Mapping[str, bool] | None = None) -> Obj:
     """Explain a pod that does not exist (``explain -f``), over the live cluster (``api``: the pod
     is defaulted by a server-side dry-run create, as the API server would store it, and nothing is
     created) or over a dump's ``objects`` (in memory, no API server)."""
@@ -339,7 +346,7 @@ async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects:
     if not meta.get("name") and not meta.get("generateName"):
         meta["name"] = "hypothetical"
     body = {**body, "apiVersion": "v1", "kind": "Pod", "metadata": meta}
-    kinds = watched_kinds()
+    kinds = watched_kinds(feature_gates)
     if api is not None:
         try:
             body = await api.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods", body,
@@ -352,7 +359,8 @@ async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects:
     body = {**body, "metadata": {**(body.get("metadata") or {}), "uid": HYPOTHETICAL_UID}}
     if (body.get("spec") or {}).get("nodeName"):
         raise ExplainError("-f: the pod names spec.nodeName, so no scheduler places it")
-    return explain_object(body, listings, kinds, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes)[0]
+    return explain_object(body, listings, kinds, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
+                          feature_gates=feature_gates)[0]
 
 
 def _framework(service: SchedulerService, target: Pod, profile: str | None) -> tuple[Framework, Shadow | None]:

@@ -1,12 +1,24 @@
-"""``scheduler/features.py`` and ``run --feature-gates``: upstream's syntax, names and defaults."""
+"""``scheduler/features.py`` and ``--feature-gates`` (run, simulate, explain): upstream's syntax,
+names, defaults and lock state, checked against a copy of upstream's 1.37 gate table
+(``data/kube_scheduler_gates.json``)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from scheduler.app.cli import main
-from scheduler.features import FeatureGateError, enabled, feature_gates, parse_feature_gates
+from scheduler.features import (
+    GATES,
+    UPSTREAM_DEFAULTS,
+    FeatureGateError,
+    enabled,
+    feature_gates,
+    parse_feature_gates,
+)
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient
 
@@ -24,7 +36,7 @@ def test_parse(text: str, want: dict[str, bool]) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("Foo=true", "unrecognized feature gate: Foo (known: OpportunisticBatching)"),
+    ("Foo=true", "unrecognized feature gate: Foo"),
     ("opportunisticbatching=true", "unrecognized feature gate: opportunisticbatching"),
     ("OpportunisticBatching", "missing bool value for OpportunisticBatching"),
     ("OpportunisticBatching=yes", 'invalid value of OpportunisticBatching=yes, err: strconv.ParseBool: parsing "yes"'),
@@ -34,9 +46,76 @@ def test_parse_errors(text: str, message: str) -> None:
         parse_feature_gates(text)
 
 
+def test_unknown_gate_message_is_upstreams_exactly() -> None:
+    with pytest.raises(FeatureGateError) as e:
+        parse_feature_gates("Foo=true")
+    assert str(e.value) == "unrecognized feature gate: Foo"
+
+
 def test_defaults_are_upstreams() -> None:
-    assert feature_gates() == {"OpportunisticBatching": True}
-    assert feature_gates({"OpportunisticBatching": False}) == {"OpportunisticBatching": False}
+    assert feature_gates()["OpportunisticBatching"] is True
+    assert feature_gates({"OpportunisticBatching": False})["OpportunisticBatching"] is False
+    assert feature_gates() == dict(UPSTREAM_DEFAULTS)
+    assert feature_gates({"GenericWorkload": False}) == dict(UPSTREAM_DEFAULTS)
+
+
+def _upstream_1_37() -> dict[str, dict[str, object]]:
+    """Each gate's spec at emulation version 1.37: the last spec whose version (and
+    minCompatibilityVersion) is not after 1.37, as ``featuregate.VersionedSpecs.SpecAt`` picks it."""
+    table = json.loads((Path(__file__).parent / "data" / "kube_scheduler_gates.json").read_text())["gates"]
+
+    def v(s: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in s.split("."))
+    out = {}
+    for name, specs in table.items():
+        at = [s for s in specs if v(s["version"]) <= (1, 37) and v(s.get("minCompatibilityVersion", "0.0")) <= (1, 37)]
+        out[name] = at[-1]
+    return out
+
+
+def test_every_gate_matches_upstreams_1_37_table() -> None:
+    upstream = _upstream_1_37()
+    assert [g.name for g in GATES] == sorted(upstream)
+    for g in GATES:
+        want = upstream[g.name]
+        assert (g.stage, g.default, g.locked) == (want["stage"], want["default"], bool(want.get("locked"))), g.name
+    assert set(UPSTREAM_DEFAULTS) == set(upstream)
+
+
+@pytest.mark.parametrize("gate", [g for g in GATES if g.locked], ids=lambda g: g.name)
+def test_a_locked_gate_refuses_its_other_value_with_upstreams_message(gate) -> None:
+    other = str(not gate.default).lower()
+    with pytest.raises(FeatureGateError) as e:
+        parse_feature_gates(f"{gate.name}={other}")
+    assert str(e.value) == (f"cannot set feature gate {gate.name} to {other}, "
+                            f"feature is locked to {str(gate.default).lower()}")
+    assert parse_feature_gates(f"{gate.name}={str(gate.default).lower()}") == {gate.name: gate.default}
+
+
+@pytest.mark.parametrize("gate", [g for g in GATES if g.default and not g.locked], ids=lambda g: g.name)
+def test_a_default_on_gate_accepts_false(gate) -> None:
+    assert parse_feature_gates(f"{gate.name}=false") == {gate.name: False}
+    assert enabled(parse_feature_gates(f"{gate.name}=false"), gate.name) is False
+
+
+@pytest.mark.parametrize("gate", [g for g in GATES if not g.default and not g.built], ids=lambda g: g.name)
+def test_an_unbuilt_off_gate_refuses_true_naming_it(gate) -> None:
+    with pytest.raises(FeatureGateError) as e:
+        parse_feature_gates(f"{gate.name}=true")
+    assert str(e.value).startswith(f"cannot set feature gate {gate.name} to true: kopf-scheduler has not built")
+    assert "yet" in str(e.value)
+    assert parse_feature_gates(f"{gate.name}=false") == {gate.name: False}
+
+
+def test_generic_workload_is_refused_as_not_built_yet() -> None:
+    with pytest.raises(FeatureGateError, match="GenericWorkload to true: kopf-scheduler has not built this beta "
+                                               "feature yet"):
+        parse_feature_gates("GenericWorkload=true")
+
+
+def test_several_gates_in_one_flag() -> None:
+    assert parse_feature_gates("DRAConsumableCapacity=false,PodLevelResources=false,NodeDeclaredFeatures=true") == {
+        "DRAConsumableCapacity": False, "PodLevelResources": False, "NodeDeclaredFeatures": True}
 
 
 def test_service_passes_the_gate_to_the_scheduler() -> None:
@@ -53,6 +132,24 @@ def test_run_refuses_an_unknown_gate() -> None:
 
 def test_run_help_names_the_flag() -> None:
     r = CliRunner().invoke(main, ["run", "--help"])
+    assert "--feature-gates Name=bool[,Name=bool]" in r.output
+
+
+@pytest.mark.parametrize("command", [["run"], ["simulate", "--nodes", "0", "--pods", "0"], ["explain", "ns/p"]])
+@pytest.mark.parametrize(("gates", "message"), [
+    ("Nope=true", "unrecognized feature gate: Nope"),
+    ("NodeDeclaredFeatures=false", "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true"),
+    ("GenericWorkload=true", "cannot set feature gate GenericWorkload to true: kopf-scheduler has not built"),
+])
+def test_each_command_refuses_a_gate_as_upstream(command: list[str], gates: str, message: str) -> None:
+    r = CliRunner().invoke(main, [*command, "--feature-gates", gates])
+    assert r.exit_code == 2, r.output
+    assert f"Invalid value for '--feature-gates': {message}" in r.output
+
+
+@pytest.mark.parametrize("command", ["run", "simulate", "explain"])
+def test_each_command_has_the_flag(command: str) -> None:
+    r = CliRunner().invoke(main, [command, "--help"])
     assert "--feature-gates Name=bool[,Name=bool]" in r.output
 
 
