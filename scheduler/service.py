@@ -135,6 +135,8 @@ def node_change(old: Node | None, new: Node) -> frozenset[str]:
         out.add("UpdateNodeTaint")
     if old.allocatable != new.allocatable:
         out.add("UpdateNodeAllocatable")
+    if old.declared_features != new.declared_features:
+        out.add("UpdateNodeDeclaredFeature")
     return frozenset(out)
 
 

@@ -12,6 +12,8 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 * ``taint_set[row]``: the id of the node's (interned) taint tuple. Clusters have few distinct taint
   sets, so "does this toleration set tolerate the node" is computed once per distinct set and
   fanned out with one fancy-index.
+* ``feature_set[row]``: the id of the node's (interned) ``status.declaredFeatures`` set; as with
+  taints, "does the node declare every feature the pod needs" is one subset test per distinct set.
 * ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
 
 ``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
@@ -178,6 +180,9 @@ class NodeTable:
         self.taint_set = np.zeros(capacity, np.int32)
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.feature_set = np.zeros(capacity, np.int32)
+        self.feature_sets: list[frozenset[str]] = [frozenset()]
+        self._feature_ids: dict[frozenset[str], int] = {frozenset(): 0}
         self.labels: dict[str, npt.NDArray[np.int32]] = {}
         self.label_ids: dict[str, dict[str, int]] = {}
         self.label_values: dict[str, list[str]] = {}
@@ -218,6 +223,7 @@ class NodeTable:
         self.nz_mem = grow(self.nz_mem)  # type: ignore[assignment]
         self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
         self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
+        self.feature_set = grow(self.feature_set)  # type: ignore[assignment]
         for k, col in self.labels.items():
             self.labels[k] = grow(col, -1)  # type: ignore[assignment]
         self.infos.extend([None] * (new - old))
@@ -255,6 +261,14 @@ class NodeTable:
             self.taint_sets.append(taints)
             self._taint_ids[taints] = tid
         return tid
+
+    def _feature_id(self, features: frozenset[str]) -> int:
+        fid = self._feature_ids.get(features)
+        if fid is None:
+            fid = len(self.feature_sets)
+            self.feature_sets.append(features)
+            self._feature_ids[features] = fid
+        return fid
 
     def _label_id(self, key: str, value: str) -> int:
         ids = self.label_ids.get(key)
@@ -312,6 +326,7 @@ class NodeTable:
                 self.big_rows.add(row)
         self.unschedulable[row] = node.unschedulable
         self.taint_set[row] = self._taint_id(node.taints)
+        self.feature_set[row] = self._feature_id(node.declared_features)
         for k, v in node.labels.items():
             vid = self._label_id(k, v)
             self.labels[k][row] = vid
@@ -357,6 +372,7 @@ class NodeTable:
         self.nz_cpu[row] = 0
         self.nz_mem[row] = 0
         self.taint_set[row] = 0
+        self.feature_set[row] = 0
         self.unschedulable[row] = False
         self.free_rows.append(row)
 

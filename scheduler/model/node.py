@@ -2,6 +2,7 @@
 
 ``Node.allocatable`` holds integers: milli-CPU for ``cpu``, units for everything else. As the API
 server's defaulting does, a node without ``status.allocatable`` gets its ``status.capacity``.
+``Node.declared_features`` is ``status.declaredFeatures`` (KEP-5328, ``model/nodefeatures.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class Node:
     unschedulable: bool = False
     # image name -> size in bytes; every name of a multi-name image maps to its size.
     images: Mapping[str, int] = field(default_factory=dict)
+    # ``status.declaredFeatures``: what the node's kubelet declares (NodeDeclaredFeatures reads it).
+    declared_features: frozenset[str] = frozenset()
 
 
 def parse_taint(raw: Any, field: str) -> Taint:
@@ -86,7 +89,20 @@ def _parse_node(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str) -> N
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
         images=images,
+        declared_features=_declared_features(status.get("declaredFeatures")),
     )
+
+
+def _declared_features(raw: Any) -> frozenset[str]:
+    """``status.declaredFeatures``: a list of feature names."""
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, list):
+        raise ParseError("must be a list", field="status.declaredFeatures")
+    for i, name in enumerate(raw):
+        if not isinstance(name, str):
+            raise ParseError("must be a string", field=f"status.declaredFeatures[{i}]")
+    return frozenset(raw)
 
 
 def _images(raw: Any) -> dict[str, int]:

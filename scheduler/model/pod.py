@@ -24,6 +24,7 @@ from scheduler.model.dra import (
     parse_pod_resource_claims,
 )
 from scheduler.model.node import TAINT_EFFECTS, Taint
+from scheduler.model.nodefeatures import required_features
 from scheduler.model.parsing import located, resource_list
 from scheduler.model.podresources import (
     DEFAULT_MEMORY_REQUEST,
@@ -182,6 +183,11 @@ class Pod:
     # ``spec.schedulingGroup.podGroupName``: the PodGroup (same namespace) the pod belongs to, "" for
     # none. The API serves it only with the GenericWorkload gate, and it is immutable there.
     scheduling_group: str = ""
+
+
+    # The node features the pod needs (``model/nodefeatures.required_features``, inferred once here):
+    # NodeDeclaredFeatures keeps it off nodes whose ``status.declaredFeatures`` lack one.
+    required_features: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -533,4 +539,5 @@ def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: s
         preempted_by_scheduler=_preempted_by_scheduler(status),
         phase=status.get("phase") or "Pending",
         start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
+        required_features=required_features(spec),
     )

@@ -30,6 +30,7 @@ from scheduler.plugins import (
     imagelocality,
     interpodaffinity,
     nodeaffinity,
+    nodedeclaredfeatures,
     nodename,
     nodeports,
     noderesources,
@@ -87,6 +88,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(noderesources.BALANCED_NAME, noderesources.new_balanced, NodeResourcesBalancedAllocationArgs),
     PluginSpec(imagelocality.NAME, imagelocality.new),
     PluginSpec(defaultbinder.NAME, defaultbinder.new),
+    PluginSpec(nodedeclaredfeatures.NAME, nodedeclaredfeatures.new),
 )}
 
 

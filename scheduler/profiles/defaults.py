@@ -9,7 +9,8 @@ where a node's attach limit lives on a current cluster. DynamicResources (DRA, G
 better to deallocate an idle ResourceClaim first than to evict a pod that may be doing useful work.
 Upstream lists it without a weight, as here (None): since its Score (1.35, prioritized lists) it is
 a Score plugin too, and an unset multiPoint weight is 1 (upstream's ``getScoreWeights``;
-``scheduler.profiles.compile``).
+``scheduler.profiles.compile``). NodeDeclaredFeatures (GA and locked on in 1.37) is appended after
+DefaultBinder, as upstream's ``applyFeatureGates`` appends it when its gate is on.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
 )
 
 

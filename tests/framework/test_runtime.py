@@ -119,11 +119,11 @@ def test_default_profile_compiles_to_typed_lists_per_extension_point() -> None:
     assert [p.name for p in fwk.pre_enqueue] == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
     assert [p.name for p in fwk.pre_filter] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
                                                 "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-                                                "InterPodAffinity", "DynamicResources"]
+                                                "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
     assert [p.name for p in fwk.filter] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
                                             "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
                                             "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
-                                            "DynamicResources"]
+                                            "DynamicResources", "NodeDeclaredFeatures"]
     assert [p.name for p in fwk.post_filter] == ["DynamicResources", "DefaultPreemption"]
     assert [(p.name, w) for p, w in fwk.score] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
@@ -177,10 +177,11 @@ def test_in_tree_capabilities_are_declared_on_protocols() -> None:
     by_name = fwk.plugins_by_name
     node_local = {n for n, p in by_name.items() if isinstance(p, NodeLocalFilter) and p.filter_is_node_local}
     assert node_local == {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                          "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources"}
+                          "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
+                          "NodeDeclaredFeatures"}
     pod_only = {n for n, p in by_name.items() if isinstance(p, PodReadingPreFilter) and not p.pre_filter_reads_pods}
     assert pod_only == {"NodeAffinity", "NodePorts", "NodeResourcesFit", "NodeVolumeLimits", "VolumeBinding",
-                        "VolumeZone", "DynamicResources"}
+                        "VolumeZone", "DynamicResources", "NodeDeclaredFeatures"}
     assert not isinstance(by_name["PrioritySort"], EnqueueExtensions)
     assert isinstance(by_name["NodeResourcesFit"], EnqueueExtensions)
     for name in ("TaintToleration", "NodeAffinity", "PodTopologySpread", "InterPodAffinity"):

@@ -31,6 +31,7 @@ from scheduler.framework.signature import (
     node_affinity_signer,
     tolerations_signer,
 )
+from scheduler.plugins.nodedeclaredfeatures import FEATURES_SIGNER_NAME
 from tests.builders import make_scheduler, node, pod
 
 
@@ -117,8 +118,9 @@ def test_the_default_profile_signs_with_upstreams_names() -> None:
     assert sig is not None
     assert set(sig) == {SCHEDULER_NAME_SIGNER_NAME, NODE_AFFINITY_SIGNER_NAME, HOST_PORTS_SIGNER_NAME,
                         RESOURCES_SIGNER_NAME, VOLUMES_SIGNER_NAME, NODE_NAME_SIGNER_NAME, TOLERATIONS_SIGNER_NAME,
-                        IMAGE_NAMES_SIGNER_NAME, LABELS_SIGNER_NAME}
+                        IMAGE_NAMES_SIGNER_NAME, LABELS_SIGNER_NAME, FEATURES_SIGNER_NAME}
     assert sig[SCHEDULER_NAME_SIGNER_NAME] == "default-scheduler"
+    assert sig[FEATURES_SIGNER_NAME] == ()
     assert sig[LABELS_SIGNER_NAME] == ("default", (("app", "x"),))
 
 

@@ -45,15 +45,17 @@ def _points(d: dict[str, list[Any]]) -> dict[str, list[Any]]:
 # default_plugins_test.go, expects that multiPoint list), so multiPoint expands it, in that order, at
 # each point dynamicresources.go asserts: PreEnqueue, PreFilter, Filter, PostFilter, Score (since
 # 1.35, kubernetes#134711: prioritized lists; no weight in multiPoint, so 1), Reserve, PreBind.
+# And NodeDeclaredFeatures (GA and locked on in 1.37): applyFeatureGates appends it to multiPoint,
+# after DefaultBinder, so it comes last at the two points it asserts: PreFilter and Filter.
 EXPANDED_V1 = _points({
     "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
     "queueSort": ["PrioritySort"],
     "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits",
                   "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-                  "InterPodAffinity", "DynamicResources"],
+                  "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"],
     "filter": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
                "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding",
-               "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"],
+               "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"],
     "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
                  "InterPodAffinity", "NodeResourcesBalancedAllocation"],

@@ -35,7 +35,8 @@ def test_defaults_match_upstream() -> None:
     assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
     assert names(p, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                                  "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+                                  "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+                                  "NodeDeclaredFeatures"]
     assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
     assert {s["name"]: s["weight"] for s in p["score"]} == {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1, "PodTopologySpread": 2,
