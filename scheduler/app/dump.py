@@ -17,10 +17,13 @@ and the replay (``simulate.replay``) maps them to the new objects.
 
 ``minimal`` strips each object to what scheduling reads (``strip``): no ``managedFields`` and no
 server-set metadata, only the annotations the scheduler or volume binding read, containers reduced
-to name, image, resources, ports and restartPolicy, only the volumes that name storage, pod status
+to name, image, resources, ports, restartPolicy and what NodeDeclaredFeatures infers from (restart
+rules, securityContext's ulimits and cgroupOptions), only the volumes that name storage or that a node
+feature is inferred from (a downward API ``assigned.cpuset``), pod status
 reduced to phase, conditions, nominatedNodeName and the names of its claims
 (``resourceClaimStatuses``, ``extendedResourceClaimStatus``: without them a replay would generate
-second claims for its templates), node status to capacity, allocatable, conditions and images, a
+second claims for its templates), node status to capacity, allocatable, conditions, images and
+declaredFeatures, a
 Service to its selector, ports and type, a ResourceClaim's status to its allocation and
 ``reservedFor`` (the devices it holds), a PodGroup's status to its conditions (once
 ``PodGroupInitiallyScheduled`` is true it stays so), and no status on the other kinds except a PV's and a PVC's
@@ -51,6 +54,7 @@ from typing import Any
 
 from scheduler.errors import ClientError
 from scheduler.kubeapi import KubeClient
+from scheduler.model.nodefeatures import required_features
 from scheduler.profiles.crd import API_VERSION as PROFILE_API_VERSION
 from scheduler.profiles.crd import KIND as PROFILE_KIND
 
@@ -100,7 +104,9 @@ GATED: frozenset[tuple[str, str]] = frozenset({("scheduling.k8s.io/v1beta1", "Wo
 NAME_LABELS = {"statefulset.kubernetes.io/pod-name": "Pod", "batch.kubernetes.io/job-name": "Job",
                "job-name": "Job"}
 WORKLOADS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"})
-CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy")
+CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy", "restartPolicyRules")
+# securityContext fields a node feature is inferred from (model/nodefeatures.py)
+SECURITY_CONTEXT_FIELDS = ("ulimits", "cgroupOptions")
 POD_SPEC_DROPPED = ("serviceAccount", "serviceAccountName", "automountServiceAccountToken", "dnsPolicy",
                     "dnsConfig", "securityContext", "imagePullSecrets", "enableServiceLinks", "hostname",
                     "subdomain", "readinessGates", "terminationGracePeriodSeconds", "activeDeadlineSeconds")
@@ -169,14 +175,24 @@ def _strip_pod_spec(spec: Obj) -> Obj:
     out = {k: v for k, v in spec.items() if k not in POD_SPEC_DROPPED}
     for key in ("containers", "initContainers"):
         if key in out:
-            out[key] = [{f: c[f] for f in CONTAINER_FIELDS if f in c} for c in out[key]]
+            out[key] = [_strip_container(c) for c in out[key]]
     out.pop("ephemeralContainers", None)
     if "volumes" in out:
-        volumes = [v for v in out["volumes"] if not VOLUMES_DROPPED.intersection(v)]
+        volumes = [v for v in out["volumes"] if not VOLUMES_DROPPED.intersection(v)
+                   or required_features({"volumes": [v]})]
         if volumes:
             out["volumes"] = volumes
         else:
             del out["volumes"]
+    return out
+
+
+def _strip_container(c: Obj) -> Obj:
+    out = {f: c[f] for f in CONTAINER_FIELDS if f in c}
+    sc = c.get("securityContext")
+    kept = {f: sc[f] for f in SECURITY_CONTEXT_FIELDS if f in sc} if isinstance(sc, dict) else {}
+    if kept:
+        out["securityContext"] = kept
     return out
 
 
@@ -211,7 +227,7 @@ def _strip_pod(out: Obj, status: Obj) -> Obj:
 def _strip_node(out: Obj, status: Obj) -> Obj:
     spec = out.get("spec") or {}
     out["spec"] = {k: v for k, v in spec.items() if k in ("taints", "unschedulable")}
-    return _status_fields(status, ("capacity", "allocatable", "conditions", "images"))
+    return _status_fields(status, ("capacity", "allocatable", "conditions", "images", "declaredFeatures"))
 
 
 def _strip_workload(out: Obj, status: Obj) -> Obj:

@@ -183,8 +183,6 @@ class Pod:
     # ``spec.schedulingGroup.podGroupName``: the PodGroup (same namespace) the pod belongs to, "" for
     # none. The API serves it only with the GenericWorkload gate, and it is immutable there.
     scheduling_group: str = ""
-
-
     # The node features the pod needs (``model/nodefeatures.required_features``, inferred once here):
     # NodeDeclaredFeatures keeps it off nodes whose ``status.declaredFeatures`` lack one.
     required_features: frozenset[str] = frozenset()

@@ -20,6 +20,7 @@ from scheduler.app.cli import main
 from scheduler.app.dump import Anonymizer, dump_cluster, strip
 from scheduler.app.simulate import SimulationReport, load_objects, replay, run_simulation
 from scheduler.kubeapi import KubeClient, KubeConfig
+from scheduler.model.nodefeatures import required_features
 from scheduler.profiles.crd import crd
 from scheduler.simulator import SimulatedCluster
 
@@ -184,6 +185,30 @@ def test_minimal_strips_to_what_scheduling_reads() -> None:
     out = strip(node)
     assert set(out["status"]) == {"capacity", "conditions"} and out["spec"] == {"taints": []}
     assert pod["metadata"]["managedFields"]                  # the input is not changed
+
+
+def test_minimal_keeps_what_node_declared_features_reads() -> None:
+    """A node's status.declaredFeatures, and the pod fields a required feature is inferred from
+    (restart rules, securityContext.ulimits, a downward API assigned.cpuset volume)."""
+    pod = _pod("p")
+    c = pod["spec"]["containers"][0]
+    c.update({"restartPolicyRules": [{"action": "RestartAllContainers", "exitCodes": {"operator": "In",
+                                                                                     "values": [1]}}],
+              "securityContext": {"ulimits": {"nofile": {"soft": 1, "hard": 2}}, "privileged": True}})
+    cpuset = {"name": "cpuset", "downwardAPI": {"items": [{"path": "c", "resourceFieldRef": {
+        "containerName": "c", "resource": "assigned.cpuset"}}]}}
+    pod["spec"]["volumes"] = [cpuset, {"name": "labels", "downwardAPI": {"items": [
+        {"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]
+    out = strip(pod)
+    (kept,) = out["spec"]["containers"]
+    assert kept["restartPolicyRules"] == c["restartPolicyRules"]
+    assert kept["securityContext"] == {"ulimits": {"nofile": {"soft": 1, "hard": 2}}}
+    assert out["spec"]["volumes"] == [cpuset]
+    assert required_features(out["spec"]) == required_features(pod["spec"]) == {
+        "RestartAllContainersOnContainerExits", "ContainerUlimits", "DownwardAPIAssignedResources"}
+    node = _node("n1")
+    node["status"]["declaredFeatures"] = ["GuaranteedQoSPodCPUResize"]
+    assert strip(node)["status"]["declaredFeatures"] == ["GuaranteedQoSPodCPUResize"]
 
 
 def _walk(v: Any) -> Iterator[str]:

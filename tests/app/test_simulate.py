@@ -421,6 +421,38 @@ def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
         ("Insufficient cpu", 1), ("no SchedulingProfile serves schedulerName 'nobody'", 1)]
 
 
+RESTART_ALL = {"name": "c", "image": "nginx", "restartPolicy": "Never", "resources": {"requests": {"cpu": "600m"}},
+               "restartPolicyRules": [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]}
+
+
+def test_node_declared_features_end_to_end(tmp_path: Path) -> None:
+    """NodeDeclaredFeatures through the real operator: a pod with a RestartAllContainers rule needs
+    RestartAllContainersOnContainerExits, which only the small node declares; its twin no longer fits
+    there and the big node does not declare it; a plain pod goes to the big node. (--feature-gates is
+    passed through to the operator; both gates keep their defaults.)"""
+    def ndf_node(name: str, cpu: str, features: list[str]) -> Obj:
+        out = node(name, cpu)
+        out["status"]["declaredFeatures"] = features
+        return out
+    items = [ndf_node("old", "8", []), ndf_node("new", "1", ["RestartAllContainersOnContainerExits"]),
+             pod("needs", containers=[RESTART_ALL]), pod("needs-too", containers=[RESTART_ALL]),
+             pod("plain", cpu="600m")]
+    f = tmp_path / "in.yaml"
+    f.write_text(as_list(items))
+    result = run_cli(["-f", str(f), "--output", "json", "--feature-gates",
+                      "NodeDeclaredFeatures=true,OpportunisticBatching=true"])
+    assert result.exit_code == 0, result.output
+    pods = {p["name"]: p for p in json.loads(result.stdout)["pods"]}
+    placed = {n: pods[n]["node"] for n in ("needs", "needs-too", "plain")}
+    assert sorted(str(v) for v in placed.values()) == ["None", "new", "old"], placed
+    assert placed["plain"] == "old"
+    stuck = "needs" if placed["needs"] is None else "needs-too"
+    assert pods[stuck]["message"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's required features. "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling.")
+
+
 def test_simulate_demo_cluster_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["simulate", "--nodes", "3", "--pods", "12", "--seed", "2"])
     assert result.exit_code == 0, result.output

@@ -1,5 +1,5 @@
-"""The simulated kubelet as a client observes it: the labels it registers its node with, and how it ends
-a deleted pod."""
+"""The simulated kubelet as a client observes it: the labels and the declared node features it registers
+its node with, and how it ends a deleted pod; the API server's validation of ``status.declaredFeatures``."""
 
 from __future__ import annotations
 
@@ -53,6 +53,47 @@ def test_a_pod_selecting_linux_nodes_matches_a_new_node(api: Http) -> None:
     code, body = api("GET", "/api/v1/nodes", params={"labelSelector": "kubernetes.io/os=linux,"
                                                                        "kubernetes.io/hostname=linux-1"})
     assert code == 200 and [n["metadata"]["name"] for n in body["items"]] == ["linux-1"]
+
+
+def test_a_new_node_declares_the_features_of_a_137_kubelet(api: Http) -> None:
+    """DiscoverNodeFeatures over the registry the scheduler infers from: cpuManagerPolicy none declares
+    GuaranteedQoSPodCPUResize, the beta InPlacePodLevelResourcesVerticalScaling gate its feature."""
+    code, body = api("POST", "/api/v1/nodes", _node("declaring"))
+    assert code == 201, body
+    got = api("GET", "/api/v1/nodes/declaring")[1]
+    assert got["status"]["declaredFeatures"] == ["GuaranteedQoSPodCPUResize", "InPlacePodLevelResourcesVerticalScaling"]
+
+
+def test_a_node_created_with_its_own_declared_features_keeps_them(api: Http) -> None:
+    own = _node("snapshot")
+    own["status"]["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+    assert api("POST", "/api/v1/nodes", own)[0] == 201
+    got = api("GET", "/api/v1/nodes/snapshot")[1]
+    assert got["status"]["declaredFeatures"] == ["RestartAllContainersOnContainerExits"]
+    empty = _node("declares-nothing")
+    empty["status"]["declaredFeatures"] = []
+    assert api("POST", "/api/v1/nodes", empty)[0] == 201
+
+
+def test_declared_features_are_validated_as_the_api_server_does(api: Http) -> None:
+    """validateNodeDeclaredFeatures: names are UpperCamelCase segments joined by '/', sorted, unique."""
+    for i, (features, field, message) in enumerate([
+        (["invalid-name"], "status.declaredFeatures[0]", 'invalid feature name "invalid-name": must start with an '
+                                                         "UpperCamelCase segment"),
+        (["invalidName"], "status.declaredFeatures[0]", 'invalid feature name "invalidName"'),
+        (["Invalid/"], "status.declaredFeatures[0]", 'invalid feature name "Invalid/"'),
+        (["B", "A"], "status.declaredFeatures[1]", "list must be sorted alphabetically"),
+        (["A", "A"], "status.declaredFeatures[1]", "Duplicate value"),
+    ]):
+        bad = _node(f"bad-{i}")
+        bad["status"]["declaredFeatures"] = features
+        code, body = api("POST", "/api/v1/nodes", bad)
+        assert code == 422, (features, body)
+        causes = body["details"]["causes"]
+        assert any(c["field"] == field and message in c["message"] for c in causes), (features, causes)
+    ok = _node("ok")
+    ok["status"]["declaredFeatures"] = ["MyFeature/MySubFeature", "MyFeature/mySubFeature", "ValidFeature"]
+    assert api("POST", "/api/v1/nodes", ok)[0] == 201
 
 
 def _running_pod(api: Http, name: str, node: str) -> dict[str, Any]:

@@ -17,7 +17,10 @@ node goes); an admitted resize is allocated at once (``PodResizeInProgress``) an
 
 Every node is one of these kubelets': it registers with the labels the kubelet's ``initialNode`` gives
 (``pkg/kubelet/kubelet_node_status.go``): the hostname, ``kubernetes.io/os`` and ``/arch`` and their
-``beta.kubernetes.io`` twins, which labels the node was created with are never overwritten.
+``beta.kubernetes.io`` twins, which labels the node was created with are never overwritten. It declares
+the node features (``status.declaredFeatures``, KEP-5328) a 1.37 kubelet with ``KUBELET_CONFIG`` discovers
+from the registry the scheduler infers from (``scheduler/model/nodefeatures.py``), unless the node was
+created with its own list (a dump or a snapshot of a real cluster keeps what its kubelets declared).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from scheduler.errors import ParseError
 from scheduler.model import parse_node, parse_pod
+from scheduler.model.nodefeatures import NodeConfiguration, discover_node_features
 from scheduler.model.podresources import RequestOptions
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.controllers.disruption import DisruptionController
@@ -34,7 +38,7 @@ from scheduler.simulator.interfaces import ClusterWriter
 from scheduler.simulator.registry.meta import now_iso
 from scheduler.simulator.store import Event
 
-__all__ = ["Kubelet", "node_labels"]
+__all__ = ["KUBELET_CONFIG", "Kubelet", "declared_features", "node_labels"]
 
 Obj = dict[str, Any]
 
@@ -89,6 +93,18 @@ def _condition(kind: str, reason: str = "", message: str = "") -> Obj:
     return out
 
 
+# A default 1.37 kubelet, as far as node features go: cpuManagerPolicy "none" (its default), cgroup v2,
+# and of the gates the registry's features read only InPlacePodLevelResourcesVerticalScaling (beta and on
+# in 1.36) on; the alpha ones stay off.
+KUBELET_CONFIG = NodeConfiguration(feature_gates=frozenset({"InPlacePodLevelResourcesVerticalScaling"}),
+                                   cpu_manager_policy="none", cgroups_v2=True)
+
+
+def declared_features() -> list[str]:
+    """What every simulated kubelet declares (upstream's ``DiscoverNodeFeatures``: sorted)."""
+    return discover_node_features(KUBELET_CONFIG)
+
+
 def node_labels(name: str) -> dict[str, str]:
     """The labels the kubelet registers its node with (``initialNode``): v1.LabelHostname is the hostname,
     which ``nodeutil.GetHostname`` trims and lowercases; the stable and the beta os/arch labels."""
@@ -118,6 +134,11 @@ class Kubelet(Controller):
             # No kubelet registers under a hostname longer than a label value: such a node was a client's.
             del defaults["kubernetes.io/hostname"]
         meta["labels"] = {**defaults, **(meta.get("labels") or {})}
+        status = node.get("status")
+        if status is None:
+            status = node["status"] = {}
+        if isinstance(status, dict) and "declaredFeatures" not in status:
+            status["declaredFeatures"] = declared_features()
 
     def pod_bound(self, namespace: str, name: str, uid: str) -> None:
         if self.running_after is not None:

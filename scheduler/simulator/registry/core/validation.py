@@ -574,9 +574,42 @@ def validate_pod_status(pod: Obj) -> list[Cause]:
 
 # --- nodes ------------------------------------------------------------------------------------------
 
+# validateNodeDeclaredFeatureName: UpperCamelCase segments separated by '/', at most 253 characters.
+_DECLARED_FEATURE = re.compile(r"^[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*$")
+_DECLARED_FEATURE_MSG = ("must start with an UpperCamelCase segment, with subsequent segments separated by '/' "
+                         "(e.g., MyFeature or MyFeature/mySubFeature), and contain only alphanumeric characters "
+                         "and slashes")
+
+
+def validate_declared_features(raw: object, path: str = "status.declaredFeatures") -> list[Cause]:
+    """``validateNodeDeclaredFeatures``: every name valid, the list sorted, no name twice."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [invalid(path, raw, "must be a list of strings")]
+    out: list[Cause] = []
+    for i, name in enumerate(raw):
+        if not isinstance(name, str):
+            out.append(invalid(f"{path}[{i}]", name, "must be a string"))
+            continue
+        if len(name) > 253:
+            out.append(invalid(f"{path}[{i}]", name, f"invalid feature name {json.dumps(name)}: "
+                                                     "must be no more than 253 characters"))
+        elif not _DECLARED_FEATURE.match(name):
+            out.append(invalid(f"{path}[{i}]", name, f"invalid feature name {json.dumps(name)}: "
+                                                     f"{_DECLARED_FEATURE_MSG}"))
+        if i + 1 < len(raw) and isinstance(raw[i + 1], str):
+            if raw[i + 1] == name:
+                out.append(duplicate(f"{path}[{i + 1}]", name))
+            elif raw[i + 1] < name:
+                out.append(invalid(f"{path}[{i + 1}]", raw[i + 1], "list must be sorted alphabetically"))
+    return out
+
+
 def validate_node(node: Obj) -> list[Cause]:
-    """``ValidateNode``'s labels and ``validateNodeTaints``."""
+    """``ValidateNode``'s labels, ``validateNodeTaints`` and ``validateNodeDeclaredFeatures``."""
     out = validate_labels((node.get("metadata") or {}).get("labels"), "metadata.labels")
+    out += validate_declared_features((node.get("status") or {}).get("declaredFeatures"))
     unique: dict[str, set[str]] = {}
     for i, t in enumerate((node.get("spec") or {}).get("taints") or []):
         at = f"spec.taints[{i}]"
