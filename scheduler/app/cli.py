@@ -57,7 +57,9 @@ def config_import(file: TextIO) -> None:
     """Print one SchedulingProfile per profiles[] entry of a KubeSchedulerConfiguration (v1) FILE ('-': stdin).
 
     The top-level percentageOfNodesToScore, backoff settings and extenders are folded into each profile. Each
-    field that does not come across is named on stderr, and so is a profile that would be rejected."""
+    field that does not come across is named on stderr. A file kube-scheduler would refuse (two profiles with one
+    schedulerName, a removed plugin, ...) or a profile that would be rejected is an error: exit code 1, nothing
+    printed on stdout."""
     import yaml
 
     from scheduler.errors import ProfileError
@@ -77,12 +79,17 @@ def config_import(file: TextIO) -> None:
     for line in result.unsupported:
         click.echo(f"warning: {line}", err=True)
     registry = Registry()
+    rejected = False
     for i, obj in enumerate(result.profiles):
         try:
             spec = parse_spec(obj["spec"])      # validates spec.extenders; they are called only when it runs
             compile_profile(spec.model_copy(update={"extenders": ()}), registry=registry)
         except ProfileError as e:
-            click.echo(f"warning: profiles[{i}] ({obj['spec']['schedulerName']}): would be rejected: {e}", err=True)
+            click.echo(f"error: profiles[{i}] ({obj['spec']['schedulerName']}): would be rejected: {e}", err=True)
+            rejected = True
+    if rejected:
+        # kube-scheduler does not start with such a file: nothing to apply.
+        sys.exit(1)
     click.echo(yaml.safe_dump_all(result.profiles, sort_keys=False), nl=False)
 
 

@@ -11,10 +11,13 @@ costs two calls (about half a microsecond) per object.
 
 ``resource_list`` parses a ``ResourceList`` (``{name: quantity}``), the unit per resource as
 ``quantity.resource_value`` has it (milli-CPU for ``cpu``); a pod's requests must not be negative.
+``parse_go_duration`` reads a ``metav1.Duration`` (Go's ``time.ParseDuration``), as extenders'
+``httpTimeout`` and DynamicResourcesArgs' timeouts are written.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -22,7 +25,7 @@ from typing import Any
 from scheduler.errors import ParseError
 from scheduler.quantity import resource_value
 
-__all__ = ["located", "parsing", "resource_list"]
+__all__ = ["located", "parse_go_duration", "parsing", "resource_list"]
 
 
 def located(e: ParseError | AttributeError | TypeError, where: str) -> ParseError:
@@ -68,3 +71,43 @@ def resource_list(raw: Any, field: str, *, non_negative: bool = False) -> dict[s
             raise ParseError("must be greater than or equal to 0", field=f"{field}.{name}")
         out[name] = v
     return out
+
+
+def _go_quote(s: str) -> str:
+    """Go's ``%q`` for the plain strings of these messages."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_MAX_SECONDS = (2**63 - 1) / 1e9
+
+
+def parse_go_duration(text: str) -> float:
+    """``time.ParseDuration`` (``[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+``), in seconds; ValueError with Go's
+    message when it does not parse."""
+    invalid = ValueError(f"time: invalid duration {_go_quote(text)}")
+    s, neg = text, False
+    if s[:1] in ("-", "+"):
+        neg, s = s[0] == "-", s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise invalid
+    total = 0.0
+    while s:
+        m = re.match(r"([0-9]*)(?:\.([0-9]*))?", s)
+        assert m is not None                      # the pattern matches the empty string
+        whole, frac = m.group(1), m.group(2)
+        if not whole and not frac:                # neither digits before nor after a period
+            raise invalid
+        s = s[m.end():]
+        unit = re.match(r"[^0-9.]*", s).group(0)  # type: ignore[union-attr]
+        if not unit:
+            raise ValueError(f"time: missing unit in duration {_go_quote(text)}")
+        if unit not in _UNITS:
+            raise ValueError(f"time: unknown unit {_go_quote(unit)} in duration {_go_quote(text)}")
+        s = s[len(unit):]
+        total += float(f"{whole or 0}.{frac or 0}") * _UNITS[unit]
+        if total > _MAX_SECONDS:
+            raise invalid
+    return -total if neg else total

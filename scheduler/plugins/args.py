@@ -27,11 +27,13 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from scheduler.model.parsing import parse_go_duration
 from scheduler.model.selectors import label_key_errors
 
 __all__ = [
     "ArgsModel",
     "DefaultPreemptionArgs",
+    "DynamicResourcesArgs",
     "InterPodAffinityArgs",
     "NodeAffinityArgs",
     "NodeResourcesBalancedAllocationArgs",
@@ -270,6 +272,72 @@ class DefaultPreemptionArgs(ArgsModel):
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         return self
+
+
+def _gate(info: ValidationInfo, name: str, default: bool = True) -> bool:
+    """A feature gate as a validation sees it: the validation context's value (the process's
+    ``--feature-gates``, ``profiles/compile.py``), else upstream's 1.37 default."""
+    ctx = info.context
+    if isinstance(ctx, dict) and name in ctx:
+        return bool(ctx[name])
+    return default
+
+
+def _duration(v: object, field: str) -> float | None:
+    """A ``metav1.Duration`` (``"10s"``, ``"1m30s"``) in seconds; None for an absent one."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise _invalid([((), f"Invalid value: {_go(v)}: must be a duration string such as \"10s\"", v)], field)
+    if not isinstance(v, str):
+        return float(v)
+    try:
+        return parse_go_duration(v)
+    except ValueError as e:
+        raise _invalid([((), str(e), v)], field) from None
+
+
+class DynamicResourcesArgs(ArgsModel):
+    """``DynamicResourcesArgs``: ``filterTimeout`` (how long Filter may take per node before it gives
+    up, 0: no limit) and ``bindingTimeout`` (how long PreBind waits for a device's binding
+    conditions), as ``metav1.Duration`` strings. v1 defaulting (``SetDefaults_DynamicResourcesArgs``)
+    gives 10s and 10m when their gates are on; ``ValidateDynamicResourcesArgs`` then refuses a
+    negative ``filterTimeout`` and a ``bindingTimeout`` under one second, and either field at all
+    when its gates are off (DRASchedulerFilterTimeout; DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus), with upstream's messages. Values are seconds here."""
+
+    filter_timeout: float | None = Field(default=None, alias="filterTimeout", validate_default=True)
+    binding_timeout: float | None = Field(default=None, alias="bindingTimeout", validate_default=True)
+
+    @field_validator("filter_timeout", mode="before")
+    @classmethod
+    def _filter_timeout(cls, v: object, info: ValidationInfo) -> float | None:
+        seconds = _duration(v, "filterTimeout")
+        if not _gate(info, "DRASchedulerFilterTimeout"):
+            if seconds is not None:
+                raise _invalid([((), "Forbidden: DRASchedulingFilterTimeout feature gate is disabled", v)],
+                               "filterTimeout")
+            return None
+        if seconds is None:
+            return 10.0
+        if seconds < 0:
+            raise _invalid([((), f"Invalid value: {_go(v)}: must be zero or positive", v)], "filterTimeout")
+        return seconds
+
+    @field_validator("binding_timeout", mode="before")
+    @classmethod
+    def _binding_timeout(cls, v: object, info: ValidationInfo) -> float | None:
+        seconds = _duration(v, "bindingTimeout")
+        if not (_gate(info, "DRADeviceBindingConditions") and _gate(info, "DRAResourceClaimDeviceStatus")):
+            if seconds is not None:
+                raise _invalid([((), "Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
+                                     "feature gate is disabled", v)], "bindingTimeout")
+            return None
+        if seconds is None:
+            return 600.0
+        if seconds < 1:
+            raise _invalid([((), f"Invalid value: {_go(v)}: must be at least 1 second", v)], "bindingTimeout")
+        return seconds
 
 
 # The StorageCapacityScoring feature gate's default: alpha and off in 1.33-1.36, beta and on from

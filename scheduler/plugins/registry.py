@@ -46,6 +46,7 @@ from scheduler.plugins import (
 )
 from scheduler.plugins.args import (
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -81,7 +82,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(nodevolumelimits.NAME, nodevolumelimits.new),
     PluginSpec(volumebinding.NAME, volumebinding.new, VolumeBindingArgs),
     PluginSpec(volumezone.NAME, volumezone.new),
-    PluginSpec(dynamicresources.NAME, dynamicresources.new),
+    PluginSpec(dynamicresources.NAME, dynamicresources.new, DynamicResourcesArgs),
     PluginSpec(podtopologyspread.NAME, podtopologyspread.new, PodTopologySpreadArgs),
     PluginSpec(interpodaffinity.NAME, interpodaffinity.new, InterPodAffinityArgs),
     PluginSpec(defaultpreemption.NAME, defaultpreemption.new, DefaultPreemptionArgs),

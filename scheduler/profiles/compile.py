@@ -211,7 +211,7 @@ def _instantiate(merged: Mapping[str, PluginSet], args_by_name: Mapping[str, tup
                 continue
             spec_ = registry.get(ref.name, field=where(point, ref.name))
             raw_args = args_by_name.get(ref.name, (None, None))
-            args = _validated_args(spec_.args_model, ref.name, raw_args)
+            args = _validated_args(spec_.args_model, ref.name, raw_args, handle.feature_gates)
             try:
                 plugin = spec_.factory(args, handle)
             except ProfileError as e:
@@ -225,11 +225,14 @@ def _instantiate(merged: Mapping[str, PluginSet], args_by_name: Mapping[str, tup
 
 
 def _validated_args(model: type[pydantic.BaseModel] | None, name: str,
-                    raw_args: tuple[int | None, dict[str, Any] | None]) -> Any:
-    """A plugin's args validated by its args model (None for a plugin that takes none)."""
+                    raw_args: tuple[int | None, dict[str, Any] | None],
+                    feature_gates: Mapping[str, bool] | None = None) -> Any:
+    """A plugin's args validated by its args model (None for a plugin that takes none). The
+    process's feature gates are the validation's context: upstream's args validation refuses a
+    field whose gate is off (``validation_pluginargs.go``)."""
     if model is not None:
         try:
-            return model.model_validate(raw_args[1] or {})
+            return model.model_validate(raw_args[1] or {}, context=dict(feature_gates or {}))
         except pydantic.ValidationError as e:
             field, msg = pydantic_error_message(e, f"spec.pluginConfig[{raw_args[0]}].args"
                                                 if raw_args[0] is not None else f"{name}.args")

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from scheduler.model.parsing import parse_go_duration
 from scheduler.model.selectors import label_key_errors
 
 __all__ = ["DEFAULT_EXTENDER_TIMEOUT", "ExtenderConfig", "ExtenderManagedResource", "ExtenderTLSConfig",
@@ -57,41 +57,6 @@ def is_extended_resource_name(name: str) -> bool:
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     return not qualified_name_errors("requests." + name)
-
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_MAX_SECONDS = (2**63 - 1) / 1e9
-
-
-def parse_go_duration(text: str) -> float:
-    """``time.ParseDuration`` (``[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+``), in seconds; ValueError with Go's
-    message when it does not parse."""
-    invalid = ValueError(f"time: invalid duration {go_quote(text)}")
-    s, neg = text, False
-    if s[:1] in ("-", "+"):
-        neg, s = s[0] == "-", s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
-        raise invalid
-    total = 0.0
-    while s:
-        m = re.match(r"([0-9]*)(?:\.([0-9]*))?", s)
-        assert m is not None                      # the pattern matches the empty string
-        whole, frac = m.group(1), m.group(2)
-        if not whole and not frac:                # neither digits before nor after a period
-            raise invalid
-        s = s[m.end():]
-        unit = re.match(r"[^0-9.]*", s).group(0)  # type: ignore[union-attr]
-        if not unit:
-            raise ValueError(f"time: missing unit in duration {go_quote(text)}")
-        if unit not in _UNITS:
-            raise ValueError(f"time: unknown unit {go_quote(unit)} in duration {go_quote(text)}")
-        s = s[len(unit):]
-        total += float(f"{whole or 0}.{frac or 0}") * _UNITS[unit]
-        if total > _MAX_SECONDS:
-            raise invalid
-    return -total if neg else total
 
 
 def _base64(value: str, field: str) -> str:
@@ -129,7 +94,6 @@ class ExtenderManagedResource(_Model):
     name: str = Field(description="The extended resource name (example.com/gpu).")
     ignored_by_scheduler: bool = Field(default=False, alias="ignoredByScheduler",
                                        description="NodeResourcesFit does not check it (its ignoredResources).")
-
 
 
 class ExtenderConfig(_Model):

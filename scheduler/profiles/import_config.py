@@ -20,6 +20,11 @@ What has no place in a SchedulingProfile is named, one line each, for the caller
 stderr, with where it goes instead (a ``run`` flag, or nothing): ``clientConnection``,
 ``leaderElection``, ``parallelism``, and so on. Nothing is dropped silently, and nothing unknown is
 guessed at.
+
+A file kube-scheduler would refuse to start with is refused whole (``ProfileError``), with upstream's
+messages (``config_validation.py``: two profiles with one ``schedulerName``, a removed plugin, a
+``percentageOfNodesToScore`` out of range, ...); a profile that its own compile would reject is the
+caller's to refuse (``config import`` exits non-zero).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.errors import ProfileError
+from scheduler.profiles.config_validation import aggregate, validate_configuration
 from scheduler.profiles.crd import API_VERSION, KIND
 
 __all__ = ["API_VERSIONS", "ImportResult", "import_configuration"]
@@ -51,7 +57,7 @@ _ELSEWHERE = {
     "enableProfiling": "not served",
     "enableContentionProfiling": "not served",
     "delayCacheUntilActive": "the cache always fills before the lease is taken (--leader-elect)",
-    "featureGates": "use run --feature-gates (kopf-scheduler has OpportunisticBatching)",
+    "featureGates": "use run --feature-gates (it takes every kube-scheduler 1.37 gate)",
 }
 _PROFILE_FIELDS = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
 _TOP_FIELDS = {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "podInitialBackoffSeconds",
@@ -79,8 +85,12 @@ def _object_name(scheduler_name: str, taken: set[str]) -> str:
 
 
 def import_configuration(doc: Any) -> ImportResult:
-    """One parsed YAML/JSON document → SchedulingProfiles; ProfileError when it is not a v1 config."""
+    """One parsed YAML/JSON document → SchedulingProfiles; ProfileError when it is not a v1 config,
+    or is one kube-scheduler's validation refuses."""
     _check_kind(doc)
+    errors = validate_configuration(doc)
+    if errors:
+        raise ProfileError(aggregate(errors))
     out = ImportResult()
     for key in doc:
         if key in _ELSEWHERE:

@@ -189,11 +189,17 @@ def test_cli(tmp_path: Path) -> None:
         {"schedulerName": "ok"}, {"schedulerName": "bad", "plugins": {"score": {"enabled": [{"name": "Nope"}]}}}])))
     run = subprocess.run([sys.executable, "-m", "scheduler.app.cli", "config", "import", str(path)],
                          capture_output=True, text=True, timeout=60, check=False)
+    # A profile that would be rejected makes the file one kube-scheduler would not start with (#35).
+    assert run.returncode == 1 and not run.stdout, run.stderr
+    assert "warning: parallelism: not imported" in run.stderr
+    assert "error: profiles[1] (bad): would be rejected:" in run.stderr and "Nope" in run.stderr
+    path.write_text(yaml.safe_dump(config(parallelism=8, profiles=[{"schedulerName": "ok"}, {"schedulerName": "b"}])))
+    run = subprocess.run([sys.executable, "-m", "scheduler.app.cli", "config", "import", str(path)],
+                         capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     docs = list(yaml.safe_load_all(run.stdout))
-    assert [d["spec"]["schedulerName"] for d in docs] == ["ok", "bad"]
+    assert [d["spec"]["schedulerName"] for d in docs] == ["ok", "b"]
     assert "warning: parallelism: not imported" in run.stderr
-    assert "warning: profiles[1] (bad): would be rejected:" in run.stderr and "Nope" in run.stderr
     path.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1beta2",
                                 "kind": "KubeSchedulerConfiguration"}))
     run = subprocess.run([sys.executable, "-m", "scheduler.app.cli", "config", "import", str(path)],

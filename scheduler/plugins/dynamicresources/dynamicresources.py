@@ -117,6 +117,7 @@ from scheduler.framework.signature import SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim
+from scheduler.plugins.args import DynamicResourcesArgs
 from scheduler.plugins.dynamicresources.binding import DynamicResourcesError, bind_claim, delete_claim, unreserve_claim
 from scheduler.plugins.dynamicresources.bindingconditions import (
     DEFAULT_BINDING_TIMEOUT,
@@ -186,6 +187,8 @@ class DynamicResources:
         self.binding_timeout = binding_timeout
         self.binding_poll_interval = 5.0         # PreBind's poll (a test shortens it)
         self.count_free = True      # False: search every node, as before counting (tests compare)
+        # pluginConfig's DynamicResourcesArgs, defaulted (filterTimeout 10s, bindingTimeout 10m).
+        self.args = DynamicResourcesArgs()
 
     def _slice_index(self) -> SliceIndex:
         """The slices indexed once per store version of the slices (``DraStore.slices_version``
@@ -750,9 +753,16 @@ def _rank_score(ranks: Mapping[int, Mapping[str, int]], allocations: Mapping[int
     return score
 
 
-def new(args: None, handle: Handle) -> DynamicResources:
-    return DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn,
-                            features=Features.from_gates(handle.feature_gates))
+def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
+    # DynamicResourcesArgs.bindingTimeout bounds PreBind's wait for binding conditions.
+    binding_timeout = DEFAULT_BINDING_TIMEOUT
+    if args is not None and args.binding_timeout is not None:
+        binding_timeout = args.binding_timeout
+    plugin = DynamicResources(handle.dra, client=handle.client, spawn=handle.spawn,
+                              features=Features.from_gates(handle.feature_gates), binding_timeout=binding_timeout)
+    if args is not None:
+        plugin.args = args
+    return plugin
 
 
 if TYPE_CHECKING:
