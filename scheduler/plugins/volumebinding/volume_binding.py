@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler import features
 from scheduler.cache import Snapshot
 from scheduler.cache.volumes import VolumeStore, not_found
 from scheduler.framework import interfaces as fwk
@@ -388,7 +389,9 @@ def is_schedulable_after_csi_storage_capacity_change(pod: Pod, event: fwk.Cluste
 
 
 def new(args: VolumeBindingArgs | None, handle: Handle) -> VolumeBinding:
-    return VolumeBinding(handle.volumes, args, client=handle.client, assigned_pod=handle.assigned_pod)
+    # The StorageCapacityScoring gate (beta and on in 1.37) from the process's --feature-gates.
+    return VolumeBinding(handle.volumes, args, client=handle.client, assigned_pod=handle.assigned_pod,
+                         storage_capacity_scoring=features.enabled(handle.feature_gates, "StorageCapacityScoring"))
 
 
 if TYPE_CHECKING:

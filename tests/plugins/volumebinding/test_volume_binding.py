@@ -652,6 +652,25 @@ def test_gate_off_pre_score_skips() -> None:
     assert score_all(plugin, make_pod("pvc-a"), ABC) == (Code.SKIP, [0, 0, 0])
 
 
+def test_the_gate_follows_feature_gates() -> None:
+    """run --feature-gates StorageCapacityScoring=false reaches the plugin through the Handle, and its
+    args are validated with the gate off (a shape is then refused, as upstream's validation does)."""
+    from scheduler.errors import ProfileError
+    from scheduler.framework.handle import Handle
+    from scheduler.plugins.registry import Registry
+    from scheduler.profiles.compile import compile_profile, parse_spec
+    off = Handle(feature_gates={"StorageCapacityScoring": False})
+    fwk = compile_profile(parse_spec({"schedulerName": "s"}), registry=Registry(), handle=off)
+    assert fwk.plugins_by_name["VolumeBinding"].storage_capacity_scoring is False  # type: ignore[attr-defined]
+    on = compile_profile(parse_spec({"schedulerName": "s"}), registry=Registry(), handle=Handle())
+    assert on.plugins_by_name["VolumeBinding"].storage_capacity_scoring is True  # type: ignore[attr-defined]
+    shaped_spec = parse_spec({"schedulerName": "s", "pluginConfig": [
+        {"name": "VolumeBinding", "args": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}]})
+    with pytest.raises(ProfileError):
+        compile_profile(shaped_spec, registry=Registry(), handle=off)
+    compile_profile(shaped_spec, registry=Registry(), handle=Handle())
+
+
 CAP_DRIVER = "csi.example.com"
 
 
