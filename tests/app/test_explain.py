@@ -479,3 +479,31 @@ def test_profile_names_a_shadow_and_gets_the_shadows_answer(live: Env, tmp_path:
                                        str(live.cluster.kubeconfig)])
     assert result.exit_code == 1 and "'nope'" in result.output, result.output
     assert "live (schedulerName kopf-scheduler), try-packing (shadow of kopf-scheduler)" in result.output
+
+
+def test_node_declared_features_and_the_gates_reach_the_local_cycle(cluster: SimulatedCluster) -> None:
+    """A pod with a RestartAllContainers rule needs RestartAllContainersOnContainerExits, which no
+    simulated kubelet declares: NodeDeclaredFeatures rejects every node the earlier filters let
+    through. The explained cycle runs with the gates given (a locked gate switched off here through
+    the function, as no flag can): then the pod fits."""
+    import asyncio
+
+    from scheduler.app.explain import explain_pod
+    from scheduler.kubeapi import KubeClient
+    http = Http(cluster)
+    restarter = pod("restarter", "100m")
+    restarter["spec"]["containers"][0].update(restartPolicy="Never", restartPolicyRules=[
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}])
+    assert http("POST", "/api/v1/namespaces/shop/pods", restarter)[0] == 201
+    try:
+        d = explain(cluster, "shop/restarter", "--feature-gates", "NodeDeclaredFeatures=true")["decision"]
+        assert d["node"] is None
+        assert d["filtered"] == {"node(s) didn't match Pod's required features": 3,
+                                 "node(s) had untolerated taint(s)": 1}
+
+        async def off() -> Any:
+            async with KubeClient(load_config(str(cluster.kubeconfig))) as api:
+                return await explain_pod(api, "shop", "restarter", feature_gates={"NodeDeclaredFeatures": False})
+        assert asyncio.run(off())["decision"]["node"] == "empty"
+    finally:
+        http("DELETE", "/api/v1/namespaces/shop/pods/restarter")
