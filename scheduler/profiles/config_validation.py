@@ -12,8 +12,9 @@ Checked here: ``parallelism``; ``leaderElection.resourceLock`` (only ``leases``)
 ``schedulerName`` (an explicit empty one is Required; two profiles with one name is Duplicate) and
 ``percentageOfNodesToScore`` (and the global one) in [0, 100]; plugins removed from v1
 (``AzureDiskLimits``, ``CinderLimits``, ``EBSLimits``, ``GCEPDLimits``) enabled at an extension point
-or configured; a plugin configured twice; one queue sort per profile and the same one, with the
-same args, in every profile; the backoff seconds.
+or configured; a plugin configured twice; args whose ``kind`` names another plugin's args type
+(``has to match plugin args``; the value is shown as the kind); one queue sort per profile and the
+same one, with the same args, in every profile; the backoff seconds.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["REMOVED_PLUGINS", "aggregate", "validate_configuration"]
+__all__ = ["REMOVED_PLUGINS", "aggregate", "args_kind", "validate_configuration"]
 
 V1 = "kubescheduler.config.k8s.io/v1"
 # invalidPluginsByVersion: plugins removed in (or before) v1.
@@ -45,6 +46,11 @@ def _value(v: Any) -> str:
     if isinstance(v, (int, float)):
         return str(v)
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def args_kind(plugin: str) -> str:
+    """The v1 args type of a plugin's ``pluginConfig`` (``DefaultPreemption`` -> ``DefaultPreemptionArgs``)."""
+    return f"{plugin}Args"
 
 
 def _invalid(path: str, value: Any, detail: str) -> str:
@@ -125,7 +131,13 @@ def _profile_errors(path: str, profile: Mapping[str, Any]) -> list[str]:
             errs.append(f"{path}.pluginConfig[{i}]: Duplicate value: {_value(name)}")
         elif isinstance(name, str):
             configured.add(name)
-        errs += _removed(f"{path}.pluginConfig[{i}]", name)
+        removed = _removed(f"{path}.pluginConfig[{i}]", name)
+        errs += removed
+        args = pc.get("args")
+        # The args decode as the type their kind names; another plugin's type is refused.
+        if (not removed and isinstance(name, str) and isinstance(args, Mapping) and "kind" in args
+                and (args.get("apiVersion", V1) != V1 or args["kind"] != args_kind(name))):
+            errs.append(_invalid(f"{path}.pluginConfig[{i}].args", args["kind"], "has to match plugin args"))
     return errs
 
 

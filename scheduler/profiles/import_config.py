@@ -12,7 +12,8 @@ SchedulingProfile per ``profiles[]`` entry, as upstream's defaulting reads the f
   every profile, where kopf-scheduler keeps them;
 - ``plugins`` and ``pluginConfig`` are carried as they are: a SchedulingProfile's spec *is* a
   ``profiles[]`` entry, and the same defaulting and multiPoint expansion run on it when it is
-  compiled, so its status shows the plugins and weights upstream would run;
+  compiled, so its status shows the plugins and weights upstream would run; an args object's own
+  ``apiVersion``/``kind`` (its type, checked by the validation) is dropped;
 - the top-level ``extenders`` (upstream: one list, called for every profile) go into every
   profile's ``spec.extenders``, as they are, and are validated there as ``validateExtenders`` does.
 
@@ -145,7 +146,15 @@ def _profile_spec(i: int, entry: Any, global_pct: Any, shared: Mapping[str, Any]
     if entry.get("plugins") is not None:
         spec["plugins"] = entry["plugins"]
     if entry.get("pluginConfig"):
-        spec["pluginConfig"] = entry["pluginConfig"]
+        spec["pluginConfig"] = [_without_type_meta(pc) for pc in entry["pluginConfig"]]
     if extenders:
         spec["extenders"] = extenders
     return spec
+
+
+def _without_type_meta(pc: Any) -> Any:
+    """A pluginConfig entry whose args carry no ``apiVersion``/``kind`` (validation checked them)."""
+    if not isinstance(pc, dict) or not isinstance(pc.get("args"), dict):
+        return pc
+    args = {k: v for k, v in pc["args"].items() if k not in ("apiVersion", "kind")}
+    return {**pc, "args": args}

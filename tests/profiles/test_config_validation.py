@@ -200,6 +200,22 @@ def test_validation_go_rules(doc: dict[str, Any], want: str | None) -> None:
     assert errs == ([] if want is None else [want])
 
 
+def test_args_may_name_their_type() -> None:
+    """Args may carry their TypeMeta: the plugin's own v1 type comes across (without it), another
+    plugin's type is refused as upstream's type check refuses it."""
+    def doc(kind: str) -> dict[str, Any]:
+        return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": kind,
+                    "scoringStrategy": {"type": "MostAllocated"}}}]}]}
+    assert refusal(doc("NodeResourcesFitArgs")) is None
+    (obj,) = import_configuration(doc("NodeResourcesFitArgs")).profiles
+    assert obj["spec"]["pluginConfig"] == [{"name": "NodeResourcesFit",
+                                            "args": {"scoringStrategy": {"type": "MostAllocated"}}}]
+    assert refusal(doc("InterPodAffinityArgs")) == ('profiles[0].pluginConfig[0].args: Invalid value: '
+                                                    '"InterPodAffinityArgs": has to match plugin args')
+
+
 def test_removed_plugins_in_multipoint_are_not_validation_gos() -> None:
     """validatePluginConfig's stages leave multiPoint out: such a plugin is refused later, as unknown."""
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
