@@ -264,6 +264,28 @@ def test_dynamic_resources_args(name: str, args: dict[str, Any], gates: dict[str
     assert (dra.filter_timeout, dra.binding_timeout) == timeouts
 
 
+def test_the_dra_docs_binding_timeout_example() -> None:
+    """dynamic-resource-allocation.md's example (args with their TypeMeta, bindingTimeout 60s), which
+    the same page says otherwise defaults to 600 seconds."""
+    doc = yaml.safe_load("""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DynamicResources
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: DynamicResourcesArgs
+      bindingTimeout: 60s
+""")
+    assert refusal(doc) is None
+    (obj,) = import_configuration(doc).profiles
+    fwk = compile_profile(parse_spec(obj["spec"]), registry=Registry())
+    args = fwk.plugins_by_name["DynamicResources"].args      # type: ignore[attr-defined]
+    assert (args.filter_timeout, args.binding_timeout) == (10.0, 60.0)
+
+
 def test_cli_exits_1_when_a_profile_would_be_rejected_or_the_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
 
