@@ -164,3 +164,18 @@ def test_enabled_reads_the_given_value_then_upstreams_default():
 def test_the_dra_taint_rules_gate_reaches_the_store() -> None:
     assert SchedulerService(MemoryClient()).dra.apply_taint_rules is True
     assert SchedulerService(MemoryClient(), feature_gates={"DRADeviceTaintRules": False}).dra.apply_taint_rules is False
+
+
+def test_the_docs_gate_table_lists_every_gate_with_its_default() -> None:
+    """docs/running.md's table (the README links it): one row per gate, upstream's stage and default."""
+    text = (Path(__file__).parents[2] / "docs" / "running.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] in {g.name for g in GATES}:
+            rows[cells[0]] = cells
+    assert set(rows) == {g.name for g in GATES}
+    for g in GATES:
+        _, stage, default, _ = rows[g.name]
+        assert stage == g.stage.replace("Alpha", "alpha").replace("Beta", "beta") + (", locked" if g.locked else "")
+        assert default == str(g.default).lower()
