@@ -161,10 +161,21 @@ REGISTRY: tuple[Feature, ...] = tuple(sorted((
 ), key=lambda f: f.name))
 
 
+# Every parsed pod is inferred at COMPONENT_VERSION against REGISTRY: only the features that can
+# be required then are asked (the update-only ones never are), which keeps the parse cheap.
+_AT_COMPONENT_VERSION = tuple((f.name, f.infer_for_scheduling) for f in REGISTRY
+                              if f.infer_for_scheduling is not _never
+                              and (f.max_version is None or f.max_version >= COMPONENT_VERSION))
+_NONE: frozenset[str] = frozenset()
+
+
 def required_features(spec: Spec, version: tuple[int, int, int] = COMPONENT_VERSION,
                       registry: tuple[Feature, ...] = REGISTRY) -> frozenset[str]:
     """The features a pod with ``spec`` needs of its node (upstream's ``InferForPodScheduling``): a
     feature counts unless ``version`` is above its ``max_version``."""
+    if registry is REGISTRY and version == COMPONENT_VERSION:
+        needed = [name for name, infer in _AT_COMPONENT_VERSION if infer(spec)]
+        return frozenset(needed) if needed else _NONE
     return frozenset(f.name for f in registry
                      if (f.max_version is None or version <= f.max_version) and f.infer_for_scheduling(spec))
 
