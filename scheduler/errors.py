@@ -41,6 +41,9 @@ The hierarchy. Classes defined outside this module are named by their module und
     │   │                               so a claim's 409 retries the pod instead of dropping it
     │   └── plugins.dynamicresources.binding._Conflict
     │                                   a 409 on a claim write: retry-on-conflict's cue to refetch
+    ├── plugins.dynamicresources.bindingconditions.BindingConditionsError
+    │                                   a device's binding failure condition, or its binding timeout:
+    │                                   PreBind's error text, upstream's
     ├── plugins.volumebinding.binder.VolumeBindingError
     │                                   a volume PreBind failure; never a ClientError, as above
     └── plugins.nodevolumelimits.VolumeError
