@@ -589,7 +589,8 @@ def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, l
     """``simulate --compare``: one run per profile file, side by side."""
     import json
 
-    from scheduler.app.compare import report_html, run_compare
+    from scheduler.app.compare import run_compare, zones_of
+    from scheduler.app.report import report_html
     from scheduler.kubeapi import new_event_loop
 
     with asyncio.Runner(loop_factory=new_event_loop) as r:
@@ -597,7 +598,7 @@ def _simulate_compare(objects: list[dict[str, Any]], profiles: list[tuple[str, l
                                             gpus_per_node=gpus_per_node, gpu_attributes=gpus,
                                             feature_gates=feature_gates))
     if report_file:
-        Path(report_file).write_text(report_html(result, reports))
+        Path(report_file).write_text(report_html(result, reports, zones_of(objects)))
     click.echo(json.dumps(result, indent=2) if output == "json" else format_comparison(result))
     if not all(rep.settled for rep in reports):
         raise SystemExit(1)
@@ -612,7 +613,8 @@ def _simulate_one(objects: list[dict[str, Any]], *, timeout: float, seed: int, e
     """``simulate`` without --compare: one run with the input's own profiles."""
     import json
 
-    from scheduler.app.compare import report_html, summarize
+    from scheduler.app.compare import summarize, zones_of
+    from scheduler.app.report import report_html
     from scheduler.app.simulate import Progress, format_table, run_simulation
     from scheduler.kubeapi import new_event_loop
 
@@ -620,11 +622,10 @@ def _simulate_one(objects: list[dict[str, Any]], *, timeout: float, seed: int, e
         report = r.run(run_simulation(objects, timeout=timeout, seed=seed, explain=explain, progress=Progress(),
                                       gpus_per_node=gpus_per_node, gpu_attributes=gpus, feature_gates=feature_gates))
     if report_file:
-        zones = {str(o["metadata"]["name"]): str((o["metadata"].get("labels") or {}).get(
-            "topology.kubernetes.io/zone", "")) for o in objects if o.get("kind") == "Node"}
-        one = {"runs": [{"profiles": [p["name"] for p in report.profiles], "summary": summarize(report, zones)}],
-               "differences": []}
-        Path(report_file).write_text(report_html(one, [report]))
+        zones = zones_of(objects)
+        one = {"runs": [{"profiles": [p["name"] for p in report.profiles], "summary": summarize(report, zones),
+                         "pendingByProfile": report.pending_by_profile}], "differences": []}
+        Path(report_file).write_text(report_html(one, [report], zones))
     click.echo(json.dumps(report.as_json(), indent=2) if output == "json" else format_table(report,
                                                                                        show_pods=show_pods))
     if not report.settled:
@@ -643,6 +644,12 @@ def format_comparison(result: dict[str, Any]) -> str:
     rows = _comparison_rows(runs)
     lines = [f"{'':18} " + " ".join(f"{n:>{width}}" for n in names)]
     lines += [f"{label:18} " + " ".join(f"{v:>{width}}" for v in values) for label, values in rows]
+    for name, run in zip(names, runs, strict=True):
+        pending = run.get("pendingByProfile") or {}
+        if pending:
+            lines += ["", f"PENDING BY REASON in {name}"]
+            lines += [f"  {profile}: {g['count']:>5}  {g['reason']}" for profile, groups in pending.items()
+                      for g in groups]
     diffs = result["differences"]
     lines += ["", f"{len(diffs)} pod(s) placed differently"]
     lines += [f"  {d['pod']:40} " + "  ".join(n or "<pending>" for n in d["nodes"]) for d in diffs[:50]]

@@ -13,13 +13,12 @@ cluster with the same seed. Per run, a summary:
 - ``zones``: scheduled pods per ``topology.kubernetes.io/zone``.
 
 ``differences`` lists every pod whose node is not the same in all runs, with its node in each run
-(``null`` where it stayed pending). ``report_html`` draws the same as one self-contained page:
-per run, a heatmap of each node's utilisation per resource, and the differences table.
+(``null`` where it stayed pending). Each run also has ``pendingByProfile``: its pending pods grouped by
+reason, per profile (``simulate.group_by_profile``). ``report.report_html`` draws it all as one page.
 """
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,7 +27,7 @@ from scheduler.app.simulate import SimulationReport, run_simulation
 from scheduler.profiles.crd import KIND
 from scheduler.quantity import resource_value
 
-__all__ = ["RESOURCES", "ZONE_LABEL", "report_html", "run_compare", "summarize"]
+__all__ = ["RESOURCES", "ZONE_LABEL", "run_compare", "summarize", "zones_of"]
 
 Obj = dict[str, Any]
 RESOURCES = ("cpu", "memory")
@@ -46,6 +45,12 @@ def _usage(report: SimulationReport) -> list[tuple[str, int, dict[str, float]]]:
             ratios[r] = req / alloc if alloc > 0 else 0.0
         out.append((n["name"], int(n["pods"]), ratios))
     return out
+
+
+def zones_of(objects: list[Obj]) -> dict[str, str]:
+    """Node name to its ``topology.kubernetes.io/zone`` label ("" without one), from the input."""
+    return {str(o["metadata"]["name"]): str(((o.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL, ""))
+            for o in objects if o.get("kind") == "Node" and (o.get("metadata") or {}).get("name")}
 
 
 def summarize(report: SimulationReport, zones: dict[str, str]) -> Obj:
@@ -82,55 +87,17 @@ async def run_compare(objects: list[Obj], compare: list[tuple[str, list[Obj]]], 
     """The JSON of ``--output json`` and each run's full report (for the HTML page). Every run gets
     the same cluster options (the simulated DRA driver's GPUs included) and the same feature gates."""
     base = [o for o in objects if o.get("kind") != KIND]
-    zones = {str(o["metadata"]["name"]): str(((o.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL, ""))
-             for o in base if o.get("kind") == "Node" and (o.get("metadata") or {}).get("name")}
+    zones = zones_of(base)
     runs, reports, placements = [], [], []
     for name, profiles in compare:
         report = await run_simulation([*profiles, *base], timeout=timeout, seed=seed, progress=progress,
                                       gpus_per_node=gpus_per_node, gpu_attributes=gpu_attributes,
                                       feature_gates=feature_gates)
         reports.append(report)
-        runs.append({"profiles": [name], "summary": summarize(report, zones)})
+        runs.append({"profiles": [name], "summary": summarize(report, zones),
+                     "pendingByProfile": report.pending_by_profile})
         placements.append({f"{p['namespace']}/{p['name']}": p["node"] for p in report.pods if not p["deleted"]})
     keys = sorted(set().union(*placements)) if placements else []
     differences = [{"pod": k, "nodes": [pl.get(k) for pl in placements]} for k in keys
                    if len({pl.get(k) for pl in placements}) > 1]
     return {"runs": runs, "differences": differences}, reports
-
-
-def _cell(ratio: float) -> str:
-    # white (0) to red (1); over-committed stays full red
-    v = max(0.0, min(1.0, ratio))
-    g = int(255 - 200 * v)
-    return (f'<td class="heat" data-ratio="{ratio:.3f}" style="background:rgb(255,{g},{g})" '
-            f'title="{ratio:.0%}">{ratio:.0%}</td>')
-
-
-def report_html(result: Obj, reports: list[SimulationReport]) -> str:
-    """One self-contained page (inline CSS, no script, no network): a utilisation heatmap per run,
-    side by side, then the summary and the pods placed differently."""
-    cols = []
-    for run, report in zip(result["runs"], reports, strict=True):
-        rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{pods}</td>{''.join(_cell(r[x]) for x in RESOURCES)}</tr>"
-                       for name, pods, r in _usage(report))
-        s = run["summary"]
-        cols.append(
-            f'<section class="run"><h2>{html.escape(", ".join(run["profiles"]))}</h2>'
-            f'<p>{s["scheduled"]}/{s["pods"]} scheduled, {s["pending"]} pending, {s["nodesUsed"]} nodes used; '
-            f'cpu {s["utilisation"]["cpu"]["mean"]:.0%} &plusmn; {s["utilisation"]["cpu"]["stdev"]:.0%}, '
-            f'memory {s["utilisation"]["memory"]["mean"]:.0%} &plusmn; {s["utilisation"]["memory"]["stdev"]:.0%}</p>'
-            f'<table class="heatmap"><tr><th>node</th><th>pods</th>{"".join(f"<th>{r}</th>" for r in RESOURCES)}</tr>'
-            f"{rows}</table></section>")
-    names = [", ".join(r["profiles"]) for r in result["runs"]]
-    diff_rows = "".join(f"<tr><td>{html.escape(d['pod'])}</td>"
-                        f"{''.join(f'<td>{html.escape(n) if n else chr(8212)}</td>' for n in d['nodes'])}</tr>"
-                        for d in result["differences"]) or f'<tr><td colspan="{len(names) + 1}">none</td></tr>'
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>kopf-scheduler simulate</title><style>"
-            "body{font-family:sans-serif;margin:1em}.runs{display:flex;gap:2em;align-items:flex-start}"
-            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}"
-            "td.heat{min-width:3em;text-align:right}</style></head><body>"
-            "<h1>kopf-scheduler simulate</h1>"
-            f'<div class="runs">{"".join(cols)}</div>'
-            f'<h2>Pods placed differently</h2><table id="differences"><tr><th>pod</th>'
-            f'{"".join(f"<th>{html.escape(n)}</th>" for n in names)}</tr>{diff_rows}</table>'
-            "</body></html>\n")

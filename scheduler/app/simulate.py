@@ -19,8 +19,8 @@ A run:
    ``QUIET`` seconds. Pods whose schedulerName has no profile are reported unbound and do not hold
    the run. With no node at all, pods that were tried once and wait in backoff do not hold it either
    (nothing in a simulation can add a node). ``timeout`` ends a run that never settles;
-5. reports per-pod placement or failure message, the unbound pods grouped by reason, per-node
-   utilisation, profiles and throughput.
+5. reports per-pod placement or failure message, the unbound pods grouped by reason (all, and per
+   profile: ``pendingByProfile``), per-node utilisation, profiles and throughput.
 
 The progress line (``Progress``) shows ``bound N/M``; on a terminal it is one line redrawn in
 place, and a log record written meanwhile erases it first (``Progress.attach`` wraps the root
@@ -51,8 +51,8 @@ from scheduler.simulator import SimulatedCluster, iter_documents, pod_claim_name
 from scheduler.simulator.cluster import LoadError, text_documents
 from scheduler.simulator.loader import load
 
-__all__ = ["Progress", "Replayed", "SimulationReport", "cluster_gates", "demo_objects", "format_table", "group_unbound",
-           "load_objects", "pod_devices", "replay", "run_simulation"]
+__all__ = ["Progress", "Replayed", "SimulationReport", "cluster_gates", "demo_objects", "format_table",
+           "group_by_profile", "group_unbound", "load_objects", "pod_devices", "replay", "run_simulation"]
 
 QUIET = 0.5
 DEFAULT_PROFILE = {"apiVersion": API_VERSION, "kind": KIND,
@@ -73,10 +73,15 @@ class SimulationReport:
     terminal: list[Obj] = field(default_factory=list)
     # the unbound pods, one entry per reason (``group_unbound``)
     unschedulable: list[Obj] = field(default_factory=list)
+    # the same per profile (schedulerName): ``group_by_profile``
+    pending_by_profile: dict[str, list[Obj]] = field(default_factory=dict)
+    # per resource, the smallest request of a pending pod (the HTML page's "no free" threshold)
+    smallest_pending: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> Obj:
         return {"pods": self.pods, "nodes": self.nodes, "profiles": self.profiles, "rejected": self.rejected,
-                "summary": self.summary, "unschedulable": self.unschedulable, "terminal": self.terminal}
+                "summary": self.summary, "unschedulable": self.unschedulable, "terminal": self.terminal,
+                "pendingByProfile": self.pending_by_profile}
 
 
 def demo_objects(nodes: int, pods: int, seed: int) -> list[Obj]:
@@ -357,6 +362,16 @@ def group_unbound(pods: list[Obj]) -> list[Obj]:
     return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
+def group_by_profile(pods: list[Obj]) -> dict[str, list[Obj]]:
+    """``group_unbound`` per profile: schedulerName to its pending pods' groups, by name. A pod whose
+    schedulerName no profile serves is under that name too, with that as its reason."""
+    by_name: dict[str, list[Obj]] = {}
+    for p in pods:
+        if not p["node"] and not p["deleted"]:
+            by_name.setdefault(str(p["schedulerName"] or "default-scheduler"), []).append(p)
+    return {name: group_unbound(by_name[name]) for name in sorted(by_name)}
+
+
 async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                    report: SimulationReport, seconds: float, explain: bool = False) -> None:
     all_pods = (await api.list("v1", "Pod"))["items"]
@@ -387,6 +402,12 @@ async def _collect(api: KubeClient, runtime: OperatorRuntime, created: Replayed,
                         for n in sorted(nodes, key=lambda n: n["metadata"]["name"]))
     report.profiles.extend(_profile_entry(p) for p in profiles)
     report.unschedulable = group_unbound(report.pods)
+    report.pending_by_profile = group_by_profile(report.pods)
+    for p in pods:
+        if not (p.get("spec") or {}).get("nodeName"):
+            for r, v in _requested([p]).items():
+                if v > 0:
+                    report.smallest_pending[r] = min(v, report.smallest_pending.get(r, v))
     report.summary = {"pods": len(report.pods), "scheduled": scheduled, "unschedulable": unschedulable,
                       "seconds": round(seconds, 3), "podsPerSecond": round(scheduled / seconds, 1),
                       "terminal": len(report.terminal), "rejected": len(report.rejected)}
@@ -499,11 +520,13 @@ def format_table(r: SimulationReport, *, show_pods: bool = False) -> str:
             lines.append(f"  {t['namespace'] + '/' + t['name']:40} {t['node'] or '<none>':20} ({t['phase']})")
         lines.append("")
     if r.unschedulable:
-        lines += [f"UNBOUND PODS BY REASON ({sum(g['count'] for g in r.unschedulable)})", f"  {'PODS':>6}  REASON"]
-        for g in r.unschedulable:
-            lines.append(f"  {g['count']:>6}  {g['reason']}")
-            if g["message"] and g["message"] != g["reason"]:
-                lines.append(f"  {'':>6}    e.g. {g['pods'][0]}: {g['message']}")
+        lines += [f"UNBOUND PODS BY REASON ({sum(g['count'] for g in r.unschedulable)})"]
+        for profile, groups in r.pending_by_profile.items():
+            lines += [f"  {profile} ({sum(g['count'] for g in groups)})", f"  {'PODS':>6}  REASON"]
+            for g in groups:
+                lines.append(f"  {g['count']:>6}  {g['reason']}")
+                if g["message"] and g["message"] != g["reason"]:
+                    lines.append(f"  {'':>6}    e.g. {g['pods'][0]}: {g['message']}")
         lines.append("")
     lines += ["NODES", f"  {'NAME':20} {'PODS':>5}  CPU (requested/allocatable)   MEMORY"]
     for n in r.nodes:

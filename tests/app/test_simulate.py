@@ -152,6 +152,37 @@ def test_reason_of(message: str | None, reason: str) -> None:
     assert reason_of(message) == reason
 
 
+def test_pending_pods_are_grouped_by_reason_per_profile(tmp_path: Path) -> None:
+    """As found: with MostAllocated, 2 ``api`` pods with required hostname anti-affinity stayed pending
+    and the report did not say why. Now the table and ``pendingByProfile`` group them per profile,
+    apart from another profile's pods pending for another reason."""
+    def profile(name: str, strategy: str) -> Obj:
+        return {"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+                "metadata": {"name": name}, "spec": {"schedulerName": name, "pluginConfig": [
+                    {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": strategy}}}]}}
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "api"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    api = [{**pod(f"api-{i}", cpu="100m", affinity=anti), "metadata": {"name": f"api-{i}", "namespace": "shop",
+                                                                         "labels": {"app": "api"}}} for i in range(4)]
+    f = tmp_path / "in.yaml"
+    f.write_text(as_list([profile("default-scheduler", "MostAllocated"), profile("batch", "LeastAllocated"),
+                          node("n1"), node("n2"), *api, *[pod(f"big-{i}", cpu="8", schedulerName="batch")
+                                                          for i in range(3)]]))
+    why = "node(s) didn't match pod anti-affinity rules"
+    out = run_cli(["-f", str(f), "--output", "json"])
+    assert out.exit_code == 0, out.output
+    by_profile = json.loads(out.stdout)["pendingByProfile"]
+    assert {name: [(g["reason"], g["count"]) for g in groups] for name, groups in by_profile.items()} == {
+        "batch": [("Insufficient cpu", 3)], "default-scheduler": [(why, 2)]}
+    assert sorted(by_profile["default-scheduler"][0]["pods"]) != [] and all(
+        p.startswith("shop/api-") for p in by_profile["default-scheduler"][0]["pods"])
+    table = run_cli(["-f", str(f)])
+    assert table.exit_code == 0, table.output
+    assert re.search(r"^UNBOUND PODS BY REASON \(5\)\n  batch \(3\)\n +PODS  REASON\n +3  Insufficient cpu\n",
+                     table.stdout, re.M)
+    assert re.search(r"^  default-scheduler \(2\)\n +PODS  REASON\n +2  " + re.escape(why) + "$", table.stdout, re.M)
+
+
 def test_group_unbound_merges_node_counts_and_skips_bound_and_deleted() -> None:
     pods = [{"namespace": "a", "name": f"p{i}", "node": None, "deleted": False,
              "message": f"0/{i + 3} nodes are available: {i + 3} Insufficient cpu."} for i in range(3)]
@@ -396,7 +427,12 @@ def test_simulate_replays_a_dump_and_reports_exact_json(tmp_path: Path) -> None:
                                        "--allow-rejected"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary", "unschedulable", "terminal"}
+    assert set(report) == {"pods", "nodes", "profiles", "rejected", "summary", "unschedulable", "terminal",
+                           "pendingByProfile"}
+    assert {name: [(g["reason"], g["count"], g["pods"]) for g in groups]
+            for name, groups in report["pendingByProfile"].items()} == {
+        "default-scheduler": [("Insufficient cpu", 1, ["shop/huge"])],
+        "nobody": [("no SchedulingProfile serves schedulerName 'nobody'", 1, ["shop/elsewhere"])]}
     pods = {p["name"]: p for p in report["pods"]}
     assert set(pods["web-0"]) == {"namespace", "name", "schedulerName", "node", "message", "deleted", "volumes",
                                   "devices"}
