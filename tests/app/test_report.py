@@ -133,3 +133,21 @@ def test_chromium_renders_the_legend_heatmaps_and_why(tmp_path: Path) -> None:
     cells = {tuple(int(v) for v in m) for m in re.findall(r'class="heat"[^>]*background:\s*rgb\((\d+),\s*(\d+),\s*(\d+)\)',
                                                            dom)}
     assert cells and all(counts.get(c, 0) >= 200 for c in cells), {c: counts.get(c, 0) for c in cells}
+
+
+def test_without_chromium_the_browser_test_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))                     # no chromium on it
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and no chromium"):
+        find_chromium()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        find_chromium()
+
+
+def test_ci_installs_debians_chromium_before_the_tests() -> None:
+    script = (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    install = script.index("apt-get install -y -qq --no-install-recommends chromium")
+    assert 'export CI="${CI:-true}"' in script and "DEBIAN_FRONTEND=noninteractive" in script
+    assert install < script.index("pytest"), "chromium must be installed before any test runs"
