@@ -215,6 +215,60 @@ def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, c
     click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
 
 
+@main.command()
+@click.option("-f", "--filename", "manifest", required=True,
+              help="The pod to count replicas of: a YAML or JSON file, or - for stdin. It need not exist.")
+@click.option("--from", "dump", type=click.Path(exists=True), default=None,
+              help="Read the cluster from this dump (kopf-scheduler dump), in memory, with no API server.")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster). Read-only.")
+@click.option("--context", default=None, help="Kubeconfig context (default: current-context).")
+@click.option("--profile", default=None, help="Count with this profile (CR name or schedulerName) instead of the "
+              "pod's own.")
+@click.option("--max", "max_replicas", default=1000, show_default=True, type=click.IntRange(1),
+              help="Stop after placing this many replicas.")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def capacity(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None, profile: str | None,
+             max_replicas: int, output: str) -> None:
+    """How many more replicas of this pod fit now and on which nodes, how many more if preemption
+    ran (victims by priority), and why the first one that does not fit does not: the scheduler's
+    own cycle run in memory, replica after replica. Nothing is written to the cluster."""
+    import json
+
+    from scheduler.app.capacity import CapacityError, format_capacity
+    from scheduler.app.capacity import capacity as count
+    from scheduler.app.simulate import load_objects
+    from scheduler.kubeapi import KubeClient, new_event_loop
+    from scheduler.kubeapi.config import ConfigError, load_config
+    from scheduler.simulator.cluster import LoadError
+
+    if dump is not None and kubeconfig is not None:
+        raise click.UsageError("give --kubeconfig or --from, not both")
+    try:
+        docs = load_objects([manifest])
+        objects = load_objects([dump]) if dump is not None else None
+    except (LoadError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    if len(docs) != 1:
+        raise click.BadParameter(f"expected one Pod, found {len(docs)} objects", param_hint="-f")
+
+    async def go() -> dict[str, Any]:
+        if objects is not None:
+            return await count(docs[0], objects=objects, profile=profile, max_replicas=max_replicas)
+        try:
+            cfg = load_config(kubeconfig, context)
+        except ConfigError as e:
+            raise click.ClickException(str(e)) from None
+        async with KubeClient(cfg) as api:
+            return await count(docs[0], api=api, profile=profile, max_replicas=max_replicas)
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            result = r.run(go())
+    except CapacityError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(json.dumps(result, indent=2) if output == "json" else format_capacity(result))
+
+
 def _gpu_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--gpus-per-node`` and ``--gpu-attributes``: the simulated DRA driver
     (``scheduler.simulator.controllers.gpudriver``)."""

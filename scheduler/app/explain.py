@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from scheduler.app.kinds import WatchedKind, feed, kind_of, watched_kinds
 from scheduler.app.profile_status import ProfileFollower
+from scheduler.client import SchedulerClient
 from scheduler.errors import ClientError, ParseError, SchedulerError
 from scheduler.framework import Framework
 from scheduler.framework.decision import DECISION_ANNOTATION
@@ -250,12 +251,15 @@ def as_scheduled(listings: Listings, pod: Mapping[str, Any]) -> Listings:
 
 
 def loaded_service(listings: Listings, kinds: Sequence[WatchedKind],
-                   feature_gates: Mapping[str, bool] | None = None) -> SchedulerService:
+                   feature_gates: Mapping[str, bool] | None = None,
+                   client: SchedulerClient | None = None) -> SchedulerService:
     """A scheduler that writes nothing, fed the listings through the live scheduler's handlers
     (``kinds.feed``; profiles through a ``ProfileFollower`` that writes no status, so a refused
     edit leaves the last accepted spec serving, as it does live). ``feature_gates`` as ``run
-    --feature-gates``, so the explained cycle runs with the running scheduler's gates."""
-    service = SchedulerService(_NoWrites(), seed=0, decision_records=0, extender_factory=http_extender,
+    --feature-gates``, so the explained cycle runs with the running scheduler's gates. ``client``:
+    one that refuses writes as ``_NoWrites`` does (``capacity``'s also notes the victims preemption
+    names)."""
+    service = SchedulerService(client or _NoWrites(), seed=0, decision_records=0, extender_factory=http_extender,
                                feature_gates=feature_gates)
     service.leader = False                      # never leading: nothing is written, not even a status
     follower = ProfileFollower(service, None, None, lambda coro: coro.close())

@@ -1,0 +1,236 @@
+"""``kopf-scheduler capacity -f pod.yaml`` (issue #37 §3), checked against brute force: the real
+operator schedules the replicas, created one by one in the simulated cluster until one stays
+pending, and the count and the nodes must be what ``capacity`` answered before any was created.
+
+Each scenario has nodes of its own (label ``pool``) and its pods select them, so the scenarios
+share one operator without seeing each other's pods."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from scheduler.app.cli import main
+from scheduler.profiles.crd import API_VERSION, KIND
+from tests.operator.harness import Env, running_operator
+from tests.operator.test_e2e import accepted
+
+SCHEDULER = "kopf-scheduler"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def node(name: str, pool: str, cpu: str, zone: str = "zone-a") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, ZONE: zone, "pool": pool}},
+            "status": {"capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def pod(name: str, pool: str, cpu: str, *, labels: dict[str, str] | None = None, node_name: str | None = None,
+        priority_class: str | None = None, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "cap", "labels": labels or {"app": pool}},
+            "spec": {"schedulerName": SCHEDULER, "nodeSelector": {"pool": pool},
+                     **({"nodeName": node_name} if node_name else {}),
+                     **({"priorityClassName": priority_class} if priority_class else {}),
+                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": cpu}}}], **spec}}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    with running_operator(tmp_path_factory.mktemp("capacity")) as e:
+        api = e.api
+        for obj in ({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"},
+                     "spec": {"schedulerName": SCHEDULER}},):
+            assert api("POST", f"/apis/{API_VERSION}/schedulingprofiles", obj)[0] == 201
+        assert api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                  "metadata": {"name": "cap"}})[0] == 201
+        for name, value in (("low", 10), ("mid", 50), ("high", 100)):
+            assert api("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value})[0] == 201
+        e.wait(lambda: accepted(e, "live"), message="profile accepted")
+        yield e
+
+
+def create(env: Env, *objs: dict[str, Any]) -> None:
+    for obj in objs:
+        path = {"Node": "/api/v1/nodes", "Pod": "/api/v1/namespaces/cap/pods"}[obj["kind"]]
+        status, body = env.api("POST", path, obj)
+        assert status == 201, body
+
+
+def capacity(env: Env, tmp_path: Path, manifest: dict[str, Any], *args: str) -> Any:
+    path = tmp_path / f"{manifest['metadata']['name']}.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    result = CliRunner().invoke(main, ["capacity", "-f", str(path), "--kubeconfig", str(env.cluster.kubeconfig),
+                                       "--output", "json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def settled(env: Env, name: str) -> tuple[str, str] | None:
+    """("bound", node), ("pending", message) once the scheduler gave up on it (a FitError with
+    preemption's own verdict and no nomination), else None."""
+    status, p = env.api("GET", f"/api/v1/namespaces/cap/pods/{name}")
+    assert status == 200, p
+    if (p.get("spec") or {}).get("nodeName"):
+        return "bound", p["spec"]["nodeName"]
+    for c in (p.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable" \
+                and not (p.get("status") or {}).get("nominatedNodeName"):
+            return "pending", str(c.get("message"))
+    return None
+
+
+def brute_force(env: Env, manifest: dict[str, Any], limit: int) -> tuple[Counter[str], str]:
+    """Create replicas of ``manifest`` one by one, each after the last settled, until one stays
+    pending: the nodes they were bound to, and the pending one's message."""
+    per_node: Counter[str] = Counter()
+    base = manifest["metadata"]["name"]
+    for i in range(limit):
+        name = f"{base}-bf-{i}"
+        create(env, {**manifest, "metadata": {**manifest["metadata"], "name": name}})
+        verdict, where = env.wait(lambda name=name: settled(env, name), timeout=60, message=f"{name} settled")
+        if verdict == "pending":
+            return per_node, where
+        per_node[where] += 1
+    raise AssertionError(f"more than {limit} replicas of {base} fit")
+
+
+def check_against_brute_force(env: Env, tmp_path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    answer = capacity(env, tmp_path, manifest)
+    assert answer["firstUnfit"] is not None, answer
+    per_node, message = brute_force(env, manifest, answer["fits"] + 3)
+    assert answer["fits"] == sum(per_node.values()), (answer, per_node)
+    assert answer["perNode"] == dict(per_node), (answer, per_node)
+    # The live scheduler's FitError for the first replica that stays pending, word for word.
+    assert message.startswith(answer["firstUnfit"].rstrip(".")), (message, answer["firstUnfit"])
+    return answer
+
+
+def test_resources_only(env: Env, tmp_path: Path) -> None:
+    create(env, node("r1", "res", "4"), node("r2", "res", "2500m"), node("r3", "res", "1"),
+           pod("res-resident", "res", "1500m", node_name="r1"))
+    answer = check_against_brute_force(env, tmp_path, pod("res", "res", "1"))
+    assert answer["perNode"] == {"r1": 2, "r2": 2, "r3": 1}, answer
+    assert "Insufficient cpu" in answer["firstUnfit"]
+
+
+def test_hostname_anti_affinity(env: Env, tmp_path: Path) -> None:
+    create(env, *(node(f"aa{i}", "aa", "8") for i in range(3)))
+    term = {"labelSelector": {"matchLabels": {"app": "aa"}}, "topologyKey": "kubernetes.io/hostname"}
+    answer = check_against_brute_force(env, tmp_path, pod("aa", "aa", "100m", affinity={
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}))
+    assert answer["perNode"] == {"aa0": 1, "aa1": 1, "aa2": 1}
+    assert "didn't match pod anti-affinity rules" in answer["firstUnfit"]
+
+
+def test_topology_spread(env: Env, tmp_path: Path) -> None:
+    """Zone b has room for 2: with maxSkew 1, zone a takes 3 and then no zone may take more."""
+    create(env, node("ts-a", "ts", "5", zone="zone-a"), node("ts-b", "ts", "2", zone="zone-b"))
+    answer = check_against_brute_force(env, tmp_path, pod("ts", "ts", "1", topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "ts"}}}]))
+    assert answer["perNode"] == {"ts-a": 3, "ts-b": 2}
+    assert "didn't match pod topology spread constraints" in answer["firstUnfit"]
+
+
+def test_host_ports(env: Env, tmp_path: Path) -> None:
+    port = {"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}
+    taken = pod("hp-taken", "hp", "100m", node_name="hp0", labels={"app": "other"})
+    taken["spec"]["containers"][0]["ports"] = [port]
+    create(env, *(node(f"hp{i}", "hp", "8") for i in range(3)), taken)
+    manifest = pod("hp", "hp", "100m")
+    manifest["spec"]["containers"][0]["ports"] = [port]
+    answer = check_against_brute_force(env, tmp_path, manifest)
+    assert answer["perNode"] == {"hp1": 1, "hp2": 1}
+    assert "didn't have free ports for the requested pod ports" in answer["firstUnfit"]
+
+
+def test_preemption_counts_victims_by_priority_and_a_dump_gives_the_same(env: Env, tmp_path: Path) -> None:
+    """pm0 holds two low and one mid pod (2 CPUs each, full); pm1 has 2 CPUs free. Without
+    preemption 2 replicas fit; with it the low pods go first (one at a time, as each replica
+    needs), then the mid one: 8 in all. The dump of this cluster answers the same in memory.
+    Then the live operator, given the replicas one by one, preempts exactly so."""
+    create(env, node("pm0", "pm", "6"), node("pm1", "pm", "2"),
+           pod("pm-low-1", "pm", "2", node_name="pm0", priority_class="low", labels={"app": "v"}),
+           pod("pm-low-2", "pm", "2", node_name="pm0", priority_class="low", labels={"app": "v"}),
+           pod("pm-mid", "pm", "2", node_name="pm0", priority_class="mid", labels={"app": "v"}))
+    manifest = pod("pm", "pm", "1", priority_class="high")
+    answer = capacity(env, tmp_path, manifest)
+    assert answer["fits"] == 2 and answer["perNode"] == {"pm1": 2}, answer
+    assert answer["withPreemption"] == {"fits": 8, "perNode": {"pm0": 6, "pm1": 2},
+                                        "victims": {"50": 1, "10": 2}}, answer
+    assert answer["firstUnfit"].startswith("0/"), answer
+    dumped = tmp_path / "cluster.yaml"
+    result = CliRunner().invoke(main, ["dump", "--kubeconfig", str(env.cluster.kubeconfig), "-o", str(dumped)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "pm.yaml"), "--from", str(dumped),
+                                       "--output", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == answer
+    per_node, message = brute_force(env, manifest, 12)
+    assert dict(per_node) == answer["withPreemption"]["perNode"], per_node
+    assert "preemption:" in message, message
+    status, left = env.api("GET", "/api/v1/namespaces/cap/pods", params={"labelSelector": "app=v"})
+    assert status == 200 and [p for p in left["items"] if not p["metadata"].get("deletionTimestamp")] == [], left
+
+
+def test_max_stops_the_count_and_the_json_shape(env: Env, tmp_path: Path) -> None:
+    create(env, node("mx0", "mx", "64"))
+    answer = capacity(env, tmp_path, pod("mx", "mx", "100m"), "--max", "5")
+    assert set(answer) >= {"fits", "perNode", "withPreemption", "firstUnfit"}
+    assert answer["fits"] == 5 and isinstance(answer["fits"], int) and answer["perNode"] == {"mx0": 5}
+    assert answer["withPreemption"] == {"fits": 5, "perNode": {"mx0": 5}, "victims": {}}
+    assert answer["firstUnfit"] is None and "note" not in answer
+    # Nothing was created: capacity only reads.
+    status, pods = env.api("GET", "/api/v1/namespaces/cap/pods", params={"fieldSelector": "spec.nodeName=mx0"})
+    assert status == 200 and pods["items"] == []
+    text = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "mx.yaml"), "--kubeconfig",
+                                     str(env.cluster.kubeconfig), "--max", "5"])
+    assert text.exit_code == 0, text.output
+    assert "fits now: 5 more replica(s)  (mx0 5)" in text.output and "stopped at --max 5" in text.output
+
+
+def test_a_pod_in_a_scheduling_group_is_counted_pod_by_pod_and_says_so(tmp_path: Path) -> None:
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"}, "spec": {"schedulerName": SCHEDULER}},
+        node("g0", "g", "2")]}))
+    manifest = pod("g", "g", "1", schedulingGroup={"podGroupName": "trainers"})
+    (tmp_path / "g.yaml").write_text(yaml.safe_dump(manifest))
+    result = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "g.yaml"), "--from", str(dump),
+                                       "--output", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["fits"] == 2 and "not scheduled as gangs" in out["note"], out
+    text = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "g.yaml"), "--from", str(dump)])
+    assert "note: the pod names spec.schedulingGroup" in text.output, text.output
+
+
+def test_bad_input_is_one_clear_error(env: Env, tmp_path: Path) -> None:
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Service",
+                                                       "metadata": {"name": "s"}}))
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pod("p", "res", "1")))
+    kube = ["--kubeconfig", str(env.cluster.kubeconfig)]
+    for args, message in (
+            (["-f", str(tmp_path / "missing.yaml"), *kube], "missing.yaml"),
+            (["-f", str(tmp_path / "svc.yaml"), *kube], "expected a Pod, got a Service"),
+            (["-f", str(tmp_path / "p.yaml"), "--profile", "nobody", *kube],
+             "no accepted SchedulingProfile is named or serves 'nobody'"),
+            (["-f", str(tmp_path / "p.yaml"), "--max", "0", *kube], "--max"),
+            (["-f", str(tmp_path / "p.yaml"), "--from", str(tmp_path / "p.yaml"), *kube], "not both")):
+        t0 = time.monotonic()
+        result = CliRunner().invoke(main, ["capacity", *args])
+        assert result.exit_code != 0 and message in result.output, (args, result.output)
+        assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output, result.output
+        assert time.monotonic() - t0 < 30
