@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from scheduler.app.cli import main
 from scheduler.profiles.crd import API_VERSION, KIND
+from scheduler.simulator.controllers.gpudriver import GPU_DRIVER
 from tests.operator.harness import Env, running_operator
 from tests.operator.test_e2e import accepted
 
@@ -46,7 +47,7 @@ def pod(name: str, pool: str, cpu: str, *, labels: dict[str, str] | None = None,
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    with running_operator(tmp_path_factory.mktemp("capacity")) as e:
+    with running_operator(tmp_path_factory.mktemp("capacity"), gpus_per_node=2) as e:
         api = e.api
         for obj in ({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"},
                      "spec": {"schedulerName": SCHEDULER}},):
@@ -79,14 +80,16 @@ def capacity(env: Env, tmp_path: Path, manifest: dict[str, Any], *args: str) -> 
 
 def settled(env: Env, name: str) -> tuple[str, str] | None:
     """("bound", node), ("pending", message) once the scheduler gave up on it (a FitError with
-    preemption's own verdict and no nomination), else None."""
+    no nomination, not waiting for a controller), else None."""
     status, p = env.api("GET", f"/api/v1/namespaces/cap/pods/{name}")
     assert status == 200, p
     if (p.get("spec") or {}).get("nodeName"):
         return "bound", p["spec"]["nodeName"]
     for c in (p.get("status") or {}).get("conditions") or []:
+        # "waiting for ephemeral volume controller to create the persistentvolumeclaim": a first
+        # attempt before a controller's object exists, retried when it does.
         if c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable" \
-                and not (p.get("status") or {}).get("nominatedNodeName"):
+                and not (p.get("status") or {}).get("nominatedNodeName") and "waiting for" not in c.get("message", ""):
             return "pending", str(c.get("message"))
     return None
 
@@ -110,7 +113,7 @@ def check_against_brute_force(env: Env, tmp_path: Path, manifest: dict[str, Any]
     answer = capacity(env, tmp_path, manifest)
     assert answer["firstUnfit"] is not None, answer
     per_node, message = brute_force(env, manifest, answer["fits"] + 3)
-    assert answer["fits"] == sum(per_node.values()), (answer, per_node)
+    assert answer["fits"] == sum(per_node.values()), (answer, per_node, message)
     assert answer["perNode"] == dict(per_node), (answer, per_node)
     # The live scheduler's FitError for the first replica that stays pending, word for word.
     assert message.startswith(answer["firstUnfit"].rstrip(".")), (message, answer["firstUnfit"])
@@ -234,3 +237,44 @@ def test_bad_input_is_one_clear_error(env: Env, tmp_path: Path) -> None:
         assert result.exit_code != 0 and message in result.output, (args, result.output)
         assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output, result.output
         assert time.monotonic() - t0 < 30
+
+
+def test_a_claim_from_a_template_per_replica(env: Env, tmp_path: Path) -> None:
+    """Each replica gets a claim of its own from the template, as the resourceclaim controller
+    makes one per pod: one GPU each, two GPUs a node, two nodes: four replicas."""
+    create(env, node("gpu0", "gpu", "8"), node("gpu1", "gpu", "8"))
+    status, body = env.api("POST", "/apis/resource.k8s.io/v1/namespaces/cap/resourceclaimtemplates", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": GPU_DRIVER, "count": 1}}]}}}})
+    assert status == 201, body
+    manifest = pod("gpu", "gpu", "100m", resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    manifest["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    answer = check_against_brute_force(env, tmp_path, manifest)
+    assert answer["perNode"] == {"gpu0": 2, "gpu1": 2}, answer
+    assert "cannot allocate all claims" in answer["firstUnfit"], answer
+
+
+def test_an_ephemeral_volume_per_replica(env: Env, tmp_path: Path) -> None:
+    """Each replica's generic ephemeral volume is a claim of its own, and each needs one of the
+    three local volumes (two on ev0, one on ev1): three replicas, each one's volume assumed
+    bound before the next is placed."""
+    create(env, node("ev0", "ev", "8"), node("ev1", "ev", "8"))
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "ev-local"},
+          "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+    assert env.api("POST", "/apis/storage.k8s.io/v1/storageclasses", sc)[0] == 201
+    for i, where in enumerate(("ev0", "ev0", "ev1")):
+        status, body = env.api("POST", "/api/v1/persistentvolumes", {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"ev-disk-{i}"},
+            "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "storageClassName": "ev-local", "persistentVolumeReclaimPolicy": "Retain",
+                     "local": {"path": f"/mnt/{i}"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                         {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                "values": [where]}]}]}}}})
+        assert status == 201, body
+    manifest = pod("ev", "ev", "100m", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {
+        "spec": {"storageClassName": "ev-local", "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": "1Gi"}}}}}}])
+    answer = check_against_brute_force(env, tmp_path, manifest)
+    assert answer["perNode"] == {"ev0": 2, "ev1": 1}, answer
+    assert "didn't find available persistent volumes to bind" in answer["firstUnfit"], answer
