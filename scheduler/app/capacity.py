@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -71,6 +72,8 @@ POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 # storage/v1 IsDefaultStorageClassAnnotation: the class the DefaultStorageClass admission plugin
 # writes into a new PVC that names none.
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+# The nodes the text output names per line; --output json names all.
+TEXT_NODES = 10
 GANG_NOTE = ("the pod names spec.schedulingGroup, but PodGroups are not scheduled as gangs yet "
              "(GenericWorkload's plugin is not built): replicas are counted pod by pod, not as a group")
 
@@ -200,8 +203,12 @@ async def _victims(service: SchedulerService, client: _Counting) -> list[Pod]:
 
 
 def _sorted(c: Counter[str]) -> dict[str, int]:
-    """Most replicas first, then by node name."""
-    return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+    """Most replicas first, then by node name in natural order (``n2`` before ``n10``)."""
+    return dict(sorted(c.items(), key=lambda kv: (-kv[1], _natural(kv[0]))))
+
+
+def _natural(name: str) -> list[tuple[int, int | str]]:
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part]
 
 
 def _replica(body: Obj, n: int) -> Obj:
@@ -282,7 +289,10 @@ def _admitted(body: Obj, objects: list[Obj]) -> Obj:
 def format_capacity(result: Mapping[str, Any]) -> str:
     """The same facts as ``--output json``, for a person."""
     def where(per_node: Mapping[str, int]) -> str:
-        return ", ".join(f"{node} {n}" for node, n in per_node.items()) or "no node"
+        shown = [f"{node} {n}" for node, n in list(per_node.items())[:TEXT_NODES]]
+        if len(per_node) > TEXT_NODES:
+            shown.append(f"and {len(per_node) - TEXT_NODES} more nodes: --output json lists them all")
+        return ", ".join(shown) or "no node"
     pre = result["withPreemption"]
     lines = [f"pod {result['pod']}  profile {result['profile']}",
              f"fits now: {result['fits']} more replica(s)  ({where(result['perNode'])})"]

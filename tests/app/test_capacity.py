@@ -278,3 +278,51 @@ def test_an_ephemeral_volume_per_replica(env: Env, tmp_path: Path) -> None:
     answer = check_against_brute_force(env, tmp_path, manifest)
     assert answer["perNode"] == {"ev0": 2, "ev1": 1}, answer
     assert "didn't find available persistent volumes to bind" in answer["firstUnfit"], answer
+
+
+def test_profile_counts_with_another_profile_and_refuses_a_shadow(tmp_path: Path) -> None:
+    """``--profile`` (a CR name or a schedulerName) places with that profile's plugins: the
+    packing one puts both replicas on the fuller node, the pod's own spreads them. A shadow
+    never schedules: it is refused, with the profile to ask instead."""
+    packing = {"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}}
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"}, "spec": {"schedulerName": SCHEDULER}},
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "packing"}, "spec": {
+            "schedulerName": "bin-packing", "pluginConfig": [{"name": n, "args": a} for n, a in packing.items()]}},
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "try-packing"}, "spec": {
+            "schedulerName": SCHEDULER, "shadowOf": SCHEDULER,
+            "pluginConfig": [{"name": n, "args": a} for n, a in packing.items()]}},
+        node("p0", "p", "8"), node("p1", "p", "8"),
+        {**pod("resident", "p", "4", node_name="p1"), "status": {"phase": "Running"}}]}))
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pod("p", "p", "1")))
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "p.yaml"), "--from", str(dump),
+                                           "--max", "2", *args])
+        return result
+    for args, profile, per_node in (((), SCHEDULER, {"p0": 2}), (("--profile", "packing"), "bin-packing", {"p1": 2}),
+                                    (("--profile", "bin-packing"), "bin-packing", {"p1": 2})):
+        result = run(*args, "--output", "json")
+        assert result.exit_code == 0, result.output
+        out = json.loads(result.stdout)
+        assert out["profile"] == profile and out["perNode"] == per_node, (args, out)
+    result = run("--profile", "try-packing")
+    assert result.exit_code == 1 and "a shadow profile never schedules" in result.output, result.output
+    assert f"ask its live profile ({SCHEDULER})" in result.output
+
+
+def test_text_names_the_busiest_nodes_in_natural_order(tmp_path: Path) -> None:
+    """Twelve nodes, one replica each: the text names ten, n2 before n10, and points to the JSON."""
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "live"}, "spec": {"schedulerName": SCHEDULER}},
+        *(node(f"n{i}", "t", "1") for i in range(12))]}))
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(pod("t", "t", "1")))
+    result = CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "t.yaml"), "--from", str(dump)])
+    assert result.exit_code == 0, result.output
+    assert "fits now: 12 more replica(s)  (n0 1, n1 1, n2 1, n3 1, n4 1, n5 1, n6 1, n7 1, n8 1, n9 1, " \
+           "and 2 more nodes: --output json lists them all)" in result.output, result.output
+    out = json.loads(CliRunner().invoke(main, ["capacity", "-f", str(tmp_path / "t.yaml"), "--from", str(dump),
+                                               "--output", "json"]).stdout)
+    assert list(out["perNode"]) == [f"n{i}" for i in range(12)], out
