@@ -184,6 +184,13 @@ def test_preemption_counts_victims_by_priority_and_a_dump_gives_the_same(env: En
     per_node, message = brute_force(env, manifest, 12)
     assert dict(per_node) == answer["withPreemption"]["perNode"], per_node
     assert "preemption:" in message, message
+    # The third replica was the first not to fit: the live scheduler's FailedScheduling event for it
+    # (before it preempted) says what firstUnfit says.
+    status, events = env.api("GET", "/api/v1/namespaces/cap/events")
+    assert status == 200
+    failed = [e["message"] for e in events["items"]
+              if e["involvedObject"]["name"] == "pm-bf-2" and e["reason"] == "FailedScheduling"]
+    assert failed and failed[0].startswith(answer["firstUnfit"].rstrip(".")), (failed, answer["firstUnfit"])
     status, left = env.api("GET", "/api/v1/namespaces/cap/pods", params={"labelSelector": "app=v"})
     assert status == 200 and [p for p in left["items"] if not p["metadata"].get("deletionTimestamp")] == [], left
 
