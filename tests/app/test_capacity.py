@@ -231,12 +231,16 @@ def test_bad_input_is_one_clear_error(env: Env, tmp_path: Path) -> None:
     (tmp_path / "svc.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Service",
                                                        "metadata": {"name": "s"}}))
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(pod("p", "res", "1")))
+    (tmp_path / "pinned.yaml").write_text(yaml.safe_dump(pod("p", "res", "1", node_name="r1")))
+    (tmp_path / "gated.yaml").write_text(yaml.safe_dump(pod("p", "res", "1", schedulingGates=[{"name": "wait"}])))
     kube = ["--kubeconfig", str(env.cluster.kubeconfig)]
     for args, message in (
             (["-f", str(tmp_path / "missing.yaml"), *kube], "missing.yaml"),
             (["-f", str(tmp_path / "svc.yaml"), *kube], "expected a Pod, got a Service"),
             (["-f", str(tmp_path / "p.yaml"), "--profile", "nobody", *kube],
              "no accepted SchedulingProfile is named or serves 'nobody'"),
+            (["-f", str(tmp_path / "pinned.yaml"), *kube], "the pod names spec.nodeName, so no scheduler places it"),
+            (["-f", str(tmp_path / "gated.yaml"), *kube], "the pod has spec.schedulingGates"),
             (["-f", str(tmp_path / "p.yaml"), "--max", "0", *kube], "--max"),
             (["-f", str(tmp_path / "p.yaml"), "--from", str(tmp_path / "p.yaml"), *kube], "not both")):
         t0 = time.monotonic()
