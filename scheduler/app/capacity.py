@@ -131,7 +131,7 @@ async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterabl
     if (body.get("spec") or {}).get("schedulingGates"):
         raise CapacityError("-f: the pod has spec.schedulingGates, so no scheduler places it until they are removed")
     client = _Counting()
-    service = loaded_service(listings, kinds, client)
+    service = loaded_service(listings, kinds, client=client)
     try:
         first = parse_pod(_replica(body, 0))
     except ParseError as e:
