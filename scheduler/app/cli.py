@@ -745,16 +745,25 @@ def _comparison_rows(runs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
               help="Also run the baseline (no shadow, --decision-records 0) before each run and report the ratio.")
 @click.option("--feature-gates", "feature_gates", multiple=True, metavar="Name=bool[,Name=bool]",
               help="As run --feature-gates; repeat it to run each set as a variant, side by side.")
+@click.option("--against", "against", default=None, metavar="REV",
+              help="Alternated pairs: REV against this checkout's HEAD, each installed fresh into its own "
+                   "venv (cached); reports each pair, the medians and the ratio new/old.")
+@click.option("--against-cache", type=click.Path(file_okay=False), default=None,
+              help="Where --against keeps its installs (default: ~/.cache/kopf-scheduler/against).")
+@click.option("--time-limit", type=click.FloatRange(10), default=3600.0, show_default=True,
+              help="--against: seconds for all the pairs (installs not counted).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
 def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
           repeat: int, decision_records: int, shadow_file: str | None, baseline: bool,
-          feature_gates: tuple[str, ...], output: str, seed: int) -> None:
+          feature_gates: tuple[str, ...], against: str | None, against_cache: str | None, time_limit: float,
+          output: str, seed: int) -> None:
     """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
     import json
 
     import yaml
 
+    from scheduler.benchmark.environment import environment, format_header, load_average
     from scheduler.benchmark.report import format_table, run_bench
     from scheduler.benchmark.workloads import WORKLOADS
     from scheduler.features import FeatureGateError, parse_feature_gates
@@ -777,15 +786,47 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
         shadow = doc.get("spec", doc) if isinstance(doc, dict) else None
         if not isinstance(shadow, dict):
             raise click.BadParameter(f"{shadow_file}: not a SchedulingProfile or its spec", param_hint="--shadow")
+    if against is not None:
+        _bench_against(against, list(workloads) or ["SchedulingBasic"], mode=mode, nodes=nodes, init_pods=init_pods,
+                       pods=pods, repeat=repeat, seed=seed, time_limit=time_limit, cache=against_cache,
+                       output=output, plain=not (shadow or baseline or feature_gates or decision_records != 10_000))
+        return
+    load_before = load_average()
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   shadow=shadow, baseline=baseline, feature_gates=feature_gates,
                                   progress=lambda m: click.echo(m, err=True))
-    click.echo(json.dumps({"results": results}, indent=2) if output == "json" else format_table(results))
+    env = environment(load_before)
+    click.echo(json.dumps({"environment": env, "results": results}, indent=2) if output == "json"
+               else format_header(env) + "\n" + format_table(results))
     for p in problems:
         click.echo(f"error: {p}", err=True)
     if problems:
         sys.exit(1)
+
+
+def _bench_against(rev: str, workloads: list[str], *, mode: str, nodes: int | None, init_pods: int | None,
+                   pods: int | None, repeat: int, seed: int, time_limit: float, cache: str | None, output: str,
+                   plain: bool) -> None:
+    """``bench --against REV``: scheduler.benchmark.against; exit 1 with its message when it cannot run."""
+    import json
+
+    from scheduler.benchmark.against import AgainstError, format_against, run_against
+    from scheduler.benchmark.environment import environment, format_header, load_average
+    if not plain:
+        raise click.BadParameter("--against compares the options every commit's bench has: --workload, --nodes, "
+                                 "--init-pods, --pods, --mode, --repeat, --seed", param_hint="--against")
+    load_before = load_average()
+    try:
+        report = run_against(rev, workloads, mode=mode, nodes=nodes, init_pods=init_pods, pods=pods, repeat=repeat,
+                             seed=seed, time_limit=time_limit, cache=Path(cache) if cache else None,
+                             progress=lambda m: click.echo(m, err=True))
+    except AgainstError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    report = {"environment": environment(load_before), **report}
+    click.echo(json.dumps(report, indent=2) if output == "json"
+               else format_header(report["environment"]) + "\n" + format_against(report))
 
 
 @main.command()

@@ -122,7 +122,7 @@ def test_bench_command_json_contract() -> None:
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     (r,) = doc["results"]
-    assert set(doc) == {"results"}
+    assert set(doc) == {"environment", "results"}
     assert set(r) == {"workload", "mode", "nodes", "initPods", "pods", "throughput", "attemptLatencySeconds",
                       "peakRssBytes", "seconds", "cpuSeconds", "recordingShare", "batchedPods",  # these 3: core only
                       "unmeasured"}
