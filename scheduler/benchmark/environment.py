@@ -15,7 +15,11 @@ installed packages. So ``bench`` records, for every run it reports:
 * ``python`` (version and implementation), ``cpuModel`` and ``cpuCount`` (``/proc/cpuinfo``'s
   ``model name``, and ``os.cpu_count()``);
 * ``loadAverage``: ``{"before": [1, 5, 15 min], "after": [...]}``, read around the run, so a
-  figure measured under load says so.
+  figure measured under load says so;
+* ``variables``: the environment variables that change how the code runs: every ``PYTHON*`` one
+  (``PYTHONDONTWRITEBYTECODE`` makes every process compile the project's modules again at start,
+  about 0.15 s each; ``PYTHONPATH`` names the checkout imported) and every ``KOPF_SCHEDULER_*`` one
+  (the GC thresholds, the worker mode).
 
 The freeze is read through ``importlib.metadata`` rather than by running ``pip freeze``: it is the
 same list, needs no pip in the venv, and costs milliseconds.
@@ -36,7 +40,7 @@ __all__ = ["ENVIRONMENT_KEYS", "cpu_model", "environment", "format_header", "git
            "pip_freeze"]
 
 ENVIRONMENT_KEYS = ("commit", "dirty", "pythonVersion", "pythonImplementation", "cpuModel", "cpuCount",
-                    "pipFreezeDigest", "pipFreeze", "loadAverage")
+                    "pipFreezeDigest", "pipFreeze", "loadAverage", "variables")
 
 
 def pip_freeze() -> list[str]:
@@ -102,7 +106,9 @@ def environment(load_before: list[float] | None, *, where: Path | None = None) -
             "pythonVersion": platform.python_version(), "pythonImplementation": platform.python_implementation(),
             "cpuModel": cpu_model(), "cpuCount": os.cpu_count(),
             "pipFreezeDigest": _digest(freeze), "pipFreeze": freeze,
-            "loadAverage": {"before": load_before, "after": load_average()}}
+            "loadAverage": {"before": load_before, "after": load_average()},
+            "variables": {k: v for k, v in sorted(os.environ.items())
+                          if k.startswith(("PYTHON", "KOPF_SCHEDULER_"))}}
 
 
 def format_header(env: dict[str, Any]) -> str:

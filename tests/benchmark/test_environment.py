@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from scheduler.app.cli import main
@@ -36,6 +37,15 @@ def test_the_record_has_every_key_and_the_digest_is_of_the_freeze() -> None:
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
     assert env["commit"] == head and isinstance(env["dirty"], bool)
+
+
+def test_the_variables_that_change_a_run_are_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOPF_SCHEDULER_GC_THRESHOLD", "700,10,10")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("HOME_OF_SOMETHING_ELSE", "x")
+    variables = environment(None)["variables"]
+    assert variables["KOPF_SCHEDULER_GC_THRESHOLD"] == "700,10,10" and variables["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "HOME_OF_SOMETHING_ELSE" not in variables
 
 
 def test_the_freeze_names_this_project_without_its_path() -> None:
