@@ -11,9 +11,10 @@ take longer``) and compares nothing with the threshold. So the throughput median
 that were measured; a result none of whose runs was has ``"unmeasured": true``, is not compared
 with its bar, and the warning goes to the progress stream.
 
-``--output json`` prints exactly::
+``--output json`` prints exactly (``environment``: where it was measured, ``environment.py``)::
 
-    {"results": [{"workload", "mode", "nodes", "initPods", "pods",
+    {"environment": {...},
+     "results": [{"workload", "mode", "nodes", "initPods", "pods",
                   "throughput": {"average", "p50", "p90", "p95", "p99"},
                   "attemptLatencySeconds": {"p50", "p99"}, "peakRssBytes", "seconds"}]}
 """
