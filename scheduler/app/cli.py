@@ -791,12 +791,12 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
                        pods=pods, repeat=repeat, seed=seed, time_limit=time_limit, cache=against_cache,
                        output=output, plain=not (shadow or baseline or feature_gates or decision_records != 10_000))
         return
-    load_before = load_average()
+    env = environment(load_average())        # the commit and packages as the run starts
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   shadow=shadow, baseline=baseline, feature_gates=feature_gates,
                                   progress=lambda m: click.echo(m, err=True))
-    env = environment(load_before)
+    env["loadAverage"]["after"] = load_average()
     click.echo(json.dumps({"environment": env, "results": results}, indent=2) if output == "json"
                else format_header(env) + "\n" + format_table(results))
     for p in problems:
@@ -816,7 +816,7 @@ def _bench_against(rev: str, workloads: list[str], *, mode: str, nodes: int | No
     if not plain:
         raise click.BadParameter("--against compares the options every commit's bench has: --workload, --nodes, "
                                  "--init-pods, --pods, --mode, --repeat, --seed", param_hint="--against")
-    load_before = load_average()
+    env = environment(load_average())
     try:
         report = run_against(rev, workloads, mode=mode, nodes=nodes, init_pods=init_pods, pods=pods, repeat=repeat,
                              seed=seed, time_limit=time_limit, cache=Path(cache) if cache else None,
@@ -824,7 +824,8 @@ def _bench_against(rev: str, workloads: list[str], *, mode: str, nodes: int | No
     except AgainstError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
-    report = {"environment": environment(load_before), **report}
+    env["loadAverage"]["after"] = load_average()
+    report = {"environment": env, **report}
     click.echo(json.dumps(report, indent=2) if output == "json"
                else format_header(report["environment"]) + "\n" + format_against(report))
 

@@ -99,7 +99,8 @@ def load_average() -> list[float] | None:
 
 
 def environment(load_before: list[float] | None, *, where: Path | None = None) -> dict[str, Any]:
-    """The record of this interpreter and machine, with the load average read now as ``after``."""
+    """The record of this interpreter and machine, with the load average read now as ``after``
+    (a caller that reads the record before a run sets ``after`` again once it is over)."""
     commit, dirty = git_state(where)
     freeze = pip_freeze()
     return {"commit": commit, "dirty": dirty,
