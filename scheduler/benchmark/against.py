@@ -28,10 +28,12 @@ installing anything.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -154,20 +156,26 @@ def side_runner(workloads: Sequence[str], *, mode: str, nodes: int | None, init_
         exe = side.python.with_name("kopf-scheduler")
         argv = [str(exe), *bench_argv(workloads, mode=mode, nodes=nodes, init_pods=init_pods, pods=pods, seed=seed)]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # A session of its own: on a timeout the whole group goes, the e2e cluster and operator too.
+        proc = subprocess.Popen(argv, cwd=side.source, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=_clean_env(side.python.parent.parent), stdin=subprocess.DEVNULL,
+                                start_new_session=True)
         try:
-            out = subprocess.run(argv, cwd=side.source, check=False, capture_output=True, text=True, timeout=time_limit,
-                                 env=_clean_env(side.python.parent.parent), stdin=subprocess.DEVNULL)
+            stdout, stderr = proc.communicate(timeout=time_limit)
         except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             raise AgainstError(f"{side.label} ({side.commit[:12]}): bench did not finish within "
                                f"{time_limit:.0f} s") from None
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         try:
-            doc = json.loads(out.stdout)
+            doc = json.loads(stdout)
             results = doc["results"]
         except (ValueError, KeyError, TypeError):
-            raise AgainstError(f"{side.label} ({side.commit[:12]}): bench exited {out.returncode} without its "
-                               f"JSON:\n{_tail(out.stderr)}") from None
+            raise AgainstError(f"{side.label} ({side.commit[:12]}): bench exited {proc.returncode} without its "
+                               f"JSON:\n{_tail(stderr)}") from None
         return list(results), cpu
     return run
 

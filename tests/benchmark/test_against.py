@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from scheduler.benchmark.against import (
     resolve_commit,
     run_against,
     run_pairs,
+    side_runner,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +90,34 @@ def test_both_sides_get_the_same_bench_arguments() -> None:
     assert bench_argv(["SchedulingBasic"], mode="e2e", nodes=50, init_pods=None, pods=100, seed=3) == [
         "bench", "--mode", "e2e", "--repeat", "1", "--output", "json", "--seed", "3",
         "--workload", "SchedulingBasic", "--nodes", "50", "--pods", "100"]
+
+
+def test_a_side_out_of_time_is_ended_with_its_children(tmp_path: Path) -> None:
+    # a stand-in for a side's kopf-scheduler whose bench starts a child (as e2e starts the cluster)
+    # and never ends: the time limit ends both, and the user reads why
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "kopf-scheduler"
+    exe.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {tmp_path / 'child'}\nwait\n")
+    exe.chmod(0o755)
+    side = Side("new", "HEAD", "c" * 40, tmp_path / "bin" / "python", tmp_path)
+    run = side_runner(["SchedulingBasic"], mode="e2e", nodes=5, init_pods=0, pods=5)
+    with pytest.raises(AgainstError, match=r"new \(cccccccccccc\): bench did not finish within 2 s"):
+        run(side, 0, 2.0)
+    child = int((tmp_path / "child").read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists()
+
+
+def test_a_side_without_json_says_so(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "kopf-scheduler"
+    exe.write_text("#!/bin/sh\necho 'Error: No such option: --mode' >&2\nexit 2\n")
+    exe.chmod(0o755)
+    side = Side("old", "REV", "d" * 40, tmp_path / "bin" / "python", tmp_path)
+    with pytest.raises(AgainstError, match="bench exited 2 without its JSON:\nError: No such option: --mode"):
+        side_runner(["SchedulingBasic"], mode="core", nodes=5, init_pods=0, pods=5)(side, 0, 60.0)
 
 
 def test_an_unknown_revision_is_a_clear_error() -> None:
