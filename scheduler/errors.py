@@ -46,8 +46,12 @@ The hierarchy. Classes defined outside this module are named by their module und
     │                                   PreBind's error text, upstream's
     ├── plugins.volumebinding.binder.VolumeBindingError
     │                                   a volume PreBind failure; never a ClientError, as above
-    └── plugins.nodevolumelimits.VolumeError
-                                        upstream's ``filterAttachableVolumes`` errors
+    ├── plugins.nodevolumelimits.VolumeError
+    │                                   upstream's ``filterAttachableVolumes`` errors
+    ├── app.capacity.CapacityError      ``capacity``: a bad manifest, an unknown profile, an unreadable
+    │                                   cluster: one ``Error:`` line, exit 1
+    └── benchmark.against.AgainstError  ``bench --against``: an unknown revision, a failed install, a
+                                        side that failed or ran out of time: one line, exit 1
 
     Internal, never crossing the module that raises them:
 

@@ -153,6 +153,10 @@ async def _run(pods: int, nodes: int, rate: float, delete_share: float, kill_eve
             soak.rv = listing["metadata"]["resourceVersion"]
             watcher = asyncio.create_task(soak.watch_pods(api))
             lease_watcher = asyncio.create_task(soak.watch_lease(api))
+            # The kills are timed from the first leader, not from the replicas' start: a replica's
+            # start (imports, informers listing through the injected errors) varies with the
+            # machine's load, and a kill schedule that runs out before anyone leads kills nobody.
+            await _first_leader(soak.replicas, time.monotonic() + min(60.0, time_limit))
             start = time.monotonic()
             deadline = start + time_limit
             await soak.drive(api, pods, rate, delete_share, graceful_every or kill_every, start, deadline)
@@ -179,6 +183,16 @@ _REPORT_KEYS = (
     "failoverSeconds", "failoverSecondsMax", "errorRate", "latency", "dropWatch", "seconds", "lostPods",
     "gracefulStops", "handOverSeconds", "handOverSecondsP99", "handOverSecondsMax", "stopToLeaderSeconds",
     "gracefulExitSeconds", "gracefulExitSecondsMax", "gracefulExitFailures", "releasesUnseen")
+
+
+async def _first_leader(replicas: list[_Replica], deadline: float) -> None:
+    """Wait until a replica says it leads (``/readyz``), or ``deadline``."""
+    loop = asyncio.get_running_loop()
+    while time.monotonic() < deadline:
+        leading = await loop.run_in_executor(None, lambda: any(r.leading() for r in replicas))
+        if leading:
+            return
+        await asyncio.sleep(0.1)
 
 
 async def _setup(api: KubeClient, nodes: int) -> None:
