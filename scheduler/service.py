@@ -183,7 +183,9 @@ class SchedulerService:
         self.profiles = ProfileMap()
         self.shadows = Shadows()
         self.cache = Cache()
-        self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics)
+        self.queue = SchedulingQueue(self.profiles.for_pod, metrics=self.metrics,
+                                     pop_from_backoff=features.enabled(self.feature_gates,
+                                                                       "SchedulerPopFromBackoffQ"))
         self.decisions = DecisionStore(decision_records, decision_top_nodes)
         self.scheduler = Scheduler(self.profiles, self.cache, self.queue, client, metrics=self.metrics,
                                    decisions=self.decisions, shadows=self.shadows,

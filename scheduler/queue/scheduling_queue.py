@@ -14,11 +14,20 @@
 * activeQ is a heap ordered by the profile's QueueSort key (PrioritySort: priority desc, then the
   queue timestamp).
 * Backoff is ``min(initial * 2**(attempts-1), max)`` per profile (defaults 1 s and 10 s), counted
-  from the time the pod was put back.
+  from the time the pod was put back. backoffQ is two heaps, as upstream's ``backoffQueue``: pods
+  that plugins rejected, and pods that failed with an error (no rejector plugins).
+* ``SchedulerPopFromBackoffQ`` (beta, on by default; ``pop_from_backoff``), as upstream's
+  ``backend/queue/backoff_queue.go`` and ``active_queue.go``: when activeQ is empty, ``pop`` takes
+  the head of the rejected pods' heap instead of waiting out its backoff (never an errored pod's:
+  their heap only drains on backoff completion). Backoff expiries are truncated to a 1 s ordering
+  window (KEP-5142), within which the heap orders pods as activeQ does; PreEnqueue runs when a pod
+  enters backoffQ rather than when it leaves it, so a pod popped from there was already admitted.
+  Off, backoffQ is ordered by expiry alone and PreEnqueue runs on the way out.
 * A pod in unschedulable moves only on a cluster event that one of its rejector plugins registered
   for and whose queueing hint says Queue; a pod with no rejectors moves on any event.
 * PreEnqueue runs on every way into activeQ (add, move, backoff completion, activate), as
-  upstream's ``moveToActiveQ``: a pod whose preemption is still deleting victims is gated again.
+  upstream's ``moveToActiveQ``, except from backoffQ with PopFromBackoffQ (see above): a pod whose
+  preemption is still deleting victims is gated again.
 * ``nominator`` follows the pods' nominated nodes on add, update and delete (see ``nominator``).
 * ``move_request_cycle``: an event that arrives while a pod is in flight sends the pod to backoffQ
   rather than unschedulable when it fails, so the event is not lost.
@@ -31,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -45,7 +55,9 @@ from scheduler.queue.nominator import Nominator
 __all__ = [
     "ACTIVE",
     "BACKOFF",
+    "BACKOFF_Q_ORDERING_WINDOW",
     "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
+    "POP_FROM_BACKOFF_Q",
     "UNSCHEDULABLE",
     "QueueProfile",
     "SchedulingQueue",
@@ -53,6 +65,11 @@ __all__ = [
 ]
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+# The ``scheduler_queue_incoming_pods_total`` event of a pod popped from backoffQ (upstream's
+# ``framework.PopFromBackoffQ``).
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+# backend/queue/backoff_queue.go: backoffQOrderingWindowDuration.
+BACKOFF_Q_ORDERING_WINDOW = 1.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL = 30.0
 
@@ -134,8 +151,10 @@ class SchedulingQueue:
 
     def __init__(self, profile_of: Callable[[Pod], QueueProfile | None], *,
                  clock: Callable[[], float] = time.monotonic, metrics: Metrics | None = None,
-                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+                 pop_from_backoff: bool = True) -> None:
         self._profile_of = profile_of
+        self.pop_from_backoff = pop_from_backoff
         self._clock = clock
         self._metrics = metrics
         self._incoming_pods = Children(metrics.queue_incoming_pods if metrics else None)
@@ -147,7 +166,10 @@ class SchedulingQueue:
         self._active: dict[str, tuple[QueuedPodInfo, int]] = {}
         self._active_heap: list[tuple[Any, int, str, int]] = []
         self._backoff: dict[str, tuple[QueuedPodInfo, int]] = {}
-        self._backoff_heap: list[tuple[float, int, str, int]] = []
+        # backoffQ's two heaps (upstream's podBackoffQ and podErrorBackoffQ): the key is the expiry,
+        # then (PopFromBackoffQ, rejected pods only) the QueueSort key.
+        self._backoff_heap: list[tuple[Any, int, str, int]] = []
+        self._error_backoff_heap: list[tuple[Any, int, str, int]] = []
         self._unschedulable = _Unschedulable()
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
@@ -193,19 +215,59 @@ class SchedulingQueue:
         self._cond.notify()
 
     def _push_backoff(self, info: QueuedPodInfo, event: str) -> None:
+        """Into backoffQ as it is (upstream's ``backoffQueue.add``): a pod no plugin rejected (an
+        error) into the error heap, the others into the rejected pods' heap."""
         entry = next(self._seq)
         self._backoff[info.uid] = (info, entry)
-        heapq.heappush(self._backoff_heap, (self._backoff_expiry(info), entry, info.uid, entry))
+        expiry = self._backoff_expiry(info)
+        if not info.unschedulable_plugins and not info.pending_plugins:
+            heapq.heappush(self._error_backoff_heap, ((expiry,), entry, info.uid, entry))
+        else:
+            prof = self._profile_of(info.pod)
+            key: tuple[Any, ...] = (expiry,)
+            if self.pop_from_backoff and prof is not None:
+                # lessBackoffCompletedWithPriority: one window, ordered as activeQ orders.
+                key = (expiry, prof.queue_sort_key(info))
+            heapq.heappush(self._backoff_heap, (key, entry, info.uid, entry))
         self._incoming(BACKOFF, event)
         self._cond.notify()
 
+    def _move_to_backoff(self, info: QueuedPodInfo, event: str) -> None:
+        """Upstream's ``moveToBackoffQ``: with PopFromBackoffQ, PreEnqueue runs here (a pod popped
+        from backoffQ skips it), and a gated pod waits in unschedulable instead."""
+        if self.pop_from_backoff:
+            prof = self._profile_of(info.pod)
+            if prof is None:
+                return
+            status = prof.run_pre_enqueue(info.pod)
+            if not status.is_success():
+                info.gating_plugin = status.plugin or "PreEnqueue"
+                self._unschedulable[info.uid] = info
+                self._incoming(GATED, event)
+                return
+            info.gating_plugin = ""
+        self._push_backoff(info, event)
+
     def _backoff_expiry(self, info: QueuedPodInfo) -> float:
+        """Upstream's ``getBackoffTime``: with PopFromBackoffQ truncated to the ordering window;
+        a pod never attempted has none (``-inf``: it never backs off)."""
+        if info.attempts <= 0:
+            return float("-inf")
         prof = self._profile_of(info.pod)
         initial, maximum = (1.0, 10.0) if prof is None else (prof.pod_initial_backoff, prof.pod_max_backoff)
-        return info.timestamp + backoff_duration(info.attempts, initial, maximum)
+        return self._align(info.timestamp + backoff_duration(info.attempts, initial, maximum))
+
+    def _align(self, t: float) -> float:
+        if not self.pop_from_backoff:
+            return t
+        return math.floor(t / BACKOFF_Q_ORDERING_WINDOW) * BACKOFF_Q_ORDERING_WINDOW
+
+    def _expired(self, expiry: float, now: float) -> bool:
+        # isPodBackingoff: still backing off while the expiry is not before (the window of) now.
+        return expiry < self._align(now)
 
     def _is_backing_off(self, info: QueuedPodInfo, now: float) -> bool:
-        return self._backoff_expiry(info) > now
+        return not self._expired(self._backoff_expiry(info), now)
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
         for q in (self._active, self._backoff):
@@ -214,10 +276,16 @@ class SchedulingQueue:
                 return hit[0]
         return self._unschedulable.pop(uid, None)
 
-    def _admit(self, info: QueuedPodInfo, event: str) -> None:
-        """Run PreEnqueue; a gated pod waits in unschedulable, the rest go to activeQ."""
+    def _admit(self, info: QueuedPodInfo, event: str, *, from_backoff: bool = False) -> None:
+        """Run PreEnqueue; a gated pod waits in unschedulable, the rest go to activeQ (upstream's
+        ``moveToActiveQ``). A pod that leaves backoffQ with PopFromBackoffQ passed PreEnqueue when
+        it went in, so it goes straight to activeQ."""
         prof = self._profile_of(info.pod)
         if prof is None:
+            return
+        if from_backoff and self.pop_from_backoff:
+            info.gating_plugin = ""
+            self._push_active(info, event)
             return
         status = prof.run_pre_enqueue(info.pod)
         if not status.is_success():
@@ -272,7 +340,7 @@ class SchedulingQueue:
             elif _scheduling_relevant_change(old, pod):
                 del self._unschedulable[uid]
                 if self._is_backing_off(info, self._clock()):
-                    self._push_backoff(info, "PodUpdate")
+                    self._move_to_backoff(info, "PodUpdate")
                 else:
                     self._admit(info, "PodUpdate")
 
@@ -289,12 +357,15 @@ class SchedulingQueue:
 
     # --- the worker's side -----------------------------------------------------------------
     def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
-        """The next pod by QueueSort order; waits up to ``timeout`` (None: forever)."""
+        """The next pod by QueueSort order; waits up to ``timeout`` (None: forever). With
+        PopFromBackoffQ an empty activeQ gives the head of backoffQ's rejected pods instead."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
                 self.flush()
                 info = self._pop_active()
+                if info is None and self.pop_from_backoff:
+                    info = self._pop_backoff()
                 if info is not None or self._closed:
                     return info
                 wait = None if deadline is None else deadline - time.monotonic()
@@ -302,7 +373,9 @@ class SchedulingQueue:
                     return None
                 nxt = self._next_backoff_expiry()
                 if nxt is not None:
-                    until = max(0.001, nxt - self._clock())
+                    # The first instant at which that expiry is before (the window of) now.
+                    done_at = nxt + BACKOFF_Q_ORDERING_WINDOW if self.pop_from_backoff else nxt
+                    until = max(0.001, done_at - self._clock())
                     wait = until if wait is None else min(wait, until)
                 self._cond.wait(wait)
 
@@ -313,23 +386,52 @@ class SchedulingQueue:
             if hit is None or hit[1] != entry:
                 continue
             del self._active[uid]
-            info = hit[0]
-            info.attempts += 1
-            self.scheduling_cycle += 1
-            info.cycle = self.scheduling_cycle
-            self._in_flight[uid] = info
-            return info
+            return self._to_in_flight(hit[0])
+        return None
+
+    def _pop_backoff(self) -> QueuedPodInfo | None:
+        """active_queue.go ``unlockedPop``: the head of the rejected pods' heap, counted as coming
+        into activeQ by ``PopFromBackoffQ``."""
+        if self._peek(self._backoff_heap) is None:
+            return None
+        _, _, uid, _ = heapq.heappop(self._backoff_heap)
+        info, _ = self._backoff.pop(uid)
+        self._incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+        return self._to_in_flight(info)
+
+    def _to_in_flight(self, info: QueuedPodInfo) -> QueuedPodInfo:
+        info.attempts += 1
+        self.scheduling_cycle += 1
+        info.cycle = self.scheduling_cycle
+        self._in_flight[info.uid] = info
+        return info
+
+    def _peek(self, heap: list[tuple[Any, int, str, int]]) -> float | None:
+        """The live head's expiry of one backoff heap (dropping stale entries), or None."""
+        while heap:
+            key, _, uid, entry = heap[0]
+            hit = self._backoff.get(uid)
+            if hit is None or hit[1] != entry:
+                heapq.heappop(heap)
+                continue
+            expiry: float = key[0]
+            return expiry
         return None
 
     def _next_backoff_expiry(self) -> float | None:
-        while self._backoff_heap:
-            expiry, _, uid, entry = self._backoff_heap[0]
-            hit = self._backoff.get(uid)
-            if hit is None or hit[1] != entry:
-                heapq.heappop(self._backoff_heap)
-                continue
-            return expiry
-        return None
+        heads = [e for e in (self._peek(self._backoff_heap), self._peek(self._error_backoff_heap)) if e is not None]
+        return min(heads) if heads else None
+
+    def _pop_backoff_completed(self) -> list[QueuedPodInfo]:
+        """Take every pod whose backoff is over out of backoffQ, the rejected pods' heap first,
+        each heap in its order (upstream's ``popEachBackoffCompleted``)."""
+        now = self._clock()
+        out: list[QueuedPodInfo] = []
+        for heap in (self._backoff_heap, self._error_backoff_heap):
+            while (expiry := self._peek(heap)) is not None and self._expired(expiry, now):
+                _, _, uid, _ = heapq.heappop(heap)
+                out.append(self._backoff.pop(uid)[0])
+        return out
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt is over (bound, or put back)."""
@@ -361,7 +463,7 @@ class SchedulingQueue:
                 info.consecutive_errors = 0
             rejectors = info.unschedulable_plugins | info.pending_plugins
             if self._move_request_cycle >= info.cycle or not rejectors:
-                self._push_backoff(info, "ScheduleAttemptFailure")
+                self._move_to_backoff(info, "ScheduleAttemptFailure")
             else:
                 self._unschedulable[uid] = info
                 self._incoming(UNSCHEDULABLE, "ScheduleAttemptFailure")
@@ -405,7 +507,7 @@ class SchedulingQueue:
                     # Only Pending plugins rejected it: they asked to retry as soon as possible.
                     self._admit(info, change.name)
                 elif self._is_backing_off(info, now):
-                    self._push_backoff(info, change.name)
+                    self._move_to_backoff(info, change.name)
                 else:
                     self._admit(info, change.name)
                 moved += 1
@@ -415,10 +517,8 @@ class SchedulingQueue:
         """Move completed backoffs to activeQ, and 5-minute leftovers out of unschedulable."""
         with self._lock:
             now = self._clock()
-            while (expiry := self._next_backoff_expiry()) is not None and expiry <= now:
-                _, _, uid, _ = heapq.heappop(self._backoff_heap)
-                info, _ = self._backoff.pop(uid)
-                self._admit(info, "BackoffComplete")
+            for info in self._pop_backoff_completed():
+                self._admit(info, "BackoffComplete", from_backoff=True)
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
                 for uid, info in list(self._unschedulable.plain.items()):
@@ -426,7 +526,7 @@ class SchedulingQueue:
                         continue
                     del self._unschedulable[uid]
                     if self._is_backing_off(info, now):
-                        self._push_backoff(info, "UnschedulableTimeout")
+                        self._move_to_backoff(info, "UnschedulableTimeout")
                     else:
                         self._admit(info, "UnschedulableTimeout")
 
@@ -436,11 +536,13 @@ class SchedulingQueue:
         with self._lock:
             for uid in uids:
                 info = self._unschedulable.pop(uid, None)
+                from_backoff = False
                 if info is None:
                     hit = self._backoff.pop(uid, None)
                     info = hit[0] if hit else None
+                    from_backoff = True
                 if info is not None:
-                    self._admit(info, "ForceActivate")
+                    self._admit(info, "ForceActivate", from_backoff=from_backoff)
 
     def close(self) -> None:
         with self._cond:

@@ -1,7 +1,7 @@
 import pytest
 
 from scheduler.framework.status import Status
-from scheduler.framework.types import ClusterEvent
+from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.queue import SchedulingQueue, backoff_duration
 from tests.builders import Clock, make_scheduler, pod
 
@@ -181,3 +181,221 @@ def test_unschedulable_index_follows_every_operation(seed: int) -> None:
             clock.advance(rng.choice((1, 400)))
             q.flush()
         _index_is_consistent(q)
+
+
+# --- SchedulerPopFromBackoffQ (beta, on in 1.37): upstream's tables, as data ----------------------
+# Each case is named by its upstream file and case (pkg/scheduler/backend/queue/). Upstream builds
+# QueuedPodInfos and calls the queue's internals (backoffQ.add, moveToActiveQ, moveToBackoffQ); so
+# do these, through the same-named private methods. PreEnqueue rejection is SchedulingGates'
+# (a pod with a scheduling gate), where upstream uses a test allowlist plugin.
+def _gated_queue(gate: bool, clock: Clock | None = None) -> tuple[SchedulingQueue, Clock]:
+    clock = clock or Clock()
+    s, _ = make_scheduler(clock=clock)
+    s.queue.pop_from_backoff = gate
+    return s.queue, clock
+
+
+def _info(name: str, clock: Clock, *, ts: float, attempts: int = 1, plugins: tuple[str, ...] = (),
+          priority: int | None = None, gated: bool = False) -> QueuedPodInfo:
+    spec = {"schedulingGates": [{"name": "g"}]} if gated else None
+    return QueuedPodInfo(pod(name, priority=priority, spec=spec), clock() + ts, clock() + ts,
+                         attempts=attempts, unschedulable_plugins=set(plugins))
+
+
+def _push(q: SchedulingQueue, info: QueuedPodInfo) -> None:
+    """Upstream's ``backoffQ.add``: straight into backoffQ (the queue's methods run under its lock)."""
+    with q._lock:
+        q._push_backoff(info, "PodAdd")
+
+
+_POP_EACH_COMPLETED = [
+    ("Both queues empty, no pods moved to activeQ", [], []),
+    ("Pods only in backoffQ, some pods moved to activeQ", ["pod0", "pod1"], ["pod0"]),
+    ("Pods only in errorBackoffQ, some pods moved to activeQ", ["pod2", "pod3"], ["pod2"]),
+    ("Pods in both queues, some pods moved to activeQ", ["pod0", "pod1", "pod2", "pod3"], ["pod0", "pod2"]),
+    ("Pods in both queues, all pods moved to activeQ", ["pod0", "pod2"], ["pod0", "pod2"]),
+    ("Pods in both queues, no pods moved to activeQ", ["pod1", "pod3"], []),
+]
+
+
+@pytest.mark.parametrize("gate", [True, False], ids=["popFromBackoffQEnabled(true)", "popFromBackoffQEnabled(false)"])
+@pytest.mark.parametrize(("case", "in_backoff", "want"), _POP_EACH_COMPLETED, ids=[c[0] for c in _POP_EACH_COMPLETED])
+def test_backoff_queue_test_go_pop_each_backoff_completed(case: str, in_backoff: list[str], want: list[str],
+                                                          gate: bool) -> None:
+    """backoff_queue_test.go, TestBackoffQueue_popEachBackoffCompleted: the clock is upstream's
+    ``time.Now()``, not on a window boundary."""
+    q, clock = _gated_queue(gate, Clock(1000.37))
+    infos = {
+        "pod0": _info("pod0", clock, ts=-2, plugins=("plugin",)),
+        "pod1": _info("pod1", clock, ts=1, plugins=("plugin",)),
+        "pod2": _info("pod2", clock, ts=-2),
+        "pod3": _info("pod3", clock, ts=1),
+    }
+    for name in in_backoff:
+        _push(q, infos[name])
+    got = [i.pod.name for i in q._pop_backoff_completed()]
+    assert got == want
+    assert q.counts()["backoff"] == len(in_backoff) - len(want)
+
+
+def _ordering_infos(clock: Clock) -> list[QueuedPodInfo]:
+    return [_info("pod0", clock, ts=0, plugins=("plugin",), priority=1),
+            _info("pod1", clock, ts=-1, plugins=("plugin",), priority=1),
+            _info("pod2", clock, ts=-2 + 0.001, plugins=("plugin",), priority=2),
+            _info("pod3", clock, ts=-2, plugins=("plugin",), priority=1),
+            _info("pod4", clock, ts=-2, plugins=("plugin",), priority=2),
+            _info("pod5", clock, ts=-3, plugins=("plugin",), priority=1)]
+
+
+def test_backoff_queue_test_go_ordering_same_window_by_priority_when_enabled() -> None:
+    """backoff_queue_test.go, TestBackoffQueueOrdering, "Pods with the same window are ordered by
+    priority if PopFromBackoffQ is enabled" (the clock on a window boundary, as upstream's)."""
+    q, clock = _gated_queue(True, Clock(1000.0))
+    for info in _ordering_infos(clock):
+        _push(q, info)
+    assert [i.pod.name for i in q._pop_backoff_completed()] == ["pod5", "pod4", "pod2", "pod3"]
+
+
+def test_backoff_queue_test_go_ordering_priority_ignored_when_disabled() -> None:
+    """backoff_queue_test.go, TestBackoffQueueOrdering, "Pods priority doesn't matter if
+    PopFromBackoffQ is disabled": upstream wants pod5, pod4, pod3, pod2. pod3 and pod4 expire at
+    the same instant and the disabled less function compares expiries only, so their relative order
+    is whatever Go's (unstable) heap gives; the expiry order around them is what is checked."""
+    q, clock = _gated_queue(False, Clock(1000.0))
+    for info in _ordering_infos(clock):
+        _push(q, info)
+    got = [i.pod.name for i in q._pop_backoff_completed()]
+    assert got[0] == "pod5" and set(got[1:3]) == {"pod3", "pod4"} and got[3:] == ["pod2"]
+
+
+_MOVE_TO_ACTIVE = [
+    # (case, gated pod, event, gate values, want unschedulable, want success)
+    ("preEnqueue plugin registered, pod failed one preEnqueue plugin", True, "PodAdd", (True, False), 1, False),
+    ("preEnqueue plugin registered, preEnqueue plugin would reject the pod, but isn't run", True,
+     "BackoffComplete", (False,), 1, False),
+    ("preEnqueue plugin registered, pod would fail one preEnqueue plugin, but is after backoff", True,
+     "BackoffComplete", (True,), 0, True),
+    ("preEnqueue plugin registered, pod passed all preEnqueue plugins", False, "PodAdd", (True, False), 0, True),
+]
+
+
+@pytest.mark.parametrize(("case", "gated", "event", "gate", "want_unschedulable", "want_success"),
+                         [(c, g, e, v, u, s) for c, g, e, vs, u, s in _MOVE_TO_ACTIVE for v in vs],
+                         ids=[f"{c} popFromBackoffQEnabled({v})" for c, _, _, vs, _, _ in _MOVE_TO_ACTIVE
+                              for v in vs])
+def test_scheduling_queue_test_go_move_to_active_q(case: str, gated: bool, event: str, gate: bool,
+                                                   want_unschedulable: int, want_success: bool) -> None:
+    """scheduling_queue_test.go, TestPriorityQueue_moveToActiveQ (its PreEnqueue cases): a pod
+    moving out of backoffQ (``BackoffComplete``) skips PreEnqueue with the gate on."""
+    q, clock = _gated_queue(gate)
+    info = _info("bar", clock, ts=0, attempts=0, gated=gated)
+    with q._lock:
+        q._admit(info, event, from_backoff=event == "BackoffComplete")
+    assert (q.where(info.uid) == "active") is want_success
+    assert len(q._unschedulable) == want_unschedulable
+
+
+_MOVE_TO_BACKOFF = [
+    # (case, gated pod, gate values, want success)
+    ("no plugins registered", False, (True, False), True),
+    ("preEnqueue plugin registered, pod name would not be in allowlists", True, (False,), True),
+    ("preEnqueue plugin registered, pod name not in allowlists", True, (True,), False),
+    ("preEnqueue plugin registered, pod passed all preEnqueue plugins", False, (True, False), True),
+]
+
+
+@pytest.mark.parametrize(("case", "gated", "gate", "want_success"),
+                         [(c, g, v, s) for c, g, vs, s in _MOVE_TO_BACKOFF for v in vs],
+                         ids=[f"{c} popFromBackoffQEnabled({v})" for c, _, vs, _ in _MOVE_TO_BACKOFF for v in vs])
+def test_scheduling_queue_test_go_move_to_backoff_q(case: str, gated: bool, gate: bool, want_success: bool) -> None:
+    """scheduling_queue_test.go, TestPriorityQueue_moveToBackoffQ: with the gate on, PreEnqueue runs
+    on the way into backoffQ, and a pod it rejects waits in unschedulable instead."""
+    q, clock = _gated_queue(gate)
+    info = _info("p", clock, ts=0, gated=gated)
+    with q._lock:
+        q._move_to_backoff(info, "PodAdd")
+    assert (q.where(info.uid) == "backoff") is want_success
+    assert (info.uid in q._unschedulable) is (not want_success)
+
+
+@pytest.mark.parametrize(("gate", "want"), [(True, ["med", "high"]), (False, ["med"])],
+                         ids=["Pop pods from both activeQ and backoffQ when PopFromBackoffQ is enabled",
+                              "Pop pod only from activeQ when PopFromBackoffQ is disabled"])
+def test_scheduling_queue_test_go_pop(gate: bool, want: list[str]) -> None:
+    """scheduling_queue_test.go, TestPriorityQueue_Pop. Upstream's backoffQ pods have no attempt and
+    its test never flushes; ``pop`` here flushes completed backoffs first, so the pods are given one
+    attempt just now to be in backoffQ still when popped, which is the state upstream's case sets."""
+    q, clock = _gated_queue(gate)
+    q.add(pod("med", priority=100))
+    _push(q, _info("high", clock, ts=0, plugins=("plugin",), priority=1000))
+    _push(q, _info("hpp2", clock, ts=0, priority=1000))                          # errorBackoffQ
+    unsched = _info("unsched", clock, ts=0, plugins=("plugin",))
+    q._unschedulable[unsched.uid] = unsched
+    got = []
+    for _ in range(len(want) + 1):
+        info = q.pop(0)
+        if info is None:
+            break
+        got.append(info.pod.name)
+    assert got == want
+
+
+def _incoming(q: SchedulingQueue, queue: str, event: str) -> float | None:
+    assert q._metrics is not None
+    return q._metrics.registry.get_sample_value("scheduler_queue_incoming_pods_total",
+                                                {"queue": queue, "event": event})
+
+
+def test_empty_active_queue_pops_the_rejected_pod_without_waiting_its_backoff() -> None:
+    """A pod that a node event moved to backoffQ is tried at once when nothing else is pending,
+    counted as entering activeQ by ``PopFromBackoffQ``; the backoff gauge drops to zero."""
+    q, _ = _gated_queue(True)
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(info)
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"}))) == 1
+    assert q.where(info.uid) == "backoff"
+    assert q.pop(0) is info and info.attempts == 2           # no clock advance: backoff not waited
+    assert _incoming(q, "active", "PopFromBackoffQ") == 1
+    assert q.counts()["backoff"] == 0 and q.where(info.uid) == "inFlight"
+
+
+def test_errored_pod_still_waits_its_backoff() -> None:
+    """A pod that failed with an error (no rejector plugins) is in the error backoff heap, which
+    PopFromBackoffQ never pops from: it waits for its backoff (1 s, then the 1 s window)."""
+    q, clock = _gated_queue(True)
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    q.requeue_after_error(info)
+    assert q.where(info.uid) == "backoff"
+    assert q.pop(0) is None
+    clock.advance(1.5)
+    assert q.pop(0) is None                     # expiry 1001 is not before the window of 1001.5
+    clock.advance(0.5)
+    assert q.pop(0) is info
+    assert _incoming(q, "active", "PopFromBackoffQ") is None
+
+
+def test_gate_off_keeps_a_rejected_pod_in_backoff_until_it_expires() -> None:
+    """``--feature-gates SchedulerPopFromBackoffQ=false``: pop waits out the backoff, as before."""
+    q, clock = _gated_queue(False)
+    q.add(pod("p"))
+    info = q.pop(0)
+    assert info is not None
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(info)
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"})))
+    assert q.pop(0) is None
+    clock.advance(1.01)
+    assert q.pop(0) is info
+
+
+def test_service_passes_the_gate_to_its_queue() -> None:
+    from scheduler.service import SchedulerService
+    from tests.builders import MemoryClient
+    assert SchedulerService(MemoryClient()).queue.pop_from_backoff is True
+    off = SchedulerService(MemoryClient(), feature_gates={"SchedulerPopFromBackoffQ": False})
+    assert off.queue.pop_from_backoff is False
