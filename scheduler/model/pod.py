@@ -104,6 +104,10 @@ class TopologySpreadConstraint:
     min_domains: int = 1
     node_affinity_policy: str = "Honor"
     node_taints_policy: str = "Ignore"
+    # ``matchLabelKeys`` and the ``labelSelector`` alone: ``selector`` has the pod's values for those
+    # keys ANDed in, which MatchLabelKeysInPodTopologySpread=false ignores (podtopologyspread).
+    match_label_keys: tuple[str, ...] = ()
+    label_selector: LabelSelector | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +321,7 @@ def _spread(raw: Any, field: str, labels: Mapping[str, str]) -> TopologySpreadCo
     selector = None if sel_raw is None else parse_label_selector(sel_raw, f"{field}.labelSelector")
     # matchLabelKeys: the incoming pod's values for those keys are ANDed into the selector.
     mlk = raw.get("matchLabelKeys") or []
+    label_selector = selector
     if mlk and selector is not None:
         from scheduler.model.selectors import Requirement
 
@@ -330,7 +335,8 @@ def _spread(raw: Any, field: str, labels: Mapping[str, str]) -> TopologySpreadCo
         if v not in allowed:
             raise ParseError(f"Unsupported value: {v!r}", field=f"{field}.{name}")
         policies.append(v)
-    return TopologySpreadConstraint(skew, key, when, selector, min_domains, policies[0], policies[1])
+    return TopologySpreadConstraint(skew, key, when, selector, min_domains, policies[0], policies[1],
+                                    tuple(mlk) if selector is not None else (), label_selector)
 
 
 def _toleration(raw: Any, field: str) -> Toleration:

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from scheduler import features
 from scheduler.cache import Snapshot, SpreadMatch
 from scheduler.errors import PluginArgsError
 from scheduler.framework import interfaces as fwk
@@ -54,6 +55,7 @@ from scheduler.plugins.helpers import (
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+MATCH_LABEL_KEYS_GATE = "MatchLabelKeysInPodTopologySpread"
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 _PREFILTER_KEY = "PreFilter" + NAME
@@ -94,9 +96,13 @@ class PodTopologySpread:
 
     name = NAME
 
-    def __init__(self, args: PodTopologySpreadArgs, default_selector: DefaultSelectorFn | None = None) -> None:
+    def __init__(self, args: PodTopologySpreadArgs, default_selector: DefaultSelectorFn | None = None, *,
+                 match_label_keys: bool = True) -> None:
         self.args = args
         self._default_selector = default_selector
+        # MatchLabelKeysInPodTopologySpread (beta, on): off, a constraint's matchLabelKeys are ignored
+        # (common.go filterTopologySpreadConstraints, enableMatchLabelKeysInPodTopologySpread).
+        self._match_label_keys = match_label_keys
         self._system_defaulted = args.defaulting_type == "System"
         self._defaults: tuple[dict[str, object], ...] = args.default_constraints
         if self._system_defaulted:
@@ -124,7 +130,10 @@ class PodTopologySpread:
     # --- constraints -----------------------------------------------------------------------
     def _constraints(self, pod: Pod, when: str) -> tuple[TopologySpreadConstraint, ...]:
         if pod.topology_spread:
-            return tuple(c for c in pod.topology_spread if c.when_unsatisfiable == when)
+            own = tuple(c for c in pod.topology_spread if c.when_unsatisfiable == when)
+            if self._match_label_keys:
+                return own
+            return tuple(replace(c, selector=c.label_selector) if c.match_label_keys else c for c in own)
         if not self._defaults or self._default_selector is None:
             return ()
         selector = self._default_selector(pod)
@@ -299,7 +308,8 @@ class PodTopologySpread:
 
 
 def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(args or PodTopologySpreadArgs(), handle.default_selector)
+    return PodTopologySpread(args or PodTopologySpreadArgs(), handle.default_selector,
+                             match_label_keys=features.enabled(handle.feature_gates, MATCH_LABEL_KEYS_GATE))
 
 
 if TYPE_CHECKING:

@@ -399,3 +399,78 @@ def test_spread_filter_empty_label_selector_matches_all(name: str, selector: dic
     names = {podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH: "skew",
              podtopologyspread.ERR_REASON_NODE_LABEL_NOT_MATCH: "missing"}
     assert [None if g is None else names[g.reasons[0]] for g in got] == want, name
+
+
+# --- MatchLabelKeysInPodTopologySpread (beta, on in 1.37) -------------------------------------------
+# scoring_test.go TestPodTopologySpreadScore's matchLabelKeys cases, each with its enableMatchLabelKeys;
+# the plugin is built with the gate's value as upstream's test sets the plugin's field.
+def _zones_and_hosts() -> list[Any]:
+    return [MakeNode().Name(n).Label("zone", z).Label(HOST, n).Obj()
+            for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-c", "zone2"), ("node-d", "zone2"))]
+
+
+_BAR = MakeLabelSelector().Exists("bar").Obj()
+MATCH_LABEL_KEYS_SCORE = [
+    ("matchLabelKeys ignored when feature gate disabled", False,
+     MakePod().Name("p").Label("foo", "").Label("bar", "").Label("baz", "")
+     .SpreadConstraint(1, "zone", SCHEDULE_ANYWAY, FOO, None, None, None, ["baz"])
+     .SpreadConstraint(1, HOST, SCHEDULE_ANYWAY, _BAR, None, None, None, ["baz"]).Obj(),
+     [MakePod().Name("p-a1").Node("node-a").Label("foo", "").Obj(),
+      MakePod().Name("p-b1").Node("node-b").Label("foo", "").Label("bar", "").Obj(),
+      MakePod().Name("p-y1").Node("node-c").Label("foo", "").Obj(),
+      MakePod().Name("p-y2").Node("node-c").Label("bar", "").Obj()],
+     [60, 20, 60, 100]),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty", True,
+     MakePod().Name("p").Label("foo", "").Label("bar", "")
+     .SpreadConstraint(1, "zone", SCHEDULE_ANYWAY, MakeLabelSelector().Obj(), None, None, None, ["foo"])
+     .SpreadConstraint(1, HOST, SCHEDULE_ANYWAY, MakeLabelSelector().Obj(), None, None, None, ["bar"]).Obj(),
+     [MakePod().Name("p-a1").Node("node-a").Label("foo", "").Obj(),
+      MakePod().Name("p-b1").Node("node-b").Label("foo", "").Label("bar", "").Obj(),
+      MakePod().Name("p-y1").Node("node-c").Label("foo", "").Obj(),
+      MakePod().Name("p-y2").Node("node-c").Label("bar", "").Obj()],
+     [60, 20, 60, 100]),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty", True,
+     MakePod().Name("p").Label("foo", "").Label("bar", "").Label("baz", "")
+     .SpreadConstraint(1, "zone", SCHEDULE_ANYWAY, FOO, None, None, None, None)
+     .SpreadConstraint(1, HOST, SCHEDULE_ANYWAY, _BAR, None, None, None, ["baz"]).Obj(),
+     [MakePod().Name("p-a1").Node("node-a").Label("foo", "").Obj(),
+      MakePod().Name("p-b1").Node("node-b").Label("foo", "").Label("bar", "").Label("baz", "").Obj(),
+      MakePod().Name("p-c1").Node("node-c").Label("foo", "").Obj(),
+      MakePod().Name("p-c2").Node("node-c").Label("bar", "").Obj(),
+      MakePod().Name("p-d3").Node("node-c").Label("bar", "").Label("baz", "").Obj()],
+     [60, 20, 60, 100]),
+]
+
+
+@pytest.mark.parametrize(("name", "gate", "p", "existing", "want"), MATCH_LABEL_KEYS_SCORE,
+                         ids=[c[0] for c in MATCH_LABEL_KEYS_SCORE])
+def test_scoring_test_go_match_label_keys(name: str, gate: bool, p: Pod, existing: list[Pod], want: list[int]) -> None:
+    plugin = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(defaultingType="System"),
+                                                 match_label_keys=gate)
+    assert score_candidates(plugin, p, existing, _zones_and_hosts(), []) == want, name
+
+
+def test_match_label_keys_gate_off_filters_on_the_label_selector_alone() -> None:
+    """test/integration/scheduler/filters/filters_test.go TestPodTopologySpreadFilter, "matchLabelKeys ignored when feature
+    gate disabled, pods spread across zone as 2/1" and "matchLabelKeys ANDed with LabelSelector
+    when LabelSelector isn't empty, pods spread across zone as 0/1": one pod, both gate values."""
+    nodes = [MakeNode().Name(n).Label("node", n).Label("zone", z).Obj()
+             for n, z in (("node-0", "zone-0"), ("node-1", "zone-0"), ("node-2", "zone-1"), ("node-3", "zone-1"))]
+    existing = [MakePod().Name("p1a").Node("node-0").Label("foo", "").Obj(),
+                MakePod().Name("p2a").Node("node-1").Label("foo", "").Obj(),
+                MakePod().Name("p3a").Node("node-2").Label("foo", "").Label("bar", "").Obj()]
+    p = (MakePod().Name("p").Label("foo", "").Label("bar", "")
+         .SpreadConstraint(1, "zone", DO_NOT_SCHEDULE, MakeLabelSelector().Exists("foo").Obj(), None, None, None,
+                           ["bar"]).Obj())
+    for gate, want in ((False, ["node-2", "node-3"]), (True, ["node-0", "node-1"])):
+        plugin = podtopologyspread.PodTopologySpread(PodTopologySpreadArgs(defaultingType="List"),
+                                                     match_label_keys=gate)
+        got = run_filter(plugin, p, nodes, existing)
+        assert [n.name for n, g in zip(nodes, got, strict=True) if g is None] == want, gate
+
+
+def test_match_label_keys_follows_the_handle_feature_gate() -> None:
+    from scheduler.framework.handle import Handle
+    assert podtopologyspread.new(None, Handle())._match_label_keys is True
+    off = Handle(feature_gates={"MatchLabelKeysInPodTopologySpread": False})
+    assert podtopologyspread.new(None, off)._match_label_keys is False
