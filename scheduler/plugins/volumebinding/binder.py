@@ -564,17 +564,19 @@ def _bound_to(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
 
 
 def _basic_fit(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    """The checks FindMatchingVolume makes of every PV, pre-bound or not: size, volume mode, not deleting."""
-    return (pv.capacity or 0) >= (claim.request or 0) and pv.volume_mode == claim.volume_mode and not pv.deleting
+    """The checks FindMatchingVolume makes of every PV, pre-bound or not: size, volume mode, the
+    volumeAttributesClassName (VolumeAttributesClass, GA and locked on: component-helpers
+    storage/volume/pv_helpers.go checks it before it returns a pre-bound PV), not deleting."""
+    return ((pv.capacity or 0) >= (claim.request or 0) and pv.volume_mode == claim.volume_mode
+            and pv.volume_attributes_class == claim.volume_attributes_class and not pv.deleting)
 
 
 def _available_fit(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    """The checks for a PV not pre-bound to the claim: Available, selector, class, access modes, VAC."""
+    """The checks for a PV not pre-bound to the claim: Available, selector, class, access modes."""
     return (pv.phase == "Available"
             and (claim.selector is None or claim.selector.matches(pv.labels))
             and pv.storage_class == claim.storage_class
-            and claim.access_modes <= pv.access_modes
-            and pv.volume_attributes_class == claim.volume_attributes_class)
+            and claim.access_modes <= pv.access_modes)
 
 
 def local_pv_node_names(pv: PersistentVolume) -> frozenset[str]:

@@ -992,3 +992,57 @@ def test_hints_raise_on_objects_of_another_kind(hint: Any) -> None:
     """Upstream's "type conversion error" cases: util.As fails, and the hint's error means Queue."""
     with pytest.raises(TypeError):
         hint(pod_with(PVC_VOL), event("X", object(), object()))
+
+
+# --- component-helpers storage/volume/pv_helpers_test.go, TestFindMatchVolumeWithNode ---------------
+# Its VolumeAttributesClass cases with vacEnabled true (the gate is GA and locked on in 1.37), and the
+# plain and pre-bound matches they are variations of; through the binder's FindMatchingVolume
+# (``_match``) on node1 (key1=value1). PVs as upstream's makeTestVolume: RWO+ROX, Available.
+def _vac_pv(name: str, capacity: str, *, vac: str = "", claim: str = "", affinity: str = "value1",
+            cls: str = "wait") -> dict[str, Any]:
+    extra: dict[str, Any] = {"accessModes": ["ReadWriteOnce", "ReadOnlyMany"]}
+    if vac:
+        extra["volumeAttributesClassName"] = vac
+    return make_pv(name, cls, phase="Available", capacity=capacity, affinity={"key1": [affinity]},
+                   claim=("myns", claim) if claim else None, provisioned=extra)
+
+
+def _vac_volumes(vac: str = "") -> list[dict[str, Any]]:
+    return [_vac_pv("affinity001", "100G", vac=vac), _vac_pv("affinity002", "150G", vac=vac),
+            _vac_pv("affinity003", "100G", vac=vac, claim="claim02"),
+            _vac_pv("affinity003-pv3", "200G", vac=vac, affinity="value3")]
+
+
+def _vac_claim(name: str, vac: str = "") -> dict[str, Any]:
+    body = make_pvc(name, "wait", request="100G")
+    body["metadata"]["namespace"] = "myns"
+    body["spec"]["accessModes"] = ["ReadWriteOnce"]
+    if vac:
+        body["spec"]["volumeAttributesClassName"] = vac
+    return body
+
+
+FIND_MATCH_VOLUME_WITH_NODE = [
+    ("success-match", _vac_volumes(), _vac_claim("claim01"), "affinity001"),
+    ("success-prebound", _vac_volumes(), _vac_claim("claim02"), "affinity003"),
+    ("success-match-with-vac", _vac_volumes("gold"), _vac_claim("claim01", "gold"), "affinity001"),
+    ("fail-vac", _vac_volumes(), _vac_claim("claim01", "silver"), ""),
+    ("fail-prebound-vac", _vac_volumes("gold"), _vac_claim("claim02", "silver"), ""),
+]
+
+
+@pytest.mark.parametrize(("name", "pvs", "claim", "want"), FIND_MATCH_VOLUME_WITH_NODE,
+                         ids=[c[0] for c in FIND_MATCH_VOLUME_WITH_NODE])
+def test_pv_helpers_test_go_find_match_volume_with_node(name: str, pvs: list[dict[str, Any]], claim: dict[str, Any],
+                                                        want: str) -> None:
+    from scheduler.plugins.volumebinding.binder import VolumeBinder
+    volumes = store(*pvs, claim)
+    parsed = volumes.pvc("myns", claim["metadata"]["name"])
+    assert parsed is not None
+    cache = Cache()
+    cache.add_node(parse_node({"metadata": {"name": "node1", "labels": {"key1": "value1"}}}))
+    with cache.lock:
+        snap = cache.snapshot()
+    _, chosen, _, _ = VolumeBinder(volumes)._match(parsed, list(volumes.pvs()), snap.table,
+                                                    np.array([snap.row_of("node1")], np.int64), {})
+    assert [pv for pv, rows in chosen.items() if rows[0]] == ([want] if want else []), name
