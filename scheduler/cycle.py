@@ -47,7 +47,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +80,7 @@ from scheduler.framework.extender import (
     find_nodes_that_pass_extenders,
     prioritize_with_extenders,
 )
+from scheduler.framework.interfaces import PostFilterResult
 from scheduler.framework.runtime import PREFILTER_RESULT_PLUGINS, Framework
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
@@ -130,6 +131,10 @@ class Failure:
     nominated_node: str | None = None
     error: bool = False
     decision: DecisionRecord | None = None
+    # PostFilter's ``prepare`` (synchronous preemption), awaited before the failure is handled;
+    # ``message_if_failed`` words the failure when it returns PostFilter's error.
+    preparation: Callable[[], Awaitable[str]] | None = None
+    message_if_failed: Callable[[str], str] | None = None
 
 
 @dataclass(slots=True)
@@ -599,6 +604,7 @@ class Scheduler:
                            nominated_node=self._clear_nomination(info), error=True, decision=decision)
         diag = a.diagnosis
         nominated: str | None = None
+        result: PostFilterResult | None = None
         if s.message() == NO_NODES_AVAILABLE:
             decision = self._record(fwk, info, a, snapshot, None)
             return Failure(info, fwk, s, NO_NODES_AVAILABLE, started, nominated_node=self._clear_nomination(info),
@@ -615,15 +621,26 @@ class Scheduler:
             if result is not None:
                 nominated = result.nominated_node_name
                 # Recorded now, in the cycle, so the next cycle already counts the pod on its node
-                # ("" clears it). A pod deleted later leaves the nominator with the queue.
-                if info.uid in self.queue:
+                # ("" clears it). A pod deleted later leaves the nominator with the queue. With a
+                # preparation to await, once it succeeded (_report_failure).
+                if info.uid in self.queue and result.prepare is None:
                     self.queue.nominator.add(info.pod, nominated)
         info.unschedulable_plugins = set(diag.unschedulable_plugins)
         info.pending_plugins = set(diag.pending_plugins)
         decision = self._record(fwk, info, a, snapshot, None if not nominated else (
             nominated, tuple(sorted(getattr(result, "victims", ()) or ()))))
         message = fit_error_message(a.num_all_nodes, diag)
-        return Failure(info, fwk, s, message, started, nominated_node=nominated, decision=decision)
+        failure = Failure(info, fwk, s, message, started, nominated_node=nominated, decision=decision)
+        if result is not None and result.prepare is not None:
+            num_all_nodes = a.num_all_nodes
+
+            def message_if_failed(error: str) -> str:
+                # schedule_one.go: PostFilter's message is the FitError's PostFilterMsg, its
+                # plugin's prefix included (defaultpreemption.go), and there is no nomination.
+                diag.post_filter_msg = f"preemption: {error}"
+                return fit_error_message(num_all_nodes, diag)
+            failure.preparation, failure.message_if_failed = result.prepare, message_if_failed
+        return failure
 
     def _clear_nomination(self, info: QueuedPodInfo) -> str | None:
         """Upstream's ``clearNominatedNode`` (schedule_one.go, kubernetes/kubernetes#135007): a
@@ -656,6 +673,12 @@ class Scheduler:
 
     async def _report_failure(self, f: Failure) -> None:
         info = f.info
+        if f.preparation is not None:
+            error = await f.preparation()
+            if error and f.message_if_failed is not None:
+                f.message, f.nominated_node = f.message_if_failed(error), None
+            elif f.nominated_node is not None and info.uid in self.queue:
+                self.queue.nominator.add(info.pod, f.nominated_node)
         result = "error" if f.error else "unschedulable"
         if f.error:
             self.queue.requeue_after_error(info)

@@ -46,7 +46,7 @@ from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
-from scheduler.cycle import Binding, Outcome, Scheduler
+from scheduler.cycle import Binding, Failure, Outcome, Scheduler
 from scheduler.deadline import Deadline
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
@@ -826,6 +826,11 @@ class SchedulerService:
             if budget <= self.binding_timeout:    # only talks to the API: takes a slot
                 api_bound += 1
                 task.add_done_callback(give_back)
+            if isinstance(outcome, Failure) and outcome.preparation is not None:
+                # Synchronous preemption (SchedulerAsyncPreemption=false): upstream deletes the
+                # victims inside the scheduling cycle, so no other pod is scheduled meanwhile.
+                await asyncio.wait({task})
+                continue
             # Yield every few cycles: the binding tasks, their HTTP responses and the pod informer
             # share this loop, so a bind must not wait behind hundreds of cycles (attempt latency),
             # yet a yield per cycle costs throughput (BENCHMARKS.md has both measured).

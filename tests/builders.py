@@ -233,8 +233,10 @@ class Clock:
 
 def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: Clock | None = None,
                    pdbs: Sequence[PodDisruptionBudget] = (), volumes: VolumeStore | None = None,
-                   dra: DraStore | None = None) -> tuple[Scheduler, MemoryClient]:
-    """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise)."""
+                   dra: DraStore | None = None, feature_gates: Mapping[str, bool] | None = None
+                   ) -> tuple[Scheduler, MemoryClient]:
+    """A scheduler with one profile (upstream defaults unless ``spec`` says otherwise); the
+    plugins read ``feature_gates`` (upstream's defaults for the gates not given)."""
     clock = clock or Clock()
     cache = Cache(clock=clock)
     metrics = Metrics()
@@ -243,7 +245,8 @@ def make_scheduler(spec: dict[str, Any] | None = None, *, seed: int = 0, clock: 
     client = MemoryClient(cache, queue)
     raw = {"schedulerName": "default-scheduler", **(spec or {})}
     handle = Handle(client=client, metrics=metrics, nominator=queue.nominator, pdbs=lambda: pdbs,
-                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed, volumes=volumes, dra=dra)
+                    assigned_pod=cache.get_pod, activate=queue.activate, seed=seed, volumes=volumes, dra=dra,
+                    feature_gates=feature_gates)
     fwk = compile_profile(parse_spec(raw), registry=Registry(), handle=handle, metrics=metrics, seed=seed)
     profiles.set("default", fwk)
     return Scheduler(profiles, cache, queue, client, metrics=metrics, clock=clock), client

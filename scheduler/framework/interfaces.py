@@ -41,7 +41,7 @@ Optional capabilities are Protocols too, found the same way once per compile:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -110,9 +110,16 @@ class PreFilterResult:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
-    """``nominated_node_name`` is set on the pod (``""`` clears a previous nomination)."""
+    """``nominated_node_name`` is set on the pod (``""`` clears a previous nomination).
+
+    ``prepare`` is work PostFilter asks to be finished before the failure is handled, as upstream's
+    synchronous preemption does it inside PostFilter (``SchedulerAsyncPreemption=false``): the
+    scheduling cycle is CPU-only here, so the binding half awaits it, and the worker schedules no
+    other pod meanwhile. It returns ``""``, or the error that upstream's PostFilter would return
+    (the pod is then not nominated)."""
 
     nominated_node_name: str = ""
+    prepare: Callable[[], Awaitable[str]] | None = None
 
 
 class FilterRunner(Protocol):

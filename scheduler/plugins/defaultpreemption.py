@@ -17,7 +17,10 @@ room::
     choose            fewest PDB violations, lowest highest-priority victim, smallest priority sum,
                       fewest victims, latest start among the highest-priority victims, first
     carry out         (off the cycle) clear lower-priority nominations on the node; DisruptionTarget,
-                      delete and Preempted event per victim, all but the last in parallel
+                      delete and Preempted event per victim, all but the last in parallel.
+                      SchedulerAsyncPreemption=false: PostFilter hands the cycle a ``prepare``
+                      instead, awaited before the failure is handled (all victims at once, then
+                      the nominations); its error is PostFilter's, and no PreEnqueue gating
 
 The cycle still ends Unschedulable, with ``status.nominatedNodeName`` set; the pod counts on its
 nominated node for equal or lower priority pods, and its next cycle tries that node first. While
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from scheduler import features
 from scheduler.errors import ClientError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, NodeToStatus, fit_error_message
@@ -63,6 +67,7 @@ __all__ = ["NAME", "Candidate", "DefaultPreemption", "filter_pods_with_pdb_viola
            "new", "pick_one_node_for_preemption"]
 
 NAME = "DefaultPreemption"
+ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -193,6 +198,9 @@ class DefaultPreemption:
         # Evaluate node-local dry runs in batches (the outcome is the same; tests turn it off to compare).
         self.batch_dry_run = True
         self._lock = threading.Lock()
+        # SchedulerAsyncPreemption (beta, on): off, the victims are deleted before the failure is
+        # handled and no PreEnqueue gating is needed (preemption.go, prepareCandidate).
+        self.async_preemption = features.enabled(handle.feature_gates, ASYNC_PREEMPTION_GATE)
         # Preemptors whose victims are being deleted right now, and the victims each waits for.
         self.preempting: set[str] = set()
         self._victims: OrderedDict[str, frozenset[str]] = OrderedDict()
@@ -273,6 +281,9 @@ class DefaultPreemption:
         if best is None:
             return None, Status.unschedulable(NO_CANDIDATE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node, pod.key)
+        if not self.async_preemption:
+            fwk = ctx.framework
+            return PostFilterResult(best.node, prepare=lambda: self._prepare_candidate(best, pod, fwk)), SUCCESS
         self._prepare(best, pod, ctx.framework)
         return PostFilterResult(best.node), SUCCESS
 
@@ -427,6 +438,43 @@ class DefaultPreemption:
         if violating and fine:
             victims.sort(key=importance)
         return tuple(victims), violations, SUCCESS
+
+    # --- carrying it out before the failure is handled (SchedulerAsyncPreemption off) ---------
+    async def _prepare_candidate(self, c: Candidate, pod: Pod, fwk: FilterRunner) -> str:
+        """Upstream's synchronous ``prepareCandidate``: every victim not already terminating is
+        deleted (or its Permit wait rejected) at once; the first error is PostFilter's error. Then
+        the lower-priority pods nominated to the node lose their nomination (an error there is only
+        logged, as upstream)."""
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_victims.observe(len(c.victims))
+        client = self.handle.client
+
+        async def evict(v: Pod) -> None:
+            if fwk.reject_waiting_pod(v.uid, NAME, "preempted"):
+                return
+            if client is not None:
+                await client.preempt(v, pod, c.node)
+
+        results = await asyncio.gather(*(evict(v) for v in c.victims if not v.deleting), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            _api_log.report(f"preempt: {cause_of(errors[0])}", "preemption for %s on %s failed: %s",
+                             pod.key, c.node, errors[0])
+            return str(errors[0])
+        nominator = self.handle.nominator
+        lower = [p for p in nominator.pods_for_node(c.node) if p.priority < pod.priority] if nominator else []
+        for p in lower:
+            if nominator is not None:
+                nominator.delete(p.uid)
+            if client is not None:
+                try:
+                    await client.clear_nomination(p)
+                except ClientError as e:
+                    _api_log.report(f"clear nomination: {cause_of(e)}",
+                                     "cannot clear the nominated node of %s: %s", p.key, e)
+        if lower and self.handle.activate is not None:
+            self.handle.activate([p.uid for p in lower])
+        return ""
 
     # --- carrying it out, off the cycle -------------------------------------------------------
     def _prepare(self, c: Candidate, pod: Pod, fwk: FilterRunner) -> None:

@@ -98,8 +98,9 @@ def _pdb(i: int, raw: dict[str, Any]) -> Any:
                       "spec": {"selector": raw["selector"]}, "status": {"disruptionsAllowed": raw["disruptionsAllowed"]}})
 
 
-def setup(case: Case) -> tuple[Any, Any, Pod]:
-    s, client = make_scheduler(pdbs=[_pdb(i, p) for i, p in enumerate(case.pdbs)])
+def setup(case: Case, async_preemption: bool = True) -> tuple[Any, Any, Pod]:
+    s, client = make_scheduler(pdbs=[_pdb(i, p) for i, p in enumerate(case.pdbs)],
+                               feature_gates={"SchedulerAsyncPreemption": async_preemption})
     for name, cpu in case.nodes:
         s.cache.add_node(node(name, cpu=cpu, taints=TAINT if name in case.tainted else None))
     for name, where, cpu, prio in case.pods:
@@ -112,9 +113,11 @@ def setup(case: Case) -> tuple[Any, Any, Pod]:
     return s, client, p
 
 
+# Upstream's TestPreempt runs each case with asyncPreemptionEnabled true and false.
+@pytest.mark.parametrize("async_preemption", [True, False], ids=["async", "sync"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_preemption(case: Case) -> None:
-    s, client, p = setup(case)
+def test_preemption(case: Case, async_preemption: bool) -> None:
+    s, client, p = setup(case, async_preemption)
 
     async def go() -> None:
         s.queue.add(p)
@@ -471,3 +474,63 @@ def test_dry_run_with_spreading_is_node_by_node() -> None:
         state = fwk.new_cycle_state()
         fwk.run_pre_filter(state, pod("plain"), s.cache.snapshot())
     assert fwk.filters_are_node_local(state)
+
+
+# --- SchedulerAsyncPreemption=false: upstream's synchronous prepareCandidate -------------------------
+def test_sync_preemption_deletes_the_victims_before_the_failure_is_reported() -> None:
+    """With the gate off the victims are gone once the attempt's I/O is over (no task left to run),
+    the preemptor is nominated and never gated by PreEnqueue, and binds on the next cycle."""
+    s, client = make_scheduler(feature_gates={"SchedulerAsyncPreemption": False})
+    s.cache.add_node(node("n1"))
+    s.cache.add_pod(pod("v", "4", node_name="n1", priority=0))
+    hi = pod("hi", "4", priority=10)
+    order: list[str] = []
+    real_preempt, real_report = client.preempt, client.report_failure
+
+    async def preempt(v: Pod, p: Pod, n: str) -> None:
+        order.append("preempt")
+        await real_preempt(v, p, n)
+
+    async def report(p: Pod, reason: str, message: str, nominated: str | None) -> None:
+        order.append("report")
+        await real_report(p, reason, message, nominated)
+    client.preempt, client.report_failure = preempt, report  # type: ignore[method-assign]
+
+    async def go() -> None:
+        s.queue.add(hi)
+        info = s.queue.pop(timeout=0)
+        assert info is not None
+        await s.finish(s.schedule_one(info))           # no sleeps: nothing runs in the background
+        assert order == ["preempt", "report"]
+        assert client.failures[-1][3] == "n1" and s.queue.nominator.node_of(hi.uid) == "n1"
+        plugin = s.profiles.for_pod(hi).plugins_by_name[NAME]
+        assert plugin.preempting == set() and plugin.pre_enqueue(hi).is_success()
+        s.queue.activate([hi.uid])
+        await s.run_until_idle()
+
+    asyncio.run(go())
+    assert client.bound == {hi.uid: "n1"}
+
+
+def test_sync_preemption_failure_is_post_filter_error_without_nomination() -> None:
+    """preemption.go: prepareCandidate's error is PostFilter's status, so the pod is reported with
+    it ("preemption: <error>") and not nominated."""
+    from scheduler.errors import ClientError
+    s, client = make_scheduler(feature_gates={"SchedulerAsyncPreemption": False})
+    s.cache.add_node(node("n1"))
+    s.cache.add_pod(pod("v", "4", node_name="n1", priority=0))
+    client.preempt_error = ClientError("boom", status=500)
+    hi = pod("hi", "4", priority=10)
+    asyncio.run(_one_cycle(s, hi))
+    (key, reason, message, nominated), = client.failures
+    assert (key, reason, nominated) == ("default/hi", "Unschedulable", None)
+    assert message.endswith(" preemption: boom"), message
+    assert s.queue.nominator.node_of(hi.uid) in (None, "")
+
+
+def test_async_preemption_follows_the_handle_feature_gate() -> None:
+    from scheduler.framework.handle import Handle
+    from scheduler.plugins import defaultpreemption
+    assert defaultpreemption.new(None, Handle()).async_preemption is True
+    off = Handle(feature_gates={"SchedulerAsyncPreemption": False})
+    assert defaultpreemption.new(None, off).async_preemption is False

@@ -27,9 +27,9 @@ def node_obj(name: str, cpu: str = "4", labels: dict[str, str] | None = None) ->
             "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
 
 
-def service() -> tuple[SchedulerService, MemoryClient]:
+def service(feature_gates: dict[str, bool] | None = None) -> tuple[SchedulerService, MemoryClient]:
     client = MemoryClient()
-    s = SchedulerService(client, seed=1)
+    s = SchedulerService(client, seed=1, feature_gates=feature_gates)
     client.cache = s.cache
     return s, client
 
@@ -179,8 +179,9 @@ def test_pdbs_come_from_the_watch_and_a_broken_one_is_logged_once(caplog: Any) -
     assert [b.key for b in s.handle.pdbs()] == ["default/bad"]
 
 
-def test_preemption_through_the_service_and_its_watch() -> None:
-    s, client = service()
+@pytest.mark.parametrize("async_preemption", [True, False], ids=["async", "SchedulerAsyncPreemption=false"])
+def test_preemption_through_the_service_and_its_watch(async_preemption: bool) -> None:
+    s, client = service({"SchedulerAsyncPreemption": async_preemption})
     client.queue = s.queue
     s.on_profile("p", {"schedulerName": "s1"})
     s.on_node("ADDED", node_obj("n1", cpu="1"))
