@@ -489,6 +489,35 @@ def test_node_declared_features_end_to_end(tmp_path: Path) -> None:
         "1 Preemption is not helpful for scheduling.")
 
 
+def test_pod_anti_affinity_match_label_keys_end_to_end(tmp_path: Path) -> None:
+    """InterPodAffinity with matchLabelKeys, as a 1.37 cluster has it: kube-apiserver merges the new
+    pod's ``version`` into its anti-affinity selector on create, so the v1 pod on n1 does not repel
+    the v2 pod, which fits only there; its twin without matchLabelKeys is repelled and n2 is too
+    small for it."""
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname",
+         "matchLabelKeys": ["version"]}]}}
+    plain = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+    def web(name: str, version: str, **spec: Any) -> Obj:
+        out = pod(name, **spec)
+        out["metadata"]["labels"] = {"app": "web", "version": version}
+        return out
+    items = [node("n1"), node("n2", cpu="100m"), web("v1", "v1", nodeName="n1"),
+             web("v2", "v2", affinity=anti), web("v2-plain", "v2", affinity=plain)]
+    f = tmp_path / "in.yaml"
+    f.write_text(as_list(items))
+    result = run_cli(["-f", str(f), "--output", "json"])
+    assert result.exit_code == 0, result.output
+    pods = {p["name"]: p for p in json.loads(result.stdout)["pods"]}
+    assert pods["v2"]["node"] == "n1"
+    assert pods["v2-plain"]["node"] is None
+    assert pods["v2-plain"]["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod anti-affinity rules."), \
+        pods["v2-plain"]["message"]
+
+
 def test_simulate_demo_cluster_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["simulate", "--nodes", "3", "--pods", "12", "--seed", "2"])
     assert result.exit_code == 0, result.output

@@ -320,6 +320,35 @@ def _binding(name: str, node_name: str = "n1") -> dict[str, object]:
                                                                                         "name": node_name}}
 
 
+def test_label_keys_are_merged_into_the_selectors_on_create(api: Http) -> None:
+    """The pod strategy's PrepareForCreate (pkg/registry/core/pod/strategy.go): mutatePodAffinity
+    ANDs ``key In (value)`` for matchLabelKeys and ``key NotIn (value)`` for mismatchLabelKeys
+    into each (anti-)affinity term's labelSelector, mutateTopologySpreadConstraints the spread
+    matchLabelKeys; a key the pod has no label for adds nothing, a term without a selector is left
+    alone, and the keys stay."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname",
+            "matchLabelKeys": ["version", "absent"], "mismatchLabelKeys": ["tenant"]}
+    bare = {"topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["version"]}
+    body = pod("lk", labels={"app": "web", "version": "v2", "tenant": "t1"}, affinity={
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term, bare]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": term}]}},
+        topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                    "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["version"]}])
+    code, created = api("POST", PODS, body)
+    assert code == 201, created
+    merged = [{"key": "version", "operator": "In", "values": ["v2"]},
+              {"key": "tenant", "operator": "NotIn", "values": ["t1"]}]
+    spec = created["spec"]
+    required = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required[0]["labelSelector"] == {"matchLabels": {"app": "web"}, "matchExpressions": merged}
+    assert required[0]["matchLabelKeys"] == ["version", "absent"] and "labelSelector" not in required[1]
+    preferred = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred[0]["podAffinityTerm"]["labelSelector"]["matchExpressions"] == merged
+    assert spec["topologySpreadConstraints"][0]["labelSelector"] == {
+        "matchLabels": {"app": "web"}, "matchExpressions": [{"key": "version", "operator": "In", "values": ["v2"]}]}
+
+
 def test_a_gated_pod_is_created_scheduling_gated_and_its_gates_can_only_be_removed(api: Http) -> None:
     """The pod strategy's applySchedulingGatedCondition, validateOnlyDeletedSchedulingGates and the
     binding's refusal of a gated pod (scheduler_perf's SchedulingWhileGated barrier reads the condition)."""

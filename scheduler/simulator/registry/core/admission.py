@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.errors import QuantityError
@@ -95,6 +95,7 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     _default_containers(spec, causes)
     if mutate is not None:
         mutate(pod)
+    _merge_label_keys(spec, meta.get("labels"))
     causes = validate_pod(pod) + causes
     _check_limits_and_default(spec, causes)
     _resource_list("Pod", "spec.overhead", spec.get("overhead"), causes)
@@ -114,6 +115,41 @@ def default_pod(pod: Obj, classes: PriorityLookup, global_default: Callable[[], 
     _admit_priority(pod, name, spec, classes, global_default)
     _default_tolerations(spec.setdefault("tolerations", []))
     _initial_status(pod, spec, containers)
+
+
+def _label_keys_into_selector(selector: Any, keys: Any, operator: str, labels: Mapping[str, Any]) -> None:
+    """``applyLabelKeysToLabelSelector``: ``key <operator> (the pod's value)`` for each key the pod
+    has a label for, appended to the selector's matchExpressions."""
+    for key in keys or ():
+        if isinstance(key, str) and key in labels:
+            selector.setdefault("matchExpressions", []).append(
+                {"key": key, "operator": operator, "values": [labels[key]]})
+
+
+def _merge_label_keys(spec: Obj, labels: Any) -> None:
+    """The pod strategy's PrepareForCreate (pkg/registry/core/pod/strategy.go): ``mutatePodAffinity``
+    (MatchLabelKeysInPodAffinity, GA and locked) merges every pod (anti-)affinity term's
+    ``matchLabelKeys`` (In) and ``mismatchLabelKeys`` (NotIn) into its labelSelector, and
+    ``mutateTopologySpreadConstraints`` (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta and
+    on since 1.34) a spread constraint's ``matchLabelKeys``; a term without a labelSelector is left
+    alone (it matches nothing). The keys stay in the spec."""
+    labels = labels if isinstance(labels, dict) else {}
+    affinity = spec.get("affinity")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind) if isinstance(affinity, dict) else None
+        if not isinstance(section, dict):
+            continue
+        terms = [t for t in section.get("requiredDuringSchedulingIgnoredDuringExecution") or ()]
+        terms += [w.get("podAffinityTerm") for w in section.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+                  if isinstance(w, dict)]
+        for term in terms:
+            if not isinstance(term, dict) or not isinstance(term.get("labelSelector"), dict):
+                continue
+            _label_keys_into_selector(term["labelSelector"], term.get("matchLabelKeys"), "In", labels)
+            _label_keys_into_selector(term["labelSelector"], term.get("mismatchLabelKeys"), "NotIn", labels)
+    for c in spec.get("topologySpreadConstraints") or ():
+        if isinstance(c, dict) and isinstance(c.get("labelSelector"), dict):
+            _label_keys_into_selector(c["labelSelector"], c.get("matchLabelKeys"), "In", labels)
 
 
 def _default_containers(spec: Obj, causes: list[tuple[str, str, str]]) -> None:
