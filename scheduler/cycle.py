@@ -850,7 +850,9 @@ class Scheduler:
 
     # --- convenience for tests, the simulator and the benchmark ----------------------------
     async def run_until_idle(self, max_cycles: int = 1_000_000) -> int:
-        """Schedule until activeQ is empty (no waiting for backoffs); returns cycles run."""
+        """Schedule until ``pop`` has nothing without waiting: activeQ empty and, with
+        SchedulerPopFromBackoffQ, no rejected pod in backoffQ (no waiting for backoffs); returns
+        cycles run."""
         n = 0
         while n < max_cycles:
             info = self.queue.pop(timeout=0)
