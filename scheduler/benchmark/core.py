@@ -21,7 +21,9 @@ replaced by ``SinkClient``:
   Unreserve, deallocation, the extended-resource claim) land in ``SinkClient.claims`` with
   resourceVersions and are fed back as the informer's events, so allocated devices count from the
   informer's state as well as from the plugin's assumption. ``allocResourceClaims`` and
-  ``createPodsSteadily`` (steady state: batches of pods created, bound, deleted) are emulated.
+  ``createPodsSteadily`` (steady state: batches of pods created, bound, deleted) are emulated, and
+  so are the DRABindingConditions tests' ``updateDeviceConditions`` (the driver's ``status.devices``
+  report, ``SinkClient.set_device_statuses``) and ``checkPodScheduled``.
 
 * a workload with ``Deleting`` (SchedulingWhileGated, SchedulingDeletedPodsWithFinalizers) feeds its
   gated pods first (SchedulingGates' PreEnqueue holds them), then deletes the init pods at upstream's
@@ -65,9 +67,13 @@ from scheduler.benchmark.workloads import (
     dra_claim,
     dra_device_classes,
     dra_init_allocations,
+    dra_node,
     dra_node_name,
     dra_pod,
+    dra_selector_allocations,
+    dra_selector_claim,
     dra_slice,
+    dra_template_slices,
     extended_resource_pod,
     init_batches,
     make_node,
@@ -369,12 +375,23 @@ class SinkClient:
             status["allocation"] = claim.allocation.to_json()
         if claim.reserved_for:
             status["reservedFor"] = [r.to_json() for r in claim.reserved_for]
+        if (base.get("status") or {}).get("devices"):
+            status["devices"] = base["status"]["devices"]
         body = {**base, "metadata": {**base.get("metadata", {}), "resourceVersion": claim.resource_version,
                                      "finalizers": list(claim.finalizers)}, "status": status}
         self.claim_bodies[key] = body
         # a claim created through create_claim (PreBind's extended-resource claim) is new to the informer
         self.service.on_dra_object("ResourceClaim", "ADDED" if "resourceVersion" not in base.get("metadata", {})
                                    else "MODIFIED", body)
+
+    def set_device_statuses(self, namespace: str, name: str, devices: list[Obj]) -> None:
+        """A driver's status write: the claim's ``status.devices`` replaced by ``devices`` (the
+        conditions binding waits for), fed as the informer's MODIFIED."""
+        key = (namespace, name)
+        body = self.claim_bodies[key]
+        body.setdefault("status", {})["devices"] = devices
+        parsed = parse_resource_claim(body)
+        self._write_claim(dataclasses.replace(self.claims[key], devices=parsed.devices))
 
     async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
         from scheduler.errors import NotFoundError
@@ -613,8 +630,70 @@ async def _measured_phase(sink: SinkClient, w: Workload, size: Size, controller:
                                  chunk_start):
             sink.add(prepare(body, i, w.volumes is not None), measured=True)
         await asyncio.sleep(0)
+    if dra is not None and dra.binding is not None:
+        await _update_device_conditions(sink, w.namespace, dra.binding, min(BINDING_OP_SECONDS, time_limit))
+        complete = await _check_pod_scheduled(sink, w.namespace, dra.scheduled, min(BINDING_OP_SECONDS, time_limit))
+        return complete, time.monotonic()
     complete = await wait_until(lambda: len(sink.bind_times) >= size.pods, time_limit)
     return complete, time.monotonic()
+
+
+# The binding-conditions ops' durationParam (updateDuration, checkDuration: 30s), their poll
+# interval, and how long checkPodScheduled wants every pod unbound to call it stable.
+BINDING_OP_SECONDS = 30.0
+BINDING_OP_POLL = 1.0
+UNSCHEDULED_STABLE_SECONDS = 5.0
+
+
+def device_statuses(allocation: Obj, condition: tuple[str, str]) -> list[Obj]:
+    """upstream's ``updateDeviceConditionsOp`` for one claim: an ``AllocatedDeviceStatus`` with the
+    condition (reason and message ``Test``) for each allocated device that has binding (failure)
+    conditions (``makeBindingConditions``)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return [{"driver": r["driver"], "pool": r["pool"], "device": r["device"], "conditions": [
+        {"type": condition[0], "status": condition[1], "lastTransitionTime": now, "reason": "Test",
+         "message": "Test"}]}
+            for r in (allocation.get("devices") or {}).get("results") or ()
+            if r.get("bindingConditions") or r.get("bindingFailureConditions")]
+
+
+async def _update_device_conditions(sink: SinkClient, namespace: str, condition: tuple[str, str],
+                                    limit: float) -> None:
+    """``updateDeviceConditions``: once the namespace has claims, each one, when its allocation has a
+    device with binding conditions, gets its ``status.devices`` report (polled every second, for at
+    most ``limit`` seconds in all)."""
+    deadline = time.monotonic() + limit
+    if not await wait_until(lambda: any(ns == namespace for ns, _ in sink.claims), limit, BINDING_OP_POLL):
+        raise RuntimeError(f"no claims found in namespace {namespace} within {limit:g}s")
+    for key in [k for k in sink.claims if k[0] == namespace]:
+        def pending(key: tuple[str, str] = key) -> bool:
+            claim = sink.claims.get(key)
+            return claim is not None and claim.allocation is not None and any(
+                r.binding_conditions for r in claim.allocation.results)
+        if not await wait_until(pending, max(deadline - time.monotonic(), 0.0), BINDING_OP_POLL):
+            raise RuntimeError(f"no devices found in claim {key[0]}/{key[1]} within {limit:g}s")
+        allocation = (sink.claim_bodies[key].get("status") or {}).get("allocation") or {}
+        sink.set_device_statuses(*key, [*((sink.claim_bodies[key].get("status") or {}).get("devices") or ()),
+                                        *device_statuses(allocation, condition)])
+
+
+async def _check_pod_scheduled(sink: SinkClient, namespace: str, scheduled: bool, limit: float) -> bool:
+    """``checkPodScheduled``: every pod of the namespace bound (``scheduled``), or every one unbound
+    for ``UNSCHEDULED_STABLE_SECONDS`` in a row; polled every second for at most ``limit`` seconds."""
+    stable_since: float | None = None
+
+    def check() -> bool:
+        nonlocal stable_since
+        pods = [b for b in sink.bodies.values() if b["metadata"]["namespace"] == namespace]
+        if not all(bool(b["spec"].get("nodeName")) == scheduled for b in pods):
+            stable_since = None
+            return False
+        if scheduled:
+            return True
+        if stable_since is None:
+            stable_since = time.monotonic()
+        return time.monotonic() - stable_since >= UNSCHEDULED_STABLE_SECONDS
+    return await wait_until(check, limit, BINDING_OP_POLL)
 
 
 def _run_result(sink: SinkClient, service: SchedulerService, w: Workload, size: Size,
@@ -703,8 +782,13 @@ def _dra_setup(sink: SinkClient, w: Workload, dra: Dra, size: Size, rng: random.
         sink.add_dra_object("DeviceTaintRule", copy.deepcopy(DRA_TEMPLATES[rule]))
     for i in range(size.nodes):
         name = dra_node_name(i)
-        sink.service.on_node("ADDED", make_node(name))
-        sink.add_dra_object("ResourceSlice", dra_slice(name, dra.max_claims_per_node))
+        sink.service.on_node("ADDED", dra_node(i))
+        if dra.driver:
+            sink.add_dra_object("ResourceSlice", dra_slice(name, dra.max_claims_per_node, dra.binding is not None))
+    for tmpl_name in dra.slices:
+        for k in range(size.resource_slices):
+            for body in dra_template_slices(tmpl_name, k):
+                sink.add_dra_object("ResourceSlice", body)
     for cls in dra_device_classes(dra):
         sink.add_dra_object("DeviceClass", cls)
     if dra.claim_template is not None:
@@ -724,6 +808,11 @@ def _alloc_claims(sink: SinkClient, dra: Dra, size: Size, rng: random.Random) ->
         claim = dra_claim(k, "init")
         claim["status"] = {"allocation": allocation}
         sink.add_dra_object("ResourceClaim", claim)
+    if dra.init_fill == "selector":
+        for k, allocation in dra_selector_allocations(size):
+            claim = dra_selector_claim(k)
+            claim["status"] = {"allocation": allocation}
+            sink.add_dra_object("ResourceClaim", claim)
 
 
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"     # the API server's generateName alphabet

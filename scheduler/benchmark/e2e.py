@@ -53,7 +53,15 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.benchmark import processes
-from scheduler.benchmark.core import RunResult, pod_objects, wait_until
+from scheduler.benchmark.core import (
+    BINDING_OP_POLL,
+    BINDING_OP_SECONDS,
+    UNSCHEDULED_STABLE_SECONDS,
+    RunResult,
+    device_statuses,
+    pod_objects,
+    wait_until,
+)
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     DRA_TEMPLATES,
@@ -68,9 +76,13 @@ from scheduler.benchmark.workloads import (
     dra_claim,
     dra_device_classes,
     dra_init_allocations,
+    dra_node,
     dra_node_name,
     dra_pod,
+    dra_selector_allocations,
+    dra_selector_claim,
     dra_slice,
+    dra_template_slices,
     extended_resource_pod,
     init_batches,
     init_namespaces,
@@ -220,9 +232,14 @@ async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: ra
     controller makes each pod's claim from the template; nothing here stands in for it."""
     await _create_all(api, lambda o: f"{RESOURCE}/devicetaintrules",
                       (copy.deepcopy(DRA_TEMPLATES[rule]) for rule in dra.taint_rules))
-    await _create_all(api, lambda o: "/api/v1/nodes", (make_node(dra_node_name(i)) for i in range(size.nodes)))
-    await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
-                      (dra_slice(dra_node_name(i), dra.max_claims_per_node) for i in range(size.nodes)))
+    await _create_all(api, lambda o: "/api/v1/nodes", (dra_node(i) for i in range(size.nodes)))
+    if dra.driver:
+        await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
+                          (dra_slice(dra_node_name(i), dra.max_claims_per_node, dra.binding is not None)
+                           for i in range(size.nodes)))
+    for tmpl_name in dra.slices:
+        await _create_all(api, lambda o: f"{RESOURCE}/resourceslices",
+                          (body for k in range(size.resource_slices) for body in dra_template_slices(tmpl_name, k)))
     await _create_all(api, lambda o: f"{RESOURCE}/deviceclasses", iter(dra_device_classes(dra)))
     if dra.claim_template is not None:
         for ns in (w.init_namespace, w.namespace):
@@ -236,8 +253,17 @@ async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: ra
         await api.request("PATCH", f"{claims}/test-claim-{k}/status", {"status": {"allocation": allocation}},
                           content_type=_MERGE)
 
-    failed = [r for r in await gather_limited(IN_FLIGHT, [allocated(k, a) for k, a in allocations])
-              if isinstance(r, BaseException)]
+    async def selector_allocated(k: int, allocation: Obj) -> None:
+        claims = f"{RESOURCE}/namespaces/init/resourceclaims"
+        body = dra_selector_claim(k)
+        await api.request("POST", claims, body)
+        await api.request("PATCH", f"{claims}/{body['metadata']['name']}/status",
+                          {"status": {"allocation": allocation}}, content_type=_MERGE)
+
+    coros = [allocated(k, a) for k, a in allocations]
+    if dra.init_fill == "selector":
+        coros += [selector_allocated(k, a) for k, a in dra_selector_allocations(size)]
+    failed = [r for r in await gather_limited(IN_FLIGHT, coros) if isinstance(r, BaseException)]
     if failed:
         raise RuntimeError(f"allocResourceClaims: {len(failed)} claims failed, the first: {failed[0]}")
 
@@ -461,8 +487,59 @@ async def _measured_phase(api: KubeClient, w: Workload, size: Size, watch: _Watc
         # upstream fails a steady run only when none was bound
         return bool(watch.measured_times), t0 + w.dra.steady
     await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
+    if w.dra is not None and w.dra.binding is not None:
+        limit = min(BINDING_OP_SECONDS, time_limit)
+        await _update_device_conditions(api, w.namespace, w.dra.binding, limit)
+        return await _check_pod_scheduled(api, w.namespace, w.dra.scheduled, limit), time.monotonic()
     complete = await wait_until(lambda: len(watch.measured_times) >= size.pods, time_limit, 0.05)
     return complete, time.monotonic()
+
+
+async def _update_device_conditions(api: KubeClient, namespace: str, condition: tuple[str, str], limit: float
+                                    ) -> None:
+    """``updateDeviceConditions`` through the API: once the namespace has claims, each one, when its
+    allocation has a device with binding conditions, gets the condition in ``status.devices``
+    (a status update, polled every second for at most ``limit`` seconds in all)."""
+    deadline = time.monotonic() + limit
+    path = f"{RESOURCE}/namespaces/{namespace}/resourceclaims"
+    names: list[str] = []
+    while not names:
+        names = [c["metadata"]["name"] for c in (await api.request("GET", path))["items"]]
+        if not names and time.monotonic() > deadline:
+            raise RuntimeError(f"no claims found in namespace {namespace} within {limit:g}s")
+        if not names:
+            await asyncio.sleep(BINDING_OP_POLL)
+    for name in names:
+        while True:
+            claim = await api.request("GET", f"{path}/{name}")
+            allocation = (claim.get("status") or {}).get("allocation") or {}
+            devices = device_statuses(allocation, condition)
+            if devices:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no devices found in claim {namespace}/{name} within {limit:g}s")
+            await asyncio.sleep(BINDING_OP_POLL)
+        claim["status"]["devices"] = [*(claim["status"].get("devices") or ()), *devices]
+        await api.request("PUT", f"{path}/{name}/status", claim)
+
+
+async def _check_pod_scheduled(api: KubeClient, namespace: str, scheduled: bool, limit: float) -> bool:
+    """``checkPodScheduled`` through the API: every pod of the namespace bound (``scheduled``), or
+    every one unbound for ``UNSCHEDULED_STABLE_SECONDS`` in a row; polled every second."""
+    deadline = time.monotonic() + limit
+    stable_since: float | None = None
+    while time.monotonic() <= deadline:
+        pods = (await api.request("GET", f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        if all(bool((p.get("spec") or {}).get("nodeName")) == scheduled for p in pods):
+            if scheduled:
+                return True
+            stable_since = stable_since if stable_since is not None else time.monotonic()
+            if time.monotonic() - stable_since >= UNSCHEDULED_STABLE_SECONDS:
+                return True
+        else:
+            stable_since = None
+        await asyncio.sleep(BINDING_OP_POLL)
+    return False
 
 
 async def _placements_after(api: KubeClient, w: Workload, size: Size

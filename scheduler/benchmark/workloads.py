@@ -46,10 +46,12 @@ generated from ``test-claim-template`` (``pod-with-claim-template.yaml``), throu
 five pods (``pod-with-claim-ref.yaml``), or through an extended resource a DeviceClass backs
 (``pod-with-extended-resource*.yaml``; ``extendedresource/scoring``'s run under its own scheduler
 config, ``Workload.profile``). A size is (``nodesWithDRA``, ``initPods``, ``measurePods``);
-a steady-state workload's ``pods`` is its batch (``count: 10``). upstream's other DRA directories
-(partitionable devices, consumable capacity, device taints, list attributes, compatibility groups,
-workload claims) and the binding-conditions tests need allocator features this scheduler does not
-have (BENCHMARKS.md lists them, not run).
+a steady-state workload's ``pods`` is its batch (``count: 10``). ``partitionabledevices``,
+``consumablecapacity`` and the DRABindingConditions tests add ``createAny`` ResourceSlices
+(``dra_template_slices``, ``Size.resource_slices`` of each), selector claims allocated first, and
+the ``updateDeviceConditions`` / ``checkPodScheduled`` ops (``Dra.binding``). upstream's list
+attributes, compatibility groups and workload claims directories need features this scheduler does
+not have (BENCHMARKS.md lists them, not run).
 """
 
 from __future__ import annotations
@@ -60,9 +62,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES", "WORKLOADS",
+__all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "NODE_WITH_DRA", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES",
+           "WORKLOADS",
            "Churn", "Deleting", "Dra", "NodeAllocatable", "Size", "Volumes", "Workload", "csi_node", "dra_claim",
-           "dra_device_classes", "dra_init_allocations", "dra_init_claims", "dra_node_name", "dra_pod", "dra_slice",
+           "dra_device_classes", "dra_init_allocations", "dra_init_claims", "dra_node", "dra_node_name", "dra_pod",
+           "dra_selector_allocations", "dra_selector_claim", "dra_slice", "dra_template_slices",
            "extended_resource_pod", "init_batches", "init_namespaces", "make_node", "namespace_objects",
            "service_object", "template", "volume_objects", "with_claim", "workload_nodes"]
 
@@ -382,6 +386,31 @@ DRA_TEMPLATES: dict[str, Obj] = {
     "devicetaintrule": {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
                         "metadata": {"name": "taint-all-devices"},
                         "spec": {"taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"}}},
+    # resourceclaimtemplate-for-two-devices.yaml: two devices of one slice (partitionable)
+    "resourceclaimtemplate-for-two-devices": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template"},
+        "spec": {"spec": {"devices": {
+            "requests": [{"name": "req-0", "exactly": {"deviceClassName": "test-class", "count": 2}}],
+            "constraints": [{"requests": ["req-0"], "matchAttribute": "dra.example.com/slice"}]}}}},
+    # resourceclaimtemplate-backtracking.yaml: seven devices, which only one choice of the eight fits
+    "resourceclaimtemplate-backtracking": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template"},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "req-0", "exactly": {"deviceClassName": "test-class", "count": 7}}]}}}},
+    # deviceclass-consumablecapacity.yaml and resourceclaimtemplate-consumablecapacity.yaml: two
+    # requests of 10Gi of a shareable device's memory each
+    "deviceclass-consumablecapacity": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}" &&\n'
+                                                      "device.allowMultipleAllocations == true"}}]}},
+    "resourceclaimtemplate-consumablecapacity": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "test-claim-template"},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": f"req-{k}", "exactly": {"deviceClassName": "test-class",
+                                             "capacity": {"requests": {"memory": "10Gi"}}}} for k in (0, 1)]}}}},
     # resourceclaim.yaml: test-claim-<i>
     "resourceclaim": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                       "metadata": {"name": "test-claim-"},
@@ -436,7 +465,17 @@ class Dra:
     is upstream's ``initClaims`` at every size it lists (2500 and 4990 of 500 × 10 devices).
     ``steady`` > 0 is ``createPods`` with ``steadyState``: ``pods`` pods at a time, all deleted and
     created anew each time the whole batch is bound, for ``steady`` seconds (then ``init_pods`` is 0).
-    ``taint_rules``: the ``DRA_TEMPLATES`` DeviceTaintRules created with ``createAny`` first."""
+    ``taint_rules``: the ``DRA_TEMPLATES`` DeviceTaintRules created with ``createAny`` first.
+
+    ``driver``: whether ``createResourceDriver`` runs (the partitionable workloads have none);
+    ``slices``: the ``dra_template_slices`` templates created ``Size.resource_slices`` times each
+    with ``createAny``; ``init_fill="selector"``: ``resource_slices`` claims of
+    ``resourceclaim-with-selector.yaml`` allocated first (``dra_selector_allocations``).
+    ``binding``: the DRABindingConditions tests: the driver's devices carry binding conditions
+    (``dra_slice``), the pods are created without waiting for them (their PreBind waits),
+    ``updateDeviceConditions`` sets ``binding`` (condition type, status) on every allocated device
+    of the pods' claims, and ``checkPodScheduled`` expects the pods all bound (``scheduled``) or
+    all still unbound for 5 s."""
 
     max_claims_per_node: int = 10
     nodes_without_dra: int = 0
@@ -448,6 +487,10 @@ class Dra:
     init_fill: str = "empty"
     steady: float = 0.0
     taint_rules: tuple[str, ...] = ()
+    driver: bool = True
+    slices: tuple[str, ...] = ()
+    binding: tuple[str, str] | None = None
+    scheduled: bool = True
 
 
 def dra_node_name(i: int) -> str:
@@ -456,14 +499,25 @@ def dra_node_name(i: int) -> str:
     return f"scheduler-perf-dra-{i}"
 
 
-def dra_slice(node_name: str, devices: int) -> Obj:
+def dra_node(i: int) -> Obj:
+    """``node-with-dra-test-driver.yaml``'s node ``i``: the default node, labelled ``node-with-dra=true``
+    for the ``createAny`` slices' node selector."""
+    return make_node(dra_node_name(i), dict([NODE_WITH_DRA]))
+
+
+def dra_slice(node_name: str, devices: int, binding: bool = False) -> Obj:
     """The ResourceSlice ``createResourceDriver`` publishes for ``node_name`` (upstream's
     ``resourceSlice()`` in ``scheduler_perf/dra.go``), in resource.k8s.io/v1's flat device shape:
     pool = the node's name, one slice, devices ``instance-<i>`` with attributes ``model``, ``family``,
     ``driverVersion`` and ``dra.example.com/numa`` = i, capacity ``memory`` 1Gi. upstream's function
     also sets ``usageRestrictedToNode`` and the binding conditions, which the API server strips
     unless DRADeviceBindingConditions is on, as it is in none of these workloads (only in the
-    DRABindingConditions tests), so they are left out here as the API server would store them."""
+    DRABindingConditions tests), so they are left out here as the API server would store them;
+    ``binding`` keeps them: ``bindsToNode``, ``bindingConditions`` [DeviceAttached],
+    ``bindingFailureConditions`` [AttachmentFailed]. (upstream's ``bindingTimeoutSeconds`` 60 is not a
+    resource.k8s.io/v1 field: the timeout is DynamicResourcesArgs.bindingTimeout.)"""
+    extra: Obj = {"bindsToNode": True, "bindingConditions": ["DeviceAttached"],
+                  "bindingFailureConditions": ["AttachmentFailed"]} if binding else {}
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node_name},
             "spec": {"driver": DRA_DRIVER, "nodeName": node_name,
                      "pool": {"name": node_name, "generation": 0, "resourceSliceCount": 1},
@@ -471,7 +525,89 @@ def dra_slice(node_name: str, devices: int) -> Obj:
                                   "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
                                                  "driverVersion": {"version": "1.2.3"},
                                                  "dra.example.com/numa": {"int": i}},
-                                  "capacity": {"memory": {"value": "1Gi"}}} for i in range(devices)]}}
+                                  "capacity": {"memory": {"value": "1Gi"}}, **extra} for i in range(devices)]}}
+
+
+# The node selector of the createAny slices: node-with-dra-test-driver.yaml labels its nodes so.
+NODE_WITH_DRA = ("node-with-dra", "true")
+_WITH_DRA: Obj = {"nodeSelectorTerms": [{"matchExpressions": [
+    {"key": NODE_WITH_DRA[0], "operator": "In", "values": [NODE_WITH_DRA[1]]}]}]}
+
+
+def _slice(name: str, pool: str, body: Obj, node_name: str | None = None) -> Obj:
+    where: Obj = {"nodeName": node_name} if node_name else {"nodeSelector": copy.deepcopy(_WITH_DRA)}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": DRA_DRIVER, "pool": {"name": pool, "generation": 1, "resourceSliceCount": 2},
+                     **where, **body}}
+
+
+def _consumes(counter_set: str, **counters: str) -> Obj:
+    return {"counterSet": counter_set, "counters": {k: {"value": v} for k, v in counters.items()}}
+
+
+def _device(name: str, index: int, *, preallocate: bool | None = False, counters: str | None = None,
+            consumes: Sequence[Obj] = (), **extra: Any) -> Obj:
+    dev: Obj = {"name": name}
+    if preallocate is not None:
+        dev["attributes"] = {"preallocate": {"bool": preallocate}, "dra.example.com/slice": {"int": index}}
+    if counters is not None:
+        dev["capacity"] = {"counters": {"value": counters}}
+    if consumes:
+        dev["consumesCounters"] = list(consumes)
+    return {**dev, **extra}
+
+
+def dra_template_slices(template: str, index: int) -> list[Obj]:
+    """Object ``index`` of a ResourceSlice template that ``createAny`` creates ``resourceSlices``
+    times: pool ``resourceslice-<index>`` in two slices, its counter sets
+    (``resourceslice-countersets-<index>``) and its devices (``resourceslice-devices-<index>``), as
+    resource.k8s.io/v1 requires (``sharedCounters`` and ``devices`` never share a slice); the devices
+    are on the nodes labelled ``node-with-dra=true``.
+
+    - ``resourceslice-partitionable`` (``-countersets.yaml`` / ``-devices.yaml``): counters 1-4 of 1
+      each; two devices of two counters (``counters`` capacity 2; the first ``preallocate``) and four
+      of one.
+    - ``resourceslice-partitionable-backtracking``: eight ``cpu<k>`` counters and 70Gi of ``mem``;
+      eight devices of one cpu each, the first with 20Gi of mem, the others 10Gi: seven devices fit
+      only without the first. Its counter-set slice is on node ``scheduler-perf-dra-<index>``.
+    - ``resourceslice-consumablecapacity``: counters 1-2; ``shareable-device`` and a two-counter
+      device, both ``allowMultipleAllocations`` with 80Gi of memory (``requestPolicy`` default 1Gi,
+      at least 1Gi). upstream's template (resource.k8s.io/v1beta2) has both in one slice, which v1
+      refuses: split as the partitionable ones."""
+    pool = f"resourceslice-{index}"
+    sets, devices = f"resourceslice-countersets-{index}", f"resourceslice-devices-{index}"
+    if template == "resourceslice-partitionable":
+        counters = {f"counter{k}": {"value": "1"} for k in range(1, 5)}
+        devs = [_device("device-2-counters-1", index, preallocate=True, counters="2",
+                        consumes=[_consumes("counter-set", counter1="1", counter2="1")]),
+                _device("device-2-counters-2", index, counters="2",
+                        consumes=[_consumes("counter-set", counter3="1", counter4="1")]),
+                *(_device(f"device-1-counter-{k}", index, counters="1",
+                          consumes=[_consumes("counter-set", **{f"counter{k}": "1"})]) for k in range(1, 5))]
+        return [_slice(sets, pool, {"sharedCounters": [{"name": "counter-set", "counters": counters}]}),
+                _slice(devices, pool, {"devices": devs})]
+    if template == "resourceslice-partitionable-backtracking":
+        cpu = {f"cpu{k}": {"value": "1"} for k in range(1, 9)}
+        devs = [_device(f"device-{k}", index, preallocate=None,
+                        consumes=[_consumes("counter-set-for-cpu", **{f"cpu{k}": "1"}),
+                                  _consumes("counter-set-for-mem", mem="20Gi" if k == 1 else "10Gi")])
+                for k in range(1, 9)]
+        return [_slice(sets, pool, {"sharedCounters": [{"name": "counter-set-for-cpu", "counters": cpu},
+                                                       {"name": "counter-set-for-mem",
+                                                        "counters": {"mem": {"value": "70Gi"}}}]},
+                       node_name=dra_node_name(index)),
+                _slice(devices, pool, {"devices": devs})]
+    if template == "resourceslice-consumablecapacity":
+        memory = {"memory": {"value": "80Gi", "requestPolicy": {"default": "1Gi", "validRange": {"min": "1Gi"}}}}
+        shareable = _device("shareable-device", index, allowMultipleAllocations=True)
+        shareable["capacity"] = copy.deepcopy(memory)
+        two = _device("device-2-counters-1", index, preallocate=True, counters="2",
+                      consumes=[_consumes("counter-set", counter1="1", counter2="1")], allowMultipleAllocations=True)
+        two["capacity"].update(copy.deepcopy(memory))
+        counters = {f"counter{k}": {"value": "1"} for k in (1, 2)}
+        return [_slice(sets, pool, {"sharedCounters": [{"name": "counter-set", "counters": counters}]}),
+                _slice(devices, pool, {"devices": [shareable, two]})]
+    raise KeyError(template)
 
 
 def dra_device_classes(dra: Dra) -> list[Obj]:
@@ -498,7 +634,29 @@ def dra_claim(i: int, namespace: str) -> Obj:
 def dra_init_claims(dra: Dra, size: Size) -> int:
     """upstream's ``initClaims``: the claims allocated before the measured pods (``init_fill``)."""
     devices = size.nodes * dra.max_claims_per_node
-    return {"empty": 0, "half": devices // 2, "full": max(devices - size.pods, 0)}[dra.init_fill]
+    return {"empty": 0, "half": devices // 2, "full": max(devices - size.pods, 0),
+            "selector": size.resource_slices}[dra.init_fill]
+
+
+def dra_selector_claim(k: int) -> Obj:
+    """``resourceclaim-with-selector.yaml`` number ``k`` in ``init``: one device with at least two
+    counters that is ``preallocate``."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": f"test-claim-with-selector-{k}", "namespace": "init"},
+            "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {
+                "deviceClassName": "test-class", "selectors": [{"cel": {"expression": (
+                    f"device.capacity['{DRA_DRIVER}'].counters.compareTo(quantity('2')) >= 0 &&\n"
+                    f"device.attributes['{DRA_DRIVER}'].preallocate")}}]}}]}}}
+
+
+def dra_selector_allocations(size: Size) -> list[tuple[int, Obj]]:
+    """``allocResourceClaims`` over the ``dra_selector_claim`` claims: in a partitionable pool only
+    ``device-2-counters-1`` matches the selector, so claim ``k`` gets pool ``k``'s (upstream has one
+    claim per slice at every size), with the devices' node selector (the allocator's
+    ``nodeSelector`` for a slice that has one)."""
+    return [(k, {"devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": f"resourceslice-{k}",
+                                          "device": "device-2-counters-1"}]},
+                 "nodeSelector": copy.deepcopy(_WITH_DRA)}) for k in range(size.resource_slices)]
 
 
 def dra_init_allocations(dra: Dra, size: Size, rng: random.Random) -> list[tuple[int, Obj]]:
@@ -506,6 +664,8 @@ def dra_init_allocations(dra: Dra, size: Size, rng: random.Random) -> list[tuple
     in ``init``), its ``status.allocation`` on a random node that can still take it, without a
     pod, that node's first free device (the allocator's first solution; upstream shuffles the nodes
     and takes the first that fits: a uniform pick among the nodes with a free device, as here)."""
+    if dra.init_fill == "selector":
+        return []       # dra_selector_allocations
     free = {dra_node_name(i): 0 for i in range(size.nodes)}
     open_nodes = list(free)
     allocations = []
@@ -540,13 +700,15 @@ def dra_pod(dra: Dra, pod: Obj, i: int) -> Obj:
 class Size:
     """upstream's ``params``: ``nodes`` (``initNodes``), ``init_pods`` (all init pods together),
     ``pods`` (``measurePods``); ``init_namespaces`` (``initNamespaces``: the init pods are split over
-    that many labelled namespaces) and ``gated_pods`` (``gatedPods``) where a workload has them."""
+    that many labelled namespaces), ``gated_pods`` (``gatedPods``) and ``resource_slices``
+    (``resourceSlices``) where a workload has them."""
 
     nodes: int
     init_pods: int
     pods: int
     init_namespaces: int = 0
     gated_pods: int = 0
+    resource_slices: int = 0
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -756,6 +918,47 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     _w("SchedulingWithResourceClaimTemplateToleration", "pod-with-claim-template", [(1, 0, 10)], None, **_DRA_NS,
        dra=Dra(nodes_without_dra=1, claim_template="resourceclaimtemplate-toleration",
                taint_rules=("devicetaintrule",))),
+    # dra/partitionabledevices (no createResourceDriver; no bar, no performance label; the fast sizes
+    # are labelled integration-test and short, 2000pods_100nodes has no label). Partitionable:
+    # resourceSlices pools, each pool's preallocate device held by an allocResourceClaims claim, then
+    # steady batches of measurePods pods, each taking two devices of one pool (matchAttribute
+    # dra.example.com/slice): one backtrack each. fast: 1 + 1 nodes, 10 slices, 10 pods, 2 s;
+    # 2000pods_100nodes: 100 nodes, 2000 slices, 2000 pods, 10 s. Backtracking: one pool of eight
+    # devices sharing 70Gi, seven of them wanted (fast only: 1 + 1 nodes, 1 slice, 1 pod, 2 s).
+    *(_w(name, "pod-with-claim-template", [size], None, **_DRA_NS,
+         dra=Dra(nodes_without_dra=without, driver=False, slices=("resourceslice-partitionable",),
+                 init_fill="selector", claim_template="resourceclaimtemplate-for-two-devices", steady=steady))
+      for name, size, without, steady in (
+          ("SteadyStateClusterResourceClaimTemplatePartitionable", (100, 0, 2000, 0, 0, 2000), 0, 10.0),
+          ("SteadyStateClusterResourceClaimTemplatePartitionable/fast", (1, 0, 10, 0, 0, 10), 1, 2.0))),
+    _w("SteadyStateClusterResourceClaimTemplatePartitionableBacktracking/fast", "pod-with-claim-template",
+       [(1, 0, 1, 0, 0, 1)], None, **_DRA_NS,
+       dra=Dra(nodes_without_dra=1, driver=False, slices=("resourceslice-partitionable-backtracking",),
+               claim_template="resourceclaimtemplate-backtracking", steady=2.0)),
+    # dra/consumablecapacity: the test driver's slices (maxClaimsPerNode devices a node, which the
+    # class's allowMultipleAllocations selector leaves out) and resourceSlices pools of two shareable
+    # 80Gi devices; steady batches of pods, each claiming 10Gi twice. fast: 1 + 1 nodes, 1 slice,
+    # 1 pod, 2 s, 2 claims a node; 2000pods_100nodes: 100 nodes, 2000 slices, 2000 pods, 10 s, 20.
+    *(_w(name, "pod-with-claim-template", [size], None, **_DRA_NS,
+         dra=Dra(nodes_without_dra=without, max_claims_per_node=per_node,
+                 device_classes=("deviceclass-consumablecapacity",), slices=("resourceslice-consumablecapacity",),
+                 claim_template="resourceclaimtemplate-consumablecapacity", steady=steady))
+      for name, size, without, per_node, steady in (
+          ("SteadyStateClusterResourceClaimTemplateConsumableCapacity", (100, 0, 2000, 0, 0, 2000), 0, 20, 10.0),
+          ("SteadyStateClusterResourceClaimTemplateConsumableCapacity/fast", (1, 0, 1, 0, 0, 1), 1, 2, 2.0))),
+    # dra/performance-config.yaml's DRABindingConditionsTest and ...WithSharedResourceClaimTest
+    # (integration-test, short; no bar): the driver's devices need DeviceAttached; the pods wait in
+    # PreBind until updateDeviceConditions sets DeviceAttached (all bound) or AttachmentFailed (none
+    # bound for 5 s). fast: 1 node, 1 device, 1 pod; multiple_pods: 1 node, 10 devices, 5 pods
+    # (with the shared claim: five pods, one claim).
+    *(_w(f"{test}/{size_name}_{case}", tmpl, [(1, 0, pods)], None, **_DRA_NS,
+         dra=Dra(max_claims_per_node=devices, binding=(cond, "True"), scheduled=cond == "DeviceAttached",
+                 claim_template=None if shared else "resourceclaimtemplate", claim_ref=shared))
+      for test, tmpl, shared in (("DRABindingConditionsTest", "pod-with-claim-template", False),
+                                 ("DRABindingConditionsWithSharedResourceClaimTest", "pod-with-claim-ref", True))
+      for size_name, pods, devices in (("fast", 1, 1), ("multiple_pods", 5, 10))
+      if test == "DRABindingConditionsTest" or size_name == "multiple_pods"
+      for case, cond in (("AttachmentSuccess", "DeviceAttached"), ("AttachmentFailed", "AttachmentFailed"))),
     _w("FirstAvailable", "pod-with-claim-template", [(1, 0, 10)], None, **_DRA_NS,
        dra=Dra(nodes_without_dra=1, device_classes=("deviceclass", "deviceclass-no-devices"),
                claim_template="resourceclaimtemplate-first-available")),
