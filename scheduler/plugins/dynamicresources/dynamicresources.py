@@ -23,11 +23,13 @@ then the allocator per row, except that all rows no slice is for share one answe
 (``allocate_without_pools``), and rows whose claims count are decided by counting (``counting``).
 A row the allocator cannot satisfy: ``cannot allocate all claims``; else one where an allocated
 claim is not available: ``resourceclaim not available on the node`` (both
-UnschedulableAndUnresolvable, as upstream's ``statusUnschedulable``). An allocator error is
-UnschedulableAndUnresolvable with its text (a constraint that cannot hold for All, an invalid pool,
-admin access asked for), except a CEL error in a selector (it does not compile, or fails on a
-device), which is an Error status: as upstream, the attempt stops rather than schedule a pod whose
-claim or class is broken. The allocation found for each node is kept in the cycle state for Reserve.
+UnschedulableAndUnresolvable, as upstream's ``statusUnschedulable``). An allocator error that
+concerns only the node (upstream's ``ErrFailedAllocationOnNode``: ``invalid resource pools were
+encountered``) is UnschedulableAndUnresolvable with its text; any other (a CEL selector that does
+not compile or fails on a device, a constraint that cannot hold for All, admin access or capacity
+requests with their gate off) is an Error status with its text: as upstream's Filter, the attempt
+stops rather than schedule a pod whose claim or class is broken, and the pod retries with backoff.
+The allocation found for each node is kept in the cycle state for Reserve.
 
 **Reserve** takes the allocation found for the chosen node and signals it in flight in the store:
 its devices count as allocated at once, so the next cycle never gives them again, and no other pod
@@ -102,9 +104,9 @@ from scheduler.cache.dra import DraStore, not_found
 from scheduler.dra.allocator import (
     AllocationError,
     Allocator,
-    CELSelectorError,
     Features,
     Node,
+    NodeAllocationError,
     SimplePlan,
     SliceIndex,
 )
@@ -722,10 +724,13 @@ class _FilterPass:
                 if key not in self.without:
                     self.without[key] = allocator.allocate_without_pools(claims)
                 got = self.without[key]
-        except CELSelectorError as e:
-            got = Status.as_error(e)
-        except AllocationError as e:
+        except NodeAllocationError as e:
+            # upstream's ErrFailedAllocationOnNode: only this node fails, with the text.
             got = Status.unresolvable(str(e))
+        except AllocationError as e:
+            # Anything else is wrong with the claim or class: an Error aborts the attempt
+            # (dynamicresources.go Filter's ``statusError``), the pod retries with backoff.
+            got = Status.as_error(e)
         if isinstance(got, Status):
             self.fail(k, got)
         elif got is None or len(got) != len(indices):

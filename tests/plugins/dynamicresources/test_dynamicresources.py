@@ -1259,17 +1259,20 @@ def test_the_gates_switch_admin_access_and_shared_devices_off() -> None:
     """The plugin's allocator features come from the process's gates (``new``: ``Handle.feature_gates``).
     With 1.37's defaults an adminAccess claim gets a device another claim holds, and two pods share a
     device with allowMultipleAllocations (the first one's share in flight); DRAAdminAccess=false makes
-    the adminAccess claim an error, as upstream's allocator; DRAConsumableCapacity=false makes the
-    shared device a device held whole, which the second pod cannot get."""
+    the adminAccess claim an error, as upstream's allocator, which Filter reports as an Error status;
+    DRAConsumableCapacity=false makes the shared device a device held whole, which the second pod
+    cannot get."""
     admin = claim()
     admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
     objs = (admin, otherAllocatedClaim, workerNodeSlice)
     on = new(None, Handle(dra=store(*objs, classes=(deviceClass,))))
     assert status(_filter_one(on, pod())[1]) is None
     off = new(None, Handle(dra=store(*objs, classes=(deviceClass,)), feature_gates={"DRAAdminAccess": False}))
-    # (the plugin reports the allocator's claim errors as UnschedulableAndUnresolvable)
+    # an allocator error about the claim is Filter's Error (dynamicresources.go: ``case err != nil:
+    # return statusError(...)``): the attempt stops and the pod backs off
     assert status(_filter_one(off, pod())[1]) == (
-        U, "claim default/my-pod-my-resource, request req-1: admin access is requested, but the feature is disabled")
+        Code.ERROR,
+        "claim default/my-pod-my-resource, request req-1: admin access is requested, but the feature is disabled")
 
     shared = {**workerNodeSlice, "spec": {**workerNodeSlice["spec"], "devices": [
         {"name": "instance-1", "allowMultipleAllocations": True, "capacity": {"slots": {"value": "4"}}}]}}
@@ -1298,5 +1301,28 @@ def test_the_gates_switch_admin_access_and_shared_devices_off() -> None:
     plugin = new(None, Handle(dra=dra, feature_gates={"DRAConsumableCapacity": False}))
     assert status(_filter_one(plugin, other("plain-claim"))[1]) == (U, "cannot allocate all claims")
     assert status(_filter_one(plugin, other("other-claim"))[1]) == (
-        U, "claim default/other-claim, request req-1: has capacity requests, but the DRAConsumableCapacity feature "
-           "is disabled")
+        Code.ERROR, "claim default/other-claim, request req-1: has capacity requests, but the DRAConsumableCapacity "
+                    "feature is disabled")
+
+
+def test_an_allocator_error_about_the_node_fails_the_node_and_any_other_fails_the_attempt() -> None:
+    """dynamicresources.go Filter: ``ErrFailedAllocationOnNode`` (a pool of the node is invalid) is
+    the node's UnschedulableAndUnresolvable with the allocator's text, so other nodes may still do;
+    any other allocator error (here a claim constraint that no device can hold, with allocation
+    mode All) is something wrong with the claim, an Error that stops the attempt."""
+    invalid = {**workerNodeSlice, "spec": {**workerNodeSlice["spec"], "devices": [
+        {"name": "instance-1", "consumesCounters": [{"counterSet": "no-such-set", "counters": {"c": {"value": "1"}}}]}]}}
+    plugin = new(None, Handle(dra=store(pendingClaim, invalid, classes=(deviceClass,))))
+    assert status(_filter_one(plugin, pod())[1]) == (U, "invalid resource pools were encountered")
+
+    two = {**workerNodeSlice, "spec": {**workerNodeSlice["spec"], "devices": [
+        {"name": "instance-1", "attributes": {"model": {"string": "a"}}},
+        {"name": "instance-2", "attributes": {"model": {"string": "b"}}}]}}
+    every = claim()
+    every["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] = "All"
+    every["spec"]["devices"]["constraints"] = [{"matchAttribute": f"{DRIVER}/model"}]
+    plugin = new(None, Handle(dra=store(every, two, classes=(deviceClass,))))
+    code, message = status(_filter_one(plugin, pod())[1])
+    assert code == Code.ERROR
+    assert message.startswith("claim default/my-pod-my-resource, request req-1: cannot add device ") and \
+        message.endswith("because a claim constraint would not be satisfied")
