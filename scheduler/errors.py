@@ -31,8 +31,10 @@ The hierarchy. Classes defined outside this module are named by their module und
     ├── dra.errors.AllocationError      upstream's non-nil error from ``Allocate``: the attempt aborts
     │   ├── dra.errors.CELSelectorError
     │   │                               a device selector that does not compile or fails at run time
-    │   └── dra.errors.NodeAllocationError
-    │                                   upstream's ``ErrFailedAllocationOnNode``: only this node fails
+    │   ├── dra.errors.NodeAllocationError
+    │   │                               upstream's ``ErrFailedAllocationOnNode``: only this node fails
+    │   └── dra.errors.FilterTimeoutError
+    │                                   the node's search ran past DynamicResourcesArgs.filterTimeout
     ├── dra.cel.CELError                a CEL runtime (or compile) error in a device selector
     └── dra.cel_ast.CostError           a selector whose cost cannot be estimated: it does not parse
     Exception

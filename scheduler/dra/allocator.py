@@ -64,7 +64,7 @@ one with ``bindsToNode`` pins the allocation to the node it was made for (``resu
 
 **Not here**: a ResourceSlice's pool-wide ``spec.taints`` (upstream's tracker has them in
 development) are not read, and list-type attributes (DRAListTypeAttributes, alpha: such attributes
-match nothing). The per-node filter timeout is not implemented. Two deliberate differences from
+match nothing). Two deliberate differences from
 upstream's code: counters are kept per (driver, pool), not per pool name, and a device that fails a
 constraint or capacity check gives its counters back (upstream's search keeps them taken until it
 backtracks further, which can only miss solutions).
@@ -104,15 +104,16 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping, Sequence
 from fractions import Fraction
 
-from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError
+from scheduler.dra.errors import AllocationError, CELSelectorError, FilterTimeoutError, NodeAllocationError
 from scheduler.dra.pools import Node, Pool, SliceIndex, gather_pools, node_matches
-from scheduler.dra.search import Counters, Features, _Run, asks_capacity
+from scheduler.dra.search import Counters, Features, _Run, asks_capacity, check_deadline
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.simple_plan import SimplePlan
 from scheduler.model.dra import AllocationResult, DeviceClass, DeviceID, ResourceClaim, ResourceSlice
 
 # The allocator's public names, wherever they live (``Allocator`` is this module's own).
-__all__ = ["AllocationError", "Allocator", "CELSelectorError", "Features", "Node", "NodeAllocationError", "Pool",
+__all__ = ["AllocationError", "Allocator", "CELSelectorError", "Features", "FilterTimeoutError", "Node",
+           "NodeAllocationError", "Pool",
            "SelectorCache", "SimplePlan", "SliceIndex", "gather_pools", "node_matches"]
 
 
@@ -159,17 +160,21 @@ class Allocator:
         # so the id stays its own): ``None`` when the general search is needed.
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None, deadline: float | None = None
                  ) -> Sequence[AllocationResult] | None:
         """One allocation result per claim, or ``None`` when the claims cannot all be allocated on
         ``node``; raises ``AllocationError`` for a problem with the claims or classes, and
         ``NodeAllocationError`` for one with the node's pools. ``claims`` replaces the claims given
         at construction for this call (upstream's ``Allocate(ctx, node, claims)``: the
-        extended-resource claim differs per node)."""
+        extended-resource claim differs per node). ``deadline`` (``time.monotonic()``): past it,
+        ``FilterTimeoutError`` (upstream's context deadline, checked as its ``allocateOne`` checks
+        ``ctx.Err()``: on entry and at every step of the search; the single-request plan, one
+        linear pass, only on entry)."""
+        check_deadline(deadline)
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
             return plan.allocate(node, no_pools=False)
-        return _Run(self, node, claims=claims).run()
+        return _Run(self, node, claims=claims, deadline=deadline).run()
 
     def _plan(self, claims: Sequence[ResourceClaim]) -> SimplePlan | None:
         if len(claims) != 1:
@@ -197,10 +202,11 @@ class Allocator:
         the same for every such node."""
         return self.index.has_slices(node)
 
-    def allocate_without_pools(self, claims: Sequence[ResourceClaim] | None = None
+    def allocate_without_pools(self, claims: Sequence[ResourceClaim] | None = None, deadline: float | None = None
                                ) -> Sequence[AllocationResult] | None:
         """``allocate`` on a node no slice is for (no pools): what every such node gets."""
+        check_deadline(deadline)
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
             return plan.allocate(Node("", {}), no_pools=True)
-        return _Run(self, Node("", {}), no_pools=True, claims=claims).run()
+        return _Run(self, Node("", {}), no_pools=True, claims=claims, deadline=deadline).run()

@@ -1,6 +1,6 @@
 """The allocator's exceptions: what ``Allocate`` returns as an error upstream (``AllocationError``
-and its kinds: the attempt aborts, or only this node fails), and the search's internal signal that
-a claim would exceed ``AllocationResultsMaxSize``.
+and its kinds: the attempt aborts, only this node fails, or the per-node deadline passed), and the
+search's internal signal that a claim would exceed ``AllocationResultsMaxSize``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ class CELSelectorError(AllocationError):
 class NodeAllocationError(AllocationError):
     """An error that concerns only the node (upstream's ``ErrFailedAllocationOnNode``): the node is
     unschedulable with this text."""
+
+
+class FilterTimeoutError(AllocationError):
+    """The search ran past its deadline (upstream's ``Allocate`` with a context whose deadline is
+    exceeded: DynamicResourcesArgs.filterTimeout per node)."""
 
 
 class _MaxSizeExceeded(Exception):

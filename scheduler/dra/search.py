@@ -12,6 +12,7 @@ constraints, as upstream's taint check is.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,13 @@ from typing import Protocol
 
 from scheduler.dra.cel import CELError, compile_expression
 from scheduler.dra.consumable import consumed_capacity, fits
-from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError, _MaxSizeExceeded
+from scheduler.dra.errors import (
+    AllocationError,
+    CELSelectorError,
+    FilterTimeoutError,
+    NodeAllocationError,
+    _MaxSizeExceeded,
+)
 from scheduler.dra.pools import Node, Pool, SliceIndex, node_matches
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
 from scheduler.dra.selector_cache import SelectorCache
@@ -192,11 +199,18 @@ def asks_capacity(claims: Sequence[ResourceClaim]) -> bool:
                for sub in (r.first_available or ((r.exactly,) if r.exactly is not None else ())))
 
 
+def check_deadline(deadline: float | None) -> None:
+    """``FilterTimeoutError`` once ``time.monotonic()`` is past ``deadline`` (``None``: none)."""
+    if deadline is not None and time.monotonic() >= deadline:
+        raise FilterTimeoutError("filter operation aborted: context deadline exceeded")
+
+
 class _Run:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
     def __init__(self, a: AllocatorInputs, node: Node, no_pools: bool = False,
-                 claims: Sequence[ResourceClaim] | None = None) -> None:
+                 claims: Sequence[ResourceClaim] | None = None, deadline: float | None = None) -> None:
+        self.deadline = deadline
         self.no_pools = no_pools
         self.a = a
         self.node = node
@@ -384,6 +398,9 @@ class _Run:
 
     # --- search ------------------------------------------------------------------------------
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
+        # allocateOne's ``alloc.ctx.Err()`` check: the per-node filter timeout
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise FilterTimeoutError("filter operation aborted: context deadline exceeded")
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

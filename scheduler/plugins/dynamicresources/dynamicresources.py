@@ -29,6 +29,10 @@ encountered``) is UnschedulableAndUnresolvable with its text; any other (a CEL s
 not compile or fails on a device, a constraint that cannot hold for All, admin access or capacity
 requests with their gate off) is an Error status with its text: as upstream's Filter, the attempt
 stops rather than schedule a pod whose claim or class is broken, and the pod retries with backoff.
+Each node's search has its own deadline, DynamicResourcesArgs.filterTimeout (10s; 0 or the
+DRASchedulerFilterTimeout gate off: none); past it, Filter's Error ``node <name>: timed out trying
+to allocate devices`` (an Error since kubernetes#137607: the pod backs off and retries, where an
+unschedulable pod would wait for an event). Rows that counting decides run no search, so no deadline.
 The allocation found for each node is kept in the cycle state for Reserve.
 
 **Reserve** takes the allocation found for the chosen node and signals it in flight in the store:
@@ -105,12 +109,14 @@ from scheduler.dra.allocator import (
     AllocationError,
     Allocator,
     Features,
+    FilterTimeoutError,
     Node,
     NodeAllocationError,
     SimplePlan,
     SliceIndex,
 )
 from scheduler.dra.extended import SPECIAL_CLAIM_NAME
+from scheduler.features import enabled
 from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState, StateMissingError
 from scheduler.framework.diagnosis import NodeToStatus
@@ -191,6 +197,8 @@ class DynamicResources:
         self.count_free = True      # False: search every node, as before counting (tests compare)
         # pluginConfig's DynamicResourcesArgs, defaulted (filterTimeout 10s, bindingTimeout 10m).
         self.args = DynamicResourcesArgs()
+        # The per-node search deadline in seconds (``new``: filterTimeout with its gate on), or None.
+        self.filter_timeout: float | None = None
 
     def _slice_index(self) -> SliceIndex:
         """The slices indexed once per store version of the slices (``DraStore.slices_version``
@@ -353,7 +361,7 @@ class DynamicResources:
         for i in s.blocked:
             per_claim.append((i, np.ones(n, np.bool_)))
             unavailable[:] = True
-        f = _FilterPass(s, snapshot, rows, unavailable)
+        f = _FilterPass(s, snapshot, rows, unavailable, self.filter_timeout)
         if s.allocator is not None or s.extended >= 0:
             self._filter_rows(f, pod)
         # Rows the allocator accepted but where an allocated claim is not available.
@@ -653,12 +661,14 @@ class _FilterPass:
     available on the node``) and the allocations it keeps in the cycle state for Reserve (and
     Score's rank sums)."""
 
-    __slots__ = ("counting", "failed", "ids", "infos", "names", "rows", "s", "statuses", "table", "unavailable",
-                 "without")
+    __slots__ = ("counting", "failed", "ids", "infos", "names", "rows", "s", "statuses", "table", "timeout",
+                 "unavailable", "without")
 
-    def __init__(self, s: _State, snapshot: Snapshot, rows: fwk.Rows, unavailable: npt.NDArray[np.bool_]) -> None:
+    def __init__(self, s: _State, snapshot: Snapshot, rows: fwk.Rows, unavailable: npt.NDArray[np.bool_],
+                 timeout: float | None = None) -> None:
         n = len(rows)
         self.s = s
+        self.timeout = timeout
         self.rows = rows
         self.table = snapshot.table
         self.unavailable = unavailable
@@ -715,15 +725,22 @@ class _FilterPass:
         info = self.infos[self.rows[k]]
         assert info is not None
         node = Node(self.names[k], info.node.labels)
+        # DynamicResourcesArgs.filterTimeout: each node's search has its own deadline
+        deadline = time.monotonic() + self.timeout if self.timeout else None
         try:
             if not indices or allocator is None:
                 got: Sequence[AllocationResult] | Status | None = _NO_RESULTS
             elif allocator.has_slices(node):
-                got = allocator.allocate(node, claims)
+                got = allocator.allocate(node, claims, deadline)
             else:
                 if key not in self.without:
-                    self.without[key] = allocator.allocate_without_pools(claims)
+                    self.without[key] = allocator.allocate_without_pools(claims, deadline)
                 got = self.without[key]
+        except FilterTimeoutError:
+            # Error, not Unschedulable: a timeout may be transient, so the pod backs off rather
+            # than wait for an event (kubernetes#137607, in 1.36); the node's name helps find
+            # the slices that make the search slow.
+            got = Status.as_error(FilterTimeoutError(f"node {node.name}: timed out trying to allocate devices"))
         except NodeAllocationError as e:
             # upstream's ErrFailedAllocationOnNode: only this node fails, with the text.
             got = Status.unresolvable(str(e))
@@ -767,6 +784,11 @@ def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
                               features=Features.from_gates(handle.feature_gates), binding_timeout=binding_timeout)
     if args is not None:
         plugin.args = args
+    # DynamicResourcesArgs.filterTimeout (10s by default; 0: none) bounds each node's search while
+    # DRASchedulerFilterTimeout is on (dynamicresources.go: ``pl.enableFilterTimeout && pl.filterTimeout > 0``).
+    timeout = plugin.args.filter_timeout
+    plugin.filter_timeout = timeout if enabled(handle.feature_gates, "DRASchedulerFilterTimeout") and timeout \
+        else None
     return plugin
 
 

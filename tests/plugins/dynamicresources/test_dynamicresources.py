@@ -1326,3 +1326,40 @@ def test_an_allocator_error_about_the_node_fails_the_node_and_any_other_fails_th
     assert code == Code.ERROR
     assert message.startswith("claim default/my-pod-my-resource, request req-1: cannot add device ") and \
         message.endswith("because a claim constraint would not be satisfied")
+
+
+# dynamicresources_test.go's largeClaim (five requests of the class) and largeWorkerNodeSlice (four
+# devices): no solution, found only after the whole search.
+largeClaim = claim()
+largeClaim["spec"]["devices"]["requests"] = [
+    {"name": f"req-{k}", "exactly": {"deviceClassName": CLASS_NAME, "allocationMode": "ExactCount", "count": 1}}
+    for k in range(1, 6)]
+largeWorkerNodeSlice = {**workerNodeSlice, "spec": {**workerNodeSlice["spec"], "devices": [
+    {"name": f"instance-{k}"} for k in range(1, 5)]}}
+
+
+def _timeout_plugin(filter_timeout: str | None, gates: dict[str, bool] | None = None) -> DynamicResources:
+    from scheduler.plugins.args import DynamicResourcesArgs
+    args = None if filter_timeout is None else DynamicResourcesArgs.model_validate({"filterTimeout": filter_timeout})
+    return new(args, Handle(dra=store(largeClaim, largeWorkerNodeSlice, classes=(deviceClass,)), feature_gates=gates))
+
+
+def test_dynamicresources_test_go_timeout() -> None:
+    """Upstream's case ``timeout`` (filterTimeout 1ns): Filter's answer is an Error naming the node
+    (kubernetes#137607: a timeout may be transient, so the pod backs off; upstream's case has no
+    PostFilter, as the Error ends the attempt)."""
+    plugin = _timeout_plugin("1ns")
+    assert plugin.filter_timeout == 1e-9
+    assert status(_filter_one(plugin, pod())[1]) == (Code.ERROR, f"node {NODE}: timed out trying to allocate devices")
+
+
+def test_dynamicresources_test_go_timeout_disabled() -> None:
+    """Upstream's case ``timeout_disabled``: with DRASchedulerFilterTimeout off there is no limit,
+    and the search runs to its end. So it does with the gate on and filterTimeout 0s, and with the
+    default 10s, which this search is far below."""
+    for plugin in (_timeout_plugin(None, {"DRASchedulerFilterTimeout": False}), _timeout_plugin("0s"),
+                   _timeout_plugin(None)):
+        assert status(_filter_one(plugin, pod())[1]) == (U, "cannot allocate all claims")
+    assert _timeout_plugin(None, {"DRASchedulerFilterTimeout": False}).filter_timeout is None
+    assert _timeout_plugin("0s").filter_timeout is None
+    assert _timeout_plugin(None).filter_timeout == 10.0
