@@ -142,8 +142,10 @@ class MemoryClient:
                                                                      if r.uid != pod.uid)))
 
     async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        # as the real client's status patch (and upstream's PostFilter): allocation, reservedFor
+        # and the drivers' device statuses cleared
         stored = self._stored(claim)
-        self._write("deallocate", replace(stored, allocation=None, reserved_for=()))
+        self._write("deallocate", replace(stored, allocation=None, reserved_for=(), devices=()))
 
     async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
         if self.claim_error is not None:

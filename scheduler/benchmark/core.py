@@ -419,8 +419,10 @@ class SinkClient:
                                                                           if r.uid != pod.uid)))
 
     async def deallocate_claim(self, claim: ResourceClaim) -> None:
+        # PostFilter's status write: allocation, reservedFor and the drivers' device statuses go
         stored = self._claim(claim)
-        self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=()))
+        (self.claim_bodies.get((claim.namespace, claim.name)) or {}).get("status", {}).pop("devices", None)
+        self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=(), devices=()))
 
     async def delete_claim(self, claim: ResourceClaim) -> None:
         self.remove_claim(claim.namespace, claim.name)

@@ -5,9 +5,11 @@ the ``test_dynamicresources`` fixtures: PreBind waiting for a driver's condition
 failure condition or a timeout with upstream's texts, Filter and PostFilter recovering the claim,
 and a tainted device refused unless tolerated (or the gate is off).
 
-The stored copies of upstream's ``dynamicresources_test.go`` that could be read predate binding
-conditions, so these cases follow the functions' own contracts (their doc comments) rather than
-upstream's table, and are named for what they check.
+The first cases follow the functions' own contracts (their doc comments) and are named for what
+they check; the last ones are upstream's ``dynamicresources_test.go`` TestPlugin cases for binding
+conditions and device taints, as data, named ``dynamicresources_test.go/<case>`` (the stored copy
+read predates kubernetes#140222, so its no-op PostFilter text ``still not schedulable`` reads as
+1.37's reasonless Unschedulable here).
 """
 
 from __future__ import annotations
@@ -36,15 +38,22 @@ from scheduler.plugins.dynamicresources.bindingconditions import (
 )
 from tests.plugins.dynamicresources.test_dynamicresources import (
     CLAIM_NAME,
+    CLAIM_NAME2,
     DRIVER,
     NAMESPACE,
     NODE,
     NODE_NAME_SELECTOR,
+    POD_UID,
     Env,
+    allocatedClaim,
     claim,
     deviceClass,
+    otherClaim,
     pod,
     run,
+    status,
+    two_claims_pod,
+    workerNodeSlice,
 )
 
 READY, FAILED = "dra.example.com/ready", "dra.example.com/failed"
@@ -275,3 +284,168 @@ def test_no_event_without_binding_conditions() -> None:
     assert env.schedule()
     assert run(env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
     assert env.client.pod_events == []
+
+
+# --- upstream's dynamicresources_test.go (TestPlugin): the binding-conditions and taint cases --------
+# Its objects: bindingConditions ["condition"], bindingFailureConditions ["failed"]; ``fabricSlice``
+# (``fabricSlice2``: driver2, instance-2), a node-selector slice whose device binds to the node and has
+# both; ``allocationResultWithBindingConditions`` (``...2``: driver2, instance-2, req-2);
+# ``boundClaim`` (``boundClaim2``): allocated so, the driver reporting condition True and failed
+# False; ``failedBindingClaim`` (``...2``): condition False, failed True; ``taintDevices``: every
+# device tainted taint-key=taint-value:NoSchedule. Upstream's harness compares a rejected status by
+# its text only; the codes here are those its code returns.
+DRIVER2 = "some-driver-2"
+UP_CONDITIONS, UP_FAILURES = ["condition"], ["failed"]
+
+
+def fabric_slice(driver: str, device: str) -> dict[str, Any]:
+    return {"metadata": {"name": f"{NODE}-{driver}"}, "spec": {
+        "driver": driver, "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
+        "nodeSelector": NODE_NAME_SELECTOR,
+        "devices": [{"name": device, "bindsToNode": True, "bindingConditions": UP_CONDITIONS,
+                     "bindingFailureConditions": UP_FAILURES}]}}
+
+
+def with_binding(name: str, driver: str, device: str, request: str, *conditions: tuple[str, str] | None,
+                 timestamp: str = "") -> dict[str, Any]:
+    """``st.FromResourceClaim(allocatedClaim).Allocation(allocationResultWithBindingConditions)``
+    with ``AllocatedDeviceStatuses``: one entry for the device with ``conditions`` (None: none given)."""
+    allocation: dict[str, Any] = {"devices": {"results": [
+        {"driver": driver, "pool": NODE, "device": device, "request": request,
+         "bindingConditions": UP_CONDITIONS, "bindingFailureConditions": UP_FAILURES}]},
+        "nodeSelector": NODE_NAME_SELECTOR}
+    if timestamp:
+        allocation["allocationTimestamp"] = timestamp
+    body = claim(name, allocation=allocation)
+    entry: dict[str, Any] = {"driver": driver, "pool": NODE, "device": device}
+    if conditions != (None,):
+        entry["conditions"] = [{"type": t, "status": s, "reason": "", "message": "",
+                                "lastTransitionTime": "2026-01-01T00:00:00Z"} for t, s in conditions if t]
+    body["status"]["devices"] = [entry]
+    return body
+
+
+def _rfc3339(seconds_ago: float) -> str:
+    import datetime
+    at = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds_ago)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def bound_claim() -> dict[str, Any]:
+    return with_binding(CLAIM_NAME, DRIVER, "instance-1", "req-1", ("condition", "True"), ("failed", "False"))
+
+
+def failed_binding_claim2() -> dict[str, Any]:
+    return with_binding(CLAIM_NAME2, DRIVER2, "instance-2", "req-2", ("condition", "False"), ("failed", "True"))
+
+
+def _filter_then_post_filter(env: Env) -> tuple[Any, Any]:
+    """Filter on worker, and PostFilter after it (its deallocation written off the cycle)."""
+    with env.cache.lock:
+        snap = env.cache.snapshot()
+        assert env.plugin.pre_filter(env.state, env.pod, snap)[1].is_success()
+        v = env.plugin.filter_nodes(env.state, env.pod, snap, np.array([snap.row_of(NODE)], np.int64))
+    filtered = v.statuses[int(v.status_ids[0]) if v.status_ids is not None else 0] if v.failed[0] else None
+
+    async def post_filter() -> Any:
+        _, status = env.plugin.post_filter(env.state, env.pod, NodeToStatus(), None)  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        return status
+    return filtered, run(post_filter())
+
+
+def _reserved(env: Env, name: str = CLAIM_NAME) -> list[str]:
+    return [r.uid for r in env.api(name).reserved_for]
+
+
+@pytest.mark.parametrize(("case", "claims", "slices", "unavailable"), [
+    ("bound-claim-with-failed-binding", lambda: (
+        with_binding(CLAIM_NAME, DRIVER, "instance-1", "req-1", ("condition", "False"), ("failed", "True")),),
+     (workerNodeSlice,), CLAIM_NAME),
+    # allocated ten minutes ago (the default bindingTimeout is 600 s): timed out
+    ("bound-claim-with-timed-out-binding", lambda: (
+        with_binding(CLAIM_NAME, DRIVER, "instance-1", "req-1", None, timestamp=_rfc3339(600)),), (), CLAIM_NAME),
+    ("bound-claim-with-mixed-binding-conditions", lambda: (
+        with_binding(CLAIM_NAME, DRIVER, "instance-1", "req-1", ("condition1", "True"), ("condition2", "False"),
+                     timestamp=_rfc3339(600)),), (), CLAIM_NAME),
+    ("multi-claims-binding-conditions-one-fail", lambda: (bound_claim(), failed_binding_claim2()),
+     (fabric_slice(DRIVER, "instance-1"), fabric_slice(DRIVER2, "instance-2")), CLAIM_NAME2),
+], ids=["dynamicresources_test.go/bound-claim-with-failed-binding",
+        "dynamicresources_test.go/bound-claim-with-timed-out-binding",
+        "dynamicresources_test.go/bound-claim-with-mixed-binding-conditions",
+        "dynamicresources_test.go/multi-claims-binding-conditions-one-fail"])
+def test_upstream_a_claim_whose_binding_failed_or_timed_out(case: str, claims: Any, slices: tuple[dict[str, Any], ...],
+                                                            unavailable: str) -> None:
+    """Filter: ``resourceclaim not available on the node``; PostFilter deallocates that claim
+    (allocation and device statuses cleared; the other claim untouched) with ``deallocation of
+    ResourceClaim completed``."""
+    objs = claims()
+    two = len(objs) > 1
+    env = Env(two_claims_pod() if two else pod(), (*objs, *slices), (deviceClass,))
+    filtered, post = _filter_then_post_filter(env)
+    assert status(filtered) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node")
+    assert status(post) == (Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+    gone = env.api(unavailable)
+    assert gone.allocation is None and gone.devices == () and gone.reserved_for == ()
+    if two:     # the claim whose binding succeeded keeps its allocation and the driver's report
+        kept, given = env.api(CLAIM_NAME), parse_resource_claim(objs[0])
+        assert (kept.allocation, kept.devices) == (given.allocation, given.devices)
+
+
+@pytest.mark.parametrize(("case", "p", "claims", "slices"), [
+    ("bound-claim-with-succeeded-binding-conditions", pod, lambda: (bound_claim(),), ()),
+    ("bound-claim-without-binding-conditions", lambda: pod(template=True), lambda: (allocatedClaim, otherClaim), ()),
+    ("multi-claims-binding-conditions-all-success", two_claims_pod,
+     lambda: (bound_claim(), with_binding(CLAIM_NAME2, DRIVER2, "instance-2", "req-2", ("condition", "True"),
+                                          ("failed", "False"))),
+     (fabric_slice(DRIVER, "instance-1"), fabric_slice(DRIVER2, "instance-2"))),
+], ids=["dynamicresources_test.go/bound-claim-with-succeeded-binding-conditions",
+        "dynamicresources_test.go/bound-claim-without-binding-conditions",
+        "dynamicresources_test.go/multi-claims-binding-conditions-all-success"])
+def test_upstream_a_claim_ready_for_binding_is_reserved_in_prebind(case: str, p: Any, claims: Any,
+                                                                   slices: tuple[dict[str, Any], ...]) -> None:
+    """PreBind succeeds at once and adds the pod to ``reservedFor`` of each of its claims."""
+    objs = claims()
+    env = Env(p(), (*objs, *slices), (deviceClass,))
+    assert env.schedule()
+    assert run(env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
+    own = [o["metadata"]["name"] for o in objs if o["metadata"]["name"] != "not-my-claim"]
+    assert all(_reserved(env, name) == [POD_UID] for name in own)
+    if "not-my-claim" in {o["metadata"]["name"] for o in objs}:
+        assert _reserved(env, "not-my-claim") == []
+
+
+def test_upstream_prebind_fail_with_binding_timeout() -> None:
+    """dynamicresources_test.go/prebind-fail-with-binding-timeout: bindingTimeout 600s, the claim
+    allocated 590 s ago with binding conditions the driver never reports: PreBind reserves the
+    claim, then waits until it times out 10 s later: Error ``claim my-pod-my-resource binding timeout``."""
+    body = with_binding(CLAIM_NAME, DRIVER, "instance-1", "req-1", None, timestamp=_rfc3339(600 - 10))
+    env = Env(pod(), (body,), (deviceClass,))
+    env.plugin.binding_timeout = 600.0
+    env.plugin.binding_poll_interval = 0.5        # upstream polls every 5 s; the outcome is the same
+    assert env.schedule()
+    got = run(env.plugin.pre_bind(env.state, env.pod, NODE))
+    assert status(got) == (Code.ERROR, "claim my-pod-my-resource binding timeout")
+    assert _reserved(env) == [POD_UID]
+
+
+@pytest.mark.parametrize(("case", "gates", "want"), [
+    ("tainted-device-disabled", {"DRADeviceTaints": False}, None),
+    ("tainted-device-enabled", None, (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")),
+], ids=["dynamicresources_test.go/tainted-device-disabled", "dynamicresources_test.go/tainted-device-enabled"])
+def test_upstream_tainted_device(case: str, gates: dict[str, bool] | None, want: Any) -> None:
+    """``taintDevices(workerNodeSlice)``: with DRADeviceTaints off the claim gets the device and
+    PreBind writes it; on, no node can allocate it, and PostFilter has nothing to deallocate."""
+    s = copy.deepcopy(workerNodeSlice)
+    s["spec"]["devices"] = [{**d, "taints": [{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]}
+                            for d in s["spec"]["devices"]]
+    env = Env(pod(), (claim(), s), (deviceClass,))
+    env.plugin = DynamicResources(env.dra, client=env.client, features=Features.from_gates(gates))
+    if want is None:
+        assert env.schedule()
+        assert run(env.plugin.pre_bind(env.state, env.pod, NODE)).is_success()
+        assert env.api().allocation is not None and _reserved(env) == [POD_UID]
+    else:
+        filtered, post = _filter_then_post_filter(env)
+        assert status(filtered) == want
+        assert status(post) == (Code.UNSCHEDULABLE, "")     # 1.37's no-op PostFilter (kubernetes#140222)
