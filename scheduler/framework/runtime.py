@@ -295,7 +295,10 @@ class Framework:
                 ids = verdict.status_ids[failed] if verdict.status_ids is not None else None
                 for s in verdict.statuses:
                     if s.code == Code.ERROR:
-                        err = s.with_plugin(f.name)
+                        # RunFilterPlugins: a Filter's Error ends the cycle, wrapped as
+                        # fmt.Errorf("running %q filter plugin: %w", ...) (framework/runtime/framework.go)
+                        err = Status(Code.ERROR, (f'running "{f.name}" filter plugin: {s.message()}',), f.name,
+                                     s.error)
                         self._observe_plugin(state, f.name, "Filter", err, t1)
                         return alive, err
                 failures.parts.append((f.name, alive[failed], ids, verdict.statuses))

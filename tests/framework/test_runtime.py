@@ -286,7 +286,10 @@ def test_a_filter_that_raises_is_an_error_status_naming_it() -> None:
     fwk = framework({"filter": [Injected("crashing", raises=True)]})
     snap, state, rows = setup([node("n1")], [])
     s = fwk.run_filter_on_node(state, pod("p"), snap, int(rows[0]))
-    assert s.code == Code.ERROR and s.plugin == "crashing" and s.message() == "crashing crashed"
+    # RunFilterPlugins wraps a Filter's Error (framework_test.go TestFilterPlugins "ErrorFilter":
+    # `running "TestPlugin" filter plugin: %w`)
+    assert s.code == Code.ERROR and s.plugin == "crashing"
+    assert s.message() == 'running "crashing" filter plugin: crashing crashed'
 
 
 # ---- PreFilter / PostFilter ----------------------------------------------------------------------

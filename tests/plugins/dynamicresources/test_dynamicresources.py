@@ -1353,13 +1353,41 @@ def test_dynamicresources_test_go_timeout() -> None:
     assert status(_filter_one(plugin, pod())[1]) == (Code.ERROR, f"node {NODE}: timed out trying to allocate devices")
 
 
-def test_dynamicresources_test_go_timeout_disabled() -> None:
-    """Upstream's case ``timeout_disabled``: with DRASchedulerFilterTimeout off there is no limit,
-    and the search runs to its end. So it does with the gate on and filterTimeout 0s, and with the
-    default 10s, which this search is far below."""
+@pytest.mark.parametrize(("filter_timeout", "gates"), [(None, {"DRASchedulerFilterTimeout": False}), ("0s", None)],
+                         ids=["dynamicresources_test.go/timeout_disabled", "dynamicresources_test.go/timeout_zero"])
+def test_dynamicresources_test_go_no_timeout(filter_timeout: str | None, gates: dict[str, bool] | None) -> None:
+    """Upstream's ``timeout_disabled`` (DRASchedulerFilterTimeout off) and ``timeout_zero``
+    (filterTimeout 0s): no limit; pendingClaim gets workerNodeSlice's device."""
+    from scheduler.plugins.args import DynamicResourcesArgs
+    args = None if filter_timeout is None else DynamicResourcesArgs.model_validate({"filterTimeout": filter_timeout})
+    plugin = new(args, Handle(dra=store(pendingClaim, workerNodeSlice, classes=(deviceClass,)), feature_gates=gates))
+    assert plugin.filter_timeout is None
+    state, st = _filter_one(plugin, pod())
+    assert st is None and plugin.reserve(state, pod(), NODE).is_success()
+
+
+def test_without_a_deadline_the_search_runs_to_its_end() -> None:
+    """largeClaim without a limit (the gate off, 0s) or with the default 10s, far above this
+    search: the whole search runs and ends with ``cannot allocate all claims``."""
     for plugin in (_timeout_plugin(None, {"DRASchedulerFilterTimeout": False}), _timeout_plugin("0s"),
                    _timeout_plugin(None)):
         assert status(_filter_one(plugin, pod())[1]) == (U, "cannot allocate all claims")
-    assert _timeout_plugin(None, {"DRASchedulerFilterTimeout": False}).filter_timeout is None
-    assert _timeout_plugin("0s").filter_timeout is None
     assert _timeout_plugin(None).filter_timeout == 10.0
+
+
+def test_a_filter_timeout_ends_the_attempt_with_upstreams_wrapped_error() -> None:
+    """Through the cycle: filterTimeout 1ns, largeClaim: Filter's Error stops the attempt (no
+    FitError, no preemption) and the pod's failure reads as RunFilterPlugins words it,
+    ``running "DynamicResources" filter plugin: node worker: timed out trying to allocate devices``."""
+    from tests.builders import make_scheduler
+    s, client = make_scheduler({"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "1ns"}}]},
+                               dra=store(largeClaim, largeWorkerNodeSlice, classes=(deviceClass,)))
+    s.cache.add_node(parse_node({"metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
+                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}))
+    schedule(s, pod())
+    assert client.bound == {}
+    (key, reason, message, nominated), = client.failures
+    assert (key, message, nominated) == (
+        f"{NAMESPACE}/{POD_NAME}", f'running "DynamicResources" filter plugin: node {NODE}: timed out trying to '
+                                   "allocate devices", None)
+    assert reason == "SchedulerError"
