@@ -1391,3 +1391,23 @@ def test_a_filter_timeout_ends_the_attempt_with_upstreams_wrapped_error() -> Non
         f"{NAMESPACE}/{POD_NAME}", f'running "DynamicResources" filter plugin: node {NODE}: timed out trying to '
                                    "allocate devices", None)
     assert reason == "SchedulerError"
+
+
+@pytest.mark.parametrize(("gates", "want"), [
+    (None, None),
+    ({"DRAAdminAccess": False},
+     (Code.ERROR, "claim default/my-pod-my-resource, request req-1: admin access is requested, but the feature "
+                  "is disabled")),
+], ids=["dynamicresources_test.go/request-admin-access-with-DRAAdminAccess-featuregate",
+        "dynamicresources_test.go/request-admin-access-without-DRAAdminAccess-featuregate"])
+def test_upstream_request_admin_access(gates: dict[str, bool] | None, want: Want) -> None:
+    """adminAccess(pendingClaim) with otherAllocatedClaim holding the one device: with the gate the
+    device is shared; without it the allocator's error. Upstream's table writes that status as
+    UnschedulableAndUnresolvable, but its harness compares a rejected status by text only
+    (``verify``: ``status.AsError()``), and its Filter returns ``statusError`` for any allocator
+    error but ErrFailedAllocationOnNode: the code here is the Error the code gives."""
+    admin = claim()
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    plugin = new(None, Handle(dra=store(admin, otherAllocatedClaim, workerNodeSlice, classes=(deviceClass,)),
+                              feature_gates=gates))
+    assert status(_filter_one(plugin, pod())[1]) == want
