@@ -3,9 +3,20 @@
 Each node owns one *row*. A row's columns are numpy arrays, so a Filter or Score plugin handles
 all candidate nodes of a cycle in a few vectorised operations instead of a Python call per node:
 
-* ``alloc[row, r]`` / ``requested[row, r]``: allocatable and requested amounts per resource column
-  (``resources`` maps a name to a column; cpu is milli-CPU, the rest units); ``pod_count[row]``;
-  ``nz_cpu`` / ``nz_mem``: non-zero requests, for scoring.
+* ``alloc[row, c]`` / ``requested[row, c]``: allocatable and requested amounts per dense resource
+  column (cpu is milli-CPU, the rest units); ``pod_count[row]``; ``nz_cpu`` / ``nz_mem``: non-zero
+  requests, for scoring. ``resources`` maps a name to a stable resource id; ``slots[id]`` is its dense
+  column, or -1 while it lives in the sparse side table. Read any resource with ``alloc_of`` /
+  ``requested_of`` (the standard four have id == column, so ``alloc[rows, resources["pods"]]`` is fine).
+* ``sparse[id]``: a rare resource's amounts as ``row -> amount`` maps (upstream's per-node
+  ``ScalarResources``, turned per resource). A resource with a column per node
+  (SchedulingWithExtendedResource: 5,000 nodes, each with a resource of its own) made the dense
+  arrays 5,000 columns wide, 8,192 rows deep, twice: 1.4 GiB. The rule: cpu, memory,
+  ephemeral-storage and pods are always dense; any other resource starts sparse and moves into a
+  dense column, for good, once its side table holds ``max(SPARSE_MIN_ROWS, rows in use //
+  SPARSE_FRACTION)`` entries (rows advertising it plus rows with a non-zero request of it), that is
+  once it is on at least 64 rows or 1 % of them. Both hold the same capped values, so readers see the
+  same numbers either way; a sparse read is one scatter into a row-long zero vector.
 * ``labels[key][row]``: the interned value id of label ``key`` on the node, ``-1`` where absent.
   A selector requirement becomes ``np.isin`` on one column, so even per-node labels such as
   ``kubernetes.io/hostname`` stay vectorised.
@@ -26,7 +37,7 @@ wrapped a node's total negative here, so a full node looked empty and scores lef
 
 * every int64 column holds ``min(true value, CAP)`` (``CAP = 2**62``), so filter arithmetic such as
   ``alloc - requested`` or ``requested + request`` (with the request also capped) cannot overflow;
-* ``NodeInfo.over`` keeps the *exact* Python-int total for the few (row, column) pairs whose total
+* ``NodeInfo.over`` keeps the *exact* Python-int total for the few (row, resource id) pairs whose total
   reached CAP (``NZ_CPU`` / ``NZ_MEM`` for the non-zero columns). While a pair is in ``over`` its
   column reads CAP; once removals bring the total back below CAP the column is exact again. So
   saturation is lossless: removing the pods that pushed a total past CAP restores the true value.
@@ -49,8 +60,8 @@ import numpy.typing as npt
 
 from scheduler.model import HostPort, Node, Pod, Taint
 
-__all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "STANDARD_RESOURCES", "NodeInfo", "NodeTable", "PodVectors",
-           "normalized_image_name"]
+__all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "SPARSE_FRACTION", "SPARSE_MIN_ROWS", "STANDARD_RESOURCES",
+           "NodeInfo", "NodeTable", "PodVectors", "SparseColumn", "normalized_image_name"]
 
 CAP = 2**62
 # The largest allocatable for which ``x * MAX_NODE_SCORE`` (x <= allocatable) fits an int64.
@@ -59,6 +70,10 @@ SCORE_SAFE = (2**63 - 1) // 100
 NZ_CPU = -1
 NZ_MEM = -2
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+# A resource leaves the sparse side table for a dense column once it has this many entries, or
+# 1/SPARSE_FRACTION of the rows in use if more (see module doc).
+SPARSE_MIN_ROWS = 64
+SPARSE_FRACTION = 100
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -90,8 +105,10 @@ class NodeInfo:
     # (protocol, port) -> host IPs in use, one entry per pod-port.
     ports: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     generation: int = 0
-    # column (or NZ_CPU / NZ_MEM) -> exact total, only while it lies outside (-CAP, CAP); see module doc.
+    # resource id (or NZ_CPU / NZ_MEM) -> exact total, only while it lies outside (-CAP, CAP); see module doc.
     over: dict[int, int] = field(default_factory=dict)
+    # Ids of the sparse resources with a requested entry on this row (what save_rows keeps).
+    sparse: set[int] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -111,22 +128,30 @@ _MAX_MOVED = 1024
 _MAX_AMOUNT = 2**52
 
 
+@dataclass(slots=True, eq=False)
+class SparseColumn:
+    """A rare resource's amounts by row, capped as the dense columns are: allocatable where above 0,
+    requested where not 0."""
+    alloc: dict[int, int] = field(default_factory=dict)
+    requested: dict[int, int] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class SavedRows:
     """Rows as ``NodeTable.save_rows`` kept them: the columns as blocks, and per row its pods, ports,
-    generation and saturated totals."""
+    generation, saturated totals and sparse requested amounts."""
     rows: IntArray
     requested: IntArray
     pod_count: IntArray
     nz_cpu: IntArray
     nz_mem: IntArray
-    rest: list[tuple[dict[str, Pod], dict[tuple[str, int], list[str]], int, dict[int, int]]]
+    rest: list[tuple[dict[str, Pod], dict[tuple[str, int], list[str]], int, dict[int, int], dict[int, int]]]
 
 
 class PodVectors:
     """Pods' request vectors for ``NodeTable.move_pods``, kept by the cache across what-ifs (``trim``
-    bounds them): the distinct vectors (columns with amounts, non-zero cpu and memory), and each
-    pod's vector (by identity)."""
+    bounds them): the distinct vectors (dense columns with amounts, non-zero cpu and memory), and each
+    pod's vector (by identity). A pod requesting a sparse resource has none: it moves one by one."""
 
     __slots__ = ("_dense", "by_pod", "index", "sparse")
 
@@ -169,7 +194,11 @@ class NodeTable:
         self.free_rows: list[int] = []
         self.row_of: dict[str, int] = {}
         self.infos: list[NodeInfo | None] = [None] * capacity
+        # name -> resource id; id -> dense column or -1 (sparse); see module doc.
         self.resources: dict[str, int] = {r: i for i, r in enumerate(STANDARD_RESOURCES)}
+        self.slots: list[int] = list(range(len(STANDARD_RESOURCES)))
+        self.dense_width = len(STANDARD_RESOURCES)
+        self.sparse: dict[int, SparseColumn] = {}
         self.valid = np.zeros(capacity, np.bool_)
         self.alloc = np.zeros((capacity, len(self.resources)), np.int64)
         self.requested = np.zeros((capacity, len(self.resources)), np.int64)
@@ -234,24 +263,73 @@ class NodeTable:
         """Hook for owners of per-row arrays (the cache's pod counters)."""
 
     def resource_column(self, name: str) -> int:
-        """The column of resource ``name``, added if new. The arrays are wider than the columns in
-        use (the spare ones are all 0, and no reader goes past a resource's own column), and grow
-        by doubling: with a resource per node (SchedulingWithExtendedResource's ``foo.com/bar-<i>``,
-        5,000 of them) a one-column widening per resource copied the whole table every time, a cost
-        quadratic in the number of resources."""
-        col = self.resources.get(name)
-        if col is None:
-            col = len(self.resources)
-            self.resources[name] = col
-            width = self.alloc.shape[1]
-            if col >= width:
-                wider = max(2 * width, col + 1)
-                for attr in ("alloc", "requested"):
-                    a = getattr(self, attr)
-                    out = np.zeros((a.shape[0], wider), np.int64)
-                    out[:, :width] = a
-                    setattr(self, attr, out)
-        return col
+        """The id of resource ``name``, added (sparse) if new."""
+        rid = self.resources.get(name)
+        if rid is None:
+            rid = self.resources[name] = len(self.slots)
+            self.slots.append(-1)
+            self.sparse[rid] = SparseColumn()
+        return rid
+
+    def _maybe_promote(self, rid: int, sc: SparseColumn) -> None:
+        """Give ``rid`` a dense column once it is on many rows (module doc's rule)."""
+        if len(sc.alloc) + len(sc.requested) < max(SPARSE_MIN_ROWS, self.size // SPARSE_FRACTION):
+            return
+        slot = self.dense_width
+        width = self.alloc.shape[1]
+        if slot >= width:
+            # Widen by doubling: the spare columns are all 0 and no reader goes past dense_width.
+            for attr in ("alloc", "requested"):
+                a = getattr(self, attr)
+                out = np.zeros((a.shape[0], 2 * width), np.int64)
+                out[:, :width] = a
+                setattr(self, attr, out)
+        self.dense_width += 1
+        for cells, dense in ((sc.alloc, self.alloc), (sc.requested, self.requested)):
+            if cells:
+                dense[np.fromiter(cells, np.int64, len(cells)), slot] = np.fromiter(cells.values(), np.int64,
+                                                                                    len(cells))
+        for row in sc.requested:
+            info = self.infos[row]
+            if info is not None:
+                info.sparse.discard(rid)
+        del self.sparse[rid]
+        self.slots[rid] = slot
+
+    def _sparse_read(self, cells: dict[int, int], rows: IntArray) -> IntArray:
+        if not cells:
+            return np.zeros(len(rows), np.int64)
+        full = np.zeros(self.capacity, np.int64)
+        full[np.fromiter(cells, np.int64, len(cells))] = np.fromiter(cells.values(), np.int64, len(cells))
+        return full[rows]
+
+    def alloc_of(self, rows: IntArray, rid: int) -> IntArray:
+        """Allocatable of resource ``rid`` per row of ``rows`` (capped, as the columns are)."""
+        slot = self.slots[rid]
+        if slot >= 0:
+            out: IntArray = self.alloc[rows, slot]
+            return out
+        return self._sparse_read(self.sparse[rid].alloc, rows)
+
+    def requested_of(self, rows: IntArray, rid: int) -> IntArray:
+        """Requested amount of resource ``rid`` per row of ``rows`` (capped, as the columns are)."""
+        slot = self.slots[rid]
+        if slot >= 0:
+            out: IntArray = self.requested[rows, slot]
+            return out
+        return self._sparse_read(self.sparse[rid].requested, rows)
+
+    def _add_sparse(self, info: NodeInfo, rid: int, delta: int) -> None:
+        sc = self.sparse[rid]
+        row, over = info.row, info.over
+        value = _store(over, rid, over.get(rid, sc.requested.get(row, 0)) + delta)
+        if value:
+            sc.requested[row] = value
+            info.sparse.add(rid)
+            self._maybe_promote(rid, sc)
+        else:
+            sc.requested.pop(row, None)
+            info.sparse.discard(rid)
 
     # --- nodes -----------------------------------------------------------------------------
     def _taint_id(self, taints: tuple[Taint, ...]) -> int:
@@ -314,14 +392,22 @@ class NodeTable:
             info = self.infos[row]  # type: ignore[assignment]
             assert info is not None
             self._unset_node_columns(info)
+            self._unset_sparse_alloc(info)
             info.node = node
         info.generation += 1
         self.valid[row] = True
         self.alloc[row, :] = 0
         self.big_rows.discard(row)
         for name, amount in node.allocatable.items():
-            col = self.resource_column(name)  # may widen self.alloc: look it up first
-            self.alloc[row, col] = max(0, min(amount, CAP))
+            rid = self.resource_column(name)
+            value = max(0, min(amount, CAP))
+            slot = self.slots[rid]
+            if slot >= 0:
+                self.alloc[row, slot] = value
+            elif value:
+                sc = self.sparse[rid]
+                sc.alloc[row] = value
+                self._maybe_promote(rid, sc)
             if amount > SCORE_SAFE:
                 self.big_rows.add(row)
         self.unschedulable[row] = node.unschedulable
@@ -347,6 +433,12 @@ class NodeTable:
                 if not rows:
                     del self.images[normalized_image_name(img)]
 
+    def _unset_sparse_alloc(self, info: NodeInfo) -> None:
+        for name in info.node.allocatable:
+            sc = self.sparse.get(self.resources[name])
+            if sc is not None:
+                sc.alloc.pop(info.row, None)
+
     def remove_node(self, name: str) -> NodeInfo | None:
         """Remove a node. Its row is recycled once no pod is left on it."""
         row = self.row_of.get(name)
@@ -364,6 +456,12 @@ class NodeTable:
 
     def _release(self, row: int, name: str) -> None:
         del self.row_of[name]
+        info = self.infos[row]
+        if info is not None:
+            self._unset_sparse_alloc(info)
+            for rid in info.sparse:
+                self.sparse[rid].requested.pop(row, None)
+            info.sparse.clear()
         self.infos[row] = None
         self.alloc[row, :] = 0
         self.big_rows.discard(row)
@@ -381,21 +479,25 @@ class NodeTable:
         info = self.infos[row]
         assert info is not None
         self.mutations += 1
-        requested, resources, over = self.requested, self.resources, info.over
+        requested, resources, slots, over = self.requested, self.resources, self.slots, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
                 continue
-            col = resources.get(name)
-            if col is None:
-                col = self.resource_column(name)  # widens self.requested: look it up again
-                requested = self.requested
+            rid = resources.get(name)
+            if rid is None:
+                rid = self.resource_column(name)
+            col = slots[rid]
+            if col < 0:
+                self._add_sparse(info, rid, sign * amount)
+                requested = self.requested     # a promotion may have widened it
+                continue
             # Python-int arithmetic is exact and never wraps; the column takes the total while it lies
             # in (-CAP, CAP) and no total on this row is saturated (the common, inlined case).
             if over:
-                requested[row, col] = _store(over, col, over.get(col, requested.item(row, col)) + sign * amount)
+                requested[row, col] = _store(over, rid, over.get(rid, requested.item(row, col)) + sign * amount)
             else:
                 total = requested.item(row, col) + sign * amount
-                requested[row, col] = total if -CAP < total < CAP else _store(over, col, total)
+                requested[row, col] = total if -CAP < total < CAP else _store(over, rid, total)
         self.pod_count[row] += sign
         nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
         if over:
@@ -526,8 +628,11 @@ class NodeTable:
                         continue
                     if not 0 <= amount < _MAX_AMOUNT:
                         break
-                    col = self.resources.get(name)
-                    cells.append((self.resource_column(name) if col is None else col, amount))
+                    rid = self.resources.get(name)
+                    col = self.slots[self.resource_column(name) if rid is None else rid]
+                    if col < 0:         # a sparse resource: no vector, this pod moves one by one
+                        break
+                    cells.append((col, amount))
                 else:
                     k = vecs.index[key] = len(vecs.sparse)
                     vecs.sparse.append((cells, pod.non_zero_cpu, pod.non_zero_memory))
@@ -536,14 +641,17 @@ class NodeTable:
 
     def save_rows(self, rows: Sequence[int]) -> SavedRows:
         """What ``add_pod`` changes on ``rows``, for ``restore_rows`` (a what-if's cheap undo): the
-        columns gathered once, and each row's pods, ports, generation and saturated totals."""
+        columns gathered once, and each row's pods, ports, generation, saturated totals and sparse
+        requested amounts."""
         at = np.array(rows, np.int64)
         rest = []
+        sparse = self.sparse
         for row in rows:
             i = self.infos[row]
             assert i is not None
             rest.append((dict(i.pods), {k: list(v) for k, v in i.ports.items()} if i.ports else {},
-                         i.generation, dict(i.over) if i.over else {}))
+                         i.generation, dict(i.over) if i.over else {},
+                         {rid: sparse[rid].requested[row] for rid in i.sparse} if i.sparse else {}))
         return SavedRows(at, self.requested[at], self.pod_count[at], self.nz_cpu[at], self.nz_mem[at], rest)
 
     def restore_rows(self, saved: SavedRows) -> None:
@@ -554,10 +662,25 @@ class NodeTable:
         self.requested[at, width:] = 0          # columns added meanwhile were 0 on these rows before
         self.requested[at, :width] = saved.requested
         self.pod_count[at], self.nz_cpu[at], self.nz_mem[at] = saved.pod_count, saved.nz_cpu, saved.nz_mem
-        for row, (pods, ports, generation, over) in zip(at.tolist(), saved.rest, strict=True):
+        for row, (pods, ports, generation, over, sparse) in zip(at.tolist(), saved.rest, strict=True):
             info = self.infos[row]
             assert info is not None
             info.pods, info.ports, info.generation, info.over = pods, ports, generation, over
+            if info.sparse or sparse:
+                self._restore_sparse(info, sparse)
+
+    def _restore_sparse(self, info: NodeInfo, saved: dict[int, int]) -> None:
+        row = info.row
+        for rid in info.sparse:
+            self.sparse[rid].requested.pop(row, None)
+        info.sparse = set()
+        for rid, value in saved.items():
+            slot = self.slots[rid]
+            if slot >= 0:       # promoted meanwhile: restore_rows zeroed its column on this row
+                self.requested[row, slot] = value
+            else:
+                self.sparse[rid].requested[row] = value
+                info.sparse.add(rid)
 
     # --- reads -----------------------------------------------------------------------------
     def info(self, row: int) -> NodeInfo:
@@ -566,7 +689,7 @@ class NodeTable:
         return info
 
     def exact_requested(self, row: int, col: int) -> int:
-        """The exact total of resource column ``col`` (or ``NZ_CPU`` / ``NZ_MEM``) on ``row``."""
+        """The exact total of resource id ``col`` (or ``NZ_CPU`` / ``NZ_MEM``) on ``row``."""
         info = self.infos[row]
         if info is not None and col in info.over:
             return info.over[col]
@@ -574,7 +697,10 @@ class NodeTable:
             return self.nz_cpu.item(row)
         if col == NZ_MEM:
             return self.nz_mem.item(row)
-        return self.requested.item(row, col)
+        slot = self.slots[col]
+        if slot < 0:
+            return self.sparse[col].requested.get(row, 0)
+        return self.requested.item(row, slot)
 
     def exact_alloc(self, row: int, resource: str) -> int:
         """The node's exact allocatable ``resource`` (the ``alloc`` column is clamped to [0, CAP])."""

@@ -142,21 +142,51 @@ def test_table_grows_past_initial_capacity() -> None:
     assert cache.snapshot().num_nodes == 200 and requested_cpu(cache, "n150") == 1000
 
 
-def test_resource_columns_widen_by_doubling_and_keep_their_values() -> None:
-    """A resource per node (SchedulingWithExtendedResource): each new column must not copy the table
-    (the arrays double their width), and every node and pod keeps its amounts as columns are added."""
+def test_rare_resources_stay_in_the_side_table_and_keep_their_values() -> None:
+    """A resource per node (SchedulingWithExtendedResource) adds no dense column: each lives in the
+    sparse side table, and every node and pod keeps its amounts."""
     cache = Cache()
     t = cache.table
     for i in range(300):
         cache.add_node(node(f"n{i}", extra={f"foo.com/bar-{i}": "1"}))
         cache.add_pod(replace(pod(f"p{i}", spec={"containers": [{"name": "c", "resources": {"requests": {
             f"foo.com/bar-{i}": "1", "cpu": "1"}}}]}), node_name=f"n{i}"))
-    assert len(t.resources) == 304 and t.alloc.shape[1] == t.requested.shape[1] == 512
+    assert len(t.resources) == 304 and t.dense_width == 4 and t.alloc.shape[1] == t.requested.shape[1] == 4
+    rows = t.valid_rows()
     for i in (0, 150, 299):
-        row, col = t.row_of[f"n{i}"], t.resources[f"foo.com/bar-{i}"]
-        assert (int(t.alloc[row, col]), int(t.requested[row, col])) == (1, 1)
-        assert int(t.requested[:, col].sum()) == 1 and requested_cpu(cache, f"n{i}") == 1000
-    assert not t.alloc[:, len(t.resources):].any() and not t.requested[:, len(t.resources):].any()
+        row, rid = t.row_of[f"n{i}"], t.resources[f"foo.com/bar-{i}"]
+        assert t.slots[rid] == -1
+        assert (t.alloc_of(rows, rid)[rows == row].tolist(), t.requested_of(rows, rid)[rows == row].tolist()) == ([1], [1])
+        assert int(t.requested_of(rows, rid).sum()) == 1 and int(t.alloc_of(rows, rid).sum()) == 1
+        assert t.exact_requested(row, rid) == 1 and requested_cpu(cache, f"n{i}") == 1000
+    gone = t.resources["foo.com/bar-0"]
+    cache.remove_pod(next(iter(t.info(t.row_of["n0"]).pods.values())))
+    cache.remove_node("n0")                                   # a released row drops its entries
+    assert not t.sparse[gone].alloc and not t.sparse[gone].requested
+
+
+def test_a_resource_on_many_rows_moves_to_a_dense_column_with_its_values() -> None:
+    """Once a resource is on ``SPARSE_MIN_ROWS`` rows it gets a dense column (the arrays double their
+    width), holding what the side table held; its id stays the same."""
+    from scheduler.cache.node_table import SPARSE_MIN_ROWS
+    cache = Cache()
+    t = cache.table
+    names = [f"foo.com/r-{k}" for k in range(6)]
+    for i in range(SPARSE_MIN_ROWS - 1):
+        cache.add_node(node(f"n{i}", extra=dict.fromkeys(names, str(i + 1))))
+    cache.add_pod(replace(pod("p", spec={"containers": [{"name": "c", "resources": {"requests": {
+        names[0]: "1", "cpu": "1"}}}]}), node_name="n5"))
+    rids = [t.resources[n] for n in names]
+    # r-0 has 63 allocatable entries and one requested: 64, so it is dense; the others are not yet.
+    assert t.slots[rids[0]] == 4 and all(t.slots[r] == -1 for r in rids[1:])
+    cache.add_node(node("last", extra=dict.fromkeys(names, "1")))
+    assert sorted(t.slots[r] for r in rids) == list(range(4, 10)) and t.alloc.shape[1] == 16
+    rows = t.valid_rows()
+    want = [t.info(r).node.allocatable[names[0]] for r in rows.tolist()]
+    for rid in rids:
+        assert t.alloc_of(rows, rid).tolist() == want
+    assert t.requested_of(rows, rids[0]).tolist() == [int(r == t.row_of["n5"]) for r in rows.tolist()]
+    assert not t.requested[:, t.dense_width:].any() and not t.alloc[:, t.dense_width:].any()
 
 
 @pytest.mark.parametrize("columns_only", [False, True])
@@ -283,7 +313,9 @@ def _row_state(cache: Cache, name: str) -> tuple[object, ...]:
     t = cache.table
     row = t.row_of[name]
     info = t.info(row)
-    requested = {name: int(t.requested[row, col]) for name, col in t.resources.items() if t.requested[row, col]}
+    at = np.array([row], np.int64)
+    requested = {name: int(t.requested_of(at, rid)[0]) for name, rid in t.resources.items()
+                 if t.requested_of(at, rid)[0]}
     return (requested, int(t.pod_count[row]), int(t.nz_cpu[row]), int(t.nz_mem[row]),
             dict(info.over), sorted(p.name for p in info.pods.values()), {k: sorted(v) for k, v in info.ports.items()},
             info.generation)
@@ -376,7 +408,7 @@ def test_move_rows_is_undone_by_the_what_if(columns_only: bool) -> None:
     assert after == before if columns_only else {n: s[:-1] for n, s in after.items()} == {
         n: s[:-1] for n, s in before.items()}
     gpu = cache.table.resources["new.io/gpu"]
-    assert not cache.table.requested[:, gpu].any()
+    assert not cache.table.requested_of(cache.table.valid_rows(), gpu).any()
 
 
 def test_unlocked_lets_another_thread_in_and_restores_the_depth() -> None:

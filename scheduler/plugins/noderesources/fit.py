@@ -174,8 +174,8 @@ class NodeResourcesFit:
         bits = (t.pod_count[rows] + 1 > t.alloc[rows, pods_col]).astype(np.int64)
         unresolvable = np.zeros(len(rows), np.bool_)
         for i, (_, col, amount) in enumerate(req.columns):
-            alloc = t.alloc[rows, col]
-            short = amount > alloc - t.requested[rows, col]
+            alloc = t.alloc_of(rows, col)
+            short = amount > alloc - t.requested_of(rows, col)
             over = amount > alloc
             if i in req.dra:        # a node without it gets it through DRA: DynamicResources' Filter
                 short &= alloc > 0
@@ -219,9 +219,9 @@ class NodeResourcesFit:
         m = np.zeros((len(rows), n + 2), np.bool_)
         m[:, 0] = t.pod_count[rows] + 1 > t.alloc[rows, t.resources["pods"]]
         for i, (_, col, amount) in enumerate(req.columns):
-            alloc = t.alloc[rows, col]
+            alloc = t.alloc_of(rows, col)
             keep = alloc > 0 if i in req.dra else True
-            m[:, i + 1] = (amount > alloc - t.requested[rows, col]) & keep
+            m[:, i + 1] = (amount > alloc - t.requested_of(rows, col)) & keep
             m[:, n + 1] |= (amount > alloc) & keep
         for p, row in _big_positions(snapshot, rows):
             exact, unres = self._exact_short(req, pod, snapshot, row)

@@ -1,6 +1,7 @@
 """What NodeResourcesFit's scoring and NodeResourcesBalancedAllocation share (upstream's
 ``resource_allocation.go``): which requests count, and each node's allocatable and requested
-amounts of a resource, read from the node table's columns.
+amounts of a resource, read from the node table (``alloc_of`` / ``requested_of``: a dense column,
+or the sparse side table of a rare resource).
 
 Cpu, memory and ephemeral-storage always take part; a scalar resource (extended, ``hugepages-*``,
 ``*kubernetes.io/*``, ``attachable-volumes-*``) only when the pod requests it, and a node without a
@@ -281,13 +282,13 @@ def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request:
     col = t.resources.get(resource)
     if col is None:
         return None
-    alloc = t.alloc[rows, col]
+    alloc = t.alloc_of(rows, col)
     if non_zero and resource == "cpu":
         requested = t.nz_cpu[rows]
     elif non_zero and resource == "memory":
         requested = t.nz_mem[rows]
     else:
-        requested = t.requested[rows, col]
+        requested = t.requested_of(rows, col)
     r = min(pod_request, CAP)
     return alloc, np.minimum(requested, CAP - r) + r
 

@@ -1,0 +1,132 @@
+"""The node table's two homes for a resource (``scheduler.cache.node_table``): a dense column, or the
+sparse side table of a rare resource. Readers must see the same amounts either way, so Fit's and
+BalancedAllocation's answers, and a what-if's undo, are checked with every extended resource forced
+into one home, then the other."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scheduler.cache import Cache
+from scheduler.cache import node_table as nt
+from scheduler.model import Node, Pod
+from scheduler.plugins import noderesources
+from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from tests.builders import node, pod, run_filter, run_score
+
+EXTRA = ("example.com/a", "example.com/b", "hugepages-2Mi", "foo.io/c")
+SCORED = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+          {"name": "example.com/a", "weight": 3}, {"name": "hugepages-2Mi", "weight": 2}]
+SHAPE = {"shape": [{"utilization": 0, "score": 0}, {"utilization": 60, "score": 10}, {"utilization": 100, "score": 4}]}
+PLUGINS: list[Any] = [
+    noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy={"type": "LeastAllocated", "resources": SCORED})),
+    noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy={"type": "MostAllocated", "resources": SCORED})),
+    noderesources.NodeResourcesFit(NodeResourcesFitArgs(scoringStrategy={
+        "type": "RequestedToCapacityRatio", "resources": SCORED, "requestedToCapacityRatio": SHAPE})),
+    noderesources.NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs(resources=[{**r, "weight": 1} for r in SCORED])),
+]
+
+
+def _homes(monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    """Every resource dense from its first entry, or sparse for good."""
+    monkeypatch.setattr(nt, "SPARSE_MIN_ROWS", 0 if home == "dense" else 10**9)
+    monkeypatch.setattr(nt, "SPARSE_FRACTION", 10**9)
+
+
+def _requests(rng: random.Random) -> dict[str, str]:
+    out = {"cpu": f"{rng.randint(0, 3000)}m", "memory": str(rng.randint(0, 4 << 30))}
+    for name in rng.sample(EXTRA, rng.randint(0, 3)):
+        out[name] = str(rng.randint(0, 3))
+    return out
+
+
+def _pod(name: str, rng: random.Random, node_name: str = "") -> Pod:
+    return pod(name, node_name=node_name, spec={"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": _requests(rng)}}]})
+
+
+def _cluster(seed: int) -> tuple[list[Node], list[Pod], list[Pod]]:
+    rng = random.Random(seed)
+    nodes = [node(f"n{i}", f"{rng.randint(1, 8)}", f"{rng.randint(1, 16)}Gi", pods=rng.randint(1, 6),
+                  extra={r: str(rng.randint(0, 6)) for r in rng.sample(EXTRA, rng.randint(0, len(EXTRA)))})
+             for i in range(rng.randint(1, 12))]
+    existing = [_pod(f"e{k}", rng, rng.choice(nodes).name) for k in range(rng.randint(0, 20))]
+    pending = [_pod(f"p{k}", rng) for k in range(4)]
+    return nodes, existing, pending
+
+
+def _answers(nodes: list[Node], existing: list[Pod], pending: list[Pod]) -> list[object]:
+    out: list[object] = []
+    for p in pending:
+        out.append([None if s is None else (s.code, s.reasons) for s in run_filter(PLUGINS[0], p, nodes, existing)])
+        out += [run_score(plugin, p, nodes, existing) for plugin in PLUGINS]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fit_and_scores_answer_the_same_from_either_home(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Random clusters: Fit's verdicts and reasons, and every scoring strategy's and
+    BalancedAllocation's scores, are the same whether the extended resources are dense or sparse."""
+    nodes, existing, pending = _cluster(seed)
+    got = {}
+    for home in ("dense", "sparse"):
+        with monkeypatch.context() as m:
+            _homes(m, home)
+            cache = Cache()
+            for n in nodes:
+                cache.add_node(n)
+            for e in existing:
+                cache.add_pod(e)
+            t = cache.table
+            for name, rid in t.resources.items():
+                if name in EXTRA:
+                    held = rid in t.sparse and bool(t.sparse[rid].alloc or t.sparse[rid].requested)
+                    assert (t.slots[rid] >= 0 or not held) if home == "dense" else t.slots[rid] == -1
+            got[home] = _answers(nodes, existing, pending)
+    assert got["dense"] == got["sparse"], seed
+
+
+def _state(cache: Cache) -> list[object]:
+    t = cache.table
+    rows = t.valid_rows()
+    return [(name, t.alloc_of(rows, rid).tolist(), t.requested_of(rows, rid).tolist())
+            for name, rid in sorted(t.resources.items())] + [
+        (t.info(r).generation, sorted(t.info(r).pods)) for r in rows.tolist()]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_what_if_undoes_sparse_amounts_even_across_a_promotion(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """A what-if (preemption's dry run) that removes and adds pods asking for a rare resource, one at
+    a time and in bulk, leaves every amount as it was, also when an addition gives the resource its
+    dense column midway."""
+    monkeypatch.setattr(nt, "SPARSE_MIN_ROWS", 5)
+    rng = random.Random(seed)
+    cache = Cache()
+    t = cache.table
+    names = [f"n{i}" for i in range(8)]
+    for n in names:
+        cache.add_node(node(n, pods=50, extra={"example.com/a": "9"} if n in ("n0", "n1") else {}))
+
+    def gpu(name: str, node_name: str = "") -> Pod:
+        return pod(name, node_name=node_name, spec={"containers": [{"name": "c", "image": "i", "resources": {
+            "requests": {"cpu": f"{rng.randint(1, 900)}m", "example.com/a": str(rng.randint(1, 3))}}}]})
+
+    placed = [gpu(f"e{k}", rng.choice(("n0", "n1"))) for k in range(6)] + [
+        pod(f"o{k}", f"{rng.randint(1, 900)}m", node_name=rng.choice(names)) for k in range(6)]
+    for p in placed:
+        cache.add_pod(p)
+    rid = t.resources["example.com/a"]
+    assert t.slots[rid] == -1 and t.sparse[rid].requested      # 2 allocatable + at most 2 requested entries
+    before = _state(cache)
+    with cache.lock, cache.what_if(columns_only=True) as w:
+        for p in rng.sample(placed, 6):
+            w.remove(p, p.node_name)
+        w.move_rows([t.row_of[n] for n in names[2:5]], [[gpu(f"g{k}")] for k in range(3)], +1)
+        for k, n in enumerate(names[5:]):
+            w.add(gpu(f"h{k}"), n)
+        assert t.slots[rid] >= 0            # six rows more with a request: promoted midway
+    assert _state(cache) == before
+    assert not t.sparse.get(rid) and t.slots[rid] >= 0
