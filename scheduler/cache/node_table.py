@@ -70,6 +70,8 @@ SCORE_SAFE = (2**63 - 1) // 100
 NZ_CPU = -1
 NZ_MEM = -2
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+# Node changes the row journal keeps before it starts over (a reader behind it rebuilds).
+_ROW_JOURNAL_MAX = 4096
 # A resource leaves the sparse side table for a dense column once it has this many entries, or
 # 1/SPARSE_FRACTION of the rows in use if more (see module doc).
 SPARSE_MIN_ROWS = 64
@@ -226,6 +228,10 @@ class NodeTable:
         # row reused): data kept by row that depends on nothing but which node a row holds (its
         # name) stays valid across node updates, which a real cluster's kubelets send all the time.
         self.rows_version = 0
+        # The rows set (a node added or updated) or removed, in order: a journal (``row_changes``) from
+        # absolute position ``_row_journal_base``, so data kept per row can redo only those rows.
+        self._row_journal: list[int] = []
+        self._row_journal_base = 0
         # Results derived from node labels/taints (selector masks, taint verdicts), valid while
         # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
         self.derived: dict[object, object] = {}
@@ -420,7 +426,22 @@ class NodeTable:
             self.images.setdefault(normalized_image_name(img), {})[row] = size
         self.version += 1
         self.mutations += 1
+        self._journal_row(row)
         return info
+
+    def _journal_row(self, row: int) -> None:
+        if len(self._row_journal) >= _ROW_JOURNAL_MAX:
+            self._row_journal_base += len(self._row_journal)
+            self._row_journal.clear()
+        self._row_journal.append(row)
+
+    def row_changes(self, since: int) -> tuple[list[int] | None, int]:
+        """The rows whose node was set or removed since journal position ``since``, and the position
+        now; ``None`` when ``since`` is older than the journal keeps (redo every row)."""
+        end = self._row_journal_base + len(self._row_journal)
+        if since < self._row_journal_base:
+            return None, end
+        return self._row_journal[since - self._row_journal_base:], end
 
     def _unset_node_columns(self, info: NodeInfo) -> None:
         row = info.row
@@ -450,6 +471,7 @@ class NodeTable:
         self.valid[row] = False
         self.version += 1
         self.mutations += 1
+        self._journal_row(row)
         if not info.pods:
             self._release(row, name)
         return info

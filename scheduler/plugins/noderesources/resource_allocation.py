@@ -113,14 +113,17 @@ def fit_requests(pod: Pod) -> dict[str, int]:
 
 @dataclass(slots=True)
 class _ClassRows:
-    """One class's devices over the node table's rows (for one table version): the count and the
-    devices per row, the rows each pool's devices are on, and the allocated count per row, kept
-    current from the store's journal position ``seen``."""
+    """One class's devices over the node table's rows: the count and the devices per row, the rows
+    each pool's devices are on, and the allocated count per row, kept current from the store's
+    journal position ``seen`` and the table's row journal position ``rows_seen``."""
 
+    table: NodeTable
+    devices: ClassDevices
     counts: npt.NDArray[np.int64]
     per_row: list[NodeDevices | None]
-    rows_of_pool: dict[tuple[str, str], list[int]]
+    rows_of_pool: dict[tuple[str, str], set[int]]
     allocated: npt.NDArray[np.int64]
+    rows_seen: int
     seen: int = -1
 
 
@@ -132,19 +135,24 @@ class DraScoring:
     added by the caller).
 
     Upstream recounts every device of every slice for each node it scores. Here the devices per
-    node come from ``scheduler.dra.capacity``, kept per class and per row of the node table until
-    the slices, classes or nodes change (``slices_version``, ``NodeTable.version``), and so is the
-    allocated count per row: a cycle recounts only the rows of the pools whose allocations changed
-    since the last one (``DraStore.pool_changes``: a pod's Reserve and PreBind touch one pool), so a
-    pod's scoring is a vector read, not a set intersection per candidate node."""
+    node come from ``scheduler.dra.capacity``, kept per class and per row of the node table. What
+    they depend on decides what is redone: a change to the slices or classes (``slices_version``)
+    rebuilds every row (``rebuilds`` counts those); a node added, updated or removed redoes only its
+    row (``NodeTable.row_changes``; ``ClassDevices.on_node`` answers from its cache unless a slice
+    selects nodes by label and the labels changed), so the node updates a real cluster's kubelets
+    send all the time cost one lookup each, not a rebuild. The allocated count per row is kept the
+    same way: a cycle recounts only the rows of the pools whose allocations changed since the last
+    one (``DraStore.pool_changes``: a pod's Reserve and PreBind touch one pool), so a pod's scoring
+    is a vector read, not a set intersection per candidate node."""
 
     def __init__(self, dra: DraStore) -> None:
         self._dra = dra
         self._cache = selector_cache(dra)
         self._version: int | None = None
         self._classes: dict[str, ClassDevices] = {}
-        # class name -> (NodeTable.version, its rows)
-        self._rows: dict[str, tuple[int, _ClassRows]] = {}
+        self._rows: dict[str, _ClassRows] = {}
+        # Full rebuilds of a class's rows (every row's devices found again): what tests count.
+        self.rebuilds = 0
 
     def backing(self, resource: str, pod_request: int) -> DeviceClass | None:
         """The class whose devices stand for ``resource`` where a node lacks it: for a resource
@@ -160,24 +168,45 @@ class DraScoring:
             self._cache.reset(self._version)
             self._classes.clear()
             self._rows.clear()
-        got = self._rows.get(cls.name)
-        if got is not None and got[0] == table.version:
-            return got[1]
         devices = self._classes.get(cls.name)
         if devices is None or devices.cls is not cls:
             devices = self._classes[cls.name] = ClassDevices(cls, self._dra.slices(), self._cache)
-        rows = _ClassRows(np.zeros(table.capacity, np.int64), [None] * table.capacity, {},
-                          np.zeros(table.capacity, np.int64))
+        got = self._rows.get(cls.name)
+        if got is not None and got.table is table and got.devices is devices and len(got.counts) == table.capacity:
+            changed, got.rows_seen = table.row_changes(got.rows_seen)
+            if changed is not None:
+                for row in set(changed):
+                    self._place(got, row)
+                return got
+        self.rebuilds += 1
+        _, end = table.row_changes(0)
+        rows = _ClassRows(table, devices, np.zeros(table.capacity, np.int64), [None] * table.capacity, {},
+                          np.zeros(table.capacity, np.int64), end)
         for row in np.flatnonzero(table.valid[: table.size]).tolist():
-            node = table.info(row).node
-            nd = devices.on_node(node.name, node.labels)
-            if nd.count:
-                rows.counts[row] = nd.count
-                rows.per_row[row] = nd
-                for pool, _ in nd.pools:
-                    rows.rows_of_pool.setdefault(pool, []).append(row)
-        self._rows[cls.name] = (table.version, rows)
+            self._place(rows, row, recount=False)
+        self._rows[cls.name] = rows
         return rows
+
+    def _place(self, rows: _ClassRows, row: int, *, recount: bool = True) -> None:
+        """Find the class's devices on the node ``row`` holds now (none if it holds none), and, with
+        ``recount``, their allocated count (a new build counts every row at its first use)."""
+        old = rows.per_row[row]
+        if old is not None:
+            for pool, _ in old.pools:
+                rows.rows_of_pool[pool].discard(row)
+        table = rows.table
+        info = table.infos[row]
+        nd = rows.devices.on_node(info.node.name, info.node.labels) if info is not None and table.valid[row] else None
+        if nd is None or not nd.count:
+            rows.counts[row] = rows.allocated[row] = 0
+            rows.per_row[row] = None
+            return
+        rows.counts[row] = nd.count
+        rows.per_row[row] = nd
+        for pool, _ in nd.pools:
+            rows.rows_of_pool.setdefault(pool, set()).add(row)
+        if recount:
+            self._recount(rows, row)
 
     def _recount(self, rows: _ClassRows, row: int) -> None:
         nd = rows.per_row[row]

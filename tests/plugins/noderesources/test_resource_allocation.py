@@ -135,3 +135,53 @@ def test_calculate_resource_allocatable_request(name: str, enabled: bool, capaci
     got = (0, 0) if pair is None else (int(pair[0][0]), int(pair[1][0]))
     assert got == (expected_allocatable, expected_requested), name
 
+
+
+ZONE_SLICE = {"metadata": {"name": "zone-slice"}, "spec": {
+    "driver": TEST_DRIVER, "pool": {"name": "zone-pool", "resourceSliceCount": 1},
+    "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]},
+    "devices": [{"name": "z-1"}, {"name": "z-2"}]}}
+
+
+def test_dra_scoring_redoes_only_the_rows_of_changed_nodes() -> None:
+    """DraScoring's per-row device counts depend on the slices and classes, and on which node a row
+    holds (and its labels, where a slice selects nodes by label): a node update such as a kubelet's
+    label or allocatable change redoes only that node's row, never every row, and the counts stay
+    those a fresh DraScoring finds. A slice change rebuilds."""
+    import numpy as np
+
+    from scheduler.cache import Cache
+    from tests.builders import node
+
+    store = dra_store(DRA_CLASS, ZONE_SLICE, *(resource_slice(f"n{i}", TEST_DRIVER, *(f"d{k}" for k in range(i % 3)))
+                                              for i in range(6)),
+                      allocated_claim("c1", result("d0", "n1")), allocated_claim("c2", result("z-1", "zone-pool")))
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(node(f"n{i}", labels={"zone": "a" if i < 2 else "b"}))
+    t = cache.table
+    scoring = noderesources.DraScoring(store)
+    cls = scoring.backing(EXTENDED_DRA, 1)
+    assert cls is not None
+
+    def totals(s: noderesources.DraScoring) -> list[tuple[int, int]]:
+        rows = t.valid_rows()
+        count, allocated = s.totals(cls, t, rows, np.ones(len(rows), np.bool_))
+        return list(zip(count.tolist(), allocated.tolist(), strict=True))
+
+    def fresh() -> list[tuple[int, int]]:
+        return totals(noderesources.DraScoring(store))
+
+    # zone a: n0 (0 own + 2 zone devices), n1 (1 + 2, d0 and z-1 allocated)
+    assert totals(scoring) == fresh() == [(2, 1), (3, 2), (2, 0), (0, 0), (1, 0), (2, 0)]
+    assert scoring.rebuilds == 1
+    cache.add_node(node("n3", labels={"zone": "b", "kubelet": "v2"}))                   # a label no slice reads
+    cache.add_node(node("n4", cpu="8", labels={"zone": "b"}))                          # allocatable
+    assert totals(scoring) == fresh() and scoring.rebuilds == 1
+    cache.add_node(node("n2", labels={"zone": "a"}))                # into the zone slice's selector
+    cache.remove_node("n5")
+    cache.add_node(node("n6", labels={"zone": "a"}))                # a new node, a new row
+    assert totals(scoring) == fresh() == [(2, 1), (3, 2), (4, 1), (0, 0), (1, 0), (2, 1)]
+    assert scoring.rebuilds == 1
+    store.on_event("ResourceSlice", "ADDED", resource_slice("n3", TEST_DRIVER, "x"))
+    assert totals(scoring) == fresh() and totals(scoring)[3] == (1, 0) and scoring.rebuilds == 2
