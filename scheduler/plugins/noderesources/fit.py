@@ -173,9 +173,14 @@ class NodeResourcesFit:
         # bit 0: too many pods; bit i+1: resource i insufficient. Unresolvable is tracked aside.
         bits = (t.pod_count[rows] + 1 > t.alloc[rows, pods_col]).astype(np.int64)
         unresolvable = np.zeros(len(rows), np.bool_)
+        slots = t.slots
         for i, (_, col, amount) in enumerate(req.columns):
-            alloc = t.alloc_of(rows, col)
-            short = amount > alloc - t.requested_of(rows, col)
+            slot = slots[col]       # a dense column, read inline (the common case), or the side table
+            if slot >= 0:
+                alloc, requested = t.alloc[rows, slot], t.requested[rows, slot]
+            else:
+                alloc, requested = t.alloc_of(rows, col), t.requested_of(rows, col)
+            short = amount > alloc - requested
             over = amount > alloc
             if i in req.dra:        # a node without it gets it through DRA: DynamicResources' Filter
                 short &= alloc > 0
