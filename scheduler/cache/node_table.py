@@ -28,7 +28,8 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 * ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
 
 ``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
-removed nodes are recycled.
+removed nodes are recycled. ``row_changes`` journals the rows whose node was set or removed, so data
+kept per row (DRA scoring's device counts) redoes only those rows instead of keying on ``version``.
 
 **Saturation.** A quantity can be as large as 2^63-1 (``scheduler.quantity``) and a node can hold
 many pods, so a true total does not always fit an int64. Upstream's ``Resource.Add``
