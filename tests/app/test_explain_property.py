@@ -1,5 +1,6 @@
 """A property of ``explain`` (issue #37): over random small clusters and pods (volumes, pre-bound and
-provisioned; DRA claims; default spreading behind Services; node and pod affinity; taints), with the
+provisioned; DRA claims; default spreading behind Services; node and pod affinity; taints; and a
+preemption: a high-priority pod that evicts a low-priority one), with the
 real operator scheduling them on the simulated cluster, explain's answer for each pod, asked right
 after the scheduler decided, is the scheduler's own record: the same node (or one tied with it) and
 the same per-plugin scores. Asked again at the end, when later pods have changed the cluster, each
@@ -58,6 +59,14 @@ def cluster_objects(rng: random.Random) -> tuple[list[str], list[dict[str, Any]]
              "deviceClassName": "gpu.example.com", "count": 1}}]}}}},
         *({"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": "default"},
            "spec": {"selector": {"app": app}, "ports": [{"port": 80}]}} for app in ("web", "api"))]
+    # Preemption: node "pre" is tainted for the two pods of ``preemption_pods`` only, and holds
+    # one of them at a time.
+    objs += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+              "value": value} for name, value in (("low", 10), ("high", 1000))]
+    objs.append({"apiVersion": "v1", "kind": "Node",
+                 "metadata": {"name": "pre", "labels": {HOSTNAME: "pre", ZONE: "zone-c"}},
+                 "spec": {"taints": [{"key": "dedicated", "value": "pre", "effect": "NoSchedule"}]},
+                 "status": {"capacity": {"cpu": "2", "memory": "32Gi", "pods": "110"}}})
     for i, name in enumerate(names):
         taints = [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}] if i and rng.random() < 0.3 else []
         objs.append({"apiVersion": "v1", "kind": "Node",
@@ -105,6 +114,33 @@ def random_pod(rng: random.Random, i: int, pinned_free: bool) -> tuple[dict[str,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}, needs, takes_pinned
 
 
+def preemption_pods() -> list[dict[str, Any]]:
+    """A low-priority pod on node "pre", then a high-priority one that fits there only in its place."""
+    def on_pre(name: str, priority: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "annotations": ASK},
+                "spec": {"schedulerName": "kopf-scheduler", "priorityClassName": priority,
+                         "nodeSelector": {HOSTNAME: "pre"},
+                         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "pre",
+                                          "effect": "NoSchedule"}],
+                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                         "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}}]}}
+    return [on_pre("victim", "low"), on_pre("preemptor", "high")]
+
+
+def bound_with_its_record(env: Env, name: str, timeout: float = 30.0) -> dict[str, Any]:
+    """The pod once it is bound and its decision record is the binding attempt's."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        p: dict[str, Any] = env.get_json("pod", name)
+        node = p["spec"].get("nodeName")
+        record = (p["metadata"].get("annotations") or {}).get(DECISION)
+        if node and record and json.loads(record).get("node") == node:
+            return p
+        time.sleep(0.1)
+    raise AssertionError(f"{name} was not bound with its record within {timeout} s")
+
+
 def explain_json(env: Env, pod: str) -> Any:
     result = CliRunner().invoke(main, ["explain", f"default/{pod}", "--kubeconfig", str(env.cluster.kubeconfig),
                                        "--output", "json"])
@@ -144,6 +180,21 @@ def run_seed(tmp: Path, seed: int, pods: int) -> None:
             else:
                 env.kubectl("delete", "pod", f"p{i}", "--wait=false")
         assert placed, seed
+        victim, preemptor = preemption_pods()
+        env.apply(victim)
+        bound_with_its_record(env, "victim")
+        env.apply(preemptor)
+        # The first attempt fails and preempts; its record says so, and so must explain.
+        first = decided(env, "preemptor")
+        if not first["spec"].get("nodeName"):
+            assert explain_json(env, "preemptor")["comparison"]["agrees"], seed
+        bound = bound_with_its_record(env, "preemptor")
+        assert bound["spec"]["nodeName"] == "pre", bound
+        env.wait(lambda: env.api("GET", "/api/v1/namespaces/default/pods/victim")[0] == 404,
+                 message="the victim evicted")
+        out = explain_json(env, "preemptor")       # the binding attempt's record, victim gone
+        assert out["comparison"]["agrees"], (seed, out)
+        placed.append("preemptor")
         for name in placed:                 # later: agree, or say what changed; never silently differ
             c = explain_json(env, name)["comparison"]
             assert c["agrees"] or (c["verdict"] == "clusterChanged" and c["changedSince"] and c["differences"]), \
