@@ -46,8 +46,8 @@ from typing import Any
 from scheduler.app.explain import (
     ExplainError,
     Listings,
-    _framework,
     _NoWrites,
+    framework_for,
     list_cluster,
     listings_from_objects,
     loaded_service,
@@ -137,7 +137,7 @@ async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterabl
     except ParseError as e:
         raise CapacityError(f"the pod cannot be read: {e}") from None
     try:
-        fwk, shadow = _framework(service, first, profile)
+        fwk, shadow = framework_for(service, first, profile)
     except ExplainError as e:
         raise CapacityError(str(e)) from None
     if shadow is not None:

@@ -23,6 +23,8 @@ import click
 
 from scheduler.profiles.crd import crd as profiles_crd
 from scheduler.profiles.crd import crd_yaml
+from scheduler.profiles.explanation_crd import crd as explanation_crd
+from scheduler.profiles.explanation_crd import crd_yaml as explanation_crd_yaml
 
 __all__ = ["EXIT_REJECTED", "main"]
 
@@ -41,9 +43,11 @@ def main() -> None:
 
 
 @main.command()
-def crd() -> None:
-    """Print the SchedulingProfile CustomResourceDefinition as YAML."""
-    click.echo(crd_yaml(), nl=False)
+@click.option("--kind", type=click.Choice(["SchedulingProfile", "SchedulingExplanation"]), default="SchedulingProfile",
+              show_default=True)
+def crd(kind: str) -> None:
+    """Print the SchedulingProfile (or SchedulingExplanation) CustomResourceDefinition as YAML."""
+    click.echo(crd_yaml() if kind == "SchedulingProfile" else explanation_crd_yaml(), nl=False)
 
 
 @main.group()
@@ -334,8 +338,8 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
 
     async def serve() -> None:
         # loaded as ``simulate -f`` loads (scheduler.simulator.loader); the profiles' CRD when a dump has profiles
-        c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load, crds=[profiles_crd()],
-                             faults=f, seed=seed,
+        c = SimulatedCluster(host=host, port=port, kubeconfig=kubeconfig, load=load,
+                             crds=[profiles_crd(), explanation_crd()], faults=f, seed=seed,
                              pod_running_after=pod_running_after if pod_running_after >= 0 else None,
                              pod_completion_seconds=pod_completion_seconds,
                              pod_termination_seconds=pod_termination_seconds,

@@ -50,9 +50,9 @@ from scheduler.profiles.crd import PLURAL
 from scheduler.profiles.shadows import Shadow
 from scheduler.service import SchedulerService
 
-__all__ = ["ExplainError", "as_scheduled", "changes_since", "check_scheduler_url", "compare", "explain_manifest",
-           "explain_object", "explain_pod", "format_explanation", "list_cluster", "listings_from_objects",
-           "loaded_service", "recorded_decision"]
+__all__ = ["HYPOTHETICAL_UID", "ExplainError", "as_scheduled", "changes_since", "check_scheduler_url", "compare",
+           "explain_manifest", "explain_object", "explain_pod", "format_explanation", "framework_for", "list_cluster",
+           "listings_from_objects", "loaded_service", "recorded_decision"]
 
 Obj = dict[str, Any]
 # pkg/controller/volume/persistentvolume/util: AnnDynamicallyProvisioned, on a provisioned PV.
@@ -325,7 +325,7 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
         target = parse_pod(body, service.request_options)
     except ParseError as e:
         raise ExplainError(f"the pod cannot be read: {e}") from None
-    fwk, shadow = _framework(service, target, profile)
+    fwk, shadow = framework_for(service, target, profile)
     record, nodes = service.scheduler.explain(fwk, target, all_nodes=all_nodes, top_nodes=top_nodes)
     out: Obj = {"decision": record.to_json()}
     if all_nodes:
@@ -367,7 +367,7 @@ async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects:
                           feature_gates=feature_gates)[0]
 
 
-def _framework(service: SchedulerService, target: Pod, profile: str | None) -> tuple[Framework, Shadow | None]:
+def framework_for(service: SchedulerService, target: Pod, profile: str | None) -> tuple[Framework, Shadow | None]:
     """The profile to explain with: ``profile`` (a CR name, live or shadow, or a schedulerName),
     else the pod's own. A shadow answers with its own framework (it often keeps the live profile's
     schedulerName, so the name alone would pick the live one)."""

