@@ -27,6 +27,7 @@ from scheduler.app.runtime import OperatorRuntime
 from scheduler.cache.dra import KINDS as DRA_KINDS
 from scheduler.kubeapi.config import load_config
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
+from scheduler.profiles.explanation_crd import PLURAL as EXPLANATIONS
 from scheduler.simulator import SimulatedCluster
 from scheduler.simulator.tls import SelfSigned
 from tests.operator.harness import Env, running_operator
@@ -194,12 +195,15 @@ def test_explain_lists_exactly_the_kinds_the_live_scheduler_watches(cluster: Sim
     for gates in (None, {"GenericWorkload": True}):
         runtime = OperatorRuntime(load_config(str(cluster.kubeconfig)), feature_gates=gates)
         kinds = watched_kinds(gates)
-        assert {k: (i.path, i.optional) for k, i in runtime.informers.items()} == \
+        # Besides: the SchedulingExplanations' informer, last; requests to the scheduler, not state it reads.
+        informers = {k: i for k, i in runtime.informers.items() if k != EXPLANATIONS}
+        assert list(runtime.informers)[-1] == EXPLANATIONS == runtime.sync_order[-1]
+        assert {k: (i.path, i.optional) for k, i in informers.items()} == \
             {k.key: (k.path, k.optional) for k in kinds}
-        assert runtime.sync_order == tuple(k.key for k in kinds)
+        assert runtime.sync_order[:-1] == tuple(k.key for k in kinds)
         api = RecordingApi()
         listed = asyncio.run(list_cluster(api, kinds))          # type: ignore[arg-type]
-        assert sorted(api.paths) == sorted(i.path for i in runtime.informers.values())
+        assert sorted(api.paths) == sorted(i.path for i in informers.values())
         assert "/apis/resource.k8s.io/v1alpha3/resourcepoolstatusrequests" in api.paths
         assert "resourcepoolstatusrequests" in listed and "devicetaintrules" in listed
         assert ("podgroups" in runtime.informers) == bool(gates)
