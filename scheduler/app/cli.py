@@ -126,12 +126,23 @@ def _feature_gates(ctx: click.Context, param: click.Parameter, value: str) -> di
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--feature-gates", default="", callback=_feature_gates,
               metavar="Name=bool[,Name=bool]", help="As run --feature-gates: the gates the local cycle runs with.")
+@click.option("--local", is_flag=True, help="Explain locally (the old route), without asking the running scheduler "
+              "through a SchedulingExplanation.")
+@click.option("--wait", "wait_seconds", default=30.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds to wait for the scheduler's answer to the SchedulingExplanation before explaining locally.")
 def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig: str | None, context: str | None,
             profile: str | None, all_nodes: bool, top_nodes: int, scheduler_url: str | None,
-            scheduler_ca_file: str | None, output: str, feature_gates: dict[str, bool]) -> None:
-    """Why the pod is (or would be) placed where it is, or why it stays pending: its profile run
-    over the cluster's current state, locally, without binding anything. With -f, a pod that
-    does not exist: where it would go and why not elsewhere."""
+            scheduler_ca_file: str | None, output: str, feature_gates: dict[str, bool], local: bool,
+            wait_seconds: float) -> None:
+    """Why the pod is (or would be) placed where it is, or why it stays pending.
+
+    NAMESPACE/NAME asks the running scheduler by default: a SchedulingExplanation is created in the
+    pod's namespace, the leader's answer (its own record, or its profile run over its live state)
+    printed, and the object deleted; only the API server and your own credentials are used. When
+    the CRD is not installed or no answer comes within --wait, and with --local, --all-nodes or
+    --scheduler-url, the pod's profile is run locally over the cluster's current state instead,
+    beside the scheduler's record (the decision annotation, --scheduler-url, or the service proxy).
+    With -f, a pod that does not exist: where it would go and why not elsewhere."""
     import json
 
     from scheduler.app.explain import (
@@ -166,6 +177,14 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
 
+    if not (local or all_nodes or scheduler_url is not None or feature_gates):
+        answer = _ask_scheduler(cfg, namespace, name, profile, wait_seconds)
+        if answer is not None:
+            if answer.get("verdict") == "Error":
+                raise click.ClickException(str(answer.get("message")))
+            click.echo(json.dumps(answer, indent=2) if output == "json" else _format_answer(answer))
+            return
+
     async def go() -> dict[str, object]:
         async with KubeClient(cfg) as api:
             return await explain_pod(api, namespace, name, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
@@ -178,6 +197,34 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
     except ExplainError as e:
         raise click.ClickException(str(e)) from None
     click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
+
+
+def _ask_scheduler(cfg: Any, namespace: str, name: str, profile: str | None, wait_seconds: float
+                   ) -> dict[str, Any] | None:
+    """The running scheduler's answer through a SchedulingExplanation, or None (said on stderr) when
+    there is none to be had: then ``explain`` goes the local route."""
+    from scheduler.app.explanations import NotAnswered, request_explanation
+    from scheduler.errors import ClientError
+    from scheduler.kubeapi import KubeClient, new_event_loop
+
+    async def go() -> dict[str, Any]:
+        async with KubeClient(cfg) as api:
+            return await request_explanation(api, namespace, pod_name=name, profile=profile, timeout=wait_seconds)
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as r:
+            return r.run(go())
+    except (NotAnswered, ClientError) as e:
+        click.echo(f"explain: the scheduler did not answer ({e}); explaining locally", err=True)
+        return None
+
+
+def _format_answer(answer: dict[str, Any]) -> str:
+    from scheduler.app.explain import format_explanation
+    source = ("its own record of the decision" if answer.get("source") == "record"
+              else "its profile run now over its live state")
+    head = f"answered by the leading scheduler (a SchedulingExplanation): {answer.get('verdict')}, from {source}"
+    body = format_explanation({k: v for k, v in answer.items() if k in ("decision", "shadow")})
+    return f"{head}\n{body}"
 
 
 def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None,
@@ -498,6 +545,10 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
               help="Keep the latest decision record of this many pods (GET /debug/decisions/NS/NAME); 0: off.")
 @click.option("--decision-top-nodes", default=3, show_default=True, type=click.IntRange(0),
               help="Nodes per decision record, with their per-plugin scores.")
+@click.option("--explanation-qps", default=5.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="SchedulingExplanations answered per second at most (the leader's token bucket).")
+@click.option("--explanation-burst", default=10, show_default=True, type=click.IntRange(1),
+              help="SchedulingExplanations the bucket lets through at once.")
 @click.option("--kube-api-qps", default=50.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Requests per second to the API server (client-go's token bucket; kube-scheduler's default).")
 @click.option("--kube-api-burst", default=100, show_default=True, type=click.IntRange(1),
@@ -516,7 +567,7 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
         health_bind_address: tuple[str, int] | None, leader_elect: bool, leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float, leader_elect_retry_period: float, leader_elect_resource_name: str,
         leader_elect_resource_namespace: str | None, decision_records: int, decision_top_nodes: int,
-        kube_api_qps: float, kube_api_burst: int,
+        explanation_qps: float, explanation_burst: int, kube_api_qps: float, kube_api_burst: int,
         tls_cert_file: str | None, tls_private_key_file: str | None,
         authorization_always_allow_paths: str, feature_gates: dict[str, bool], log_format: str,
         verbose: int) -> None:
@@ -558,7 +609,8 @@ def run(kubeconfig: str | None, context: str | None, metrics_bind_address: tuple
     raise_open_file_limit()
     runtime = OperatorRuntime(cfg, http_addresses=addresses, leader_election=election, secure_serving=secure,
                               qps=kube_api_qps, burst=kube_api_burst, decision_records=decision_records,
-                              decision_top_nodes=decision_top_nodes, feature_gates=feature_gates)
+                              decision_top_nodes=decision_top_nodes, feature_gates=feature_gates,
+                              explanation_qps=explanation_qps, explanation_burst=explanation_burst)
     # Kopf is imported here, before the worker starts, not by its thread once the worker is ready:
     # the import is a few tenths of a second of CPU, and after readiness it competed with the
     # first scheduling cycles for the GIL.

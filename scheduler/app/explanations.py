@@ -50,10 +50,11 @@ from scheduler.app.informers import object_key
 from scheduler.errors import ClientError, ParseError
 from scheduler.kubeapi import KubeClient
 from scheduler.model import parse_pod
-from scheduler.profiles.explanation_crd import DEFAULT_TTL_SECONDS, explanations_path
+from scheduler.profiles.explanation_crd import API_VERSION, DEFAULT_TTL_SECONDS, KIND, explanations_path
 from scheduler.service import SchedulerService
 
-__all__ = ["DEFAULT_BURST", "DEFAULT_IN_FLIGHT", "DEFAULT_QPS", "ExplanationController"]
+__all__ = ["DEFAULT_BURST", "DEFAULT_IN_FLIGHT", "DEFAULT_QPS", "ExplanationController", "NotAnswered",
+           "request_explanation"]
 
 log = logging.getLogger("kopf_scheduler")
 Obj = dict[str, Any]
@@ -310,8 +311,9 @@ class ExplanationController:
             out["verdict"], out["message"] = "Schedulable", f"would be placed on {d['node']}"
         else:
             out["verdict"] = "Unschedulable"
-            out["message"] = "; ".join(f"{n} {r}" for r, n in sorted(d["filtered"].items(), key=lambda x: -x[1])) \
-                or "no node fits"
+            # The FitError's wording (framework/types.go: "0/N nodes are available: ...").
+            reasons = ", ".join(f"{n} {r}" for r, n in sorted(d["filtered"].items(), key=lambda x: (-x[1], x[0])))
+            out["message"] = f"0/{d['evaluatedNodes']} nodes are available: {reasons or 'no node fits'}."
         return out
 
     # ---- expiry ---------------------------------------------------------------------------------
@@ -343,3 +345,47 @@ class ExplanationController:
             if e.status not in (404, 409):
                 log.warning("cannot delete the expired SchedulingExplanation %s: %s", key, e)
                 self._deleting.discard(key)             # tried again at the next sweep
+
+
+# ---- the client side: ``kopf-scheduler explain`` -------------------------------------------------
+class NotAnswered(Exception):
+    """No SchedulingExplanation answer: the CRD is not served, or no leader answered in time."""
+
+
+async def request_explanation(api: KubeClient, namespace: str, *, pod_name: str | None = None,
+                              template: Obj | None = None, profile: str | None = None,
+                              timeout: float = 30.0, poll: float = 0.2) -> Obj:
+    """Create a SchedulingExplanation, wait for the leader's answer, delete it, and return its
+    status. Only the user's own credentials and the API server are involved: no proxy, no token
+    sent anywhere else. Raises ``NotAnswered`` when the kind is not served or no answer came within
+    ``timeout`` (the caller falls back to explaining locally)."""
+    spec: Obj = {"ttlSecondsAfterFinished": max(60, int(timeout) * 2)}   # a crashed caller's is cleaned up
+    if pod_name is not None:
+        spec["podName"] = pod_name
+    if template is not None:
+        spec["template"] = template
+    if profile is not None:
+        spec["profile"] = profile
+    body = {"apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"generateName": f"explain-{(pod_name or 'pod')[:40]}-"}, "spec": spec}
+    try:
+        created: Obj = await api.request("POST", explanations_path(namespace), body)
+    except ClientError as e:
+        if e.status == 404:
+            raise NotAnswered("the SchedulingExplanation CRD is not installed") from None
+        raise
+    name = str(created["metadata"]["name"])
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            got: Obj = await api.request("GET", explanations_path(namespace, name))
+            status = got.get("status") or {}
+            if status.get("observedGeneration") == got["metadata"].get("generation"):
+                return status
+            if time.monotonic() >= deadline:
+                raise NotAnswered(f"no scheduler answered SchedulingExplanation {namespace}/{name} within "
+                                  f"{timeout:.0f} s (is a leader running?)")
+            await asyncio.sleep(poll)
+    finally:
+        with contextlib.suppress(ClientError):
+            await api.request("DELETE", explanations_path(namespace, name))

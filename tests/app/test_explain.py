@@ -259,7 +259,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
 
 
 def live_explain(env: Env, *args: str) -> Any:
-    result = CliRunner().invoke(main, ["explain", *args, "--kubeconfig", str(env.cluster.kubeconfig),
+    # --local: the local route and its comparison with the record (the default asks the scheduler).
+    result = CliRunner().invoke(main, ["explain", *args, "--local", "--kubeconfig", str(env.cluster.kubeconfig),
                                        "--output", "json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
@@ -403,7 +404,7 @@ def test_explaining_an_older_replica_flags_the_disagreement_with_what_changed(li
         if not c["agrees"]:
             assert c["verdict"] == "clusterChanged" and any("was bound to" in x for x in c["changedSince"]), out
     assert not all(o["comparison"]["agrees"] for o in outs)
-    text = CliRunner().invoke(main, ["explain", f"web/{pods[0]['metadata']['name']}", "--kubeconfig",
+    text = CliRunner().invoke(main, ["explain", f"web/{pods[0]['metadata']['name']}", "--local", "--kubeconfig",
                                      str(live.cluster.kubeconfig)]).output
     assert ("explain AGREES" in text) or ("explain DISAGREES" in text), text
 

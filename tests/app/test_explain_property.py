@@ -142,8 +142,9 @@ def bound_with_its_record(env: Env, name: str, timeout: float = 30.0) -> dict[st
 
 
 def explain_json(env: Env, pod: str) -> Any:
-    result = CliRunner().invoke(main, ["explain", f"default/{pod}", "--kubeconfig", str(env.cluster.kubeconfig),
-                                       "--output", "json"])
+    # --local: explain's own answer, compared with the live record (the default would return the record itself).
+    result = CliRunner().invoke(main, ["explain", f"default/{pod}", "--local", "--kubeconfig",
+                                       str(env.cluster.kubeconfig), "--output", "json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

@@ -208,3 +208,49 @@ def test_explanations_are_rate_limited_and_never_hold_up_scheduling(tmp_path: Pa
         env.wait(lambda: count() == n, timeout=60, message="all answered")
         assert time.monotonic() - start >= (n - burst) / qps - 0.5
         assert env.runtime.explanations.max_running <= env.runtime.explanations.in_flight
+
+
+def test_kopf_scheduler_explain_asks_the_scheduler_by_default_and_cleans_up(env: Env) -> None:
+    from click.testing import CliRunner
+
+    from scheduler.app.cli import main
+    env.apply(pod("fits", "500m"), pod("huge", "8"))
+    node_name = env.wait(lambda: env.get_json("pod", "fits")["spec"].get("nodeName"), message="fits bound")
+    env.wait(lambda: env.get_json("pod", "huge")["status"].get("conditions"), message="huge unschedulable")
+    kubeconfig = str(env.cluster.kubeconfig)
+    # Through the API server only, with the admin's own token: no service proxy, no --scheduler-url.
+    result = CliRunner().invoke(main, ["explain", "default/fits", "--kubeconfig", kubeconfig, "--output", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "Bound" and out["source"] == "record" and out["decision"]["node"] == node_name
+    text = CliRunner().invoke(main, ["explain", "default/huge", "--kubeconfig", kubeconfig]).stdout
+    assert text.startswith("answered by the leading scheduler (a SchedulingExplanation): Unschedulable"), text
+    assert "filtered out:" in text and "Insufficient cpu" in text
+    assert not any(r[1] == "get" and "proxy" in r[3] for r in env.cluster.server.audit)
+    # Each explanation it made was deleted once read.
+    assert env.get_json("schedulingexplanations")["items"] == []
+    # An error is one line, from the status.
+    result = CliRunner().invoke(main, ["explain", "default/nope", "--kubeconfig", kubeconfig])
+    assert result.exit_code == 1 and 'pods "nope" not found in namespace default' in result.output
+    # --local: the old route, explain's own cycle; the scheduler's record is out of its reach here
+    # (the service proxy: the simulated cluster has none, and a real one strips the token).
+    out = json.loads(CliRunner().invoke(main, ["explain", "default/fits", "--local", "--kubeconfig", kubeconfig,
+                                               "--output", "json"]).stdout)
+    assert out["decision"]["node"] == node_name
+    assert out["recorded"] is None and "the scheduler is not reachable" in out["recordedError"]
+
+
+def test_explain_falls_back_to_the_local_route_when_no_scheduler_answers(env: Env) -> None:
+    from click.testing import CliRunner
+
+    from scheduler.app.cli import main
+    env.apply(pod("huge", "8"))
+    env.wait(lambda: env.get_json("pod", "huge")["status"].get("conditions"), message="huge unschedulable")
+    env.runtime.service.leader = False            # a standby answers nothing
+    result = CliRunner().invoke(main, ["explain", "default/huge", "--wait", "1", "--kubeconfig",
+                                       str(env.cluster.kubeconfig), "--output", "json"])
+    assert result.exit_code == 0, result.output
+    assert "no scheduler answered SchedulingExplanation default/explain-huge-" in result.stderr
+    out = json.loads(result.stdout)
+    assert out["decision"]["node"] is None and out["decision"]["filtered"] == {"Insufficient cpu": 2}
+    assert env.get_json("schedulingexplanations")["items"] == []
