@@ -808,12 +808,14 @@ def _comparison_rows(runs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
               help="Where --against keeps its installs (default: ~/.cache/kopf-scheduler/against).")
 @click.option("--time-limit", type=click.FloatRange(10), default=3600.0, show_default=True,
               help="--against: seconds for all the pairs (installs not counted).")
+@click.option("--explanations", type=click.FloatRange(0), default=0.0, show_default=True, metavar="PER_SECOND",
+              help="e2e mode: SchedulingExplanations created per second over the measured phase (TTL 0).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", default=0, show_default=True, help="Seed of the first run (run k uses seed + k).")
 def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, pods: int | None, mode: str,
           repeat: int, decision_records: int, shadow_file: str | None, baseline: bool,
           feature_gates: tuple[str, ...], against: str | None, against_cache: str | None, time_limit: float,
-          output: str, seed: int) -> None:
+          explanations: float, output: str, seed: int) -> None:
     """Run upstream's scheduler_perf workloads and report SchedulingThroughput as upstream computes it."""
     import json
 
@@ -842,16 +844,20 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
         shadow = doc.get("spec", doc) if isinstance(doc, dict) else None
         if not isinstance(shadow, dict):
             raise click.BadParameter(f"{shadow_file}: not a SchedulingProfile or its spec", param_hint="--shadow")
+    if explanations and mode != "e2e":
+        raise click.BadParameter("explanations are answered by the operator: use --mode e2e",
+                                 param_hint="--explanations")
     if against is not None:
         _bench_against(against, list(workloads) or ["SchedulingBasic"], mode=mode, nodes=nodes, init_pods=init_pods,
                        pods=pods, repeat=repeat, seed=seed, time_limit=time_limit, cache=against_cache,
-                       output=output, plain=not (shadow or baseline or feature_gates or decision_records != 10_000))
+                       output=output, plain=not (shadow or baseline or feature_gates or explanations
+                                                 or decision_records != 10_000))
         return
     env = environment(load_average())        # the commit and packages as the run starts
     results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   shadow=shadow, baseline=baseline, feature_gates=feature_gates,
-                                  progress=lambda m: click.echo(m, err=True))
+                                  explanations=explanations, progress=lambda m: click.echo(m, err=True))
     env["loadAverage"]["after"] = load_average()
     click.echo(json.dumps({"environment": env, "results": results}, indent=2) if output == "json"
                else format_header(env) + "\n" + format_table(results))

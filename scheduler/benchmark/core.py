@@ -128,6 +128,11 @@ class RunResult:
     # paused or another process takes the core, so a cost measured as a CPU ratio (``--baseline``)
     # needs far fewer pairs to rise above the noise. None in e2e mode (three processes).
     cpu_seconds: float | None = None
+    # E2e mode: the operator process's user + system CPU seconds over the measured phase
+    # (``/proc/PID/stat``): what a scheduler answering SchedulingExplanations costs in CPU.
+    operator_cpu_seconds: float | None = None
+    # E2e mode with ``--explanations``: how many were created, and how many were left unanswered.
+    explanations: dict[str, int] | None = None
     # Core mode with decision records on: the seconds the scheduler spent keeping them over the
     # measured phase (``Scheduler.recording_seconds``); their share of ``seconds`` is the
     # recording's cost, measured inside the run.
@@ -148,6 +153,10 @@ class RunResult:
             out["shadow"] = self.shadow
         if self.cpu_seconds is not None:
             out["cpuSeconds"] = self.cpu_seconds
+        if self.operator_cpu_seconds is not None:
+            out["operatorCpuSeconds"] = round(self.operator_cpu_seconds, 2)
+        if self.explanations is not None:
+            out["explanations"] = self.explanations
         if self.recording_seconds is not None and self.seconds > 0:
             out["recordingShare"] = self.recording_seconds / self.seconds
         if self.batched_pods is not None:

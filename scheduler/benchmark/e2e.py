@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import os
 import random
 import subprocess
 import tempfile
@@ -98,6 +99,10 @@ from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.kubeapi import KubeClient, load_config, new_event_loop
 from scheduler.kubeapi.client import gather_limited
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path
+from scheduler.profiles.explanation_crd import API_VERSION as EXPLANATION_API
+from scheduler.profiles.explanation_crd import KIND as EXPLANATION_KIND
+from scheduler.profiles.explanation_crd import crd as explanation_crd
+from scheduler.profiles.explanation_crd import explanations_path
 
 __all__ = ["run_e2e"]
 
@@ -370,8 +375,37 @@ async def _churn(api: KubeClient, churn: Churn, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), churn.interval)
 
 
+async def _explain_stream(api: KubeClient, w: Workload, rate: float, stop: asyncio.Event, limit: int) -> int:
+    """SchedulingExplanations at ``rate`` per second (at most ``limit``) until ``stop``: each a pod of
+    the measured template, asked with TTL 0, so the leader answers and deletes it; the cost of a
+    scheduler that is answering explanations while it schedules. Returns how many were created."""
+    (body,) = _for_api(pod_objects(w.measured, w.namespace, 1, tag="explain-"))
+    template = {"metadata": {"labels": (body["metadata"].get("labels") or {})}, "spec": body["spec"]}
+    created = 0
+    for n in range(limit):
+        with contextlib.suppress(ClientError):
+            await api.request("POST", explanations_path(w.namespace), {
+                "apiVersion": EXPLANATION_API, "kind": EXPLANATION_KIND,
+                "metadata": {"name": f"bench-{n}"}, "spec": {"template": template, "ttlSecondsAfterFinished": 0}})
+            created += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0 / rate)
+        if stop.is_set():
+            break
+    return created
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """The process's user + system CPU seconds (``/proc/PID/stat``), None when it cannot be read."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None
+
+
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path,
-               decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "") -> RunResult:
+               decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "",
+               explanations: float = 0.0) -> RunResult:
     kubeconfig = home / "kubeconfig"
     cluster, _ = processes.start_cluster(kubeconfig)
     operator: subprocess.Popen[str] | None = None
@@ -398,12 +432,24 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             before = _scrape(metrics_port, api.config.bearer())
             stop = asyncio.Event()
             churner = asyncio.create_task(_churn(api, w.churn, stop)) if w.churn else None
+            explainer = asyncio.create_task(_explain_stream(api, w, explanations, stop,
+                                                            int(explanations * time_limit) + 1)) \
+                if explanations > 0 else None
+            cpu0 = _cpu_seconds(operator.pid)
             t0 = time.monotonic()
             steady = w.dra is not None and w.dra.steady > 0
             complete, end = await _measured_phase(api, w, size, watch, t0, time_limit)
+            cpu1 = _cpu_seconds(operator.pid)
             stop.set()
             if churner is not None:
                 await churner
+            explained: dict[str, int] = {}
+            if explainer is not None:
+                # Created, and not answered yet: an answered one (TTL 0) is deleted within a sweep (1 s).
+                explained["created"] = await explainer
+                await asyncio.sleep(2.0)
+                left = await api.request("GET", explanations_path(w.namespace))
+                explained["unanswered"] = sum(1 for e in left.get("items") or [] if not e.get("status"))
             if deleter is not None:         # the workload is over: upstream cancels its context
                 deleter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -427,13 +473,16 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         attempt_p50=histogram_quantile(0.5, bounds, delta), attempt_p99=histogram_quantile(0.99, bounds, delta),
         peak_rss=rss, seconds=(binds[-1] if complete and binds and not steady else end) - t0, bound=len(binds),
         complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,
-        init_placements=others)
+        init_placements=others,
+        operator_cpu_seconds=cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None,
+        explanations=explained or None)
 
 
 async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -> None:
     """The CRD and the workload's profile, namespaces, PriorityClasses, nodes (with CSINodes), DRA
     objects and Services, created through the API before the operator starts."""
-    await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd())
+    for c in (crd(), explanation_crd()):
+        await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c)
     await api.request("POST", profiles_path(), {
         "apiVersion": API_VERSION, "kind": KIND,
         "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler", **(w.profile or {})}})
@@ -556,11 +605,13 @@ async def _placements_after(api: KubeClient, w: Workload, size: Size
 
 
 def run_e2e(workload: str, size: Size, *, seed: int = 0, time_limit: float = 900.0,
-            decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "") -> RunResult:
+            decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "", explanations: float = 0.0
+            ) -> RunResult:
+    """``explanations``: SchedulingExplanations created per second over the measured phase."""
     # The driver runs on the loop the operator and the cluster run on (uvloop where installed): on
     # asyncio's own, its TLS reads and writes cost about a fifth of its CPU, on a machine whose two
     # cores the three processes share.
     with tempfile.TemporaryDirectory(prefix="kopf-scheduler-bench-") as home, \
             asyncio.Runner(loop_factory=new_event_loop) as runner:
         return runner.run(_run(WORKLOADS[workload], size, seed, time_limit, Path(home), decision_records,
-                               feature_gates))
+                               feature_gates, explanations))

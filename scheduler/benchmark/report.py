@@ -75,8 +75,8 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
 def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: int | None = None,
               pods: int | None = None, mode: str = "core", repeat: int = 1, seed: int = 0, isolate: bool = True,
               progress: Callable[[str], None] | None = None, decision_records: int = DEFAULT_CAPACITY,
-              shadow: dict[str, Any] | None = None, baseline: bool = False, feature_gates: Sequence[str] = ()
-              ) -> tuple[list[dict[str, Any]], list[str]]:
+              shadow: dict[str, Any] | None = None, baseline: bool = False, feature_gates: Sequence[str] = (),
+              explanations: float = 0.0) -> tuple[list[dict[str, Any]], list[str]]:
     """Results (medians) per workload, and the problems seen: runs that did not finish, and medians
     below the workload's threshold at its thresholded size.
 
@@ -107,7 +107,7 @@ def run_bench(workloads: Sequence[str], *, nodes: int | None = None, init_pods: 
             # Pairs alternate their order (baseline first, then configured first), so a machine
             # that speeds up or slows down over the run does not favour one variant.
             for variant in (variants if k % 2 == 0 else variants[::-1]):
-                r = _run_once(name, size, mode, seed + k, variant, isolate)
+                r = _run_once(name, size, mode, seed + k, variant, isolate, explanations)
                 if not r.complete:
                     problems.append(f"{name} run {k + 1}: only {r.bound} of {size.pods} measured pods bound")
                 if progress is not None:
@@ -139,19 +139,21 @@ def _sized(size: Size, nodes: int | None, init_pods: int | None, pods: int | Non
                    pods=pods if pods is not None else size.pods)
 
 
-def _run_once(name: str, size: Size, mode: str, seed: int, variant: _Variant, isolate: bool) -> RunResult:
+def _run_once(name: str, size: Size, mode: str, seed: int, variant: _Variant, isolate: bool,
+              explanations: float = 0.0) -> RunResult:
     _, records, shadow_spec, gate = variant
     if mode == "core":
         args = (name, size, seed, records, shadow_spec, *((gate,) if gate else ()))
         return _in_child(_core, *args) if isolate else _core(*args)
     from scheduler.benchmark.e2e import run_e2e  # HTTP, the operator, a cluster process
-    return run_e2e(name, size, seed=seed, decision_records=records, feature_gates=gate)
+    return run_e2e(name, size, seed=seed, decision_records=records, feature_gates=gate, explanations=explanations)
 
 
 def _progress_line(name: str, mode: str, label: str, k: int, repeat: int, r: RunResult) -> str:
     return (f"{name} {mode} {label}run {k + 1}/{repeat}: "
             f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
             + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
+            + (f", operator {r.operator_cpu_seconds:.2f} s CPU" if r.operator_cpu_seconds is not None else "")
             + (" (too short for a throughput sample)" if r.samples == 0 else "")
             + (f", shadow {r.shadow}" if r.shadow is not None else ""))
 

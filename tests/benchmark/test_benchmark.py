@@ -145,6 +145,17 @@ def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
     assert r.peak_rss > 0
 
 
+def test_e2e_mode_with_a_stream_of_explanations_has_them_answered() -> None:
+    from scheduler.benchmark.e2e import run_e2e
+    r = run_e2e("SchedulingBasic", Size(5, 5, 100), time_limit=120, explanations=3)   # below the 5/s bound
+    assert r.complete and r.bound == 100
+    assert r.explanations is not None and r.explanations["created"] >= 1, r.explanations
+    assert r.explanations["unanswered"] == 0, r.explanations         # the leader answered every one
+    assert r.operator_cpu_seconds is not None and r.operator_cpu_seconds > 0
+    out = CliRunner().invoke(main, ["bench", "--explanations", "5"])
+    assert out.exit_code == 2 and "use --mode e2e" in out.output
+
+
 def test_thresholds_apply_at_the_thresholded_size_only() -> None:
     basic = WORKLOADS["SchedulingBasic"]
     assert basic.threshold_for("core", Size(5000, 1000, 10000)) == 680
