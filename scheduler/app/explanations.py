@@ -48,6 +48,7 @@ from typing import Any
 from scheduler.app.explain import HYPOTHETICAL_UID, ExplainError, framework_for
 from scheduler.app.informers import object_key
 from scheduler.errors import ClientError, ParseError
+from scheduler.framework.decision import DEFAULT_TOP_NODES
 from scheduler.kubeapi import KubeClient
 from scheduler.model import parse_pod
 from scheduler.profiles.explanation_crd import API_VERSION, DEFAULT_TTL_SECONDS, KIND, explanations_path
@@ -296,7 +297,8 @@ class ExplanationController:
             with cache.what_if() as w:
                 if placed is not None and placed.node_name:
                     w.remove(placed, placed.node_name)      # its own place free, as when it was scheduled
-                record, _ = service.scheduler.explain(fwk, target, top_nodes=service.decisions.top_nodes)
+                record, _ = service.scheduler.explain(fwk, target,
+                                                      top_nodes=service.decisions.top_nodes or DEFAULT_TOP_NODES)
         d = record.to_json()
         out: Obj = {"pod": key, "profile": d["profile"], "source": "computed", "decision": d}
         if bound or d["node"]:            # absent when none, so kubectl's column reads <none>

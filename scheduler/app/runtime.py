@@ -14,20 +14,22 @@ Startup follows upstream's order:
    no kind.
 
 Every kind the service reads has exactly one informer of the worker loop's own (``informers.py``),
-one per entry of ``kinds.watched_kinds`` (the list ``explain`` reads and feeds the same way):
-pods, nodes, the storage and DRA kinds the plugins read per pod, namespaces, PodDisruptionBudgets,
-the selector owners (Services, ReplicationControllers, ReplicaSets, StatefulSets) and
-SchedulingProfiles (``profile_status.py`` turns their events into ``on_profile`` and
-``remove_profile``, and writes their status). Each continues the initial listing with a watch from
-its resourceVersion, resumes after a dropped connection from the last version it saw (with
-bookmarks), and on ``410 Gone`` relists, replaying as DELETED every object that vanished meanwhile.
-So no event is lost between the listing and the watch: when Kopf served the low-rate kinds, it
-listed them a second time after the initial sync, and an object deleted in between (about 200 ms),
-or while Kopf restarted, was never seen. Events reach the service on the thread that schedules, in
-the order the API server wrote them, so a pod never overtakes the claim it was created after on a
-path of its own. For the hot kinds, Kopf's per-event machinery (an object logger, memories, cause
-detection, a patch per event) also cost more CPU than the scheduling itself, on the thread that
-competes with the worker for the GIL (BENCHMARKS.md has the profile).
+one per entry of ``kinds.watched_kinds`` (the list ``explain`` reads and feeds the same way): pods,
+nodes, the storage and DRA kinds the plugins read per pod, namespaces, PodDisruptionBudgets, the
+selector owners (Services, ReplicationControllers, ReplicaSets, StatefulSets) and SchedulingProfiles
+(``profile_status.py`` turns their events into ``on_profile`` and ``remove_profile``, and writes
+their status). One more informer, of SchedulingExplanations, feeds ``explanations.py``, whose loop
+the leader answers them with (and deletes them after their TTL): requests to the scheduler, not
+state it reads, so ``explain`` does not list them. Each informer continues the initial listing with
+a watch from its resourceVersion, resumes after a dropped connection from the last version it saw
+(with bookmarks), and on ``410 Gone`` relists, replaying as DELETED every object that vanished
+meanwhile. So no event is lost between the listing and the watch: when Kopf served the low-rate
+kinds, it listed them a second time after the initial sync, and an object deleted in between (about
+200 ms), or while Kopf restarted, was never seen. Events reach the service on the thread that
+schedules, in the order the API server wrote them, so a pod never overtakes the claim it was created
+after on a path of its own. For the hot kinds, Kopf's per-event machinery (an object logger,
+memories, cause detection, a patch per event) also cost more CPU than the scheduling itself, on the
+thread that competes with the worker for the GIL (BENCHMARKS.md has the profile).
 
 Kopf is supervised like the worker's loops (``run_kopf``): when it dies (Kopf 1.45 let aiohttp's
 ``RuntimeError("Connection closed.")`` out of a watch whose connection its credential refresh
