@@ -254,3 +254,19 @@ def test_explain_falls_back_to_the_local_route_when_no_scheduler_answers(env: En
     out = json.loads(result.stdout)
     assert out["decision"]["node"] is None and out["decision"]["filtered"] == {"Insufficient cpu": 2}
     assert env.get_json("schedulingexplanations")["items"] == []
+
+
+def test_only_the_leader_answers_and_a_new_leader_answers_what_was_left(env: Env) -> None:
+    env.apply(pod("p", "100m"))
+    env.wait(lambda: env.get_json("pod", "p")["spec"].get("nodeName"), message="p bound")
+    env.runtime.service.leader = False            # a standby: it watches, and answers nothing
+    env.apply(explanation("waiting", podName="p"))
+    env.wait(lambda: "default/waiting" in env.runtime.explanations.objects,
+             message="the standby's informer saw it")
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        assert answered(env, "waiting") is None
+        time.sleep(0.2)
+    env.runtime.service.leader = True             # leading now: the queued explanation is answered
+    got = env.wait(lambda: answered(env, "waiting"), message="answered once leading")
+    assert got["verdict"] == "Bound" and got["pod"] == "default/p"
