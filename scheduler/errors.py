@@ -52,8 +52,10 @@ The hierarchy. Classes defined outside this module are named by their module und
     │                                   upstream's ``filterAttachableVolumes`` errors
     ├── app.capacity.CapacityError      ``capacity``: a bad manifest, an unknown profile, an unreadable
     │                                   cluster: one ``Error:`` line, exit 1
-    └── benchmark.against.AgainstError  ``bench --against``: an unknown revision, a failed install, a
-                                        side that failed or ran out of time: one line, exit 1
+    ├── benchmark.against.AgainstError  ``bench --against``: an unknown revision, a failed install, a
+    │                                   side that failed or ran out of time: one line, exit 1
+    └── app.explanations.NotAnswered    ``explain``: no SchedulingExplanation answer (the CRD is not
+                                        served, or no leader answered in time): the local route runs
 
     Internal, never crossing the module that raises them:
 
@@ -67,8 +69,10 @@ The hierarchy. Classes defined outside this module are named by their module und
     Exception
     ├── framework.plugin_lists.ScoreFailed      a per-node Score plugin's non-success status, carried
     │                                           to run_score, which returns it as the Score status
-    └── dra.errors._MaxSizeExceeded             the allocation would exceed upstream's
-                                                ``AllocationResultsMaxSize``: this node cannot allocate
+    ├── dra.errors._MaxSizeExceeded             the allocation would exceed upstream's
+    │                                           ``AllocationResultsMaxSize``: this node cannot allocate
+    └── app.explanations._Problem               a SchedulingExplanation that cannot be answered: its
+                                                condition's reason and message, written to its status
 
     The API client's HTTP/1.1 transport (``scheduler.kubeapi``), turned into a TransportError by
     KubeClient: ``kubeapi.http1.ServerDisconnectedError`` and ``kubeapi.http1.CannotConnectError``
