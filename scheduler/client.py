@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from scheduler.model import Pod
 from scheduler.model.dra import AllocationResult, ResourceClaim
+from scheduler.model.podgroup import PodGroup
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["SchedulerClient"]
@@ -44,6 +45,12 @@ class SchedulerClient(Protocol):
         """Post an event about ``pod`` from the scheduler (``events.k8s.io/v1``: ``type_`` Normal
         or Warning, ``reason``, ``action``, ``note``): a plugin's, such as DynamicResources'
         ``BindingConditionsPending``."""
+        ...
+
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+        """Set one of the PodGroup's ``status.conditions`` (a ``metav1.Condition``: type, status,
+        reason, message, lastTransitionTime) through its ``/status`` subresource, merged by type:
+        the ``PodGroupInitiallyScheduled`` condition the PodGroup cycle writes."""
         ...
 
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:

@@ -87,11 +87,12 @@ from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
+from scheduler.model.podgroup import PodGroup
 from scheduler.profiles.profile_map import ProfileMap
 from scheduler.profiles.shadows import ReusePlan, Shadow, ShadowDifference, Shadows
 from scheduler.queue import SchedulingQueue
 
-__all__ = ["Binding", "Dropped", "Failure", "Outcome", "ScheduleResult", "Scheduler"]
+__all__ = ["Binding", "Dropped", "Failure", "GroupOutcome", "Outcome", "ScheduleResult", "Scheduler"]
 
 log = logging.getLogger(__name__)
 REASON_UNSCHEDULABLE = "Unschedulable"
@@ -145,7 +146,19 @@ class Dropped:
     why: str
 
 
-Outcome = Binding | Failure | Dropped
+@dataclass(slots=True)
+class GroupOutcome:
+    """A PodGroup cycle's result (``scheduler/podgroup_cycle.py``): each member's outcome, and the
+    group's ``PodGroupInitiallyScheduled`` condition to write: ``condition`` at once (the group
+    failed), ``on_bound`` once every Binding went through; None when it would not change."""
+
+    group: PodGroup
+    members: list[Binding | Failure | Dropped] = field(default_factory=list)
+    condition: dict[str, str] | None = None
+    on_bound: dict[str, str] | None = None
+
+
+Outcome = Binding | Failure | Dropped | GroupOutcome
 
 
 @dataclass(slots=True)
@@ -203,6 +216,9 @@ class Scheduler:
         # pod by pod, where a paired on/off run on a shared machine swings by more than the effect
         # (BENCHMARKS.md, issue #20). ``perf_counter``: 0.05 µs a read, ``process_time`` 0.6.
         self.recording_seconds = 0.0
+        # The PodGroup cycle (``scheduler/podgroup_cycle.py``, installed by the service with the
+        # GenericWorkload gate): a gang member's outcome, or None for a pod scheduled alone.
+        self.group_cycle: Callable[[Framework, QueuedPodInfo], GroupOutcome | None] | None = None
 
     # --- the scheduling cycle --------------------------------------------------------------
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
@@ -216,6 +232,10 @@ class Scheduler:
         if pod.deleting:
             self.queue.done(info.uid)
             return Dropped(info, f"skip schedule deleting pod: {pod.key}")
+        if self.group_cycle is not None and pod.scheduling_group:
+            group = self.group_cycle(fwk, info)
+            if group is not None:
+                return group
         started = time.perf_counter()
         with self.cache.lock:
             if self.cache.get_pod(pod.uid) is not None:
@@ -642,6 +662,13 @@ class Scheduler:
             failure.preparation, failure.message_if_failed = result.prepare, message_if_failed
         return failure
 
+    def _group_failure(self, fwk: Framework, info: QueuedPodInfo, status: Status, message: str,
+                       started: float) -> Failure:
+        """A member of a gang whose PodGroup cycle did not meet its quorum: it fails with the group's
+        message, and no PostFilter runs for it (workload-aware preemption is not built)."""
+        return Failure(info, fwk, status, message, started, nominated_node=self._clear_nomination(info),
+                       error=status.code == Code.ERROR)
+
     def _clear_nomination(self, info: QueuedPodInfo) -> str | None:
         """Upstream's ``clearNominatedNode`` (schedule_one.go, kubernetes/kubernetes#135007): a
         scheduling or binding failure other than a PostFilter's clears the pod's nomination, its
@@ -662,14 +689,39 @@ class Scheduler:
             self._hand_back(outcome, "it started")
         elif isinstance(outcome, Failure):
             self.queue.put_back(outcome.info)
+        elif isinstance(outcome, GroupOutcome):
+            for member in outcome.members:
+                self.abandon(member)
 
     async def finish(self, outcome: Outcome) -> None:
-        if isinstance(outcome, Binding):
+        if isinstance(outcome, GroupOutcome):
+            await self._finish_group(outcome)
+        elif isinstance(outcome, Binding):
             await self._bind(outcome)
         elif isinstance(outcome, Failure):
             await self._report_failure(outcome)
         else:
             log.debug("dropped pod %s: %s", outcome.info.key, outcome.why)
+
+    async def _finish_group(self, g: GroupOutcome) -> None:
+        """A PodGroup cycle's I/O: the failures are reported, the members' binding cycles run
+        concurrently (each may wait at Permit for the others), then the group's condition."""
+        bindings = [m for m in g.members if isinstance(m, Binding)]
+        for m in g.members:
+            if not isinstance(m, Binding):
+                await self.finish(m)
+        if bindings:
+            await asyncio.gather(*(self._bind(b) for b in bindings))
+        cond = g.condition
+        if g.on_bound is not None and all(self.cache.get_pod(b.assumed.uid) is not None for b in bindings):
+            cond = g.on_bound
+        if cond is None:
+            return
+        try:
+            await self.client.set_pod_group_condition(g.group, cond)
+        except Exception as e:  # a status write must never lose the pods: they are bound or requeued
+            self.api_log.report(f"PodGroup status: {cause_of(e)}", "cannot write the condition of PodGroup %s: %s",
+                                g.group.key, e)
 
     async def _report_failure(self, f: Failure) -> None:
         info = f.info

@@ -72,7 +72,7 @@ GATES: tuple[Gate, ...] = (
     Gate("DRASchedulerFilterTimeout", "Beta", True),
     Gate("DRAWorkloadResourceClaims", "Beta", False, built=False),
     Gate("DynamicResourceAllocation", "GA", True, locked=True),
-    Gate("GenericWorkload", "Beta", False, built=False),
+    Gate("GenericWorkload", "Beta", False),
     Gate("InPlacePodLevelResourcesVerticalScaling", "Beta", True),
     Gate("InPlacePodVerticalScaling", "GA", True, locked=True),
     _alpha("InPlacePodVerticalScalingSchedulerPreemption"),

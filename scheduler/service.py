@@ -46,7 +46,7 @@ from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cache.selector_owners import SelectorOwners
 from scheduler.cache.volumes import VolumeStore
 from scheduler.client import SchedulerClient
-from scheduler.cycle import Binding, Failure, Outcome, Scheduler
+from scheduler.cycle import Binding, Failure, GroupOutcome, Outcome, Scheduler
 from scheduler.deadline import Deadline
 from scheduler.errors import ProfileError
 from scheduler.framework.decision import DEFAULT_CAPACITY, DEFAULT_TOP_NODES, DecisionStore
@@ -54,11 +54,13 @@ from scheduler.framework.extender import Extender, ObjectBodies, ObjectSource
 from scheduler.framework.handle import Handle
 from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
+from scheduler.framework.waiting_pods import WaitingPods
 from scheduler.metrics import Metrics
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
 from scheduler.model.devicetaintrules import DeviceTaintRule
 from scheduler.model.podresources import RequestOptions
 from scheduler.plugins.registry import Registry
+from scheduler.podgroup_cycle import PodGroupCycle
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
 from scheduler.profiles.models import ExtenderConfig
 from scheduler.profiles.profile_map import ClaimChange
@@ -206,6 +208,12 @@ class SchedulerService:
         self.dra.on_claim_change = self._assumed_claim_changed
         # PodGroups (on_pod_group; watched only with the GenericWorkload gate).
         self.pod_groups = PodGroupStore()
+        # GenericWorkload: gang members are scheduled in PodGroup cycles (scheduler/podgroup_cycle.py).
+        self.generic_workload = features.enabled(self.feature_gates, "GenericWorkload")
+        if self.generic_workload:
+            PodGroupCycle.install(self.scheduler, self.pod_groups)
+        # Pods waiting at Permit, shared by every profile (GangScheduling allows a group's).
+        self.waiting_pods = WaitingPods(self.metrics)
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self._pdb_list: tuple[PodDisruptionBudget, ...] = ()
         self._background: set[asyncio.Task[None]] = set()
@@ -213,7 +221,8 @@ class SchedulerService:
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
                              spawn=self._spawn, seed=seed, volumes=self.volumes,
-                             dra=self.dra, pod_groups=self.pod_groups, feature_gates=self.feature_gates)
+                             dra=self.dra, pod_groups=self.pod_groups, feature_gates=self.feature_gates,
+                             waiting_pods=self.waiting_pods)
         self._parked: dict[str, Pod] = {}         # unassigned pods whose schedulerName has no profile
         self._nodes: dict[str, Node] = {}
         self._gauge_keys: set[tuple[str, str]] = set()
@@ -416,6 +425,12 @@ class SchedulerService:
         pod = parse_pod(body, self.request_options)
         # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
         self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
+        if pod.scheduling_group:
+            # Counted in its PodGroup first, so its own PreEnqueue sees it (AllPodsCount).
+            if pod.phase in ("Succeeded", "Failed"):
+                self.pod_groups.untrack(pod.uid)
+            else:
+                self.pod_groups.track(pod)
         if pod.node_name:
             return self._on_assigned_pod(pod)
         return self._on_unassigned_pod(pod)
@@ -426,6 +441,7 @@ class SchedulerService:
         self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
         self.bodies.set_pod(uid, None)
         self._parked.pop(uid, None)
+        self.pod_groups.untrack(uid)
         old = self.cache.get_pod(uid)
         if old is not None:
             self.cache.remove_pod(old)
@@ -467,6 +483,12 @@ class SchedulerService:
         if self.cache.is_assumed(pod.uid):
             return label                            # our own binding is in flight; the watch will confirm it
         self.queue.update(pod)
+        if label == "UnschedulablePodAdd" and pod.scheduling_group and self.generic_workload:
+            # A new member may complete its gang's quorum (GangScheduling's hint); upstream's
+            # queue reports UnscheduledPod/Add for every added pending pod, no plugin but
+            # GangScheduling registers it here.
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("UnscheduledPod", frozenset({"Add"}), new=pod,
+                                                                  label="UnscheduledPodAdd"))
         return label
 
     @_serialized
@@ -559,11 +581,19 @@ class SchedulerService:
     def on_pod_group(self, event: str, body: Mapping[str, Any]) -> None:
         """A PodGroup watch event (``scheduling.k8s.io/v1beta1``, with the GenericWorkload gate): the
         store that ``Handle.pod_groups`` reads is updated. A group that cannot be read is logged and
-        reads as absent. Nothing is scheduled differently for it yet: no plugin reads the store."""
+        reads as absent. The pods GangScheduling gated are moved (its hints decide which)."""
         meta = body.get("metadata") or {}
-        if self.pod_groups.on_event(event, body) is None and event != "DELETED":
+        old = self.pod_groups.get(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        new = self.pod_groups.on_event(event, body)
+        if new is None and event != "DELETED":
             log.warning("PodGroup %s/%s cannot be read and is treated as absent", meta.get("namespace"),
                         meta.get("name"))
+        if new is None:
+            return
+        # GangScheduling's events: a PodGroup added, or updated (its hint: minCount lowered).
+        action = "Add" if old is None else "Update"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent("PodGroup", frozenset({action}), old=old, new=new,
+                                                              label=f"PodGroup{action}"))
 
     @_serialized
     def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
@@ -734,6 +764,9 @@ class SchedulerService:
         last_cleanup = time.monotonic()
 
         def deadline_of(outcome: Any) -> float:
+            if isinstance(outcome, GroupOutcome):
+                return max((deadline_of(m) for m in outcome.members if isinstance(m, Binding)),
+                           default=self.binding_timeout)
             if not isinstance(outcome, Binding):
                 return self.binding_timeout
             # The Permit wait and the PreBind plugins' own budget (VolumeBinding's bindTimeoutSeconds

@@ -20,6 +20,7 @@ from scheduler.framework.interfaces import Rows
 from scheduler.framework.types import ClusterEvent
 from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim
+from scheduler.model.podgroup import PodGroup
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 _uid = itertools.count()
@@ -72,6 +73,8 @@ class MemoryClient:
         self.cleared: list[str] = []
         self.nominated: list[tuple[str, str]] = []     # NominatedNodeNameForExpectation writes
         self.annotations: dict[str, dict[str, str]] = {}
+        # PodGroup key -> condition type -> the condition as written (set_pod_group_condition).
+        self.pod_group_conditions: dict[str, dict[str, dict[str, str]]] = {}
         self.bind_error: Exception | None = None
         self.preempt_error: Exception | None = None
         self.volume_binds: list[tuple[str, str]] = []       # (pv, namespace/claim) PreBind wrote
@@ -187,6 +190,9 @@ class MemoryClient:
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.failures.append((pod.key, reason, message, nominated_node))
+
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+        self.pod_group_conditions.setdefault(group.key, {})[condition["type"]] = dict(condition)
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         self.pod_events.append((pod.key, type_, reason, action, note))

@@ -28,9 +28,9 @@ placed in all: ``withPreemption`` counts every replica placed (``fits`` included
 by priority. Replicas share one priority, so they never preempt one another.
 
 Not modelled: a victim's claims and volumes stay allocated (the claim controller would release
-them only after the victim is gone), and PodGroups are not scheduled as gangs (GenericWorkload's
-plugin is not built): a pod naming ``spec.schedulingGroup`` is counted pod by pod, and ``note``
-says so.
+them only after the victim is gone), and PodGroups are not scheduled as gangs here (the scheduler's
+PodGroup cycle places a gang whole; capacity adds one replica at a time): a pod naming
+``spec.schedulingGroup`` is counted pod by pod, and ``note`` says so.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from scheduler.app.explain import (
     loaded_service,
 )
 from scheduler.app.kinds import watched_kinds
-from scheduler.cycle import Binding, Failure
+from scheduler.cycle import Binding, Dropped, Failure
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.kubeapi import KubeClient
@@ -74,8 +74,9 @@ POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 # The nodes the text output names per line; --output json names all.
 TEXT_NODES = 10
-GANG_NOTE = ("the pod names spec.schedulingGroup, but PodGroups are not scheduled as gangs yet "
-             "(GenericWorkload's plugin is not built): replicas are counted pod by pod, not as a group")
+GANG_NOTE = ("the pod names spec.schedulingGroup, but PodGroups are not scheduled as gangs by capacity "
+             "(the scheduler places a gang whole, in one PodGroup cycle): replicas are counted pod by pod, "
+             "not as a group")
 
 
 class CapacityError(Exception):
@@ -179,7 +180,8 @@ async def _place(service: SchedulerService, client: _Counting, body: Obj, listin
                                                                    attempts=2))
         if not isinstance(outcome, Binding):
             if first_unfit is None:
-                first_unfit = outcome.message if isinstance(outcome, Failure) else outcome.why
+                first_unfit = (outcome.message if isinstance(outcome, Failure)
+                               else outcome.why if isinstance(outcome, Dropped) else "a gang is placed as a group")
             break
         placed[outcome.result.node] += 1
         if first_unfit is None:

@@ -43,6 +43,7 @@ from scheduler.kubeapi.extender import http_extender
 from scheduler.kubeapi.scheduler_client import BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
 from scheduler.model import Pod, parse_pod
 from scheduler.model.dra import AllocationResult, ResourceClaim
+from scheduler.model.podgroup import PodGroup
 from scheduler.model.volumes import SELECTED_NODE_ANNOTATION as ANN_SELECTED_NODE
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.plugins.volumebinding.binder import ANN_BIND_COMPLETED
@@ -74,6 +75,9 @@ class _NoWrites:
         raise RuntimeError("explain never writes")
 
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
+        raise RuntimeError("explain never writes")
+
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
         raise RuntimeError("explain never writes")
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:

@@ -87,6 +87,7 @@ from scheduler.benchmark.workloads import (
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim
+from scheduler.model.podgroup import PodGroup
 from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.service import SchedulerService
 
@@ -228,6 +229,9 @@ class SinkClient:
         body = self.bodies.get(pod.uid)
         if body is not None:
             body.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+        self.events += 1
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         self.events += 1

@@ -8,16 +8,22 @@ objects (``scheduler.model.podgroup``). A body that does not parse is dropped an
 return value, so one bad object never blocks a cycle: the group then reads as absent, as a group the
 informer never delivered would (a pod may name a PodGroup that does not exist yet).
 
+It also follows the group's *members*, upstream's ``PodGroupState`` (``backend/podgroupmanager``): the
+service tells it of every pod that names a group (``track``, ``untrack``), assigned or not, so that
+GangScheduling's PreEnqueue counts the pods that exist (``AllPodsCount``) and its Permit the ones that
+are scheduled (assigned, or assumed by the cache: ``scheduled``).
+
 Writes come from the worker loop's informer and reads from the scheduling cycle; one dict assignment
 or deletion per event keeps every read consistent without a lock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from scheduler.errors import ParseError
+from scheduler.model import Pod
 from scheduler.model.podgroup import PodGroup, parse_pod_group
 
 __all__ = ["PodGroupStore"]
@@ -26,6 +32,41 @@ __all__ = ["PodGroupStore"]
 class PodGroupStore:
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str], PodGroup] = {}
+        # (namespace, group) -> {uid: pod}: every live pod that names the group, bound or not.
+        self._members: dict[tuple[str, str], dict[str, Pod]] = {}
+        self._group_of: dict[str, tuple[str, str]] = {}
+
+    # --- members (upstream's PodGroupState) ---------------------------------------------------
+    def track(self, pod: Pod) -> None:
+        """A pod that exists (pending or bound, not terminated): counted in its group, if it names one."""
+        if not pod.scheduling_group:
+            return
+        key = (pod.namespace, pod.scheduling_group)
+        self._group_of[pod.uid] = key
+        self._members.setdefault(key, {})[pod.uid] = pod
+
+    def untrack(self, uid: str) -> None:
+        """The pod is gone (deleted, or terminated): no longer counted."""
+        key = self._group_of.pop(uid, None)
+        if key is None:
+            return
+        members = self._members.get(key)
+        if members is not None:
+            members.pop(uid, None)
+            if not members:
+                del self._members[key]
+
+    def members(self, namespace: str, name: str) -> list[Pod]:
+        """The group's pods as last seen (``AllPods``)."""
+        return list(self._members.get((namespace, name), {}).values())
+
+    def all_pods_count(self, namespace: str, name: str) -> int:
+        """Upstream's ``AllPodsCount``: the pods that name the group and exist."""
+        return len(self._members.get((namespace, name), ()))
+
+    def scheduled(self, namespace: str, name: str, placed: Callable[[str], bool]) -> list[Pod]:
+        """The members ``placed`` says are assigned or assumed (``ScheduledPodsCount``'s pods)."""
+        return [p for uid, p in list(self._members.get((namespace, name), {}).items()) if placed(uid)]
 
     def get(self, namespace: str, name: str) -> PodGroup | None:
         return self._groups.get((namespace, name))

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from scheduler.cache.volumes import VolumeStore
     from scheduler.client import SchedulerClient
     from scheduler.framework.interfaces import PodNominator
+    from scheduler.framework.waiting_pods import WaitingPods
     from scheduler.metrics import Metrics
     from scheduler.model import LabelSelector, Pod, PodDisruptionBudget
 
@@ -55,5 +56,8 @@ class Handle:
     # The process's feature gates (``run --feature-gates``); plugins read one with
     # ``scheduler.features.enabled(handle.feature_gates, Name)``, upstream's default when unset.
     feature_gates: Mapping[str, bool] | None = None
+    # The pods waiting at Permit, shared by every profile's framework (upstream's
+    # ``Handle.GetWaitingPod``). ``None``: each framework keeps its own.
+    waiting_pods: WaitingPods | None = None
     # Seeds plugins' random choices (preemption's dry-run offset), for reproducible runs.
     seed: int | None = None

@@ -143,6 +143,7 @@ class Framework:
         nominator: PodNominator | None = None,
         plugin_args: Mapping[str, object] | None = None,
         extenders: Sequence[Extender] = (),
+        waiting_pods: WaitingPods | None = None,
     ) -> None:
         # ``profiles/compile.py`` hands over checked ``PluginLists``; a plain mapping (extension
         # point name to plugins, as tests build them) is checked here the same way.
@@ -186,7 +187,7 @@ class Framework:
         self.next_start_node_index = 0
         self.rng = random.Random(seed)
         self.batch = OpportunisticBatch(profile_name, metrics=metrics)
-        self.waiting_pods = WaitingPods(metrics)
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(metrics)
         self._nominated_cache: tuple[Snapshot, tuple[str, int, int], dict[int, list[Pod]]] | None = None
         self._evaluation_children: dict[tuple[str, str], Any] = {}
         self._weights: dict[str, int] | None = None
@@ -606,6 +607,8 @@ class Framework:
             if s.is_wait():
                 wait = max(wait, timeout)
                 status = s.with_plugin(p.name)
+                # Parked now, so a decision made before the binding cycle waits is kept.
+                self.waiting_pods.park(pod.uid)
             elif not s.is_success():
                 status = s.with_plugin(p.name)
                 if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):

@@ -40,6 +40,7 @@ from scheduler.kubeapi.client import KubeClient
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ResourceClaim, parse_resource_claim
+from scheduler.model.podgroup import PodGroup
 from scheduler.model.volumes import SELECTED_NODE_ANNOTATION, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["ApiSchedulerClient", "NotLeaderError"]
@@ -208,6 +209,13 @@ class ApiSchedulerClient:
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, type_, reason, action, note)
+
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+        # status.conditions is a list map keyed by type: a strategic merge replaces that one entry.
+        await self.api.request(
+            "PATCH", f"/apis/scheduling.k8s.io/v1beta1/namespaces/{group.namespace}/podgroups/{group.name}/status",
+            {"status": {"conditions": [dict(condition)]}}, content_type="application/strategic-merge-patch+json",
+            precondition=self._fenced)
 
     async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
         ns, name = victim.namespace, victim.name

@@ -27,6 +27,7 @@ from scheduler.plugins import (
     defaultbinder,
     defaultpreemption,
     dynamicresources,
+    gangscheduling,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -90,6 +91,7 @@ IN_TREE: dict[str, PluginSpec] = {s.name: s for s in (
     PluginSpec(imagelocality.NAME, imagelocality.new),
     PluginSpec(defaultbinder.NAME, defaultbinder.new),
     PluginSpec(nodedeclaredfeatures.NAME, nodedeclaredfeatures.new),
+    PluginSpec(gangscheduling.NAME, gangscheduling.new),
 )}
 
 

@@ -153,7 +153,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
                     extender_factory: ExtenderBuilder | None = None) -> Framework:
     handle = handle or Handle()
     extenders = build_extenders(spec, extender_factory)
-    merged = _merge(default_plugins(), spec.plugins)
+    merged = _merge(default_plugins(handle.feature_gates), spec.plugins)
     user_points = {p: (spec.plugins.point(p) if spec.plugins else PluginSet())
                    for p in ("multiPoint", *EXTENSION_POINTS)}
 
@@ -176,6 +176,7 @@ def compile_profile(spec: SchedulingProfileSpec, *, registry: Registry, handle: 
         pod_initial_backoff=float(spec.pod_initial_backoff_seconds),
         pod_max_backoff=float(spec.pod_max_backoff_seconds),
         metrics=metrics, seed=seed, nominator=handle.nominator, plugin_args=plugin_args, extenders=extenders,
+        waiting_pods=handle.waiting_pods,
     )
 
 

@@ -10,14 +10,18 @@ better to deallocate an idle ResourceClaim first than to evict a pod that may be
 Upstream lists it without a weight, as here (None): since its Score (1.35, prioritized lists) it is
 a Score plugin too, and an unset multiPoint weight is 1 (upstream's ``getScoreWeights``;
 ``scheduler.profiles.compile``). NodeDeclaredFeatures (GA and locked on in 1.37) is appended after
-DefaultBinder, as upstream's ``applyFeatureGates`` appends it when its gate is on.
+DefaultBinder, as upstream's ``applyFeatureGates`` appends it when its gate is on; GangScheduling is
+appended the same way when ``GenericWorkload`` is on (it is off by default, as upstream's gate).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from scheduler import features
 from scheduler.profiles.models import PluginRef, Plugins, PluginSet
 
-__all__ = ["DEFAULT_MULTI_POINT", "default_plugins"]
+__all__ = ["DEFAULT_MULTI_POINT", "GATED_MULTI_POINT", "default_plugins"]
 
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("SchedulingGates", None),
@@ -43,5 +47,12 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 )
 
 
-def default_plugins() -> Plugins:
-    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT)))
+# Appended by upstream's applyFeatureGates (pkg/scheduler/apis/config/v1/default_plugins.go) when
+# their gate is on.
+GATED_MULTI_POINT: tuple[tuple[str, str], ...] = (("GenericWorkload", "GangScheduling"),)
+
+
+def default_plugins(gates: Mapping[str, bool] | None = None) -> Plugins:
+    """The default profile's plugins with the process's feature gates (upstream's defaults when None)."""
+    names = list(DEFAULT_MULTI_POINT) + [(n, None) for gate, n in GATED_MULTI_POINT if features.enabled(gates, gate)]
+    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(name=n, weight=w) for n, w in names)))

@@ -418,6 +418,28 @@ class SchedulingQueue:
             return expiry
         return None
 
+    def pop_group(self, member: Callable[[Pod], bool]) -> list[QueuedPodInfo]:
+        """Pop every other pending pod ``member`` selects, wherever it waits (activeQ, backoffQ, or
+        unschedulable when no PreEnqueue plugin gates it): the rest of a PodGroup whose first pod was
+        popped, so the group is scheduled as one entity in one cycle (upstream's queue pops a
+        group's pods together). Each counts an attempt, as ``pop`` does."""
+        with self._lock:
+            out: list[QueuedPodInfo] = []
+            for q in (self._active, self._backoff):
+                for uid, (info, _) in list(q.items()):
+                    if member(info.pod):
+                        del q[uid]
+                        out.append(info)
+            for uid, info in list(self._unschedulable.plain.items()):
+                if member(info.pod):
+                    del self._unschedulable[uid]
+                    out.append(info)
+            for info in out:
+                info.attempts += 1
+                info.cycle = self.scheduling_cycle
+                self._in_flight[info.uid] = info
+            return out
+
     def _next_backoff_expiry(self) -> float | None:
         heads = [e for e in (self._peek(self._backoff_heap), self._peek(self._error_backoff_heap)) if e is not None]
         return min(heads) if heads else None

@@ -107,10 +107,17 @@ def test_an_unbuilt_off_gate_refuses_true_naming_it(gate) -> None:
     assert parse_feature_gates(f"{gate.name}=false") == {gate.name: False}
 
 
-def test_generic_workload_is_refused_as_not_built_yet() -> None:
-    with pytest.raises(FeatureGateError, match="GenericWorkload to true: kopf-scheduler has not built this beta "
-                                               "feature yet"):
-        parse_feature_gates("GenericWorkload=true")
+def test_generic_workload_turns_on() -> None:
+    assert parse_feature_gates("GenericWorkload=true") == {"GenericWorkload": True}
+    on = SchedulerService(MemoryClient(), feature_gates={"GenericWorkload": True})
+    assert on.scheduler.group_cycle is not None
+    assert SchedulerService(MemoryClient()).scheduler.group_cycle is None
+
+
+def test_an_unbuilt_beta_gate_is_refused_as_not_built_yet() -> None:
+    with pytest.raises(FeatureGateError, match="SchedulerAsyncAPICalls to true: kopf-scheduler has not built this "
+                                               "beta feature yet"):
+        parse_feature_gates("SchedulerAsyncAPICalls=true")
 
 
 def test_several_gates_in_one_flag() -> None:
@@ -139,7 +146,8 @@ def test_run_help_names_the_flag() -> None:
 @pytest.mark.parametrize(("gates", "message"), [
     ("Nope=true", "unrecognized feature gate: Nope"),
     ("NodeDeclaredFeatures=false", "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true"),
-    ("GenericWorkload=true", "cannot set feature gate GenericWorkload to true: kopf-scheduler has not built"),
+    ("SchedulerAsyncAPICalls=true", "cannot set feature gate SchedulerAsyncAPICalls to true: kopf-scheduler has "
+                                    "not built"),
 ])
 def test_each_command_refuses_a_gate_as_upstream(command: list[str], gates: str, message: str) -> None:
     r = CliRunner().invoke(main, [*command, "--feature-gates", gates])

@@ -1,0 +1,177 @@
+"""GangScheduling: all-or-nothing scheduling for the pods of a PodGroup whose policy is ``gang``
+(upstream's ``pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go``, the 1.37 shape:
+PreEnqueue and Permit; 1.38 development moved the Permit check to a PlacementFeasible point).
+
+* **PreEnqueue** keeps a member out of activeQ until its PodGroup exists and ``minCount`` of its pods
+  exist (``PodGroupStore.all_pods_count``, upstream's ``AllPodsCount``).
+* **EventsToRegister**: a pod of the same group added (pending or bound), the PodGroup added, or its
+  ``minCount`` lowered, may let a gated member in; any other event is skipped by the hints.
+* **Permit** parks a member until ``minCount`` of the group are scheduled (assigned, or assumed in
+  the cache), then allows every parked member; it waits at most ``PERMIT_TIMEOUT`` (upstream's
+  ``permitTimeoutDuration``, five minutes).
+* **Unreserve** (beyond upstream's 1.37 plugin, which leaves it to the timeout): a member that is
+  unreserved (its wait timed out, its PreBind or Bind failed) rejects the group's other parked
+  members, so no part of a gang holds capacity waiting for a quorum it has lost.
+
+The PodGroup scheduling cycle (``scheduler/podgroup_cycle.py``) places the whole group on one
+snapshot before any Permit runs, so a gang that fits reaches its quorum within that cycle and no
+member waits; the wait is for members scheduled in separate cycles.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from scheduler.framework import interfaces as fwk
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import Handle
+from scheduler.framework.status import SUCCESS, Code, Status
+from scheduler.model import Pod
+from scheduler.model.podgroup import PodGroup
+
+__all__ = ["NAME", "PERMIT_TIMEOUT", "WAITING_AT_PERMIT", "WAITING_FOR_MIN_COUNT", "GangScheduling",
+           "waiting_for_group"]
+
+NAME = "GangScheduling"
+# gangscheduling.go: permitTimeoutDuration.
+PERMIT_TIMEOUT = 300.0
+WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+
+
+def waiting_for_group(name: str) -> str:
+    # Upstream's text, its "pods's" included (Go's %q quotes the name).
+    return f"waiting for pods's pod group {json.dumps(name)} to appear in scheduling queue"
+
+
+def member_rejected(pod: Pod) -> str:
+    return f"pod {pod.key} of the same gang was unreserved: the gang no longer meets its minCount"
+
+
+def _same_group(pod: Pod, other: object) -> bool:
+    return (isinstance(other, Pod) and bool(pod.scheduling_group) and other.namespace == pod.namespace
+            and other.scheduling_group == pod.scheduling_group)
+
+
+def _names_group(pod: Pod, group: object) -> bool:
+    return (isinstance(group, PodGroup) and bool(pod.scheduling_group) and group.namespace == pod.namespace
+            and group.name == pod.scheduling_group)
+
+
+class GangScheduling:
+    """Upstream's ``GangScheduling``: PreEnqueue, EnqueueExtensions, Reserve (Unreserve), Permit."""
+
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+
+    # --- helpers --------------------------------------------------------------------------
+    def _group(self, pod: Pod) -> PodGroup | None:
+        store = self.handle.pod_groups
+        return None if store is None else store.get(pod.namespace, pod.scheduling_group)
+
+    def _placed(self, uid: str) -> bool:
+        lookup = self.handle.assigned_pod
+        return lookup is not None and lookup(uid) is not None
+
+    # --- PreEnqueue -----------------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status:
+        if not pod.scheduling_group:
+            return SUCCESS
+        group = self._group(pod)
+        if group is None:
+            return Status.unresolvable(waiting_for_group(pod.scheduling_group))
+        if not group.is_gang:
+            return SUCCESS
+        store = self.handle.pod_groups
+        count = store.all_pods_count(pod.namespace, group.name) if store is not None else 0
+        if count < group.min_count:
+            return Status.unresolvable(WAITING_FOR_MIN_COUNT)
+        return SUCCESS
+
+    # --- EnqueueExtensions ----------------------------------------------------------------
+    def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
+        return (
+            # A new pod, pending or bound, may be the one that completes the quorum. The pod's
+            # schedulingGroup is immutable, so its updates need no subscription.
+            fwk.ClusterEventWithHint(fwk.ClusterEvent("UnscheduledPod", "Add"), self._pod_added),
+            fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "Add"), self._pod_added),
+            fwk.ClusterEventWithHint(fwk.ClusterEvent("PodGroup", "Add"), self._group_added),
+            fwk.ClusterEventWithHint(fwk.ClusterEvent("PodGroup", "Update"), self._group_updated),
+        )
+
+    @staticmethod
+    def _pod_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
+        return _same_group(pod, event.new)
+
+    @staticmethod
+    def _group_added(pod: Pod, event: fwk.ClusterEvent) -> bool:
+        return _names_group(pod, event.new)
+
+    @staticmethod
+    def _group_updated(pod: Pod, event: fwk.ClusterEvent) -> bool:
+        """isSchedulableAfterPodGroupUpdated: only a lowered ``minCount`` of the pod's own group."""
+        old, new = event.old, event.new
+        if not _names_group(pod, new):
+            return False
+        assert isinstance(new, PodGroup)
+        if not isinstance(old, PodGroup) or not old.is_gang or not new.is_gang:
+            return True         # a policy is immutable: an unexpected change, so look again
+        return new.min_count < old.min_count
+
+    # --- Reserve --------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        waiting = self.handle.waiting_pods
+        store = self.handle.pod_groups
+        if waiting is None or store is None or not pod.scheduling_group:
+            return
+        waiting.discard(pod.uid)
+        members = {p.uid for p in store.members(pod.namespace, pod.scheduling_group)}
+        for uid in waiting.uids():
+            if uid in members and uid != pod.uid:
+                waiting.reject(uid, NAME, member_rejected(pod))
+
+    # --- Permit ---------------------------------------------------------------------------
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        if not pod.scheduling_group:
+            return SUCCESS, 0.0
+        group = self._group(pod)
+        if group is None:
+            # The group was removed meanwhile: an error, so the pod is retried when it returns.
+            name = pod.scheduling_group
+            return Status(Code.ERROR, (f"failed to get podGroup {pod.namespace}/{name}: "
+                                       f"podgroups.scheduling.k8s.io {json.dumps(name)} not found",)), 0.0
+        if not group.is_gang:
+            return SUCCESS, 0.0
+        store = self.handle.pod_groups
+        assert store is not None
+        scheduled = store.scheduled(pod.namespace, group.name, self._placed)
+        if len(scheduled) < group.min_count:
+            # Activate the group's unscheduled pods, in case they were waiting for this one.
+            if self.handle.activate is not None:
+                placed = {p.uid for p in scheduled}
+                self.handle.activate([p.uid for p in store.members(pod.namespace, group.name)
+                                      if p.uid not in placed and p.uid != pod.uid])
+            return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
+        # The quorum is met: allow every member parked at Permit.
+        if self.handle.waiting_pods is not None:
+            for p in scheduled:
+                self.handle.waiting_pods.allow(p.uid)
+        return SUCCESS, 0.0
+
+
+def new(args: None, handle: Handle) -> GangScheduling:
+    return GangScheduling(handle)
+
+
+if TYPE_CHECKING:
+    _: type[fwk.PreEnqueuePlugin] = GangScheduling
+    __: type[fwk.EnqueueExtensions] = GangScheduling
+    ___: type[fwk.ReservePlugin] = GangScheduling
+    ____: type[fwk.PermitPlugin] = GangScheduling

@@ -1,0 +1,177 @@
+"""The PodGroup cycle (``scheduler/podgroup_cycle.py``) through the service, as the operator drives
+it: PodGroups, nodes and pods in through the watch handlers, bindings, events and the PodGroup's
+condition out through the client. After upstream's ``schedule_one_podgroup_test.go`` where its
+cases apply (a group that fits binds whole, one that does not binds nothing and reserves nothing)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from scheduler.model.podgroup import POD_GROUP_INITIALLY_SCHEDULED
+from scheduler.plugins import gangscheduling
+from scheduler.service import SchedulerService
+from tests.builders import MemoryClient, pod
+
+GATES = {"GenericWorkload": True}
+
+
+def group_obj(name: str, min_count: int, *, namespace: str = "default") -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-pg-{name}", "resourceVersion": "1"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+
+
+def pod_obj(name: str, *, group: str | None = None, cpu: str = "1", node: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "default-scheduler", "containers": [
+        {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": spec,
+            "status": {"phase": "Pending"}}
+
+
+def node_obj(name: str, cpu: str = "4") -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def gang_service(nodes: int, cpu: str = "4", *, gates: dict[str, bool] | None = None
+                 ) -> tuple[SchedulerService, MemoryClient]:
+    client = MemoryClient()
+    s = SchedulerService(client, seed=1, feature_gates=GATES if gates is None else gates)
+    client.cache = s.cache
+    s.on_profile("default", {"schedulerName": "default-scheduler"})
+    for i in range(nodes):
+        s.on_node("ADDED", node_obj(f"node-{i}", cpu))
+    return s, client
+
+
+def drain(s: SchedulerService) -> None:
+    asyncio.run(s.scheduler.run_until_idle())
+
+
+def bound_of(client: MemoryClient, prefix: str) -> dict[str, str]:
+    return {uid: n for uid, n in client.bound.items() if uid.startswith(f"uid-{prefix}")}
+
+
+def reasons_of(s: SchedulerService, p: Any) -> tuple[str, ...]:
+    fwk = s.profiles.for_pod(p)
+    assert fwk is not None
+    return fwk.run_pre_enqueue(p).reasons
+
+
+def condition(client: MemoryClient, group: str) -> dict[str, str]:
+    return client.pod_group_conditions[f"default/{group}"][POD_GROUP_INITIALLY_SCHEDULED]
+
+
+def test_the_gate_puts_gang_scheduling_in_the_default_profile_and_only_then() -> None:
+    on, _ = gang_service(1)
+    off, _ = gang_service(1, gates={})
+    on_fwk = on.profiles.for_pod(pod("probe"))
+    assert on_fwk is not None and gangscheduling.NAME in on_fwk.plugins_by_name
+    assert [p.name for p in on_fwk.pre_enqueue][-1] == gangscheduling.NAME
+    assert [p.name for p in on_fwk.permit] == [gangscheduling.NAME]
+    off_fwk = off.profiles.for_pod(pod("probe"))
+    assert off_fwk is not None and gangscheduling.NAME not in off_fwk.plugins_by_name
+
+
+def test_a_gang_waits_for_its_quorum_then_binds_whole() -> None:
+    """Quorum wait: two of three members exist, so both are gated with upstream's message and nothing
+    binds; the third's arrival lets all three in, and the group binds in one cycle."""
+    s, client = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("train", 3))
+    for i in range(2):
+        s.on_pod("ADDED", pod_obj(f"train-{i}", group="train"))
+    drain(s)
+    assert client.bound == {}
+    assert s.queue.where("uid-train-0") == "gated"
+    gated = next(i for i in s.queue.pending() if i.uid == "uid-train-0")
+    assert gated.gating_plugin == gangscheduling.NAME
+    assert reasons_of(s, gated.pod) == (
+        gangscheduling.WAITING_FOR_MIN_COUNT,)
+    s.on_pod("ADDED", pod_obj("train-2", group="train"))
+    cycles = asyncio.run(s.scheduler.run_until_idle())
+    assert len(bound_of(client, "train")) == 3
+    assert cycles == 1                  # one PodGroup cycle placed the three
+    assert condition(client, "train")["status"] == "True"
+    assert condition(client, "train")["reason"] == "Scheduled"
+
+
+def test_a_member_waits_for_its_missing_pod_group() -> None:
+    s, client = gang_service(1)
+    s.on_pod("ADDED", pod_obj("solo", group="later"))
+    drain(s)
+    gated = next(i for i in s.queue.pending() if i.uid == "uid-solo")
+    assert reasons_of(s, gated.pod) == (
+        'waiting for pods\'s pod group "later" to appear in scheduling queue',)
+    s.on_pod_group("ADDED", group_obj("later", 1))
+    drain(s)
+    assert client.bound == {"uid-solo": "node-0"}
+
+
+def test_a_gang_that_fits_binds_every_member() -> None:
+    s, client = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("fits", 4))
+    for i in range(4):
+        s.on_pod("ADDED", pod_obj(f"fits-{i}", group="fits", cpu="2"))
+    drain(s)
+    assert sorted(bound_of(client, "fits").values()) == ["node-0", "node-0", "node-1", "node-1"]
+    assert client.failures == []
+
+
+def test_a_gang_that_does_not_fit_binds_none_reserves_nothing_and_says_why_per_node() -> None:
+    """Three members of 3 cpu on two 4-cpu nodes: each node takes one and refuses the next, so the
+    quorum (3) is never met: nothing is bound or left assumed, and the group's condition and every
+    member's FailedScheduling event give the per-node diagnosis."""
+    s, client = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("big", 3))
+    for i in range(3):
+        s.on_pod("ADDED", pod_obj(f"big-{i}", group="big", cpu="3"))
+    drain(s)
+    assert client.bound == {}
+    assert s.cache.assumed_count() == 0
+    want = ("pod group default/big: 2 of 3 pods placed, minCount 3; 0/2 nodes can take the rest: "
+            "node-0 accepted 1, then Insufficient cpu; node-1 accepted 1, then Insufficient cpu.")
+    cond = condition(client, "big")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", want)
+    assert sorted((f[0], f[1], f[2]) for f in client.failures) == [
+        (f"default/big-{i}", "Unschedulable", want) for i in range(3)]
+    # All three wait together, each with the plugins whose events may help the group.
+    for i in range(3):
+        assert s.queue.where(f"uid-big-{i}") in ("unschedulable", "backoff")
+
+
+def test_two_gangs_that_each_need_the_whole_cluster_never_deadlock() -> None:
+    """Each gang needs both nodes whole. One binds fully, the other not at all; once the first
+    gang's pods are deleted, the second binds fully."""
+    s, client = gang_service(2)
+    for g in ("a", "b"):
+        s.on_pod_group("ADDED", group_obj(g, 2))
+    for i in range(2):
+        for g in ("a", "b"):
+            s.on_pod("ADDED", pod_obj(f"{g}-{i}", group=g, cpu="4"))
+    drain(s)
+    a, b = bound_of(client, "a"), bound_of(client, "b")
+    assert sorted((len(a), len(b))) == [0, 2], (a, b)
+    first, second = ("a", "b") if a else ("b", "a")
+    for i in range(2):
+        s.on_pod("DELETED", pod_obj(f"{first}-{i}", group=first, cpu="4", node=f"node-{i}"))
+    deadline = time.monotonic() + 30
+    while len(bound_of(client, second)) < 2 and time.monotonic() < deadline:
+        drain(s)                              # the second gang waits out its backoff
+        time.sleep(0.05)
+    assert sorted(bound_of(client, second).values()) == ["node-0", "node-1"]
+
+
+def test_a_basic_pod_group_is_scheduled_pod_by_pod() -> None:
+    s, client = gang_service(1, cpu="2")
+    s.on_pod_group("ADDED", {**group_obj("web", 1), "spec": {"schedulingPolicy": {"basic": {}}}})
+    for i in range(3):
+        s.on_pod("ADDED", pod_obj(f"web-{i}", group="web", cpu="1"))
+    drain(s)
+    assert len(bound_of(client, "web")) == 2          # two fit; a basic group is no gang
+    assert "default/web" not in client.pod_group_conditions
