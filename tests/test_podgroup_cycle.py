@@ -6,8 +6,11 @@ cases apply (a group that fits binds whole, one that does not binds nothing and 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from typing import Any
+
+import pytest
 
 from scheduler.model.podgroup import POD_GROUP_INITIALLY_SCHEDULED
 from scheduler.plugins import gangscheduling
@@ -175,3 +178,53 @@ def test_a_basic_pod_group_is_scheduled_pod_by_pod() -> None:
     drain(s)
     assert len(bound_of(client, "web")) == 2          # two fit; a basic group is no gang
     assert "default/web" not in client.pod_group_conditions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzz_no_gang_is_ever_partly_bound_and_no_pod_is_bound_twice(seed: int) -> None:
+    """Random gangs and plain pods arriving in random order on a random small cluster, with whole
+    gangs deleted now and then: after every drain each gang has none or all of its members bound,
+    nothing stays assumed, and MemoryClient refuses a second bind of any pod. Bounded: 20 s a seed."""
+    rng = random.Random(seed)
+    s, client = gang_service(rng.randint(2, 4), cpu=str(rng.choice((4, 6, 8))))
+    gangs: dict[str, int] = {}
+    events: list[tuple[str, dict[str, Any]]] = []
+    for g in range(rng.randint(2, 4)):
+        name, size = f"g{g}", rng.randint(2, 4)
+        gangs[name] = size
+        events.append(("group", group_obj(name, size)))
+        events += [("pod", pod_obj(f"g{g}x{i}", group=name, cpu=str(rng.randint(1, 4)))) for i in range(size)]
+    events += [("pod", pod_obj(f"plain{i}", cpu=str(rng.randint(1, 3)))) for i in range(rng.randint(0, 6))]
+    rng.shuffle(events)
+    # A PodGroup may come after its pods (they wait for it), as an informer may deliver them.
+
+    def check() -> None:
+        for name, size in gangs.items():
+            n = sum(1 for uid in client.bound if uid.startswith(f"uid-{name}x"))
+            assert n in (0, size), f"seed {seed}: gang {name} has {n} of {size} bound"
+        assert s.cache.assumed_count() == 0
+
+    deadline = time.monotonic() + 20
+    for kind, obj in events:
+        (s.on_pod_group if kind == "group" else s.on_pod)("ADDED", obj)
+        if rng.random() < 0.3:
+            drain(s)
+            check()
+    drain(s)
+    check()
+    for _ in range(2):                        # whole gangs go, the others may then fit
+        done = [g for g in gangs if any(uid.startswith(f"uid-{g}x") for uid in client.bound)]
+        if not done:
+            break
+        victim = rng.choice(done)
+        for uid, node in list(client.bound.items()):
+            if uid.startswith(f"uid-{victim}x"):
+                s.on_pod("DELETED", pod_obj(uid.removeprefix("uid-"), group=victim, node=node))
+                del client.bound[uid]
+        del gangs[victim]
+        while time.monotonic() < deadline and s.queue.counts()["backoff"]:
+            drain(s)
+            check()
+            time.sleep(0.05)
+        drain(s)
+        check()
