@@ -221,6 +221,13 @@ RARE = {
     ("delete", "resource.k8s.io", "resourceclaims"):
         "an extended-resource claim PreBind created, deleted when that attempt fails "
         "(tests/kubeapi/test_scheduler_client_claims.py)",
+    # GenericWorkload is off by default (as upstream), and this run does not turn it on.
+    ("list", "scheduling.k8s.io", "podgroups"):
+        "the PodGroup informer runs only with GenericWorkload (tests/operator/test_gang_e2e.py)",
+    ("watch", "scheduling.k8s.io", "podgroups"):
+        "the PodGroup informer runs only with GenericWorkload (tests/operator/test_gang_e2e.py)",
+    ("patch", "scheduling.k8s.io", "podgroups/status"):
+        "PodGroupInitiallyScheduled, written only with GenericWorkload (tests/operator/test_gang_e2e.py)",
 }
 
 
