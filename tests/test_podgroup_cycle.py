@@ -148,6 +148,20 @@ def test_a_gang_that_does_not_fit_binds_none_reserves_nothing_and_says_why_per_n
         assert s.queue.where(f"uid-big-{i}") in ("unschedulable", "backoff")
 
 
+def test_a_gang_larger_than_its_quorum_binds_the_members_that_fit() -> None:
+    """minCount 2 of 3 members, room for two: the quorum is met, so the two are bound and the third
+    fails on its own, with its own FitError, while the group counts as scheduled."""
+    s, client = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("elastic", 2))
+    for i in range(3):
+        s.on_pod("ADDED", pod_obj(f"elastic-{i}", group="elastic", cpu="3"))
+    drain(s)
+    assert sorted(bound_of(client, "elastic").values()) == ["node-0", "node-1"]
+    assert [(f[1], f[2]) for f in client.failures] == [
+        ("Unschedulable", "0/2 nodes are available: 2 Insufficient cpu.")]
+    assert condition(client, "elastic")["status"] == "True"
+
+
 def test_two_gangs_that_each_need_the_whole_cluster_never_deadlock() -> None:
     """Each gang needs both nodes whole. One binds fully, the other not at all; once the first
     gang's pods are deleted, the second binds fully."""

@@ -64,3 +64,27 @@ def test_a_decision_for_a_pod_not_waiting_changes_nothing() -> None:
     waiting.allow("nobody")
     waiting.reject("nobody", "Gate", "no")
     assert "nobody" not in waiting and len(waiting) == 0
+
+
+def test_a_decision_made_after_park_and_before_the_wait_is_kept() -> None:
+    """A gang's last member allows the others in the same cycle that parked them, before their
+    binding cycles wait: the wait returns that decision at once (upstream adds the pod to its map in
+    RunPermitPlugins for this). An unparked pod's decision is dropped, as before."""
+    waiting = WaitingPods()
+    allowed, rejected, unparked = pod("a"), pod("r"), pod("u")
+    waiting.park(allowed.uid)
+    waiting.park(rejected.uid)
+    assert allowed.uid in waiting and sorted(waiting.uids()) == sorted([allowed.uid, rejected.uid])
+    waiting.allow(allowed.uid)
+    waiting.reject(rejected.uid, "GangScheduling", "no quorum")
+    waiting.allow(unparked.uid)
+
+    async def waits() -> list[Status]:
+        return [await waiting.wait(allowed, 10.0, "GangScheduling"),
+                await waiting.wait(rejected, 10.0, "GangScheduling"),
+                await waiting.wait(unparked, 0.01, "GangScheduling")]
+    ok, no, late = asyncio.run(waits())
+    assert ok.is_success()
+    assert (no.code, no.reasons, no.plugin) == (Code.UNSCHEDULABLE, ("no quorum",), "GangScheduling")
+    assert late.code == Code.UNSCHEDULABLE and "timeout" in late.message()
+    assert len(waiting) == 0
