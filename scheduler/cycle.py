@@ -839,6 +839,8 @@ class Scheduler:
         """What every stopped binding cycle undoes: Unreserve, forget the assumed pod, and move the
         pods its freed resources may help, as upstream's AssignedPodDelete."""
         fwk, state, pod, node = b.framework, b.state, b.assumed, b.result.node
+        # A pod parked at Permit whose binding cycle stopped before it waited leaves no entry behind.
+        fwk.waiting_pods.discard(pod.uid)
         try:
             fwk.run_unreserve(state, pod, node)
         except Exception:  # a plugin's bug must not keep the pod assumed
