@@ -94,7 +94,7 @@ from scheduler.benchmark.workloads import (
     with_claim,
     workload_nodes,
 )
-from scheduler.errors import ClientError
+from scheduler.errors import ClientError, ConflictError
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.kubeapi import KubeClient, load_config, new_event_loop
 from scheduler.kubeapi.client import gather_limited
@@ -564,12 +564,17 @@ async def _update_device_conditions(api: KubeClient, namespace: str, condition: 
             allocation = (claim.get("status") or {}).get("allocation") or {}
             devices = device_statuses(allocation, condition)
             if devices:
-                break
+                claim["status"]["devices"] = [*(claim["status"].get("devices") or ()), *devices]
+                try:
+                    await api.request("PUT", f"{path}/{name}/status", claim)
+                    break
+                except ConflictError:
+                    # The scheduler wrote the claim meanwhile (its reservation): read it again, as
+                    # a driver's retry-on-conflict does.
+                    pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no devices found in claim {namespace}/{name} within {limit:g}s")
             await asyncio.sleep(BINDING_OP_POLL)
-        claim["status"]["devices"] = [*(claim["status"].get("devices") or ()), *devices]
-        await api.request("PUT", f"{path}/{name}/status", claim)
 
 
 async def _check_pod_scheduled(api: KubeClient, namespace: str, scheduled: bool, limit: float) -> bool:
