@@ -237,16 +237,20 @@ class SchedulingQueue:
         from backoffQ skips it), and a gated pod waits in unschedulable instead."""
         if self.pop_from_backoff:
             prof = self._profile_of(info.pod)
-            if prof is None:
+            if prof is None or not self._passes_pre_enqueue(prof, info, event):
                 return
-            status = prof.run_pre_enqueue(info.pod)
-            if not status.is_success():
-                info.gating_plugin = status.plugin or "PreEnqueue"
-                self._unschedulable[info.uid] = info
-                self._incoming(GATED, event)
-                return
-            info.gating_plugin = ""
         self._push_backoff(info, event)
+
+    def _passes_pre_enqueue(self, prof: QueueProfile, info: QueuedPodInfo, event: str) -> bool:
+        """Run the profile's PreEnqueue plugins: a gated pod waits in unschedulable (False)."""
+        status = prof.run_pre_enqueue(info.pod)
+        if not status.is_success():
+            info.gating_plugin = status.plugin or "PreEnqueue"
+            self._unschedulable[info.uid] = info
+            self._incoming(GATED, event)
+            return False
+        info.gating_plugin = ""
+        return True
 
     def _backoff_expiry(self, info: QueuedPodInfo) -> float:
         """Upstream's ``getBackoffTime``: with PopFromBackoffQ truncated to the ordering window;
@@ -286,15 +290,8 @@ class SchedulingQueue:
         if from_backoff and self.pop_from_backoff:
             info.gating_plugin = ""
             self._push_active(info, event)
-            return
-        status = prof.run_pre_enqueue(info.pod)
-        if not status.is_success():
-            info.gating_plugin = status.plugin or "PreEnqueue"
-            self._unschedulable[info.uid] = info
-            self._incoming(GATED, event)
-            return
-        info.gating_plugin = ""
-        self._push_active(info, event)
+        elif self._passes_pre_enqueue(prof, info, event):
+            self._push_active(info, event)
 
     # --- pod events ------------------------------------------------------------------------
     def add(self, pod: Pod) -> None:
