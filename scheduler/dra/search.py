@@ -48,22 +48,32 @@ from scheduler.model.dra import (
 )
 
 
-class _MatchAttribute:
-    """upstream's ``matchAttributeConstraint``: every device of the named requests (all, when none
-    is named) must have the attribute, all with the same value."""
+class _Constraint:
+    """What both constraints share: the requests they bind (all, when none is named; a subrequest
+    by ``request/sub``) and the attribute they compare."""
 
-    __slots__ = ("attribute", "name", "num_devices", "requests")
+    __slots__ = ("name", "requests")
 
     def __init__(self, requests: tuple[str, ...], name: str) -> None:
         self.requests = frozenset(requests)
         self.name = name
-        self.attribute: DeviceAttribute | None = None
-        self.num_devices = 0
 
     def _applies(self, request: str, sub: str) -> bool:
         if not self.requests:
             return True
         return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+
+class _MatchAttribute(_Constraint):
+    """upstream's ``matchAttributeConstraint``: every device of the named requests (all, when none
+    is named) must have the attribute, all with the same value."""
+
+    __slots__ = ("attribute", "num_devices")
+
+    def __init__(self, requests: tuple[str, ...], name: str) -> None:
+        super().__init__(requests, name)
+        self.attribute: DeviceAttribute | None = None
+        self.num_devices = 0
 
     def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
@@ -85,22 +95,16 @@ class _MatchAttribute:
             self.num_devices -= 1
 
 
-class _DistinctAttribute:
+class _DistinctAttribute(_Constraint):
     """upstream's ``distinctAttributeConstraint`` (DRAConsumableCapacity): every device of the
     named requests (all, when none is named) must have the attribute, each with another value.
     As upstream, a value of another kind than one already taken ends the comparison (accepted)."""
 
-    __slots__ = ("name", "requests", "values")
+    __slots__ = ("values",)
 
     def __init__(self, requests: tuple[str, ...], name: str) -> None:
-        self.requests = frozenset(requests)
-        self.name = name
+        super().__init__(requests, name)
         self.values: list[DeviceAttribute] = []
-
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
 
     def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
