@@ -122,6 +122,10 @@ class Kubelet(Controller):
         self.running_after = running_after
         self.termination_seconds = termination_seconds
         self.completion_seconds = completion_seconds
+        # node -> uid -> (namespace, name) of the pods whose resize is Deferred there, kept from the
+        # pods' events, so a pod leaving a node retries that node's few resizes instead of scanning
+        # every pod in the cluster (a scan per deletion made a namespace of 5,000 pods quadratic).
+        self._deferred: dict[str, dict[str, tuple[str, str]]] = {}
 
     def register(self, node: Obj) -> None:
         """A node being created is this kubelet's registration: its default labels added, never replacing
@@ -185,17 +189,34 @@ class Kubelet(Controller):
 
     # --- in-place resize (pods/resize) -------------------------------------------------------------
     def on_event(self, store: str, ev: Event) -> None:
-        """A store listener: a pod leaving a node (deleted, or finished) frees what it held there, so
-        the node's deferred resizes are retried (on a later turn: listeners never write)."""
+        """A store listener: it keeps the index of deferred resizes, and a pod leaving a node (deleted,
+        or finished) frees what it held there, so the node's deferred resizes are retried (on a later
+        turn: listeners never write)."""
         if store != "/pods":
             return
         node = (ev.obj.get("spec") or {}).get("nodeName")
+        self._index_deferred(ev, str(node or ""))
         if not node:
             return
         finished = (ev.obj.get("status") or {}).get("phase") in ("Succeeded", "Failed") and (
             ev.old is None or (ev.old.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
-        if ev.type == "DELETED" or finished:
+        if (ev.type == "DELETED" or finished) and self._deferred.get(str(node)):
             self.timers.later(0, lambda: self._retry_deferred(str(node)))
+
+    def _index_deferred(self, ev: Event, node: str) -> None:
+        meta = ev.obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        old_node = str(((ev.old or {}).get("spec") or {}).get("nodeName") or "")
+        for n in {node, old_node} - {""}:
+            held = self._deferred.get(n)
+            if held is not None:
+                held.pop(uid, None)
+                if not held:
+                    del self._deferred[n]
+        deferred = any(c.get("type") == RESIZE_PENDING and c.get("reason") == "Deferred"
+                       for c in (ev.obj.get("status") or {}).get("conditions") or [])
+        if ev.type != "DELETED" and node and uid and deferred:
+            self._deferred.setdefault(node, {})[uid] = (str(meta.get("namespace") or ""), str(meta.get("name")))
 
     def pod_resized(self, namespace: str, name: str, uid: str) -> None:
         self.timers.later(0, lambda: self._resize(namespace, name, uid))
@@ -203,12 +224,8 @@ class Kubelet(Controller):
     def _retry_deferred(self, node: str) -> None:
         """A pod left the node: the deferred resizes there are tried again (the allocation manager's
         retry of pending resizes)."""
-        for p in self.api.store.bucket("/pods").items(None):
-            if (p.get("spec") or {}).get("nodeName") == node and any(
-                    c.get("type") == RESIZE_PENDING and c.get("reason") == "Deferred"
-                    for c in (p.get("status") or {}).get("conditions") or []):
-                meta = p["metadata"]
-                self.pod_resized(meta.get("namespace", ""), meta["name"], meta["uid"])
+        for uid, (namespace, name) in list(self._deferred.get(node, {}).items()):
+            self.pod_resized(namespace, name, uid)
 
     def _pending_reason(self, pod: Obj) -> tuple[str, str]:
         """Whether the resized pod fits its node: ("", "") if so, else (reason, message) as the
