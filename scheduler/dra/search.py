@@ -526,6 +526,22 @@ class _Run:
             del results[n:]
         return undo
 
+    @staticmethod
+    def _add_constraints(constraints: list[_MatchAttribute | _DistinctAttribute], base: str, sub: str, device: Device,
+                         did: DeviceID) -> bool:
+        """Add the device to every constraint of its claim, or to none (those added are removed)."""
+        for i, c in enumerate(constraints):
+            if not c.add(base, sub, device, did):
+                for prev in constraints[:i]:
+                    prev.remove(base, sub)
+                return False
+        return True
+
+    @staticmethod
+    def _remove_constraints(constraints: list[_MatchAttribute | _DistinctAttribute], base: str, sub: str) -> None:
+        for c in constraints:
+            c.remove(base, sub)
+
     def _descend(self, undo: Callable[[], None], ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
         """With a device just recorded (``undo`` takes it back): the rest of the search, from the
         next device; the device is taken back unless it succeeds."""
@@ -555,9 +571,18 @@ class _Run:
         # before is the same outcome (a device it rejects gives its counters back), without the work.
         if device.taints and features.device_taints and prevents_allocation(device.taints, rd.request.tolerations):
             return None
+        base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
+        constraints = self.constraints[ci]
+        # A search's candidate (not ``must``) meets the claim's constraints first: a cheap lookup
+        # that turns away most devices of other pools before their counters are summed. The outcome
+        # is upstream's, which checks them last: a device is taken only if every check passes.
+        if not must and not self._add_constraints(constraints, base, sub, device, did):
+            return None
         # A shared device already in use has had its counters taken by its first allocation.
         counted = bool(device.consumes_counters) and not (multi and self._capacity_in_use(did))
         if counted and not self._take_counters(pool, device):
+            if not must:
+                self._remove_constraints(constraints, base, sub)
             return None
         consumed: dict[str, Fraction] | None = None
         if self.check_capacity:
@@ -565,19 +590,14 @@ class _Run:
             if consumed is None:
                 if counted:
                     self._give_back_counters(pool, device)
+                if not must:
+                    self._remove_constraints(constraints, base, sub)
                 return None
-        base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
-        constraints = self.constraints[ci]
-        for i, c in enumerate(constraints):
-            if not c.add(base, sub, device, did):
-                if counted:
-                    self._give_back_counters(pool, device)
-                if must:
-                    raise AllocationError(f"claim {self.claims[ci].key}, request {rd.request.name}: cannot add "
-                                          f"device {did} because a claim constraint would not be satisfied")
-                for prev in constraints[:i]:
-                    prev.remove(base, sub)
-                return None
+        if must and not self._add_constraints(constraints, base, sub, device, did):
+            if counted:
+                self._give_back_counters(pool, device)
+            raise AllocationError(f"claim {self.claims[ci].key}, request {rd.request.name}: cannot add "
+                                  f"device {did} because a claim constraint would not be satisfied")
         share_id: str | None = None
         if multi:
             assert consumed is not None
@@ -632,20 +652,24 @@ class _Run:
         return got
 
     def _take_counters(self, pool: Pool, device: Device) -> bool:
-        """upstream's ``checkAvailableCounters``: record the device's consumption, and whether every
-        counter of the pool still suffices (if not, the consumption is taken back)."""
+        """upstream's ``checkAvailableCounters``: whether each counter the device consumes still has
+        room for it beside what this search already took, and if so record the consumption. Only
+        the device's own counters are looked at, as upstream's loop over ``ConsumesCounters`` (a
+        counter it does not consume is none of its business, even one already overdrawn)."""
         available = self._available(pool)
         used = self.consumed_counters.setdefault((pool.driver, pool.pool), {})
+        for c in device.consumes_counters:
+            have, taken = available.get(c.counter_set), used.get(c.counter_set)
+            if have is None:
+                continue
+            for name, amount in c.counters.items():
+                limit = have.get(name)
+                if limit is not None and limit < (taken.get(name, 0) if taken else 0) + amount:
+                    return False
         for c in device.consumes_counters:
             into = used.setdefault(c.counter_set, {})
             for name, amount in c.counters.items():
                 into[name] = into.get(name, 0) + amount
-        for set_name, counters in available.items():
-            taken = used.get(set_name, {})
-            for name, amount in counters.items():
-                if amount < taken.get(name, 0):
-                    self._give_back_counters(pool, device)
-                    return False
         return True
 
     def _give_back_counters(self, pool: Pool, device: Device) -> None:

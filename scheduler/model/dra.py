@@ -122,11 +122,24 @@ def _opt_bool(raw: Any) -> bool | None:
 
 @dataclass(frozen=True, slots=True)
 class DeviceID:
-    """upstream's ``DeviceID``: driver, pool and device name; ``str()`` is ``driver/pool/device``."""
+    """upstream's ``DeviceID``: driver, pool and device name; ``str()`` is ``driver/pool/device``.
+    Its hash is computed once: the allocator looks a device up in several sets per candidate, and a
+    dataclass's own ``__hash__`` builds and hashes a tuple on every lookup."""
 
     driver: str
     pool: str
     device: str
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.driver, self.pool, self.device)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[DeviceID], tuple[str, str, str]]:
+        # Rebuilt from its fields: another process hashes strings with another seed.
+        return DeviceID, (self.driver, self.pool, self.device)
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}/{self.device}"
