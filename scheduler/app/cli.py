@@ -160,7 +160,9 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
             raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml [--from cluster.yaml]")
         if scheduler_url is not None:
             raise click.UsageError("--scheduler-url: a pod from -f has no record of the scheduler's")
-        _explain_manifest(manifest, dump, kubeconfig, context, profile, all_nodes, top_nodes, output, feature_gates)
+        ask = not (local or all_nodes or feature_gates or dump is not None)
+        _explain_manifest(manifest, dump, kubeconfig, context, profile, all_nodes, top_nodes, output, feature_gates,
+                          wait_seconds if ask else None)
         return
     if pod is None:
         raise click.UsageError("give NAMESPACE/NAME, or -f pod.yaml")
@@ -199,17 +201,19 @@ def explain(pod: str | None, manifest: str | None, dump: str | None, kubeconfig:
     click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
 
 
-def _ask_scheduler(cfg: Any, namespace: str, name: str, profile: str | None, wait_seconds: float
-                   ) -> dict[str, Any] | None:
-    """The running scheduler's answer through a SchedulingExplanation, or None (said on stderr) when
-    there is none to be had: then ``explain`` goes the local route."""
+def _ask_scheduler(cfg: Any, namespace: str, name: str | None, profile: str | None, wait_seconds: float,
+                   template: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The running scheduler's answer through a SchedulingExplanation (naming the pod ``name``, or
+    embedding ``template``), or None (said on stderr) when there is none to be had: then ``explain``
+    goes the local route."""
     from scheduler.app.explanations import NotAnswered, request_explanation
     from scheduler.errors import ClientError
     from scheduler.kubeapi import KubeClient, new_event_loop
 
     async def go() -> dict[str, Any]:
         async with KubeClient(cfg) as api:
-            return await request_explanation(api, namespace, pod_name=name, profile=profile, timeout=wait_seconds)
+            return await request_explanation(api, namespace, pod_name=name, template=template, profile=profile,
+                                             timeout=wait_seconds)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             return r.run(go())
@@ -229,12 +233,24 @@ def _format_answer(answer: dict[str, Any]) -> str:
 
 def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None,
                       profile: str | None, all_nodes: bool, top_nodes: int, output: str,
-                      feature_gates: dict[str, bool]) -> None:
-    """``explain -f``: the pod of ``manifest`` over the live cluster, or over the dump ``--from``."""
+                      feature_gates: dict[str, bool], wait_seconds: float | None) -> None:
+    """``explain -f``: the pod of ``manifest`` over the dump ``--from``, or over the live cluster. Live,
+    the pod is first defaulted by a dry-run create with the caller's credentials; then, unless
+    ``wait_seconds`` is None, the running scheduler is asked through a SchedulingExplanation that
+    embeds it (its profiles and live state, as for NAMESPACE/NAME), and only without an answer is
+    it explained locally."""
     import json
 
-    from scheduler.app.explain import ExplainError, explain_manifest, format_explanation
+    from scheduler.app.explain import (
+        ExplainError,
+        dry_run_default,
+        explain_manifest,
+        format_explanation,
+        hypothetical_body,
+    )
+    from scheduler.app.explanations import NotAnswered, request_explanation
     from scheduler.app.simulate import load_objects
+    from scheduler.errors import ClientError
     from scheduler.kubeapi import KubeClient, new_event_loop
     from scheduler.kubeapi.config import ConfigError, load_config
     from scheduler.simulator.cluster import LoadError
@@ -247,22 +263,44 @@ def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, c
     if len(docs) != 1:
         raise click.BadParameter(f"expected one Pod, found {len(docs)} objects", param_hint="-f")
 
-    async def go() -> dict[str, Any]:
+    async def ask(api: KubeClient, body: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        meta = body["metadata"]
+        template = {"metadata": {k: meta[k] for k in ("name", "labels", "annotations", "ownerReferences")
+                                 if k in meta},
+                    "spec": body.get("spec") or {}}
+        try:
+            return await request_explanation(api, str(meta["namespace"]), template=template, profile=profile,
+                                             timeout=wait)
+        except (NotAnswered, ClientError) as e:
+            click.echo(f"explain: the scheduler did not answer ({e}); explaining locally", err=True)
+            return None
+
+    async def go() -> tuple[str, dict[str, Any]]:
         if objects is not None:
-            return await explain_manifest(docs[0], objects=objects, profile=profile, all_nodes=all_nodes,
-                                          top_nodes=top_nodes, feature_gates=feature_gates)
+            return "local", await explain_manifest(docs[0], objects=objects, profile=profile, all_nodes=all_nodes,
+                                                   top_nodes=top_nodes, feature_gates=feature_gates)
         try:
             cfg = load_config(kubeconfig, context)
         except ConfigError as e:
             raise click.ClickException(str(e)) from None
         async with KubeClient(cfg) as api:
-            return await explain_manifest(docs[0], api=api, profile=profile, all_nodes=all_nodes,
-                                          top_nodes=top_nodes, feature_gates=feature_gates)
+            body = await dry_run_default(api, hypothetical_body(docs[0]))
+            if wait_seconds is not None:
+                answer = await ask(api, body, wait_seconds)
+                if answer is not None:
+                    return "scheduler", answer
+            return "local", await explain_manifest(body, api=api, profile=profile, all_nodes=all_nodes,
+                                                   top_nodes=top_nodes, feature_gates=feature_gates, defaulted=True)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
-            result = r.run(go())
+            route, result = r.run(go())
     except ExplainError as e:
         raise click.ClickException(str(e)) from None
+    if route == "scheduler":
+        if result.get("verdict") == "Error":
+            raise click.ClickException(str(result.get("message")))
+        click.echo(json.dumps(result, indent=2) if output == "json" else _format_answer(result))
+        return
     click.echo(json.dumps(result, indent=2) if output == "json" else format_explanation(result))
 
 

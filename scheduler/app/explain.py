@@ -52,8 +52,9 @@ from scheduler.profiles.shadows import Shadow
 from scheduler.service import SchedulerService
 
 __all__ = ["HYPOTHETICAL_UID", "ExplainError", "as_scheduled", "changes_since", "check_scheduler_url", "compare",
-           "explain_manifest", "explain_object", "explain_pod", "format_explanation", "framework_for", "list_cluster",
-           "listings_from_objects", "loaded_service", "recorded_decision"]
+           "dry_run_default", "explain_manifest", "explain_object", "explain_pod", "format_explanation",
+           "framework_for", "hypothetical_body", "list_cluster", "listings_from_objects", "loaded_service",
+           "recorded_decision"]
 
 Obj = dict[str, Any]
 # pkg/controller/volume/persistentvolume/util: AnnDynamicallyProvisioned, on a provisioned PV.
@@ -341,12 +342,9 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
     return out, nodes
 
 
-async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects: Iterable[Obj] | None = None,
-                           profile: str | None = None, all_nodes: bool = False, top_nodes: int = 3,
-                           feature_gates: Mapping[str, bool] | None = None) -> Obj:
-    """Explain a pod that does not exist (``explain -f``), over the live cluster (``api``: the pod
-    is defaulted by a server-side dry-run create, as the API server would store it, and nothing is
-    created) or over a dump's ``objects`` (in memory, no API server)."""
+def hypothetical_body(body: Obj) -> Obj:
+    """``explain -f``'s pod as a Pod to create: of kind Pod, in ``default`` unless it names its
+    namespace, named ``hypothetical`` unless it names itself."""
     if body.get("kind", "Pod") != "Pod":
         raise ExplainError(f"-f: expected a Pod, got a {body.get('kind')}")
     meta = dict(body.get("metadata") or {})
@@ -354,19 +352,38 @@ async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects:
     if not meta.get("name") and not meta.get("generateName"):
         meta["name"] = "hypothetical"
     body = {**body, "apiVersion": "v1", "kind": "Pod", "metadata": meta}
+    if (body.get("spec") or {}).get("nodeName"):
+        raise ExplainError("-f: the pod names spec.nodeName, so no scheduler places it")
+    return body
+
+
+async def dry_run_default(api: KubeClient, body: Obj) -> Obj:
+    """``body`` as the API server would store it (a server-side dry-run create with the caller's own
+    credentials: defaulting and admission, LimitRange and ServiceAccount included; nothing is created)."""
+    try:
+        created: Obj = await api.request("POST", f"/api/v1/namespaces/{body['metadata']['namespace']}/pods", body,
+                                         params={"dryRun": "All"})
+    except ClientError as e:
+        raise ExplainError(f"the API server refuses the pod: {e}") from None
+    return created
+
+
+async def explain_manifest(body: Obj, *, api: KubeClient | None = None, objects: Iterable[Obj] | None = None,
+                           profile: str | None = None, all_nodes: bool = False, top_nodes: int = 3,
+                           feature_gates: Mapping[str, bool] | None = None, defaulted: bool = False) -> Obj:
+    """Explain a pod that does not exist (``explain -f``), over the live cluster (``api``: the pod
+    is defaulted by a server-side dry-run create, as the API server would store it, and nothing is
+    created; ``defaulted`` when the caller has done that already) or over a dump's ``objects`` (in
+    memory, no API server)."""
+    body = hypothetical_body(body)
     kinds = watched_kinds(feature_gates)
     if api is not None:
-        try:
-            body = await api.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods", body,
-                                     params={"dryRun": "All"})
-        except ClientError as e:
-            raise ExplainError(f"the API server refuses the pod: {e}") from None
+        if not defaulted:
+            body = await dry_run_default(api, body)
         listings = await list_cluster(api, kinds)
     else:
         listings = listings_from_objects(objects or (), kinds)
     body = {**body, "metadata": {**(body.get("metadata") or {}), "uid": HYPOTHETICAL_UID}}
-    if (body.get("spec") or {}).get("nodeName"):
-        raise ExplainError("-f: the pod names spec.nodeName, so no scheduler places it")
     return explain_object(body, listings, kinds, profile=profile, all_nodes=all_nodes, top_nodes=top_nodes,
                           feature_gates=feature_gates)[0]
 

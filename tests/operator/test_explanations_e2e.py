@@ -270,3 +270,33 @@ def test_only_the_leader_answers_and_a_new_leader_answers_what_was_left(env: Env
     env.runtime.service.leader = True             # leading now: the queued explanation is answered
     got = env.wait(lambda: answered(env, "waiting"), message="answered once leading")
     assert got["verdict"] == "Bound" and got["pod"] == "default/p"
+
+
+def test_explain_f_asks_the_scheduler_with_the_pod_the_api_server_would_store(env: Env, tmp_path: Path) -> None:
+    """``explain -f pod.yaml`` on a live cluster asks the leader too, through a SchedulingExplanation
+    that embeds the pod as a dry-run create with the caller's credentials defaults it: here the
+    namespace's LimitRange gives the request-less pod 8 CPUs, which no node has. Nothing is created,
+    and --local gives the same answer from explain's own cycle."""
+    from click.testing import CliRunner
+
+    from scheduler.app.cli import main
+    env.apply({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults", "namespace": "default"},
+               "spec": {"limits": [{"type": "Container", "default": {"cpu": "8"}, "defaultRequest": {"cpu": "8"}}]}})
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "would-be"},
+                                    "spec": {"schedulerName": "kopf-scheduler", "containers": [
+                                        {"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}))
+    kubeconfig = str(env.cluster.kubeconfig)
+    result = CliRunner().invoke(main, ["explain", "-f", str(path), "--kubeconfig", kubeconfig, "--output", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["verdict"] == "Unschedulable" and out["source"] == "computed" and out["pod"] == "default/would-be"
+    assert out["decision"]["filtered"] == {"Insufficient cpu": 2}
+    text = CliRunner().invoke(main, ["explain", "-f", str(path), "--kubeconfig", kubeconfig]).stdout
+    assert text.startswith("answered by the leading scheduler (a SchedulingExplanation): Unschedulable"), text
+    local = CliRunner().invoke(main, ["explain", "-f", str(path), "--local", "--kubeconfig", kubeconfig,
+                                      "--output", "json"])
+    assert local.exit_code == 0 and "did not answer" not in local.output, local.output
+    assert json.loads(local.stdout)["decision"]["filtered"] == {"Insufficient cpu": 2}
+    assert env.get_json("pods")["items"] == [] and env.get_json("schedulingexplanations")["items"] == []
+    assert not any(r[1] == "get" and "proxy" in r[3] for r in env.cluster.server.audit)
