@@ -95,7 +95,7 @@ class SliceIndex:
         # so what depends only on the slices is computed once, not per node per pod: each slice's
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
-        self._pools: dict[str, list[Pool]] = {}
+        self._pools: dict[object, list[Pool]] = {}
         # For the single-request fast path (``SimplePlan``): per (slice, selectors) the devices a
         # request can take, and the allocation results built, by request, class and devices. The
         # index lives for one version of the slices *and classes* (the plugin's does: the store's
@@ -151,13 +151,17 @@ class SliceIndex:
         return ids
 
     def pools_for(self, node: Node) -> list[Pool]:
-        """``gather_pools`` for ``node``; memoised by node name when every slice is node-local
-        (then the pools depend on nothing else). The pools are only read by the search."""
+        """``gather_pools`` for ``node``, memoised for the index's lifetime (one version of the
+        slices) by node name, and by its labels too when a slice selects nodes (node-local slices
+        depend on the name alone; a selector, on the labels and, through ``matchFields``, the
+        name). A node's pools are gathered once, not once per pod; they are only read by the
+        search."""
+        key: object = node.name
         if self.shared or self.partitionable:
-            return gather_pools(self, node)
-        pools = self._pools.get(node.name)
+            key = (node.name, tuple(sorted(node.labels.items())))
+        pools = self._pools.get(key)
         if pools is None:
-            pools = self._pools[node.name] = gather_pools(self, node)
+            pools = self._pools[key] = gather_pools(self, node)
         return pools
 
 
