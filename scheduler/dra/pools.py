@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from scheduler.model.devicetaints import DeviceToleration
-from scheduler.model.dra import AllocationResult, DeviceID, ResourceSlice
+from scheduler.model.dra import AllocationResult, DeviceAttribute, DeviceID, ResourceSlice
 from scheduler.model.selectors import NodeSelector
 
 
@@ -96,6 +96,9 @@ class SliceIndex:
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
         self._pools: dict[object, list[Pool]] = {}
+        # attribute name -> value -> id(slice) -> positions of its devices with that value: the
+        # search's candidates once a matchAttribute constraint has its value (``search.py``).
+        self.by_attribute: dict[str, dict[DeviceAttribute, dict[int, tuple[int, ...]]]] = {}
         # For the single-request fast path (``SimplePlan``): per (slice, selectors) the devices a
         # request can take, and the allocation results built, by request, class and devices. The
         # index lives for one version of the slices *and classes* (the plugin's does: the store's

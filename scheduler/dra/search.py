@@ -137,6 +137,23 @@ def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceA
     return device.attributes.get(ident)
 
 
+def _with_attribute(index: SliceIndex, name: str, value: DeviceAttribute) -> dict[int, tuple[int, ...]]:
+    """The devices whose attribute ``name`` is ``value`` (as ``_MatchAttribute`` compares them), by
+    ``id`` of their slice: built once per attribute name for the index's lifetime."""
+    table = index.by_attribute.get(name)
+    if table is None:
+        built: dict[DeviceAttribute, dict[int, list[int]]] = {}
+        for slices in index.by_pool.values():
+            for s in slices:
+                ids = index.device_ids(s)
+                for dix, device in enumerate(s.devices):
+                    attr = _lookup_attribute(device, ids[dix], name)
+                    if attr is not None and attr.kind != "unknown":
+                        built.setdefault(attr, {}).setdefault(id(s), []).append(dix)
+        table = index.by_attribute[name] = {a: {k: tuple(v) for k, v in m.items()} for a, m in built.items()}
+    return table.get(value, {})
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
     """The allocator's optional features (upstream's ``structured.Features``), each from its gate;
@@ -458,13 +475,15 @@ class _Run:
         if self.plain and not admin:
             return self._allocate_any_plain(key, rd, di, sub_request)
         consumable = self.check_capacity
+        narrow = self._narrowed(ci, rd)
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for s in pool.slices:
+                positions = range(len(s.devices)) if narrow is None else narrow.get(id(s), ())
                 ids = self.a.index.device_ids(s)
-                for dix, device in enumerate(s.devices):
-                    did = ids[dix]
+                for dix in positions:
+                    device, did = s.devices[dix], ids[dix]
                     # Admin access may take a device in use, but not twice for one claim.
                     if ci in self.allocating.get(did, ()) if admin else self._in_use(did):
                         continue
@@ -477,18 +496,35 @@ class _Run:
                         return True
         return False
 
+    def _narrowed(self, ci: int, rd: _RequestData) -> dict[int, tuple[int, ...]] | None:
+        """The only devices a matchAttribute constraint of the claim still lets this request take,
+        by slice (``_with_attribute``), once an earlier device fixed its value; None when no such
+        constraint binds the request. The walk then visits just those, in the same pool and slice
+        order, so it takes the device the full walk would: every other device fails the
+        constraint in ``_allocate_device``. (The full walk would also evaluate their selectors, so
+        a CEL runtime error on a device that cannot match is not raised from here.)"""
+        base, sub = (rd.request.name, "") if rd.parent is None else (rd.parent, rd.request.name)
+        for c in self.constraints[ci]:
+            if isinstance(c, _MatchAttribute) and c.num_devices > 0 and c._applies(base, sub):
+                if c.attribute is None or c.attribute.kind == "unknown":
+                    return {}
+                return _with_attribute(self.a.index, c.name, c.attribute)
+        return None
+
     def _allocate_any_plain(self, key: tuple[int, int, int], rd: _RequestData, di: int, sub_request: bool) -> bool:
         """``_allocate_any`` where no feature applies (no admin access, nothing partitionable, shared
         or asked for by capacity): the stable variant's loop, without their checks per device; the
         taint check is in ``_allocate_plain``, as in ``_allocate_device``."""
         ci, ri, si = key
+        narrow = self._narrowed(ci, rd)
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for s in pool.slices:
+                positions = range(len(s.devices)) if narrow is None else narrow.get(id(s), ())
                 ids = self.a.index.device_ids(s)
-                for dix, device in enumerate(s.devices):
-                    did = ids[dix]
+                for dix in positions:
+                    device, did = s.devices[dix], ids[dix]
                     if self._in_use(did):
                         continue
                     if not self._selectable(key, rd, s, dix):
