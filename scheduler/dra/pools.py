@@ -96,6 +96,7 @@ class SliceIndex:
         # device ids, and a node's pools when no slice depends on node labels (``pools_for``).
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
         self._pools: dict[object, list[Pool]] = {}
+        self._gathered: dict[tuple[int, ...], list[Pool]] = {}
         # attribute name -> value -> id(slice) -> positions of its devices with that value: the
         # search's candidates once a matchAttribute constraint has its value (``search.py``).
         self.by_attribute: dict[str, dict[DeviceAttribute, dict[int, tuple[int, ...]]]] = {}
@@ -164,14 +165,26 @@ class SliceIndex:
             key = (node.name, tuple(sorted(node.labels.items())))
         pools = self._pools.get(key)
         if pools is None:
-            pools = self._pools[key] = gather_pools(self, node)
+            # Nodes that see the same slices (every node a pool's selector picks) share one
+            # gathering: the pools are built from the slices alone.
+            slices = self.for_node(node)
+            seen = tuple(map(id, slices))
+            pools = self._gathered.get(seen)
+            if pools is None:
+                pools = self._gathered[seen] = gather_slices(self, slices)
+            self._pools[key] = pools
         return pools
 
 
 def gather_pools(index: SliceIndex, node: Node) -> list[Pool]:
     """upstream's ``GatherPools`` for one node."""
+    return gather_slices(index, index.for_node(node))
+
+
+def gather_slices(index: SliceIndex, node_slices: Sequence[ResourceSlice]) -> list[Pool]:
+    """``GatherPools`` over the slices a node sees (``SliceIndex.for_node``)."""
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
-    for s in index.for_node(node):
+    for s in node_slices:
         pid = (s.driver, s.pool.name)
         have = pools.get(pid)
         if have is None or s.pool.generation > have[0].pool.generation:
