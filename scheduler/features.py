@@ -82,7 +82,7 @@ GATES: tuple[Gate, ...] = (
     Gate("NodeInclusionPolicyInPodTopologySpread", "GA", True, locked=True),
     Gate("NominatedNodeNameForExpectation", "Beta", True),
     Gate(OPPORTUNISTIC_BATCHING, "Beta", True),
-    _alpha("PodGroupPreemptionPolicy"),
+    _alpha("PodGroupPreemptionPolicy", built=True),
     Gate("PodLevelResources", "Beta", True),
     Gate("SchedulerAsyncAPICalls", "Beta", False, built=False),
     Gate("SchedulerAsyncPreemption", "Beta", True),

@@ -21,23 +21,33 @@ Two gangs that each need the whole cluster never deadlock: a cycle holds the cac
 first member to the last and releases every reservation when the quorum is not met, so at most one
 of them is placed and the other holds nothing while it waits (``tests/test_podgroup_cycle.py``).
 
-Preemption for a gang (workload-aware preemption) is not built: a gang member runs no PostFilter.
+When the quorum is not met and the profile runs DefaultPreemption, the gang preempts as a unit
+(workload-aware preemption, ``scheduler/plugins/podgrouppreemption.py``; upstream's
+``podGroupPostFilter``): the victims are chosen so that the whole gang fits, each member the
+simulation placed is nominated to its node, and DefaultPreemption evicts the victims off the cycle
+while the members wait in PreEnqueue. The members still fail this cycle (nothing is reserved); their
+next cycle, once the victims are gone, places the gang on its nominated nodes. A member's own
+PostFilter never preempts (``not eligible due to workload aware preemption enabled``).
 """
 
 from __future__ import annotations
 
 import time
 
-from scheduler.cache import Snapshot
+from scheduler import features
+from scheduler.cache import Snapshot, WhatIf
 from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cycle import Binding, Dropped, GroupOutcome, Scheduler, ScheduleResult, _Attempt
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.group_diagnosis import GroupDiagnosis
 from scheduler.framework.runtime import Framework
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.model import Pod
 from scheduler.model.podgroup import POD_GROUP_INITIALLY_SCHEDULED, PodGroup
+from scheduler.plugins import podgrouppreemption as wap
+from scheduler.plugins.defaultpreemption import NAME as DEFAULT_PREEMPTION
+from scheduler.plugins.defaultpreemption import DefaultPreemption
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 
 __all__ = ["REASON_SCHEDULED", "REASON_UNSCHEDULABLE", "PodGroupCycle", "is_gang_member", "schedule_pod_group"]
@@ -118,6 +128,12 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
 
     infos = [first, *s.queue.pop_group(member)]
     infos.sort(key=fwk.queue_sort_key)
+    # The members' nominations (a preemption's) are taken out of the nominator for the cycle, so that
+    # no member counts another as already on a node: each is assumed, nominated again, or cleared
+    # below. A member still tries its nominated node first (``Pod.nominated_node_name``).
+    nominated = {i.uid: i.pod.nominated_node_name or s.queue.nominator.node_of(i.uid) or "" for i in infos}
+    for i in infos:
+        s.queue.nominator.delete(i.uid)
     out = GroupOutcome(group)
     started = time.perf_counter()
     placed: list[tuple[QueuedPodInfo, CycleState, Pod, _Attempt]] = []
@@ -182,20 +198,78 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
             fwk.run_unreserve(state, assumed, a.node or "")
             s.cache.forget_pod(assumed)
         message = diag.message(group.key, placed=scheduled, members=before + len(infos), min_count=group.min_count)
+        errors = [a for _, _, a, _ in failed if a.status.code == Code.ERROR]
+        tried = [i for i in infos if not any(isinstance(m, Dropped) and m.info is i for m in out.members)]
+        preemption: wap.GroupPreemption | None = None
+        if not errors and tried:
+            preemption, ps = _post_filter(s, fwk, group, [i.pod for i in tried], before, nominated, store)
+            if ps.reasons:
+                # PodGroupPostFilter's prefix (defaultpreemption.go), as the FitError carries it.
+                message = f"{message} pod group preemption: {ps.message()}"
         plugins = {GANG_SCHEDULING}
         pending: set[str] = set()
         for _, _, a, _ in failed:
             plugins |= a.diagnosis.unschedulable_plugins
             pending |= a.diagnosis.pending_plugins
-        errors = [a for _, _, a, _ in failed if a.status.code == Code.ERROR]
-        for info in infos:
-            if any(isinstance(m, Dropped) and m.info is info for m in out.members):
-                continue
+        for info in tried:
             info.unschedulable_plugins = set(plugins)
             info.pending_plugins = set(pending)
             status = errors[0].status if errors else Status(Code.UNSCHEDULABLE, (message,), GANG_SCHEDULING)
-            out.members.append(s._group_failure(fwk, info, status, message, started))
+            f = s._group_failure(fwk, info, status, message, started)
+            if preemption is not None:
+                # PostFilter's nomination: recorded now, so the next cycles count the member there.
+                node = preemption.nominations.get(info.uid, "")
+                if node:
+                    s.queue.nominator.add(info.pod, node)
+                    f.nominated_node = node
+            out.members.append(f)
+        if preemption is not None and not preemption.ongoing:
+            plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
+            if isinstance(plugin, DefaultPreemption):
+                plugin.preempt_group(preemption, [i.pod for i in tried], fwk)
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
             out.condition = condition("False", reason, message)
         return out
+
+
+def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod], before: int,
+                 nominated: dict[str, str], store: PodGroupStore) -> tuple[wap.GroupPreemption | None, Status]:
+    """The PodGroup's PostFilter (upstream's ``podGroupPostFilter``): workload-aware preemption when the
+    profile runs DefaultPreemption and ``GenericWorkload`` is on. Called with the cache lock held and
+    every reservation of the cycle released."""
+    plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
+    if not isinstance(plugin, DefaultPreemption) or plugin not in fwk.post_filter or not plugin.workload_aware:
+        return None, Status(Code.UNSCHEDULABLE)
+    handle = plugin.handle
+    if handle.metrics is not None:
+        handle.metrics.preemption_attempts.inc()        # one attempt for the group, whatever its outcome
+
+    def place(w: WhatIf) -> tuple[list[wap.Assignment], Status]:
+        """The gang placed on the cluster without its potential victims (podGroupSchedulingFunc)."""
+        out: list[wap.Assignment] = []
+        for pod in pods:
+            state = fwk.new_cycle_state()
+            a = s._schedule_pod(fwk, state, pod, s.cache.snapshot())
+            if a.node is None:
+                continue
+            asg = wap.assignment(pod, state, a.node)
+            w.add(asg.pod, a.node)
+            out.append(asg)
+        for asg in reversed(out):
+            w.remove(asg.pod, asg.node)
+        if before + len(out) < group.min_count:
+            return [], Status.unschedulable(f"{before + len(out)} of minCount {group.min_count} pods fit "
+                                            "with every lower-priority victim removed")
+        return out, SUCCESS
+
+    result, status = wap.preempt(
+        s.cache.snapshot(), fwk, group, pods, place,
+        pdbs=list(handle.pdbs()) if handle.pdbs is not None else [],
+        groups=store.get, policy_gate=features.enabled(handle.feature_gates, wap.POD_GROUP_PREEMPTION_POLICY),
+        nominated=nominated)
+    if result is None:
+        return None, status
+    if result.ongoing:
+        return result, Status(Code.SUCCESS, ("ongoing preemption on nominated nodes",))
+    return result, Status(Code.SUCCESS, (f"found a placement for podgroup, preempting {len(result.pods)} victims",))

@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
+from scheduler.framework.diagnosis import NodeToStatus
+from scheduler.framework.interfaces import PostFilterContext
+from scheduler.framework.status import Code
+from scheduler.model import parse_pod
 from scheduler.model.podgroup import POD_GROUP_INITIALLY_SCHEDULED
 from scheduler.plugins import gangscheduling
+from scheduler.plugins.defaultpreemption import DefaultPreemption
 from scheduler.service import SchedulerService
 from tests.builders import MemoryClient, pod
 
@@ -137,8 +142,11 @@ def test_a_gang_that_does_not_fit_binds_none_reserves_nothing_and_says_why_per_n
     drain(s)
     assert client.bound == {}
     assert s.cache.assumed_count() == 0
+    # The group's PostFilter (workload-aware preemption) found nothing to preempt: its message follows,
+    # as upstream's FitError carries it.
     want = ("pod group default/big: 2 of 3 pods placed, minCount 3; 0/2 nodes can take the rest: "
-            "node-0 accepted 1, then Insufficient cpu; node-1 accepted 1, then Insufficient cpu.")
+            "node-0 accepted 1, then Insufficient cpu; node-1 accepted 1, then Insufficient cpu. "
+            "pod group preemption: No preemption victims found for incoming preemptor")
     cond = condition(client, "big")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", want)
     assert sorted((f[0], f[1], f[2]) for f in client.failures) == [
@@ -242,3 +250,132 @@ def test_fuzz_no_gang_is_ever_partly_bound_and_no_pod_is_bound_twice(seed: int) 
             time.sleep(0.05)
         drain(s)
         check()
+
+
+# --- workload-aware preemption (scheduler/plugins/podgrouppreemption.py) ---------------------------------
+def prio_group(name: str, min_count: int, priority: int, mode: str = "single") -> dict[str, Any]:
+    obj = group_obj(name, min_count)
+    obj["spec"].update({"priority": priority, "disruptionMode": {mode: {}}})
+    return obj
+
+
+def prio_pod(name: str, priority: int, *, group: str | None = None, cpu: str = "1", node: str = "") -> dict[str, Any]:
+    obj = pod_obj(name, group=group, cpu=cpu, node=node)
+    obj["spec"]["priority"] = priority
+    return obj
+
+
+def run_until(s: SchedulerService, client: MemoryClient, done: Any, seconds: float = 10) -> None:
+    """The worker as the operator runs it (async preemption included), until ``done()`` or the bound."""
+    client.queue = s.queue
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(s.run_worker(stop))
+        deadline = time.monotonic() + seconds
+        while not done() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        stop.set()
+        await worker
+
+    asyncio.run(go())
+
+
+def test_a_gang_preempts_lower_priority_pods_as_a_unit_then_binds_whole() -> None:
+    """Two 4-cpu nodes full of priority-0 pods; a gang of two 4-cpu members at priority 1000 (minCount
+    2) cannot be placed, so its PodGroup cycle preempts both pods at once, nominates each member, and
+    the gang then binds whole. The members' first failure says so in upstream's words."""
+    s, client = gang_service(2)
+    for i in range(2):
+        s.on_pod("ADDED", prio_pod(f"low-{i}", 0, cpu="4", node=f"node-{i}"))
+    s.on_pod_group("ADDED", prio_group("train", 2, 1000))
+    for i in range(2):
+        s.on_pod("ADDED", prio_pod(f"train-{i}", 1000, group="train", cpu="4"))
+    run_until(s, client, lambda: len(bound_of(client, "train")) == 2)
+    assert sorted(v for v, _, _ in client.preempted) == ["default/low-0", "default/low-1"]
+    assert sorted(bound_of(client, "train").values()) == ["node-0", "node-1"]
+    first = [f for f in client.failures if f[0].startswith("default/train")][:2]
+    assert all("pod group preemption: found a placement for podgroup, preempting 2 victims" in f[2] for f in first)
+    assert sorted(f[3] or "" for f in first) == ["node-0", "node-1"]      # nominated, one member each
+    assert condition(client, "train")["status"] == "True"
+
+
+def test_a_gang_never_preempts_pods_of_equal_or_higher_priority() -> None:
+    s, client = gang_service(2)
+    for i in range(2):
+        s.on_pod("ADDED", prio_pod(f"peer-{i}", 1000, cpu="4", node=f"node-{i}"))
+    s.on_pod_group("ADDED", prio_group("train", 2, 1000))
+    for i in range(2):
+        s.on_pod("ADDED", prio_pod(f"train-{i}", 1000, group="train", cpu="4"))
+    drain(s)
+    assert client.preempted == [] and client.bound == {}
+    assert condition(client, "train")["message"].endswith(
+        "pod group preemption: No preemption victims found for incoming preemptor")
+    assert all(f[3] is None for f in client.failures)                   # nobody nominated
+
+
+@pytest.mark.parametrize(("mode", "victims"), [
+    ("single", ["default/old-0"]),                      # one pod of the group is enough, and allowed
+    ("all", ["default/old-0", "default/old-1"]),        # the group goes whole, node-1's member too
+])
+def test_a_victim_group_is_evicted_whole_only_with_disruption_mode_all(mode: str, victims: list[str]) -> None:
+    """A running gang "old" (priority 0) has a member on each node; a 1-cpu plain pod shares node-1. The
+    new gang's single 4-cpu member fits only on node-0 once old-0 goes. ``Single`` lets preemption
+    take old-0 alone; ``All`` takes every member of "old" (upstream's disruptionMode). The plain pod
+    is never a victim: it is reprieved."""
+    s, client = gang_service(0)
+    s.on_node("ADDED", node_obj("node-0", "4"))
+    s.on_node("ADDED", node_obj("node-1", "3"))
+    s.on_pod_group("ADDED", prio_group("old", 2, 0, mode))
+    s.on_pod("ADDED", prio_pod("old-0", 0, group="old", cpu="2", node="node-0"))
+    s.on_pod("ADDED", prio_pod("old-1", 0, group="old", cpu="2", node="node-1"))
+    s.on_pod("ADDED", prio_pod("plain", 0, cpu="1", node="node-1"))
+    s.on_pod_group("ADDED", prio_group("new", 1, 1000))
+    s.on_pod("ADDED", prio_pod("new-0", 1000, group="new", cpu="4"))
+    run_until(s, client, lambda: "uid-new-0" in client.bound)
+    assert sorted(v for v, _, _ in client.preempted) == victims
+    assert client.bound.get("uid-new-0") == "node-0"
+
+
+@pytest.mark.parametrize(("mode", "victims"), [
+    ("single", ["default/old-0"]),
+    ("all", ["default/old-0", "default/old-1"]),
+])
+def test_a_plain_pod_preempts_a_disruption_mode_all_group_whole(mode: str, victims: list[str]) -> None:
+    """A plain high-priority pod needs node-0 whole, where one member of the running gang "old" is; the
+    other member is on node-1. With GenericWorkload a victim is a unit: ``All`` takes "old" whole, on
+    both nodes; ``Single`` takes old-0 alone (upstream's SelectVictimsOnNode over DomainVictims)."""
+    s, client = gang_service(0)
+    s.on_node("ADDED", node_obj("node-0", "4"))
+    s.on_node("ADDED", node_obj("node-1", "2"))
+    s.on_pod_group("ADDED", prio_group("old", 2, 0, mode))
+    s.on_pod("ADDED", prio_pod("old-0", 0, group="old", cpu="2", node="node-0"))
+    s.on_pod("ADDED", prio_pod("old-1", 0, group="old", cpu="2", node="node-1"))
+    s.on_pod("ADDED", prio_pod("hi", 1000, cpu="4"))
+    run_until(s, client, lambda: "uid-hi" in client.bound)
+    assert sorted(v for v, _, _ in client.preempted) == victims
+    assert client.bound.get("uid-hi") == "node-0"
+
+
+def test_a_gang_member_never_preempts_on_its_own() -> None:
+    """A member left over once its gang's quorum is met fails alone, and preempts nothing: only the
+    PodGroup cycle preempts for a gang. Its own PostFilter refuses in upstream's words."""
+    s, client = gang_service(1)
+    s.on_pod("ADDED", prio_pod("low", 0, cpu="4", node="node-0"))
+    s.on_pod_group("ADDED", prio_group("g", 1, 1000))
+    s.on_pod("ADDED", prio_pod("g-0", 1000, group="g", cpu="4", node="node-0"))   # the quorum, already bound
+    s.on_pod("ADDED", prio_pod("g-1", 1000, group="g", cpu="4"))
+    drain(s)
+    assert client.preempted == []
+    assert [f[0] for f in client.failures] == ["default/g-1"] and "preemption" not in client.failures[0][2]
+    member = parse_pod(prio_pod("g-1", 1000, group="g", cpu="4"))
+    fwk = s.profiles.for_pod(member)
+    assert fwk is not None
+    plugin = fwk.plugins_by_name["DefaultPreemption"]
+    assert isinstance(plugin, DefaultPreemption)
+    with s.cache.lock:
+        result, status = plugin.post_filter(fwk.new_cycle_state(), member, NodeToStatus(),
+                                            PostFilterContext(s.cache.snapshot(), fwk))
+    assert result is None
+    assert (status.code, status.message()) == (Code.UNSCHEDULABLE,
+                                               "preemption: not eligible due to workload aware preemption enabled")

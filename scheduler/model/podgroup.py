@@ -5,7 +5,8 @@ A PodGroup is the runtime instance of a group of pods that pods join through
 ``basic`` (pod-by-pod scheduling, the group only a label) or ``gang`` (all or nothing, with a
 ``minCount`` quorum that stays mutable). ``disruptionMode`` says whether preemption may take one member
 (``Single``, the default) or only the whole group (``All``). ``priority`` is what the Priority admission
-plugin resolved from ``priorityClassName`` (0 when unset). The status conditions are kept as parsed
+plugin resolved from ``priorityClassName`` (0 when unset); ``preemptionPolicy`` (behind the alpha
+``PodGroupPreemptionPolicy`` gate) says whether the group may preempt at all. The status conditions are kept as parsed
 values, so a plugin can tell whether the group was ever scheduled (``PodGroupInitiallyScheduled``).
 
 The API server validates all of this (``simulator/registry/podgroups.py``); the parser still refuses
@@ -52,6 +53,9 @@ class PodGroup:
     disruption_mode: DisruptionMode = "Single"
     priority: int = 0
     priority_class_name: str = ""
+    # spec.preemptionPolicy (PodGroupPreemptionPolicy, alpha): "Never", "PreemptLowerPriority", or ""
+    # when unset (a group made with the gate off).
+    preemption_policy: str = ""
     # spec.workloadRef: the Workload and template the group was made from ("" when none).
     workload_name: str = ""
     template_name: str = ""
@@ -142,6 +146,7 @@ def parse_pod_group(obj: Mapping[str, Any]) -> PodGroup:
             policy=policy, min_count=min_count, disruption_mode=_disruption_mode(spec.get("disruptionMode")),
             priority=priority or 0,
             priority_class_name=_str(spec.get("priorityClassName"), "spec.priorityClassName"),
+            preemption_policy=_str(spec.get("preemptionPolicy"), "spec.preemptionPolicy"),
             workload_name=_str(ref.get("workloadName"), "spec.workloadRef.workloadName"),
             template_name=_str(ref.get("templateName"), "spec.workloadRef.templateName"),
             conditions=_conditions(_object(obj.get("status"), "status").get("conditions")),

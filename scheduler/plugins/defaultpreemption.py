@@ -27,6 +27,12 @@ nominated node for equal or lower priority pods, and its next cycle tries that n
 the victims are being deleted PreEnqueue keeps the pod out of activeQ ("waiting for the preemption
 for this pod to be finished"); it re-checks when a victim's deletion is seen, so the pod neither
 runs a cycle that would preempt again nor waits for an event that already passed.
+
+With ``GenericWorkload`` on (workload-aware preemption, ``podgrouppreemption.py``): a gang member's
+own PostFilter refuses ("not eligible due to workload aware preemption enabled"), because its
+PodGroup cycle preempts for the whole gang and hands the result to ``preempt_group``; and once
+PodGroups exist, a plain pod's victims are units (``select_victim_units_on_node``): a
+``disruptionMode: All`` group is removed and reprieved whole, at its PodGroup's priority.
 """
 
 from __future__ import annotations
@@ -58,7 +64,16 @@ from scheduler.framework.interfaces import (
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod, PodDisruptionBudget
+from scheduler.model.podgroup import PodGroup
 from scheduler.plugins.args import DefaultPreemptionArgs
+from scheduler.plugins.podgrouppreemption import (
+    GENERIC_WORKLOAD,
+    NOT_ELIGIBLE_WORKLOAD,
+    WAITING_GROUP,
+    GroupPreemption,
+    node_victims,
+    order_victims,
+)
 
 if TYPE_CHECKING:
     from scheduler.cache import Snapshot, WhatIf
@@ -204,20 +219,26 @@ class DefaultPreemption:
         # Preemptors whose victims are being deleted right now, and the victims each waits for.
         self.preempting: set[str] = set()
         self._victims: OrderedDict[str, frozenset[str]] = OrderedDict()
+        # GenericWorkload: a gang preempts as a unit, in its PodGroup cycle (podgrouppreemption.py);
+        # its members wait in PreEnqueue with the group's message.
+        self.workload_aware = features.enabled(handle.feature_gates, GENERIC_WORKLOAD)
+        self._group_members: set[str] = set()
 
     # --- PreEnqueue: hold the preemptor while its victims go --------------------------------
     def pre_enqueue(self, pod: Pod) -> Status:
         with self._lock:
+            waiting = WAITING_GROUP if pod.uid in self._group_members else WAITING
             if pod.uid in self.preempting:
-                return Status.unresolvable(WAITING)
+                return Status.unresolvable(waiting)
             victims = self._victims.get(pod.uid)
             if victims is None:
                 return SUCCESS
             lookup = self.handle.assigned_pod
             if lookup is not None and any(
                     (v := lookup(uid)) is not None and not v.deleting for uid in victims):
-                return Status.unresolvable(WAITING)
+                return Status.unresolvable(waiting)
             del self._victims[pod.uid]
+            self._group_members.discard(pod.uid)
             return SUCCESS
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
@@ -235,6 +256,12 @@ class DefaultPreemption:
     # --- PostFilter -------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                     ) -> tuple[PostFilterResult | None, Status]:
+        if self.workload_aware and self._in_gang(pod):
+            # A gang member preempts only with its whole group, in the PodGroup cycle
+            # (defaultpreemption.go, whose deferred count includes this attempt).
+            if self.handle.metrics is not None:
+                self.handle.metrics.preemption_attempts.inc()
+            return None, Status.unschedulable(f"preemption: {NOT_ELIGIBLE_WORKLOAD}")
         try:
             result, status = self._preempt(state, pod, statuses, ctx)
         finally:
@@ -243,6 +270,16 @@ class DefaultPreemption:
         if status.reasons:
             status = Status(status.code, (f"preemption: {status.message()}",))
         return result, status
+
+    def _in_gang(self, pod: Pod) -> bool:
+        """Whether ``pod`` is scheduled in a PodGroup cycle (its group exists and is a gang): upstream
+        refuses any grouped pod here because every group has a PodGroup cycle; a basic group's pods
+        are scheduled one by one here, so they keep their own preemption."""
+        store = self.handle.pod_groups
+        if not pod.scheduling_group or store is None:
+            return False
+        group = store.get(pod.namespace, pod.scheduling_group)
+        return group is not None and group.is_gang
 
     def num_candidates(self, num_nodes: int) -> int:
         n = num_nodes * self.args.min_candidate_nodes_percentage // 100
@@ -331,7 +368,8 @@ class DefaultPreemption:
         statuses = NodeToStatus()
         n = len(potential)
         order = np.concatenate((potential[offset:], potential[:offset])) if offset else potential
-        batched = self.batch_dry_run and fwk.filters_are_node_local(state)
+        # Victim units spanning nodes (a disruptionMode All group) are evaluated node by node.
+        batched = self.batch_dry_run and not self._units() and fwk.filters_are_node_local(state)
         chunk = max(num_candidates, 1) if batched else 1
         nominated = fwk.nominated_rows(pod, snap) if batched else set()
         for start in range(0, n, chunk):
@@ -405,6 +443,8 @@ class DefaultPreemption:
     def select_victims_on_node(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[tuple[Pod, ...], int, Status]:
         """The fewest pods to remove from ``row`` so ``pod`` fits, and how many break a budget."""
+        if self._units():
+            return self.select_victim_units_on_node(state, pod, snap, fwk, row, pdbs)
         info = snap.node_info(row)
         node = info.name
         potential = [p for p in info.pods.values() if p.priority < pod.priority]
@@ -437,6 +477,50 @@ class DefaultPreemption:
                 reprieve(p)
         if violating and fine:
             victims.sort(key=importance)
+        return tuple(victims), violations, SUCCESS
+
+    # --- GenericWorkload: victims are units (podgrouppreemption.py) ---------------------------
+    def _units(self) -> bool:
+        """Whether victims are chosen as units: GenericWorkload is on and PodGroups exist."""
+        return self.workload_aware and self.handle.pod_groups is not None and len(self.handle.pod_groups) > 0
+
+    def _scheduled(self, group: PodGroup) -> list[Pod]:
+        """A group's members the cache has placed (assigned or assumed), as the cache has them."""
+        store, lookup = self.handle.pod_groups, self.handle.assigned_pod
+        if store is None or lookup is None:
+            return []
+        return [q for p in store.members(group.namespace, group.name) if (q := lookup(p.uid)) is not None]
+
+    def select_victim_units_on_node(self, state: CycleState, pod: Pod, snap: Snapshot, fwk: FilterRunner, row: int,
+                                    pdbs: Sequence[PodDisruptionBudget]) -> tuple[tuple[Pod, ...], int, Status]:
+        """``SelectVictimsOnNode`` with GenericWorkload on: a pod's victim is its unit (a lone pod, a
+        ``Single`` group's member, or a ``disruptionMode: All`` group whole, on every node it runs on),
+        at the group's priority; units are removed, and reprieved, whole."""
+        store = self.handle.pod_groups
+        groups = store.get if store is not None else None
+        units = node_victims(list(snap.node_info(row).pods.values()), groups, self._scheduled)
+        ordered = order_victims(units, pod.priority, pdbs)
+        if not ordered:
+            return (), 0, Status.unresolvable(NO_VICTIMS)
+        victims: list[Pod] = []
+        violations = 0
+        with snap.what_if() as w:
+            for u, _ in ordered:
+                for p in u.pods:
+                    w.remove(p, p.node_name)
+            s = fwk.run_filter_with_nominated_pods(state, pod, snap, row, pods_changed=True)
+            if not s.is_success():
+                return (), 0, s
+            for u, bad in ordered:
+                for p in u.pods:
+                    w.add(p, p.node_name)
+                if fwk.run_filter_with_nominated_pods(state, pod, snap, row, pods_changed=True).is_success():
+                    continue
+                for p in u.pods:
+                    w.remove(p, p.node_name)
+                victims.extend(u.pods)
+                violations += bad
+        victims.sort(key=importance)
         return tuple(victims), violations, SUCCESS
 
     # --- carrying it out before the failure is handled (SchedulerAsyncPreemption off) ---------
@@ -492,6 +576,58 @@ class DefaultPreemption:
             while len(self._victims) > MAX_TRACKED:
                 self._victims.popitem(last=False)
         self._spawn(self._carry_out(c, pod, to_delete, lower, fwk))
+
+    def preempt_group(self, result: GroupPreemption, members: Sequence[Pod], fwk: FilterRunner) -> None:
+        """Carry out a PodGroup's preemption (``actuatePodGroupPreemption``), off the cycle: every
+        member is held in PreEnqueue ("waiting for the preemption for this pod group to be
+        finished") until each victim is gone or going; the victims are evicted as one pod's are.
+        (The attempt is counted by the PodGroup cycle's PostFilter.)"""
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_victims.observe(len(result.pods))
+        to_delete = [v for v in result.pods if not v.deleting]
+        if not to_delete or not members:
+            return
+        victims = frozenset(v.uid for v in result.pods)
+        with self._lock:
+            for m in members:
+                self.preempting.add(m.uid)
+                self._group_members.add(m.uid)
+                self._victims[m.uid] = victims
+                self._victims.move_to_end(m.uid)
+            while len(self._victims) > MAX_TRACKED:
+                self._victims.popitem(last=False)
+        self._spawn(self._carry_out_group(result, list(members), to_delete, fwk))
+
+    async def _carry_out_group(self, result: GroupPreemption, members: list[Pod], victims: list[Pod],
+                               fwk: FilterRunner) -> None:
+        client = self.handle.client
+        preemptor = members[0]
+        failed = False
+        try:
+            async def evict(v: Pod) -> None:
+                if fwk.reject_waiting_pod(v.uid, NAME, "preempted"):
+                    return
+                if client is not None:
+                    await client.preempt(v, preemptor, result.nominations.get(preemptor.uid, v.node_name))
+
+            results = await asyncio.gather(*(evict(v) for v in victims), return_exceptions=True)
+            errors = [r for r in results if isinstance(r, BaseException)]
+            if errors:
+                failed = True
+                _api_log.report(f"preempt: {cause_of(errors[0])}", "preemption for pod group of %s failed: %s",
+                                 preemptor.key, errors[0])
+        except Exception as e:  # never leave the members gated
+            failed = True
+            log.exception("preemption for the pod group of %s failed: %s", preemptor.key, e)
+        finally:
+            with self._lock:
+                for m in members:
+                    self.preempting.discard(m.uid)
+                    if failed:
+                        self._victims.pop(m.uid, None)
+                        self._group_members.discard(m.uid)
+            if self.handle.activate is not None:
+                self.handle.activate([m.uid for m in members])
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         if self.handle.spawn is not None:

@@ -250,3 +250,30 @@ def test_kubectl_applies_and_gets_pod_groups(kubectl: Kubectl) -> None:
     assert got["spec"]["disruptionMode"] == {"single": {}}
     assert "created" in kubectl("apply", "-f", "-", stdin=json.dumps(workload("kubectl-wl"))).stdout
     assert "kubectl-wl" in kubectl("get", "workloads.scheduling.k8s.io").stdout
+
+
+@pytest.fixture(scope="module")
+def policy_gate() -> Any:
+    with started(seed=38, feature_gates={"GenericWorkload": True, "PodGroupPreemptionPolicy": True}) as c:
+        yield c
+
+
+def test_with_pod_group_preemption_policy_the_field_is_served_defaulted_and_immutable(
+        policy_gate: SimulatedCluster) -> None:
+    """SetDefaults_PodGroup (PodGroupPreemptionPolicy on): PreemptLowerPriority when unset; only the two
+    core policies are valid; like the priority, it does not change."""
+    api = Http(policy_gate)
+    code, got = api("POST", PODGROUPS, pod_group("pg-default-policy"))
+    assert code == 201, got
+    assert got["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    code, never = api("POST", PODGROUPS, pod_group("pg-never", preemptionPolicy="Never"))
+    assert code == 201 and never["spec"]["preemptionPolicy"] == "Never"
+    code, err = api("POST", PODGROUPS, pod_group("pg-bad", preemptionPolicy="Sometimes"))
+    assert code == 422, err
+    assert causes(err) == [("spec.preemptionPolicy",
+                            'Unsupported value: "Sometimes": supported values: "Never", "PreemptLowerPriority"')]
+    changed = copy.deepcopy(never)
+    changed["spec"]["preemptionPolicy"] = "PreemptLowerPriority"
+    code, err = api("PUT", f"{PODGROUPS}/pg-never", changed)
+    assert code == 422, err
+    assert [f for f, _ in causes(err)] == ["spec.preemptionPolicy"]

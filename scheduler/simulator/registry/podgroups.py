@@ -13,7 +13,9 @@ names as DNS labels and unique, at most 8 templates, ``priority`` at most 100000
 immutable fields (templates may not be added or removed; a policy may not switch between basic and
 gang; ``minCount`` stays mutable). Fields behind gates this server does not have on
 (``CompositePodGroup``, ``TopologyAwareWorkloadScheduling``, ``DRAWorkloadResourceClaims``,
-``PodGroupPreemptionPolicy``) are refused as ``Forbidden`` or dropped, as upstream does with the gate off.
+``PodGroupPreemptionPolicy``) are refused as ``Forbidden`` or dropped, as upstream does with the gate off;
+with ``PodGroupPreemptionPolicy`` on, a PodGroup's ``preemptionPolicy`` is served, defaulted to
+``PreemptLowerPriority`` and immutable.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ TYPES = (ResourceType(GROUP, VERSION, "workloads", "Workload", True),
 # staging/src/k8s.io/api/scheduling/v1beta1/types.go
 MAX_POD_GROUP_TEMPLATES = 8
 HIGHEST_USER_PRIORITY = 1_000_000_000
+PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
+POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
 _CONDITION_STATUSES = ("False", "True", "Unknown")
 _MAX_CONDITION_MESSAGE = 32768
 
@@ -207,7 +211,18 @@ def _workload_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Ca
     return out
 
 
-def validate_pod_group(obj: Obj, old: Obj | None) -> list[Cause]:
+def _preemption_policy(spec: Mapping[str, Any], at: str, policy_gate: bool) -> list[Cause]:
+    """``preemptionPolicy`` (``PodGroupPreemptionPolicy``): forbidden with the gate off, else one of
+    the core API's two policies."""
+    if not policy_gate:
+        return _gated(spec, at, ("preemptionPolicy",))
+    value = spec.get("preemptionPolicy")
+    if value is None or value in PREEMPTION_POLICIES:
+        return []
+    return [not_supported(f"{at}.preemptionPolicy", str(value), PREEMPTION_POLICIES)]
+
+
+def validate_pod_group(obj: Obj, old: Obj | None, *, policy_gate: bool = False) -> list[Cause]:
     """``ValidatePodGroup`` / ``ValidatePodGroupUpdate`` with ``PodGroupSpec``'s declarative tags."""
     spec = _map(obj.get("spec"))
     out: list[Cause] = []
@@ -222,13 +237,14 @@ def validate_pod_group(obj: Obj, old: Obj | None) -> list[Cause]:
     out += _policy(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
     out += _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")
     out += _priority(spec, "spec")
-    out += _gated(spec, "spec", ("parentCompositePodGroupName", "preemptionPolicy"))
+    out += _gated(spec, "spec", ("parentCompositePodGroupName",))
+    out += _preemption_policy(spec, "spec", policy_gate)
     if old is not None:
         prev = _map(old.get("spec"))
         out += _immutable(spec.get("workloadRef"), prev.get("workloadRef"), "spec.workloadRef",
                           ("workloadName", "templateName"))
         out += _policy_update(spec.get("schedulingPolicy"), prev.get("schedulingPolicy"), "spec.schedulingPolicy")
-        for f in ("disruptionMode", "priorityClassName", "priority"):
+        for f in ("disruptionMode", "priorityClassName", "priority", "preemptionPolicy"):
             out += _immutable(spec.get(f), prev.get(f), f"spec.{f}")
     return out
 
@@ -241,15 +257,19 @@ def _drop_disabled(spec: Obj, old: Mapping[str, Any] | None) -> None:
             spec.pop(f, None)
 
 
-def admit(key: str, obj: Obj, old: Obj | None) -> None:
-    """Default and validate a Workload or PodGroup write (create when ``old`` is None)."""
+def admit(key: str, obj: Obj, old: Obj | None, *, policy_gate: bool = False) -> None:
+    """Default and validate a Workload or PodGroup write (create when ``old`` is None).
+    ``policy_gate``: the server's ``PodGroupPreemptionPolicy``, with which a PodGroup's
+    ``preemptionPolicy`` is served and defaulted to ``PreemptLowerPriority`` (``SetDefaults_PodGroup``)."""
     name = str(obj["metadata"].get("name", ""))
     if key == PODGROUPS:
         spec = obj.get("spec")
         if isinstance(spec, dict):
             _drop_disabled(spec, _map(old.get("spec")) if old else None)
             spec.setdefault("disruptionMode", {"single": {}})
-        if causes := validate_pod_group(obj, old):
+            if policy_gate:
+                spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        if causes := validate_pod_group(obj, old, policy_gate=policy_gate):
             raise invalid_error("PodGroup", name, causes, GROUP)
     elif causes := validate_workload(obj, old):
         raise invalid_error("Workload", name, causes, GROUP)

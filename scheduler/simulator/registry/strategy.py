@@ -173,7 +173,8 @@ class Strategy(StoreState):
         elif key == "policy/poddisruptionbudgets":
             self._admit_pdb(obj)
         elif key in podgroups.STORES:
-            podgroups.admit(key, obj, old)
+            podgroups.admit(key, obj, old,
+                            policy_gate=enabled(self.feature_gates, podgroups.POD_GROUP_PREEMPTION_POLICY))
         elif key == apiregistration.STORE:
             apiregistration.admit_api_service(obj)
 
