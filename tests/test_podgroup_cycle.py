@@ -337,15 +337,19 @@ def test_a_victim_group_is_evicted_whole_only_with_disruption_mode_all(mode: str
     assert client.bound.get("uid-new-0") == "node-0"
 
 
-@pytest.mark.parametrize(("mode", "victims"), [
-    ("single", ["default/old-0"]),
-    ("all", ["default/old-0", "default/old-1"]),
-])
-def test_a_plain_pod_preempts_a_disruption_mode_all_group_whole(mode: str, victims: list[str]) -> None:
+@pytest.mark.parametrize(("mode", "gates", "victims"), [
+    ("single", GATES, ["default/old-0"]),
+    ("all", GATES, ["default/old-0", "default/old-1"]),
+    # default_preemption_workload_test.go, "workload aware preemption disabled": every pod alone.
+    ("all", {}, ["default/old-0"]),
+], ids=["single", "all", "all, GenericWorkload off"])
+def test_a_plain_pod_preempts_a_disruption_mode_all_group_whole(mode: str, gates: dict[str, bool],
+                                                                victims: list[str]) -> None:
     """A plain high-priority pod needs node-0 whole, where one member of the running gang "old" is; the
     other member is on node-1. With GenericWorkload a victim is a unit: ``All`` takes "old" whole, on
-    both nodes; ``Single`` takes old-0 alone (upstream's SelectVictimsOnNode over DomainVictims)."""
-    s, client = gang_service(0)
+    both nodes; ``Single`` takes old-0 alone (upstream's SelectVictimsOnNode over DomainVictims). With
+    the gate off, groups mean nothing to preemption."""
+    s, client = gang_service(0, gates=gates)
     s.on_node("ADDED", node_obj("node-0", "4"))
     s.on_node("ADDED", node_obj("node-1", "2"))
     s.on_pod_group("ADDED", prio_group("old", 2, 0, mode))

@@ -438,3 +438,28 @@ def test_more_important_victim_orders_priority_then_groups_then_size_then_start(
     high = wap.Victim((_pod(P("f", "n", start=T2)),), MID)
     ranked = sorted([lone_new, small, lone_old, high, big], key=wap.more_important)
     assert [v.pods[0].name for v in ranked] == ["f", "c", "e", "a", "b"]
+
+
+# --- default_preemption_workload_test.go: TestPreparePotentialVictimPodGroups --------------------------
+# The stored copy is of the v1alpha1 API (1.35: a gang's pods named by workloadRef, no PodGroup
+# priority); its cases are kept with 1.37's names for the same things (disruptionMode All, the
+# PodGroup's priority). Its "gang but missing state" case skipped the pod; 1.37's types_test.go
+# ("... missing pod group state in cache falls back to local pod preemption") keeps it alone, and
+# 1.37 is followed. The "disabled" case is tests/test_podgroup_cycle.py's gate-off case.
+@pytest.mark.parametrize(("name", "pods", "scheduled", "want"), [
+    ("workload aware preemption enabled, no gang", [P("p1", "node1", 10, start=T0)], {},
+     [({"p1"}, 10, False)]),
+    ("workload aware preemption enabled, gang with disruption mode",
+     [P("p1", "node1", 10, group="pg1", start=T0)],
+     {"pg1": [P("p1", "node1", 10, group="pg1", start=T0), P("p2", "node2", 10, group="pg1", start=T1)]},
+     [({"p1", "p2"}, 10, True)]),
+    ("workload aware preemption enabled, gang but missing state", [P("p1", "node1", 10, group="pg1", start=T0)], {},
+     [({"p1"}, 10, True)]),
+])
+def test_prepare_potential_victim_pod_groups(name: str, pods: list[P], scheduled: dict[str, list[P]],
+                                             want: list[tuple[set[str], int, bool]]) -> None:
+    store = PodGroupStore()
+    store.upsert(_group(G("pg1", 10, "All")))
+    got = wap.node_victims([_pod(p) for p in pods], store.get,
+                           lambda g: [_pod(p) for p in scheduled.get(g.name, [])])
+    assert [({p.name for p in v.pods}, v.priority, v.is_pod_group) for v in got] == want, name
