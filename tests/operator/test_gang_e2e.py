@@ -103,7 +103,7 @@ def test_a_gang_with_preemption_evicts_lower_priority_pods_and_binds_whole(tmp_p
                   priority_class("low", 100), priority_class("high", 1000))
         env.wait(lambda: accepted(env, "default"), message="profile accepted")
         old = gang("old", 2)
-        old["spec"].update({"priorityClassName": "low", "priority": 100, "disruptionMode": {"all": {}}})
+        old["spec"].update({"priorityClassName": "low", "disruptionMode": {"all": {}}})
         running = [classed(member(f"old-{i}", "old", "2"), "low", f"n{i}") for i in range(2)]
         plain = [classed(member(f"plain-{i}", "none", "2"), "low", f"n{i}") for i in range(2)]
         for p in plain:
@@ -111,7 +111,7 @@ def test_a_gang_with_preemption_evicts_lower_priority_pods_and_binds_whole(tmp_p
         env.apply(old, *running, *plain)
         env.wait(lambda: len(bound(env, "old")) == 2, message="the old gang running")
         new = gang("train", 2)
-        new["spec"].update({"priorityClassName": "high", "priority": 1000})
+        new["spec"].update({"priorityClassName": "high"})
         env.apply(new, *[classed(member(f"train-{i}", "train", "4"), "high") for i in range(2)])
         env.wait(lambda: len(bound(env, "train")) == 2, timeout=30, message="the preempting gang bound whole")
         assert sorted(bound(env, "train").values()) == ["n0", "n1"]

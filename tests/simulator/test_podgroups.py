@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler.simulator import SimulatedCluster
+from scheduler.simulator.registry import podgroups
 from tests.simulator.helpers import PODS, Http, pod, started
 from tests.simulator.kubectl import Kubectl, needs_kubectl
 
@@ -102,14 +103,23 @@ POD_GROUP_CASES = [
                                         "lower case alphanumeric characters or '-', and must start and end with an "
                                         "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
                                         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")]),
-    ("too high priority", {"priority": 1_000_000_001},
-     [("spec.priority", "Invalid value: 1000000001: must be less than or equal to 1000000000")]),
     ("disruption mode with both", {"disruptionMode": {"single": {}, "all": {}}},
      [("spec.disruptionMode", 'Invalid value: "{`single`, `all`}": exactly one of `single`, `all` is required, '
                               "but multiple fields are set")]),
     ("composite parent with CompositePodGroup disabled", {"parentCompositePodGroupName": "parent"},
      [("spec.parentCompositePodGroupName", "Forbidden")]),
 ]
+
+
+def test_too_high_a_priority_is_invalid_and_the_priority_admission_refuses_it_first(api: Http) -> None:
+    """``+k8s:maximum=1000000000`` on ``priority``. Through the API the Priority admission plugin, which
+    runs before validation as kube-apiserver's chain does, refuses a priority its class did not give
+    (403); the validation's own message is checked on the validator."""
+    body = pod_group("pg-too-high", priority=1_000_000_001)
+    assert podgroups.validate_pod_group(body, None) == [
+        ("spec.priority", "FieldValueInvalid", "Invalid value: 1000000001: must be less than or equal to 1000000000")]
+    code, err = api("POST", PODGROUPS, body)
+    assert code == 403 and err["reason"] == "Forbidden", err
 
 
 @pytest.mark.parametrize(("case", "spec", "want"), POD_GROUP_CASES, ids=[c[0] for c in POD_GROUP_CASES])
@@ -277,3 +287,36 @@ def test_with_pod_group_preemption_policy_the_field_is_served_defaulted_and_immu
     code, err = api("PUT", f"{PODGROUPS}/pg-never", changed)
     assert code == 422, err
     assert [f for f, _ in causes(err)] == ["spec.preemptionPolicy"]
+
+
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+
+
+@pytest.mark.parametrize(("name", "class_name", "priority", "code", "want"), [
+    # plugin/pkg/admission/priority/admission_test.go, TestAdmitPodGroup (no global default class here)
+    ("pod group with explicit priorityClassName, accepted", "pg-nondefault1", None, 201, ("pg-nondefault1", 500)),
+    ("pod group with non-existent priorityClassName, rejected", "non-existent", None, 403, None),
+    ("pod group with no priorityClassName and no global default, accepted and priority should be zero", None, None,
+     201, (None, 0)),
+    ("pod group create with pre-set Priority matching computed value, accepted", "pg-nondefault1", 500, 201,
+     ("pg-nondefault1", 500)),
+    ("pod group create with pre-set Priority not matching computed value, rejected", "pg-nondefault1", 9999, 403,
+     None),
+])
+def test_priority_admission_resolves_a_pod_groups_priority(api: Http, name: str, class_name: str | None,
+                                                           priority: int | None, code: int, want: Any) -> None:
+    api("POST", PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                   "metadata": {"name": "pg-nondefault1"}, "value": 500})
+    spec: dict[str, Any] = {}
+    if class_name:
+        spec["priorityClassName"] = class_name
+    if priority is not None:
+        spec["priority"] = priority
+    pg_name = f"pg-prio-{abs(hash(name)) % 10**8}"
+    got_code, got = api("POST", PODGROUPS, pod_group(pg_name, **spec))
+    assert got_code == code, got
+    if code == 403:
+        assert got["reason"] == "Forbidden"
+        assert got["message"].startswith(f'podgroups.scheduling.k8s.io "{pg_name}" is forbidden: ')
+        return
+    assert (got["spec"].get("priorityClassName"), got["spec"]["priority"]) == want

@@ -20,9 +20,10 @@ with ``PodGroupPreemptionPolicy`` on, a PodGroup's ``preemptionPolicy`` is serve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.apierrors import invalid as invalid_error
 from scheduler.simulator.registry.core.validation import (
     Cause,
@@ -37,7 +38,8 @@ from scheduler.simulator.registry.core.validation import (
 )
 from scheduler.simulator.resources import ResourceType
 
-__all__ = ["GENERIC_WORKLOAD", "GROUP", "PODGROUPS", "STORES", "TYPES", "WORKLOADS", "admit", "validate_status"]
+__all__ = ["GENERIC_WORKLOAD", "GROUP", "PODGROUPS", "STORES", "TYPES", "WORKLOADS", "admit", "admit_priority",
+           "validate_status"]
 
 Obj = dict[str, Any]
 
@@ -255,6 +257,34 @@ def _drop_disabled(spec: Obj, old: Mapping[str, Any] | None) -> None:
     for f in ("schedulingConstraints", "resourceClaims"):
         if not (old and old.get(f)):
             spec.pop(f, None)
+
+
+def admit_priority(obj: Obj, classes: Callable[[str], Obj | None], global_default: Callable[[], Obj | None]) -> None:
+    """The Priority admission plugin on a PodGroup's create (``TestAdmitPodGroup``): an empty
+    ``priorityClassName`` takes the global default class (its name and value; 0 without one); a named
+    class must exist (403); ``priority`` is set from the class, and a different one already given is
+    refused (403). An update is not touched."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    name = str(obj["metadata"].get("name", ""))
+    cls_name = spec.get("priorityClassName") or ""
+    if cls_name:
+        pc = classes(cls_name)
+        if pc is None:
+            raise ApiError(403, "Forbidden", f'podgroups.scheduling.k8s.io "{name}" is forbidden: no PriorityClass '
+                                             f"with name {cls_name} was found")
+    else:
+        pc = global_default()
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
+    value = int(pc.get("value", 0)) if pc else 0
+    if spec.get("priority") is not None and spec["priority"] != value:
+        raise ApiError(403, "Forbidden", f'podgroups.scheduling.k8s.io "{name}" is forbidden: the integer value of '
+                                         f"priority ({spec['priority']}) must not be provided in pod group spec; "
+                                         f"priority admission controller computed {value} from the given "
+                                         "PriorityClass name")
+    spec["priority"] = value
 
 
 def admit(key: str, obj: Obj, old: Obj | None, *, policy_gate: bool = False) -> None:

@@ -173,6 +173,9 @@ class Strategy(StoreState):
         elif key == "policy/poddisruptionbudgets":
             self._admit_pdb(obj)
         elif key in podgroups.STORES:
+            if key == podgroups.PODGROUPS and old is None:
+                pcs = self.rt("scheduling.k8s.io", "v1", "priorityclasses")
+                podgroups.admit_priority(obj, lambda n: self.store.get(pcs, "", n), self._global_default_class)
             podgroups.admit(key, obj, old,
                             policy_gate=enabled(self.feature_gates, podgroups.POD_GROUP_PREEMPTION_POLICY))
         elif key == apiregistration.STORE:
