@@ -21,6 +21,11 @@ Two gangs that each need the whole cluster never deadlock: a cycle holds the cac
 first member to the last and releases every reservation when the quorum is not met, so at most one
 of them is placed and the other holds nothing while it waits (``tests/test_podgroup_cycle.py``).
 
+``what_if`` runs the same placement (``place_members``) hypothetically, for ``explain`` and
+``capacity``: the members are moved on the cache's rows in a ``WhatIf`` instead of assumed, and
+everything is undone before the lock is let go; the answer (``GroupWhatIf``) is whether the quorum
+would be met, where each member would go, and otherwise the same per-node diagnosis.
+
 When the quorum is not met and the profile runs DefaultPreemption, the gang preempts as a unit
 (workload-aware preemption, ``scheduler/plugins/podgrouppreemption.py``; upstream's
 ``podGroupPostFilter``): the victims are chosen so that the whole gang fits, each member the
@@ -33,12 +38,16 @@ PostFilter never preempts (``not eligible due to workload aware preemption enabl
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from scheduler import features
-from scheduler.cache import Snapshot, WhatIf
+from scheduler.cache import Cache, Snapshot, WhatIf
 from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cycle import Binding, Dropped, GroupOutcome, Scheduler, ScheduleResult, _Attempt
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, fit_error_message
 from scheduler.framework.group_diagnosis import GroupDiagnosis
 from scheduler.framework.runtime import Framework
 from scheduler.framework.status import SUCCESS, Code, Status
@@ -49,8 +58,10 @@ from scheduler.plugins import podgrouppreemption as wap
 from scheduler.plugins.defaultpreemption import NAME as DEFAULT_PREEMPTION
 from scheduler.plugins.defaultpreemption import DefaultPreemption
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
+from scheduler.plugins.gangscheduling import WAITING_FOR_MIN_COUNT
 
-__all__ = ["REASON_SCHEDULED", "REASON_UNSCHEDULABLE", "PodGroupCycle", "is_gang_member", "schedule_pod_group"]
+__all__ = ["REASON_SCHEDULED", "REASON_UNSCHEDULABLE", "GroupPlacement", "GroupWhatIf", "PodGroupCycle",
+           "is_gang_member", "place_members", "schedule_pod_group", "scheduled_message", "what_if"]
 
 # The reasons of PodGroupInitiallyScheduled (staging/src/k8s.io/api/scheduling/v1beta1/types.go
 # names Unschedulable and SchedulerError for False).
@@ -118,6 +129,152 @@ def _reject_nodes(diag: GroupDiagnosis, a: _Attempt, snapshot: Snapshot) -> None
             diag.reject(snapshot.node_info(row).name, a.status.reasons[0])
 
 
+def _rejected(status: Status) -> _Attempt:
+    """A member Reserve or Permit rejected: a FitError over one node, as ``schedule_one`` words it."""
+    a = _Attempt(status=status, num_all_nodes=1)
+    a.diagnosis.node_to_status.absent = status
+    if status.is_rejected():
+        a.diagnosis.unschedulable_plugins.add(status.plugin)
+    return a
+
+
+class _Placer(Protocol):
+    """How a pass of ``place_members`` holds a placed member: for real (the cycle: assumed in the
+    cache, reserved), or hypothetically (``what_if``: moved on the cache's rows in a ``WhatIf``)."""
+
+    def assume(self, pod: Pod, node: str) -> Pod: ...
+
+    def forget(self, pod: Pod) -> None: ...
+
+    def reserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> Status: ...
+
+    def unreserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> None: ...
+
+
+class _Assume:
+    """The cycle's placer: the cache's Assume and Forget, the profile's Reserve and Unreserve."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+    def assume(self, pod: Pod, node: str) -> Pod:
+        return self.cache.assume_pod(pod, node)
+
+    def forget(self, pod: Pod) -> None:
+        self.cache.forget_pod(pod)
+
+    def reserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        return fwk.run_reserve(state, pod, node)
+
+    def unreserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> None:
+        fwk.run_unreserve(state, pod, node)
+
+
+class _Hypothetical:
+    """``what_if``'s placer: a member is moved onto its node's row in a ``WhatIf`` (the cache's
+    entries, its assumed set and its TTLs never see it), and Reserve runs, so the next member sees
+    the claims and volumes it would allocate in the plugins' in-memory stores; everything is undone
+    before the cache's lock is let go. GangScheduling takes no part: its Reserve does nothing and
+    its Unreserve rejects the group's members parked at Permit, which are real pods."""
+
+    def __init__(self, w: WhatIf) -> None:
+        self.w = w
+
+    def assume(self, pod: Pod, node: str) -> Pod:
+        placed = replace(pod, node_name=node)
+        self.w.add(placed, node)
+        return placed
+
+    def forget(self, pod: Pod) -> None:
+        self.w.remove(pod, pod.node_name or "")
+
+    def reserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> Status:
+        for p in fwk.reserve:
+            if p.name == GANG_SCHEDULING:
+                continue
+            s = p.reserve(state, pod, node)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def unreserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> None:
+        for p in reversed(fwk.reserve):
+            if p.name != GANG_SCHEDULING:
+                p.unreserve(state, pod, node)
+
+
+@dataclass(slots=True)
+class GroupPlacement:
+    """One pass of a PodGroup's members over one snapshot: what the cycle and ``what_if`` share.
+
+    ``before`` members were scheduled already (assigned, or assumed by the cache); ``placed`` are
+    held (assumed and reserved) on their nodes, ``failed`` fit nowhere (or Reserve refused them),
+    ``dropped`` are deleting or already in the cache; ``diag`` is the per-node diagnosis."""
+
+    group: PodGroup
+    before: int
+    placed: list[tuple[QueuedPodInfo, CycleState, Pod, _Attempt]] = field(default_factory=list)
+    failed: list[tuple[QueuedPodInfo, CycleState, _Attempt, Snapshot]] = field(default_factory=list)
+    dropped: list[QueuedPodInfo] = field(default_factory=list)
+    diag: GroupDiagnosis = field(default_factory=GroupDiagnosis)
+
+    @property
+    def scheduled(self) -> int:
+        return self.before + len(self.placed)
+
+    @property
+    def quorum(self) -> bool:
+        """At least ``minCount`` of the group scheduled: the cycle binds the placed members."""
+        return self.scheduled >= self.group.min_count
+
+    def diagnosis(self, members: int) -> str:
+        """The per-node message a failed cycle writes (``group_diagnosis``), for ``members`` pods."""
+        return self.diag.message(self.group.key, placed=self.scheduled, members=members,
+                                 min_count=self.group.min_count)
+
+
+def place_members(s: Scheduler, fwk: Framework, group: PodGroup, infos: Sequence[QueuedPodInfo],
+                  store: PodGroupStore, placer: _Placer, *, explain: bool = False) -> GroupPlacement:
+    """Place ``infos`` member by member on the cache (its lock held by the caller), each member
+    seeing those placed before it; a member that fits nowhere keeps each node's first reason.
+    ``explain``: the search does not move the profile's round-robin start (``Scheduler.explain``'s)."""
+    scheduled = store.scheduled(group.namespace, group.name, lambda uid: s.cache.get_pod(uid) is not None)
+    out = GroupPlacement(group, len(scheduled))
+    diag = out.diag
+    for info in infos:
+        pod = info.pod
+        if pod.deleting or s.cache.get_pod(pod.uid) is not None:
+            out.dropped.append(info)
+            continue
+        snapshot = s.cache.snapshot()
+        if not diag.nodes:
+            diag.nodes = tuple(snapshot.node_names(snapshot.node_order))
+        state = fwk.new_cycle_state()
+        a = s._schedule_pod(fwk, state, pod, snapshot, explain=explain)
+        if a.node is not None:
+            assumed = placer.assume(pod, a.node)
+            r = placer.reserve(fwk, state, assumed, a.node)
+            if r.is_success():
+                out.placed.append((info, state, assumed, a))
+                diag.place(a.node)
+                continue
+            placer.unreserve(fwk, state, assumed, a.node)
+            placer.forget(assumed)
+            diag.reject(a.node, r.message())
+            a = _rejected(r)
+        else:
+            _reject_nodes(diag, a, snapshot)
+        out.failed.append((info, state, a, snapshot))
+    return out
+
+
+def _release(p: GroupPlacement, fwk: Framework, placer: _Placer) -> None:
+    """Unreserve and forget every member the pass placed, newest first: nothing stays held."""
+    for _info, state, assumed, a in reversed(p.placed):
+        placer.unreserve(fwk, state, assumed, a.node or "")
+        placer.forget(assumed)
+
+
 def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group: PodGroup,
                        store: PodGroupStore) -> GroupOutcome:
     """Place ``first``'s whole gang on one snapshot, or none of it (the module docstring)."""
@@ -136,42 +293,15 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
         s.queue.nominator.delete(i.uid)
     out = GroupOutcome(group)
     started = time.perf_counter()
-    placed: list[tuple[QueuedPodInfo, CycleState, Pod, _Attempt]] = []
-    failed: list[tuple[QueuedPodInfo, CycleState, _Attempt, Snapshot]] = []
-    diag = GroupDiagnosis()
+    placer = _Assume(s.cache)
     with s.cache.lock:
-        before = len(store.scheduled(group.namespace, group.name, lambda uid: s.cache.get_pod(uid) is not None))
-        for info in infos:
-            pod = info.pod
-            if pod.deleting or s.cache.get_pod(pod.uid) is not None:
-                s.queue.done(info.uid)
-                out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
-                continue
-            snapshot = s.cache.snapshot()
-            if not diag.nodes:
-                diag.nodes = tuple(snapshot.node_names(snapshot.node_order))
-            state = fwk.new_cycle_state()
-            a = s._schedule_pod(fwk, state, pod, snapshot)
-            if a.node is not None:
-                assumed = s.cache.assume_pod(pod, a.node)
-                r = fwk.run_reserve(state, assumed, a.node)
-                if r.is_success():
-                    placed.append((info, state, assumed, a))
-                    diag.place(a.node)
-                    continue
-                fwk.run_unreserve(state, assumed, a.node)
-                s.cache.forget_pod(assumed)
-                diag.reject(a.node, r.message())
-                a = _Attempt(status=r, num_all_nodes=1)
-                a.diagnosis.node_to_status.absent = r
-                if r.is_rejected():
-                    a.diagnosis.unschedulable_plugins.add(r.plugin)
-            else:
-                _reject_nodes(diag, a, snapshot)
-            failed.append((info, state, a, snapshot))
-        scheduled = before + len(placed)
-        if scheduled >= group.min_count:
-            for info, state, assumed, a in placed:
+        p = place_members(s, fwk, group, infos, store, placer)
+        for info in p.dropped:
+            s.queue.done(info.uid)
+            out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
+        failed = p.failed
+        if p.quorum:
+            for info, state, assumed, a in p.placed:
                 s.queue.nominator.delete(info.uid)
                 node = a.node or ""
                 st, wait = fwk.run_permit(state, assumed, node)
@@ -182,27 +312,22 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
                     continue
                 fwk.run_unreserve(state, assumed, node)
                 s.cache.forget_pod(assumed)
-                b = _Attempt(status=st, num_all_nodes=1)
-                b.diagnosis.node_to_status.absent = st
-                if st.is_rejected():
-                    b.diagnosis.unschedulable_plugins.add(st.plugin)
-                failed.append((info, state, b, s.cache.snapshot()))
+                failed.append((info, state, _rejected(st), s.cache.snapshot()))
             for info, state, a, snapshot in failed:
                 out.members.append(s._failure(fwk, state, info, a, started, snapshot, run_post_filter=False))
-            message = f"{scheduled} of minCount {group.min_count} pods scheduled"
+            message = scheduled_message(p.scheduled, group.min_count)
             if _changes(group, "True", REASON_SCHEDULED, message):
                 out.on_bound = condition("True", REASON_SCHEDULED, message)
             return out
         # The quorum is not met: release every reservation this cycle made, newest first.
-        for _info, state, assumed, a in reversed(placed):
-            fwk.run_unreserve(state, assumed, a.node or "")
-            s.cache.forget_pod(assumed)
-        message = diag.message(group.key, placed=scheduled, members=before + len(infos), min_count=group.min_count)
+        _release(p, fwk, placer)
+        message = p.diagnosis(p.before + len(infos))
         errors = [a for _, _, a, _ in failed if a.status.code == Code.ERROR]
-        tried = [i for i in infos if not any(isinstance(m, Dropped) and m.info is i for m in out.members)]
+        dropped = {id(info) for info in p.dropped}
+        tried = [i for i in infos if id(i) not in dropped]
         preemption: wap.GroupPreemption | None = None
         if not errors and tried:
-            preemption, ps = _post_filter(s, fwk, group, [i.pod for i in tried], before, nominated, store)
+            preemption, ps = _post_filter(s, fwk, group, [i.pod for i in tried], p.before, nominated, store)
             if ps.reasons:
                 # PodGroupPostFilter's prefix (defaultpreemption.go), as the FitError carries it.
                 message = f"{message} pod group preemption: {ps.message()}"
@@ -234,15 +359,17 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
 
 
 def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod], before: int,
-                 nominated: dict[str, str], store: PodGroupStore) -> tuple[wap.GroupPreemption | None, Status]:
+                 nominated: dict[str, str], store: PodGroupStore, *, record: bool = True
+                 ) -> tuple[wap.GroupPreemption | None, Status]:
     """The PodGroup's PostFilter (upstream's ``podGroupPostFilter``): workload-aware preemption when the
     profile runs DefaultPreemption and ``GenericWorkload`` is on. Called with the cache lock held and
-    every reservation of the cycle released."""
+    every reservation of the cycle released. It only chooses (the caller evicts), so ``what_if`` runs
+    it too, with ``record`` off: no attempt is counted in the metrics."""
     plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
     if not isinstance(plugin, DefaultPreemption) or plugin not in fwk.post_filter or not plugin.workload_aware:
         return None, Status(Code.UNSCHEDULABLE)
     handle = plugin.handle
-    if handle.metrics is not None:
+    if record and handle.metrics is not None:
         handle.metrics.preemption_attempts.inc()        # one attempt for the group, whatever its outcome
 
     def place(w: WhatIf) -> tuple[list[wap.Assignment], Status]:
@@ -273,3 +400,89 @@ def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod],
     if result.ongoing:
         return result, Status(Code.SUCCESS, ("ongoing preemption on nominated nodes",))
     return result, Status(Code.SUCCESS, (f"found a placement for podgroup, preempting {len(result.pods)} victims",))
+
+
+def scheduled_message(scheduled: int, min_count: int) -> str:
+    """The ``PodGroupInitiallyScheduled=True`` condition's message."""
+    return f"{scheduled} of minCount {min_count} pods scheduled"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupWhatIf:
+    """``what_if``'s answer: would the PodGroup cycle place ``group`` now, and where.
+
+    ``bound`` and ``placed`` are (pod, node) of the members scheduled already and of those the
+    cycle would place; ``unplaced`` (pod, why: its FitError) of those that fit nowhere; ``per_node``
+    how many members each node would take; ``message`` the ``PodGroupInitiallyScheduled``
+    condition's message the cycle would write (the per-node diagnosis when the quorum is not met);
+    ``waiting`` GangScheduling's PreEnqueue message while fewer than ``minCount`` pods exist."""
+
+    group: str
+    min_count: int
+    fits: bool
+    bound: tuple[tuple[str, str], ...]
+    placed: tuple[tuple[str, str], ...]
+    unplaced: tuple[tuple[str, str], ...]
+    per_node: tuple[tuple[str, int], ...]
+    message: str
+    waiting: str
+
+    @property
+    def scheduled(self) -> int:
+        return len(self.bound) + len(self.placed)
+
+
+def _why(a: _Attempt) -> str:
+    """A member's reason for fitting nowhere, as its FailedScheduling event words it."""
+    if a.status.code == Code.ERROR or a.status.message() == NO_NODES_AVAILABLE:
+        return a.status.message()
+    return fit_error_message(a.num_all_nodes, a.diagnosis)
+
+
+def what_if(s: Scheduler, fwk: Framework, group: PodGroup, store: PodGroupStore,
+            extra: Sequence[Pod] = ()) -> GroupWhatIf:
+    """The PodGroup cycle for ``group``, run hypothetically: its pending members (those ``fwk``
+    schedules, in QueueSort order, with ``extra``: pods that do not exist, last) placed member by
+    member by ``place_members``, as the cycle places them, but in a ``WhatIf`` on the cache
+    (``_Hypothetical``), under the cache's lock: the queue, the cache, the plugins' stores and
+    the cluster end as they were, and nothing is written. Members scheduled already count as
+    placed. Permit does not run (with the quorum met, GangScheduling's allows every member)."""
+    extra_uids = {p.uid for p in extra}
+    queued = {i.uid: i for i in s.queue.pending()}
+    now = time.monotonic()
+    infos: list[QueuedPodInfo] = []
+    for pod in store.members(group.namespace, group.name):
+        if pod.uid in extra_uids or pod.node_name or s.profiles.for_pod(pod) is not fwk:
+            continue
+        q = queued.get(pod.uid)
+        infos.append(QueuedPodInfo(pod, q.timestamp if q is not None else now, now))
+    infos.sort(key=fwk.queue_sort_key)
+    infos += [QueuedPodInfo(p, now, now) for p in extra]
+    # GangScheduling's PreEnqueue counts the pods that exist (AllPodsCount); ``extra`` would.
+    exist = {m.uid for m in store.members(group.namespace, group.name)} | extra_uids
+    waiting = WAITING_FOR_MIN_COUNT if len(exist) < group.min_count else ""
+    with s.cache.lock, s.cache.what_if() as w:
+        placer = _Hypothetical(w)
+        p = place_members(s, fwk, group, infos, store, placer, explain=True)
+        for _info, state, assumed, a in reversed(p.placed):
+            placer.unreserve(fwk, state, assumed, a.node or "")      # the WhatIf undoes the moves
+        bound = []
+        for m in store.scheduled(group.namespace, group.name, lambda uid: s.cache.get_pod(uid) is not None):
+            held = s.cache.get_pod(m.uid)
+            bound.append((m.key, held.node_name if held is not None and held.node_name else ""))
+    fits = p.quorum and not waiting
+    message = scheduled_message(p.scheduled, group.min_count) if p.quorum else p.diagnosis(p.before + len(infos))
+    dropped = {id(info) for info in p.dropped}
+    tried = [i.pod for i in infos if id(i) not in dropped]
+    if not p.quorum and tried and not any(a.status.code == Code.ERROR for _, _, a, _ in p.failed):
+        # The cycle's PostFilter, which only chooses victims, so the answer ends as the condition would.
+        nominated = {pod.uid: pod.nominated_node_name or s.queue.nominator.node_of(pod.uid) or "" for pod in tried}
+        with s.cache.lock:
+            _, ps = _post_filter(s, fwk, group, tried, p.before, nominated, store, record=False)
+        if ps.reasons:
+            message = f"{message} pod group preemption: {ps.message()}"
+    return GroupWhatIf(group.key, group.min_count, fits, tuple(sorted(bound)),
+                       tuple((info.pod.key, a.node or "") for info, _, _, a in p.placed),
+                       tuple((info.pod.key, _why(a)) for info, _, a, _ in p.failed),
+                       tuple(sorted(p.diag.accepted.items(), key=lambda kv: (-kv[1], kv[0]))),
+                       message, waiting)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from scheduler import podgroup_cycle
 from scheduler.framework.diagnosis import NodeToStatus
 from scheduler.framework.interfaces import PostFilterContext
 from scheduler.framework.status import Code
@@ -426,3 +427,103 @@ def test_fuzz_preemption_never_leaves_a_disruption_mode_all_gang_partly_bound(se
     for victim, preemptor, _ in client.preempted:
         assert priority[victim] < priority[preemptor], (victim, preemptor)
     assert s.cache.assumed_count() == 0
+# --- what_if: the PodGroup cycle run hypothetically (explain and capacity) -----------------------
+def what_if_of(s: SchedulerService, group: str, extra: tuple[Any, ...] = ()) -> podgroup_cycle.GroupWhatIf:
+    fwk = s.profiles.for_pod(pod("probe"))
+    g = s.pod_groups.get("default", group)
+    assert fwk is not None and g is not None
+    return podgroup_cycle.what_if(s.scheduler, fwk, g, s.pod_groups, extra)
+
+
+def cache_state(s: SchedulerService) -> tuple[Any, ...]:
+    """What a what-if must leave as it found: the rows' requests and pod counts, the cache's
+    entries and assumptions, and where each pod waits in the queue."""
+    t = s.cache.table
+    return (t.requested.copy().tolist(), t.pod_count.copy().tolist(), s.cache.assumed_count(),
+            sorted((i.uid, s.queue.where(i.uid)) for i in s.queue.pending()))
+
+
+# Each case: members (cpu each) of one gang on nodes of 4 cpu, and what the cycle does with them.
+# The oracle is the real cycle: after the what-if, draining the queue must bind exactly so, or fail
+# with exactly the what-if's message (one code path: ``place_members``).
+WHAT_IF_CASES = [
+    # (case, nodes, minCount, member cpus, bound before (cpu, node) or None, fits)
+    ("fits whole (schedule_one_podgroup_test.go: all pods of the group scheduled)", 2, 4, ["2"] * 4, None, True),
+    ("does not fit: each node takes one and refuses the next", 2, 3, ["3"] * 3, None, False),
+    ("a bound member counts as placed", 3, 3, ["3"] * 2, ("3", "node-0"), True),
+    ("quorum met, one member left over", 2, 2, ["3"] * 3, None, True),
+]
+
+
+@pytest.mark.parametrize(("case", "nodes", "min_count", "cpus", "before", "fits"), WHAT_IF_CASES,
+                         ids=[c[0] for c in WHAT_IF_CASES])
+def test_what_if_answers_as_the_cycle_then_does_and_changes_nothing(
+        case: str, nodes: int, min_count: int, cpus: list[str], before: tuple[str, str] | None,
+        fits: bool) -> None:
+    s, client = gang_service(nodes)
+    s.on_pod_group("ADDED", group_obj("g", min_count))
+    if before is not None:
+        s.on_pod("ADDED", pod_obj("g-bound", group="g", cpu=before[0], node=before[1]))
+    for i, cpu in enumerate(cpus):
+        s.on_pod("ADDED", pod_obj(f"g-{i}", group="g", cpu=cpu))
+    was = cache_state(s)
+    answer = what_if_of(s, "g")
+    assert cache_state(s) == was, case                   # nothing assumed, moved or popped
+    assert client.bound == {} and client.failures == [] and client.pod_group_conditions == {}
+    assert answer.fits is fits, (case, answer)
+    assert answer.bound == ((("default/g-bound", before[1]),) if before else ())
+    assert answer.scheduled == len(answer.bound) + len(answer.placed)
+    assert sum(n for _, n in answer.per_node) == len(answer.placed)
+    drain(s)
+    cond = condition(client, "g")
+    assert cond["message"] == answer.message, case       # the cycle writes what the what-if said
+    bound = {uid: n for uid, n in client.bound.items() if uid != "uid-g-bound"}
+    if fits:
+        assert cond["status"] == "True"
+        assert sorted(bound.values()) == sorted(n for _, n in answer.placed), case
+        assert [p for p, _ in answer.unplaced] == [f"default/g-{i}" for i in range(len(cpus))
+                                                   if f"uid-g-{i}" not in client.bound]
+        for _, why in answer.unplaced:
+            assert why in {f[2] for f in client.failures}, (why, client.failures)
+    else:
+        assert cond["status"] == "False" and bound == {}
+        assert answer.message.startswith("pod group default/g: ") and "accepted" in answer.message
+
+
+def test_what_if_waits_with_the_quorum_and_a_hypothetical_member_completes_it() -> None:
+    """Two of three members exist: GangScheduling's PreEnqueue holds the group, so the answer is
+    no, with its message. A third pod that does not exist yet (``extra``: ``explain -f``,
+    ``capacity``) completes the quorum, and the three would be placed."""
+    s, _ = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("q", 3))
+    for i in range(2):
+        s.on_pod("ADDED", pod_obj(f"q-{i}", group="q", cpu="1"))
+    waiting = what_if_of(s, "q")
+    assert (waiting.fits, waiting.waiting) == (False, gangscheduling.WAITING_FOR_MIN_COUNT)
+    assert len(waiting.placed) == 2
+    was = cache_state(s)
+    new = s.pod_groups.members("default", "q")[0].__class__
+    extra = parse_pod({**pod_obj("q-new", group="q", cpu="1"), "metadata": {
+        "name": "q-new", "namespace": "default", "uid": "uid-q-new"}})
+    assert isinstance(extra, new)
+    full = what_if_of(s, "q", (extra,))
+    assert (full.fits, full.waiting, full.scheduled) == (True, "", 3)
+    assert [p for p, _ in full.placed][-1] == "default/q-new"          # a new pod comes last
+    assert cache_state(s) == was
+
+
+def test_what_if_leaves_members_parked_at_permit_alone() -> None:
+    """A member waiting at Permit (scheduled in a cycle of its own) is a real pod: the what-if's
+    Unreserve must not reject it, as GangScheduling's Unreserve would."""
+    s, _ = gang_service(2)
+    s.on_pod_group("ADDED", group_obj("p", 2))
+    s.on_pod("ADDED", pod_obj("p-0", group="p", cpu="1"))
+    parked = next(m for m in s.pod_groups.members("default", "p"))
+    s.queue.delete(parked.uid)
+    s.cache.assume_pod(parked, "node-0")                 # its cycle assumed it, and Permit said Wait
+    s.waiting_pods.park(parked.uid)
+    s.on_pod("ADDED", pod_obj("p-1", group="p", cpu="1"))
+    answer = what_if_of(s, "p")
+    assert answer.fits and answer.bound == (("default/p-0", "node-0"),)
+    assert [p for p, _ in answer.placed] == ["default/p-1"]
+    assert s.waiting_pods._parked == {parked.uid: None}      # no decision was taken for it

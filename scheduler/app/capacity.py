@@ -27,10 +27,20 @@ goes on, replica by replica, until one fits nowhere even with preemption or ``ma
 placed in all: ``withPreemption`` counts every replica placed (``fits`` included) and the victims
 by priority. Replicas share one priority, so they never preempt one another.
 
+A pod naming a gang PodGroup (``spec.schedulingGroup``; ``feature_gates`` with ``GenericWorkload``
+on, and GangScheduling in the profile) is answered for its group too, in ``gang``: the scheduler
+places a gang whole or not at all, so "how many replicas fit" is not its question; "does the whole
+group fit" is. ``minCount`` replicas of the pod join the group's existing pending members, and the
+PodGroup cycle runs over them hypothetically (``podgroup_cycle.what_if``: the cycle's own
+member-by-member placement, in a ``WhatIf`` on the cache, undone after), with the group's bound
+members counted as placed: ``gang`` says whether the quorum is met, where the members go, and
+otherwise the per-node diagnosis the scheduler would write on the PodGroup. ``fits``, ``perNode``
+and ``withPreemption`` keep their meaning: replicas one at a time, outside the group. With the gate
+off the scheduler places such a pod alone, so it is counted pod by pod, and ``note`` says so.
+
 Not modelled: a victim's claims and volumes stay allocated (the claim controller would release
-them only after the victim is gone), and PodGroups are not scheduled as gangs here (the scheduler's
-PodGroup cycle places a gang whole; capacity adds one replica at a time): a pod naming
-``spec.schedulingGroup`` is counted pod by pod, and ``note`` says so.
+them only after the victim is gone), and a gang does not preempt (nor does the scheduler's: see
+``podgroup_cycle``).
 """
 
 from __future__ import annotations
@@ -55,9 +65,13 @@ from scheduler.app.explain import (
 from scheduler.app.kinds import watched_kinds
 from scheduler.cycle import Binding, Dropped, Failure
 from scheduler.errors import ClientError, ParseError
+from scheduler.framework import Framework
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.kubeapi import KubeClient
 from scheduler.model import Pod, parse_pod
+from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
+from scheduler.plugins.gangscheduling import waiting_for_group
+from scheduler.podgroup_cycle import what_if
 from scheduler.service import SchedulerService
 
 __all__ = ["DEFAULT_MAX", "CapacityError", "capacity", "format_capacity"]
@@ -74,9 +88,11 @@ POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 # The nodes the text output names per line; --output json names all.
 TEXT_NODES = 10
-GANG_NOTE = ("the pod names spec.schedulingGroup, but PodGroups are not scheduled as gangs by capacity "
-             "(the scheduler places a gang whole, in one PodGroup cycle): replicas are counted pod by pod, "
-             "not as a group")
+GANG_NOTE = ("the pod names spec.schedulingGroup, but with the GenericWorkload gate off (upstream's default) "
+             "PodGroups are not scheduled as gangs: replicas are counted pod by pod, as the scheduler would "
+             "place them; --feature-gates GenericWorkload=true answers for the whole group, in gang")
+NO_GANG_NOTE = ("the pod names spec.schedulingGroup, but the profile runs no GangScheduling, so the scheduler "
+                "places its pods one by one: replicas are counted pod by pod")
 
 
 class CapacityError(Exception):
@@ -97,11 +113,13 @@ class _Counting(_NoWrites):
 
 
 async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterable[Obj] | None = None,
-                   profile: str | None = None, max_replicas: int = DEFAULT_MAX) -> Obj:
+                   profile: str | None = None, max_replicas: int = DEFAULT_MAX,
+                   feature_gates: Mapping[str, bool] | None = None) -> Obj:
     """The answer for the pod ``body`` over the live cluster (``api``: the pod is defaulted by a
     server-side dry-run create, as for ``explain -f``; nothing is created) or a dump's ``objects``:
-    ``{pod, profile, max, fits, perNode, withPreemption: {fits, perNode, victims}, firstUnfit}``
-    and ``note`` for a pod in a scheduling group."""
+    ``{pod, profile, max, fits, perNode, withPreemption: {fits, perNode, victims}, firstUnfit}``,
+    ``gang`` for a member of a gang PodGroup (``_gang``), ``note`` for a pod in a scheduling group
+    that is counted pod by pod. ``feature_gates`` as ``run --feature-gates``."""
     if not isinstance(body, dict):
         raise CapacityError(f"-f: expected a Pod, got {type(body).__name__} {body!r:.60}")
     if body.get("kind", "Pod") != "Pod":
@@ -112,7 +130,7 @@ async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterabl
         meta["name"] = str(meta.get("generateName") or "replica").rstrip("-") or "replica"
     meta.pop("generateName", None)
     body = {**body, "apiVersion": "v1", "kind": "Pod", "metadata": meta}
-    kinds = watched_kinds()
+    kinds = watched_kinds(feature_gates)
     dumped = list(objects or ())
     if api is not None:
         try:
@@ -132,7 +150,7 @@ async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterabl
     if (body.get("spec") or {}).get("schedulingGates"):
         raise CapacityError("-f: the pod has spec.schedulingGates, so no scheduler places it until they are removed")
     client = _Counting()
-    service = loaded_service(listings, kinds, client=client)
+    service = loaded_service(listings, kinds, feature_gates, client=client)
     try:
         first = parse_pod(_replica(body, 0))
     except ParseError as e:
@@ -145,11 +163,50 @@ async def capacity(body: Obj, *, api: KubeClient | None = None, objects: Iterabl
         raise CapacityError(f"--profile {profile}: a shadow profile never schedules, so it has no capacity to "
                             f"count; ask its live profile ({shadow.shadow_of}) or explain -f --profile {profile}")
     body = {**body, "spec": {**body["spec"], "schedulerName": fwk.profile_name}}
+    gang: Obj | None = None
+    note: str | None = None
+    if first.scheduling_group:
+        if not service.generic_workload:
+            note = GANG_NOTE
+        elif GANG_SCHEDULING not in fwk.plugins_by_name:
+            note = NO_GANG_NOTE
+        else:
+            gang = _gang(service, fwk, body, listings, first)
+    if gang is not None:
+        # The pod-by-pod count is of replicas outside the group (fits, perNode keep their meaning).
+        body = {**body, "spec": {k: v for k, v in body["spec"].items() if k != "schedulingGroup"}}
     out = await _place(service, client, body, listings, max_replicas)
     out = {"pod": f"{meta['namespace']}/{meta['name']}", "profile": fwk.profile_name, "max": max_replicas, **out}
-    if first.scheduling_group:
-        out["note"] = GANG_NOTE
+    if gang is not None:
+        out["gang"] = gang
+    if note is not None:
+        out["note"] = note
     return out
+
+
+def _gang(service: SchedulerService, fwk: Framework, body: Obj, listings: Listings, first: Pod) -> Obj | None:
+    """``gang``: ``minCount`` replicas of ``body`` with the group's pending members, through the
+    PodGroup cycle run hypothetically (the module docstring); None for a group that is no gang
+    (its pods are placed one by one, as the pod-by-pod count does). The replicas are the first
+    ``minCount`` of the count's, with the same claims and volumes made for them."""
+    store = service.pod_groups
+    group = store.get(first.namespace, first.scheduling_group)
+    key = f"{first.namespace}/{first.scheduling_group}"
+    if group is None:
+        return {"podGroup": key, "fits": False, "minCount": None, "replicas": 0, "bound": 0, "pending": 0,
+                "perNode": {}, "unplaced": 0, "diagnosis": waiting_for_group(first.scheduling_group)}
+    if not group.is_gang:
+        return None
+    replicas = []
+    for n in range(group.min_count):
+        replica = _replica(body, n)
+        _controllers(service, replica, listings, n)
+        replicas.append(parse_pod(replica))
+    a = what_if(service.scheduler, fwk, group, store, replicas)
+    tried = len(a.placed) + len(a.unplaced)
+    return {"podGroup": key, "fits": a.fits, "minCount": group.min_count, "replicas": len(replicas),
+            "bound": len(a.bound), "pending": tried - len(replicas), "perNode": dict(a.per_node),
+            "unplaced": len(a.unplaced), "diagnosis": None if a.fits else a.message}
 
 
 async def _place(service: SchedulerService, client: _Counting, body: Obj, listings: Listings,
@@ -306,6 +363,15 @@ def format_capacity(result: Mapping[str, Any]) -> str:
         lines.append(f"stopped at --max {result['max']}: more may fit")
     else:
         lines.append(f"first replica that does not fit: {result['firstUnfit']}")
+    gang = result.get("gang")
+    if gang is not None:
+        verdict = "FITS" if gang["fits"] else "does NOT fit"
+        existing = f", with {gang['pending']} pending and {gang['bound']} bound member(s)" \
+            if gang["pending"] or gang["bound"] else ""
+        lines.append(f"pod group {gang['podGroup']} (minCount {gang['minCount']}): {gang['replicas']} replica(s) "
+                     f"as one gang{existing}: {verdict}  ({where(gang['perNode'])})")
+        if gang["diagnosis"]:
+            lines.append(f"  {gang['diagnosis']}")
     if result.get("note"):
         lines.append(f"note: {result['note']}")
     return "\n".join(lines)

@@ -227,7 +227,7 @@ def _format_answer(answer: dict[str, Any]) -> str:
     source = ("its own record of the decision" if answer.get("source") == "record"
               else "its profile run now over its live state")
     head = f"answered by the leading scheduler (a SchedulingExplanation): {answer.get('verdict')}, from {source}"
-    body = format_explanation({k: v for k, v in answer.items() if k in ("decision", "shadow")})
+    body = format_explanation({k: v for k, v in answer.items() if k in ("decision", "shadow", "group")})
     return f"{head}\n{body}"
 
 
@@ -317,8 +317,10 @@ def _explain_manifest(manifest: str, dump: str | None, kubeconfig: str | None, c
 @click.option("--max", "max_replicas", default=1000, show_default=True, type=click.IntRange(1),
               help="Stop after placing this many replicas.")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--feature-gates", default="", callback=_feature_gates, metavar="Name=bool[,Name=bool]",
+              help="As run --feature-gates: GenericWorkload=true answers for a gang's whole PodGroup.")
 def capacity(manifest: str, dump: str | None, kubeconfig: str | None, context: str | None, profile: str | None,
-             max_replicas: int, output: str) -> None:
+             max_replicas: int, output: str, feature_gates: dict[str, bool]) -> None:
     """How many more replicas of this pod fit now and on which nodes, how many more if preemption
     ran (victims by priority), and why the first one that does not fit does not: the scheduler's
     own cycle run in memory, replica after replica. Nothing is written to the cluster."""
@@ -343,13 +345,15 @@ def capacity(manifest: str, dump: str | None, kubeconfig: str | None, context: s
 
     async def go() -> dict[str, Any]:
         if objects is not None:
-            return await count(docs[0], objects=objects, profile=profile, max_replicas=max_replicas)
+            return await count(docs[0], objects=objects, profile=profile, max_replicas=max_replicas,
+                               feature_gates=feature_gates)
         try:
             cfg = load_config(kubeconfig, context)
         except ConfigError as e:
             raise click.ClickException(str(e)) from None
         async with KubeClient(cfg) as api:
-            return await count(docs[0], api=api, profile=profile, max_replicas=max_replicas)
+            return await count(docs[0], api=api, profile=profile, max_replicas=max_replicas,
+                               feature_gates=feature_gates)
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as r:
             result = r.run(go())

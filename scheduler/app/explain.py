@@ -9,10 +9,11 @@ all). Then it runs the pod's profile (or ``--profile``: a CR name, a shadow's in
 schedulerName) over that cache: PreFilter, Filter and Score, with the real plugins and weights, but
 no Reserve, no Permit, no binding and no preemption (PostFilter would evict). The answer is the
 decision record ``GET /debug/decisions`` serves, and with ``--all-nodes`` every node with its first
-failing plugin and reasons, or its scores. Nothing is written to the cluster: the scheduler it
-builds has a client that refuses every write, and a hypothetical pod is defaulted by a dry-run
-create. A profile's HTTP extenders are asked to filter and prioritize as the scheduler asks them
-(never to bind).
+failing plugin and reasons, or its scores. For a member of a gang PodGroup, ``group`` is the
+group's answer too (``explain_group.py``: the PodGroup cycle run hypothetically). Nothing is
+written to the cluster: the scheduler it builds has a client that refuses every write, and a
+hypothetical pod is defaulted by a dry-run create. A profile's HTTP extenders are asked to filter
+and prioritize as the scheduler asks them (never to bind).
 
 A bound pod is explained as the scheduler saw it (``as_scheduled``): without itself on its node,
 and with the claims and volumes its own placement allocated or bound read as they were before.
@@ -32,6 +33,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from scheduler.app.explain_group import format_group, group_answer
 from scheduler.app.kinds import WatchedKind, feed, kind_of, watched_kinds
 from scheduler.app.profile_status import ProfileFollower
 from scheduler.client import SchedulerClient
@@ -319,6 +321,7 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
     """Explain the pod ``body`` over ``listings``: a bound pod as the scheduler saw it, a pending
     or hypothetical one as it would be scheduled now. Also every node's verdict, for ``compare``."""
     bound = bool((body.get("spec") or {}).get("nodeName"))
+    original = body
     if bound:
         listings = as_scheduled(listings, body)
         # Explained as if pending again, with its own place free.
@@ -339,6 +342,12 @@ def explain_object(body: Obj, listings: Listings, kinds: Sequence[WatchedKind], 
         nodes = service.scheduler.explain(fwk, target, all_nodes=True, top_nodes=top_nodes)[1]
     if shadow is not None:
         out["shadow"] = {"profile": shadow.cr_name, "shadowOf": shadow.shadow_of}
+    if target.scheduling_group:
+        if bound:
+            service.on_pod("ADDED", original)    # back on its node: the group counts it bound
+        group = group_answer(service, fwk, target)
+        if group is not None:
+            out["group"] = group
     return out, nodes
 
 
@@ -549,4 +558,6 @@ def format_explanation(result: Obj) -> str:
                 lines += [f"  - {x}" for x in cmp["changedSince"][:20]]
                 if len(cmp["changedSince"]) > 20:
                     lines.append(f"  ... and {len(cmp['changedSince']) - 20} more (--output json lists them all)")
+    if result.get("group"):
+        lines += format_group(result["group"])
     return "\n".join(lines)

@@ -19,6 +19,11 @@ leader answers (it holds the live state; a standby's queue waits for its turn):
   namespace (a template naming another namespace is refused), with the scheduler's parsing and
   defaults but no admission (no dry-run create: the scheduler may not create pods).
 
+For a member of a gang PodGroup (``GenericWorkload`` on), ``status.group`` is the group's answer
+(``explain_group.py``: the PodGroup cycle run hypothetically over the live cache), and a pending
+member's ``verdict``, ``node`` and ``message`` are the group's: it is placed with its group or not
+at all.
+
 ``status`` is the decision record's JSON (``decision``, as ``explain --output json`` prints it),
 with ``pod``, ``node``, ``profile`` and ``verdict`` (``Bound``, ``Schedulable``, ``Unschedulable``
 or ``Error``) for the printer columns, ``observedGeneration``, ``finishedAt`` and an ``Explained``
@@ -46,6 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.app.explain import HYPOTHETICAL_UID, ExplainError, framework_for
+from scheduler.app.explain_group import group_answer
 from scheduler.app.informers import object_key
 from scheduler.errors import ClientError, ParseError
 from scheduler.framework.decision import DEFAULT_TOP_NODES
@@ -278,19 +284,24 @@ class ExplanationController:
         meta, spec = body.get("metadata") or {}, body.get("spec") or {}
         key = f"{meta.get('namespace')}/{meta.get('name')}"
         bound = str(spec.get("nodeName") or "")
-        if bound and profile is None:
-            record = service.decisions.get(key)
-            if record is not None and record.node == bound:
-                d = record.to_json()
-                return {"pod": key, "node": bound, "profile": d["profile"], "verdict": "Bound",
-                        "source": "record", "decision": d,
-                        "message": f"bound to {bound}: the scheduler's own record of its decision"}
         try:
             target = parse_pod({**body, "spec": {**spec, "nodeName": None}}, service.request_options)
         except ParseError as e:
             raise _Problem("InvalidTemplate" if hypothetical else "PodNotReadable",
                            f"the pod cannot be read: {e}") from None
+        if bound and profile is None:
+            record = service.decisions.get(key)
+            if record is not None and record.node == bound:
+                d = record.to_json()
+                answer: Obj = {"pod": key, "node": bound, "profile": d["profile"], "verdict": "Bound",
+                               "source": "record", "decision": d,
+                               "message": f"bound to {bound}: the scheduler's own record of its decision"}
+                own = service.profiles.for_pod(target)
+                group = group_answer(service, own, target) if own is not None else None
+                return {**answer, "group": group} if group is not None else answer
         fwk, shadow = framework_for(service, target, profile)
+        # A gang member's group, as the PodGroup cycle would place it now (explain_group.py).
+        group = group_answer(service, fwk, target)
         cache = service.cache
         with cache.lock:
             placed = cache.get_pod(target.uid)
@@ -305,6 +316,8 @@ class ExplanationController:
             out["node"] = bound or d["node"]
         if shadow is not None:
             out["shadow"] = {"profile": shadow.cr_name, "shadowOf": shadow.shadow_of}
+        if group is not None:
+            out["group"] = group
         if bound:
             out["verdict"] = "Bound"
             out["message"] = (f"bound to {bound}; the scheduler has no record of that decision, so this is its "
@@ -316,6 +329,15 @@ class ExplanationController:
             # The FitError's wording (framework/types.go: "0/N nodes are available: ...").
             reasons = ", ".join(f"{n} {r}" for r, n in sorted(d["filtered"].items(), key=lambda x: (-x[1], x[0])))
             out["message"] = f"0/{d['evaluatedNodes']} nodes are available: {reasons or 'no node fits'}."
+        if group is not None and not bound:
+            # A gang member is placed with its group or not at all: the group's verdict is its own.
+            mine = next((m for m in group["members"] if m["pod"] == key), None)
+            if group["fits"] and mine is not None and mine["node"]:
+                out["node"], out["verdict"] = mine["node"], "Schedulable"
+                out["message"] = f"would be placed on {mine['node']} with its pod group: {group['message']}"
+            else:
+                out.pop("node", None)
+                out["verdict"], out["message"] = "Unschedulable", group["waiting"] or group["message"]
         return out
 
     # ---- expiry ---------------------------------------------------------------------------------

@@ -300,3 +300,50 @@ def test_explain_f_asks_the_scheduler_with_the_pod_the_api_server_would_store(en
     assert json.loads(local.stdout)["decision"]["filtered"] == {"Insufficient cpu": 2}
     assert env.get_json("pods")["items"] == [] and env.get_json("schedulingexplanations")["items"] == []
     assert not any(r[1] == "get" and "proxy" in r[3] for r in env.cluster.server.audit)
+GATES = {"GenericWorkload": True}
+
+
+def gang_member(name: str, group: str, cpu: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {**pod_spec(cpu), "schedulingGroup": {"podGroupName": group}}}
+
+
+def test_a_gang_members_explanation_answers_for_its_group(tmp_path: Path) -> None:
+    """Issue #36 §3 through the SchedulingExplanation: three 2-cpu members of a minCount-3 gang,
+    room for two (big 4, small 1). The live scheduler fails the group with its per-node diagnosis
+    on the PodGroup; the leader's answer for a member carries the same message in ``group``, and
+    its verdict is the group's. ``kopf-scheduler explain`` shows it by default (the leader's
+    answer) and locally with the gate (its own what-if over the listed cluster): the same group."""
+    from click.testing import CliRunner
+
+    from scheduler.app.cli import main
+    with running_operator(tmp_path, runtime_kwargs={"feature_gates": GATES}, feature_gates=GATES) as env:
+        env.apply(profile(), node("small", "1"), node("big", "4"))
+        env.wait(lambda: env.runtime.service.profiles.current.get("kopf-scheduler"), message="profile served")
+        env.apply({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                   "metadata": {"name": "train", "namespace": "default"},
+                   "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}},
+                  *(gang_member(f"train-{i}", "train", "2") for i in range(3)))
+
+        def written() -> str | None:
+            conds = (env.get_json("podgroups", "train").get("status") or {}).get("conditions") or []
+            return next((c["message"] for c in conds if c["type"] == "PodGroupInitiallyScheduled"), None)
+        message = env.wait(written, message="the PodGroup's condition")
+        assert message.startswith("pod group default/train: 2 of 3 pods placed, minCount 3;"), message
+        env.apply(explanation("why-train", podName="train-0"))
+        got = env.wait(lambda: answered(env, "why-train"), message="why-train answered")
+        g = got["group"]
+        assert g["podGroup"] == "default/train" and g["fits"] is False and g["message"] == message, g
+        assert g["perNode"] == {"big": 2} and g["scheduled"] == 2
+        assert got["verdict"] == "Unschedulable" and got["message"] == message and "node" not in got
+        kubeconfig = str(env.cluster.kubeconfig)
+        text = CliRunner().invoke(main, ["explain", "default/train-1", "--kubeconfig", kubeconfig])
+        assert text.exit_code == 0, text.output
+        assert "pod group default/train  minCount 3: the group does NOT fit  (scheduled 2)" in text.stdout, text.stdout
+        assert message in text.stdout
+        local = CliRunner().invoke(main, ["explain", "default/train-1", "--kubeconfig", kubeconfig, "--output",
+                                          "json", "--feature-gates", "GenericWorkload=true"])
+        assert local.exit_code == 0, local.output
+        assert json.loads(local.stdout)["group"]["message"] == message
+        assert (env.get_json("pod", "train-0")["spec"].get("nodeName") is None
+                and env.runtime.service.cache.assumed_count() == 0)
