@@ -335,7 +335,8 @@ def test_a_gang_members_explanation_answers_for_its_group(tmp_path: Path) -> Non
         g = got["group"]
         assert g["podGroup"] == "default/train" and g["fits"] is False and g["message"] == message, g
         assert g["perNode"] == {"big": 2} and g["scheduled"] == 2
-        assert got["verdict"] == "Unschedulable" and got["message"] == message and "node" not in got
+        assert got["verdict"] == "Unschedulable" and "node" not in got
+        assert got["conditions"][0]["message"] == message          # the Explained condition's
         kubeconfig = str(env.cluster.kubeconfig)
         text = CliRunner().invoke(main, ["explain", "default/train-1", "--kubeconfig", kubeconfig])
         assert text.exit_code == 0, text.output
