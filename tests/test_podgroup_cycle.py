@@ -444,11 +444,12 @@ def cache_state(s: SchedulerService) -> tuple[Any, ...]:
 
 
 # Each case: members (cpu each) of one gang on nodes of 4 cpu, and what the cycle does with them.
-# The oracle is the real cycle: after the what-if, draining the queue must bind exactly so, or fail
+# A what-if of the group is beyond upstream (issue #36 §3: explain for a group), so no upstream
+# table applies; the oracle is the real cycle: after the what-if, draining the queue must bind exactly so, or fail
 # with exactly the what-if's message (one code path: ``place_members``).
 WHAT_IF_CASES = [
     # (case, nodes, minCount, member cpus, bound before (cpu, node) or None, fits)
-    ("fits whole (schedule_one_podgroup_test.go: all pods of the group scheduled)", 2, 4, ["2"] * 4, None, True),
+    ("fits whole", 2, 4, ["2"] * 4, None, True),
     ("does not fit: each node takes one and refuses the next", 2, 3, ["3"] * 3, None, False),
     ("a bound member counts as placed", 3, 3, ["3"] * 2, ("3", "node-0"), True),
     ("quorum met, one member left over", 2, 2, ["3"] * 3, None, True),
