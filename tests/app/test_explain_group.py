@@ -81,7 +81,9 @@ def test_a_gang_that_does_not_fit_gets_the_schedulers_per_node_diagnosis() -> No
     g = out["group"]
     assert g["fits"] is False and g["scheduled"] == 3 and g["perNode"] == {"n0": 2, "n1": 1}
     assert g["message"] == ("pod group ml/big: 3 of 4 pods placed, minCount 4; 0/2 nodes can take the rest: "
-                            "n0 accepted 2, then Insufficient cpu; n1 accepted 1, then Insufficient cpu.")
+                            "n0 accepted 2, then Insufficient cpu; n1 accepted 1, then Insufficient cpu. "
+                            # the cycle's workload-aware preemption (PodGroupPostFilter), nothing to preempt
+                            "pod group preemption: No preemption victims found for incoming preemptor")
     unplaced = [m for m in g["members"] if m["state"] == "unplaced"]
     # The explained pod reaches the (what-if's) queue last, so it is the one left over.
     assert unplaced == [{"pod": "ml/big-0", "state": "unplaced", "node": None,
