@@ -4,6 +4,10 @@ Every collector lives in a ``Metrics`` object with its own registry, so tests an
 schedulers in one process don't collide; the operator serves ``metrics.registry`` on ``/metrics``.
 Names, label sets and buckets follow ``pkg/scheduler/metrics/metrics.go`` so dashboards and alerts
 written for kube-scheduler work unchanged. ``kopf_scheduler_profile_reloads_total`` is our own.
+
+The PodGroup metrics exist only with the ``GenericWorkload`` gate, as upstream registers them only
+then (``Register``): ``register_generic_workload`` adds them to the registry, and until it is called
+their attributes are None. The PodGroup cycle records them (``scheduler/podgroup_cycle.py``).
 """
 
 from __future__ import annotations
@@ -172,3 +176,26 @@ class Metrics:
         self.profile_reloads = Counter(
             "kopf_scheduler_profile_reloads", "SchedulingProfile compilations, by result (accepted, rejected).",
             ["profile", "result"], registry=r)
+        # The GenericWorkload gate's (register_generic_workload).
+        self.podgroup_schedule_attempts: Counter | None = None
+        self.podgroup_scheduling_attempt_duration: Histogram | None = None
+        self.podgroup_scheduling_algorithm_duration: Histogram | None = None
+
+    def register_generic_workload(self) -> None:
+        """Add the PodGroup metrics (``pkg/scheduler/metrics/metrics.go``, registered upstream only
+        with the GenericWorkload gate); a second call does nothing. Their label sets are 1.37's:
+        1.38 development adds ``type`` (``podgroup`` or ``compositepodgroup``)."""
+        if self.podgroup_schedule_attempts is not None:
+            return
+        r = self.registry
+        self.podgroup_schedule_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts", "Number of attempts to schedule pod group, by the result. "
+            "'unschedulable' means a pod group could not be scheduled, while 'error' means an internal scheduler "
+            "problem.", ["result", "profile"], registry=r)
+        self.podgroup_scheduling_attempt_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds", "Pod group scheduling attempt latency in seconds",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.podgroup_scheduling_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds", buckets=exponential_buckets(0.001, 2, 15),
+            registry=r)

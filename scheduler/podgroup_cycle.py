@@ -33,6 +33,14 @@ simulation placed is nominated to its node, and DefaultPreemption evicts the vic
 while the members wait in PreEnqueue. The members still fail this cycle (nothing is reserved); their
 next cycle, once the victims are gone, places the gang on its nominated nodes. A member's own
 PostFilter never preempts (``not eligible due to workload aware preemption enabled``).
+
+Metrics (with the GenericWorkload gate, ``Metrics.register_generic_workload``), where upstream's
+``podGroupCycle`` and ``submitPodGroupAlgorithmResult`` record them:
+``scheduler_podgroup_scheduling_algorithm_duration_seconds`` once the members are placed or not,
+and one ``scheduler_podgroup_schedule_attempts_total{result,profile}`` with its
+``scheduler_podgroup_scheduling_attempt_duration_seconds`` when the outcome is submitted (the
+members' binding cycles still to run): ``scheduled``, ``unschedulable``, or ``error``. Upstream's
+fourth result, ``waiting_on_preemption``, is not recorded yet.
 """
 
 from __future__ import annotations
@@ -104,6 +112,16 @@ def _changes(group: PodGroup, status: str, reason: str, message: str) -> bool:
     if have.status == "True":
         return False
     return (have.status, have.reason, have.message) != (status, reason, message)
+
+
+def _observe(s: Scheduler, fwk: Framework, result: str, started: float) -> None:
+    """One PodGroup attempt: upstream's ``PodGroupScheduled`` / ``PodGroupUnschedulable`` /
+    ``PodGroupScheduleError`` (``metrics/profile_metrics.go``)."""
+    m = s.metrics
+    if m is None or m.podgroup_schedule_attempts is None or m.podgroup_scheduling_attempt_duration is None:
+        return
+    m.podgroup_schedule_attempts.labels(result, fwk.profile_name).inc()
+    m.podgroup_scheduling_attempt_duration.labels(result, fwk.profile_name).observe(time.perf_counter() - started)
 
 
 def is_gang_member(fwk: Framework, pod: Pod, group: PodGroup | None) -> bool:
@@ -296,6 +314,8 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
     placer = _Assume(s.cache)
     with s.cache.lock:
         p = place_members(s, fwk, group, infos, store, placer)
+        if s.metrics is not None and s.metrics.podgroup_scheduling_algorithm_duration is not None:
+            s.metrics.podgroup_scheduling_algorithm_duration.observe(time.perf_counter() - started)
         for info in p.dropped:
             s.queue.done(info.uid)
             out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
@@ -318,6 +338,7 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
             message = scheduled_message(p.scheduled, group.min_count)
             if _changes(group, "True", REASON_SCHEDULED, message):
                 out.on_bound = condition("True", REASON_SCHEDULED, message)
+            _observe(s, fwk, "scheduled", started)
             return out
         # The quorum is not met: release every reservation this cycle made, newest first.
         _release(p, fwk, placer)
@@ -355,6 +376,7 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
             out.condition = condition("False", reason, message)
+        _observe(s, fwk, "error" if errors else "unschedulable", started)
         return out
 
 

@@ -212,6 +212,8 @@ class SchedulerService:
         self.generic_workload = features.enabled(self.feature_gates, "GenericWorkload")
         if self.generic_workload:
             PodGroupCycle.install(self.scheduler, self.pod_groups)
+            # upstream registers the PodGroup metrics only with the gate (metrics.Register)
+            self.metrics.register_generic_workload()
         # Pods waiting at Permit, shared by every profile (GangScheduling allows a group's).
         self.waiting_pods = WaitingPods(self.metrics)
         self._pdbs: dict[str, PodDisruptionBudget] = {}

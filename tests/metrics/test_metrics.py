@@ -52,6 +52,16 @@ UPSTREAM = [
     ("leader_election_master_status", "gauge", ("name",), None),
 ]
 
+# Registered only with the GenericWorkload gate (metrics.go's Register), at 1.37's label sets: the
+# 1.37 metrics.go (the one that deprecates preemption_goroutines_duration_seconds in 1.37.0) has
+# {result, profile} and no labels on the algorithm's histogram; 1.38 development adds ``type``.
+GENERIC_WORKLOAD = [
+    ("scheduler_podgroup_schedule_attempts_total", "counter", ("result", "profile"), None),
+    ("scheduler_podgroup_scheduling_attempt_duration_seconds", "histogram", ("result", "profile"),
+     exponential_buckets(0.001, 2, 15)),
+    ("scheduler_podgroup_scheduling_algorithm_duration_seconds", "histogram", (), exponential_buckets(0.001, 2, 15)),
+]
+
 # Ours, on top of upstream's (kopf_scheduler_*): never under an upstream name.
 OURS = {"kopf_scheduler_leader_transitions_total", "kopf_scheduler_unreadable_objects",
         "kopf_scheduler_component_restarts_total", "kopf_scheduler_profile_reloads_total",
@@ -94,3 +104,36 @@ def test_exposition_has_no_created_series_and_has_process_metrics() -> None:
                    "python_info", "python_gc_objects_collected_total"):
         assert f"\n{family}" in text or text.startswith(family), family
     assert "process_" not in generate_latest(Metrics().registry).decode()   # only the operator's registry
+
+
+def gated_metrics() -> Metrics:
+    m = Metrics()
+    m.register_generic_workload()
+    m.register_generic_workload()           # a second call adds nothing (no duplicate registration)
+    return m
+
+
+@pytest.mark.parametrize("name,kind,labels,buckets", GENERIC_WORKLOAD, ids=[u[0] for u in GENERIC_WORKLOAD])
+def test_generic_workload_metric(name: str, kind: str, labels: tuple[str, ...], buckets: list[float] | None) -> None:
+    assert name not in collectors(Metrics())            # not without the gate, as upstream
+    c = collectors(gated_metrics()).get(name)
+    assert c is not None, f"{name} is not exported with the gate"
+    assert c._type == kind
+    assert tuple(c._labelnames) == labels
+    if buckets is not None:
+        assert list(c._upper_bounds[:-1]) == pytest.approx(buckets)
+
+
+def test_the_gate_adds_only_the_podgroup_metrics() -> None:
+    names = set(collectors(gated_metrics()))
+    assert names - {u[0] for u in UPSTREAM} - OURS == {g[0] for g in GENERIC_WORKLOAD}
+
+
+def test_the_service_registers_them_with_the_gate_only() -> None:
+    from scheduler.service import SchedulerService
+    from tests.builders import MemoryClient
+    on = SchedulerService(MemoryClient(), feature_gates={"GenericWorkload": True})
+    off = SchedulerService(MemoryClient())
+    text_on = generate_latest(on.metrics.registry).decode()
+    assert "# TYPE scheduler_podgroup_scheduling_algorithm_duration_seconds histogram" in text_on
+    assert "scheduler_podgroup" not in generate_latest(off.metrics.registry).decode()
