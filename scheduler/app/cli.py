@@ -405,11 +405,14 @@ def _gpu_description(gpus_per_node: int, path: str | None) -> dict[str, Any] | N
 @click.option("--provision-seconds", type=float, default=0.2, show_default=True,
               help="How long the simulated external provisioner takes to create a claim's volume; negative: "
                    "never.")
+@click.option("--feature-gates", default="", callback=_feature_gates, metavar="Name=bool[,Name=bool]",
+              help="kube-apiserver's gates: GenericWorkload=true serves Workloads and PodGroups "
+                   "(scheduling.k8s.io/v1beta1).")
 @_gpu_options
 def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...], faults: tuple[str, ...],
             seed: int, pod_running_after: float, pod_completion_seconds: float,
-            pod_termination_seconds: float, provision_seconds: float, gpus_per_node: int,
-            gpu_attributes: str | None) -> None:
+            pod_termination_seconds: float, provision_seconds: float, feature_gates: dict[str, bool],
+            gpus_per_node: int, gpu_attributes: str | None) -> None:
     """Serve the simulated Kubernetes API server until stopped (Ctrl-C)."""
     from scheduler.simulator import Faults, SimulatedCluster, parse_fault
     from scheduler.simulator.cluster import LoadError
@@ -433,7 +436,7 @@ def cluster(host: str, port: int, kubeconfig: str | None, load: tuple[str, ...],
                              pod_completion_seconds=pod_completion_seconds,
                              pod_termination_seconds=pod_termination_seconds,
                              provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
-                             gpu_attributes=gpus, threaded=False)
+                             gpu_attributes=gpus, feature_gates=feature_gates, threaded=False)
         try:
             await c.__aenter__()
         except (LoadError, OSError) as e:
@@ -878,6 +881,11 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
     if unknown:
         raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
                                  param_hint="--workload")
+    # A workload that needs what is not built (podgroups.refusal): refused when named, skipped from "all".
+    from scheduler.benchmark.podgroups import refusal
+    for name in workloads:
+        if (why := refusal(name, WORKLOADS[name].groups)) is not None:
+            raise click.ClickException(why)
     shadow: dict[str, Any] | None = None
     if shadow_file is not None:
         if mode != "core":
@@ -895,8 +903,15 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
                        output=output, plain=not (shadow or baseline or feature_gates or explanations
                                                  or decision_records != 10_000))
         return
+    chosen = list(workloads)
+    if not chosen:
+        for name, w in WORKLOADS.items():
+            if (why := refusal(name, w.groups)) is not None:
+                click.echo(f"skipped: {why}", err=True)
+            else:
+                chosen.append(name)
     env = environment(load_average())        # the commit and packages as the run starts
-    results, problems = run_bench(list(workloads) or list(WORKLOADS), nodes=nodes, init_pods=init_pods, pods=pods,
+    results, problems = run_bench(chosen, nodes=nodes, init_pods=init_pods, pods=pods,
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   shadow=shadow, baseline=baseline, feature_gates=feature_gates,
                                   explanations=explanations, progress=lambda m: click.echo(m, err=True))

@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler.benchmark.podgroups import all_group_objects, prepare_pod, refusal
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     DRA_TEMPLATES,
@@ -522,7 +523,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
     dra = w.dra
     stop = asyncio.Event()
     worker = asyncio.create_task(service.run_worker(stop))
-    prepare = _preparer(sink, w, controller)
+    prepare = _preparer(sink, w, size, controller)
     deleting = w.deleting
     deleter: asyncio.Task[None] | None = None
     try:
@@ -554,9 +555,13 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
 
 def _bench_service(w: Workload, seed: int, decision_records: int, feature_gates: dict[str, bool] | None,
                    profile: dict[str, Any], shadow: dict[str, Any] | None) -> tuple[SinkClient, SchedulerService]:
-    """The service on a sink client, with the workload's profile (and the shadow) accepted."""
+    """The service on a sink client, with the workload's profile (and the shadow) accepted, under the
+    workload's feature gates with ``feature_gates`` (``bench --feature-gates``) over them."""
+    if (why := refusal(w.name, w.groups)) is not None:
+        raise ValueError(why)
     sink = SinkClient()
-    service = SchedulerService(sink, seed=seed, decision_records=decision_records, feature_gates=feature_gates)
+    gates = {**dict(w.feature_gates), **(feature_gates or {})}
+    service = SchedulerService(sink, seed=seed, decision_records=decision_records, feature_gates=gates)
     sink.service = service
     st = service.on_profile("bench", {"schedulerName": "default-scheduler", **(w.profile or {}), **profile})
     if not st.accepted:
@@ -588,15 +593,27 @@ def _bench_cluster(sink: SinkClient, service: SchedulerService, w: Workload, siz
         _dra_setup(sink, w, dra, size, rng)
     for k, name in enumerate(w.services):
         service.on_selector_owner("Service", "ADDED", service_object(name, w.namespace, k))
+    if w.groups is not None:                 # the createPodGroups ops, seen by the informer first
+        for body in all_group_objects(w.groups, init_namespace=w.init_namespace, namespace=w.namespace,
+                                      init_pods=size.init_pods, pods=size.pods):
+            meta = body["metadata"]
+            meta.update(uid=f"{meta['namespace']}/{meta['name']}", resourceVersion="1")
+            service.on_pod_group("ADDED", body)
     return controller
 
 
 _Prepare = Callable[[Obj, int, bool], Obj]
 
 
-def _preparer(sink: SinkClient, w: Workload, controller: _ClaimController | None) -> _Prepare:
-    """What a pod body gets before it is fed: its claims, its extended resource, or its volume."""
+def _preparer(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController | None) -> _Prepare:
+    """What a pod body gets before it is fed: its claims, its extended resource, its volume, or its
+    PodGroup and indexed fields."""
+    groups = w.groups
+
     def prepare(body: Obj, i: int, volumes: bool) -> Obj:
+        if groups is not None:
+            return prepare_pod(groups, body, i, measured=body["metadata"]["namespace"] == w.namespace,
+                               nodes=size.nodes, init_pods=size.init_pods)
         if controller is not None:
             return controller.pod(body, i)
         if w.extended_resource:
@@ -619,6 +636,7 @@ async def _feed_init(sink: SinkClient, w: Workload, size: Size, controller: _Cla
     if controller is not None and dra is not None and dra.claim_ref:
         controller.shared_claims(w.init_namespace, size.init_pods)
     init_volumes = w.volumes is not None and w.volumes.init
+    init_total = sum(count for _, _, count in init_batches(w, size))
     for tmpl, ns, count in init_batches(w, size):
         for chunk_start in range(0, count, FEED_CHUNK):
             for i, body in enumerate(pod_objects(tmpl, ns, min(FEED_CHUNK, count - chunk_start), chunk_start),
@@ -627,8 +645,8 @@ async def _feed_init(sink: SinkClient, w: Workload, size: Size, controller: _Cla
             await asyncio.sleep(0)
     if deleting is not None and not deleting.wait:
         pass        # skipWaitToCompletion: the deletions start while the init pods are still pending
-    elif not await wait_until(lambda: sink.bound >= size.init_pods, time_limit):
-        log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, size.init_pods, time_limit)
+    elif not await wait_until(lambda: sink.bound >= init_total, time_limit):
+        log.warning("%s: only %d of %d init pods bound in %.0f s", w.name, sink.bound, init_total, time_limit)
 
 
 async def _measured_phase(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController | None,

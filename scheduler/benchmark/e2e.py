@@ -34,6 +34,11 @@ the SchedulingGated condition the API gives it: upstream's ``Attempted`` barrier
 pods; a ``deletePods`` op lists the init namespace and DELETEs one pod per tick with default options
 while the measured pods schedule, and is cancelled when they are all bound, as upstream's context is.
 
+A PodGroup workload (``podgroups.py``) runs a cluster that serves PodGroups (kube-apiserver's
+GenericWorkload gate) and an operator under the workload's feature gates with ``bench
+--feature-gates`` over them; its PodGroups are created through ``scheduling.k8s.io/v1beta1``
+before the operator starts, and its pods name them.
+
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
 """
@@ -63,6 +68,7 @@ from scheduler.benchmark.core import (
     pod_objects,
     wait_until,
 )
+from scheduler.benchmark.podgroups import GROUP_API, all_group_objects, pod_priorities, prepare_pod, refusal
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
     DRA_TEMPLATES,
@@ -194,9 +200,11 @@ async def _pod_with_volume(api: KubeClient, w: Workload, pod: Obj, i: int) -> No
     await api.request("POST", _pod_path(pod), with_claim(pod, i))
 
 
-async def _create_pods(api: KubeClient, w: Workload, tmpl: str, namespace: str, count: int, volumes: bool) -> int:
+async def _create_pods(api: KubeClient, w: Workload, size: Size, tmpl: str, namespace: str, count: int,
+                      volumes: bool) -> int:
     """Create ``count`` pods of ``tmpl`` (with their volumes when ``volumes``, after the claims they
-    share for a DRA workload with ``claim_ref``); how many failed."""
+    share for a DRA workload with ``claim_ref``, in their PodGroups for a PodGroup workload); how many
+    failed."""
     if w.dra is not None:
         dra = w.dra
         if dra.claim_ref:
@@ -207,6 +215,11 @@ async def _create_pods(api: KubeClient, w: Workload, tmpl: str, namespace: str, 
     if w.extended_resource:
         return await _create_all(api, _pod_path, (extended_resource_pod(pod, i) for i, pod in
                                                   enumerate(_for_api(pod_objects(tmpl, namespace, count)))))
+    if w.groups is not None:
+        groups = w.groups
+        return await _create_all(api, _pod_path, _for_api(
+            prepare_pod(groups, pod, i, measured=namespace == w.namespace, nodes=size.nodes, init_pods=size.init_pods)
+            for i, pod in enumerate(pod_objects(tmpl, namespace, count))))
     if not volumes:
         return await _create_all(api, _pod_path, _for_api(pod_objects(tmpl, namespace, count)))
     coros = [_pod_with_volume(api, w, pod, i) for i, pod in enumerate(_for_api(pod_objects(tmpl, namespace, count)))]
@@ -406,8 +419,12 @@ def _cpu_seconds(pid: int) -> float | None:
 async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path,
                decision_records: int = DEFAULT_CAPACITY, feature_gates: str = "",
                explanations: float = 0.0) -> RunResult:
+    if (why := refusal(w.name, w.groups)) is not None:
+        raise ValueError(why)
+    feature_gates = _gates(w, feature_gates)
     kubeconfig = home / "kubeconfig"
-    cluster, _ = processes.start_cluster(kubeconfig)
+    # kube-apiserver serves PodGroups with its own GenericWorkload gate
+    cluster, _ = processes.start_cluster(kubeconfig, feature_gates="GenericWorkload=true" if w.groups else "")
     operator: subprocess.Popen[str] | None = None
     try:
         async with KubeClient(load_config(str(kubeconfig)), limit=IN_FLIGHT + 8, timeout=60) as api:
@@ -478,6 +495,13 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         explanations=explained or None)
 
 
+def _gates(w: Workload, given: str) -> str:
+    """The operator's ``--feature-gates``: the workload's ``featureGates``, then ``given`` (``bench
+    --feature-gates``), whose values win as a later entry of the flag does."""
+    own = ",".join(f"{name}={str(on).lower()}" for name, on in w.feature_gates)
+    return ",".join(g for g in (own, given) if g)
+
+
 async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -> None:
     """The CRD and the workload's profile, namespaces, PriorityClasses, nodes (with CSINodes), DRA
     objects and Services, created through the API before the operator starts."""
@@ -488,12 +512,16 @@ async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -
         "metadata": {"name": "bench"}, "spec": {"schedulerName": "default-scheduler", **(w.profile or {})}})
     labelled = namespace_objects(w, size)
     plain = {*init_namespaces(w, size), w.init_namespace, w.namespace, "churn",
-             *([w.deleting.gated_namespace] if w.deleting is not None else [])}
+             *([w.deleting.gated_namespace] if w.deleting is not None else []),
+             *(ns for _, ns, _ in init_batches(w, size))}
     plain -= {ns["metadata"]["name"] for ns in labelled}
     for body in [*labelled, *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                               for ns in sorted(plain))]:
         await api.request("POST", "/api/v1/namespaces", body)
-    for prio in sorted({t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}):
+    prios = {t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}
+    if w.groups is not None:
+        prios |= pod_priorities(w.groups, w.init, size.nodes, size.init_pods, w.measured)
+    for prio in sorted(prios):
         await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
             "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
             "metadata": {"name": f"priority-{prio}"}, "value": prio})
@@ -511,6 +539,11 @@ async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -
     for k, name in enumerate(w.services):
         await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
                           service_object(name, w.namespace, k))
+    if w.groups is not None and await _create_all(
+            api, lambda o: f"/apis/{GROUP_API}/namespaces/{o['metadata']['namespace']}/podgroups",
+            iter(all_group_objects(w.groups, init_namespace=w.init_namespace, namespace=w.namespace,
+                                   init_pods=size.init_pods, pods=size.pods))):
+        raise RuntimeError(f"{w.name}: the API refused some of its PodGroups")
 
 
 async def _feed_init(api: KubeClient, w: Workload, size: Size, watch: _Watch, time_limit: float) -> None:
@@ -523,9 +556,10 @@ async def _feed_init(api: KubeClient, w: Workload, size: Size, watch: _Watch, ti
         await _create_all(api, _pod_path, _for_api(pod_objects(deleting.gated, gated_ns, size.gated_pods)))
         await wait_until(lambda: watch.seen[gated_ns] >= size.gated_pods, time_limit, 0.05)
     for tmpl, ns, count in init_batches(w, size):
-        await _create_pods(api, w, tmpl, ns, count, w.volumes is not None and w.volumes.init)
+        await _create_pods(api, w, size, tmpl, ns, count, w.volumes is not None and w.volumes.init)
     if deleting is None or deleting.wait:
-        await wait_until(lambda: len(watch.bound) >= size.init_pods, time_limit, 0.05)
+        init_total = sum(count for _, _, count in init_batches(w, size))
+        await wait_until(lambda: len(watch.bound) >= init_total, time_limit, 0.05)
 
 
 async def _measured_phase(api: KubeClient, w: Workload, size: Size, watch: _Watch, t0: float,
@@ -535,7 +569,7 @@ async def _measured_phase(api: KubeClient, w: Workload, size: Size, watch: _Watc
         await _steady_state(api, w, size, watch, t0 + w.dra.steady)
         # upstream fails a steady run only when none was bound
         return bool(watch.measured_times), t0 + w.dra.steady
-    await _create_pods(api, w, w.measured, w.namespace, size.pods, w.volumes is not None)
+    await _create_pods(api, w, size, w.measured, w.namespace, size.pods, w.volumes is not None)
     if w.dra is not None and w.dra.binding is not None:
         limit = min(BINDING_OP_SECONDS, time_limit)
         await _update_device_conditions(api, w.namespace, w.dra.binding, limit)

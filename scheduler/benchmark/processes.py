@@ -62,14 +62,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_cluster(kubeconfig: Path | None = None, faults: list[str] | None = None) -> tuple[subprocess.Popen[str],
-                                                                                         Path]:
-    """Start ``kopf-scheduler cluster`` (without its kubelet, with ``--fault`` rules, writing its kubeconfig
-    to ``kubeconfig`` or to a file of its own choosing) and wait until it serves. Returns the process and
-    the kubeconfig."""
+def start_cluster(kubeconfig: Path | None = None, faults: list[str] | None = None, feature_gates: str = ""
+                  ) -> tuple[subprocess.Popen[str], Path]:
+    """Start ``kopf-scheduler cluster`` (without its kubelet, with ``--fault`` rules and kube-apiserver's
+    ``--feature-gates``, writing its kubeconfig to ``kubeconfig`` or to a file of its own choosing) and
+    wait until it serves. Returns the process and the kubeconfig."""
     # No kubelet: upstream's scheduler_perf measures binding, not pods running, and a kubelet's status
     # writes would be load the scheduler never causes.
-    args = ["--pod-running-after", "-1", *(a for f in faults or () for a in ("--fault", f))]
+    args = ["--pod-running-after", "-1", *(a for f in faults or () for a in ("--fault", f)),
+            *(("--feature-gates", feature_gates) if feature_gates else ())]
     if kubeconfig is not None:
         args = ["--kubeconfig", str(kubeconfig), *args]
     proc = subprocess.Popen(cli("cluster", *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -52,6 +52,14 @@ a steady-state workload's ``pods`` is its batch (``count: 10``). ``partitionable
 the ``updateDeviceConditions`` / ``checkPodScheduled`` ops (``Dra.binding``). upstream's list
 attributes, compatibility groups and workload claims directories need features this scheduler does
 not have (BENCHMARKS.md lists them, not run).
+
+**PodGroups** (upstream's ``podgroup/`` and ``workload_preemption/`` directories): a workload with
+``groups`` (``podgroups.Groups``) creates its PodGroups before their pods, and its pods join them
+(``podgroups.py``). Its ``feature_gates`` are upstream's ``featureGates`` (GenericWorkload), under
+which both drivers run it, ``bench --feature-gates`` winning. upstream's podsPerGroup is part of
+the workload, not of the size: each podsPerGroup is a workload of its own (``/1000PerGroup``).
+The GangPreemption family needs workload-aware preemption and is refused until it is built;
+the ``_CompositePodGroupEnabled`` variants need the CompositePodGroup gate, which is not built.
 """
 
 from __future__ import annotations
@@ -61,6 +69,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from scheduler.benchmark.podgroups import POD_TEMPLATES as GROUP_POD_TEMPLATES
+from scheduler.benchmark.podgroups import WORKLOAD_AWARE_PREEMPTION, GroupOp, Groups
 
 __all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "NODE_WITH_DRA", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES",
            "WORKLOADS",
@@ -188,6 +199,9 @@ TEMPLATES["pod-with-label"] = {"apiVersion": "v1", "kind": "Pod",
                                "metadata": {"generateName": "pod-", "labels": {"app": "scheduler-perf"}},
                                "spec": {"containers": [{"name": "pause", "image": PAUSE}]}}
 
+# podgroup/*/templates and workload_preemption/templates (scheduler/benchmark/podgroups.py).
+TEMPLATES.update(GROUP_POD_TEMPLATES)
+
 # Objects other than pods, created with ``createAny`` or churned: upstream's templates/service.yaml
 # and templates/churn/service-default.yaml.
 SERVICES: dict[str, Obj] = {
@@ -269,10 +283,17 @@ def init_namespaces(w: Workload, size: Size) -> list[str]:
     return [f"init-ns-{k}" for k in range(size.init_namespaces)] if size.init_namespaces else [w.init_namespace]
 
 
+# GangPreemptionAffinity's anchors (workload_preemption/performance-config.yaml): their namespace.
+ANCHOR_NAMESPACE = "gang-preempt-2"
+
+
 def init_batches(w: Workload, size: Size) -> list[tuple[str, str, int]]:
     """The init ``createPods`` ops in order, as (template, namespace, count): ``size.init_pods`` is the
     total, split evenly over the init namespaces (``createPodSets``) or over ``init_templates``
-    (MixedSchedulingBasePod's five ops of ``initPods`` each)."""
+    (MixedSchedulingBasePod's five ops of ``initPods`` each); GangPreemptionAffinity's ``initNodes``
+    anchors come first, on top of it."""
+    if w.groups is not None and w.groups.anchors:
+        return [("pod-anchor-high-priority", ANCHOR_NAMESPACE, size.nodes), (w.init, w.init_namespace, size.init_pods)]
     if w.init_templates:
         each = size.init_pods // len(w.init_templates)
         return [(t, w.init_namespace, each) for t in w.init_templates]
@@ -775,6 +796,9 @@ class Workload:
     # The SchedulingProfile spec the workload runs under (upstream's ``schedulerConfigPath``), merged
     # under the bench's own (the CLI's --profile wins); None: the default profile.
     profile: Obj | None = None
+    # upstream's ``featureGates`` (merged under ``bench --feature-gates``); the PodGroup ops (podgroups.py).
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    groups: Groups | None = None
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at a thresholded size (the default one, or one of
@@ -799,6 +823,7 @@ _MOON = ("moon-1", "moon-2", "moon-3")
 # volumes/performance-config.yaml's nodeAllocatableStrategy: 39 EBS attachments per node; the
 # migrated workload's CSINodes also say the in-tree aws-ebs plugin is migrated to that driver.
 _DRA_NS = {"init_namespace": "init", "namespace": "test"}
+_GW = (("GenericWorkload", True),)        # the PodGroup workloads' featureGates
 _EBS_CSI_NODES = NodeAllocatable(((f"attachable-volumes-csi-{EBS_CSI}", "39"),), ((EBS_CSI, 39),))
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -982,4 +1007,44 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
           ("ExtendedResourceScoring", (200, 0, 2000), 336, 10, 20, 0),
           ("ExtendedResourceScoring_5000pods_500nodes", (500, 0, 5000), 164, 20, 20, 0),
           ("ExtendedResourceScoring/fast", (3, 0, 10), None, 2, 10, 1))),
+    # podgroup/gangscheduling and podgroup/basicscheduling (no bar, no init pods): pods = groups x
+    # podsPerGroup, 100m each; 5000Nodes_{1000,2000,3000}Gangs_{3000,6000,9000}Pods, then the
+    # integration-test sizes (100Nodes_10Gangs, 10Nodes_3Gangs); /1000PerGroup are the
+    # 5000Nodes_{3,6,9}Gangs_..._1000PerGroup sizes, /5000PerGroup 5000Nodes_10Gangs_50000Pods.
+    *(_w(f"{name}{suffix}", pod, sizes, None, init_namespace=f"{ns}-0", namespace=f"{ns}-0", feature_gates=_GW,
+         groups=Groups(GroupOp(group, pod, per)))
+      for name, pod, group, ns in (("GangScheduling", "gang-pod", "gang", "gang-ns"),
+                                   ("BasicScheduling", "basic-pod", "basic", "basic-ns"))
+      for suffix, per, sizes in (
+          ("", 3, [(5000, 0, 3000), (5000, 0, 6000), (5000, 0, 9000), (100, 0, 30), (10, 0, 9)]),
+          ("/1000PerGroup", 1000, [(5000, 0, 3000), (5000, 0, 6000), (5000, 0, 9000)]),
+          ("/5000PerGroup", 5000, [(5000, 0, 50000)]))),
+    # workload_preemption/performance-config.yaml: gangs preempting low-priority pods (Basic), gangs
+    # (PodGroups), pods next to anchors (Affinity) or spread by zone (TopologySpreading); init pods
+    # in gang-preempt-1, the measured gangs in gang-preempt-0. The base name has the 100-node
+    # performance size with one big gang; /10PerGroup its ten-gang size; /2PerGroup (/3PerGroup)
+    # the integration-test size. Refused until workload-aware preemption is built.
+    *(_w(f"{name}{suffix}", measured, [size], None, init=init, init_namespace="gang-preempt-1",
+         namespace="gang-preempt-0", zones=zones, feature_gates=_GW,
+         groups=Groups(GroupOp("preemption", measured, per, priority, cpu, port),
+                       GroupOp("preemption", init, per, 1000, "600m", 8000) if init == "preemptor-gang-pod" else None,
+                       anchors=name == "GangPreemptionAffinity", needs=WORKLOAD_AWARE_PREEMPTION))
+      for name, measured, init, zones, variants in (
+          ("GangPreemptionBasic", "preemptor-gang-pod", "pod-low-priority-indexed", (), (
+              ("", 100, (100, 1000, 100), None, "3970m", None),
+              ("/10PerGroup", 10, (100, 1000, 100), None, "3970m", None),
+              ("/2PerGroup", 2, (2, 10, 2), None, "3970m", None))),
+          ("GangPreemptionPodGroups", "preemptor-gang-pod", "preemptor-gang-pod", (), (
+              ("", 100, (100, 500, 100), 9999999, "3500m", 9000),
+              ("/10PerGroup", 10, (100, 500, 100), 9999999, "3500m", 9000),
+              ("/2PerGroup", 2, (2, 4, 2), 9999999, "3500m", 9000))),
+          ("GangPreemptionAffinity", "pod-gang-affinity", "pod-low-priority-indexed", (), (
+              ("", 100, (100, 1000, 100), None, None, None),
+              ("/10PerGroup", 10, (100, 1000, 100), None, None, None),
+              ("/2PerGroup", 2, (2, 10, 2), None, None, None))),
+          ("GangPreemptionTopologySpreading", "gang-pod-with-topology-spreading", "pod-low-priority-indexed",
+           ("zone-1", "zone-2", "zone-3"), (
+              ("", 16, (100, 1000, 96), 9999999, "3970m", None),
+              ("/3PerGroup", 3, (3, 12, 3), 9999999, "3900m", None))))
+      for suffix, per, size, priority, cpu, port in variants),
 )}
