@@ -203,3 +203,18 @@ def test_e2e_mode_runs_them_through_the_simulated_cluster(name: str) -> None:
     r = run_e2e(name, SMOKE[name], time_limit=120)
     assert r.complete and r.bound == SMOKE[name].pods and r.mode == "e2e"
     assert len(r.placements) == SMOKE[name].pods
+
+
+def test_a_bench_of_every_workload_skips_the_refused_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.benchmark import report
+    chosen: list[list[str]] = []
+
+    def fake_run_bench(workloads: list[str], **_: Any) -> tuple[list[Any], list[str]]:
+        chosen.append(list(workloads))
+        return [], []
+    monkeypatch.setattr(report, "run_bench", fake_run_bench)
+    out = CliRunner().invoke(main, ["bench"])
+    assert out.exit_code == 0, out.output
+    (ran,) = chosen
+    assert set(ran) == set(WORKLOADS) - set(GANG_FAMILY)
+    assert "skipped: GangPreemptionBasic needs workload-aware preemption" in out.output
