@@ -228,7 +228,8 @@ async def _create_pods(api: KubeClient, w: Workload, size: Size, tmpl: str, name
 
 def _for_api(objs: Iterator[Obj]) -> Iterator[Obj]:
     # The API assigns uids. scheduler_perf disables the Priority admission plugin and writes
-    # spec.priority; with admission on, the same priority comes from a PriorityClass of that value.
+    # spec.priority; with admission on, the same priority comes from a PriorityClass of that value
+    # (a PodGroup's too: 1.37's Priority admission resolves a PodGroup's as a pod's).
     # Changed in place: ``pod_objects`` yields a fresh copy of the template for every pod.
     for o in objs:
         o["metadata"].pop("uid", None)
@@ -519,8 +520,14 @@ async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -
                               for ns in sorted(plain))]:
         await api.request("POST", "/api/v1/namespaces", body)
     prios = {t["spec"].get("priority") or 0 for t in TEMPLATES.values()} - {0}
+    groups: list[Obj] = []
     if w.groups is not None:
         prios |= pod_priorities(w.groups, w.init, size.nodes, size.init_pods, w.measured)
+        groups = list(_for_api(iter(all_group_objects(w.groups, init_namespace=w.init_namespace,
+                                                      namespace=w.namespace, init_pods=size.init_pods,
+                                                      pods=size.pods))))
+        prios |= {int(g["spec"]["priorityClassName"].removeprefix("priority-")) for g in groups
+                  if g["spec"].get("priorityClassName")}
     for prio in sorted(prios):
         await api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
             "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
@@ -539,10 +546,8 @@ async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -
     for k, name in enumerate(w.services):
         await api.request("POST", f"/api/v1/namespaces/{w.namespace}/services",
                           service_object(name, w.namespace, k))
-    if w.groups is not None and await _create_all(
-            api, lambda o: f"/apis/{GROUP_API}/namespaces/{o['metadata']['namespace']}/podgroups",
-            iter(all_group_objects(w.groups, init_namespace=w.init_namespace, namespace=w.namespace,
-                                   init_pods=size.init_pods, pods=size.pods))):
+    if groups and await _create_all(
+            api, lambda o: f"/apis/{GROUP_API}/namespaces/{o['metadata']['namespace']}/podgroups", iter(groups)):
         raise RuntimeError(f"{w.name}: the API refused some of its PodGroups")
 
 

@@ -26,15 +26,13 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GROUP_API", "GROUP_TEMPLATES", "POD_TEMPLATES", "WORKLOAD_AWARE_PREEMPTION", "GroupOp", "Groups",
+__all__ = ["GROUP_API", "GROUP_TEMPLATES", "POD_TEMPLATES", "GroupOp", "Groups",
            "all_group_objects", "group_count", "group_pod", "indexed_pod", "pod_group_objects", "pod_priorities",
            "prepare_pod", "refusal"]
 
 Obj = dict[str, Any]
 GROUP_API = "scheduling.k8s.io/v1beta1"
 PAUSE = "registry.k8s.io/pause:3.10.1"
-# What the GangPreemption family needs and kopf-scheduler has not built (issue #36, item 4).
-WORKLOAD_AWARE_PREEMPTION = "workload-aware preemption (a gang preempting as a unit, issue #36 item 4)"
 # workload_preemption/templates/pod-low-priority.yaml and pod-anchor-high-priority.yaml: the labels
 # the anchors carry and GangPreemptionAffinity's gang pods require on their node.
 BLUE = {"app": "blue", "label1": "value1", "label2": "value2", "label3": "value3", "label4": "value4"}

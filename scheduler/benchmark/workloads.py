@@ -58,8 +58,7 @@ not have (BENCHMARKS.md lists them, not run).
 (``podgroups.py``). Its ``feature_gates`` are upstream's ``featureGates`` (GenericWorkload), under
 which both drivers run it, ``bench --feature-gates`` winning. upstream's podsPerGroup is part of
 the workload, not of the size: each podsPerGroup is a workload of its own (``/1000PerGroup``).
-The GangPreemption family needs workload-aware preemption and is refused until it is built;
-the ``_CompositePodGroupEnabled`` variants need the CompositePodGroup gate, which is not built.
+The ``_CompositePodGroupEnabled`` variants need the CompositePodGroup gate, which is not built.
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scheduler.benchmark.podgroups import POD_TEMPLATES as GROUP_POD_TEMPLATES
-from scheduler.benchmark.podgroups import WORKLOAD_AWARE_PREEMPTION, GroupOp, Groups
+from scheduler.benchmark.podgroups import GroupOp, Groups
 
 __all__ = ["DRA_DRIVER", "DRA_TEMPLATES", "NAMED_NODE", "NODE_WITH_DRA", "SERVICES", "TEMPLATES", "VOLUME_TEMPLATES",
            "WORKLOADS",
@@ -1023,12 +1022,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     # (PodGroups), pods next to anchors (Affinity) or spread by zone (TopologySpreading); init pods
     # in gang-preempt-1, the measured gangs in gang-preempt-0. The base name has the 100-node
     # performance size with one big gang; /10PerGroup its ten-gang size; /2PerGroup (/3PerGroup)
-    # the integration-test size. Refused until workload-aware preemption is built.
+    # the integration-test size.
     *(_w(f"{name}{suffix}", measured, [size], None, init=init, init_namespace="gang-preempt-1",
          namespace="gang-preempt-0", zones=zones, feature_gates=_GW,
          groups=Groups(GroupOp("preemption", measured, per, priority, cpu, port),
                        GroupOp("preemption", init, per, 1000, "600m", 8000) if init == "preemptor-gang-pod" else None,
-                       anchors=name == "GangPreemptionAffinity", needs=WORKLOAD_AWARE_PREEMPTION))
+                       anchors=name == "GangPreemptionAffinity"))
       for name, measured, init, zones, variants in (
           ("GangPreemptionBasic", "preemptor-gang-pod", "pod-low-priority-indexed", (), (
               ("", 100, (100, 1000, 100), None, "3970m", None),
