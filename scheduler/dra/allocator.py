@@ -150,6 +150,9 @@ class Allocator:
         # Partitionable devices: each pool's counters less what allocated devices consume, for as
         # long as this allocator (one cycle: the allocated state does not change meanwhile).
         self.available_counters: dict[tuple[str, str], Counters] = {}
+        # Whether a device's counters fit the pool's available ones with nothing else of the pool
+        # taken (``_Run._take_counters``): fixed, as ``available_counters`` is, while this lives.
+        self.fits_alone: dict[DeviceID, bool] = {}
         self.cache = cache if cache is not None else SelectorCache()
         self.features = features
         # ``pool_allocated(driver, pool)``: the names of the pool's devices ``is_allocated`` holds

@@ -209,6 +209,8 @@ class AllocatorInputs(Protocol):
     @property
     def available_counters(self) -> dict[tuple[str, str], Counters]: ...
     @property
+    def fits_alone(self) -> dict[DeviceID, bool]: ...
+    @property
     def has_shares(self) -> bool: ...
     @property
     def claims_ask_capacity(self) -> bool: ...
@@ -237,6 +239,8 @@ class _Run:
         self.node = node
         self.claims = a.claims if claims is None else list(claims)
         self.pools: list[Pool] = []
+        # Per pool, how many devices hold counters in this search (``_take_counters``).
+        self.counter_holders: dict[tuple[str, str], int] = {}
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
@@ -616,7 +620,7 @@ class _Run:
             return None
         # A shared device already in use has had its counters taken by its first allocation.
         counted = bool(device.consumes_counters) and not (multi and self._capacity_in_use(did))
-        if counted and not self._take_counters(pool, device):
+        if counted and not self._take_counters(pool, device, did):
             if not must:
                 self._remove_constraints(constraints, base, sub)
             return None
@@ -687,13 +691,34 @@ class _Run:
             self.a.available_counters[key] = got
         return got
 
-    def _take_counters(self, pool: Pool, device: Device) -> bool:
+    def _take_counters(self, pool: Pool, device: Device, did: DeviceID) -> bool:
         """upstream's ``checkAvailableCounters``: whether each counter the device consumes still has
         room for it beside what this search already took, and if so record the consumption. Only
         the device's own counters are looked at, as upstream's loop over ``ConsumesCounters`` (a
         counter it does not consume is none of its business, even one already overdrawn)."""
+        key = (pool.driver, pool.pool)
         available = self._available(pool)
-        used = self.consumed_counters.setdefault((pool.driver, pool.pool), {})
+        used = self.consumed_counters.setdefault(key, {})
+        if not self.counter_holders.get(key):
+            # Nothing of this pool is taken in this search: the answer depends on the allocated
+            # state alone, which the Allocator holds still, so it is worked out once per device
+            # (a node's search, and every node's, asks it again for each pod).
+            fits = self.a.fits_alone.get(did)
+            if fits is None:
+                fits = self.a.fits_alone[did] = self._room(available, used, device)
+        else:
+            fits = self._room(available, used, device)
+        if not fits:
+            return False
+        self.counter_holders[key] = self.counter_holders.get(key, 0) + 1
+        for c in device.consumes_counters:
+            into = used.setdefault(c.counter_set, {})
+            for name, amount in c.counters.items():
+                into[name] = into.get(name, 0) + amount
+        return True
+
+    @staticmethod
+    def _room(available: Counters, used: Counters, device: Device) -> bool:
         for c in device.consumes_counters:
             have, taken = available.get(c.counter_set), used.get(c.counter_set)
             if have is None:
@@ -702,13 +727,10 @@ class _Run:
                 limit = have.get(name)
                 if limit is not None and limit < (taken.get(name, 0) if taken else 0) + amount:
                     return False
-        for c in device.consumes_counters:
-            into = used.setdefault(c.counter_set, {})
-            for name, amount in c.counters.items():
-                into[name] = into.get(name, 0) + amount
         return True
 
     def _give_back_counters(self, pool: Pool, device: Device) -> None:
+        self.counter_holders[(pool.driver, pool.pool)] -= 1
         used = self.consumed_counters[(pool.driver, pool.pool)]
         for c in device.consumes_counters:
             into = used[c.counter_set]
