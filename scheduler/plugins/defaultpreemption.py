@@ -66,6 +66,7 @@ from scheduler.logonce import CauseLog, cause_of
 from scheduler.model import Pod, PodDisruptionBudget
 from scheduler.model.podgroup import PodGroup
 from scheduler.plugins.args import DefaultPreemptionArgs
+from scheduler.plugins.budgets import breaks_budget
 from scheduler.plugins.podgrouppreemption import (
     GENERIC_WORKLOAD,
     NOT_ELIGIBLE_WORKLOAD,
@@ -122,17 +123,9 @@ def filter_pods_with_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisrup
     violating: list[Pod] = []
     fine: list[Pod] = []
     for p in pods:
-        violated = False
-        # Unlabelled pods are checked too: a `selector: {}` budget protects them
-        # (kubernetes/kubernetes#141785, which dropped 1.37's len(pod.Labels) shortcut).
-        for i, b in enumerate(pdbs):
-            if not b.protects(p.namespace, p.labels) or p.name in b.disrupted_pods:
-                continue
-            allowed[i] -= 1
-            if allowed[i] < 0:
-                violated = True
-        (violating if violated else fine).append(p)
+        (violating if breaks_budget(p, pdbs, allowed) else fine).append(p)
     return violating, fine
+
 
 
 def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate | None:

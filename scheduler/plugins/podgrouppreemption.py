@@ -43,6 +43,7 @@ from scheduler.framework.interfaces import FilterRunner
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod, PodDisruptionBudget
 from scheduler.model.podgroup import PodGroup
+from scheduler.plugins.budgets import breaks_budget
 
 if TYPE_CHECKING:
     from scheduler.cache import Snapshot, WhatIf
@@ -168,16 +169,7 @@ def victims_with_pdb_violation(victims: Sequence[Victim], pdbs: Sequence[PodDisr
     violating: list[tuple[Victim, int]] = []
     fine: list[Victim] = []
     for v in victims:
-        count = 0
-        for p in v.pods:
-            broke = False
-            for i, b in enumerate(pdbs):
-                if not b.protects(p.namespace, p.labels) or p.name in b.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    broke = True
-            count += broke
+        count = sum(breaks_budget(p, pdbs, allowed) for p in v.pods)
         if count:
             violating.append((v, count))
         else:
