@@ -5,9 +5,12 @@ schedulers in one process don't collide; the operator serves ``metrics.registry`
 Names, label sets and buckets follow ``pkg/scheduler/metrics/metrics.go`` so dashboards and alerts
 written for kube-scheduler work unchanged. ``kopf_scheduler_profile_reloads_total`` is our own.
 
-The PodGroup metrics exist only with the ``GenericWorkload`` gate, as upstream registers them only
-then (``Register``): ``register_generic_workload`` adds them to the registry, and until it is called
-their attributes are None. The PodGroup cycle records them (``scheduler/podgroup_cycle.py``).
+The PodGroup and workload-preemption metrics exist only with the ``GenericWorkload`` gate, as
+upstream registers them only then (``Register``): ``register_generic_workload`` adds them to the
+registry, and until it is called their attributes are None. The PodGroup cycle records the first
+(``scheduler/podgroup_cycle.py``), DefaultPreemption the executor's (``observe_preemption``). 1.37's
+entity metrics (``scheduler_queued_entities``, ``scheduler_queue_incoming_entities_total``) are
+always registered; the queue counts them (``scheduler/queue/scheduling_queue.py``).
 """
 
 from __future__ import annotations
@@ -85,9 +88,23 @@ class Metrics:
         self.pending_pods = Gauge(
             "scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means number of "
             "pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of "
-            "pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
-            "number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
-            ["queue"], registry=r)
+            "pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the "
+            "number of unschedulable pods that the scheduler never attempted to schedule because they are gated; "
+            "'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in "
+            "pendingPodGroupPods.", ["queue"], registry=r)
+        # 1.37's entity gauges and counter, registered whatever the gates (metricsList): without
+        # GenericWorkload every entity is a 'pod' (queue/scheduling_queue.py counts them).
+        self.queued_entities = Gauge(
+            "scheduler_queued_entities", "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' "
+            "stands for individual pods that are not members of any podgroup) by the queue type. 'active' means "
+            "number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means "
+            "number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; "
+            "'gated' is the number of unschedulable entities that the scheduler never attempted to schedule "
+            "because they are gated.", ["queue", "type"], registry=r)
+        self.queue_incoming_entities = Counter(
+            "scheduler_queue_incoming_entities", "Number of scheduling entities added to scheduling queues by "
+            "event, queue type, and entity type. Entity types are either 'pod' (for individual pods that are not "
+            "members of any podgroup) or 'podgroup'.", ["queue", "event", "type"], registry=r)
         self.pod_scheduling_sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
@@ -180,11 +197,18 @@ class Metrics:
         self.podgroup_schedule_attempts: Counter | None = None
         self.podgroup_scheduling_attempt_duration: Histogram | None = None
         self.podgroup_scheduling_algorithm_duration: Histogram | None = None
+        self.workload_preemption_attempts: Counter | None = None
+        self.workload_preemption_victims: Histogram | None = None
+        self.preemption_workload_disruptions: Histogram | None = None
+        self.preemption_evaluation_duration: Histogram | None = None
+        self.preemption_execution_duration: Histogram | None = None
+        self.preemption_pdb_violations: Counter | None = None
 
     def register_generic_workload(self) -> None:
-        """Add the PodGroup metrics (``pkg/scheduler/metrics/metrics.go``, registered upstream only
-        with the GenericWorkload gate); a second call does nothing. Their label sets are 1.37's:
-        1.38 development adds ``type`` (``podgroup`` or ``compositepodgroup``)."""
+        """Add the PodGroup and workload-preemption metrics (``pkg/scheduler/metrics/metrics.go``,
+        registered upstream only with the GenericWorkload gate); a second call does nothing. Their
+        label sets are 1.37's: 1.38 development adds ``type`` (``podgroup`` or ``compositepodgroup``)
+        to the PodGroup ones. Who records what: docs/metrics.md."""
         if self.podgroup_schedule_attempts is not None:
             return
         r = self.registry
@@ -199,3 +223,48 @@ class Metrics:
             "scheduler_podgroup_scheduling_algorithm_duration_seconds",
             "Pod group scheduling algorithm latency in seconds", buckets=exponential_buckets(0.001, 2, 15),
             registry=r)
+        # Workload-aware preemption (framework/preemption: PodGroupPostFilter, the evaluator, the executor).
+        self.workload_preemption_attempts = Counter(
+            "scheduler_workload_preemption_attempts", "Total preemption attempts initiated by workload (including "
+            "pod groups) in the cluster till now.", ["result"], registry=r)
+        self.workload_preemption_victims = Histogram(
+            "scheduler_workload_preemption_victims", "Number of pod preemption victims caused by workload "
+            "preemption.", buckets=exponential_buckets(1, 2, 11), registry=r)
+        self.preemption_workload_disruptions = Histogram(
+            "scheduler_preemption_workload_disruptions", "Number of workload preemption units being preempted. "
+            "A single preemption unit can be all pods in a pod group (in case of DisruptionMode=all), or a single "
+            "pod (in case of DisruptionMode=single).", ["preemptor"], buckets=exponential_buckets(1, 2, 11),
+            registry=r)
+        self.preemption_evaluation_duration = Histogram(
+            "scheduler_preemption_evaluation_duration_seconds", "Duration in seconds for identifying the target "
+            "preemption victims.", ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16), registry=r)
+        self.preemption_execution_duration = Histogram(
+            "scheduler_preemption_execution_duration_seconds", "Duration in seconds for preempting the target "
+            "preemption victims. With async preemption enabled, preemption execution does not block the "
+            "scheduling of other pods.", ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16),
+            registry=r)
+        self.preemption_pdb_violations = Counter(
+            "scheduler_preemption_pdb_violations", "Total number of pod disruption budget violations caused by "
+            "preemption.", ["preemptor"], registry=r)
+
+    def observe_preemption(self, preemptor: str, victims: int, pdb_violations: int, disruptions: int) -> None:
+        """What upstream's executor records when it carries out a preemption (``executor_test.go``'s
+        ``verifyPreemptionMetricsDelta``): the victims of a PodGroup's preemption go to
+        ``workload_preemption_victims``, a pod's to ``preemption_victims``; with the gate, the
+        PodGroup units disrupted (only when there are some) and the budgets broken, by preemptor
+        (``pod`` or ``podgroup``)."""
+        if preemptor == "podgroup":
+            if self.workload_preemption_victims is not None:
+                self.workload_preemption_victims.observe(victims)
+        else:
+            self.preemption_victims.observe(victims)
+        if self.preemption_workload_disruptions is not None and disruptions > 0:
+            self.preemption_workload_disruptions.labels(preemptor).observe(disruptions)
+        if self.preemption_pdb_violations is not None:
+            self.preemption_pdb_violations.labels(preemptor).inc(pdb_violations)
+
+    def observe_preemption_execution(self, preemptor: str, failed: bool, seconds: float) -> None:
+        """``scheduler_preemption_execution_duration_seconds{preemptor,result}`` (``success``/``error``,
+        upstream's GoroutineResult values), with the gate only."""
+        if self.preemption_execution_duration is not None:
+            self.preemption_execution_duration.labels(preemptor, "error" if failed else "success").observe(seconds)

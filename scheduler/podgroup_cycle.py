@@ -39,8 +39,11 @@ Metrics (with the GenericWorkload gate, ``Metrics.register_generic_workload``), 
 ``scheduler_podgroup_scheduling_algorithm_duration_seconds`` once the members are placed or not,
 and one ``scheduler_podgroup_schedule_attempts_total{result,profile}`` with its
 ``scheduler_podgroup_scheduling_attempt_duration_seconds`` when the outcome is submitted (the
-members' binding cycles still to run): ``scheduled``, ``unschedulable``, or ``error``. Upstream's
-fourth result, ``waiting_on_preemption``, is not recorded yet.
+members' binding cycles still to run): ``scheduled``, ``unschedulable``, ``waiting_on_preemption``
+(the quorum was not met but the PostFilter found a placement: victims are going), or ``error``. The
+PostFilter counts ``scheduler_workload_preemption_attempts_total{result}`` and times its evaluation
+(``scheduler_preemption_evaluation_duration_seconds{preemptor="podgroup"}``); DefaultPreemption's
+``preempt_group`` records the rest of the workload-preemption metrics as it carries it out.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def _changes(group: PodGroup, status: str, reason: str, message: str) -> bool:
 
 def _observe(s: Scheduler, fwk: Framework, result: str, started: float) -> None:
     """One PodGroup attempt: upstream's ``PodGroupScheduled`` / ``PodGroupUnschedulable`` /
-    ``PodGroupScheduleError`` (``metrics/profile_metrics.go``)."""
+    ``PodGroupWaitingOnPreemption`` / ``PodGroupScheduleError`` (``metrics/profile_metrics.go``)."""
     m = s.metrics
     if m is None or m.podgroup_schedule_attempts is None or m.podgroup_scheduling_attempt_duration is None:
         return
@@ -295,8 +298,17 @@ def _release(p: GroupPlacement, fwk: Framework, placer: _Placer) -> None:
 
 def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group: PodGroup,
                        store: PodGroupStore) -> GroupOutcome:
-    """Place ``first``'s whole gang on one snapshot, or none of it (the module docstring)."""
+    """Place ``first``'s whole gang on one snapshot, or none of it (the module docstring). While it
+    runs, members that arrive wait as the queue's ``pending`` pods (upstream's pendingPodGroupPods)."""
+    s.queue.begin_group(group.namespace, group.name)
+    try:
+        return _schedule_pod_group(s, fwk, first, group, store)
+    finally:
+        s.queue.end_group(group.namespace, group.name)
 
+
+def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group: PodGroup,
+                        store: PodGroupStore) -> GroupOutcome:
     def member(p: Pod) -> bool:
         return (p.namespace == group.namespace and p.scheduling_group == group.name
                 and s.profiles.for_pod(p) is fwk)
@@ -376,7 +388,10 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
             out.condition = condition("False", reason, message)
-        _observe(s, fwk, "error" if errors else "unschedulable", started)
+        # The PostFilter found a placement (victims going, or still going): rejected, but
+        # waitingOnPreemption, as submitPodGroupAlgorithmResult tells them apart.
+        result = "error" if errors else "waiting_on_preemption" if preemption is not None else "unschedulable"
+        _observe(s, fwk, result, started)
         return out
 
 
@@ -391,8 +406,7 @@ def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod],
     if not isinstance(plugin, DefaultPreemption) or plugin not in fwk.post_filter or not plugin.workload_aware:
         return None, Status(Code.UNSCHEDULABLE)
     handle = plugin.handle
-    if record and handle.metrics is not None:
-        handle.metrics.preemption_attempts.inc()        # one attempt for the group, whatever its outcome
+    metrics = handle.metrics if record else None
 
     def place(w: WhatIf) -> tuple[list[wap.Assignment], Status]:
         """The gang placed on the cluster without its potential victims (podGroupSchedulingFunc)."""
@@ -412,16 +426,27 @@ def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod],
                                             "with every lower-priority victim removed")
         return out, SUCCESS
 
+    def evaluated(status: Status, seconds: float) -> None:
+        # PodGroupEvaluator.evaluate's deferred observation (preemptor "podgroup").
+        if metrics is not None and metrics.preemption_evaluation_duration is not None:
+            metrics.preemption_evaluation_duration.labels("podgroup", str(status.code)).observe(seconds)
+
     result, status = wap.preempt(
         s.cache.snapshot(), fwk, group, pods, place,
         pdbs=list(handle.pdbs()) if handle.pdbs is not None else [],
         groups=store.get, policy_gate=features.enabled(handle.feature_gates, wap.POD_GROUP_PREEMPTION_POLICY),
-        nominated=nominated)
+        nominated=nominated, on_evaluated=evaluated)
     if result is None:
-        return None, status
-    if result.ongoing:
-        return result, Status(Code.SUCCESS, ("ongoing preemption on nominated nodes",))
-    return result, Status(Code.SUCCESS, (f"found a placement for podgroup, preempting {len(result.pods)} victims",))
+        pass
+    elif result.ongoing:
+        status = Status(Code.SUCCESS, ("ongoing preemption on nominated nodes",))
+    else:
+        status = Status(Code.SUCCESS, (f"found a placement for podgroup, preempting {len(result.pods)} victims",))
+    # PodGroupPostFilter's deferred count: one attempt for the group, by its status's code (not
+    # scheduler_preemption_attempts_total, which a pod's PostFilter counts).
+    if metrics is not None and metrics.workload_preemption_attempts is not None:
+        metrics.workload_preemption_attempts.labels(str(status.code)).inc()
+    return result, status
 
 
 def scheduled_message(scheduled: int, min_count: int) -> str:

@@ -212,6 +212,8 @@ class SchedulerService:
         self.generic_workload = features.enabled(self.feature_gates, "GenericWorkload")
         if self.generic_workload:
             PodGroupCycle.install(self.scheduler, self.pod_groups)
+            # the queue counts a gang as one entity (scheduler_queued_entities)
+            self.queue.pod_group_exists = lambda ns, name: self.pod_groups.get(ns, name) is not None
             # upstream registers the PodGroup metrics only with the gate (metrics.Register)
             self.metrics.register_generic_workload()
         # Pods waiting at Permit, shared by every profile (GangScheduling allows a group's).

@@ -41,6 +41,7 @@ import asyncio
 import logging
 import random
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ from scheduler.plugins.podgrouppreemption import (
     NOT_ELIGIBLE_WORKLOAD,
     WAITING_GROUP,
     GroupPreemption,
+    is_disruption_mode_all,
     node_victims,
     order_victims,
 )
@@ -522,8 +524,8 @@ class DefaultPreemption:
         deleted (or its Permit wait rejected) at once; the first error is PostFilter's error. Then
         the lower-priority pods nominated to the node lose their nomination (an error there is only
         logged, as upstream)."""
-        if self.handle.metrics is not None:
-            self.handle.metrics.preemption_victims.observe(len(c.victims))
+        self._observe(c)
+        started = time.perf_counter()
         client = self.handle.client
 
         async def evict(v: Pod) -> None:
@@ -534,6 +536,8 @@ class DefaultPreemption:
 
         results = await asyncio.gather(*(evict(v) for v in c.victims if not v.deleting), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
+        if self.handle.metrics is not None:
+            self.handle.metrics.observe_preemption_execution("pod", bool(errors), time.perf_counter() - started)
         if errors:
             _api_log.report(f"preempt: {cause_of(errors[0])}", "preemption for %s on %s failed: %s",
                              pod.key, c.node, errors[0])
@@ -554,9 +558,30 @@ class DefaultPreemption:
         return ""
 
     # --- carrying it out, off the cycle -------------------------------------------------------
-    def _prepare(self, c: Candidate, pod: Pod, fwk: FilterRunner) -> None:
+    def _observe(self, c: Candidate) -> None:
+        """The executor's victim metrics for a pod's preemption (``Metrics.observe_preemption``)."""
         if self.handle.metrics is not None:
-            self.handle.metrics.preemption_victims.observe(len(c.victims))
+            self.handle.metrics.observe_preemption("pod", len(c.victims), c.num_pdb_violations,
+                                                   self._group_disruptions(c.victims))
+
+    def _group_disruptions(self, victims: Sequence[Pod]) -> int:
+        """``NumPodGroupDisruptions`` of a pod's victims: the units that are PodGroups, each
+        ``disruptionMode: All`` group once and each other grouped pod alone."""
+        store = self.handle.pod_groups
+        whole: set[tuple[str, str]] = set()
+        alone = 0
+        for v in victims:
+            if not v.scheduling_group:
+                continue
+            group = store.get(v.namespace, v.scheduling_group) if store is not None else None
+            if is_disruption_mode_all(group):
+                whole.add((v.namespace, v.scheduling_group))
+            else:
+                alone += 1
+        return alone + len(whole)
+
+    def _prepare(self, c: Candidate, pod: Pod, fwk: FilterRunner) -> None:
+        self._observe(c)
         to_delete = [v for v in c.victims if not v.deleting]
         if not to_delete:
             return
@@ -568,15 +593,18 @@ class DefaultPreemption:
             self._victims.move_to_end(pod.uid)
             while len(self._victims) > MAX_TRACKED:
                 self._victims.popitem(last=False)
-        self._spawn(self._carry_out(c, pod, to_delete, lower, fwk))
+        self._spawn(self._carry_out(c, pod, to_delete, lower, fwk, time.perf_counter()))
 
     def preempt_group(self, result: GroupPreemption, members: Sequence[Pod], fwk: FilterRunner) -> None:
         """Carry out a PodGroup's preemption (``actuatePodGroupPreemption``), off the cycle: every
         member is held in PreEnqueue ("waiting for the preemption for this pod group to be
         finished") until each victim is gone or going; the victims are evicted as one pod's are.
-        (The attempt is counted by the PodGroup cycle's PostFilter.)"""
+        (The attempt is counted by the PodGroup cycle's PostFilter.) Its victims are observed in
+        ``scheduler_workload_preemption_victims``, not in ``scheduler_preemption_victims``, as
+        upstream's executor does for a ``podgroup`` preemptor."""
         if self.handle.metrics is not None:
-            self.handle.metrics.preemption_victims.observe(len(result.pods))
+            self.handle.metrics.observe_preemption("podgroup", len(result.pods), result.num_pdb_violations,
+                                                   result.num_pod_group_disruptions)
         to_delete = [v for v in result.pods if not v.deleting]
         if not to_delete or not members:
             return
@@ -589,10 +617,10 @@ class DefaultPreemption:
                 self._victims.move_to_end(m.uid)
             while len(self._victims) > MAX_TRACKED:
                 self._victims.popitem(last=False)
-        self._spawn(self._carry_out_group(result, list(members), to_delete, fwk))
+        self._spawn(self._carry_out_group(result, list(members), to_delete, fwk, time.perf_counter()))
 
     async def _carry_out_group(self, result: GroupPreemption, members: list[Pod], victims: list[Pod],
-                               fwk: FilterRunner) -> None:
+                               fwk: FilterRunner, started: float) -> None:
         client = self.handle.client
         preemptor = members[0]
         failed = False
@@ -613,6 +641,8 @@ class DefaultPreemption:
             failed = True
             log.exception("preemption for the pod group of %s failed: %s", preemptor.key, e)
         finally:
+            if self.handle.metrics is not None:
+                self.handle.metrics.observe_preemption_execution("podgroup", failed, time.perf_counter() - started)
             with self._lock:
                 for m in members:
                     self.preempting.discard(m.uid)
@@ -629,7 +659,7 @@ class DefaultPreemption:
             asyncio.get_running_loop().create_task(coro)
 
     async def _carry_out(self, c: Candidate, pod: Pod, victims: list[Pod], lower: list[Pod],
-                         fwk: FilterRunner) -> None:
+                         fwk: FilterRunner, started: float) -> None:
         failed = False
         client = self.handle.client
         try:
@@ -668,6 +698,8 @@ class DefaultPreemption:
             failed = True
             log.exception("preemption for %s on %s failed: %s", pod.key, c.node, e)
         finally:
+            if self.handle.metrics is not None:
+                self.handle.metrics.observe_preemption_execution("pod", failed, time.perf_counter() - started)
             with self._lock:
                 self.preempting.discard(pod.uid)
                 if failed:

@@ -34,6 +34,7 @@ The preemption policy is the group's ``spec.preemptionPolicy`` with ``PodGroupPr
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -249,10 +250,13 @@ def _ongoing(snapshot: Snapshot, members: Sequence[Pod], nominated: Mapping[str,
 
 def preempt(snapshot: Snapshot, fwk: FilterRunner, group: PodGroup, members: Sequence[Pod],
             place: PlaceFunc, *, pdbs: Sequence[PodDisruptionBudget], groups: GroupLookup | None,
-            policy_gate: bool, nominated: Mapping[str, str]) -> tuple[GroupPreemption | None, Status]:
+            policy_gate: bool, nominated: Mapping[str, str],
+            on_evaluated: Callable[[Status, float], None] | None = None) -> tuple[GroupPreemption | None, Status]:
     """``PodGroupEvaluator.Preempt`` without the actuation (the module docstring); call with the
     cache's lock held. ``members`` are the gang's pods this cycle tries to place, ``nominated`` their
-    current nominated nodes."""
+    current nominated nodes. ``on_evaluated`` hears how the evaluation (placing the gang without
+    the victims, then reprieving them) ended and how long it took, as upstream's ``evaluate`` times
+    it: not when the preemptor is not eligible, a preemption is ongoing, or there are no victims."""
     if resolve_preemption_policy(group, members, policy_gate) == PREEMPT_NEVER:
         return None, Status.unschedulable(NOT_ELIGIBLE_NEVER)
     priority = group.priority
@@ -262,6 +266,16 @@ def preempt(snapshot: Snapshot, fwk: FilterRunner, group: PodGroup, members: Seq
     ordered = order_victims(cluster_victims(snapshot, groups), priority, pdbs)
     if not ordered:
         return None, Status.unschedulable(NO_VICTIMS_GROUP)
+    started = time.perf_counter()
+    result, status = _evaluate(snapshot, fwk, ordered, place)
+    if on_evaluated is not None:
+        on_evaluated(status, time.perf_counter() - started)
+    return result, status
+
+
+def _evaluate(snapshot: Snapshot, fwk: FilterRunner, ordered: Sequence[tuple[Victim, int]], place: PlaceFunc
+              ) -> tuple[GroupPreemption | None, Status]:
+    """``selectVictimsOnDomain``: place the gang with every potential victim gone, then reprieve."""
     out = GroupPreemption()
     with snapshot.what_if() as w:
         for v, _ in ordered:

@@ -32,6 +32,26 @@
 * ``move_request_cycle``: an event that arrives while a pod is in flight sends the pod to backoffQ
   rather than unschedulable when it fails, so the event is not lost.
 
+Entities (1.37's ``scheduler_queued_entities{queue,type}``, ``scheduler_queue_incoming_entities_total``
+and the ``incomplete`` and ``pending`` values of ``scheduler_pending_pods``). Upstream's queue holds a
+PodGroup as one entity; this one holds a gang's pods one by one and the PodGroup cycle gathers them
+when the first is popped (``pop_group``), so the entities are counted from the pods, as upstream
+defines them. With GenericWorkload (``pod_group_exists`` set), a pod that names a scheduling group is
+a member of the ``podgroup`` entity (namespace, group); every other pod is a ``pod`` entity:
+
+* a group counts once in each queue where some of its members wait (upstream's entity is in one
+  queue; here a group's members may be split, after a member was updated alone);
+* ``incomplete``: members whose PodGroup object does not exist yet (upstream's
+  ``incompletePodGroupPods``; here they wait gated by GangScheduling's PreEnqueue, and are counted
+  under ``incomplete`` instead of ``gated``);
+* ``pending``: members that wait while their group is in a PodGroup scheduling cycle
+  (``begin_group`` .. ``end_group``; upstream's ``pendingPodGroupPods``), counted there instead of
+  in their queue;
+* a group entering a queue counts as an incoming entity only when none of its other members waits
+  there already (upstream adds the pod to the entity that is there).
+
+Without the gate every pod is a ``pod`` entity and ``incomplete`` and ``pending`` stay 0.
+
 Time comes from an injected clock; ``pop(timeout=0)`` never blocks, so tests never sleep. All
 methods are thread-safe (one lock, one condition for ``pop``).
 """
@@ -57,6 +77,11 @@ __all__ = [
     "BACKOFF",
     "BACKOFF_Q_ORDERING_WINDOW",
     "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
+    "GATED",
+    "INCOMPLETE",
+    "PENDING",
+    "POD",
+    "POD_GROUP",
     "POP_FROM_BACKOFF_Q",
     "UNSCHEDULABLE",
     "QueueProfile",
@@ -65,6 +90,9 @@ __all__ = [
 ]
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+INCOMPLETE, PENDING = "incomplete", "pending"
+# scheduler_queued_entities' types (metrics.go: Pod, PodGroup).
+POD, POD_GROUP = "pod", "podgroup"
 # The ``scheduler_queue_incoming_pods_total`` event of a pod popped from backoffQ (upstream's
 # ``framework.PopFromBackoffQ``).
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
@@ -158,6 +186,14 @@ class SchedulingQueue:
         self._clock = clock
         self._metrics = metrics
         self._incoming_pods = Children(metrics.queue_incoming_pods if metrics else None)
+        self._incoming_entities = Children(metrics.queue_incoming_entities if metrics else None)
+        # GenericWorkload: whether a PodGroup exists (the service sets it with the gate); None: every
+        # pod is its own entity (the module docstring, "Entities").
+        self.pod_group_exists: Callable[[str, str], bool] | None = None
+        # The groups in a PodGroup scheduling cycle, and, by (queue, group), the members last seen
+        # entering that queue (pruned as they are looked at): what the entity counts need.
+        self._groups_in_cycle: set[tuple[str, str]] = set()
+        self._entered: dict[tuple[str, tuple[str, str]], set[str]] = {}
         self._max_in_unschedulable = max_in_unschedulable
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -181,28 +217,150 @@ class SchedulingQueue:
             self._export_gauges(metrics)
 
     # --- bookkeeping -----------------------------------------------------------------------
-    def _incoming(self, queue: str, event: str) -> None:
-        if self._metrics is not None:
-            self._incoming_pods(queue, event).inc()
+    def _incoming(self, queue: str, event: str, info: QueuedPodInfo, *, entity: bool = True) -> None:
+        """``entity`` False: the pod was gated and stays gated (upstream's ``addOrUpdate`` of an
+        entity already there counts nothing; the pod is still counted here, as it always was)."""
+        if self._metrics is None:
+            return
+        self._incoming_pods(queue, event).inc()
+        if not entity:
+            return
+        kind = self._entity(info.pod)
+        if kind == POD:
+            self._incoming_entities(queue, event, POD).inc()
+        elif kind == POD_GROUP and self._group_enters(queue, info):
+            self._incoming_entities(queue, event, POD_GROUP).inc()
+
+    # --- entities (the module docstring) ---------------------------------------------------
+    def _group_key(self, pod: Pod) -> tuple[str, str] | None:
+        if self.pod_group_exists is None or not pod.scheduling_group:
+            return None
+        return pod.namespace, pod.scheduling_group
+
+    def _entity(self, pod: Pod) -> str:
+        """``pod``, ``podgroup``, or where a member waits outside every queue's entities:
+        ``incomplete`` (no PodGroup yet) or ``pending`` (its group is in a PodGroup cycle)."""
+        key = self._group_key(pod)
+        if key is None:
+            return POD
+        if key in self._groups_in_cycle:
+            return PENDING
+        assert self.pod_group_exists is not None
+        return POD_GROUP if self.pod_group_exists(*key) else INCOMPLETE
+
+    def _queue_of(self, uid: str) -> str | None:
+        if uid in self._active:
+            return ACTIVE
+        if uid in self._backoff:
+            return BACKOFF
+        info = self._unschedulable.get(uid)
+        if info is not None:
+            return GATED if info.gating_plugin else UNSCHEDULABLE
+        return None
+
+    def _group_enters(self, queue: str, info: QueuedPodInfo) -> bool:
+        """Whether ``info``'s group enters ``queue`` as an entity: no other member it was seen with
+        there still waits there. The record is pruned of the members that left as it is read."""
+        key = self._group_key(info.pod)
+        assert key is not None
+        seen = self._entered.setdefault((queue, key), set())
+        stayed = {uid for uid in seen if uid != info.uid and self._queue_of(uid) == queue}
+        seen.intersection_update(stayed)
+        seen.add(info.uid)
+        return not stayed
+
+    def _prune_entered(self) -> None:
+        """Drop the records of members that left their queue (run with the leftover flush)."""
+        for k, seen in list(self._entered.items()):
+            seen.intersection_update({uid for uid in seen if self._queue_of(uid) == k[0]})
+            if not seen:
+                del self._entered[k]
+
+    def begin_group(self, namespace: str, name: str) -> None:
+        """A PodGroup scheduling cycle starts: members that wait meanwhile are ``pending``."""
+        with self._lock:
+            self._groups_in_cycle.add((namespace, name))
+
+    def end_group(self, namespace: str, name: str) -> None:
+        with self._lock:
+            self._groups_in_cycle.discard((namespace, name))
+
+    def _census(self, infos: Iterable[QueuedPodInfo]) -> tuple[int, int, int]:
+        """Of the pods of one queue: how many count there (``pending_pods``), the ``pod`` entities,
+        and the ``podgroup`` entities (the distinct groups)."""
+        pods = plain = 0
+        groups: set[tuple[str, str]] = set()
+        for info in infos:
+            kind = self._entity(info.pod)
+            if kind == POD:
+                pods += 1
+                plain += 1
+            elif kind == POD_GROUP:
+                pods += 1
+                key = self._group_key(info.pod)
+                assert key is not None
+                groups.add(key)
+        return pods, plain, len(groups)
+
+    def _members_of(self, queue: str) -> Iterable[QueuedPodInfo]:
+        if queue == ACTIVE:
+            return [i for i, _ in self._active.values()]
+        if queue == BACKOFF:
+            return [i for i, _ in self._backoff.values()]
+        if queue == GATED:
+            return [i for g in self._unschedulable.gated.values() for i in g.values()]
+        return list(self._unschedulable.plain.values())
+
+    def _size(self, queue: str) -> int:
+        if queue == ACTIVE:
+            return len(self._active)
+        if queue == BACKOFF:
+            return len(self._backoff)
+        gated = sum(len(g) for g in self._unschedulable.gated.values())
+        return gated if queue == GATED else len(self._unschedulable) - gated
+
+    def _outside(self, kind: str) -> int:
+        """The members counted as ``incomplete`` or ``pending`` across the queues."""
+        return sum(1 for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
+                   for info in self._members_of(q) if self._entity(info.pod) == kind)
 
     def _export_gauges(self, metrics: Metrics) -> None:
-        """``scheduler_pending_pods``, read when scraped rather than set on every queue change: each
-        change cost four label lookups and a count of the gated pods among all unschedulable ones,
-        which made every queue operation O(unschedulable pods) (SchedulingWhileGated holds 10,000)."""
-        g = metrics.pending_pods
+        """``scheduler_pending_pods`` and ``scheduler_queued_entities``, read when scraped rather than
+        set on every queue change: each change cost four label lookups and a count of the gated pods
+        among all unschedulable ones, which made every queue operation O(unschedulable pods)
+        (SchedulingWhileGated holds 10,000). Without GenericWorkload a queue's size is all there is
+        to read; with it, each value is one pass over one queue's pods."""
+        g, e = metrics.pending_pods, metrics.queued_entities
 
-        def gated() -> int:
-            with self._lock:
-                return sum(len(g) for g in self._unschedulable.gated.values())
+        def pods(queue: str) -> Callable[[], float]:
+            def read() -> float:
+                with self._lock:
+                    if self.pod_group_exists is None:
+                        return self._size(queue)
+                    return self._census(self._members_of(queue))[0]
+            return read
 
-        def unschedulable() -> int:
-            with self._lock:
-                return len(self._unschedulable) - gated()
+        def entities(queue: str, kind: str) -> Callable[[], float]:
+            def read() -> float:
+                with self._lock:
+                    if self.pod_group_exists is None:
+                        return self._size(queue) if kind == POD else 0
+                    _, plain, groups = self._census(self._members_of(queue))
+                    return plain if kind == POD else groups
+            return read
 
-        g.labels(ACTIVE).set_function(lambda: len(self._active))
-        g.labels(BACKOFF).set_function(lambda: len(self._backoff))
-        g.labels(UNSCHEDULABLE).set_function(unschedulable)
-        g.labels(GATED).set_function(gated)
+        def outside(kind: str) -> Callable[[], float]:
+            def read() -> float:
+                with self._lock:
+                    return 0 if self.pod_group_exists is None else self._outside(kind)
+            return read
+
+        for queue in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED):
+            g.labels(queue).set_function(pods(queue))
+            for kind in (POD, POD_GROUP):
+                e.labels(queue, kind).set_function(entities(queue, kind))
+        for kind in (INCOMPLETE, PENDING):
+            g.labels(kind).set_function(outside(kind))
 
     def _push_active(self, info: QueuedPodInfo, event: str) -> None:
         prof = self._profile_of(info.pod)
@@ -211,7 +369,7 @@ class SchedulingQueue:
         entry = next(self._seq)
         self._active[info.uid] = (info, entry)
         heapq.heappush(self._active_heap, (prof.queue_sort_key(info), entry, info.uid, entry))
-        self._incoming(ACTIVE, event)
+        self._incoming(ACTIVE, event, info)
         self._cond.notify()
 
     def _push_backoff(self, info: QueuedPodInfo, event: str) -> None:
@@ -229,7 +387,7 @@ class SchedulingQueue:
                 # lessBackoffCompletedWithPriority: one window, ordered as activeQ orders.
                 key = (expiry, prof.queue_sort_key(info))
             heapq.heappush(self._backoff_heap, (key, entry, info.uid, entry))
-        self._incoming(BACKOFF, event)
+        self._incoming(BACKOFF, event, info)
         self._cond.notify()
 
     def _move_to_backoff(self, info: QueuedPodInfo, event: str) -> None:
@@ -241,13 +399,14 @@ class SchedulingQueue:
                 return
         self._push_backoff(info, event)
 
-    def _passes_pre_enqueue(self, prof: QueueProfile, info: QueuedPodInfo, event: str) -> bool:
+    def _passes_pre_enqueue(self, prof: QueueProfile, info: QueuedPodInfo, event: str, *,
+                            was_gated: bool = False) -> bool:
         """Run the profile's PreEnqueue plugins: a gated pod waits in unschedulable (False)."""
         status = prof.run_pre_enqueue(info.pod)
         if not status.is_success():
             info.gating_plugin = status.plugin or "PreEnqueue"
             self._unschedulable[info.uid] = info
-            self._incoming(GATED, event)
+            self._incoming(GATED, event, info, entity=not was_gated)
             return False
         info.gating_plugin = ""
         return True
@@ -280,7 +439,7 @@ class SchedulingQueue:
                 return hit[0]
         return self._unschedulable.pop(uid, None)
 
-    def _admit(self, info: QueuedPodInfo, event: str, *, from_backoff: bool = False) -> None:
+    def _admit(self, info: QueuedPodInfo, event: str, *, from_backoff: bool = False, was_gated: bool = False) -> None:
         """Run PreEnqueue; a gated pod waits in unschedulable, the rest go to activeQ (upstream's
         ``moveToActiveQ``). A pod that leaves backoffQ with PopFromBackoffQ passed PreEnqueue when
         it went in, so it goes straight to activeQ."""
@@ -290,7 +449,7 @@ class SchedulingQueue:
         if from_backoff and self.pop_from_backoff:
             info.gating_plugin = ""
             self._push_active(info, event)
-        elif self._passes_pre_enqueue(prof, info, event):
+        elif self._passes_pre_enqueue(prof, info, event, was_gated=was_gated):
             self._push_active(info, event)
 
     # --- pod events ------------------------------------------------------------------------
@@ -333,7 +492,7 @@ class SchedulingQueue:
             info.pod = pod
             if info.gating_plugin:
                 del self._unschedulable[uid]
-                self._admit(info, "PodUpdate")
+                self._admit(info, "PodUpdate", was_gated=True)
             elif _scheduling_relevant_change(old, pod):
                 del self._unschedulable[uid]
                 if self._is_backing_off(info, self._clock()):
@@ -393,7 +552,7 @@ class SchedulingQueue:
             return None
         _, _, uid, _ = heapq.heappop(self._backoff_heap)
         info, _ = self._backoff.pop(uid)
-        self._incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+        self._incoming(ACTIVE, POP_FROM_BACKOFF_Q, info)
         return self._to_in_flight(info)
 
     def _to_in_flight(self, info: QueuedPodInfo) -> QueuedPodInfo:
@@ -485,7 +644,7 @@ class SchedulingQueue:
                 self._move_to_backoff(info, "ScheduleAttemptFailure")
             else:
                 self._unschedulable[uid] = info
-                self._incoming(UNSCHEDULABLE, "ScheduleAttemptFailure")
+                self._incoming(UNSCHEDULABLE, "ScheduleAttemptFailure", info)
 
     def requeue_after_error(self, info: QueuedPodInfo) -> None:
         info.unschedulable_plugins.clear()
@@ -513,7 +672,7 @@ class SchedulingQueue:
                     # PreEnqueue decides again when the gating plugin asked for this event.
                     if prof.is_worth_ungating(info, change):
                         del self._unschedulable[uid]
-                        self._admit(info, change.name)
+                        self._admit(info, change.name, was_gated=True)
                         moved += 1
             for uid, info in list(self._unschedulable.plain.items()):
                 if pre_check is not None and not pre_check(info.pod):
@@ -540,6 +699,7 @@ class SchedulingQueue:
                 self._admit(info, "BackoffComplete", from_backoff=True)
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
+                self._prune_entered()
                 for uid, info in list(self._unschedulable.plain.items()):
                     if now - info.timestamp <= self._max_in_unschedulable:
                         continue

@@ -27,6 +27,9 @@ UPSTREAM = [
     ("scheduler_preemption_victims", "histogram", (), exponential_buckets(1, 2, 7)),
     ("scheduler_preemption_attempts_total", "counter", (), None),
     ("scheduler_pending_pods", "gauge", ("queue",), None),
+    # 1.37: registered whatever the gates (metricsList), every entity a 'pod' without GenericWorkload.
+    ("scheduler_queued_entities", "gauge", ("queue", "type"), None),
+    ("scheduler_queue_incoming_entities_total", "counter", ("queue", "event", "type"), None),
     ("scheduler_pod_scheduling_sli_duration_seconds", "histogram", ("attempts",), exponential_buckets(0.01, 2, 20)),
     ("scheduler_pod_scheduling_attempts", "histogram", (), exponential_buckets(1, 2, 5)),
     ("scheduler_framework_extension_point_duration_seconds", "histogram", ("extension_point", "status", "profile"),
@@ -60,6 +63,15 @@ GENERIC_WORKLOAD = [
     ("scheduler_podgroup_scheduling_attempt_duration_seconds", "histogram", ("result", "profile"),
      exponential_buckets(0.001, 2, 15)),
     ("scheduler_podgroup_scheduling_algorithm_duration_seconds", "histogram", (), exponential_buckets(0.001, 2, 15)),
+    # workload-aware preemption: WorkloadPreemptionAttempts ... PreemptionPDBViolations
+    ("scheduler_workload_preemption_attempts_total", "counter", ("result",), None),
+    ("scheduler_workload_preemption_victims", "histogram", (), exponential_buckets(1, 2, 11)),
+    ("scheduler_preemption_workload_disruptions", "histogram", ("preemptor",), exponential_buckets(1, 2, 11)),
+    ("scheduler_preemption_evaluation_duration_seconds", "histogram", ("preemptor", "result"),
+     exponential_buckets(0.001, 2, 16)),
+    ("scheduler_preemption_execution_duration_seconds", "histogram", ("preemptor", "result"),
+     exponential_buckets(0.001, 2, 16)),
+    ("scheduler_preemption_pdb_violations_total", "counter", ("preemptor",), None),
 ]
 
 # Ours, on top of upstream's (kopf_scheduler_*): never under an upstream name.
@@ -127,6 +139,24 @@ def test_generic_workload_metric(name: str, kind: str, labels: tuple[str, ...], 
 def test_the_gate_adds_only_the_podgroup_metrics() -> None:
     names = set(collectors(gated_metrics()))
     assert names - {u[0] for u in UPSTREAM} - OURS == {g[0] for g in GENERIC_WORKLOAD}
+
+
+# (metric, the start of its help text) where 1.37 changed or added it.
+HELP = [
+    ("scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+     "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities"),
+    ("scheduler_queued_entities", "Number of queued scheduling entities ('pod' or 'podgroup';"),
+    ("scheduler_queue_incoming_entities", "Number of scheduling entities added to scheduling queues by event, queue "
+     "type, and entity type."),
+    ("scheduler_workload_preemption_attempts", "Total preemption attempts initiated by workload (including pod "
+     "groups) in the cluster till now."),
+]
+
+
+@pytest.mark.parametrize("name,help_start", HELP, ids=[h[0] for h in HELP])
+def test_help_is_upstreams(name: str, help_start: str) -> None:
+    c = {c._name: c for c in vars(gated_metrics()).values() if hasattr(c, "_labelnames")}[name]
+    assert c._documentation.startswith(help_start)
 
 
 def test_the_service_registers_them_with_the_gate_only() -> None:

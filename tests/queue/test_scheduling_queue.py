@@ -101,6 +101,36 @@ def test_pending_pods_metric() -> None:
     assert m.registry.get_sample_value("scheduler_pending_pods", {"queue": "gated"}) == 1
 
 
+def test_queued_entities_count_a_pod_group_once() -> None:
+    """1.37's scheduler_queued_entities{queue,type}: with GenericWorkload (``pod_group_exists`` set),
+    the members of one group waiting in a queue are one 'podgroup' entity, their pods still counted
+    one by one in pending_pods (metric_recorder_test.go, TestQueuedEntitiesRecorder); members of a
+    group that does not exist yet are 'incomplete'. The profile here has no GangScheduling, so the
+    members are in activeQ."""
+    s, _ = make_scheduler()
+    q, m = s.queue, s.metrics
+    assert m is not None
+
+    def value(name: str, **labels: str) -> float | None:
+        return m.registry.get_sample_value(name, labels)
+
+    q.pod_group_exists = lambda ns, name: name == "g"
+    for name, group in (("a", "g"), ("b", "g"), ("c", ""), ("d", "missing")):
+        q.add(pod(name, spec={"schedulingGroup": {"podGroupName": group}} if group else None))
+    assert value("scheduler_pending_pods", queue="active") == 3
+    assert value("scheduler_pending_pods", queue="incomplete") == 1
+    assert value("scheduler_queued_entities", queue="active", type="podgroup") == 1
+    assert value("scheduler_queued_entities", queue="active", type="pod") == 1
+    assert value("scheduler_queue_incoming_entities_total", queue="active", event="PodAdd", type="podgroup") == 1
+    assert value("scheduler_queue_incoming_entities_total", queue="active", event="PodAdd", type="pod") == 1
+    # the gate off: every pod its own entity
+    q.pod_group_exists = None
+    assert value("scheduler_queued_entities", queue="active", type="pod") == 4
+    assert value("scheduler_queued_entities", queue="active", type="podgroup") == 0
+    assert value("scheduler_pending_pods", queue="active") == 4
+    assert value("scheduler_pending_pods", queue="incomplete") == 0
+
+
 def test_scheduling_gates_reason() -> None:
     from scheduler.plugins.schedulinggates import SchedulingGates
     s = SchedulingGates().pre_enqueue(pod("g", spec={"schedulingGates": [{"name": "a"}, {"name": "b"}]}))
