@@ -160,7 +160,8 @@ class Metrics:
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims",
+            "scheduler_preemption_victims", "Number of selected preemption victims for preemption initiated by a "
+            "single pod",
             buckets=exponential_buckets(1, 2, 7), registry=r)
         # Ours, not upstream's: what each shadow profile would have decided.
         self.shadow_decisions = Counter(

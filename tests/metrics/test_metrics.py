@@ -150,6 +150,8 @@ HELP = [
      "type, and entity type."),
     ("scheduler_workload_preemption_attempts", "Total preemption attempts initiated by workload (including pod "
      "groups) in the cluster till now."),
+    # 1.37 says whose: a PodGroup's victims go to scheduler_workload_preemption_victims.
+    ("scheduler_preemption_victims", "Number of selected preemption victims for preemption initiated by a single pod"),
 ]
 
 

@@ -131,6 +131,35 @@ def test_queued_entities_count_a_pod_group_once() -> None:
     assert value("scheduler_pending_pods", queue="incomplete") == 0
 
 
+# pkg/scheduler/metrics/metric_recorder_test.go, TestQueuedEntitiesRecorder, replayed on the queue: its
+# entities are pods and groups in activeQ (pInfo1 and pInfo3 pods, pInfo2 a 5-pod group growing to 8).
+# (step, pods added, pods deleted, pending_pods{active}, entities{active,pod}, entities{active,podgroup})
+RECORDER_STEPS = [
+    ("Add entity", ["p1", *[f"g{i}" for i in range(5)], "p3"], [], 7, 2, 1),
+    ("Remove entity", [], ["p1"], 6, 1, 1),
+    ("Update entity", ["g5", "g6", "g7"], [], 9, 1, 1),
+    ("Clear", [], ["p3", *[f"g{i}" for i in range(8)]], 0, 0, 0),
+]
+
+
+def test_queued_entities_follow_upstreams_recorder_table() -> None:
+    s, _ = make_scheduler()
+    q, m = s.queue, s.metrics
+    assert m is not None
+    q.pod_group_exists = lambda ns, name: True
+    made = {n: pod(n, spec={"schedulingGroup": {"podGroupName": "pg2"}} if n.startswith("g") else None)
+            for n in ["p1", "p3", *[f"g{i}" for i in range(8)]]}
+    for step, add, delete, pods, plain, groups in RECORDER_STEPS:
+        for n in add:
+            q.add(made[n])
+        for n in delete:
+            q.delete(made[n])
+        got = (m.registry.get_sample_value("scheduler_pending_pods", {"queue": "active"}),
+               m.registry.get_sample_value("scheduler_queued_entities", {"queue": "active", "type": "pod"}),
+               m.registry.get_sample_value("scheduler_queued_entities", {"queue": "active", "type": "podgroup"}))
+        assert got == (pods, plain, groups), step
+
+
 def test_scheduling_gates_reason() -> None:
     from scheduler.plugins.schedulinggates import SchedulingGates
     s = SchedulingGates().pre_enqueue(pod("g", spec={"schedulingGates": [{"name": "a"}, {"name": "b"}]}))
