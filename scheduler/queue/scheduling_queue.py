@@ -48,7 +48,8 @@ a member of the ``podgroup`` entity (namespace, group); every other pod is a ``p
   (``begin_group`` .. ``end_group``; upstream's ``pendingPodGroupPods``), counted there instead of
   in their queue;
 * a group entering a queue counts as an incoming entity only when none of its other members waits
-  there already (upstream adds the pod to the entity that is there).
+  there already (upstream adds the pod to the entity that is there); a group popped from backoffQ
+  counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``, as upstream counts the entity's size.
 
 Without the gate every pod is a ``pod`` entity and ``incomplete`` and ``pending`` stay 0.
 
@@ -193,6 +194,8 @@ class SchedulingQueue:
         # The groups in a PodGroup scheduling cycle, and, by (queue, group), the members last seen
         # entering that queue (pruned as they are looked at): what the entity counts need.
         self._groups_in_cycle: set[tuple[str, str]] = set()
+        # The pod the last pop took from backoffQ (PopFromBackoffQ), for ``pop_group``.
+        self._popped_from_backoff: QueuedPodInfo | None = None
         self._entered: dict[tuple[str, tuple[str, str]], set[str]] = {}
         self._max_in_unschedulable = max_in_unschedulable
         self._lock = threading.RLock()
@@ -520,8 +523,10 @@ class SchedulingQueue:
             while True:
                 self.flush()
                 info = self._pop_active()
+                self._popped_from_backoff = None
                 if info is None and self.pop_from_backoff:
                     info = self._pop_backoff()
+                    self._popped_from_backoff = info
                 if info is not None or self._closed:
                     return info
                 wait = None if deadline is None else deadline - time.monotonic()
@@ -578,7 +583,9 @@ class SchedulingQueue:
         """Pop every other pending pod ``member`` selects, wherever it waits (activeQ, backoffQ, or
         unschedulable when no PreEnqueue plugin gates it): the rest of a PodGroup whose first pod was
         popped, so the group is scheduled as one entity in one cycle (upstream's queue pops a
-        group's pods together). Each counts an attempt, as ``pop`` does."""
+        group's pods together). Each counts an attempt, as ``pop`` does. When the first was
+        popped from backoffQ, the others count as coming into activeQ by ``PopFromBackoffQ`` too:
+        upstream's activeQ adds the popped entity's size."""
         with self._lock:
             out: list[QueuedPodInfo] = []
             for q in (self._active, self._backoff):
@@ -590,6 +597,9 @@ class SchedulingQueue:
                 if member(info.pod):
                     del self._unschedulable[uid]
                     out.append(info)
+            first = self._popped_from_backoff
+            if first is not None and self._metrics is not None and member(first.pod) and out:
+                self._incoming_pods(ACTIVE, POP_FROM_BACKOFF_Q).inc(len(out))
             for info in out:
                 info.attempts += 1
                 info.cycle = self.scheduling_cycle

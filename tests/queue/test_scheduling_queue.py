@@ -458,3 +458,33 @@ def test_service_passes_the_gate_to_its_queue() -> None:
     assert SchedulerService(MemoryClient()).queue.pop_from_backoff is True
     off = SchedulerService(MemoryClient(), feature_gates={"SchedulerPopFromBackoffQ": False})
     assert off.queue.pop_from_backoff is False
+
+
+def test_a_group_popped_from_backoff_counts_its_size() -> None:
+    """active_queue.go ``unlockedPop``: an entity popped from backoffQ adds its size to
+    ``PopFromBackoffQ``. Here the group's first pod is popped and ``pop_group`` gathers the rest,
+    which count too; a pod popped from activeQ gathers without counting."""
+    q, _ = _gated_queue(True)
+    q.pod_group_exists = lambda ns, name: True
+    members = [pod(f"m{i}", spec={"schedulingGroup": {"podGroupName": "g"}}) for i in range(3)]
+    for p in members:
+        q.add(p)
+    for _ in members:
+        info = q.pop(0)
+        assert info is not None
+        info.unschedulable_plugins = {"NodeResourcesFit"}
+        q.add_unschedulable_if_not_present(info)
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"}))) == 3
+    assert q.counts()["backoff"] == 3
+
+    def member(p: object) -> bool:
+        return getattr(p, "scheduling_group", "") == "g"
+
+    first = q.pop(0)
+    assert first is not None and len(q.pop_group(member)) == 2
+    assert _incoming(q, "active", "PopFromBackoffQ") == 3
+    q2, _ = _gated_queue(True)
+    for p in members:
+        q2.add(p)
+    assert q2.pop(0) is not None and len(q2.pop_group(member)) == 2
+    assert _incoming(q2, "active", "PopFromBackoffQ") is None
