@@ -53,11 +53,14 @@ class SchedulerClient(Protocol):
         the ``PodGroupInitiallyScheduled`` condition the PodGroup cycle writes."""
         ...
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         """Evict a preemption victim as upstream's ``PreemptPod``: set its ``DisruptionTarget``
         condition (reason ``PreemptionByScheduler``), delete it (uid precondition), and post
-        ``Normal Preempted`` (``Preempted by pod <uid> on node <node>``). A victim already gone is
-        not an error."""
+        ``Normal Preempted`` (``Preempted by pod <uid> on node <node>``). For a PodGroup's
+        preemption (``group``; upstream's ``podGroupExecutorPreemptor``) the preemptor is the group:
+        ``Preempted by podgroup <group uid> on node <node>``, the condition's message ends in
+        ``higher priority podgroup``, and the event's related object is the PodGroup. A victim
+        already gone is not an error."""
         ...
 
     async def clear_nomination(self, pod: Pod) -> None:

@@ -345,8 +345,25 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
                 fwk.run_unreserve(state, assumed, node)
                 s.cache.forget_pod(assumed)
                 failed.append((info, state, _rejected(st), s.cache.snapshot()))
+            # The quorum holds, but members that fit nowhere (a straggler that came after the others
+            # were placed) preempt as the group would: the PodGroup's PostFilter over them alone, the
+            # group's scheduled members counted towards minCount, so they are not stuck behind
+            # lower-priority pods ("gang schedules with workload-aware preemption").
+            late: wap.GroupPreemption | None = None
+            if failed and not any(a.status.code == Code.ERROR for _, _, a, _ in failed):
+                late, _ = _post_filter(s, fwk, group, [i.pod for i, _, _, _ in failed], p.scheduled, nominated,
+                                       store)
             for info, state, a, snapshot in failed:
-                out.members.append(s._failure(fwk, state, info, a, started, snapshot, run_post_filter=False))
+                f = s._failure(fwk, state, info, a, started, snapshot, run_post_filter=False)
+                node = late.nominations.get(info.uid, "") if late is not None else ""
+                if node:
+                    s.queue.nominator.add(info.pod, node)
+                    f.nominated_node = node
+                out.members.append(f)
+            if late is not None and not late.ongoing:
+                plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
+                if isinstance(plugin, DefaultPreemption):
+                    plugin.preempt_group(late, group, [i.pod for i, _, _, _ in failed], fwk)
             message = scheduled_message(p.scheduled, group.min_count)
             if _changes(group, "True", REASON_SCHEDULED, message):
                 out.on_bound = condition("True", REASON_SCHEDULED, message)
@@ -384,7 +401,7 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
         if preemption is not None and not preemption.ongoing:
             plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
             if isinstance(plugin, DefaultPreemption):
-                plugin.preempt_group(preemption, [i.pod for i in tried], fwk)
+                plugin.preempt_group(preemption, group, [i.pod for i in tried], fwk)
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
             out.condition = condition("False", reason, message)

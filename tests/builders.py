@@ -70,6 +70,7 @@ class MemoryClient:
         self.failures: list[tuple[str, str, str, str | None]] = []
         self.pod_events: list[tuple[str, str, str, str, str]] = []      # (pod, type, reason, action, note)
         self.preempted: list[tuple[str, str, str]] = []   # (victim, preemptor, node)
+        self.preempted_for_group: list[tuple[str, str]] = []   # (victim, PodGroup) of a PodGroup's preemption
         self.cleared: list[str] = []
         self.nominated: list[tuple[str, str]] = []     # NominatedNodeNameForExpectation writes
         self.annotations: dict[str, dict[str, str]] = {}
@@ -197,11 +198,13 @@ class MemoryClient:
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         self.pod_events.append((pod.key, type_, reason, action, note))
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         if self.preempt_error is not None:
             raise self.preempt_error
         assert all(v != victim.key for v, _, _ in self.preempted), f"{victim.key} preempted twice"
         self.preempted.append((victim.key, preemptor.key, node_name))
+        if group is not None:
+            self.preempted_for_group.append((victim.key, group.key))
         if self.cache is not None and self.cache.get_pod(victim.uid) is not None:
             self.cache.remove_pod(victim)
             if self.queue is not None:

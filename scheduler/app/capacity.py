@@ -69,6 +69,7 @@ from scheduler.framework import Framework
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.kubeapi import KubeClient
 from scheduler.model import Pod, parse_pod
+from scheduler.model.podgroup import PodGroup
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 from scheduler.plugins.gangscheduling import waiting_for_group
 from scheduler.podgroup_cycle import what_if
@@ -105,7 +106,7 @@ class _Counting(_NoWrites):
     def __init__(self) -> None:
         self.victims: list[Pod] = []
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         self.victims.append(victim)
 
     async def clear_nomination(self, pod: Pod) -> None:

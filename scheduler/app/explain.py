@@ -86,7 +86,7 @@ class _NoWrites:
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         raise RuntimeError("explain never writes")
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         raise RuntimeError("explain never preempts")
 
     async def clear_nomination(self, pod: Pod) -> None:

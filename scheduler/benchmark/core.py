@@ -243,7 +243,7 @@ class SinkClient:
         if body is not None and nominated_node is not None:
             body.setdefault("status", {})["nominatedNodeName"] = nominated_node or None
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         body = self.bodies.pop(victim.uid, None)
         if body is not None:
             self.preempted += 1

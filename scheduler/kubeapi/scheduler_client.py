@@ -217,10 +217,12 @@ class ApiSchedulerClient:
             {"status": {"conditions": [dict(condition)]}}, content_type="application/strategic-merge-patch+json",
             precondition=self._fenced)
 
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str) -> None:
+    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
         ns, name = victim.namespace, victim.name
+        # Upstream's ExecutorPreemptor.Type() and UID(): the pod, or (workload-aware) its PodGroup.
+        kind, by_uid = ("podgroup", group.uid) if group is not None else ("pod", preemptor.uid)
         cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority {kind}",
                 "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         try:
             await self.api.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}/status",
@@ -236,7 +238,8 @@ class ApiSchedulerClient:
             log.info("preemption victim %s/%s was replaced; not deleting the new pod", ns, name)
             return
         await self.event(ns, name, victim.uid, preemptor.scheduler_name, "Normal", "Preempted", "Preempting",
-                         f"Preempted by pod {preemptor.uid} on node {node_name}", related=preemptor)
+                         f"Preempted by {kind} {by_uid} on node {node_name}",
+                         related=group if group is not None else preemptor)
 
     async def clear_nomination(self, pod: Pod) -> None:
         try:
@@ -298,7 +301,7 @@ class ApiSchedulerClient:
         self.events_posted += 1
 
     async def event(self, namespace: str, name: str, uid: str, controller: str, type_: str, reason: str,
-                    action: str, note: str, *, related: Pod | None = None) -> None:
+                    action: str, note: str, *, related: Pod | PodGroup | None = None) -> None:
         now = time.time()
         key = (reason, note)
         per_pod = self._series.get(uid, {})
@@ -325,7 +328,10 @@ class ApiSchedulerClient:
                 "reportingInstance": f"{controller}-{self.instance}", "action": action, "reason": reason,
                 "type": type_, "note": note[:1024],
                 "regarding": {"kind": "Pod", "apiVersion": "v1", "namespace": namespace, "name": name, "uid": uid}}
-        if related is not None:
+        if isinstance(related, PodGroup):
+            body["related"] = {"kind": "PodGroup", "apiVersion": "scheduling.k8s.io/v1beta1",
+                               "namespace": related.namespace, "name": related.name, "uid": related.uid}
+        elif related is not None:
             body["related"] = {"kind": "Pod", "apiVersion": "v1", "namespace": related.namespace,
                                "name": related.name, "uid": related.uid}
         try:

@@ -92,6 +92,8 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
 WAITING = "waiting for the preemption for this pod to be finished"
+# actuatePodGroupPreemption's candidate: a PodGroup's victims may be on any node ("... on node cluster").
+GROUP_CANDIDATE = "cluster"
 MAX_INT32 = 2**31 - 1
 MAX_TRACKED = 10_000
 
@@ -494,6 +496,12 @@ class DefaultPreemption:
         store = self.handle.pod_groups
         groups = store.get if store is not None else None
         units = node_victims(list(snap.node_info(row).pods.values()), groups, self._scheduled)
+        if pod.scheduling_group:
+            # A member of a (basic) group never preempts its own group: its siblings are victims at the
+            # group's priority, which may be below the member's own, yet evicting them only trades one
+            # member for another (upstream's "basic group" scenarios evict the blocker, not siblings).
+            units = [u for u in units if not any(q.namespace == pod.namespace
+                                                 and q.scheduling_group == pod.scheduling_group for q in u.pods)]
         ordered = order_victims(units, pod.priority, pdbs)
         if not ordered:
             return (), 0, Status.unresolvable(NO_VICTIMS)
@@ -595,7 +603,8 @@ class DefaultPreemption:
                 self._victims.popitem(last=False)
         self._spawn(self._carry_out(c, pod, to_delete, lower, fwk, time.perf_counter()))
 
-    def preempt_group(self, result: GroupPreemption, members: Sequence[Pod], fwk: FilterRunner) -> None:
+    def preempt_group(self, result: GroupPreemption, group: PodGroup, members: Sequence[Pod],
+                      fwk: FilterRunner) -> None:
         """Carry out a PodGroup's preemption (``actuatePodGroupPreemption``), off the cycle: every
         member is held in PreEnqueue ("waiting for the preemption for this pod group to be
         finished") until each victim is gone or going; the victims are evicted as one pod's are.
@@ -617,10 +626,10 @@ class DefaultPreemption:
                 self._victims.move_to_end(m.uid)
             while len(self._victims) > MAX_TRACKED:
                 self._victims.popitem(last=False)
-        self._spawn(self._carry_out_group(result, list(members), to_delete, fwk, time.perf_counter()))
+        self._spawn(self._carry_out_group(result, group, list(members), to_delete, fwk, time.perf_counter()))
 
-    async def _carry_out_group(self, result: GroupPreemption, members: list[Pod], victims: list[Pod],
-                               fwk: FilterRunner, started: float) -> None:
+    async def _carry_out_group(self, result: GroupPreemption, group: PodGroup, members: list[Pod],
+                               victims: list[Pod], fwk: FilterRunner, started: float) -> None:
         client = self.handle.client
         preemptor = members[0]
         failed = False
@@ -629,7 +638,8 @@ class DefaultPreemption:
                 if fwk.reject_waiting_pod(v.uid, NAME, "preempted"):
                     return
                 if client is not None:
-                    await client.preempt(v, preemptor, result.nominations.get(preemptor.uid, v.node_name))
+                    # Upstream's PodGroup candidate is the whole cluster ("on node cluster").
+                    await client.preempt(v, preemptor, GROUP_CANDIDATE, group)
 
             results = await asyncio.gather(*(evict(v) for v in victims), return_exceptions=True)
             errors = [r for r in results if isinstance(r, BaseException)]

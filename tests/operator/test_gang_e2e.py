@@ -120,6 +120,12 @@ def test_a_gang_with_preemption_evicts_lower_priority_pods_and_binds_whole(tmp_p
         events = env.get_json("events.v1.events.k8s.io")["items"]
         preempted = {e["regarding"]["name"] for e in events if e["reason"] == "Preempted"}
         assert preempted == {"old-0", "old-1", "plain-0", "plain-1"}
+        # The preemptor is the PodGroup, as upstream's podGroupExecutorPreemptor words it, over the
+        # cluster-wide candidate.
+        train_uid = env.get_json("podgroups", "train")["metadata"]["uid"]
+        by = [e for e in events if e["reason"] == "Preempted"]
+        assert {e["note"] for e in by} == {f"Preempted by podgroup {train_uid} on node cluster"}, by
+        assert {(e["related"]["kind"], e["related"]["name"]) for e in by} == {("PodGroup", "train")}, by
         failed = [e for e in events if e["reason"] == "FailedScheduling" and e["regarding"]["name"] == "train-0"]
         assert any("pod group preemption: found a placement for podgroup, preempting 4 victims" in e["note"]
                    for e in failed), failed
