@@ -364,7 +364,8 @@ def test_a_plain_pod_preempts_a_disruption_mode_all_group_whole(mode: str, gates
 
 def test_a_gang_member_never_preempts_on_its_own() -> None:
     """A member left over once its gang's quorum is met fails alone, and preempts nothing: only the
-    PodGroup cycle preempts for a gang. Its own PostFilter refuses in upstream's words."""
+    PodGroup cycle preempts for a gang (here nothing would make room: its bound member fills the node
+    with "low"). Its own PostFilter refuses in upstream's words."""
     s, client = gang_service(1)
     s.on_pod("ADDED", prio_pod("low", 0, cpu="4", node="node-0"))
     s.on_pod_group("ADDED", prio_group("g", 1, 1000))
@@ -384,6 +385,46 @@ def test_a_gang_member_never_preempts_on_its_own() -> None:
     assert result is None
     assert (status.code, status.message()) == (Code.UNSCHEDULABLE,
                                                "preemption: not eligible due to workload aware preemption enabled")
+
+
+def test_a_member_left_over_after_the_quorum_preempts_through_its_pod_group() -> None:
+    """podgroup_test.go, "gang schedules with workload-aware preemption", when the fourth member comes
+    after the first three were placed: four 1-cpu pods at priority 10 fill the 4-cpu node; the gang
+    (minCount 3, priority 100) preempts three of them for its first three members. The fourth, alone,
+    fits nowhere; its PodGroup cycle (the quorum already met) preempts the last low pod for it, as the
+    group, on the cluster-wide candidate, and it binds."""
+    s, client = gang_service(1)
+    for i in range(4):
+        s.on_pod("ADDED", prio_pod(f"low-{i}", 10, node="node-0"))
+    s.on_pod_group("ADDED", prio_group("g", 3, 100))
+    for i in range(3):
+        s.on_pod("ADDED", prio_pod(f"g-{i}", 100, group="g"))
+    run_until(s, client, lambda: len(bound_of(client, "g-")) == 3)
+    assert len(bound_of(client, "g-")) == 3 and len(client.preempted) == 3
+    s.on_pod("ADDED", prio_pod("g-3", 100, group="g"))
+    run_until(s, client, lambda: len(bound_of(client, "g-")) == 4)
+    assert bound_of(client, "g-") == {f"uid-g-{i}": "node-0" for i in range(4)}
+    assert sorted(v for v, _, _ in client.preempted) == [f"default/low-{i}" for i in range(4)]
+    assert {n for _, _, n in client.preempted} == {"cluster"}
+    assert sorted(client.preempted_for_group) == [(f"default/low-{i}", "default/g") for i in range(4)]
+
+
+def test_a_basic_group_member_never_preempts_its_own_group() -> None:
+    """podgroup_test.go, "basic group schedules with preemption": a 2-cpu blocker at priority 10 on the
+    4-cpu node; a basic group with no priority (0) whose four 1-cpu pods are at priority 100. Two fit;
+    the other two preempt pod by pod. Their siblings are victims at the group's priority 0, below the
+    blocker's 10, but a member never takes its own group: the blocker goes, and all four bind."""
+    s, client = gang_service(1)
+    s.on_pod("ADDED", prio_pod("blocker", 10, cpu="2", node="node-0"))
+    basic = group_obj("b", 1)
+    basic["spec"] = {"schedulingPolicy": {"basic": {}}, "priority": 0}
+    s.on_pod_group("ADDED", basic)
+    for i in range(4):
+        s.on_pod("ADDED", prio_pod(f"b-{i}", 100, group="b"))
+    run_until(s, client, lambda: len(bound_of(client, "b-")) == 4)
+    assert len(bound_of(client, "b-")) == 4
+    assert [v for v, _, _ in client.preempted] == ["default/blocker"]
+    assert client.preempted_for_group == []
 
 
 @pytest.mark.parametrize("seed", range(4))
