@@ -253,6 +253,35 @@ def test_fuzz_no_gang_is_ever_partly_bound_and_no_pod_is_bound_twice(seed: int) 
         check()
 
 
+def test_pod_group_info_for_pod_orders_members_by_priority_then_time() -> None:
+    """schedule_one_podgroup_test.go, TestPodGroupInfoForPod, "Success with multiple pods, sorted by
+    priority and timestamp": p1 (100, t), p2 (200, t+1), p4 (150, t+1), p3 (150, t+2) are tried in the
+    order p2, p4, p3, p1. Seen from outside: a 2-cpu node and a gang of 1-cpu pods with minCount 2 binds
+    the first two tried, p2 and p4."""
+    s, client = gang_service(1, cpu="2")
+    s.on_pod_group("ADDED", group_obj("pg", 2))
+    for name, priority in (("p1", 100), ("p2", 200), ("p4", 150), ("p3", 150)):
+        s.on_pod("ADDED", prio_pod(name, priority, group="pg"))
+    drain(s)
+    assert client.bound == {"uid-p2": "node-0", "uid-p4": "node-0"}
+
+
+def test_skip_pod_group_pod_schedule() -> None:
+    """schedule_one_podgroup_test.go, TestSkipPodGroupPodSchedule: of a group's pods p1, p2 (terminating)
+    and p3 (already assumed), the cycle places p1 alone; p2 and p3 are skipped, neither bound nor
+    assumed again."""
+    s, client = gang_service(1)
+    s.on_pod_group("ADDED", group_obj("pg", 1))
+    terminating = pod_obj("p2", group="pg")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    for obj in (pod_obj("p1", group="pg"), terminating, pod_obj("p3", group="pg")):
+        s.on_pod("ADDED", obj)
+    s.cache.assume_pod(parse_pod(pod_obj("p3", group="pg")), "node-0")
+    drain(s)
+    assert client.bound == {"uid-p1": "node-0"}
+    assert s.cache.is_assumed("uid-p3") and not s.cache.is_assumed("uid-p2")
+
+
 # --- workload-aware preemption (scheduler/plugins/podgrouppreemption.py) ---------------------------------
 def prio_group(name: str, min_count: int, priority: int, mode: str = "single") -> dict[str, Any]:
     obj = group_obj(name, min_count)
