@@ -313,7 +313,7 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
         return (p.namespace == group.namespace and p.scheduling_group == group.name
                 and s.profiles.for_pod(p) is fwk)
 
-    infos = [first, *s.queue.pop_group(member)]
+    infos = [first, *s.queue.pop_group(group.namespace, group.name, member)]
     infos.sort(key=fwk.queue_sort_key)
     # The members' nominations (a preemption's) are taken out of the nominator for the cycle, so that
     # no member counts another as already on a node: each is assumed, nominated again, or cleared

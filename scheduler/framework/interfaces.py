@@ -192,6 +192,10 @@ class Plugin(Protocol):
 
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
+    """A plugin may also set ``gates_by_pod_group = True`` when its PreEnqueue verdict and its
+    queueing hints read a pod only through its PodGroup (GangScheduling): the queue then decides
+    for a PodGroup's gated pods together (``Framework.gates_by_pod_group``)."""
+
     def pre_enqueue(self, pod: Pod) -> Status: ...
 
 

@@ -155,6 +155,7 @@ class Framework:
         # The typed lists, as attributes: the run_* methods and the plugins' tests read them.
         self.queue_sort = lists.queue_sort
         self.pre_enqueue = lists.pre_enqueue
+        self._group_gates = frozenset(p.name for p in self.pre_enqueue if getattr(p, "gates_by_pod_group", False))
         self.pre_filter = lists.pre_filter
         self.filter = lists.filter
         self.post_filter = lists.post_filter
@@ -247,6 +248,12 @@ class Framework:
         """Whether ``event`` may lift the PreEnqueue rejection of a gated pod: only events its
         gating plugin registered, with their hints, count (a plugin registering none never lifts)."""
         return _hint_says_queue(self.plugins.events.get(info.gating_plugin) or (), info.pod, event)
+
+    def gates_by_pod_group(self, plugin: str) -> bool:
+        """Whether PreEnqueue plugin ``plugin`` reads a pod only through its PodGroup, in its
+        PreEnqueue and in its hints (``PreEnqueuePlugin.gates_by_pod_group``): then its verdict is
+        one for the whole group, and the queue asks it once per group (``SchedulingQueue``)."""
+        return plugin in self._group_gates
 
     def may_ungate(self, plugin: str, event: ClusterEvent) -> bool:
         """Whether ``plugin`` registered any event ``event`` matches, whatever its hint says: when

@@ -64,6 +64,10 @@ class GangScheduling:
     """Upstream's ``GangScheduling``: PreEnqueue, EnqueueExtensions, Reserve (Unreserve), Permit."""
 
     name = NAME
+    # Its PreEnqueue and its hints read a pod only through its namespace and schedulingGroup, so
+    # the queue may ask once for a whole PodGroup (``Framework.gates_by_pod_group``), as upstream's
+    # queue, which holds a PodGroup as one entity, does.
+    gates_by_pod_group = True
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

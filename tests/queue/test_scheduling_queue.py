@@ -176,6 +176,27 @@ def _index_is_consistent(q: SchedulingQueue) -> None:
             want_gated.setdefault((info.pod.scheduler_name, info.gating_plugin), set()).add(uid)
     assert {k: set(g) for k, g in u.gated.items()} == want_gated
     assert set(u.plain) == {uid for uid, info in u.items() if not info.gating_plugin}
+    # The gated groups split by PodGroup, and every unschedulable pod numbered in filing order.
+    want_by_group: dict[tuple[str, str], dict[tuple[str, str], set[str]]] = {}
+    for uid, info in u.items():
+        if info.gating_plugin:
+            pg = (info.pod.namespace, info.pod.scheduling_group) if info.pod.scheduling_group else ("", "")
+            want_by_group.setdefault((info.pod.scheduler_name, info.gating_plugin), {}).setdefault(pg, set()).add(uid)
+    assert {k: {pg: set(m) for pg, m in g.items()} for k, g in u.by_pod_group.items()} == want_by_group
+    assert set(u.order) == set(u)
+    assert [u.order[uid] for uid in u.plain] == sorted(u.order[uid] for uid in u.plain)
+    # The PodGroup index holds every queued or in-flight pod that names a group.
+    indexed = {uid for members in q._pod_groups.values() for uid in members}
+    for info in q.pending():
+        assert (info.uid in indexed) == bool(info.pod.scheduling_group), info.pod.name
+
+
+def _scan_group(q: SchedulingQueue, namespace: str, name: str) -> list[str]:
+    """What ``pop_group`` popped before its PodGroup index: a scan of activeQ, backoffQ and the
+    ungated unschedulable pods, each in its order (the oracle the index must match)."""
+    return [info.uid for info in ([i for i, _ in q._active.values()] + [i for i, _ in q._backoff.values()]
+                                  + list(q._unschedulable.plain.values()))
+            if info.pod.namespace == namespace and info.pod.scheduling_group == name]
 
 
 def test_gated_pods_are_passed_at_once_by_events_their_plugin_did_not_register(
@@ -208,20 +229,35 @@ def test_gated_pods_are_passed_at_once_by_events_their_plugin_did_not_register(
 
 @pytest.mark.parametrize("seed", range(5))
 def test_unschedulable_index_follows_every_operation(seed: int) -> None:
-    """Random adds, updates (gates lifted or added), deletes, activations, failed attempts and
-    cluster events: the gated and plain groups always match the unschedulable pods."""
+    """Random adds, updates (gates lifted or added), deletes, activations, failed attempts, cluster
+    events and PodGroup pops: the gated and plain groups always match the unschedulable pods, and
+    ``pop_group`` pops exactly what a scan of the queues finds, in the scan's order."""
     import random
     from dataclasses import replace
     rng = random.Random(seed)
     q, clock = queue()
     pods = {}
     for _ in range(300):
-        op = rng.choice(("add", "add", "lift", "delete", "activate", "fail", "event", "flush"))
+        op = rng.choice(("add", "add", "lift", "delete", "activate", "fail", "event", "flush", "group", "done"))
         name = f"p{rng.randrange(30)}"
         if op == "add":
             gates = [{"name": "g"}] if rng.random() < 0.5 else []
-            pods[name] = pod(name, spec={"schedulingGates": gates} if gates else None)
+            spec: dict[str, object] = {"schedulingGates": gates} if gates else {}
+            group = rng.choice(("", "a", "b"))
+            if group:
+                spec["schedulingGroup"] = {"podGroupName": group}
+            pods[name] = pod(name, spec=spec or None)
             q.add(pods[name])
+        elif op == "group":
+            group = rng.choice(("a", "b"))
+            want = _scan_group(q, "default", group)
+            assert [i.uid for i in q.pop_group("default", group)] == want
+            for uid in want:
+                assert q.where(uid) == "inFlight"
+        elif op == "done":
+            inflight = [i for i in q.pending() if q.where(i.uid) == "inFlight"]
+            if inflight:
+                q.done(rng.choice(inflight).uid)     # bound: gone from the queue, its event not seen
         elif op == "lift" and name in pods:
             pods[name] = replace(pods[name], scheduling_gates=())
             q.update(pods[name])
@@ -481,10 +517,72 @@ def test_a_group_popped_from_backoff_counts_its_size() -> None:
         return getattr(p, "scheduling_group", "") == "g"
 
     first = q.pop(0)
-    assert first is not None and len(q.pop_group(member)) == 2
+    assert first is not None and len(q.pop_group("default", "g", member)) == 2
     assert _incoming(q, "active", "PopFromBackoffQ") == 3
     q2, _ = _gated_queue(True)
     for p in members:
         q2.add(p)
-    assert q2.pop(0) is not None and len(q2.pop_group(member)) == 2
+    assert q2.pop(0) is not None and len(q2.pop_group("default", "g", member)) == 2
     assert _incoming(q2, "active", "PopFromBackoffQ") is None
+
+
+# --- PodGroups: a gang's gated members are decided per group -----------------------------------
+def test_a_gangs_arrival_runs_pre_enqueue_once_an_arrival(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gang of n arriving one pod at a time: each arrival (UnscheduledPod/Add) asked GangScheduling's
+    PreEnqueue again for every gated member, n²/2 runs before the quorum. The queue now asks once a
+    group while the gate holds: about 3n runs in all (each pod's own, one an arrival, and every member's
+    once the quorum is met). Every member stays gated until the last one comes, then all are in
+    activeQ; scheduler_queue_incoming_pods_total counts each re-gated member as before."""
+    from scheduler.plugins.gangscheduling import GangScheduling
+    from tests.test_podgroup_cycle import gang_service, group_obj, pod_obj
+    n = 60
+    s, _ = gang_service(1)
+    s.on_pod_group("ADDED", group_obj("big", n))
+    s.on_pod_group("ADDED", group_obj("small", 5))      # a gang that never completes: never asked
+    for i in range(3):
+        s.on_pod("ADDED", pod_obj(f"s{i}", group="small"))
+    calls: list[str] = []
+    real = GangScheduling.pre_enqueue
+
+    def counting(self: GangScheduling, p: object) -> Status:
+        calls.append(p.scheduling_group)  # type: ignore[attr-defined]
+        return real(self, p)  # type: ignore[arg-type]
+    monkeypatch.setattr(GangScheduling, "pre_enqueue", counting)
+    for i in range(n):
+        s.on_pod("ADDED", pod_obj(f"m{i}", group="big"))
+        want = "gated" if i < n - 1 else "active"
+        assert {s.queue.where(f"uid-m{j}") for j in range(i + 1)} == {want}, i
+    assert calls.count("small") == 0
+    assert calls.count("big") <= 3 * n
+    assert {s.queue.where(f"uid-s{j}") for j in range(3)} == {"gated"}
+    m = s.metrics.registry.get_sample_value(
+        "scheduler_queue_incoming_pods_total", {"queue": "gated", "event": "UnscheduledPodAdd"})
+    # Arrival i re-gates the i + 1 gated members (itself among them) until the last: as before
+    # (the same figure as the pod-by-pod loop's, checked against it).
+    assert m == n * (n - 1) / 2 + 3 * 4 / 2
+
+
+def test_pop_group_takes_only_its_gangs_waiting_members() -> None:
+    """activeQ, backoffQ and unschedulable members of the group come out, in that order; gated and
+    in-flight members, other groups' pods and pods in no group stay."""
+    q, _ = queue()
+    a = [pod(f"a{i}", spec={"schedulingGroup": {"podGroupName": "a"}}) for i in range(4)]
+    gated = pod("a-gated", spec={"schedulingGroup": {"podGroupName": "a"}, "schedulingGates": [{"name": "g"}]})
+    b = pod("b0", spec={"schedulingGroup": {"podGroupName": "b"}})
+    other_ns = pod("a-elsewhere", namespace="other", spec={"schedulingGroup": {"podGroupName": "a"}})
+    for p in (*a, gated, b, other_ns, pod("plain")):
+        q.add(p)
+    first, second, third = q.pop(0), q.pop(0), q.pop(0)          # a0 in flight; a1, a2 fail
+    assert first is not None and second is not None and third is not None
+    second.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(second)                   # a1: unschedulable
+    q.move_all_to_active_or_backoff(ClusterEvent("Namespace", frozenset({"Add"})))
+    third.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(third)                    # a2: backoffQ (an event during its cycle)
+    assert (q.where(a[1].uid), q.where(a[2].uid)) == ("unschedulable", "backoff")
+    got = q.pop_group("default", "a")
+    assert [i.pod.name for i in got] == ["a3", "a2", "a1"]
+    assert all(q.where(p.uid) == "inFlight" for p in a)
+    assert (q.where(gated.uid), q.where(b.uid), q.where(other_ns.uid)) == ("gated", "active", "active")
+    q.delete(a[3])
+    assert q.pop_group("default", "a") == []
