@@ -224,6 +224,7 @@ class SchedulerService:
         self.handle = Handle(client=client, metrics=self.metrics, default_selector=default_selector,
                              nominator=self.queue.nominator, pdbs=lambda: self._pdb_list,
                              assigned_pod=self.cache.get_pod, activate=self.queue.activate,
+                             placed_version=lambda: self.cache.pods_version,
                              spawn=self._spawn, seed=seed, volumes=self.volumes,
                              dra=self.dra, pod_groups=self.pod_groups, feature_gates=self.feature_gates,
                              waiting_pods=self.waiting_pods)

@@ -85,6 +85,10 @@ class Cache:
         self.pod_vectors = PodVectors()
         self.table.on_grow = self._on_grow  # type: ignore[method-assign]
         self._pods: dict[str, _Entry] = {}
+        # Bumped whenever a pod joins or leaves the cache (assumed, added, forgotten, removed,
+        # expired): a plugin may keep what it derived from "which pods are placed" until it moves
+        # (GangScheduling's scheduled members, ``Handle.placed_version``).
+        self.pods_version = 0
         self._assumed: set[str] = set()        # uids in state Assumed: cleanup visits only these
         self._namespaces: dict[str, Mapping[str, str]] = {}
         self._counters = PodCounters(self.table.capacity, self.namespace_labels)
@@ -170,6 +174,7 @@ class Cache:
             assumed = replace(pod, node_name=node)
             self._place(assumed, node)
             self._pods[pod.uid] = _Entry(assumed, node, PodState.ASSUMED)
+            self.pods_version += 1
             self._assumed.add(pod.uid)
             return assumed
 
@@ -186,6 +191,7 @@ class Cache:
                 return
             self._unplace(e.pod, e.node)
             del self._pods[pod.uid]
+            self.pods_version += 1
             self._assumed.discard(pod.uid)
 
     def add_pod(self, pod: Pod) -> None:
@@ -204,6 +210,8 @@ class Cache:
                 # reads: an opportunistic batch (framework/batch.py) stays valid across it.
                 self.table.mutations = mutations
             self._pods[pod.uid] = _Entry(pod, pod.node_name, PodState.ADDED)
+            if e is None:
+                self.pods_version += 1
             self._assumed.discard(pod.uid)
 
     def remove_pod(self, pod: Pod) -> None:
@@ -211,6 +219,7 @@ class Cache:
             e = self._pods.pop(pod.uid, None)
             self._assumed.discard(pod.uid)
             if e is not None:
+                self.pods_version += 1
                 self._unplace(e.pod, e.node)
 
     def is_assumed(self, uid: str) -> bool:
@@ -231,6 +240,7 @@ class Cache:
                 if e.deadline is not None and e.deadline <= now:
                     self._unplace(e.pod, e.node)
                     del self._pods[uid]
+                    self.pods_version += 1
                     self._assumed.discard(uid)
                     expired.append(e.pod)
         return expired

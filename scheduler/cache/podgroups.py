@@ -35,6 +35,8 @@ class PodGroupStore:
         # (namespace, group) -> {uid: pod}: every live pod that names the group, bound or not.
         self._members: dict[tuple[str, str], dict[str, Pod]] = {}
         self._group_of: dict[str, tuple[str, str]] = {}
+        # Bumped on every track and untrack: what is derived from the members holds until it moves.
+        self.version = 0
 
     # --- members (upstream's PodGroupState) ---------------------------------------------------
     def track(self, pod: Pod) -> None:
@@ -42,6 +44,7 @@ class PodGroupStore:
         if not pod.scheduling_group:
             return
         key = (pod.namespace, pod.scheduling_group)
+        self.version += 1
         self._group_of[pod.uid] = key
         self._members.setdefault(key, {})[pod.uid] = pod
 
@@ -50,11 +53,16 @@ class PodGroupStore:
         key = self._group_of.pop(uid, None)
         if key is None:
             return
+        self.version += 1
         members = self._members.get(key)
         if members is not None:
             members.pop(uid, None)
             if not members:
                 del self._members[key]
+
+    def group_of(self, uid: str) -> tuple[str, str] | None:
+        """The (namespace, group) a tracked pod names."""
+        return self._group_of.get(uid)
 
     def members(self, namespace: str, name: str) -> list[Pod]:
         """The group's pods as last seen (``AllPods``)."""

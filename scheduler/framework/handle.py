@@ -37,6 +37,9 @@ class Handle:
     pdbs: Callable[[], Sequence[PodDisruptionBudget]] | None = None
     # An assigned (or assumed) pod from the cache, by uid.
     assigned_pod: Callable[[str], Pod | None] | None = None
+    # A number that changes whenever a pod joins or leaves the cache (``Cache.pods_version``): what
+    # a plugin derived from ``assigned_pod`` holds while it is unchanged. ``None``: nothing is kept.
+    placed_version: Callable[[], int] | None = None
     # Move pods to activeQ through PreEnqueue again (upstream's ``Handle.Activate``).
     activate: Callable[[Iterable[str]], None] | None = None
     # Run API work off the scheduling cycle's path (async preemption); the service tracks the task

@@ -31,6 +31,9 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.model.podgroup import PodGroup
 
+if TYPE_CHECKING:
+    from scheduler.cache.podgroups import PodGroupStore
+
 __all__ = ["NAME", "PERMIT_TIMEOUT", "WAITING_AT_PERMIT", "WAITING_FOR_MIN_COUNT", "GangScheduling",
            "waiting_for_group"]
 
@@ -71,6 +74,11 @@ class GangScheduling:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        # The last ``_scheduled`` answer, with what it was computed from (the group, the cache's
+        # and the store's versions): a PodGroup cycle runs Permit for each of a gang's n members
+        # on the same cache, and recounting the members each time cost n² lookups (5,000² for
+        # GangScheduling/5000PerGroup).
+        self._memo: tuple[tuple[str, str, int, int], list[Pod], dict[str, int]] | None = None
 
     # --- helpers --------------------------------------------------------------------------
     def _group(self, pod: Pod) -> PodGroup | None:
@@ -80,6 +88,18 @@ class GangScheduling:
     def _placed(self, uid: str) -> bool:
         lookup = self.handle.assigned_pod
         return lookup is not None and lookup(uid) is not None
+
+    def _scheduled(self, store: PodGroupStore, namespace: str, name: str) -> tuple[list[Pod], dict[str, int]]:
+        """The group's scheduled members (``PodGroupStore.scheduled``) and each one's position."""
+        version = self.handle.placed_version
+        key = None if version is None else (namespace, name, version(), store.version)
+        if key is not None and self._memo is not None and self._memo[0] == key:
+            return self._memo[1], self._memo[2]
+        scheduled = store.scheduled(namespace, name, self._placed)
+        index = {p.uid: i for i, p in enumerate(scheduled)}
+        if key is not None:
+            self._memo = (key, scheduled, index)
+        return scheduled, index
 
     # --- PreEnqueue -----------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status:
@@ -136,9 +156,9 @@ class GangScheduling:
         if waiting is None or store is None or not pod.scheduling_group:
             return
         waiting.discard(pod.uid)
-        members = {p.uid for p in store.members(pod.namespace, pod.scheduling_group)}
+        key = (pod.namespace, pod.scheduling_group)
         for uid in waiting.uids():
-            if uid in members and uid != pod.uid:
+            if uid != pod.uid and store.group_of(uid) == key:
                 waiting.reject(uid, NAME, member_rejected(pod))
 
     # --- Permit ---------------------------------------------------------------------------
@@ -155,7 +175,7 @@ class GangScheduling:
             return SUCCESS, 0.0
         store = self.handle.pod_groups
         assert store is not None
-        scheduled = store.scheduled(pod.namespace, group.name, self._placed)
+        scheduled, index = self._scheduled(store, pod.namespace, group.name)
         if len(scheduled) < group.min_count:
             # Activate the group's unscheduled pods, in case they were waiting for this one.
             if self.handle.activate is not None:
@@ -163,10 +183,12 @@ class GangScheduling:
                 self.handle.activate([p.uid for p in store.members(pod.namespace, group.name)
                                       if p.uid not in placed and p.uid != pod.uid])
             return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
-        # The quorum is met: allow every member parked at Permit.
-        if self.handle.waiting_pods is not None:
-            for p in scheduled:
-                self.handle.waiting_pods.allow(p.uid)
+        # The quorum is met: allow every member parked at Permit, in the members' order (the
+        # waiting pods are few, the members many: allowing one that does not wait does nothing).
+        waiting = self.handle.waiting_pods
+        if waiting is not None:
+            for uid in sorted((u for u in waiting.uids() if u in index), key=index.__getitem__):
+                waiting.allow(uid)
         return SUCCESS, 0.0
 
 

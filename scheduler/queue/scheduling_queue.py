@@ -805,27 +805,34 @@ class SchedulingQueue:
         one gang of 5,000. Returns how many pods the hint let through, as the pod-by-pod loop."""
         moved = 0
         plugin = key[1]
-        for pg, members in list(self._unschedulable.by_pod_group.get(key, {}).items()):
-            pending = list(members.items())
+        groups = self._unschedulable.by_pod_group
+        for pg, members in list(groups.get(key, {}).items()):
             if pg == ("", ""):
                 # Pods in no PodGroup (a plugin that gates them is asked pod by pod).
-                for uid, info in pending:
+                for uid, info in list(members.items()):
                     if prof.is_worth_ungating(info, change):
                         del self._unschedulable[uid]
                         self._admit(info, change.name, was_gated=True)
                         moved += 1
                 continue
-            if not prof.is_worth_ungating(pending[0][1], change):
+            if not prof.is_worth_ungating(next(iter(members.values())), change):
                 continue
-            moved += len(pending)
-            for i, (uid, info) in enumerate(pending):
+            n = len(members)
+            moved += n
+            # Member by member, oldest first, without copying the group (that alone was n² for a
+            # gang arriving pod by pod): one gated again is filed last, one that passes leaves.
+            for i in range(n):
+                uid, info = next(iter(members.items()))
                 del self._unschedulable[uid]
                 self._admit(info, change.name, was_gated=True)
                 if info.gating_plugin == plugin and uid in self._unschedulable:
                     # Gated again by the group's verdict: so would every other member be.
                     # (Pods only: a member gated again counts no entity, ``_incoming``.)
-                    if self._metrics is not None and len(pending) - i - 1:
-                        self._incoming_pods(GATED, change.name).inc(len(pending) - i - 1)
+                    if self._metrics is not None and n - i - 1:
+                        self._incoming_pods(GATED, change.name).inc(n - i - 1)
+                    break
+                members = groups.get(key, {}).get(pg, {})
+                if not members:
                     break
         return moved
 

@@ -119,8 +119,11 @@ FLOWS = [
 ]
 
 
+# ``memo``: with ``Handle.placed_version`` (as the service wires it) Permit keeps its count of the
+# scheduled members while the cache and the store are unchanged; the table holds either way.
+@pytest.mark.parametrize("memo", [False, True], ids=["recount", "memo"])
 @pytest.mark.parametrize("case", FLOWS, ids=lambda c: c.name)
-def test_gang_scheduling_flow(case: Flow) -> None:
+def test_gang_scheduling_flow(case: Flow, memo: bool) -> None:
     cache = Cache()
     cache.add_node(node("some-node", cpu="64"))
     store = PodGroupStore()
@@ -133,7 +136,8 @@ def test_gang_scheduling_flow(case: Flow) -> None:
     activated: list[str] = []
     by_uid = {p.uid: n for n, p in [*P.items(), ("basic-pod", BASIC_POD), ("non-gang", NON_GANG)]}
     handle = Handle(pod_groups=store, assigned_pod=cache.get_pod, waiting_pods=waiting,
-                    activate=lambda uids: activated.extend(by_uid[u] for u in uids))
+                    activate=lambda uids: activated.extend(by_uid[u] for u in uids),
+                    placed_version=(lambda: cache.pods_version) if memo else None)
     pl = gangscheduling.new(None, handle)
 
     got = pl.pre_enqueue(case.pod)
@@ -184,3 +188,27 @@ def test_an_unreserved_member_rejects_the_waiting_members_of_its_gang_only() -> 
     assert rejected.code == Code.UNSCHEDULABLE and rejected.plugin == gangscheduling.NAME
     assert rejected.reasons == (gangscheduling.member_rejected(P["p1"]),)
     assert "rejected due to timeout" in asyncio.run(decided("p4")).message()
+
+
+def test_permits_count_follows_the_cache_and_the_store() -> None:
+    """The kept count of scheduled members moves with the cache (a member forgotten, assumed) and
+    the store (a member gone): Permit then waits, or allows, as a recount would say."""
+    cache = Cache()
+    cache.add_node(node("n", cpu="64"))
+    store = PodGroupStore()
+    store.upsert(GROUPS["pg1"])
+    members = [p for p in P.values() if p.scheduling_group == "pg1"]
+    for p in members:
+        store.track(p)
+    pl = gangscheduling.new(None, Handle(pod_groups=store, assigned_pod=cache.get_pod, waiting_pods=WaitingPods(),
+                                         placed_version=lambda: cache.pods_version))
+    group = GROUPS["pg1"]
+    assert group.is_gang
+    assumed = [cache.assume_pod(p, "n") for p in members[:group.min_count]]
+    assert pl.permit(CycleState(), assumed[0], "n")[0].is_success()
+    cache.forget_pod(assumed[-1])
+    assert pl.permit(CycleState(), assumed[0], "n")[0].is_wait()
+    assumed[-1] = cache.assume_pod(members[group.min_count - 1], "n")
+    assert pl.permit(CycleState(), assumed[0], "n")[0].is_success()
+    store.untrack(assumed[-1].uid)
+    assert pl.permit(CycleState(), assumed[0], "n")[0].is_wait()
