@@ -151,9 +151,9 @@ def test_the_workloads_gates_are_under_the_bench_ones() -> None:
     assert not off.generic_workload
 
 
-# Every runnable workload, the gang of 5,000 included: it takes about 2.5 s in core mode, now that
-# the queue decides a gang's gated members per group and GangScheduling's Permit counts the members
-# once a cycle (it took 110 s, quadratic in the gang's size).
+# Every runnable workload, the gang of 5,000 included: about 8 s in core mode (it took 110 s,
+# quadratic in the gang's size) now that the queue decides a gang's gated members per group and
+# GangScheduling's Permit counts the members once a cycle (docs/benchmarks.md, PodGroup hot spots).
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_workload_schedules_every_measured_pod(name: str) -> None:
     size = SMOKE[name]
