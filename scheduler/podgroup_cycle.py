@@ -307,13 +307,31 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
         s.queue.end_group(group.namespace, group.name)
 
 
+def _mixed_scheduler_names(infos: Sequence[QueuedPodInfo]) -> str:
+    """upstream's ``frameworkForPodGroup`` error when the group's queued pods do not all name one
+    scheduler, with its words; ``""`` when they do."""
+    name = infos[0].pod.scheduler_name
+    for info in infos[1:]:
+        if info.pod.scheduler_name != name:
+            return ("all pods in a single pod group should have the same .spec.schedulerName set, "
+                    f'got: "{info.pod.scheduler_name}" and "{name}"')
+    return ""
+
+
 def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group: PodGroup,
                         store: PodGroupStore) -> GroupOutcome:
-    def member(p: Pod) -> bool:
-        return (p.namespace == group.namespace and p.scheduling_group == group.name
-                and s.profiles.for_pod(p) is fwk)
-
-    infos = [first, *s.queue.pop_group(group.namespace, group.name, member)]
+    infos = [first, *s.queue.pop_group(group.namespace, group.name)]
+    mixed = _mixed_scheduler_names(infos)
+    if mixed:
+        # upstream's frameworkForPodGroup: a group whose queued pods name different schedulers (two
+        # of this scheduler's profiles) is not scheduled; each pod fails with the error, through
+        # its own profile, and is retried after its backoff.
+        out = GroupOutcome(group)
+        started = time.perf_counter()
+        status = Status(Code.ERROR, (mixed,))
+        for info in infos:
+            out.members.append(s._group_failure(s.profiles.for_pod(info.pod) or fwk, info, status, mixed, started))
+        return out
     infos.sort(key=fwk.queue_sort_key)
     # The members' nominations (a preemption's) are taken out of the nominator for the cycle, so that
     # no member counts another as already on a node: each is assumed, nominated again, or cleared

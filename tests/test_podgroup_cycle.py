@@ -193,6 +193,27 @@ def test_two_gangs_that_each_need_the_whole_cluster_never_deadlock() -> None:
     assert sorted(bound_of(client, second).values()) == ["node-0", "node-1"]
 
 
+def test_a_group_whose_pods_name_two_schedulers_is_not_scheduled() -> None:
+    """schedule_one_podgroup.go's frameworkForPodGroup (TestFrameworkForPodGroup, "pods with
+    different scheduler names"): the group's queued pods name two of this scheduler's profiles, so
+    none is placed and each fails with upstream's error, through its own profile."""
+    s, client = gang_service(2)
+    s.on_profile("other", {"schedulerName": "other-scheduler"})
+    s.on_pod_group("ADDED", group_obj("mixed", 2))
+    s.on_pod("ADDED", pod_obj("mixed-0", group="mixed"))
+    other = pod_obj("mixed-1", group="mixed")
+    other["spec"]["schedulerName"] = "other-scheduler"
+    s.on_pod("ADDED", other)
+    drain(s)
+    assert client.bound == {}
+    messages = {f[0]: f[2] for f in client.failures}
+    assert set(messages) == {"default/mixed-0", "default/mixed-1"}
+    assert {m.split(", got: ")[0] for m in messages.values()} == {
+        "all pods in a single pod group should have the same .spec.schedulerName set"}
+    assert all(sorted(m.split("got: ")[1].split(" and ")) == ['"default-scheduler"', '"other-scheduler"']
+               for m in messages.values()), messages
+
+
 def test_a_basic_pod_group_is_scheduled_pod_by_pod() -> None:
     s, client = gang_service(1, cpu="2")
     s.on_pod_group("ADDED", {**group_obj("web", 1), "spec": {"schedulingPolicy": {"basic": {}}}})
