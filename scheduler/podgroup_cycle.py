@@ -56,7 +56,7 @@ from typing import Protocol
 from scheduler import features
 from scheduler.cache import Cache, Snapshot, WhatIf
 from scheduler.cache.podgroups import PodGroupStore
-from scheduler.cycle import Binding, Dropped, GroupOutcome, Scheduler, ScheduleResult, _Attempt
+from scheduler.cycle import Binding, Dropped, Failure, GroupOutcome, Scheduler, ScheduleResult, _Attempt
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, fit_error_message
 from scheduler.framework.group_diagnosis import GroupDiagnosis
@@ -307,6 +307,24 @@ def schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, group
         s.queue.end_group(group.namespace, group.name)
 
 
+def _nominated(s: Scheduler, preemption: wap.GroupPreemption | None, info: QueuedPodInfo, f: Failure) -> Failure:
+    """PostFilter's nomination of a failed member, recorded now so the next cycles count it there."""
+    node = preemption.nominations.get(info.uid, "") if preemption is not None else ""
+    if node:
+        s.queue.nominator.add(info.pod, node)
+        f.nominated_node = node
+    return f
+
+
+def _actuate(fwk: Framework, group: PodGroup, preemption: wap.GroupPreemption | None, members: list[Pod]) -> None:
+    """Evict a PodGroup preemption's victims (DefaultPreemption does it off the cycle), unless one
+    is still going on the nominated nodes."""
+    if preemption is not None and not preemption.ongoing:
+        plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
+        if isinstance(plugin, DefaultPreemption):
+            plugin.preempt_group(preemption, group, members, fwk)
+
+
 def _mixed_scheduler_names(infos: Sequence[QueuedPodInfo]) -> str:
     """upstream's ``frameworkForPodGroup`` error when the group's queued pods do not all name one
     scheduler, with its words; ``""`` when they do."""
@@ -372,16 +390,9 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
                 late, _ = _post_filter(s, fwk, group, [i.pod for i, _, _, _ in failed], p.scheduled, nominated,
                                        store)
             for info, state, a, snapshot in failed:
-                f = s._failure(fwk, state, info, a, started, snapshot, run_post_filter=False)
-                node = late.nominations.get(info.uid, "") if late is not None else ""
-                if node:
-                    s.queue.nominator.add(info.pod, node)
-                    f.nominated_node = node
-                out.members.append(f)
-            if late is not None and not late.ongoing:
-                plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
-                if isinstance(plugin, DefaultPreemption):
-                    plugin.preempt_group(late, group, [i.pod for i, _, _, _ in failed], fwk)
+                out.members.append(_nominated(s, late, info, s._failure(fwk, state, info, a, started, snapshot,
+                                                                        run_post_filter=False)))
+            _actuate(fwk, group, late, [i.pod for i, _, _, _ in failed])
             message = scheduled_message(p.scheduled, group.min_count)
             if _changes(group, "True", REASON_SCHEDULED, message):
                 out.on_bound = condition("True", REASON_SCHEDULED, message)
@@ -408,18 +419,8 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
             info.unschedulable_plugins = set(plugins)
             info.pending_plugins = set(pending)
             status = errors[0].status if errors else Status(Code.UNSCHEDULABLE, (message,), GANG_SCHEDULING)
-            f = s._group_failure(fwk, info, status, message, started)
-            if preemption is not None:
-                # PostFilter's nomination: recorded now, so the next cycles count the member there.
-                node = preemption.nominations.get(info.uid, "")
-                if node:
-                    s.queue.nominator.add(info.pod, node)
-                    f.nominated_node = node
-            out.members.append(f)
-        if preemption is not None and not preemption.ongoing:
-            plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
-            if isinstance(plugin, DefaultPreemption):
-                plugin.preempt_group(preemption, group, [i.pod for i in tried], fwk)
+            out.members.append(_nominated(s, preemption, info, s._group_failure(fwk, info, status, message, started)))
+        _actuate(fwk, group, preemption, [i.pod for i in tried])
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
             out.condition = condition("False", reason, message)
