@@ -193,6 +193,10 @@ WORKLOAD_CASES = [
      {"podGroupTemplates": [gang_template("a", 1, priority=5), gang_template("b", 1, priority=6)]},
      [("spec", "Invalid value: null: detected multiple priority configurations")]),
     ("controllerRef without kind", {"controllerRef": {"name": "j"}}, [("spec.controllerRef.kind", "Required value")]),
+    # v1beta1 PodGroupTemplate.preemptionPolicy: +k8s:ifDisabled("PodGroupPreemptionPolicy")=+k8s:forbidden
+    ("template preemptionPolicy with PodGroupPreemptionPolicy disabled",
+     {"podGroupTemplates": [gang_template("a", 1, preemptionPolicy="Never")]},
+     [("spec.podGroupTemplates[0].preemptionPolicy", "Forbidden")]),
 ]
 
 
@@ -287,6 +291,37 @@ def test_with_pod_group_preemption_policy_the_field_is_served_defaulted_and_immu
     code, err = api("PUT", f"{PODGROUPS}/pg-never", changed)
     assert code == 422, err
     assert [f for f, _ in causes(err)] == ["spec.preemptionPolicy"]
+
+
+def test_with_pod_group_preemption_policy_a_workload_template_takes_one_not_defaulted_and_immutable(
+        policy_gate: SimulatedCluster) -> None:
+    """v1beta1 PodGroupTemplate.preemptionPolicy (PodGroupPreemptionPolicy on): optional, one of the
+    +k8s:enum PreemptionPolicy values, +k8s:immutable; unlike PodGroupSpec's it has no +default."""
+    api = Http(policy_gate)
+    code, got = api("POST", WORKLOADS, workload("wl-no-policy"))
+    assert code == 201, got
+    assert "preemptionPolicy" not in got["spec"]["podGroupTemplates"][0]
+    code, never = api("POST", WORKLOADS, workload("wl-never", gang_template("w", 2, preemptionPolicy="Never")))
+    assert code == 201, never
+    assert never["spec"]["podGroupTemplates"][0]["preemptionPolicy"] == "Never"
+    code, err = api("POST", WORKLOADS, workload("wl-bad", gang_template("w", 2, preemptionPolicy="Sometimes")))
+    assert code == 422, err
+    assert causes(err) == [("spec.podGroupTemplates[0].preemptionPolicy",
+                            'Unsupported value: "Sometimes": supported values: "Never", "PreemptLowerPriority"')]
+    changed = copy.deepcopy(never)
+    changed["spec"]["podGroupTemplates"][0]["preemptionPolicy"] = "PreemptLowerPriority"
+    code, err = api("PUT", f"{WORKLOADS}/wl-never", changed)
+    assert code == 422, err
+    assert [f for f, _ in causes(err)] == ["spec.podGroupTemplates[0].preemptionPolicy"]
+    unset = copy.deepcopy(never)
+    del unset["spec"]["podGroupTemplates"][0]["preemptionPolicy"]
+    code, err = api("PUT", f"{WORKLOADS}/wl-never", unset)
+    assert code == 422, err
+    # minCount stays mutable next to an immutable preemptionPolicy.
+    resized = copy.deepcopy(never)
+    resized["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] = 3
+    code, got = api("PUT", f"{WORKLOADS}/wl-never", resized)
+    assert code == 200, got
 
 
 PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"

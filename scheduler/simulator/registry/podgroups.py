@@ -15,7 +15,8 @@ gang; ``minCount`` stays mutable). Fields behind gates this server does not have
 (``CompositePodGroup``, ``TopologyAwareWorkloadScheduling``, ``DRAWorkloadResourceClaims``,
 ``PodGroupPreemptionPolicy``) are refused as ``Forbidden`` or dropped, as upstream does with the gate off;
 with ``PodGroupPreemptionPolicy`` on, a PodGroup's ``preemptionPolicy`` is served, defaulted to
-``PreemptLowerPriority`` and immutable.
+``PreemptLowerPriority`` and immutable, and a Workload's PodGroupTemplate may carry one too (one of the
+two policies, immutable, not defaulted: ``PodGroupTemplate.PreemptionPolicy`` has no ``+default``).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def _gated(obj: Mapping[str, Any], at: str, fields: tuple[str, ...]) -> list[Cau
     return [(f"{at}.{f}", "FieldValueForbidden", "Forbidden") for f in fields if obj.get(f) is not None]
 
 
-def _template(t: Any, at: str) -> list[Cause]:
+def _template(t: Any, at: str, policy_gate: bool) -> list[Cause]:
     t = _map(t)
     out: list[Cause] = []
     name = t.get("name")
@@ -121,7 +122,9 @@ def _template(t: Any, at: str) -> list[Cause]:
     out += _policy(t.get("schedulingPolicy"), f"{at}.schedulingPolicy")
     out += _disruption_mode(t.get("disruptionMode"), f"{at}.disruptionMode")
     out += _priority(t, at)
-    out += _gated(t, at, ("schedulingConstraints", "preemptionPolicy"))
+    out += _gated(t, at, ("schedulingConstraints",))
+    # No default here (the type has no +default): the PodGroup made from the template is defaulted.
+    out += _preemption_policy(t, at, policy_gate)
     return out
 
 
@@ -142,8 +145,9 @@ def _controller_ref(ref: Any, at: str) -> list[Cause]:
     return out
 
 
-def validate_workload(obj: Obj, old: Obj | None) -> list[Cause]:
-    """``ValidateWorkload`` / ``ValidateWorkloadUpdate``."""
+def validate_workload(obj: Obj, old: Obj | None, *, policy_gate: bool = False) -> list[Cause]:
+    """``ValidateWorkload`` / ``ValidateWorkloadUpdate``; ``policy_gate`` is ``PodGroupPreemptionPolicy``,
+    which lets a template carry ``preemptionPolicy``."""
     spec = _map(obj.get("spec"))
     out: list[Cause] = []
     if spec.get("controllerRef") is not None:
@@ -158,7 +162,7 @@ def validate_workload(obj: Obj, old: Obj | None) -> list[Cause]:
     else:
         seen: set[str] = set()
         for i, t in enumerate(templates):
-            out += _template(t, f"{at}[{i}]")
+            out += _template(t, f"{at}[{i}]", policy_gate)
             name = str(_map(t).get("name") or "")
             if name in seen:
                 out.append(duplicate(f"{at}[{i}]", name))
@@ -206,7 +210,7 @@ def _workload_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Ca
         prev, cur, here = olds[name], _map(t), f"{at}[{i}]"
         out += _policy_update(cur.get("schedulingPolicy"), prev.get("schedulingPolicy"),
                               f"{here}.schedulingPolicy")
-        for f in ("disruptionMode", "priorityClassName", "priority"):
+        for f in ("disruptionMode", "priorityClassName", "priority", "preemptionPolicy"):
             out += _immutable(cur.get(f), prev.get(f), f"{here}.{f}")
     if any(name not in news for name in olds):
         out.append(forbidden(at, "items may not be removed"))
@@ -301,7 +305,7 @@ def admit(key: str, obj: Obj, old: Obj | None, *, policy_gate: bool = False) -> 
                 spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         if causes := validate_pod_group(obj, old, policy_gate=policy_gate):
             raise invalid_error("PodGroup", name, causes, GROUP)
-    elif causes := validate_workload(obj, old):
+    elif causes := validate_workload(obj, old, policy_gate=policy_gate):
         raise invalid_error("Workload", name, causes, GROUP)
 
 
