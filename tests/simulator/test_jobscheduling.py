@@ -90,3 +90,26 @@ def test_a_gangs_min_count_follows_the_jobs_parallelism(api: Http) -> None:
          message="minCount 4 on the PodGroup")
     (wl,) = owned(api, f"{SCHED}/workloads", uid)
     assert wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+
+
+def test_the_pod_templates_priority_class_is_not_carried_to_the_group(api: Http) -> None:
+    """job_scheduling_manager.go compiles the Workload from ``spec.scheduling`` only
+    (``mapSchedulingConfig``: policy, constraints, disruptionMode, resourceClaims) and
+    ``podGroupSpecFromTemplate`` copies those into the PodGroup: the pod template's
+    ``priorityClassName`` stays on the pods, and the group's priority comes from the Priority
+    admission of its own (empty) class, 0 without a global default."""
+    code, body = api("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                      "metadata": {"name": "job-high"}, "value": 1000})
+    assert code == 201, body
+    code, created = api("POST", BATCH, job("prio", 2, {"schedulingPolicy": {"gang": {}}},
+                                            priorityClassName="job-high"))
+    assert code == 201, created
+    uid = created["metadata"]["uid"]
+    pods = wait(lambda: len(p := owned(api, PODS, uid)) == 2 and p, message="two pods")
+    assert {(p["spec"]["priorityClassName"], p["spec"]["priority"]) for p in pods} == {("job-high", 1000)}
+    (wl,) = owned(api, f"{SCHED}/workloads", uid)
+    assert "priorityClassName" not in wl["spec"]["podGroupTemplates"][0]
+    (pg,) = owned(api, f"{SCHED}/podgroups", uid)
+    assert not pg["spec"].get("priorityClassName")
+    assert pg["spec"]["priority"] == 0
