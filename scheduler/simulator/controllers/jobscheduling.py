@@ -86,7 +86,9 @@ def _controlled_by(obj: Obj, uid: str) -> bool:
 
 def _template(job: Obj) -> Obj:
     """``buildWorkloadItem``: the Job's ``spec.scheduling`` (basic when unset), a gang's ``minCount``
-    defaulting to ``parallelism``."""
+    defaulting to ``parallelism``. Nothing else is taken from the Job: upstream's
+    ``mapSchedulingConfig`` maps no priority, so the pod template's ``priorityClassName`` stays off
+    the template and the PodGroup."""
     spec = job.get("spec") or {}
     scheduling = spec.get("scheduling") or {}
     policy = dict(scheduling.get("schedulingPolicy") or {"basic": {}})
