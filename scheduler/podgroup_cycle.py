@@ -101,9 +101,15 @@ class PodGroupCycle:
         return hook
 
 
-def condition(status: str, reason: str, message: str) -> dict[str, str]:
+def condition(status: str, reason: str, message: str, group: PodGroup | None = None) -> dict[str, str]:
+    """The condition to write. Its lastTransitionTime moves only when the status does (a reason or
+    message change keeps it), as upstream's ``apimeta.SetStatusCondition`` does for
+    ``updatePodGroupCondition`` (``TestUpdatePodGroupCondition``: "... preserves LastTransitionTime")."""
+    have = group.condition(POD_GROUP_INITIALLY_SCHEDULED) if group is not None else None
+    since = (have.last_transition_time if have is not None and have.status == status and have.last_transition_time
+             else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     return {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "lastTransitionTime": since}
 
 
 def _changes(group: PodGroup, status: str, reason: str, message: str) -> bool:
@@ -395,7 +401,7 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
             _actuate(fwk, group, late, [i.pod for i, _, _, _ in failed])
             message = scheduled_message(p.scheduled, group.min_count)
             if _changes(group, "True", REASON_SCHEDULED, message):
-                out.on_bound = condition("True", REASON_SCHEDULED, message)
+                out.on_bound = condition("True", REASON_SCHEDULED, message, group)
             _observe(s, fwk, "scheduled", started)
             return out
         # The quorum is not met: release every reservation this cycle made, newest first.
@@ -423,7 +429,7 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
         _actuate(fwk, group, preemption, [i.pod for i in tried])
         reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
         if _changes(group, "False", reason, message):
-            out.condition = condition("False", reason, message)
+            out.condition = condition("False", reason, message, group)
         # The PostFilter found a placement (victims going, or still going): rejected, but
         # waitingOnPreemption, as submitPodGroupAlgorithmResult tells them apart.
         result = "error" if errors else "waiting_on_preemption" if preemption is not None else "unschedulable"

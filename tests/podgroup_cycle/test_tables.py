@@ -248,3 +248,90 @@ def test_pod_group_cycle_tables(case: Case) -> None:
     else:
         assert cond is not None, "no PodGroup condition written"
         assert (cond["status"], cond["reason"]) == case.condition
+
+
+@dataclass(frozen=True)
+class ConditionCase:
+    """A ``TestUpdatePodGroupCondition`` case, driven by a cycle whose outcome asks for the case's
+    condition: ``existing`` is what the PodGroup has (status, reason), ``want`` what it has after
+    (status, reason), ``kept`` whether its lastTransitionTime is the existing one."""
+
+    name: str
+    existing: tuple[str, str] | None
+    filter: dict[str, str]
+    want: tuple[str, str]
+    kept: bool = False
+    message: str = ""          # the message upstream leaves, when it is the case's point
+    generation: int = 0
+    xfail: str = ""
+
+
+FEASIBLE = ALL_OK
+UNSCHEDULABLE = {p: "Unschedulable" for p in PODS}
+ERROR = {"p1": OK, "p2": "Error", "p3": OK}
+EXISTING_TIME = "2026-01-01T00:00:00Z"
+
+CONDITION_CASES: tuple[ConditionCase, ...] = (
+    ConditionCase("set Scheduled condition to True on empty status", None, FEASIBLE, ("True", "Scheduled")),
+    ConditionCase("set Scheduled condition to False with Unschedulable reason", None, UNSCHEDULABLE,
+                  ("False", "Unschedulable")),
+    ConditionCase("set Scheduled condition to False with SchedulerError reason", None, ERROR,
+                  ("False", "SchedulerError")),
+    ConditionCase("transition from Unschedulable to Scheduled", ("False", "Unschedulable"), FEASIBLE,
+                  ("True", "Scheduled")),
+    ConditionCase("transition from SchedulerError to Scheduled", ("False", "SchedulerError"), FEASIBLE,
+                  ("True", "Scheduled")),
+    ConditionCase("do not regress Scheduled to Unschedulable", ("True", "Scheduled"), UNSCHEDULABLE,
+                  ("True", "Scheduled"), kept=True),
+    ConditionCase("do not regress Scheduled to SchedulerError", ("True", "Scheduled"), ERROR,
+                  ("True", "Scheduled"), kept=True),
+    ConditionCase("transition from Unschedulable to SchedulerError preserves LastTransitionTime",
+                  ("False", "Unschedulable"), ERROR, ("False", "SchedulerError"), kept=True),
+    ConditionCase("transition from SchedulerError to Unschedulable preserves LastTransitionTime",
+                  ("False", "SchedulerError"), UNSCHEDULABLE, ("False", "Unschedulable"), kept=True),
+    ConditionCase("Scheduled to Scheduled preserves LastTransitionTime", ("True", "Scheduled"), FEASIBLE,
+                  ("True", "Scheduled"), kept=True, message="3 of minCount 3 pods scheduled",
+                  xfail="ours never rewrites a True condition (True is terminal); upstream writes the new "
+                        "message, keeping lastTransitionTime"),
+    ConditionCase("ObservedGeneration is set from PodGroup generation", None, FEASIBLE, ("True", "Scheduled"),
+                  generation=7, xfail="ours writes no observedGeneration in the PodGroup's condition"),
+)
+
+NOT_PORTED["TestUpdatePodGroupCondition 'PodGroup not found does not panic'"] = (
+    "a condition write for a PodGroup that is gone; a member of a missing group is never tried here")
+
+
+def _condition_params() -> list[Any]:
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else [])
+            for c in CONDITION_CASES]
+
+
+@pytest.mark.parametrize("case", _condition_params())
+def test_update_pod_group_condition(case: ConditionCase) -> None:
+    """``TestUpdatePodGroupCondition``: True is never regressed, and lastTransitionTime moves only
+    when the status does."""
+    s, client, _plugin = _service(Case(case.name, "TestUpdatePodGroupCondition", case.filter, ALL_OK))
+    group = _pod_group(Case(case.name, "", {}, existing=case.existing))
+    if case.generation:
+        group["metadata"]["generation"] = case.generation
+    s.on_pod_group("ADDED", group)
+    for name in PODS:
+        s.on_pod("ADDED", _pod(name))
+    info = s.queue.pop(timeout=0)
+    assert info is not None
+    asyncio.run(asyncio.wait_for(s.scheduler.finish(s.scheduler.schedule_one(info)), timeout=5))
+
+    written = client.pod_group_conditions.get("default/pg", {}).get(POD_GROUP_INITIALLY_SCHEDULED)
+    before: dict[str, str] | None = None
+    if case.existing is not None:
+        status, reason = case.existing
+        before = {"status": status, "reason": reason, "message": "All pods scheduled",
+                  "lastTransitionTime": EXISTING_TIME}
+    cond = written if written is not None else before
+    assert cond is not None, "no PodGroup condition written"
+    assert (cond["status"], cond["reason"]) == case.want
+    assert (cond["lastTransitionTime"] == EXISTING_TIME) == case.kept
+    if case.message:
+        assert cond["message"] == case.message
+    if case.generation:
+        assert str(cond.get("observedGeneration")) == str(case.generation)
