@@ -179,6 +179,11 @@ NOT_PORTED = {
     "TestPodGroupCycle_UpdateSnapshotError": "a fake cache whose UpdateSnapshot fails; ours snapshots in memory",
     "TestFrameworkForPodGroup 'success for same scheduler name', 'failure when profile not found'":
         "internal lookup; a pod naming no profile of ours is never queued",
+    "TestPodGroupCycle_PodGroupPostFilter, TestRunWorkloadAwarePreemption":
+        "assert which internal hook is called and its status; the group's preemption is tested in "
+        "tests/test_podgroup_cycle.py",
+    "TestPodGroupSchedulingPlacementAlgorithm, TestPodGroupSchedulingPlacementAlgorithm_Scoring":
+        "topology-aware placement (TopologyAwareWorkloadScheduling), not built",
 }
 
 
