@@ -10,7 +10,9 @@
         │                                     each node's first rejection is kept: GroupDiagnosis)
         ▼
     scheduled (assigned + assumed) ≥ minCount?
-        yes ─► Permit for each placed member (GangScheduling sees the quorum: no one waits)
+        yes ─► Permit for each placed member (GangScheduling sees the quorum: no one waits); if
+               another plugin's Permit rejects members and the rest fall below minCount, the
+               group is rejected as below (none bound, none left waiting)
                ─► one Binding per member, bound concurrently; the failed members fail as usual;
                PodGroupInitiallyScheduled=True once the binds are through
         no  ─► Unreserve and forget every member placed in this cycle (nothing stays reserved),
@@ -374,11 +376,24 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
             s.queue.done(info.uid)
             out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
         failed = p.failed
-        if p.quorum:
-            for info, state, assumed, a in p.placed:
+        # Permit for every placed member first: a rejection may take the group below minCount.
+        permits = ([fwk.run_permit(state, assumed, a.node or "") for _, state, assumed, a in p.placed]
+                   if p.quorum else [])
+        passed = sum(1 for st, _ in permits if st.is_success() or st.is_wait())
+        permit_lost = p.quorum and p.before + passed < group.min_count
+        if permit_lost:
+            # Permit rejected members (a plugin other than GangScheduling) and the rest no longer make
+            # minCount: as upstream, where GangScheduling's Permit then leaves every member waiting and
+            # the group is rejected, none is bound. Binding the others would leave the gang partly
+            # bound, and hold the rest at GangScheduling's Permit until it times out.
+            for (info, state, _assumed, _a), (st, _) in zip(p.placed, permits, strict=True):
+                fwk.waiting_pods.discard(info.uid)
+                if not (st.is_success() or st.is_wait()):
+                    failed.append((info, state, _rejected(st), s.cache.snapshot()))
+        elif p.quorum:
+            for (info, state, assumed, a), (st, wait) in zip(p.placed, permits, strict=True):
                 s.queue.nominator.delete(info.uid)
                 node = a.node or ""
-                st, wait = fwk.run_permit(state, assumed, node)
                 if st.is_success() or st.is_wait():
                     out.members.append(Binding(info, fwk, state, assumed, ScheduleResult(node, a.evaluated, a.feasible),
                                                started, wait if st.is_wait() else 0.0,
@@ -407,6 +422,10 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
         # The quorum is not met: release every reservation this cycle made, newest first.
         _release(p, fwk, placer)
         message = p.diagnosis(p.before + len(infos))
+        if permit_lost:
+            why = next(st.message() for st, _ in permits if not (st.is_success() or st.is_wait()))
+            message = (f"pod group {group.key}: {p.before + passed} of minCount {group.min_count} pods passed "
+                       f"Permit: {why}")
         errors = [a for _, _, a, _ in failed if a.status.code == Code.ERROR]
         dropped = {id(info) for info in p.dropped}
         tried = [i for i in infos if id(i) not in dropped]

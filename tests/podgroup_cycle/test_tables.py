@@ -108,14 +108,13 @@ LAST_WAIT = (
     "ours: the last member's Permit Wait has no one to allow it (ours allows waiting members when a "
     "later one passes Permit) and it times out; upstream binds every waiting member of a group "
     "whose algorithm succeeded")
-PERMIT_ERROR = (
-    "ours decides the quorum before Permit, so a member's Permit Error fails that member alone (the "
-    "others wait on GangScheduling's Permit); upstream's group turns Error: every member fails, "
-    "condition False/SchedulerError")
 PERMIT_REJECT = (
-    "ours counts the minCount quorum (3 of 3) before Permit; when Permit then rejects a member, the "
-    "others wait on GangScheduling's Permit for a quorum that no longer comes; upstream's group "
-    "succeeds and binds the two others")
+    "ours runs GangScheduling (minCount 3) beside the fake: a Permit rejection leaves 2 of 3, so the "
+    "whole group is rejected (as upstream's GangScheduling would leave every member waiting); "
+    "upstream's table has no GangScheduling and binds the two others")
+PERMIT_ERROR_BEFORE = (
+    "ours decides the minCount quorum before Permit: p1 fails Filter, so the group fails "
+    "Unschedulable without running Permit; upstream runs p2's Permit and the group turns Error")
 PERMIT_DECIDES = (
     "ours decides the group by the minCount quorum of placed members before Permit; upstream "
     "decides it by Permit (the group is rejected when no member's Permit succeeds, all Wait)")
@@ -152,8 +151,7 @@ CASES: tuple[Case, ...] = (
          {"p1": OK, "p2": "Error", "p3": OK}, ALL_OK, failed=frozenset(PODS),
          condition=("False", "SchedulerError")),
     Case("Any permit returned Error", f"{ALG} (group Error: {SUB} 'Error for one pod')", ALL_OK,
-         {"p1": OK, "p2": "Error", "p3": OK}, failed=frozenset(PODS), condition=("False", "SchedulerError"),
-         xfail=PERMIT_ERROR),
+         {"p1": OK, "p2": "Error", "p3": OK}, failed=frozenset(PODS), condition=("False", "SchedulerError")),
     Case("Any filter returned Error while waiting on preemption",
          f"{ALG} (group Error: {SUB} 'Error for one pod while waiting on preemption')",
          {"p1": "Unschedulable", "p2": "Error", "p3": OK}, ALL_OK, {"p1": NOMINATE},
@@ -161,7 +159,7 @@ CASES: tuple[Case, ...] = (
     Case("Any permit returned Error while waiting on preemption",
          f"{ALG} (group Error: {SUB} 'Error for one pod while waiting on preemption')",
          {"p1": "Unschedulable", "p2": OK, "p3": OK}, {"p1": OK, "p2": "Error", "p3": OK}, {"p1": NOMINATE},
-         failed=frozenset(PODS), condition=("False", "SchedulerError"), xfail=PERMIT_ERROR),
+         failed=frozenset(PODS), condition=("False", "SchedulerError"), xfail=PERMIT_ERROR_BEFORE),
     Case("Already Scheduled, successful cycle keeps condition", SUB, ALL_OK, ALL_OK, bound=frozenset(PODS),
          existing=("True", "Scheduled")),
     Case("Already Scheduled, rejected cycle does not regress condition", SUB,
@@ -340,3 +338,25 @@ def test_update_pod_group_condition(case: ConditionCase) -> None:
         assert cond["message"] == case.message
     if case.generation:
         assert str(cond.get("observedGeneration")) == str(case.generation)
+
+
+def test_a_permit_rejection_below_min_count_binds_none_of_the_gang() -> None:
+    """Not an upstream case: the all-or-nothing rule under a Permit plugin other than GangScheduling.
+    p2's Permit rejects it after the three were placed; 2 of minCount 3 is no quorum, so no member is
+    bound, none is left waiting at GangScheduling's Permit, and every reservation is released."""
+    case = Case("permit rejection", "", ALL_OK, {"p1": "Wait", "p2": "Unschedulable", "p3": OK})
+    s, client, _plugin = _service(case)
+    s.on_pod_group("ADDED", _pod_group(case))
+    for name in PODS:
+        s.on_pod("ADDED", _pod(name))
+    info = s.queue.pop(timeout=0)
+    assert info is not None
+    asyncio.run(asyncio.wait_for(s.scheduler.finish(s.scheduler.schedule_one(info)), timeout=5))
+    assert client.bound == {}
+    assert sorted(f[0] for f in client.failures) == ["default/p1", "default/p2", "default/p3"]
+    assert s.cache.assumed_count() == 0
+    fwk = s.profiles.for_pod(info.pod)
+    assert fwk is not None and len(fwk.waiting_pods) == 0
+    cond = client.pod_group_conditions["default/pg"][POD_GROUP_INITIALLY_SCHEDULED]
+    assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+    assert cond["message"].startswith("pod group default/pg: 2 of minCount 3 pods passed Permit: ")
