@@ -645,17 +645,17 @@ class SchedulingQueue:
             return expiry
         return None
 
-    def pop_group(self, namespace: str, name: str,
-                  member: Callable[[Pod], bool] | None = None) -> list[QueuedPodInfo]:
-        """Pop the other pending pods of PodGroup ``namespace/name`` that ``member`` (if given)
-        selects, wherever they wait (activeQ, backoffQ, or unschedulable when no PreEnqueue plugin
-        gates them): the rest of a gang whose first pod was popped, so the group is scheduled as
-        one entity in one cycle (upstream's queue pops a group's pods together). They are looked
-        up in the queue's PodGroup index, so a cycle costs the group's size, not the queue's; they
-        come in the order a scan would find them (activeQ, backoffQ, unschedulable; each in the
-        order its pods were put there). Each counts an attempt, as ``pop`` does. When the first
-        was popped from backoffQ, the others count as coming into activeQ by ``PopFromBackoffQ``
-        too: upstream's activeQ adds the popped entity's size."""
+    def pop_group(self, namespace: str, name: str) -> list[QueuedPodInfo]:
+        """Pop the other pending pods of PodGroup ``namespace/name``, of every profile (the cycle
+        refuses a group whose pods name two schedulers, as upstream), wherever they wait (activeQ,
+        backoffQ, or unschedulable when no PreEnqueue plugin gates them): the rest of a gang whose
+        first pod was popped, so the group is scheduled as one entity in one cycle (upstream's
+        queue pops a group's pods together). They are looked up in the queue's PodGroup index, so
+        a cycle costs the group's size, not the queue's; they come in the order a scan would find
+        them (activeQ, backoffQ, unschedulable; each in the order its pods were put there). Each
+        counts an attempt, as ``pop`` does. When the first was popped from backoffQ, the others
+        count as coming into activeQ by ``PopFromBackoffQ`` too: upstream's activeQ adds the
+        popped entity's size."""
         with self._lock:
             found: list[tuple[int, int, str]] = []
             for uid in list(self._pod_groups.get((namespace, name), ())):
@@ -677,8 +677,6 @@ class SchedulingQueue:
             for where, _, uid in found:
                 info = (self._active[uid][0] if where == 0 else self._backoff[uid][0] if where == 1
                         else self._unschedulable[uid])
-                if member is not None and not member(info.pod):
-                    continue
                 if where == 0:
                     del self._active[uid]
                 elif where == 1:
@@ -687,8 +685,7 @@ class SchedulingQueue:
                     del self._unschedulable[uid]
                 out.append(info)
             first = self._popped_from_backoff
-            if (first is not None and self._metrics is not None and out
-                    and (member is None or member(first.pod))):
+            if first is not None and self._metrics is not None and out:
                 self._incoming_pods(ACTIVE, POP_FROM_BACKOFF_Q).inc(len(out))
             for info in out:
                 info.attempts += 1

@@ -513,16 +513,13 @@ def test_a_group_popped_from_backoff_counts_its_size() -> None:
     assert q.move_all_to_active_or_backoff(ClusterEvent("Node", frozenset({"Add"}))) == 3
     assert q.counts()["backoff"] == 3
 
-    def member(p: object) -> bool:
-        return getattr(p, "scheduling_group", "") == "g"
-
     first = q.pop(0)
-    assert first is not None and len(q.pop_group("default", "g", member)) == 2
+    assert first is not None and len(q.pop_group("default", "g")) == 2
     assert _incoming(q, "active", "PopFromBackoffQ") == 3
     q2, _ = _gated_queue(True)
     for p in members:
         q2.add(p)
-    assert q2.pop(0) is not None and len(q2.pop_group("default", "g", member)) == 2
+    assert q2.pop(0) is not None and len(q2.pop_group("default", "g")) == 2
     assert _incoming(q2, "active", "PopFromBackoffQ") is None
 
 
