@@ -47,9 +47,10 @@ class SchedulerClient(Protocol):
         ``BindingConditionsPending``."""
         ...
 
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
         """Set one of the PodGroup's ``status.conditions`` (a ``metav1.Condition``: type, status,
-        reason, message, lastTransitionTime) through its ``/status`` subresource, merged by type:
+        reason, message, lastTransitionTime, observedGeneration) through its ``/status``
+        subresource, merged by type:
         the ``PodGroupInitiallyScheduled`` condition the PodGroup cycle writes."""
         ...
 

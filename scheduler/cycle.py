@@ -154,8 +154,8 @@ class GroupOutcome:
 
     group: PodGroup
     members: list[Binding | Failure | Dropped] = field(default_factory=list)
-    condition: dict[str, str] | None = None
-    on_bound: dict[str, str] | None = None
+    condition: dict[str, object] | None = None
+    on_bound: dict[str, object] | None = None
 
 
 Outcome = Binding | Failure | Dropped | GroupOutcome

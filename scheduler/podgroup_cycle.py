@@ -103,26 +103,33 @@ class PodGroupCycle:
         return hook
 
 
-def condition(status: str, reason: str, message: str, group: PodGroup | None = None) -> dict[str, str]:
-    """The condition to write. Its lastTransitionTime moves only when the status does (a reason or
-    message change keeps it), as upstream's ``apimeta.SetStatusCondition`` does for
-    ``updatePodGroupCondition`` (``TestUpdatePodGroupCondition``: "... preserves LastTransitionTime")."""
+def condition(status: str, reason: str, message: str, group: PodGroup | None = None) -> dict[str, object]:
+    """The condition to write, as upstream's ``updatePodGroupCondition`` builds it: its
+    ``observedGeneration`` is the PodGroup's generation, and its lastTransitionTime moves only when
+    the status does (a reason or message change keeps it), as ``apimeta.SetStatusCondition`` does
+    (``TestUpdatePodGroupCondition``: "... preserves LastTransitionTime")."""
     have = group.condition(POD_GROUP_INITIALLY_SCHEDULED) if group is not None else None
     since = (have.last_transition_time if have is not None and have.status == status and have.last_transition_time
              else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    return {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": since}
+    out: dict[str, object] = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": status, "reason": reason,
+                              "message": message, "lastTransitionTime": since}
+    if group is not None and group.generation:
+        out["observedGeneration"] = group.generation
+    return out
 
 
 def _changes(group: PodGroup, status: str, reason: str, message: str) -> bool:
-    """Whether writing the condition changes it: True is terminal (upstream's API doc: it never
-    reverts to False), and an identical condition is not written again."""
+    """Whether upstream's ``updatePodGroupCondition`` writes the condition: never from True to
+    anything else (True is terminal: the API doc says it never reverts to False), and only when
+    ``SetStatusCondition`` changes something (status, reason, message or observedGeneration), so a
+    True condition gets a new message, and an identical one is not written again."""
     have = group.condition(POD_GROUP_INITIALLY_SCHEDULED)
     if have is None:
         return True
-    if have.status == "True":
+    if have.status == "True" and status != "True":
         return False
-    return (have.status, have.reason, have.message) != (status, reason, message)
+    return ((have.status, have.reason, have.message, have.observed_generation)
+            != (status, reason, message, group.generation))
 
 
 def _observe(s: Scheduler, fwk: Framework, result: str, started: float) -> None:

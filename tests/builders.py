@@ -75,7 +75,7 @@ class MemoryClient:
         self.nominated: list[tuple[str, str]] = []     # NominatedNodeNameForExpectation writes
         self.annotations: dict[str, dict[str, str]] = {}
         # PodGroup key -> condition type -> the condition as written (set_pod_group_condition).
-        self.pod_group_conditions: dict[str, dict[str, dict[str, str]]] = {}
+        self.pod_group_conditions: dict[str, dict[str, dict[str, Any]]] = {}
         self.bind_error: Exception | None = None
         self.preempt_error: Exception | None = None
         self.volume_binds: list[tuple[str, str]] = []       # (pv, namespace/claim) PreBind wrote
@@ -192,8 +192,8 @@ class MemoryClient:
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         self.failures.append((pod.key, reason, message, nominated_node))
 
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
-        self.pod_group_conditions.setdefault(group.key, {})[condition["type"]] = dict(condition)
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
+        self.pod_group_conditions.setdefault(group.key, {})[str(condition["type"])] = dict(condition)
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         self.pod_events.append((pod.key, type_, reason, action, note))

@@ -80,7 +80,7 @@ class _NoWrites:
     async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
         raise RuntimeError("explain never writes")
 
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
         raise RuntimeError("explain never writes")
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:

@@ -231,7 +231,7 @@ class SinkClient:
         if body is not None:
             body.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
 
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
         self.events += 1
 
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:

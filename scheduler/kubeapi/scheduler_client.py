@@ -210,7 +210,7 @@ class ApiSchedulerClient:
     async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         await self.event(pod.namespace, pod.name, pod.uid, pod.scheduler_name, type_, reason, action, note)
 
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, str]) -> None:
+    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
         # status.conditions is a list map keyed by type: a strategic merge replaces that one entry.
         await self.api.request(
             "PATCH", f"/apis/scheduling.k8s.io/v1beta1/namespaces/{group.namespace}/podgroups/{group.name}/status",

@@ -40,6 +40,7 @@ class PodGroupCondition:
     reason: str = ""
     message: str = ""
     last_transition_time: str = ""
+    observed_generation: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,8 @@ class PodGroup:
     template_name: str = ""
     conditions: tuple[PodGroupCondition, ...] = ()
     resource_version: str = ""
+    # metadata.generation: a condition the scheduler writes records it as its observedGeneration.
+    generation: int = 0
 
     @property
     def key(self) -> str:
@@ -113,6 +116,14 @@ def _disruption_mode(raw: Any) -> DisruptionMode:
     return "Single"         # the API's default ({"single": {}})
 
 
+def _int(value: Any, field: str) -> int:
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ParseError("must be an integer", field=field)
+    return value
+
+
 def _conditions(raw: Any) -> tuple[PodGroupCondition, ...]:
     if raw is None:
         return ()
@@ -125,7 +136,8 @@ def _conditions(raw: Any) -> tuple[PodGroupCondition, ...]:
         out.append(PodGroupCondition(
             type=_str(c.get("type"), f"{at}.type"), status=_str(c.get("status"), f"{at}.status"),
             reason=_str(c.get("reason"), f"{at}.reason"), message=_str(c.get("message"), f"{at}.message"),
-            last_transition_time=_str(c.get("lastTransitionTime"), f"{at}.lastTransitionTime")))
+            last_transition_time=_str(c.get("lastTransitionTime"), f"{at}.lastTransitionTime"),
+            observed_generation=_int(c.get("observedGeneration"), f"{at}.observedGeneration")))
     return tuple(out)
 
 
@@ -150,6 +162,7 @@ def parse_pod_group(obj: Mapping[str, Any]) -> PodGroup:
             workload_name=_str(ref.get("workloadName"), "spec.workloadRef.workloadName"),
             template_name=_str(ref.get("templateName"), "spec.workloadRef.templateName"),
             conditions=_conditions(_object(obj.get("status"), "status").get("conditions")),
-            resource_version=str(meta.get("resourceVersion") or ""))
+            resource_version=str(meta.get("resourceVersion") or ""),
+            generation=_int(meta.get("generation"), "metadata.generation"))
     except ParseError as e:
         raise e.located(f"PodGroup {ns}/{name}") from None

@@ -293,11 +293,9 @@ CONDITION_CASES: tuple[ConditionCase, ...] = (
     ConditionCase("transition from SchedulerError to Unschedulable preserves LastTransitionTime",
                   ("False", "SchedulerError"), UNSCHEDULABLE, ("False", "Unschedulable"), kept=True),
     ConditionCase("Scheduled to Scheduled preserves LastTransitionTime", ("True", "Scheduled"), FEASIBLE,
-                  ("True", "Scheduled"), kept=True, message="3 of minCount 3 pods scheduled",
-                  xfail="ours never rewrites a True condition (True is terminal); upstream writes the new "
-                        "message, keeping lastTransitionTime"),
+                  ("True", "Scheduled"), kept=True, message="3 of minCount 3 pods scheduled"),
     ConditionCase("ObservedGeneration is set from PodGroup generation", None, FEASIBLE, ("True", "Scheduled"),
-                  generation=7, xfail="ours writes no observedGeneration in the PodGroup's condition"),
+                  generation=7),
 )
 
 NOT_PORTED["TestUpdatePodGroupCondition 'PodGroup not found does not panic'"] = (
