@@ -3,21 +3,28 @@
 
 ::
 
-    pop (a member of a gang PodGroup) ─► pop_group: the group's other pending pods, in QueueSort order
+    pop (a member of a gang PodGroup) ─► pop_group: the group's other pending members, in QueueSort order
         │
-        ▼  under the cache lock, member by member (each sees the members assumed before it):
-    schedule_pod ─► assume ─► Reserve        (a member that fits nowhere is a failed member;
-        │                                     each node's first rejection is kept: GroupDiagnosis)
+        ▼  the algorithm (place_members(cycle=True)), under the cache lock, member by member,
+        │  each seeing the members assumed before it:
+    schedule_pod ─┬─► assume ─► Reserve ─► Permit   (CycleState.pod_group_cycle set: GangScheduling
+                  │                                   answers from the cycle's count, Wait until the
+                  │                                   member that meets minCount, which it allows)
+                  └─ fits nowhere ─► the member's own PostFilter: a nominated node holds it there
+                     (requiresPreemption), else it is a failed member (each node's first rejection
+                     kept: GroupDiagnosis); an Error anywhere stops the algorithm
+        │
         ▼
-    scheduled (assigned + assumed) ≥ minCount?
-        yes ─► Permit for each placed member (GangScheduling sees the quorum: no one waits); if
-               another plugin's Permit rejects members and the rest fall below minCount, the
-               group is rejected as below (none bound, none left waiting)
-               ─► one Binding per member, bound concurrently; the failed members fail as usual;
+    a member's Permit allowed the group?
+        yes ─► (none needing preemption before it) each member that fits runs Permit again,
+               outside the group's cycle (prepareForBindingCycle), and goes to its binding
+               cycle; they bind concurrently; the failed members fail on their own;
                PodGroupInitiallyScheduled=True once the binds are through
-        no  ─► Unreserve and forget every member placed in this cycle (nothing stays reserved),
-               every member fails with the group's per-node diagnosis (FailedScheduling), and
-               PodGroupInitiallyScheduled=False, reason Unschedulable, with the same message
+        no  ─► Unreserve and forget every member held in this cycle (nothing stays reserved);
+               the PodGroup's PostFilter (workload-aware preemption); every member fails with
+               the group's per-node diagnosis (FailedScheduling), nominated to its node when
+               the group waits on preemption; PodGroupInitiallyScheduled=False, reason
+               Unschedulable (SchedulerError after an Error), with the same message
 
 Two gangs that each need the whole cluster never deadlock: a cycle holds the cache lock from the
 first member to the last and releases every reservation when the quorum is not met, so at most one
@@ -28,13 +35,14 @@ of them is placed and the other holds nothing while it waits (``tests/test_podgr
 everything is undone before the lock is let go; the answer (``GroupWhatIf``) is whether the quorum
 would be met, where each member would go, and otherwise the same per-node diagnosis.
 
-When the quorum is not met and the profile runs DefaultPreemption, the gang preempts as a unit
+When the group is rejected and the profile runs DefaultPreemption, the gang preempts as a unit
 (workload-aware preemption, ``scheduler/plugins/podgrouppreemption.py``; upstream's
 ``podGroupPostFilter``): the victims are chosen so that the whole gang fits, each member the
 simulation placed is nominated to its node, and DefaultPreemption evicts the victims off the cycle
 while the members wait in PreEnqueue. The members still fail this cycle (nothing is reserved); their
 next cycle, once the victims are gone, places the gang on its nominated nodes. A member's own
-PostFilter never preempts (``not eligible due to workload aware preemption enabled``).
+PostFilter runs (upstream's ``runAllPostFilters``), but DefaultPreemption's never preempts for a
+gang member (``not eligible due to workload aware preemption enabled``).
 
 Metrics (with the GenericWorkload gate, ``Metrics.register_generic_workload``), where upstream's
 ``podGroupCycle`` and ``submitPodGroupAlgorithmResult`` record them:
@@ -42,7 +50,7 @@ Metrics (with the GenericWorkload gate, ``Metrics.register_generic_workload``), 
 and one ``scheduler_podgroup_schedule_attempts_total{result,profile}`` with its
 ``scheduler_podgroup_scheduling_attempt_duration_seconds`` when the outcome is submitted (the
 members' binding cycles still to run): ``scheduled``, ``unschedulable``, ``waiting_on_preemption``
-(the quorum was not met but the PostFilter found a placement: victims are going), or ``error``. The
+(the group was rejected, but a PostFilter found a placement: victims are going), or ``error``. The
 PostFilter counts ``scheduler_workload_preemption_attempts_total{result}`` and times its evaluation
 (``scheduler_preemption_evaluation_duration_seconds{preemptor="podgroup"}``); DefaultPreemption's
 ``preempt_group`` records the rest of the workload-preemption metrics as it carries it out.
@@ -59,7 +67,7 @@ from scheduler import features
 from scheduler.cache import Cache, Snapshot, WhatIf
 from scheduler.cache.podgroups import PodGroupStore
 from scheduler.cycle import Binding, Dropped, Failure, GroupOutcome, Scheduler, ScheduleResult, _Attempt
-from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.cycle_state import CycleState, PodGroupCycleState
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, fit_error_message
 from scheduler.framework.group_diagnosis import GroupDiagnosis
 from scheduler.framework.runtime import Framework
@@ -80,6 +88,9 @@ __all__ = ["REASON_SCHEDULED", "REASON_UNSCHEDULABLE", "GroupPlacement", "GroupW
 # names Unschedulable and SchedulerError for False).
 REASON_SCHEDULED = "Scheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
+# podGroupSchedulingDefaultAlgorithm's status when a member that needs preemption came before the
+# member whose Permit allowed the group.
+WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
 
 
 class PodGroupCycle:
@@ -143,10 +154,12 @@ def _observe(s: Scheduler, fwk: Framework, result: str, started: float) -> None:
 
 
 def is_gang_member(fwk: Framework, pod: Pod, group: PodGroup | None) -> bool:
-    """Whether ``pod`` is scheduled in a PodGroup cycle: its group exists and is a gang, and its
-    profile runs GangScheduling (upstream runs the PodGroup cycle for groups under that gate)."""
-    return (group is not None and group.is_gang and bool(pod.scheduling_group)
-            and GANG_SCHEDULING in fwk.plugins_by_name)
+    """Whether ``pod`` is scheduled in a PodGroup cycle: its group exists and is a gang. The cycle
+    is installed with the GenericWorkload gate, and (as upstream's queue hands a PodGroup out as one
+    entity under that gate) it does not depend on the profile's plugins: the gang's quorum is
+    GangScheduling's Permit's to enforce, and a profile without it places the group on one snapshot
+    all the same."""
+    return group is not None and group.is_gang and bool(pod.scheduling_group)
 
 
 def _reject_nodes(diag: GroupDiagnosis, a: _Attempt, snapshot: Snapshot) -> None:
@@ -244,8 +257,16 @@ class GroupPlacement:
     """One pass of a PodGroup's members over one snapshot: what the cycle and ``what_if`` share.
 
     ``before`` members were scheduled already (assigned, or assumed by the cache); ``placed`` are
-    held (assumed and reserved) on their nodes, ``failed`` fit nowhere (or Reserve refused them),
-    ``dropped`` are deleting or already in the cache; ``diag`` is the per-node diagnosis."""
+    held (assumed and reserved) on their nodes, ``failed`` fit nowhere (or Reserve or Permit refused
+    them), ``dropped`` are deleting or already in the cache; ``diag`` is the per-node diagnosis.
+
+    The cycle's pass (``place_members(cycle=True)``) is upstream's
+    ``podGroupSchedulingDefaultAlgorithm``, and fills the rest: a member that fits nowhere runs its
+    own PostFilter, and one it nominates a node for is held there (``preempting``: upstream's
+    ``requiresPreemption``, so the next members see it); each held member runs Permit
+    (``permits``, aligned with ``placed``); ``outcome`` is the group's: ``success`` once a member's
+    Permit allowed it, ``waiting`` (on preemption) when a member needing preemption came first,
+    else ``unschedulable``; ``error`` is the first Error, where the pass stopped."""
 
     group: PodGroup
     before: int
@@ -253,14 +274,20 @@ class GroupPlacement:
     failed: list[tuple[QueuedPodInfo, CycleState, _Attempt, Snapshot]] = field(default_factory=list)
     dropped: list[QueuedPodInfo] = field(default_factory=list)
     diag: GroupDiagnosis = field(default_factory=GroupDiagnosis)
+    preempting: dict[str, str] = field(default_factory=dict)
+    permits: list[Status] = field(default_factory=list)
+    permit_rejected: list[Status] = field(default_factory=list)
+    outcome: str = "unschedulable"
+    error: Status | None = None
 
     @property
     def scheduled(self) -> int:
-        return self.before + len(self.placed)
+        """The members scheduled: before the pass, and placed by it (not those held for preemption)."""
+        return self.before + len(self.placed) - len(self.preempting)
 
     @property
     def quorum(self) -> bool:
-        """At least ``minCount`` of the group scheduled: the cycle binds the placed members."""
+        """At least ``minCount`` of the group scheduled (``what_if``'s answer)."""
         return self.scheduled >= self.group.min_count
 
     def diagnosis(self, members: int) -> str:
@@ -270,13 +297,17 @@ class GroupPlacement:
 
 
 def place_members(s: Scheduler, fwk: Framework, group: PodGroup, infos: Sequence[QueuedPodInfo],
-                  store: PodGroupStore, placer: _Placer, *, explain: bool = False) -> GroupPlacement:
+                  store: PodGroupStore, placer: _Placer, *, explain: bool = False,
+                  cycle: bool = False) -> GroupPlacement:
     """Place ``infos`` member by member on the cache (its lock held by the caller), each member
     seeing those placed before it; a member that fits nowhere keeps each node's first reason.
-    ``explain``: the search does not move the profile's round-robin start (``Scheduler.explain``'s)."""
+    ``explain``: the search does not move the profile's round-robin start (``Scheduler.explain``'s).
+    ``cycle``: the PodGroup cycle's algorithm (``GroupPlacement``): PostFilter and Permit run for
+    each member, and the pass stops at the first Error."""
     scheduled = store.scheduled(group.namespace, group.name, lambda uid: s.cache.get_pod(uid) is not None)
     out = GroupPlacement(group, len(scheduled))
     diag = out.diag
+    needs_preemption = False
     for info in infos:
         pod = info.pod
         if pod.deleting or s.cache.get_pod(pod.uid) is not None:
@@ -286,28 +317,71 @@ def place_members(s: Scheduler, fwk: Framework, group: PodGroup, infos: Sequence
         if not diag.nodes:
             diag.nodes = tuple(snapshot.node_names(snapshot.node_order))
         state = fwk.new_cycle_state()
+        if cycle:
+            state.pod_group_cycle = PodGroupCycleState(out.before + len(out.placed))
         a = s._schedule_pod(fwk, state, pod, snapshot, explain=explain)
-        if a.node is not None:
-            assumed = placer.assume(pod, a.node)
-            r = placer.reserve(fwk, state, assumed, a.node)
-            if r.is_success():
-                out.placed.append((info, state, assumed, a))
-                diag.place(a.node)
-                continue
-            placer.unreserve(fwk, state, assumed, a.node)
-            placer.forget(assumed)
-            diag.reject(a.node, r.message())
-            a = _rejected(r)
-        else:
+        node = a.node
+        if node is None:
             _reject_nodes(diag, a, snapshot)
-        out.failed.append((info, state, a, snapshot))
+            if cycle:
+                node = _member_post_filter(fwk, state, pod, a, snapshot)
+            if node is None:
+                out.failed.append((info, state, a, snapshot))
+                if cycle and a.status.code == Code.ERROR:
+                    out.error = a.status
+                    break
+                continue
+        assumed = placer.assume(pod, node)
+        r = placer.reserve(fwk, state, assumed, node)
+        if r.is_success() and cycle:
+            assert state.pod_group_cycle is not None
+            state.pod_group_cycle.scheduled += 1
+            r, _ = fwk.run_permit(state, assumed, node)
+            # This Permit only decides the group: the binding cycle's is run when it is prepared.
+            fwk.waiting_pods.discard(pod.uid)
+            if not (r.is_success() or r.is_wait()):
+                out.permit_rejected.append(r)
+        if not (r.is_success() or r.is_wait()):
+            placer.unreserve(fwk, state, assumed, node)
+            placer.forget(assumed)
+            diag.reject(node, r.message())
+            out.failed.append((info, state, _rejected(r), snapshot))
+            if cycle and r.code == Code.ERROR:
+                out.error = r
+                break
+            continue
+        out.placed.append((info, state, assumed, a))
+        if a.node is None:
+            out.preempting[pod.uid] = node
+        else:
+            diag.place(node)
+        if cycle:
+            out.permits.append(r)
+            needs_preemption = needs_preemption or a.node is None
+            if r.is_success():
+                # A member's Permit allowed the group (GangScheduling's, once the quorum is met).
+                out.outcome = "waiting" if needs_preemption else "success"
     return out
+
+
+def _member_post_filter(fwk: Framework, state: CycleState, pod: Pod, a: _Attempt, snapshot: Snapshot) -> str | None:
+    """A member's own PostFilter in the PodGroup cycle (upstream's ``runAllPostFilters``): the node it
+    nominates, where the member is held as if it fit (DefaultPreemption refuses every gang member:
+    the group preempts as a unit, ``_post_filter``); None when it nominates none."""
+    if a.status.code == Code.ERROR or a.status.message() == NO_NODES_AVAILABLE or not fwk.post_filter:
+        return None
+    result, ps = fwk.run_post_filter(state, pod, a.diagnosis.node_to_status, snapshot)
+    if ps.reasons:
+        a.diagnosis.post_filter_msg = ps.message()
+    if result is None or not result.nominated_node_name:
+        return None
+    return result.nominated_node_name
 
 
 def _release(p: GroupPlacement, fwk: Framework, placer: _Placer) -> None:
     """Unreserve and forget every member the pass placed, newest first: nothing stays held."""
-    for _info, state, assumed, a in reversed(p.placed):
-        placer.unreserve(fwk, state, assumed, a.node or "")
+    for _info, state, assumed, _a in reversed(p.placed):
+        placer.unreserve(fwk, state, assumed, assumed.node_name or "")
         placer.forget(assumed)
 
 
@@ -376,91 +450,143 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
     started = time.perf_counter()
     placer = _Assume(s.cache)
     with s.cache.lock:
-        p = place_members(s, fwk, group, infos, store, placer)
+        p = place_members(s, fwk, group, infos, store, placer, cycle=True)
         if s.metrics is not None and s.metrics.podgroup_scheduling_algorithm_duration is not None:
             s.metrics.podgroup_scheduling_algorithm_duration.observe(time.perf_counter() - started)
         for info in p.dropped:
             s.queue.done(info.uid)
             out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
-        failed = p.failed
-        # Permit for every placed member first: a rejection may take the group below minCount.
-        permits = ([fwk.run_permit(state, assumed, a.node or "") for _, state, assumed, a in p.placed]
-                   if p.quorum else [])
-        passed = sum(1 for st, _ in permits if st.is_success() or st.is_wait())
-        permit_lost = p.quorum and p.before + passed < group.min_count
-        if permit_lost:
-            # Permit rejected members (a plugin other than GangScheduling) and the rest no longer make
-            # minCount: as upstream, where GangScheduling's Permit then leaves every member waiting and
-            # the group is rejected, none is bound. Binding the others would leave the gang partly
-            # bound, and hold the rest at GangScheduling's Permit until it times out.
-            for (info, state, _assumed, _a), (st, _) in zip(p.placed, permits, strict=True):
-                fwk.waiting_pods.discard(info.uid)
-                if not (st.is_success() or st.is_wait()):
-                    failed.append((info, state, _rejected(st), s.cache.snapshot()))
-        elif p.quorum:
-            for (info, state, assumed, a), (st, wait) in zip(p.placed, permits, strict=True):
-                s.queue.nominator.delete(info.uid)
-                node = a.node or ""
-                if st.is_success() or st.is_wait():
-                    out.members.append(Binding(info, fwk, state, assumed, ScheduleResult(node, a.evaluated, a.feasible),
-                                               started, wait if st.is_wait() else 0.0,
-                                               st.plugin if st.is_wait() else ""))
-                    continue
-                fwk.run_unreserve(state, assumed, node)
-                s.cache.forget_pod(assumed)
-                failed.append((info, state, _rejected(st), s.cache.snapshot()))
-            # The quorum holds, but members that fit nowhere (a straggler that came after the others
-            # were placed) preempt as the group would: the PodGroup's PostFilter over them alone, the
-            # group's scheduled members counted towards minCount, so they are not stuck behind
-            # lower-priority pods ("gang schedules with workload-aware preemption").
-            late: wap.GroupPreemption | None = None
-            if failed and not any(a.status.code == Code.ERROR for _, _, a, _ in failed):
-                late, _ = _post_filter(s, fwk, group, [i.pod for i, _, _, _ in failed], p.scheduled, nominated,
-                                       store)
-            for info, state, a, snapshot in failed:
-                out.members.append(_nominated(s, late, info, s._failure(fwk, state, info, a, started, snapshot,
-                                                                        run_post_filter=False)))
-            _actuate(fwk, group, late, [i.pod for i, _, _, _ in failed])
-            message = scheduled_message(p.scheduled, group.min_count)
-            if _changes(group, "True", REASON_SCHEDULED, message):
-                out.on_bound = condition("True", REASON_SCHEDULED, message, group)
-            _observe(s, fwk, "scheduled", started)
+        # A member's Permit allowed the group. Or none was placed but the group is scheduled
+        # already (its quorum bound before): upstream's group is then rejected, and each member
+        # fails with its own FitError, the True condition kept; ours does the same through the
+        # feasible path, whose PodGroup PostFilter lets such a straggler preempt.
+        straggler = p.error is None and not p.placed and p.before >= group.min_count
+        if p.error is None and (p.outcome == "success" or straggler):
+            _submit_feasible(s, fwk, group, p, out, nominated, store, started)
             return out
-        # The quorum is not met: release every reservation this cycle made, newest first.
+        # Rejected, or an Error: release every reservation this cycle made, newest first.
         _release(p, fwk, placer)
-        message = p.diagnosis(p.before + len(infos))
-        if permit_lost:
-            why = next(st.message() for st, _ in permits if not (st.is_success() or st.is_wait()))
-            message = (f"pod group {group.key}: {p.before + passed} of minCount {group.min_count} pods passed "
-                       f"Permit: {why}")
-        errors = [a for _, _, a, _ in failed if a.status.code == Code.ERROR]
-        dropped = {id(info) for info in p.dropped}
-        tried = [i for i in infos if id(i) not in dropped]
-        preemption: wap.GroupPreemption | None = None
-        if not errors and tried:
-            preemption, ps = _post_filter(s, fwk, group, [i.pod for i in tried], p.before, nominated, store)
-            if ps.reasons:
-                # PodGroupPostFilter's prefix (defaultpreemption.go), as the FitError carries it.
-                message = f"{message} pod group preemption: {ps.message()}"
-        plugins = {GANG_SCHEDULING}
-        pending: set[str] = set()
-        for _, _, a, _ in failed:
-            plugins |= a.diagnosis.unschedulable_plugins
-            pending |= a.diagnosis.pending_plugins
-        for info in tried:
-            info.unschedulable_plugins = set(plugins)
-            info.pending_plugins = set(pending)
-            status = errors[0].status if errors else Status(Code.UNSCHEDULABLE, (message,), GANG_SCHEDULING)
-            out.members.append(_nominated(s, preemption, info, s._group_failure(fwk, info, status, message, started)))
-        _actuate(fwk, group, preemption, [i.pod for i in tried])
-        reason = "SchedulerError" if errors else REASON_UNSCHEDULABLE
-        if _changes(group, "False", reason, message):
-            out.condition = condition("False", reason, message, group)
-        # The PostFilter found a placement (victims going, or still going): rejected, but
-        # waitingOnPreemption, as submitPodGroupAlgorithmResult tells them apart.
-        result = "error" if errors else "waiting_on_preemption" if preemption is not None else "unschedulable"
-        _observe(s, fwk, result, started)
+        _submit_rejected(s, fwk, group, p, infos, out, nominated, store, started)
         return out
+
+
+def _submit_feasible(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlacement, out: GroupOutcome,
+                     nominated: dict[str, str], store: PodGroupStore, started: float) -> None:
+    """A member's Permit allowed the group (upstream's ``submitPodGroupAlgorithmResult`` with a
+    Success status): each member that fits goes to its binding cycle once it is prepared, the
+    others fail. Called with the cache lock held."""
+    failed = list(p.failed)
+    for (info, state, assumed, a), permit in zip(p.placed, p.permits, strict=True):
+        s.queue.nominator.delete(info.uid)
+        node = assumed.node_name or ""
+        if info.uid in p.preempting:
+            # It needs preemption but the group does not wait for one: upstream fails it (with its
+            # Permit's message) and clears its nomination.
+            fwk.run_unreserve(state, assumed, node)
+            s.cache.forget_pod(assumed)
+            out.members.append(s._group_failure(fwk, info, Status(Code.UNSCHEDULABLE, permit.reasons, permit.plugin),
+                                                permit.message() or fit_error_message(a.num_all_nodes, a.diagnosis),
+                                                started))
+            continue
+        # prepareForBindingCycle: the member leaves the PodGroup cycle and runs Permit again (it is
+        # assumed and reserved already: the cycle holds it rather than release it and assume it
+        # again). With the gang assumed whole, GangScheduling's Permit allows it at once.
+        state.pod_group_cycle = None
+        st, wait = fwk.run_permit(state, assumed, node)
+        if st.is_success() or st.is_wait():
+            out.members.append(Binding(info, fwk, state, assumed, ScheduleResult(node, a.evaluated, a.feasible),
+                                       started, wait if st.is_wait() else 0.0, st.plugin if st.is_wait() else ""))
+            continue
+        fwk.run_unreserve(state, assumed, node)
+        s.cache.forget_pod(assumed)
+        failed.append((info, state, _rejected(st), s.cache.snapshot()))
+    # Members that fit nowhere while the group is feasible (a straggler that came after the others
+    # were placed) preempt as the group would: the PodGroup's PostFilter over them alone, the
+    # group's scheduled members counted towards minCount, so they are not stuck behind
+    # lower-priority pods ("gang schedules with workload-aware preemption"; beyond upstream's
+    # submit, which fails them as they are).
+    late: wap.GroupPreemption | None = None
+    if failed and not any(a.status.code == Code.ERROR for _, _, a, _ in failed):
+        late, _ = _post_filter(s, fwk, group, [i.pod for i, _, _, _ in failed], p.scheduled, nominated, store)
+    for info, state, a, snapshot in failed:
+        out.members.append(_nominated(s, late, info, s._failure(fwk, state, info, a, started, snapshot,
+                                                                run_post_filter=False)))
+    _actuate(fwk, group, late, [i.pod for i, _, _, _ in failed])
+    if not p.placed:
+        _observe(s, fwk, "unschedulable", started)
+        return
+    message = scheduled_message(p.scheduled, group.min_count)
+    if _changes(group, "True", REASON_SCHEDULED, message):
+        out.on_bound = condition("True", REASON_SCHEDULED, message, group)
+    _observe(s, fwk, "scheduled", started)
+
+
+def _rejection_message(p: GroupPlacement, members: int) -> str:
+    """The condition's (and the members') message for a group the algorithm rejected: the per-node
+    diagnosis while fewer than ``minCount`` members fit; once enough fit, Permit decided it, and
+    the message says how many passed Permit and the first Permit's reason (a rejection, or a wait
+    nobody ended)."""
+    group = p.group
+    if p.outcome == "waiting":
+        return WAITING_ON_PREEMPTION
+    if p.scheduled + len(p.permit_rejected) < group.min_count:
+        return p.diagnosis(members)
+    why = next((st.message() for st in [*p.permit_rejected, *p.permits] if not st.is_success()), "")
+    return f"pod group {group.key}: {p.scheduled} of minCount {group.min_count} pods passed Permit: {why}"
+
+
+def _submit_rejected(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlacement, infos: list[QueuedPodInfo],
+                     out: GroupOutcome, nominated: dict[str, str], store: PodGroupStore, started: float) -> None:
+    """No member's Permit allowed the group, or the algorithm met an Error (upstream's
+    ``podGroupCycle`` and ``submitPodGroupAlgorithmResult`` with an Unschedulable or Error status):
+    every member fails, with the group's message, after the group's PostFilter (workload-aware
+    preemption) when it is unschedulable. When it waits on a preemption its members' PostFilters
+    asked for, each member held on a node is nominated there. Called with the lock held and every
+    reservation released."""
+    dropped = {id(info) for info in p.dropped}
+    tried = [i for i in infos if id(i) not in dropped]
+    message = _rejection_message(p, p.before + len(tried))
+    preemption: wap.GroupPreemption | None = None
+    if p.error is None and tried:
+        preemption, ps = _post_filter(s, fwk, group, [i.pod for i in tried], p.before, nominated, store)
+        if ps.reasons:
+            # PodGroupPostFilter's prefix (defaultpreemption.go), as the FitError carries it.
+            message = f"{message} pod group preemption: {ps.message()}"
+    waiting = p.error is None and p.outcome == "waiting"
+    held = {info.uid: assumed.node_name or "" for info, _, assumed, _ in p.placed} if waiting else {}
+    plugins = {GANG_SCHEDULING} & set(fwk.plugins_by_name)
+    pending: set[str] = set()
+    for _, _, a, _ in p.failed:
+        plugins |= a.diagnosis.unschedulable_plugins
+        pending |= a.diagnosis.pending_plugins
+    plugins |= {st.plugin for st in p.permits if st.is_wait() and st.plugin}
+    group_status = Status(Code.UNSCHEDULABLE, (message,), GANG_SCHEDULING)
+    if p.error is not None:
+        # podGroupSchedulingDefaultAlgorithm's wrapping; the member that met it fails with its own.
+        group_status = Status(Code.ERROR, (f"failed to schedule other pod from a pod group: {p.error.message()}",),
+                              p.error.plugin)
+    erred = p.failed[-1][0].uid if p.error is not None else ""
+    for info in tried:
+        info.unschedulable_plugins = set(plugins)
+        info.pending_plugins = set(pending)
+        status = p.error if p.error is not None and info.uid == erred else group_status
+        f = s._group_failure(fwk, info, status, status.message(), started)
+        node = held.get(info.uid, "")
+        if node:
+            # submitPodGroupAlgorithmResult: waiting on preemption, each member held on a node is
+            # nominated to it, so the next cycles count it there while the victims go.
+            s.queue.nominator.add(info.pod, node)
+            f.nominated_node = node
+        out.members.append(_nominated(s, preemption, info, f))
+    _actuate(fwk, group, preemption, [i.pod for i in tried])
+    reason = "SchedulerError" if p.error is not None else REASON_UNSCHEDULABLE
+    if _changes(group, "False", reason, group_status.message()):
+        out.condition = condition("False", reason, group_status.message(), group)
+    # The PostFilter found a placement (victims going, or still going), or the members' own did:
+    # rejected, but waitingOnPreemption, as submitPodGroupAlgorithmResult tells them apart.
+    result = ("error" if p.error is not None
+              else "waiting_on_preemption" if preemption is not None or waiting else "unschedulable")
+    _observe(s, fwk, result, started)
 
 
 def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod], before: int,
@@ -492,6 +618,11 @@ def _post_filter(s: Scheduler, fwk: Framework, group: PodGroup, pods: list[Pod],
         if before + len(out) < group.min_count:
             return [], Status.unschedulable(f"{before + len(out)} of minCount {group.min_count} pods fit "
                                             "with every lower-priority victim removed")
+        if not out:
+            # Nothing to place: upstream's scheduling function finds no member whose Permit allows
+            # the group, so there is no placement (not an empty one that preempts nothing).
+            return [], Status.unschedulable("no pending pod of the group fits with every lower-priority victim "
+                                            "removed")
         return out, SUCCESS
 
     def evaluated(status: Status, seconds: float) -> None:
@@ -547,10 +678,17 @@ class GroupWhatIf:
         return len(self.bound) + len(self.placed)
 
 
-def _why(a: _Attempt) -> str:
-    """A member's reason for fitting nowhere, as its FailedScheduling event words it."""
+def _why(fwk: Framework, pod: Pod, a: _Attempt) -> str:
+    """A member's reason for fitting nowhere, as its FailedScheduling event words it: the cycle runs
+    the member's own PostFilter, whose refusal the FitError carries. ``what_if`` runs no PostFilter
+    (one may write, or count an attempt); it words DefaultPreemption's refusal of a gang member,
+    the one PostFilter of the default profile that answers a gang member with a message."""
     if a.status.code == Code.ERROR or a.status.message() == NO_NODES_AVAILABLE:
         return a.status.message()
+    plugin = fwk.plugins_by_name.get(DEFAULT_PREEMPTION)
+    if (not a.diagnosis.post_filter_msg and isinstance(plugin, DefaultPreemption) and plugin in fwk.post_filter
+            and plugin.workload_aware and plugin.in_gang(pod)):
+        a.diagnosis.post_filter_msg = f"preemption: {wap.NOT_ELIGIBLE_WORKLOAD}"
     return fit_error_message(a.num_all_nodes, a.diagnosis)
 
 
@@ -598,6 +736,6 @@ def what_if(s: Scheduler, fwk: Framework, group: PodGroup, store: PodGroupStore,
             message = f"{message} pod group preemption: {ps.message()}"
     return GroupWhatIf(group.key, group.min_count, fits, tuple(sorted(bound)),
                        tuple((info.pod.key, a.node or "") for info, _, _, a in p.placed),
-                       tuple((info.pod.key, _why(a)) for info, _, a, _ in p.failed),
+                       tuple((info.pod.key, _why(fwk, info.pod, a)) for info, _, a, _ in p.failed),
                        tuple(sorted(p.diag.accepted.items(), key=lambda kv: (-kv[1], kv[0]))),
                        message, waiting)

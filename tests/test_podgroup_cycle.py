@@ -159,7 +159,9 @@ def test_a_gang_that_does_not_fit_binds_none_reserves_nothing_and_says_why_per_n
 
 def test_a_gang_larger_than_its_quorum_binds_the_members_that_fit() -> None:
     """minCount 2 of 3 members, room for two: the quorum is met, so the two are bound and the third
-    fails on its own, with its own FitError, while the group counts as scheduled."""
+    fails on its own, with its own FitError, while the group counts as scheduled. The FitError carries
+    its own PostFilter's refusal, as upstream's PodGroup cycle runs every member's PostFilter
+    (runAllPostFilters) and DefaultPreemption refuses a gang member."""
     s, client = gang_service(2)
     s.on_pod_group("ADDED", group_obj("elastic", 2))
     for i in range(3):
@@ -167,7 +169,8 @@ def test_a_gang_larger_than_its_quorum_binds_the_members_that_fit() -> None:
     drain(s)
     assert sorted(bound_of(client, "elastic").values()) == ["node-0", "node-1"]
     assert [(f[1], f[2]) for f in client.failures] == [
-        ("Unschedulable", "0/2 nodes are available: 2 Insufficient cpu.")]
+        ("Unschedulable", "0/2 nodes are available: 2 Insufficient cpu. "
+                          "preemption: not eligible due to workload aware preemption enabled")]
     assert condition(client, "elastic")["status"] == "True"
 
 
@@ -415,7 +418,8 @@ def test_a_plain_pod_preempts_a_disruption_mode_all_group_whole(mode: str, gates
 def test_a_gang_member_never_preempts_on_its_own() -> None:
     """A member left over once its gang's quorum is met fails alone, and preempts nothing: only the
     PodGroup cycle preempts for a gang (here nothing would make room: its bound member fills the node
-    with "low"). Its own PostFilter refuses in upstream's words."""
+    with "low"). Its own PostFilter refuses in upstream's words, which its FitError carries (upstream
+    runs a member's PostFilter in the PodGroup cycle), and nothing else is said of preemption."""
     s, client = gang_service(1)
     s.on_pod("ADDED", prio_pod("low", 0, cpu="4", node="node-0"))
     s.on_pod_group("ADDED", prio_group("g", 1, 1000))
@@ -423,7 +427,10 @@ def test_a_gang_member_never_preempts_on_its_own() -> None:
     s.on_pod("ADDED", prio_pod("g-1", 1000, group="g", cpu="4"))
     drain(s)
     assert client.preempted == []
-    assert [f[0] for f in client.failures] == ["default/g-1"] and "preemption" not in client.failures[0][2]
+    assert [f[0] for f in client.failures] == ["default/g-1"]
+    assert client.failures[0][2].endswith(" Insufficient cpu. preemption: "
+                                          "not eligible due to workload aware preemption enabled")
+    assert client.failures[0][2].count("preemption") == 2       # the refusal's own two words, no more
     member = parse_pod(prio_pod("g-1", 1000, group="g", cpu="4"))
     fwk = s.profiles.for_pod(member)
     assert fwk is not None

@@ -6,14 +6,19 @@ a clear error when the state is missing, as upstream's ``getPreFilterState`` doe
 ``read_or_compute`` runs the plugin's own PreFilter first when it did not run (a Filter called
 alone, as preemption's what-ifs and the tests do) and gives ``None`` when PreFilter wrote nothing
 (it returned Skip). A cycle is single-threaded, so there is no lock.
+
+``pod_group_cycle`` is upstream's ``SetPodGroupSchedulingCycle``: set on a gang member's state while
+the PodGroup cycle's algorithm tries the member (``scheduler/podgroup_cycle.py``), cleared before the
+member's binding cycle is prepared, so a plugin can tell the two Permit calls apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["CycleState", "StateMissingError"]
+__all__ = ["CycleState", "PodGroupCycleState", "StateMissingError"]
 
 T = TypeVar("T")
 
@@ -22,9 +27,19 @@ class StateMissingError(LookupError):
     pass
 
 
+@dataclass(slots=True)
+class PodGroupCycleState:
+    """What a plugin sees of the PodGroup cycle trying a member (upstream's ``PodGroupCycleState``):
+    ``scheduled`` is the group's members assigned or assumed so far, this member included once it
+    is assumed (upstream's ``ScheduledPodsCount`` on the cycle's snapshot), kept by the cycle so
+    that GangScheduling's Permit does not recount a gang of thousands for each member."""
+
+    scheduled: int = 0
+
+
 class CycleState:
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_pre_bind_plugins",
-                 "skip_score_plugins")
+    __slots__ = ("_data", "pod_group_cycle", "record_plugin_metrics", "skip_filter_plugins",
+                 "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
@@ -32,6 +47,7 @@ class CycleState:
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: set[str] = set()     # PreBindPreFlight said Skip
         self.record_plugin_metrics = record_plugin_metrics
+        self.pod_group_cycle: PodGroupCycleState | None = None
 
     def write(self, key: str, value: object) -> None:
         self._data[key] = value
@@ -68,4 +84,5 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        c.pod_group_cycle = self.pod_group_cycle
         return c

@@ -253,7 +253,7 @@ class DefaultPreemption:
     # --- PostFilter -------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus, ctx: PostFilterContext
                     ) -> tuple[PostFilterResult | None, Status]:
-        if self.workload_aware and self._in_gang(pod):
+        if self.workload_aware and self.in_gang(pod):
             # A gang member preempts only with its whole group, in the PodGroup cycle
             # (defaultpreemption.go, whose deferred count includes this attempt).
             if self.handle.metrics is not None:
@@ -268,7 +268,7 @@ class DefaultPreemption:
             status = Status(status.code, (f"preemption: {status.message()}",))
         return result, status
 
-    def _in_gang(self, pod: Pod) -> bool:
+    def in_gang(self, pod: Pod) -> bool:
         """Whether ``pod`` is scheduled in a PodGroup cycle (its group exists and is a gang): upstream
         refuses any grouped pod here because every group has a PodGroup cycle; a basic group's pods
         are scheduled one by one here, so they keep their own preemption."""

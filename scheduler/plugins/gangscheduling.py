@@ -13,9 +13,12 @@ PreEnqueue and Permit; 1.38 development moved the Permit check to a PlacementFea
   unreserved (its wait timed out, its PreBind or Bind failed) rejects the group's other parked
   members, so no part of a gang holds capacity waiting for a quorum it has lost.
 
-The PodGroup scheduling cycle (``scheduler/podgroup_cycle.py``) places the whole group on one
-snapshot before any Permit runs, so a gang that fits reaches its quorum within that cycle and no
-member waits; the wait is for members scheduled in separate cycles.
+The PodGroup scheduling cycle (``scheduler/podgroup_cycle.py``) runs Permit twice for a member, as
+upstream's does. In the cycle's algorithm (``CycleState.pod_group_cycle`` set) the members are tried
+one by one, and Permit answers from the cycle's count: Wait until the member that completes the
+quorum, which is allowed, and so makes the group feasible. Then, as each member's binding cycle is
+prepared, Permit runs again on the cache, where the whole gang is now assumed: no member waits. The
+wait is for members scheduled in separate cycles.
 """
 
 from __future__ import annotations
@@ -175,6 +178,16 @@ class GangScheduling:
             return SUCCESS, 0.0
         store = self.handle.pod_groups
         assert store is not None
+        cycle = state.pod_group_cycle
+        if cycle is not None:
+            # The PodGroup cycle's algorithm tries the members one by one and keeps the count:
+            # the member that completes the quorum is the first to be allowed, which tells the
+            # cycle that the group is feasible. Its pending members are this cycle's (popped), so
+            # there is none to activate.
+            if cycle.scheduled < group.min_count:
+                return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
+            self._allow_parked(store, pod)
+            return SUCCESS, 0.0
         scheduled, index = self._scheduled(store, pod.namespace, group.name)
         if len(scheduled) < group.min_count:
             # Activate the group's unscheduled pods, in case they were waiting for this one.
@@ -190,6 +203,17 @@ class GangScheduling:
             for uid in sorted((u for u in waiting.uids() if u in index), key=index.__getitem__):
                 waiting.allow(uid)
         return SUCCESS, 0.0
+
+    def _allow_parked(self, store: PodGroupStore, pod: Pod) -> None:
+        """Allow the members of ``pod``'s group parked at Permit (by earlier cycles): few pods wait,
+        so they are looked up by group rather than the group's members scanned."""
+        waiting = self.handle.waiting_pods
+        if waiting is None:
+            return
+        key = (pod.namespace, pod.scheduling_group)
+        for uid in waiting.uids():
+            if uid != pod.uid and store.group_of(uid) == key:
+                waiting.allow(uid)
 
 
 def new(args: None, handle: Handle) -> GangScheduling:

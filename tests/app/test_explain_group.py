@@ -85,9 +85,11 @@ def test_a_gang_that_does_not_fit_gets_the_schedulers_per_node_diagnosis() -> No
                             # the cycle's workload-aware preemption (PodGroupPostFilter), nothing to preempt
                             "pod group preemption: No preemption victims found for incoming preemptor")
     unplaced = [m for m in g["members"] if m["state"] == "unplaced"]
-    # The explained pod reaches the (what-if's) queue last, so it is the one left over.
+    # The explained pod reaches the (what-if's) queue last, so it is the one left over; its FitError
+    # carries its own PostFilter's refusal, as the cycle, which runs it, words it.
     assert unplaced == [{"pod": "ml/big-0", "state": "unplaced", "node": None,
-                         "reason": "0/2 nodes are available: 2 Insufficient cpu."}]
+                         "reason": "0/2 nodes are available: 2 Insufficient cpu. preemption: "
+                                   "not eligible due to workload aware preemption enabled"}]
 
 
 def test_a_bound_member_counts_as_placed() -> None:

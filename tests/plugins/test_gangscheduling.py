@@ -11,7 +11,7 @@ import pytest
 
 from scheduler.cache import Cache
 from scheduler.cache.podgroups import PodGroupStore
-from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.cycle_state import CycleState, PodGroupCycleState
 from scheduler.framework.handle import Handle
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent
@@ -212,3 +212,37 @@ def test_permits_count_follows_the_cache_and_the_store() -> None:
     assert pl.permit(CycleState(), assumed[0], "n")[0].is_success()
     store.untrack(assumed[-1].uid)
     assert pl.permit(CycleState(), assumed[0], "n")[0].is_wait()
+
+
+def test_permit_in_the_pod_group_cycle_answers_from_the_cycles_count() -> None:
+    """In the PodGroup cycle's algorithm (``CycleState.pod_group_cycle`` set), Permit reads the
+    cycle's count of scheduled members, not the cache (where nothing is assumed here): Wait below
+    minCount, activating no one (the group's pending members are the cycle's); at minCount the
+    member is allowed, and so are its group's members parked at Permit, not another group's."""
+    cache = Cache()
+    store = PodGroupStore()
+    for g in ("pg1", "pg2"):
+        store.upsert(GROUPS[g])
+    for p in P.values():
+        store.track(p)
+    waiting = WaitingPods()
+    activated: list[list[str]] = []
+    pl = gangscheduling.new(None, Handle(pod_groups=store, assigned_pod=cache.get_pod, waiting_pods=waiting,
+                                         activate=activated.append))
+    for n in ("p2", "p4"):
+        waiting.park(P[n].uid)
+    state = CycleState()
+    state.pod_group_cycle = PodGroupCycleState(scheduled=2)       # minCount 3
+    status, timeout = pl.permit(state, P["p1"], "n")
+    assert (status.code, status.reasons, timeout) == (Code.WAIT, (gangscheduling.WAITING_AT_PERMIT,),
+                                                      gangscheduling.PERMIT_TIMEOUT)
+    assert activated == []
+    state.pod_group_cycle.scheduled = 3
+    assert pl.permit(state, P["p1"], "n") == (SUCCESS, 0.0)
+
+    async def decided(name: str) -> Status:
+        return await waiting.wait(P[name], 0.01, gangscheduling.NAME)
+    assert asyncio.run(decided("p2")).is_success()
+    assert "rejected due to timeout" in asyncio.run(decided("p4")).message()
+    # Out of the cycle the same call counts the cache, where no member of pg1 is: Wait.
+    assert pl.permit(CycleState(), P["p1"], "n")[0].is_wait()

@@ -14,9 +14,13 @@ algorithm's group status as the submit table turns that status into an outcome (
 
 The fake plugin is upstream's ``fakePodGroupPlugin``: per pod a Filter status, a PostFilter
 nomination and status, and a Permit status, with upstream's defaults (a pod not named fails
-Filter, PostFilter and Permit as Unschedulable). It runs in the default profile with the
-GenericWorkload gate on, so GangScheduling (minCount 3: the group of three is the gang) is there
-too, as in a real cluster. One node, ``node1``, with room for all three.
+Filter, PostFilter and Permit as Unschedulable). The profile is upstream's test profile, with the
+GenericWorkload gate on: the fake at Filter, PostFilter and Permit, PrioritySort and DefaultBinder,
+and nothing else (no GangScheduling, no DefaultPreemption: the algorithm table registers none).
+The submit table's profile has no Permit plugin at all, so the fake answers Permit with its
+status only in the group's algorithm (``CycleState.pod_group_cycle`` set), and allows the member
+when its binding cycle is prepared, as that profile does. One node, ``node1``. The PodGroup has
+minCount 3; without GangScheduling nothing enforces it, as in upstream's tables.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ class FakePodGroupPlugin:
         return PostFilterResult(nominated_node_name=node), _status(code, "default fake postfilter failure")
 
     def permit(self, state: Any, pod: Any, node_name: str) -> tuple[Status, float]:
+        if state.pod_group_cycle is None:
+            return Status(Code.SUCCESS), 0.0        # prepareForBindingCycle: the submit table's profile
         return _status(self.permit_status.get(pod.name, "Unschedulable"), "default fake permit failure"), 0.0
 
 
@@ -100,50 +106,29 @@ NOMINATE = ("node1", OK)
 ALG = "TestPodGroupSchedulingAlgorithm"
 SUB = "TestSubmitPodGroupAlgorithmResult"
 BOTH = f"{ALG} + {SUB}"
-NO_MEMBER_POST_FILTER = (
-    "ours runs no member's own PostFilter in a PodGroup cycle (only the group's workload-aware "
-    "preemption, DefaultPreemption's); upstream 1.37 runs every member's PostFilter "
-    "(runAllPostFilters) and fails the group waitingOnPreemption with the members nominated")
-LAST_WAIT = (
-    "ours: the last member's Permit Wait has no one to allow it (ours allows waiting members when a "
-    "later one passes Permit) and it times out; upstream binds every waiting member of a group "
-    "whose algorithm succeeded")
-PERMIT_REJECT = (
-    "ours runs GangScheduling (minCount 3) beside the fake: a Permit rejection leaves 2 of 3, so the "
-    "whole group is rejected (as upstream's GangScheduling would leave every member waiting); "
-    "upstream's table has no GangScheduling and binds the two others")
-PERMIT_ERROR_BEFORE = (
-    "ours decides the minCount quorum before Permit: p1 fails Filter, so the group fails "
-    "Unschedulable without running Permit; upstream runs p2's Permit and the group turns Error")
-PERMIT_DECIDES = (
-    "ours decides the group by the minCount quorum of placed members before Permit; upstream "
-    "decides it by Permit (the group is rejected when no member's Permit succeeds, all Wait)")
-
 CASES: tuple[Case, ...] = (
     Case("All pods feasible", BOTH, ALL_OK, ALL_OK, bound=frozenset(PODS)),
     Case("All pods feasible, two waiting", f"{ALG} (group Success: {SUB} 'All pods feasible')", ALL_OK,
          {"p1": "Wait", "p2": "Wait", "p3": OK}, bound=frozenset(PODS)),
     Case("All pods feasible, but all waiting", BOTH, ALL_OK, {p: "Wait" for p in PODS},
-         failed=frozenset(PODS), condition=("False", "Unschedulable"), xfail=PERMIT_DECIDES),
+         failed=frozenset(PODS), condition=("False", "Unschedulable")),
     Case("All pods feasible, but last waiting", BOTH, ALL_OK, {"p1": OK, "p2": OK, "p3": "Wait"},
-         bound=frozenset(PODS), xfail=LAST_WAIT),
+         bound=frozenset(PODS)),
     Case("All pods feasible, one waiting, one unschedulable", BOTH, ALL_OK,
          {"p1": "Wait", "p2": "Unschedulable", "p3": OK},
-         bound=frozenset({"p1", "p3"}), failed=frozenset({"p2"}), xfail=PERMIT_REJECT),
+         bound=frozenset({"p1", "p3"}), failed=frozenset({"p2"})),
     Case("All pods require preemption", BOTH, {p: "Unschedulable" for p in PODS}, ALL_OK,
-         {p: NOMINATE for p in PODS}, preempting=frozenset(PODS), condition=("False", "Unschedulable"),
-         xfail=NO_MEMBER_POST_FILTER),
+         {p: NOMINATE for p in PODS}, preempting=frozenset(PODS), condition=("False", "Unschedulable")),
     Case("All pods require preemption, but waiting", BOTH, {p: "Unschedulable" for p in PODS},
          {p: "Wait" for p in PODS}, {p: NOMINATE for p in PODS}, failed=frozenset(PODS),
          condition=("False", "Unschedulable")),
     Case("One pod requires preemption, but waiting, two are feasible", BOTH,
          {"p1": "Unschedulable", "p2": OK, "p3": OK}, {"p1": "Wait", "p2": "Wait", "p3": OK},
-         {"p1": NOMINATE}, preempting=frozenset(PODS), condition=("False", "Unschedulable"),
-         xfail=NO_MEMBER_POST_FILTER),
+         {"p1": NOMINATE}, preempting=frozenset(PODS), condition=("False", "Unschedulable")),
     Case("One pod unschedulable, one requires preemption, one feasible", BOTH,
          {"p1": "Unschedulable", "p2": "Unschedulable", "p3": OK}, {"p1": OK, "p3": OK},
          {"p1": NOMINATE, "p2": ("", "Unschedulable")}, preempting=frozenset({"p1", "p3"}),
-         failed=frozenset({"p2"}), condition=("False", "Unschedulable"), xfail=NO_MEMBER_POST_FILTER),
+         failed=frozenset({"p2"}), condition=("False", "Unschedulable")),
     Case("All pods unschedulable", BOTH,
          {"p1": "UnschedulableAndUnresolvable", "p2": "Unschedulable", "p3": "Unschedulable"},
          failed=frozenset(PODS), condition=("False", "Unschedulable")),
@@ -159,7 +144,7 @@ CASES: tuple[Case, ...] = (
     Case("Any permit returned Error while waiting on preemption",
          f"{ALG} (group Error: {SUB} 'Error for one pod while waiting on preemption')",
          {"p1": "Unschedulable", "p2": OK, "p3": OK}, {"p1": OK, "p2": "Error", "p3": OK}, {"p1": NOMINATE},
-         failed=frozenset(PODS), condition=("False", "SchedulerError"), xfail=PERMIT_ERROR_BEFORE),
+         failed=frozenset(PODS), condition=("False", "SchedulerError")),
     Case("Already Scheduled, successful cycle keeps condition", SUB, ALL_OK, ALL_OK, bound=frozenset(PODS),
          existing=("True", "Scheduled")),
     Case("Already Scheduled, rejected cycle does not regress condition", SUB,
@@ -185,15 +170,21 @@ NOT_PORTED = {
 }
 
 
-def _service(case: Case) -> tuple[SchedulerService, MemoryClient, FakePodGroupPlugin]:
+def _service(case: Case, *, gang: bool = False) -> tuple[SchedulerService, MemoryClient, FakePodGroupPlugin]:
+    """The scheduler with upstream's test profile; ``gang``: the default profile (GangScheduling,
+    DefaultPreemption and the rest) with the fake beside them, as a real cluster runs it."""
     plugin = FakePodGroupPlugin(case.filter, case.permit, case.post_filter)
     client = MemoryClient()
     registry = Registry(extra={FAKE: PluginSpec(FAKE, lambda args, handle: plugin)}, load_entry_points=False)
     s = SchedulerService(client, seed=1, registry=registry, feature_gates={"GenericWorkload": True})
     client.cache = s.cache
     enabled = {"enabled": [{"name": FAKE}]}
-    s.on_profile("default", {"schedulerName": "default-scheduler",
-                             "plugins": {"filter": enabled, "postFilter": enabled, "permit": enabled}})
+    plugins: dict[str, Any] = {"filter": enabled, "postFilter": enabled, "permit": enabled}
+    if not gang:
+        plugins |= {"multiPoint": {"disabled": [{"name": "*"}]},
+                    "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                    "bind": {"enabled": [{"name": "DefaultBinder"}]}}
+    s.on_profile("default", {"schedulerName": "default-scheduler", "plugins": plugins})
     s.on_node("ADDED", {"metadata": {"name": "node1", "labels": {"kubernetes.io/hostname": "node1"}},
                         "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}})
     return s, client, plugin
@@ -343,7 +334,7 @@ def test_a_permit_rejection_below_min_count_binds_none_of_the_gang() -> None:
     p2's Permit rejects it after the three were placed; 2 of minCount 3 is no quorum, so no member is
     bound, none is left waiting at GangScheduling's Permit, and every reservation is released."""
     case = Case("permit rejection", "", ALL_OK, {"p1": "Wait", "p2": "Unschedulable", "p3": OK})
-    s, client, _plugin = _service(case)
+    s, client, _plugin = _service(case, gang=True)
     s.on_pod_group("ADDED", _pod_group(case))
     for name in PODS:
         s.on_pod("ADDED", _pod(name))
