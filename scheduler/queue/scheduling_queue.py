@@ -36,25 +36,11 @@
   rather than unschedulable when it fails, so the event is not lost.
 
 Entities (1.37's ``scheduler_queued_entities{queue,type}``, ``scheduler_queue_incoming_entities_total``
-and the ``incomplete`` and ``pending`` values of ``scheduler_pending_pods``). Upstream's queue holds a
-PodGroup as one entity; this one holds a gang's pods one by one and the PodGroup cycle gathers them
-when the first is popped (``pop_group``), so the entities are counted from the pods, as upstream
-defines them. With GenericWorkload (``pod_group_exists`` set), a pod that names a scheduling group is
-a member of the ``podgroup`` entity (namespace, group); every other pod is a ``pod`` entity:
-
-* a group counts once in each queue where some of its members wait (upstream's entity is in one
-  queue; here a group's members may be split, after a member was updated alone);
-* ``incomplete``: members whose PodGroup object does not exist yet (upstream's
-  ``incompletePodGroupPods``; here they wait gated by GangScheduling's PreEnqueue, and are counted
-  under ``incomplete`` instead of ``gated``);
-* ``pending``: members that wait while their group is in a PodGroup scheduling cycle
-  (``begin_group`` .. ``end_group``; upstream's ``pendingPodGroupPods``), counted there instead of
-  in their queue;
-* a group entering a queue counts as an incoming entity only when none of its other members waits
-  there already (upstream adds the pod to the entity that is there); a group popped from backoffQ
-  counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``, as upstream counts the entity's size.
-
-Without the gate every pod is a ``pod`` entity and ``incomplete`` and ``pending`` stay 0.
+and the ``incomplete`` and ``pending`` values of ``scheduler_pending_pods``): a gang's pods wait here
+one by one, and a group counts once in each sub-queue where some of its members wait. The PodGroup
+index and the entity bookkeeping behind those metrics are ``podgroups.PodGroups``. A group popped
+from backoffQ counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``, as upstream counts the
+entity's size.
 
 Time comes from an injected clock; ``pop(timeout=0)`` never blocks, so tests never sleep. All
 methods are thread-safe (one lock, one condition for ``pop``).
@@ -75,6 +61,7 @@ from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
 from scheduler.queue.nominator import Nominator
+from scheduler.queue.podgroups import INCOMPLETE, PENDING, POD, POD_GROUP, PodGroups, pod_group_of
 
 __all__ = [
     "ACTIVE",
@@ -94,9 +81,6 @@ __all__ = [
 ]
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
-INCOMPLETE, PENDING = "incomplete", "pending"
-# scheduler_queued_entities' types (metrics.go: Pod, PodGroup).
-POD, POD_GROUP = "pod", "podgroup"
 # The ``scheduler_queue_incoming_pods_total`` event of a pod popped from backoffQ (upstream's
 # ``framework.PopFromBackoffQ``).
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
@@ -153,7 +137,7 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
         super().__setitem__(uid, info)
         self.order[uid] = next(self._seq)
         if info.gating_plugin:
-            key, pg = (info.pod.scheduler_name, info.gating_plugin), _pod_group_of(info.pod)
+            key, pg = (info.pod.scheduler_name, info.gating_plugin), pod_group_of(info.pod)
             self._filed[uid] = (key, pg)
             self.gated.setdefault(key, {})[uid] = info
             self.by_pod_group.setdefault(key, {}).setdefault(pg, {})[uid] = info
@@ -193,11 +177,6 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
                 del self.by_pod_group[key]
 
 
-def _pod_group_of(pod: Pod) -> tuple[str, str]:
-    """The PodGroup a pod names (namespace, ``schedulingGroup``), ``("", "")`` for none."""
-    return (pod.namespace, pod.scheduling_group) if pod.scheduling_group else ("", "")
-
-
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
     if attempts <= 0:
         return 0.0
@@ -223,15 +202,10 @@ class SchedulingQueue:
         self._metrics = metrics
         self._incoming_pods = Children(metrics.queue_incoming_pods if metrics else None)
         self._incoming_entities = Children(metrics.queue_incoming_entities if metrics else None)
-        # GenericWorkload: whether a PodGroup exists (the service sets it with the gate); None: every
-        # pod is its own entity (the module docstring, "Entities").
-        self.pod_group_exists: Callable[[str, str], bool] | None = None
-        # The groups in a PodGroup scheduling cycle, and, by (queue, group), the members last seen
-        # entering that queue (pruned as they are looked at): what the entity counts need.
-        self._groups_in_cycle: set[tuple[str, str]] = set()
+        # The PodGroup index and the entities (``podgroups``).
+        self._groups = PodGroups()
         # The pod the last pop took from backoffQ (PopFromBackoffQ), for ``pop_group``.
         self._popped_from_backoff: QueuedPodInfo | None = None
-        self._entered: dict[tuple[str, tuple[str, str]], set[str]] = {}
         self._max_in_unschedulable = max_in_unschedulable
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -246,12 +220,6 @@ class SchedulingQueue:
         self._error_backoff_heap: list[tuple[Any, int, str, int]] = []
         self._unschedulable = _Unschedulable()
         self._in_flight: dict[str, QueuedPodInfo] = {}
-        # The pods the queue knows (queued or in flight) that name a PodGroup, by (namespace,
-        # group): ``pop_group`` looks a gang's members up here instead of scanning every queue.
-        # Entries leave on ``delete``, or lazily in ``pop_group`` once the pod is neither queued
-        # nor in flight (bound, and its assigned event not seen yet).
-        self._pod_groups: dict[tuple[str, str], dict[str, None]] = {}
-        self._group_of_uid: dict[str, tuple[str, str]] = {}
         self.scheduling_cycle = 0
         self._move_request_cycle = -1
         self._last_leftover_flush = clock()
@@ -269,28 +237,23 @@ class SchedulingQueue:
         self._incoming_pods(queue, event).inc()
         if not entity:
             return
-        kind = self._entity(info.pod)
+        kind = self._groups.entity(info.pod)
         if kind == POD:
             self._incoming_entities(queue, event, POD).inc()
-        elif kind == POD_GROUP and self._group_enters(queue, info):
+        elif kind == POD_GROUP and self._groups.group_enters(queue, info.uid, info.pod, self._queue_of):
             self._incoming_entities(queue, event, POD_GROUP).inc()
 
-    # --- entities (the module docstring) ---------------------------------------------------
-    def _group_key(self, pod: Pod) -> tuple[str, str] | None:
-        if self.pod_group_exists is None or not pod.scheduling_group:
-            return None
-        return pod.namespace, pod.scheduling_group
+    # --- entities (``podgroups``) -----------------------------------------------------------
+    @property
+    def pod_group_exists(self) -> Callable[[str, str], bool] | None:
+        """GenericWorkload: whether a PodGroup exists (the service sets it with the gate); None:
+        every pod is its own entity."""
+        return self._groups.pod_group_exists
 
-    def _entity(self, pod: Pod) -> str:
-        """``pod``, ``podgroup``, or where a member waits outside every queue's entities:
-        ``incomplete`` (no PodGroup yet) or ``pending`` (its group is in a PodGroup cycle)."""
-        key = self._group_key(pod)
-        if key is None:
-            return POD
-        if key in self._groups_in_cycle:
-            return PENDING
-        assert self.pod_group_exists is not None
-        return POD_GROUP if self.pod_group_exists(*key) else INCOMPLETE
+    @pod_group_exists.setter
+    def pod_group_exists(self, exists: Callable[[str, str], bool] | None) -> None:
+        with self._lock:
+            self._groups.pod_group_exists = exists
 
     def _queue_of(self, uid: str) -> str | None:
         if uid in self._active:
@@ -302,49 +265,14 @@ class SchedulingQueue:
             return GATED if info.gating_plugin else UNSCHEDULABLE
         return None
 
-    def _group_enters(self, queue: str, info: QueuedPodInfo) -> bool:
-        """Whether ``info``'s group enters ``queue`` as an entity: no other member it was seen with
-        there still waits there. The record is pruned of the members that left as it is read."""
-        key = self._group_key(info.pod)
-        assert key is not None
-        seen = self._entered.setdefault((queue, key), set())
-        stayed = {uid for uid in seen if uid != info.uid and self._queue_of(uid) == queue}
-        seen.intersection_update(stayed)
-        seen.add(info.uid)
-        return not stayed
-
-    def _prune_entered(self) -> None:
-        """Drop the records of members that left their queue (run with the leftover flush)."""
-        for k, seen in list(self._entered.items()):
-            seen.intersection_update({uid for uid in seen if self._queue_of(uid) == k[0]})
-            if not seen:
-                del self._entered[k]
-
     def begin_group(self, namespace: str, name: str) -> None:
         """A PodGroup scheduling cycle starts: members that wait meanwhile are ``pending``."""
         with self._lock:
-            self._groups_in_cycle.add((namespace, name))
+            self._groups.begin((namespace, name))
 
     def end_group(self, namespace: str, name: str) -> None:
         with self._lock:
-            self._groups_in_cycle.discard((namespace, name))
-
-    def _census(self, infos: Iterable[QueuedPodInfo]) -> tuple[int, int, int]:
-        """Of the pods of one queue: how many count there (``pending_pods``), the ``pod`` entities,
-        and the ``podgroup`` entities (the distinct groups)."""
-        pods = plain = 0
-        groups: set[tuple[str, str]] = set()
-        for info in infos:
-            kind = self._entity(info.pod)
-            if kind == POD:
-                pods += 1
-                plain += 1
-            elif kind == POD_GROUP:
-                pods += 1
-                key = self._group_key(info.pod)
-                assert key is not None
-                groups.add(key)
-        return pods, plain, len(groups)
+            self._groups.end((namespace, name))
 
     def _members_of(self, queue: str) -> Iterable[QueuedPodInfo]:
         if queue == ACTIVE:
@@ -363,33 +291,6 @@ class SchedulingQueue:
         gated = sum(len(g) for g in self._unschedulable.gated.values())
         return gated if queue == GATED else len(self._unschedulable) - gated
 
-    def _outside(self, kind: str) -> int:
-        """The members counted as ``incomplete`` or ``pending`` across the queues."""
-        return sum(1 for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
-                   for info in self._members_of(q) if self._entity(info.pod) == kind)
-
-    def _index(self, pod: Pod) -> None:
-        """File ``pod`` under its PodGroup (``_pod_groups``), moving it if its group changed."""
-        key = _pod_group_of(pod)
-        old = self._group_of_uid.get(pod.uid)
-        if old == key:
-            return
-        if old is not None:
-            self._unindex(pod.uid)
-        if pod.scheduling_group:
-            self._group_of_uid[pod.uid] = key
-            self._pod_groups.setdefault(key, {})[pod.uid] = None
-
-    def _unindex(self, uid: str) -> None:
-        key = self._group_of_uid.pop(uid, None)
-        if key is None:
-            return
-        members = self._pod_groups.get(key)
-        if members is not None:
-            members.pop(uid, None)
-            if not members:
-                del self._pod_groups[key]
-
     def _export_gauges(self, metrics: Metrics) -> None:
         """``scheduler_pending_pods`` and ``scheduler_queued_entities``, read when scraped rather than
         set on every queue change: each change cost four label lookups and a count of the gated pods
@@ -403,7 +304,7 @@ class SchedulingQueue:
                 with self._lock:
                     if self.pod_group_exists is None:
                         return self._size(queue)
-                    return self._census(self._members_of(queue))[0]
+                    return self._groups.census(self._members_of(queue))[0]
             return read
 
         def entities(queue: str, kind: str) -> Callable[[], float]:
@@ -411,14 +312,17 @@ class SchedulingQueue:
                 with self._lock:
                     if self.pod_group_exists is None:
                         return self._size(queue) if kind == POD else 0
-                    _, plain, groups = self._census(self._members_of(queue))
+                    _, plain, groups = self._groups.census(self._members_of(queue))
                     return plain if kind == POD else groups
             return read
 
         def outside(kind: str) -> Callable[[], float]:
             def read() -> float:
                 with self._lock:
-                    return 0 if self.pod_group_exists is None else self._outside(kind)
+                    if self.pod_group_exists is None:
+                        return 0
+                    return self._groups.outside(kind, [i for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
+                                                       for i in self._members_of(q)])
             return read
 
         for queue in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED):
@@ -526,7 +430,7 @@ class SchedulingQueue:
                 self.update(pod)
                 return
             self.nominator.add(pod)
-            self._index(pod)
+            self._groups.index(pod)
             self._admit(QueuedPodInfo(pod, now, now), "PodAdd")
 
     def _find(self, uid: str) -> QueuedPodInfo | None:
@@ -546,7 +450,7 @@ class SchedulingQueue:
                 self.add(pod)
                 return
             self.nominator.update(known.pod, pod)
-            self._index(pod)
+            self._groups.index(pod)
             if uid in self._in_flight:
                 known.pod = pod
                 return
@@ -573,7 +477,7 @@ class SchedulingQueue:
         with self._lock:
             self._remove_everywhere(uid)
             self._in_flight.pop(uid, None)
-            self._unindex(uid)
+            self._groups.unindex(uid)
             self.nominator.delete(uid)
 
     def __contains__(self, uid: object) -> bool:
@@ -658,7 +562,7 @@ class SchedulingQueue:
         popped entity's size."""
         with self._lock:
             found: list[tuple[int, int, str]] = []
-            for uid in list(self._pod_groups.get((namespace, name), ())):
+            for uid in self._groups.members((namespace, name)):
                 hit = self._active.get(uid)
                 if hit is not None:
                     found.append((0, hit[1], uid))
@@ -671,7 +575,7 @@ class SchedulingQueue:
                     if not self._unschedulable[uid].gating_plugin:
                         found.append((2, self._unschedulable.order[uid], uid))
                 elif uid not in self._in_flight:
-                    self._unindex(uid)          # gone from the queue (bound): forget it
+                    self._groups.unindex(uid)   # gone from the queue (bound): forget it
             found.sort()
             out: list[QueuedPodInfo] = []
             for where, _, uid in found:
@@ -841,7 +745,7 @@ class SchedulingQueue:
                 self._admit(info, "BackoffComplete", from_backoff=True)
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
-                self._prune_entered()
+                self._groups.prune(self._queue_of)
                 for uid, info in list(self._unschedulable.plain.items()):
                     if now - info.timestamp <= self._max_in_unschedulable:
                         continue
