@@ -23,20 +23,26 @@ scheduling group is a member of the ``podgroup`` entity (namespace, group); ever
 
 Without the gate every pod is a ``pod`` entity and ``incomplete`` and ``pending`` stay 0.
 
-Two structures:
+Two structures, both O(1) per queue operation:
 
 * ``members``: the pods the queue knows (queued or in flight) that name a group, by group, so that
   ``pop_group`` costs the group's size rather than the queue's. Entries leave on ``unindex`` (the
   queue's ``delete``, or lazily in ``pop_group`` once the pod is neither queued nor in flight).
-* ``entered``: by (sub-queue, group), the members last seen entering that sub-queue, pruned as they
-  are looked at (``group_enters``) and with the queue's leftover flush (``prune``).
+* ``waiting``: per sub-queue, per group, how many members are there now. The sub-queues call
+  ``enter`` and ``leave`` on every change of membership (a move is a leave then an enter; a pod
+  replaced in place enters its sub-queue again, under the group its new spec names); a member's
+  (sub-queue, group) is recorded when it enters, so it leaves exactly what it entered. A group is an
+  entity of a sub-queue while its count there is above 0, so "entered as an entity" is a 0 -> 1
+  transition (``alone``), found without looking at the other members. Whether that entity is a
+  ``podgroup``, ``incomplete`` or ``pending`` is a property of the group at the time it is read
+  (``kind``), so the counts hold every member whatever its kind, and the gauges apply the kind when
+  scraped: one pass over the groups in a sub-queue, not over its pods.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from scheduler.framework.types import QueuedPodInfo
 from scheduler.model import Pod
 
 __all__ = ["INCOMPLETE", "PENDING", "POD", "POD_GROUP", "GroupKey", "PodGroups", "pod_group_of"]
@@ -56,7 +62,7 @@ def pod_group_of(pod: Pod) -> GroupKey:
 
 
 class PodGroups:
-    """The queue's PodGroup index and entity bookkeeping (the module docstring). Not
+    """The queue's PodGroup index and per-sub-queue member counts (the module docstring). Not
     thread-safe on its own: the queue calls it under its lock."""
 
     def __init__(self) -> None:
@@ -66,7 +72,9 @@ class PodGroups:
         self._in_cycle: set[GroupKey] = set()
         self._members: dict[GroupKey, dict[str, None]] = {}
         self._group_of_uid: dict[str, GroupKey] = {}
-        self._entered: dict[tuple[str, GroupKey], set[str]] = {}
+        # sub-queue -> group -> members there now (no zero entries), and where each member was counted.
+        self._waiting: dict[str, dict[GroupKey, int]] = {}
+        self._counted: dict[str, tuple[str, GroupKey]] = {}
 
     # --- the index (queued or in-flight members, by group) ---------------------------------
     def index(self, pod: Pod) -> None:
@@ -98,25 +106,39 @@ class PodGroups:
     def indexed(self) -> set[str]:
         return set(self._group_of_uid)
 
-    # --- who entered where ------------------------------------------------------------------
-    def group_enters(self, queue: str, uid: str, pod: Pod, queue_of: Callable[[str], str | None]) -> bool:
-        """Whether ``uid``'s group enters ``queue`` as an entity: no other member it was seen with
-        there still waits there (``queue_of``: where a pod waits now). The record is pruned of the
-        members that left as it is read."""
-        key = self.group_key(pod)
-        assert key is not None
-        seen = self._entered.setdefault((queue, key), set())
-        stayed = {u for u in seen if u != uid and queue_of(u) == queue}
-        seen.intersection_update(stayed)
-        seen.add(uid)
-        return not stayed
+    # --- who waits where (the sub-queues call these) ---------------------------------------
+    def enter(self, queue: str, uid: str, pod: Pod) -> None:
+        """``uid`` is now in sub-queue ``queue`` (leaving wherever it was counted before)."""
+        if uid in self._counted:
+            self.leave(uid)
+        if not pod.scheduling_group:
+            return
+        key = (pod.namespace, pod.scheduling_group)
+        self._counted[uid] = (queue, key)
+        groups = self._waiting.setdefault(queue, {})
+        groups[key] = groups.get(key, 0) + 1
 
-    def prune(self, queue_of: Callable[[str], str | None]) -> None:
-        """Drop the records of members that left their queue (run with the leftover flush)."""
-        for k, seen in list(self._entered.items()):
-            seen.intersection_update({u for u in seen if queue_of(u) == k[0]})
-            if not seen:
-                del self._entered[k]
+    def leave(self, uid: str) -> None:
+        """``uid`` left its sub-queue (a no-op for a pod in no group)."""
+        hit = self._counted.pop(uid, None)
+        if hit is None:
+            return
+        queue, key = hit
+        groups = self._waiting[queue]
+        n = groups[key] - 1
+        if n:
+            groups[key] = n
+        else:
+            del groups[key]
+
+    def alone(self, queue: str, uid: str, key: GroupKey) -> bool:
+        """Whether no member of ``key`` other than ``uid`` waits in ``queue``: the group enters it
+        as an entity (``uid`` may be there already, or have passed through on its way elsewhere,
+        as a pod popped from backoffQ counts as coming into activeQ)."""
+        n = self._waiting.get(queue, {}).get(key, 0)
+        if self._counted.get(uid) == (queue, key):
+            n -= 1
+        return n == 0
 
     # --- entities ----------------------------------------------------------------------------
     def begin(self, key: GroupKey) -> None:
@@ -144,23 +166,35 @@ class PodGroups:
         key = self.group_key(pod)
         return POD if key is None else self.kind(key)
 
-    def census(self, infos: Iterable[QueuedPodInfo]) -> tuple[int, int, int]:
-        """Of the pods of one queue: how many count there (``pending_pods``), the ``pod`` entities,
-        and the ``podgroup`` entities (the distinct groups)."""
-        pods = plain = 0
-        groups: set[GroupKey] = set()
-        for info in infos:
-            kind = self.entity(info.pod)
-            if kind == POD:
-                pods += 1
-                plain += 1
-            elif kind == POD_GROUP:
-                pods += 1
-                key = self.group_key(info.pod)
-                assert key is not None
-                groups.add(key)
-        return pods, plain, len(groups)
+    def incoming_entity(self, queue: str, uid: str, pod: Pod) -> str | None:
+        """The entity type that ``uid`` brings into ``queue`` as it enters: ``pod``, ``podgroup``
+        when its group was not there yet, else None (a member of a group already there, or one
+        counted as ``incomplete`` or ``pending``)."""
+        key = self.group_key(pod)
+        if key is None:
+            return POD
+        if self.kind(key) == POD_GROUP and self.alone(queue, uid, key):
+            return POD_GROUP
+        return None
 
-    def outside(self, kind: str, infos: Iterable[QueuedPodInfo]) -> int:
-        """The members counted as ``incomplete`` or ``pending`` among ``infos``."""
-        return sum(1 for info in infos if self.entity(info.pod) == kind)
+    # --- the gauges (read when scraped; ``size`` is the sub-queue's pod count) ----------------
+    def census(self, queue: str, size: int) -> tuple[int, int, int]:
+        """Of ``queue``'s ``size`` pods: how many count there (``pending_pods``: all but the
+        ``incomplete`` and ``pending`` members), its ``pod`` entities and its ``podgroup`` entities."""
+        if self.pod_group_exists is None:
+            return size, size, 0
+        groups = self._waiting.get(queue, {})
+        members = outside = entities = 0
+        for key, n in groups.items():
+            members += n
+            if self.kind(key) == POD_GROUP:
+                entities += 1
+            else:
+                outside += n
+        return size - outside, size - members, entities
+
+    def outside(self, kind: str, queues: Iterable[str]) -> int:
+        """The members counted as ``incomplete`` or ``pending`` across ``queues``."""
+        if self.pod_group_exists is None:
+            return 0
+        return sum(n for q in queues for key, n in self._waiting.get(q, {}).items() if self.kind(key) == kind)

@@ -38,9 +38,10 @@
 Entities (1.37's ``scheduler_queued_entities{queue,type}``, ``scheduler_queue_incoming_entities_total``
 and the ``incomplete`` and ``pending`` values of ``scheduler_pending_pods``): a gang's pods wait here
 one by one, and a group counts once in each sub-queue where some of its members wait. The PodGroup
-index and the entity bookkeeping behind those metrics are ``podgroups.PodGroups``. A group popped
-from backoffQ counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``, as upstream counts the
-entity's size.
+index and the per-sub-queue member counts behind those metrics are ``podgroups.PodGroups``: the
+sub-queues (``_SubQueue`` for activeQ and backoffQ, ``_Unschedulable``) tell it every pod that comes
+and goes. A group popped from backoffQ counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``,
+as upstream counts the entity's size.
 
 Time comes from an injected clock; ``pop(timeout=0)`` never blocks, so tests never sleep. All
 methods are thread-safe (one lock, one condition for ``pop``).
@@ -120,10 +121,12 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
     ``schedulingGroup``; ``("", "")`` for pods in none), so that a plugin whose gate is the same for
     a whole PodGroup (GangScheduling) is asked once per group rather than once per pod
     (``SchedulingQueue._ungate_by_pod_group``). ``order`` numbers the pods in the order they were
-    filed, which is each dict's iteration order (``pop_group`` sorts by it)."""
+    filed, which is each dict's iteration order (``pop_group`` sorts by it). Every pod filed or
+    unfiled is reported to ``groups`` (``PodGroups.enter``/``leave``), as unschedulable or gated."""
 
-    def __init__(self) -> None:
+    def __init__(self, groups: PodGroups) -> None:
         super().__init__()
+        self._groups = groups
         self.gated: dict[tuple[str, str], dict[str, QueuedPodInfo]] = {}
         self.by_pod_group: dict[tuple[str, str], dict[tuple[str, str], dict[str, QueuedPodInfo]]] = {}
         self.plain: dict[str, QueuedPodInfo] = {}         # the others, in the order they came
@@ -136,6 +139,7 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
         self._unfile(uid)
         super().__setitem__(uid, info)
         self.order[uid] = next(self._seq)
+        self._groups.enter(GATED if info.gating_plugin else UNSCHEDULABLE, uid, info.pod)
         if info.gating_plugin:
             key, pg = (info.pod.scheduler_name, info.gating_plugin), pod_group_of(info.pod)
             self._filed[uid] = (key, pg)
@@ -156,6 +160,7 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
         if uid not in self:
             return
         del self.order[uid]
+        self._groups.leave(uid)
         filed = self._filed.pop(uid, None)
         if filed is None:
             self.plain.pop(uid, None)
@@ -175,6 +180,36 @@ class _Unschedulable(dict[str, QueuedPodInfo]):
                     del groups[pg]
             if not groups:
                 del self.by_pod_group[key]
+
+
+class _SubQueue(dict[str, tuple[QueuedPodInfo, int]]):
+    """activeQ's or backoffQ's pods by uid, each with its heap entry id; every pod put in or taken
+    out is reported to the PodGroup counts (``PodGroups.enter``/``leave``) under the queue's name."""
+
+    def __init__(self, name: str, groups: PodGroups) -> None:
+        super().__init__()
+        self._name = name
+        self._groups = groups
+
+    def __setitem__(self, uid: str, hit: tuple[QueuedPodInfo, int]) -> None:
+        super().__setitem__(uid, hit)
+        self._groups.enter(self._name, uid, hit[0].pod)
+
+    def __delitem__(self, uid: str) -> None:
+        super().__delitem__(uid)
+        self._groups.leave(uid)
+
+    def pop(self, uid: str, default: Any = None) -> Any:
+        if uid not in self:
+            return default
+        hit = super().pop(uid)
+        self._groups.leave(uid)
+        return hit
+
+    def take(self, uid: str) -> QueuedPodInfo | None:
+        """Remove ``uid`` if it is here: its pod info, else None."""
+        hit = self.pop(uid)
+        return None if hit is None else hit[0]
 
 
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
@@ -202,7 +237,7 @@ class SchedulingQueue:
         self._metrics = metrics
         self._incoming_pods = Children(metrics.queue_incoming_pods if metrics else None)
         self._incoming_entities = Children(metrics.queue_incoming_entities if metrics else None)
-        # The PodGroup index and the entities (``podgroups``).
+        # The PodGroup index, who waits where, and the entities (``podgroups``).
         self._groups = PodGroups()
         # The pod the last pop took from backoffQ (PopFromBackoffQ), for ``pop_group``.
         self._popped_from_backoff: QueuedPodInfo | None = None
@@ -211,14 +246,14 @@ class SchedulingQueue:
         self._cond = threading.Condition(self._lock)
         self._seq = itertools.count()
         # uid -> (info, entry id); the heaps hold (key, seq, uid, entry id) with lazy deletion.
-        self._active: dict[str, tuple[QueuedPodInfo, int]] = {}
+        self._active = _SubQueue(ACTIVE, self._groups)
         self._active_heap: list[tuple[Any, int, str, int]] = []
-        self._backoff: dict[str, tuple[QueuedPodInfo, int]] = {}
+        self._backoff = _SubQueue(BACKOFF, self._groups)
         # backoffQ's two heaps (upstream's podBackoffQ and podErrorBackoffQ): the key is the expiry,
         # then (PopFromBackoffQ, rejected pods only) the QueueSort key.
         self._backoff_heap: list[tuple[Any, int, str, int]] = []
         self._error_backoff_heap: list[tuple[Any, int, str, int]] = []
-        self._unschedulable = _Unschedulable()
+        self._unschedulable = _Unschedulable(self._groups)
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
         self._move_request_cycle = -1
@@ -237,11 +272,9 @@ class SchedulingQueue:
         self._incoming_pods(queue, event).inc()
         if not entity:
             return
-        kind = self._groups.entity(info.pod)
-        if kind == POD:
-            self._incoming_entities(queue, event, POD).inc()
-        elif kind == POD_GROUP and self._groups.group_enters(queue, info.uid, info.pod, self._queue_of):
-            self._incoming_entities(queue, event, POD_GROUP).inc()
+        kind = self._groups.incoming_entity(queue, info.uid, info.pod)
+        if kind is not None:
+            self._incoming_entities(queue, event, kind).inc()
 
     # --- entities (``podgroups``) -----------------------------------------------------------
     @property
@@ -255,16 +288,6 @@ class SchedulingQueue:
         with self._lock:
             self._groups.pod_group_exists = exists
 
-    def _queue_of(self, uid: str) -> str | None:
-        if uid in self._active:
-            return ACTIVE
-        if uid in self._backoff:
-            return BACKOFF
-        info = self._unschedulable.get(uid)
-        if info is not None:
-            return GATED if info.gating_plugin else UNSCHEDULABLE
-        return None
-
     def begin_group(self, namespace: str, name: str) -> None:
         """A PodGroup scheduling cycle starts: members that wait meanwhile are ``pending``."""
         with self._lock:
@@ -273,15 +296,6 @@ class SchedulingQueue:
     def end_group(self, namespace: str, name: str) -> None:
         with self._lock:
             self._groups.end((namespace, name))
-
-    def _members_of(self, queue: str) -> Iterable[QueuedPodInfo]:
-        if queue == ACTIVE:
-            return [i for i, _ in self._active.values()]
-        if queue == BACKOFF:
-            return [i for i, _ in self._backoff.values()]
-        if queue == GATED:
-            return [i for g in self._unschedulable.gated.values() for i in g.values()]
-        return list(self._unschedulable.plain.values())
 
     def _size(self, queue: str) -> int:
         if queue == ACTIVE:
@@ -295,40 +309,27 @@ class SchedulingQueue:
         """``scheduler_pending_pods`` and ``scheduler_queued_entities``, read when scraped rather than
         set on every queue change: each change cost four label lookups and a count of the gated pods
         among all unschedulable ones, which made every queue operation O(unschedulable pods)
-        (SchedulingWhileGated holds 10,000). Without GenericWorkload a queue's size is all there is
-        to read; with it, each value is one pass over one queue's pods."""
+        (SchedulingWhileGated holds 10,000). A queue's size, and with GenericWorkload one pass over
+        the groups waiting there (``PodGroups.census``), is all there is to read."""
         g, e = metrics.pending_pods, metrics.queued_entities
+        queues = (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
 
-        def pods(queue: str) -> Callable[[], float]:
-            def read() -> float:
+        def read(queue: str, field: int) -> Callable[[], float]:
+            def value() -> float:
                 with self._lock:
-                    if self.pod_group_exists is None:
-                        return self._size(queue)
-                    return self._groups.census(self._members_of(queue))[0]
-            return read
-
-        def entities(queue: str, kind: str) -> Callable[[], float]:
-            def read() -> float:
-                with self._lock:
-                    if self.pod_group_exists is None:
-                        return self._size(queue) if kind == POD else 0
-                    _, plain, groups = self._groups.census(self._members_of(queue))
-                    return plain if kind == POD else groups
-            return read
+                    return self._groups.census(queue, self._size(queue))[field]
+            return value
 
         def outside(kind: str) -> Callable[[], float]:
-            def read() -> float:
+            def value() -> float:
                 with self._lock:
-                    if self.pod_group_exists is None:
-                        return 0
-                    return self._groups.outside(kind, [i for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
-                                                       for i in self._members_of(q)])
-            return read
+                    return self._groups.outside(kind, queues)
+            return value
 
-        for queue in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED):
-            g.labels(queue).set_function(pods(queue))
-            for kind in (POD, POD_GROUP):
-                e.labels(queue, kind).set_function(entities(queue, kind))
+        for queue in queues:
+            g.labels(queue).set_function(read(queue, 0))
+            e.labels(queue, POD).set_function(read(queue, 1))
+            e.labels(queue, POD_GROUP).set_function(read(queue, 2))
         for kind in (INCOMPLETE, PENDING):
             g.labels(kind).set_function(outside(kind))
 
@@ -403,11 +404,7 @@ class SchedulingQueue:
         return not self._expired(self._backoff_expiry(info), now)
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
-        for q in (self._active, self._backoff):
-            hit = q.pop(uid, None)
-            if hit is not None:
-                return hit[0]
-        return self._unschedulable.pop(uid, None)
+        return self._active.take(uid) or self._backoff.take(uid) or self._unschedulable.pop(uid, None)
 
     def _admit(self, info: QueuedPodInfo, event: str, *, from_backoff: bool = False, was_gated: bool = False) -> None:
         """Run PreEnqueue; a gated pod waits in unschedulable, the rest go to activeQ (upstream's
@@ -454,14 +451,16 @@ class SchedulingQueue:
             if uid in self._in_flight:
                 known.pod = pod
                 return
-            for q in (self._active, self._backoff):
+            for name, q in ((ACTIVE, self._active), (BACKOFF, self._backoff)):
                 hit = q.get(uid)
                 if hit is not None:
                     hit[0].pod = pod
+                    self._groups.enter(name, uid, pod)     # counted under its group as it is now
                     return
             info = self._unschedulable[uid]
             old = info.pod
             info.pod = pod
+            self._groups.enter(GATED if info.gating_plugin else UNSCHEDULABLE, uid, pod)
             if info.gating_plugin:
                 del self._unschedulable[uid]
                 self._admit(info, "PodUpdate", was_gated=True)
@@ -745,7 +744,6 @@ class SchedulingQueue:
                 self._admit(info, "BackoffComplete", from_backoff=True)
             if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_INTERVAL:
                 self._last_leftover_flush = now
-                self._groups.prune(self._queue_of)
                 for uid, info in list(self._unschedulable.plain.items()):
                     if now - info.timestamp <= self._max_in_unschedulable:
                         continue
@@ -763,8 +761,7 @@ class SchedulingQueue:
                 info = self._unschedulable.pop(uid, None)
                 from_backoff = False
                 if info is None:
-                    hit = self._backoff.pop(uid, None)
-                    info = hit[0] if hit else None
+                    info = self._backoff.take(uid)
                     from_backoff = True
                 if info is not None:
                     self._admit(info, "ForceActivate", from_backoff=from_backoff)
