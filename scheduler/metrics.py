@@ -10,7 +10,7 @@ upstream registers them only then (``Register``): ``register_generic_workload`` 
 registry, and until it is called their attributes are None. The PodGroup cycle records the first
 (``scheduler/podgroup_cycle.py``), DefaultPreemption the executor's (``observe_preemption``). 1.37's
 entity metrics (``scheduler_queued_entities``, ``scheduler_queue_incoming_entities_total``) are
-always registered; the queue counts them (``scheduler/queue/scheduling_queue.py``).
+always registered; the queue counts them (``scheduler/queue/podgroups.py``).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Metrics:
             "'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in "
             "pendingPodGroupPods.", ["queue"], registry=r)
         # 1.37's entity gauges and counter, registered whatever the gates (metricsList): without
-        # GenericWorkload every entity is a 'pod' (queue/scheduling_queue.py counts them).
+        # GenericWorkload every entity is a 'pod' (queue/podgroups.py counts them).
         self.queued_entities = Gauge(
             "scheduler_queued_entities", "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' "
             "stands for individual pods that are not members of any podgroup) by the queue type. 'active' means "
