@@ -19,6 +19,8 @@ because the pod was bound already) and reports:
 
 ``lost``          pods created, never deleted by the driver, and not bound at the end;
 ``doubleBound``   pods bound more than once, plus bindings refused as "already assigned";
+``doubleBoundPods`` the first of them: each refusal (pod, the node it is on, the node asked for),
+                  and the uid of each pod bound more than once;
 ``bindLatencyP99Seconds``, ``peakRssBytes`` (the largest ``VmHWM`` of any replica), ``leaderKills``;
 ``failoverSeconds``: for each kill (or SIGTERM), the time until a replica's ``/readyz`` said it
 leads again (``failoverSecondsMax`` the worst of them).
@@ -182,7 +184,7 @@ _REPORT_KEYS = (
     "pods", "deleted", "bound", "lost", "doubleBound", "bindLatencyP99Seconds", "peakRssBytes", "leaderKills",
     "failoverSeconds", "failoverSecondsMax", "errorRate", "latency", "dropWatch", "seconds", "lostPods",
     "gracefulStops", "handOverSeconds", "handOverSecondsP99", "handOverSecondsMax", "stopToLeaderSeconds",
-    "gracefulExitSeconds", "gracefulExitSecondsMax", "gracefulExitFailures", "releasesUnseen")
+    "gracefulExitSeconds", "gracefulExitSecondsMax", "gracefulExitFailures", "releasesUnseen", "doubleBoundPods")
 
 
 async def _first_leader(replicas: list[_Replica], deadline: float) -> None:
@@ -382,7 +384,9 @@ class _Soak:
         lost = sorted(live - set(self.bound_at))
         latencies = sorted(self.bound_at[n] - self.created[n] for n in self.bound_at if n in self.created)
         p99 = latencies[max(math.ceil(len(latencies) * 0.99) - 1, 0)] if latencies else 0.0
-        double = sum(1 for v in audit["binds"].values() if v > 1) + int(audit["conflicts"])
+        twice = sorted(uid for uid, v in audit["binds"].items() if v > 1)
+        double = len(twice) + int(audit["conflicts"])
+        refused = [f'{c["pod"]} on {c["boundTo"]}, asked {c["target"]}' for c in audit.get("conflictLog", [])]
         hand_overs, stop_to_leader, unseen = _hand_overs(self.stops, self.lease_records)
         exit_seconds = [e for e, _ in self.exits]
         failovers = self.failovers
@@ -398,7 +402,8 @@ class _Soak:
                 "stopToLeaderSeconds": [round(h, 3) for h in stop_to_leader],
                 "gracefulExitSeconds": [round(e, 3) for e in exit_seconds],
                 "gracefulExitSecondsMax": _round(max(exit_seconds) if exit_seconds else None),
-                "gracefulExitFailures": sum(1 for _, code in self.exits if code != 0), "releasesUnseen": unseen}
+                "gracefulExitFailures": sum(1 for _, code in self.exits if code != 0), "releasesUnseen": unseen,
+                "doubleBoundPods": (refused + [f"uid {u} bound twice" for u in twice])[:20]}
 
 
 def _spawn(tasks: set[asyncio.Task[None]], coro: Coroutine[Any, Any, None]) -> None:

@@ -129,6 +129,9 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         # the tests' proof that nothing is ever bound twice.
         self.binds: Counter[str] = Counter()
         self.bind_conflicts = 0
+        # The first refused bindings, each as (namespace/name, uid, the node it is on, the node asked
+        # for, the refusal's wall time): which pods the audit counts, for the soak's report.
+        self.bind_conflict_log: list[dict[str, Any]] = []
         self.rng = random.Random(seed)
         self.audit: set[tuple[str, str, str, str]] = set()     # (user agent, verb, group, resource)
         self.controllers = Controllers(self, pod_running_after=pod_running_after,
@@ -287,7 +290,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         if path == "/version":
             return self.respond(200, _VERSION)
         if path == "/debug/binds":     # not Kubernetes: the soak test's double-bind audit
-            return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts})
+            return self.respond(200, {"binds": dict(self.binds), "conflicts": self.bind_conflicts,
+                                      "conflictLog": self.bind_conflict_log})
         if parts and parts[0] == "openapi":
             return self.openapi(request, parts)
         if parts in (["api"], ["apis"]) and wants_aggregated(request.headers.get("Accept", "")):

@@ -136,6 +136,7 @@ class HandlerBase(GenericStore):
     terminated_watchers: int      # apiserver_terminated_watchers_total: watchers dropped for falling behind
     binds: Counter[str]           # successful bindings per pod uid: the proof nothing is bound twice
     bind_conflicts: int
+    bind_conflict_log: list[dict[str, Any]]     # the first refused bindings (bind.py's MAX_CONFLICT_LOG)
 
     @staticmethod
     def respond(code: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:

@@ -6,6 +6,7 @@ twice.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from scheduler.simulator.apierrors import bad_request, conflict, invalid, not_found
@@ -17,6 +18,8 @@ from scheduler.simulator.typecheck import check_types
 __all__ = ["BindHandler"]
 
 Obj = dict[str, Any]
+# How many refused bindings the audit names (the count goes on): enough to tell why a soak counted them.
+MAX_CONFLICT_LOG = 100
 
 
 class BindHandler(HandlerBase):
@@ -43,6 +46,10 @@ class BindHandler(HandlerBase):
             raise conflict(brt, name, f"pod {name} is being deleted, cannot be assigned to a host")
         if pod["spec"].get("nodeName"):
             self.bind_conflicts += 1
+            if len(self.bind_conflict_log) < MAX_CONFLICT_LOG:
+                self.bind_conflict_log.append({"pod": f"{namespace}/{name}", "uid": pod["metadata"]["uid"],
+                                               "boundTo": pod["spec"]["nodeName"], "target": node,
+                                               "time": time.time()})
             raise conflict(brt, name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
         if pod["spec"].get("schedulingGates"):
             raise conflict(brt, name, f"pod {name} has non-empty .spec.schedulingGates")
