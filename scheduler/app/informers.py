@@ -21,7 +21,10 @@ An informer:
   listing; it is listed again every ``ABSENT_RETRY`` seconds, so an API installed later is picked up
   without a restart;
 - beats its health component on every event and every (re)started watch, so ``/healthz`` can tell a
-  stalled informer from a quiet one.
+  stalled informer from a quiet one;
+- on ``catch_up`` (a replica that starts leading), drops its watch, lists (a consistent read) and
+  applies the listing as a 410 does, then watches on from the listing's version: the caller knows
+  the informer holds at least the API's state as of its call, however far the watch lagged.
 
 The handler gets ``(event type, object)`` on the worker loop's thread. It must not raise: the
 runtime's handlers log and count an object they cannot read, and a handler that raises anyway is
@@ -92,6 +95,9 @@ class Informer:
         self.watch_timeout = watch_timeout
         # Called with time.monotonic() on every event and every (re)started watch: a heartbeat.
         self.on_beat: Callable[[float], None] = lambda _: None
+        # ``catch_up``'s request to the run loop, and the futures it resolves once it has listed.
+        self._catch_up_wanted = asyncio.Event()
+        self._caught_up: list[asyncio.Future[None]] = []
 
     # ---- listing ---------------------------------------------------------------------------------
     async def list(self) -> dict[str, Any]:
@@ -143,44 +149,108 @@ class Informer:
 
     # ---- watching --------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
-        """Watch until ``stop``: resume from the last version; relist on 410; back off on errors."""
+        """Watch until ``stop``: resume from the last version; relist on 410; back off on errors; and
+        relist whenever ``catch_up`` asks for it (the watch of the moment is dropped first)."""
         delay = 0.1
         while not stop.is_set():
             self.on_beat(time.monotonic())
+            if self._catch_up_wanted.is_set():
+                delay = await self._catch_up_now(stop, delay)
+                continue
             if not self.served:
-                await sleep_unless(stop, ABSENT_RETRY * (0.5 + random.random()))
+                waits = {asyncio.ensure_future(self._catch_up_wanted.wait()), asyncio.ensure_future(stop.wait())}
+                try:
+                    await asyncio.wait(waits, timeout=ABSENT_RETRY * (0.5 + random.random()),
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for w in waits:
+                        w.cancel()
+                if stop.is_set() or self._catch_up_wanted.is_set():
+                    continue
                 try:
                     await self.relist()
                 except ClientError as e:
                     log.info("%s: listing again failed: %s", self.path, e)
                 continue
+            # The watch runs as a task of its own so that a catch-up can drop it between two events
+            # (``_deliver`` is synchronous: an event is never half delivered).
+            watch = asyncio.ensure_future(self._watch(stop, delay))
+            wanted = asyncio.ensure_future(self._catch_up_wanted.wait())
             try:
-                async for kind, obj in self.api.watch_path(self.path, resource_version=self.resource_version,
-                                                           timeout=self.watch_timeout,
-                                                           params={"allowWatchBookmarks": "true"}):
-                    self.on_beat(time.monotonic())
-                    rv = (obj.get("metadata") or {}).get("resourceVersion")
-                    if rv:
-                        self.resource_version = str(rv)
-                    if kind != "BOOKMARK":
-                        self._deliver(kind, obj)
-                    delay = 0.1
-                    if stop.is_set():
-                        return
-            except GoneError:
-                log.info("%s watch expired (410): relisting", self.name)
-                try:
-                    await self.relist()
-                except ClientError as e:
-                    log.warning("%s relist failed: %s", self.name, e)
-                    await sleep_unless(stop, delay)
+                await asyncio.wait({watch, wanted}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                wanted.cancel()
+                if not watch.done():
+                    watch.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await watch
+            if not watch.cancelled():
+                delay = watch.result()
+
+    async def _watch(self, stop: asyncio.Event, delay: float) -> float:
+        """One watch from the last version seen, until it ends or fails; the backoff for the next."""
+        try:
+            async for kind, obj in self.api.watch_path(self.path, resource_version=self.resource_version,
+                                                       timeout=self.watch_timeout,
+                                                       params={"allowWatchBookmarks": "true"}):
+                self.on_beat(time.monotonic())
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if rv:
+                    self.resource_version = str(rv)
+                if kind != "BOOKMARK":
+                    self._deliver(kind, obj)
+                delay = 0.1
+                if stop.is_set():
+                    return delay
+        except GoneError:
+            log.info("%s watch expired (410): relisting", self.name)
+            try:
+                await self.relist()
             except ClientError as e:
-                if e.status == 404 and self.optional:
-                    self.served = False        # the API went away: list again later
-                    continue
-                log.info("%s watch interrupted, resuming from %s: %s", self.name, self.resource_version, e)
-                await sleep_unless(stop, delay * (0.5 + random.random()))
-                delay = min(delay * 2, 5.0)
+                log.warning("%s relist failed: %s", self.name, e)
+                await sleep_unless(stop, delay)
+        except ClientError as e:
+            if e.status == 404 and self.optional:
+                self.served = False        # the API went away: list again later
+                return delay
+            log.info("%s watch interrupted, resuming from %s: %s", self.name, self.resource_version, e)
+            await sleep_unless(stop, delay * (0.5 + random.random()))
+            delay = min(delay * 2, 5.0)
+        return delay
+
+    # ---- catching up -------------------------------------------------------------------------------
+    async def catch_up(self) -> None:
+        """Return once this informer has delivered the API's state as of this call: a List (no
+        resourceVersion: a consistent read) made after it, applied on the run loop's turn, after
+        the watch of the moment was dropped, so no older watch event can follow it; the watch then
+        goes on from the List's version. A failed List is retried (with backoff) until it succeeds;
+        the caller bounds the wait (cancelling it is safe). Needs ``run`` to be running.
+
+        The watch alone cannot promise this: it may lag the API by any amount (a slow stream, a
+        watch resuming after an error), and a quiet collection sends no event to show it has caught
+        up. A new leader calls it before it schedules (``OperatorRuntime``)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._caught_up.append(done)
+        self._catch_up_wanted.set()
+        await asyncio.shield(done)
+
+    async def _catch_up_now(self, stop: asyncio.Event, delay: float) -> float:
+        """The List a ``catch_up`` asked for, applied; its waiters told. The backoff for the next."""
+        waiters, self._caught_up = self._caught_up, []
+        self._catch_up_wanted.clear()
+        try:
+            listing = await self.list()
+        except ClientError as e:
+            log.info("%s: listing to catch up failed, retrying: %s", self.name, e)
+            self._caught_up = waiters + self._caught_up
+            self._catch_up_wanted.set()
+            await sleep_unless(stop, delay * (0.5 + random.random()))
+            return min(delay * 2, 5.0)
+        self.apply_listing(listing)
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+        return 0.1
 
 
 async def sleep_unless(stop: asyncio.Event, seconds: float) -> None:

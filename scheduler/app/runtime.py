@@ -39,8 +39,10 @@ in-process with the same backoff, and ``/healthz`` names it while it is down.
 A graceful stop (``run`` on SIGTERM or SIGINT, which its main thread handles while Kopf runs in a
 thread of its own, ``run_until``) hands over in well under a second: the worker takes no new pod and
 waits for its binding cycles (at most ``service.drain_timeout``, 5 s); then the elector releases
-the lease (client-go's ``ReleaseOnCancel``), and a standby watching it leads at once; then the
-informers end. Kopf stops alongside, and is not waited for beyond ``KOPF_STOP_TIMEOUT``. With leader
+the lease (client-go's ``ReleaseOnCancel``), and a standby watching it takes the lease at once;
+then the informers end. Kopf stops alongside, and is not waited for beyond ``KOPF_STOP_TIMEOUT``.
+The new leader schedules once its pod informer has caught up with the API (a fresh List,
+``Informer.catch_up``): its watch may not have delivered the last bindings yet. With leader
 election, every Binding and PreBind write is fenced by the elector's ``holds`` (leading, and renewed
 within renewDeadline), asked when the write is about to be sent.
 
@@ -106,6 +108,9 @@ MAX_REMEMBERED = 10_000
 KOPF_STOP_TIMEOUT = 2.0
 # How often shadow profiles' status.shadow is written (only what changed, only by the leader).
 SHADOW_STATUS_PERIOD = 2.0
+# The informers a replica that wins the lease brings up to the API's state before it schedules
+# (``_lead_once_caught_up``): the pods, whose bindings by the previous leader it must not repeat.
+CATCH_UP_KINDS = ("pods",)
 
 
 class Backoff:
@@ -282,6 +287,7 @@ class OperatorRuntime:
         self.http_addresses = list(http_addresses)
         self._tasks: set[asyncio.Future[None]] = set()
         self.elector: LeaderElector | None = None
+        self._catching_up: asyncio.Future[None] | None = None     # a new leader's informers catching up
         if leader_election is not None:
             self.elector = LeaderElector(self.api, on_change=self._leadership, **leader_election)
             # The fence: asked before every Binding and PreBind write (in the core, and again by the
@@ -477,17 +483,43 @@ class OperatorRuntime:
 
     # ---- leadership -----------------------------------------------------------------------------
     def _leadership(self, leading: bool) -> None:
-        """Called on the worker loop when the lease is won or lost."""
+        """Called on the worker loop when the lease is won or lost. Won: the replica acts as leader
+        (``service.leader``) only once its informers of ``CATCH_UP_KINDS`` have caught up with the
+        API (``_lead_once_caught_up``). Lost: at once."""
         assert self.elector is not None
         m = self.service.metrics
         m.leader_status.labels(self.elector.name).set(1 if leading else 0)
         m.leader_transitions.labels(self.elector.name, "acquired" if leading else "lost").inc()
-        self.service.leader = leading
-        if leading:      # a standby compiled every profile but wrote no status: the new leader does
-            self.explanations.requeue_all()
-            task = asyncio.ensure_future(self.write_profile_statuses())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            self._catching_up = None
+        if not leading:
+            self.service.leader = False
+            return
+        task = self._catching_up = asyncio.ensure_future(self._lead_once_caught_up())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _lead_once_caught_up(self) -> None:
+        """Lead, once the informers the leader's writes depend on hold at least the API's state as
+        of now (``Informer.catch_up``: a fresh List, applied in order with the watch).
+
+        The lease says no other replica binds any more, not that this replica has seen what the last
+        one bound. After a graceful hand-over the standby takes the lease within milliseconds of
+        the last Binding, while its own pod watch may lag (a slow stream, a watch resuming after a
+        503): it would still hold those pods as pending, schedule them again, and only the API's
+        409 ("already assigned") would stop the second bind. Meanwhile it schedules nothing, and
+        its fence refuses every Binding."""
+        started = time.monotonic()
+        await asyncio.gather(*(self.informers[k].catch_up() for k in CATCH_UP_KINDS if k in self.informers))
+        if self.elector is None or not self.elector.leading:
+            return
+        log.info("leading: the informers caught up with the API in %.3f s", time.monotonic() - started)
+        self.service.leader = True
+        self._catching_up = None
+        # A standby compiled every profile but wrote no status: the new leader does.
+        self.explanations.requeue_all()
+        await self.write_profile_statuses()
 
     def leader_info(self) -> str:
         if self.elector is None:

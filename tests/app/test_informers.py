@@ -12,7 +12,7 @@ import pytest
 from scheduler.app.informers import Informer, collection_path
 from scheduler.errors import ClientError
 from scheduler.kubeapi import KubeClient, KubeConfig
-from scheduler.simulator import SimulatedCluster
+from scheduler.simulator import ErrorRule, SimulatedCluster
 from tests.simulator.helpers import Http, started
 
 CLAIMS = "/api/v1/namespaces/default/persistentvolumeclaims"
@@ -132,3 +132,80 @@ def test_a_handler_that_raises_does_not_stop_the_informer(sim: SimulatedCluster)
             task.cancel()
     asyncio.run(go())
     assert seen == ["bad", "good"]
+
+
+class HeldWatch:
+    """The client, but its watches deliver nothing while ``held`` (each event waits): a lagging stream."""
+
+    def __init__(self, api: KubeClient) -> None:
+        self.api, self.held = api, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+    async def watch_path(self, *args: Any, **kwargs: Any) -> Any:
+        async for event in self.api.watch_path(*args, **kwargs):
+            while self.held:
+                await asyncio.sleep(0.02)
+            yield event
+
+
+def test_catch_up_delivers_the_api_state_however_far_the_watch_lags(sim: SimulatedCluster) -> None:
+    """``catch_up`` (a new leader, before it schedules): a fresh List applied in the run loop's turn,
+    the lagging watch dropped first, so none of its older events follows the List, and the watch
+    goes on from the List's version."""
+    http = Http(sim)
+    http("POST", CLAIMS, claim("a"))
+    seen: list[tuple[str, str]] = []
+
+    async def go() -> None:
+        async with client(sim) as api:
+            held = HeldWatch(api)
+            inf = Informer(held, "pvcs", collection_path("", "v1", "persistentvolumeclaims"),  # type: ignore[arg-type]
+                           lambda ev, obj: seen.append((ev, obj["metadata"]["name"])))
+            inf.apply_listing(await inf.list())
+            stop = asyncio.Event()
+            task = asyncio.create_task(inf.run(stop))
+            await asyncio.sleep(0.2)               # the watch is open
+            held.held = True
+            await asyncio.to_thread(http, "POST", CLAIMS, claim("b"))
+            await asyncio.to_thread(http, "DELETE", f"{CLAIMS}/a")
+            await asyncio.sleep(0.3)
+            assert seen == [("ADDED", "a")]        # the watch lags: nothing of b, nor of a's deletion
+            await asyncio.wait_for(inf.catch_up(), 10)
+            assert seen == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+            held.held = False
+            await asyncio.to_thread(http, "POST", CLAIMS, claim("c"))
+            await until(lambda: ("ADDED", "c") in seen)
+            await asyncio.sleep(0.2)
+            stop.set()
+            task.cancel()
+    asyncio.run(go())
+    # The dropped watch's events (b added, a deleted) were never delivered a second time.
+    assert seen == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a"), ("ADDED", "c")]
+
+
+def test_catch_up_retries_a_failed_list(sim: SimulatedCluster) -> None:
+    """A List that fails (503) is retried until one succeeds; only then does ``catch_up`` return."""
+    http = Http(sim)
+    seen: list[tuple[str, str]] = []
+
+    async def go() -> None:
+        async with client(sim) as api:
+            inf = Informer(api, "pvcs", collection_path("", "v1", "persistentvolumeclaims"),
+                           lambda ev, obj: seen.append((ev, obj["metadata"]["name"])))
+            inf.apply_listing(await inf.list())
+            stop = asyncio.Event()
+            task = asyncio.create_task(inf.run(stop))
+            await asyncio.to_thread(http, "POST", CLAIMS, claim("a"))
+            await until(lambda: ("ADDED", "a") in seen)
+            sim.server.faults.errors.append(ErrorRule("list", "persistentvolumeclaims", 1.0, 503))
+            waiter = asyncio.ensure_future(inf.catch_up())
+            await asyncio.sleep(0.5)
+            assert not waiter.done()               # every List so far answered 503
+            sim.server.faults.errors.clear()
+            await asyncio.wait_for(waiter, 10)
+            stop.set()
+            task.cancel()
+    asyncio.run(go())
+    assert seen == [("ADDED", "a"), ("ADDED", "a")]      # the catch-up's List: an update for the consumer

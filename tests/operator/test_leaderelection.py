@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -416,3 +417,75 @@ def test_a_leader_that_froze_past_its_renew_deadline_sends_no_queued_binding_whe
         if runtime is not None:
             runtime.stop()
         c.stop()
+
+
+class _HeldWatch:
+    """A KubeClient whose watches deliver nothing while ``held`` is set (each event waits for it to
+    clear): a replica whose pod watch lags the API, as a slow stream or a resuming watch does.
+    Everything else (the List a catch-up makes) goes straight through."""
+
+    def __init__(self, api: KubeClient) -> None:
+        self.api = api
+        self.held = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+    async def watch_path(self, *args: Any, **kwargs: Any) -> Any:
+        async for event in self.api.watch_path(*args, **kwargs):
+            while self.held.is_set():
+                await asyncio.sleep(0.02)
+            yield event
+
+
+def test_a_new_leader_whose_pod_watch_lags_does_not_bind_what_the_last_one_bound(tmp_path: Path) -> None:
+    """The soak's doubleBound == 4 on a loaded machine: a graceful hand-over gives the lease to the
+    standby within milliseconds of the old leader's last Binding, while the standby's pod watch had
+    not delivered those bindings yet (in the soak's log: its pod watch was resuming after a 503). It
+    still held the pods as pending, scheduled them at once and bound them again: four 409s "already
+    assigned", the API the only guard. Here the standby's pod watch is held outright while the
+    leader binds; the new leader must catch up with the API before it schedules anything."""
+    from scheduler.app.runtime import OperatorRuntime
+    from scheduler.kubeapi import load_config
+
+    election = {"namespace": "default", "name": "kopf-scheduler", **FAST}
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"schedulerName": "kopf-scheduler",
+                                                       "containers": [{"name": "c", "image": "i"}]}}
+    with running_operator(tmp_path, leader_election={**election, "identity": "a"}, kopf=False) as env:
+        env.wait(lambda: env.runtime.service.leader, message="a leads (it started first)")
+        env.api("POST", "/apis/scheduling.kopf-scheduler.io/v1alpha1/schedulingprofiles", {
+            "apiVersion": "scheduling.kopf-scheduler.io/v1alpha1", "kind": "SchedulingProfile",
+            "metadata": {"name": "default"}, "spec": {"schedulerName": "kopf-scheduler"}})
+        standby = OperatorRuntime(load_config(str(env.cluster.kubeconfig)), leader_election={**election,
+                                                                                            "identity": "b"})
+        held = _HeldWatch(standby.api)
+        standby.informers["pods"].api = held        # type: ignore[assignment]
+        standby.start()
+        try:
+            assert standby.synced.wait(30)
+            for i in range(4):                      # pending on both replicas: there is no node yet
+                env.api("POST", "/api/v1/namespaces/default/pods", {**pod, "metadata": {"name": f"p{i}"}})
+            env.wait(lambda: len(standby.service.queue.pending()) == 4, message="the standby queued the pods")
+            held.held.set()
+            env.api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                                              "status": {"capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}}})
+            env.wait(lambda: len(env.cluster.server.binds) == 4, message="a binds the pods")
+            env.runtime.stop()                      # graceful: drain, release; b takes the lease at once
+            env.wait(lambda: standby.elector is not None and standby.elector.leading, timeout=10,
+                     message="b takes the lease")
+            # b leads (its binding fence open) only once it has caught up, and then the pods are
+            # bound in its cache, not pending; its pod watch is still held all along.
+            env.wait(lambda: standby.service.leader, timeout=10, message="b leads")
+            env.wait(lambda: not standby.service.queue.pending(), timeout=10, message="b's queue is empty")
+            time.sleep(0.5)                          # room for any cycle b would still run
+            assert standby.service.cycles == 0
+            assert env.cluster.server.bind_conflicts == 0, env.cluster.server.bind_conflict_log
+            assert len(env.cluster.server.binds) == 4 and set(env.cluster.server.binds.values()) == {1}
+            held.held.clear()
+            # The watch went on from the catch-up's List: later pods are scheduled by b, once each.
+            env.api("POST", "/api/v1/namespaces/default/pods", {**pod, "metadata": {"name": "q0"}})
+            env.wait(lambda: len(env.cluster.server.binds) == 5, message="b binds a new pod")
+            assert env.cluster.server.bind_conflicts == 0 and standby.service.cycles == 1
+        finally:
+            held.held.clear()
+            standby.stop()
