@@ -26,6 +26,10 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 * ``feature_set[row]``: the id of the node's (interned) ``status.declaredFeatures`` set; as with
   taints, "does the node declare every feature the pod needs" is one subset test per distinct set.
 * ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
+* ``pod_epochs[row]``: bumped on every change to the row's pods (add, remove, a what-if's bulk move
+  and its restore) and whenever the row is given to or taken from a node; never put back. Data a
+  plugin derives from a row's pods (NodeVolumeLimits' attach counts) stays valid while the row's
+  epoch is the one it read. ``NodeInfo.generation`` cannot serve: ``restore_rows`` puts it back.
 
 ``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
 removed nodes are recycled. ``row_changes`` journals the rows whose node was set or removed, so data
@@ -209,6 +213,7 @@ class NodeTable:
         self.nz_cpu = np.zeros(capacity, np.int64)
         self.nz_mem = np.zeros(capacity, np.int64)
         self.unschedulable = np.zeros(capacity, np.bool_)
+        self.pod_epochs = np.zeros(capacity, np.int64)
         self.taint_set = np.zeros(capacity, np.int32)
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
@@ -258,6 +263,7 @@ class NodeTable:
         self.nz_cpu = grow(self.nz_cpu)  # type: ignore[assignment]
         self.nz_mem = grow(self.nz_mem)  # type: ignore[assignment]
         self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
+        self.pod_epochs = grow(self.pod_epochs)  # type: ignore[assignment]
         self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
         self.feature_set = grow(self.feature_set)  # type: ignore[assignment]
         for k, col in self.labels.items():
@@ -395,6 +401,7 @@ class NodeTable:
             info = NodeInfo(node, row)
             self.infos[row] = info
             self.rows_version += 1
+            self.pod_epochs[row] += 1
         else:
             info = self.infos[row]  # type: ignore[assignment]
             assert info is not None
@@ -486,6 +493,7 @@ class NodeTable:
                 self.sparse[rid].requested.pop(row, None)
             info.sparse.clear()
         self.infos[row] = None
+        self.pod_epochs[row] += 1
         self.alloc[row, :] = 0
         self.big_rows.discard(row)
         self.requested[row, :] = 0
@@ -502,6 +510,7 @@ class NodeTable:
         info = self.infos[row]
         assert info is not None
         self.mutations += 1
+        self.pod_epochs[row] += 1
         requested, resources, slots, over = self.requested, self.resources, self.slots, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
@@ -588,6 +597,7 @@ class NodeTable:
         self.nz_cpu[at] = new_cpu
         self.nz_mem[at] = new_mem
         self.pod_count[at] += delta[:, width + 2]
+        self.pod_epochs[at] += 1
         self.mutations += len(picks)
         self._hold_pods(rows, pods, sign)
 
@@ -681,6 +691,7 @@ class NodeTable:
         """Put back every row ``save_rows`` kept."""
         at = saved.rows
         self.mutations += len(at)
+        self.pod_epochs[at] += 1
         width = saved.requested.shape[1]
         self.requested[at, width:] = 0          # columns added meanwhile were 0 on these rows before
         self.requested[at, :width] = saved.requested

@@ -21,6 +21,11 @@ so; ``restore`` (Unreserve) puts the informer's object back. The next watch even
 ``api_pv`` / ``api_pvc`` give the informer's object behind an assumption (upstream's ``GetAPIPV``):
 VolumeBinding's PreBind waits on those, never on what a later cycle assumed.
 
+**Change journal.** ``changes(since)`` lists the objects changed since ``version`` was ``since``, as
+``(kind, key)``, so a reader that derives data from a few objects (NodeVolumeLimits' attach counts
+read the claims, PVs and classes of placed pods) redoes only what depends on them; the journal keeps
+the last ``JOURNAL_MAX`` changes, and a reader further behind is told to redo everything.
+
 **Watches.** ``watch(kind, namespace, name, fn)`` calls ``fn()`` whenever that object changes
 (written, assumed, restored or deleted), from whichever thread changed it; PreBind's wait uses it
 to wake at once rather than poll. ``fn`` must be cheap and must not call back into the store.
@@ -47,9 +52,13 @@ from scheduler.model.volumes import (
     parse_storage_class,
 )
 
-__all__ = ["KINDS", "VolumeObject", "VolumeStore", "not_found"]
+__all__ = ["JOURNAL_MAX", "KINDS", "ObjectKey", "VolumeObject", "VolumeStore", "not_found"]
 
 VolumeObject = PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | CSIDriver | CSIStorageCapacity
+# (kind, (namespace, name)): the namespace is "" for the cluster-scoped kinds.
+ObjectKey = tuple[str, tuple[str, str]]
+# Changes the journal keeps (see module doc).
+JOURNAL_MAX = 4096
 
 # The kinds the edge watches for the store, as (group, version, plural, kind).
 KINDS: tuple[tuple[str, str, str, str], ...] = (
@@ -94,6 +103,9 @@ class VolumeStore:
         self._assumed: dict[tuple[str, tuple[str, str]], VolumeObject | None] = {}
         self._watchers: dict[tuple[str, tuple[str, str]], list[Callable[[], None]]] = {}
         self.version = 0
+        # The objects changed, one entry per bump of ``version``: entry i is change ``version -
+        # len(_journal) + i + 1``.
+        self._journal: list[ObjectKey] = []
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._objects.values())
@@ -101,10 +113,21 @@ class VolumeStore:
     # --- writes ----------------------------------------------------------------------------
     def _changed(self, kind: str, key: tuple[str, str]) -> None:
         self.version += 1
+        if len(self._journal) >= JOURNAL_MAX:
+            del self._journal[: JOURNAL_MAX // 2]
+        self._journal.append((kind, key))
         fns = self._watchers.get((kind, key))
         if fns:
             for fn in tuple(fns):
                 fn()
+
+    def changes(self, since: int) -> list[ObjectKey] | None:
+        """The objects changed since ``version`` was ``since``, oldest first (an object may appear
+        more than once); ``None`` when the journal no longer reaches back that far."""
+        behind = self.version - since
+        if behind < 0 or behind > len(self._journal):
+            return None
+        return self._journal[len(self._journal) - behind:] if behind else []
 
     def watch(self, kind: str, namespace: str, name: str, fn: Callable[[], None]) -> Callable[[], None]:
         """Call ``fn()`` on every change of ``kind`` ``namespace/name`` (``namespace`` "" for the

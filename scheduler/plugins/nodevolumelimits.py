@@ -61,7 +61,8 @@ import numpy as np
 
 from scheduler import features
 from scheduler.cache import Snapshot
-from scheduler.cache.volumes import VolumeStore, not_found
+from scheduler.cache.node_table import BoolArray, IntArray
+from scheduler.cache.volumes import ObjectKey, VolumeStore, not_found
 from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import Handle
@@ -77,6 +78,7 @@ from scheduler.model.volumes import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from scheduler.plugins.attach_counts import AttachCounts, Volumes
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
@@ -98,10 +100,6 @@ CSI_DRIVER_OF = {
 _AWS_VOLUME_ID = re.compile(r"^vol-[^/]*$")
 _GCE_ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
-# Existing pods' volumes memoised at most this many pods (deleted pods' entries go when it is cleared).
-_MEMO_LIMIT = 100_000
-# volume unique name ("<driver>/<handle>") -> driver
-Volumes = dict[str, str]
 
 
 class VolumeError(Exception):
@@ -133,10 +131,10 @@ def translated_handle(disk: InTreeDisk, pv: PersistentVolume | None = None) -> s
     return disk.handle   # azureDisk: the disk URI
 
 
-def is_csi_migration_on(csi_node: CSINode | None, plugin: str) -> bool:
+def is_csi_migration_on(has_csi: bool, plugin: str) -> bool:
     """Upstream's ``isCSIMigrationOn`` for the modelled plugins: their migrations are GA and locked
-    on, so a CSINode is all it takes."""
-    return csi_node is not None and plugin in CSI_DRIVER_OF
+    on, so a CSINode (``has_csi``: the node has one) is all it takes."""
+    return has_csi and plugin in CSI_DRIVER_OF
 
 
 class NodeVolumeLimits:
@@ -152,8 +150,7 @@ class NodeVolumeLimits:
         self._volume_limit_scaling = volume_limit_scaling
         # upstream's randomVolumeIDPrefix: handles of unbound claims never collide with real ones.
         self._prefix = random_prefix if random_prefix is not None else secrets.token_hex(16)
-        self._memo: dict[tuple[str, bool], Volumes] = {}
-        self._memo_version = -1
+        self._columns = AttachCounts(self._existing, self.volume_deps, VolumeError)
 
     # --- extension points --------------------------------------------------------------------
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
@@ -168,70 +165,70 @@ class NodeVolumeLimits:
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         n = len(rows)
-        if not pod.volumes:
+        if not pod.volumes or not n:
             return fwk.FilterVerdict.passed(n)
-        if self._memo_version != self._volumes.version or len(self._memo) > _MEMO_LIMIT:
-            self._memo.clear()
-            self._memo_version = self._volumes.version
-        new_by_csi: dict[bool, Volumes] = {}
+        cols = self._columns
+        cols.sync(snapshot.table, self._volumes)
+        has_csi = cols.has_csi[rows]
+        # The new pod's volumes, for nodes with and without a CSINode (in-tree disks translate only
+        # where there is one). An error fails every row; where the per-row loop this replaces met
+        # two, it reported the one at the earlier position, so the earliest wins here too.
+        errors: list[tuple[int, Status]] = []
+        checks: list[tuple[Volumes, IntArray]] = []        # (new volumes, positions to check)
         failed = np.zeros(n, np.bool_)
-        missing: dict[int, str] = {}        # position -> the opted-in driver its node lacks
-        infos = snapshot.table.infos
-        for i, r in enumerate(rows.tolist()):
-            info = infos[r]
-            if info is None:
+        missing_ids = np.zeros(n, np.int64)
+        statuses = [_EXCEEDED]
+        for flag in (True, False):
+            where = np.flatnonzero(has_csi == flag)
+            if not where.size:
                 continue
-            csi_node = self._volumes.csi_node(info.name)
-            has_csi = csi_node is not None
-            new = new_by_csi.get(has_csi)
-            if new is None:
-                try:
-                    new = new_by_csi[has_csi] = self.attachable_volumes(pod, csi_node, new_pod=True)
-                except VolumeError as e:
-                    status = (Status.unresolvable(str(e)) if e.not_found else Status.as_error(e))
-                    return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), status)
+            try:
+                new = self.attachable_volumes(pod, flag, new_pod=True)
+            except VolumeError as e:
+                errors.append((int(where[0]), Status.unresolvable(str(e)) if e.not_found else Status.as_error(e)))
+                continue
             if not new:
                 continue
             if self._volume_limit_scaling:
-                absent = self._missing_driver(new, csi_node)
-                if absent:
-                    missing[i] = absent
+                where = self._check_drivers(new, rows, where, cols, missing_ids, statuses)
+            where = where[cols.any_limit[rows[where]]]
+            if where.size:
+                checks.append((new, where))
+        for new, where in checks:
+            at = rows[where]
+            cols.recount(at)
+            if cols.errors:         # an existing pod's volumes could not be read: an Error
+                bad = where[np.isin(at, np.fromiter(cols.errors, np.int64, len(cols.errors)))]
+                if bad.size:
+                    got = cols.vols[int(rows[bad[0]])]
+                    assert isinstance(got, Exception)
+                    errors.append((int(bad[0]), Status.as_error(got)))
                     continue
-            limits = csi_node.limits() if csi_node is not None else {}
-            if not limits:
-                continue
-            attached: Volumes = {}
-            try:
-                for other in info.pods.values():
-                    if other.volumes:
-                        attached.update(self._existing(other, csi_node))
-            except VolumeError as e:
-                return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), Status.as_error(e))
-            failed[i] = _exceeds(new, attached, limits)
-        if not missing:
+            failed[where] = _exceeds(new, at, cols)
+        if errors:
+            return fwk.FilterVerdict.uniform(np.ones(n, np.bool_), min(errors, key=lambda e: e[0])[1])
+        if len(statuses) == 1:
             return fwk.FilterVerdict.uniform(failed, _EXCEEDED)
-        statuses = [_EXCEEDED]
-        ids = np.zeros(n, np.int64)
-        by_driver: dict[str, int] = {}
-        for i, driver in missing.items():
-            if driver not in by_driver:
-                by_driver[driver] = len(statuses)
-                statuses.append(Status.unschedulable(driver_not_installed(driver)))
-            failed[i] = True
-            ids[i] = by_driver[driver]
-        return fwk.FilterVerdict(failed, statuses, ids)
+        failed |= missing_ids > 0
+        return fwk.FilterVerdict(failed, statuses, missing_ids)
 
-    def _missing_driver(self, new: Volumes, csi_node: CSINode | None) -> str:
-        """Upstream's driver check (VolumeLimitScaling): the first driver of the pod's new volumes
-        that opted in (``preventPodSchedulingIfMissing``) and that the node's CSINode does not list
-        (or the node has none); ``""`` when there is none."""
+    def _check_drivers(self, new: Volumes, rows: fwk.Rows, where: IntArray, cols: AttachCounts,
+                       missing_ids: IntArray, statuses: list[Status]) -> IntArray:
+        """Upstream's driver check (VolumeLimitScaling) on positions ``where``: a node whose CSINode
+        does not list (or that has no CSINode for) a driver of the pod's new volumes whose CSIDriver
+        opted in (``preventPodSchedulingIfMissing``) fails, naming the first such driver; sets
+        ``missing_ids`` (an index into ``statuses``, which it extends) and returns the positions left."""
         for driver in dict.fromkeys(new.values()):
             spec = self._volumes.csi_driver(driver)
             if spec is None or not spec.prevent_pod_scheduling_if_missing:
                 continue
-            if csi_node is None or driver not in csi_node.drivers:
-                return driver
-        return ""
+            listed = cols.listed.get(driver)
+            lacking = np.ones(where.size, np.bool_) if listed is None else ~listed[rows[where]]
+            if lacking.any():
+                missing_ids[where[lacking]] = len(statuses)
+                statuses.append(Status.unschedulable(driver_not_installed(driver)))
+                where = where[~lacking]
+        return where
 
     def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         return (fwk.ClusterEventWithHint(fwk.ClusterEvent("CSINode", "Add")),
@@ -241,15 +238,32 @@ class NodeVolumeLimits:
                                          is_schedulable_after_pvc_added))
 
     # --- counting ------------------------------------------------------------------------------
-    def _existing(self, pod: Pod, csi_node: CSINode | None) -> Volumes:
-        key = (pod.uid, csi_node is not None)
-        got = self._memo.get(key)
-        if got is None:
-            got = self._memo[key] = self.attachable_volumes(pod, csi_node, new_pod=False)
-        return got
+    def _existing(self, pod: Pod, has_csi: bool) -> Volumes:
+        return self.attachable_volumes(pod, has_csi, new_pod=False)
 
-    def attachable_volumes(self, pod: Pod, csi_node: CSINode | None, *, new_pod: bool) -> Volumes:
-        """Upstream's ``filterAttachableVolumes``: the pod's volumes that count, by unique name."""
+    def volume_deps(self, pod: Pod) -> list[ObjectKey]:
+        """The storage objects ``attachable_volumes`` reads for ``pod``: each claim (found or not),
+        and the PV and the class it names, so that a change to any of them recounts the pod."""
+        out: list[ObjectKey] = []
+        for vol in pod.volumes:
+            if vol.claim_name is not None:
+                claim = vol.claim_name
+            elif vol.ephemeral:
+                claim = f"{pod.name}-{vol.name}"
+            else:
+                continue
+            out.append(("PersistentVolumeClaim", (pod.namespace, claim)))
+            pvc = self._volumes.pvc(pod.namespace, claim)
+            if pvc is not None:
+                if pvc.volume_name:
+                    out.append(("PersistentVolume", ("", pvc.volume_name)))
+                if pvc.storage_class:
+                    out.append(("StorageClass", ("", pvc.storage_class)))
+        return out
+
+    def attachable_volumes(self, pod: Pod, has_csi: bool, *, new_pod: bool) -> Volumes:
+        """Upstream's ``filterAttachableVolumes``: the pod's volumes that count, by unique name, on
+        a node with a CSINode (``has_csi``: in-tree disks migrate there) or without."""
         out: Volumes = {}
         for vol in pod.volumes:
             if vol.claim_name is not None:
@@ -258,7 +272,7 @@ class NodeVolumeLimits:
                 claim, ephemeral = f"{pod.name}-{vol.name}", True
             else:
                 disk = vol.inline_disk
-                if disk is not None and is_csi_migration_on(csi_node, disk.plugin):
+                if disk is not None and is_csi_migration_on(has_csi, disk.plugin):
                     try:
                         handle = translated_handle(disk)
                     except ValueError as e:
@@ -278,27 +292,27 @@ class NodeVolumeLimits:
                               or pvc.controller_uid != pod.uid):
                 raise VolumeError(f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
                                   f"{pod.namespace}/{pod.name} (pod is not owner)")
-            driver, handle = self._driver_info(csi_node, pvc)
+            driver, handle = self._driver_info(has_csi, pvc)
             if driver and handle:
                 out[f"{driver}/{handle}"] = driver
         return out
 
-    def _driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+    def _driver_info(self, has_csi: bool, pvc: PersistentVolumeClaim) -> tuple[str, str]:
         """Upstream's ``getCSIDriverInfo``: the driver and handle of a claim's volume."""
         pv = self._volumes.pv(pvc.volume_name) if pvc.volume_name else None
         if pv is None:
-            return self._driver_info_from_class(csi_node, pvc)
+            return self._driver_info_from_class(has_csi, pvc)
         if pv.csi is not None:
             return pv.csi
         disk = pv.in_tree
-        if disk is None or not is_csi_migration_on(csi_node, disk.plugin):
+        if disk is None or not is_csi_migration_on(has_csi, disk.plugin):
             return "", ""
         try:
             return CSI_DRIVER_OF[disk.plugin], translated_handle(disk, pv)
         except ValueError:
             return "", ""
 
-    def _driver_info_from_class(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+    def _driver_info_from_class(self, has_csi: bool, pvc: PersistentVolumeClaim) -> tuple[str, str]:
         """Upstream's ``getCSIDriverInfoFromSC``: an unbound claim counts against its class's driver."""
         if not pvc.storage_class:
             return "", ""   # no class: Immediate binding, so bound before scheduling
@@ -308,21 +322,33 @@ class NodeVolumeLimits:
         handle = f"{self._prefix}-{pvc.namespace}/{pvc.name}"
         provisioner = sc.provisioner
         if provisioner in CSI_DRIVER_OF:
-            return (CSI_DRIVER_OF[provisioner], handle) if is_csi_migration_on(csi_node, provisioner) else ("", "")
+            return (CSI_DRIVER_OF[provisioner], handle) if is_csi_migration_on(has_csi, provisioner) else ("", "")
         return provisioner, handle
 
 
-def _exceeds(new: Volumes, attached: Volumes, limits: dict[str, int]) -> bool:
-    """The tail of upstream's Filter: a volume already attached is not counted again."""
-    attached_count: dict[str, int] = {}
-    for driver in attached.values():
-        attached_count[driver] = attached_count.get(driver, 0) + 1
-    new_count: dict[str, int] = {}
+def _exceeds(new: Volumes, at: IntArray, cols: AttachCounts) -> BoolArray:
+    """The tail of upstream's Filter, on rows ``at`` (counted): per driver of the new volumes, the
+    distinct volumes attached plus the new ones not among them, against the driver's limit. A
+    volume already attached to a row is not counted again there, and a driver all of whose new
+    volumes are attached already is not checked (upstream counts only the new ones that are not)."""
+    failed = np.zeros(len(at), np.bool_)
+    by_driver: dict[str, list[str]] = {}
     for unique, driver in new.items():
-        if unique not in attached:
-            new_count[driver] = new_count.get(driver, 0) + 1
-    return any(driver in limits and attached_count.get(driver, 0) + count > limits[driver]
-               for driver, count in new_count.items())
+        by_driver.setdefault(driver, []).append(unique)
+    for driver, uniques in by_driver.items():
+        limit_col = cols.limit.get(driver)
+        if limit_col is None:
+            continue                    # no node publishes a limit for it
+        need = np.full(len(at), len(uniques), np.int64)
+        for unique in uniques:
+            held = cols.holders.get(unique)
+            if held:
+                need -= np.isin(at, np.fromiter(held, np.int64, len(held)))
+        limit = limit_col[at]
+        count_col = cols.count.get(driver)
+        attached = count_col[at] if count_col is not None else 0
+        failed |= (limit >= 0) & (need > 0) & (attached + need > limit)
+    return failed
 
 
 def _can_attach(pod: Pod) -> bool:
