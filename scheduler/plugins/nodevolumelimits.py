@@ -23,12 +23,14 @@ A volume is identified as upstream identifies it, ``<driver>/<volume handle>``:
 The new pod's claims must exist (a missing one is UnschedulableAndUnresolvable, with the lookup's
 text); an existing pod's missing claim is not counted.
 
-**Cost.** The new pod's volumes depend only on whether the node has a CSINode, so they are computed
-at most twice per cycle; an existing pod's are memoised per pod until the volume store changes.
-Rows whose CSINode publishes no limit pass without reading their pods. The rest is one Python pass
-over each candidate node's pods (about 18 ms at 5,000 nodes of one such pod each, measured); a
-per-node memo keyed by ``NodeInfo.generation`` would be unsafe, as a columns-only what-if restores
-the generation it bumped.
+**Columns.** The per-node state lives in ``attach_counts.AttachCounts``: each node's limits per
+driver (parsed once per CSINode change) and its distinct attached volumes per driver (recounted only
+for the rows whose pods, or whose pods' claims, PVs or classes, changed). So Filter computes the
+new pod's volumes at most twice (nodes with and without a CSINode), then makes one vector
+comparison per driver of them over the candidate rows: ``attached + new not yet attached >
+limit``, the "not yet attached" found through the index of rows holding each volume. At 5,000
+nodes this took the Filter from about 14 ms a cycle (a Python pass over every candidate node's
+pods) to a fraction of a millisecond (docs/benchmarks.md).
 
 **VolumeLimitScaling** (KEP-5030; beta and on in 1.37, kubernetes/kubernetes#135012 and #140612):
 before the limits, a node whose CSINode does not list a driver of the pod's new volumes, where that

@@ -130,3 +130,41 @@ def test_a_what_if_undoes_sparse_amounts_even_across_a_promotion(monkeypatch: py
         assert t.slots[rid] >= 0            # six rows more with a request: promoted midway
     assert _state(cache) == before
     assert not t.sparse.get(rid) and t.slots[rid] >= 0
+
+
+def test_pod_epochs_move_on_every_change_to_a_rows_pods_and_never_back() -> None:
+    """What a plugin derives from a row's pods (NodeVolumeLimits' attach counts) is valid while the
+    row's epoch is unchanged: a what-if's moves, bulk or one by one, and its restore all move it,
+    though restore puts ``NodeInfo.generation`` back."""
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_node(node("n2"))
+    row = cache.table.row_of["n1"]
+    epochs = cache.table.pod_epochs
+    seen = [int(epochs[row])]
+
+    def moved() -> bool:
+        now = int(cache.table.pod_epochs[row])
+        fresh = now not in seen
+        seen.append(now)
+        return fresh
+
+    p = pod("p", node_name="n1")
+    cache.add_pod(p)
+    assert moved()
+    generation = cache.table.info(row).generation
+    with cache.lock:
+        for columns_only in (True, False):
+            with cache.what_if(columns_only=columns_only) as w:
+                w.remove(p, "n1")
+                assert moved()
+            assert moved()
+            if columns_only:        # restore_rows puts the generation back, not the epoch
+                assert cache.table.info(row).generation == generation
+        with cache.what_if(columns_only=True) as w:
+            w.move_rows([row], [[p]], -1)
+            assert moved()
+        assert moved()
+    assert int(cache.table.pod_epochs[cache.table.row_of["n2"]]) == 1    # set once, no pods since
+    cache.remove_pod(p)
+    assert moved()

@@ -58,3 +58,28 @@ def test_claim_refs_follow_placement_and_what_if() -> None:
         assert snap.pvc_in_use("default", "data")
     c.remove_pod(p)
     assert c.pvc_refs == {}
+
+
+def test_changes_list_what_changed_since_a_version() -> None:
+    s = VolumeStore()
+    assert s.changes(0) == [] and s.changes(1) is None   # a reader ahead of the store: start over
+    s.on_event("PersistentVolumeClaim", "ADDED", pvc_body("a", "ns1"))
+    mid = s.version
+    s.on_event("PersistentVolume", "ADDED", {"metadata": {"name": "pv1"}, "spec": {}})
+    s.delete("PersistentVolumeClaim", "ns1", "a")
+    s.delete("PersistentVolumeClaim", "ns1", "a")        # nothing there: no change
+    assert s.changes(0) == [("PersistentVolumeClaim", ("ns1", "a")), ("PersistentVolume", ("", "pv1")),
+                            ("PersistentVolumeClaim", ("ns1", "a"))]
+    assert s.changes(mid) == [("PersistentVolume", ("", "pv1")), ("PersistentVolumeClaim", ("ns1", "a"))]
+    assert s.changes(s.version) == []
+
+
+def test_changes_further_back_than_the_journal_say_so() -> None:
+    from scheduler.cache.volumes import JOURNAL_MAX
+
+    s = VolumeStore()
+    for i in range(JOURNAL_MAX + 10):
+        s.on_event("PersistentVolume", "ADDED", {"metadata": {"name": f"pv{i}"}, "spec": {}})
+    assert s.changes(0) is None
+    recent = s.changes(s.version - 3)
+    assert recent == [("PersistentVolume", ("", f"pv{i}")) for i in range(JOURNAL_MAX + 7, JOURNAL_MAX + 10)]
