@@ -9,7 +9,7 @@ Two kinds of columns, one cell per node row of the cache's ``NodeTable``:
   ``allocatable.count``), and per driver ``limit[driver][row]`` (-1: no limit) and
   ``listed[driver][row]`` (the CSINode lists the driver: VolumeLimitScaling's check).
 * **Attached volumes**: per driver ``count[driver][row]``, the distinct ``<driver>/<handle>``
-  volumes the row's pods use; ``holders[volume]``, the rows using a volume (so "the new pod's volume
+  volumes the row's pods use; ``holding(volume, rows)``, the rows using a volume (so "the new pod's volume
   is already attached there, do not count it twice" is a lookup per new volume, once per cycle);
   and each row's volumes, or the error that computing them raised.
 
@@ -76,13 +76,19 @@ class AttachCounts:
 
     def _reset_counts(self) -> None:
         self.count: dict[str, IntArray] = {}
-        self.holders: dict[str, set[int]] = {}
+        # volume -> the row holding it, or the rows once there are several (one, nearly always:
+        # a set per volume was most of this class's memory)
+        self._holders: dict[str, int | set[int]] = {}
         self.vols: list[Volumes | Exception | None] = [None] * self._capacity
         self.errors: set[int] = set()          # the rows whose ``vols`` is an error
         self._seen = np.full(self._capacity, -1, np.int64)
         self._memo: dict[tuple[str, bool], Volumes] = {}
-        self._deps: dict[ObjectKey, set[tuple[int, str]]] = {}
+        # storage object -> the uid of the pod, or the uids of the pods, whose volumes read it; and
+        # each such pod's row when it was last counted (a pod that moved since is on a row that was
+        # touched, so stale anyway)
+        self._deps: dict[ObjectKey, str | set[str]] = {}
         self._dep_entries = 0
+        self._row_of_pod: dict[str, int] = {}
 
     # --- keeping current ---------------------------------------------------------------------
     def sync(self, table: NodeTable, store: VolumeStore) -> None:
@@ -115,12 +121,15 @@ class AttachCounts:
                     csi_rows.add(row)
                 continue
             held = self._deps.pop((kind, key), None)
-            if held:
-                self._dep_entries -= len(held)
-                for row, uid in held:
+            if held is None:
+                continue
+            for uid in (held,) if isinstance(held, str) else held:
+                self._dep_entries -= 1
+                row = self._row_of_pod.get(uid)
+                if row is not None and row < self._capacity:
                     self._seen[row] = -1
-                    self._memo.pop((uid, True), None)
-                    self._memo.pop((uid, False), None)
+                self._memo.pop((uid, True), None)
+                self._memo.pop((uid, False), None)
         if csi_rows:
             self._refresh_limits(csi_rows)
 
@@ -172,6 +181,16 @@ class AttachCounts:
                         any_limit = True
             self.any_limit[row] = any_limit
 
+    def holding(self, volume: str, at: IntArray) -> BoolArray | None:
+        """Which of rows ``at`` (counted) hold ``volume``; ``None`` when no row does."""
+        held = self._holders.get(volume)
+        if held is None:
+            return None
+        if isinstance(held, int):
+            out: BoolArray = at == held
+            return out
+        return np.isin(at, np.fromiter(held, np.int64, len(held)))
+
     def recount(self, rows: IntArray) -> None:
         """Count again each of ``rows`` whose pods changed since it was counted."""
         assert self._table is not None
@@ -188,13 +207,16 @@ class AttachCounts:
         assert self._table is not None
         old = self.vols[row]
         if isinstance(old, dict):
+            holders = self._holders
             for unique, driver in old.items():
                 self.count[driver][row] = 0
-                held = self.holders.get(unique)
-                if held is not None:
+                held = holders.get(unique)
+                if held == row:
+                    del holders[unique]
+                elif isinstance(held, set):
                     held.discard(row)
-                    if not held:
-                        del self.holders[unique]
+                    if len(held) == 1:
+                        holders[unique] = next(iter(held))
         self.errors.discard(row)
         info = self._table.infos[row]
         has_csi = bool(self.has_csi[row])
@@ -206,12 +228,23 @@ class AttachCounts:
         for pod in info.pods.values():
             if not pod.volumes:
                 continue
+            uid = pod.uid
+            self._row_of_pod[uid] = row
+            deps = self._deps
             for dep in self._deps_of(pod):
-                held_by = self._deps.setdefault(dep, set())
-                if (row, pod.uid) not in held_by:
-                    held_by.add((row, pod.uid))
-                    self._dep_entries += 1
-            key = (pod.uid, has_csi)
+                held_by = deps.get(dep)
+                if held_by is None:
+                    deps[dep] = uid
+                elif held_by == uid:
+                    continue
+                elif isinstance(held_by, str):
+                    deps[dep] = {held_by, uid}
+                elif uid not in held_by:
+                    held_by.add(uid)
+                else:
+                    continue
+                self._dep_entries += 1
+            key = (uid, has_csi)
             got = self._memo.get(key)
             if got is None:
                 try:
@@ -226,4 +259,10 @@ class AttachCounts:
             if col is None:
                 col = self.count[driver] = np.zeros(self._capacity, np.int64)
             col[row] += 1
-            self.holders.setdefault(unique, set()).add(row)
+            held = self._holders.get(unique)
+            if held is None:
+                self._holders[unique] = row
+            elif isinstance(held, int):
+                self._holders[unique] = {held, row}
+            else:
+                held.add(row)

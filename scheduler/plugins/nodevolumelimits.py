@@ -343,9 +343,9 @@ def _exceeds(new: Volumes, at: IntArray, cols: AttachCounts) -> BoolArray:
             continue                    # no node publishes a limit for it
         need = np.full(len(at), len(uniques), np.int64)
         for unique in uniques:
-            held = cols.holders.get(unique)
-            if held:
-                need -= np.isin(at, np.fromiter(held, np.int64, len(held)))
+            held = cols.holding(unique, at)
+            if held is not None:
+                need -= held
         limit = limit_col[at]
         count_col = cols.count.get(driver)
         attached = count_col[at] if count_col is not None else 0
