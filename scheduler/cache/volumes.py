@@ -22,7 +22,7 @@ so; ``restore`` (Unreserve) puts the informer's object back. The next watch even
 VolumeBinding's PreBind waits on those, never on what a later cycle assumed.
 
 **Change journal.** ``changes(since)`` lists the objects changed since ``version`` was ``since``, as
-``(kind, key)``, so a reader that derives data from a few objects (NodeVolumeLimits' attach counts
+``(kind, key)``, with the version to read from next time, so a reader that derives data from a few objects (NodeVolumeLimits' attach counts
 read the claims, PVs and classes of placed pods) redoes only what depends on them; the journal keeps
 the last ``JOURNAL_MAX`` changes, and a reader further behind is told to redo everything.
 
@@ -103,31 +103,45 @@ class VolumeStore:
         self._assumed: dict[tuple[str, tuple[str, str]], VolumeObject | None] = {}
         self._watchers: dict[tuple[str, tuple[str, str]], list[Callable[[], None]]] = {}
         self.version = 0
-        # The objects changed, one entry per bump of ``version``: entry i is change ``version -
-        # len(_journal) + i + 1``.
-        self._journal: list[ObjectKey] = []
+        # (the version a change made, the object changed), oldest first: see ``changes``.
+        self._journal: list[tuple[int, ObjectKey]] = []
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._objects.values())
 
     # --- writes ----------------------------------------------------------------------------
     def _changed(self, kind: str, key: tuple[str, str]) -> None:
-        self.version += 1
+        # Journal first, then the version: a reader on another thread that has read ``version``
+        # finds every change up to it in the journal (``changes``).
         if len(self._journal) >= JOURNAL_MAX:
             del self._journal[: JOURNAL_MAX // 2]
-        self._journal.append((kind, key))
+        self._journal.append((self.version + 1, (kind, key)))
+        self.version += 1
         fns = self._watchers.get((kind, key))
         if fns:
             for fn in tuple(fns):
                 fn()
 
-    def changes(self, since: int) -> list[ObjectKey] | None:
+    def changes(self, since: int) -> tuple[list[ObjectKey] | None, int]:
         """The objects changed since ``version`` was ``since``, oldest first (an object may appear
-        more than once); ``None`` when the journal no longer reaches back that far."""
-        behind = self.version - since
-        if behind < 0 or behind > len(self._journal):
-            return None
-        return self._journal[len(self._journal) - behind:] if behind else []
+        more than once), and the version they bring the reader to; ``None`` for the objects when
+        the journal no longer reaches back that far (or ``since`` is ahead: another store).
+
+        Safe against a writer on another thread: each slice of the journal is one atomic copy,
+        and changes made after ``version`` was read are left for the next call."""
+        end = self.version
+        if since == end:
+            return [], end
+        if since > end:
+            return None, end
+        want = end - since
+        while True:
+            tail = self._journal[-want:]
+            if tail and tail[0][0] <= since + 1:
+                return [key for version, key in tail if since < version <= end], end
+            if len(tail) < want:
+                return None, end            # trimmed past ``since``
+            want *= 2                       # newer changes came in meanwhile: look further back
 
     def watch(self, kind: str, namespace: str, name: str, fn: Callable[[], None]) -> Callable[[], None]:
         """Call ``fn()`` on every change of ``kind`` ``namespace/name`` (``namespace`` "" for the

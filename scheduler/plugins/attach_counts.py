@@ -104,8 +104,7 @@ class AttachCounts:
         elif rows:
             self._refresh_limits(set(rows))
         if store.version != self._store_version:
-            changes = store.changes(self._store_version)
-            self._store_version = store.version
+            changes, self._store_version = store.changes(self._store_version)
             if changes is None:
                 self._reset_counts()
                 self._refresh_limits(range(table.size))

@@ -62,16 +62,16 @@ def test_claim_refs_follow_placement_and_what_if() -> None:
 
 def test_changes_list_what_changed_since_a_version() -> None:
     s = VolumeStore()
-    assert s.changes(0) == [] and s.changes(1) is None   # a reader ahead of the store: start over
+    assert s.changes(0) == ([], 0) and s.changes(1) == (None, 0)    # a reader ahead: another store
     s.on_event("PersistentVolumeClaim", "ADDED", pvc_body("a", "ns1"))
     mid = s.version
     s.on_event("PersistentVolume", "ADDED", {"metadata": {"name": "pv1"}, "spec": {}})
     s.delete("PersistentVolumeClaim", "ns1", "a")
     s.delete("PersistentVolumeClaim", "ns1", "a")        # nothing there: no change
-    assert s.changes(0) == [("PersistentVolumeClaim", ("ns1", "a")), ("PersistentVolume", ("", "pv1")),
-                            ("PersistentVolumeClaim", ("ns1", "a"))]
-    assert s.changes(mid) == [("PersistentVolume", ("", "pv1")), ("PersistentVolumeClaim", ("ns1", "a"))]
-    assert s.changes(s.version) == []
+    assert s.changes(0) == ([("PersistentVolumeClaim", ("ns1", "a")), ("PersistentVolume", ("", "pv1")),
+                             ("PersistentVolumeClaim", ("ns1", "a"))], 3)
+    assert s.changes(mid) == ([("PersistentVolume", ("", "pv1")), ("PersistentVolumeClaim", ("ns1", "a"))], 3)
+    assert s.changes(s.version) == ([], 3)
 
 
 def test_changes_further_back_than_the_journal_say_so() -> None:
@@ -80,6 +80,22 @@ def test_changes_further_back_than_the_journal_say_so() -> None:
     s = VolumeStore()
     for i in range(JOURNAL_MAX + 10):
         s.on_event("PersistentVolume", "ADDED", {"metadata": {"name": f"pv{i}"}, "spec": {}})
-    assert s.changes(0) is None
-    recent = s.changes(s.version - 3)
+    assert s.changes(0) == (None, s.version)
+    recent, end = s.changes(s.version - 3)
+    assert end == s.version
     assert recent == [("PersistentVolume", ("", f"pv{i}")) for i in range(JOURNAL_MAX + 7, JOURNAL_MAX + 10)]
+
+
+def test_changes_made_after_the_version_was_read_wait_for_the_next_call() -> None:
+    """A writer on another thread may add to the journal between a reader's reading ``version`` and
+    its slicing the journal: those changes are not reported now (the reader's new position is before
+    them), and the next call reports them."""
+    s = VolumeStore()
+    s.on_event("PersistentVolume", "ADDED", {"metadata": {"name": "pv0"}, "spec": {}})
+    # As if the writer had journalled two changes but not yet bumped the version.
+    s._journal.append((s.version + 1, ("PersistentVolume", ("", "pv1"))))
+    s._journal.append((s.version + 2, ("PersistentVolume", ("", "pv2"))))
+    got, end = s.changes(0)
+    assert (got, end) == ([("PersistentVolume", ("", "pv0"))], 1)
+    s.version += 2
+    assert s.changes(end) == ([("PersistentVolume", ("", "pv1")), ("PersistentVolume", ("", "pv2"))], 3)
