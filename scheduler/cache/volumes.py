@@ -21,10 +21,11 @@ so; ``restore`` (Unreserve) puts the informer's object back. The next watch even
 ``api_pv`` / ``api_pvc`` give the informer's object behind an assumption (upstream's ``GetAPIPV``):
 VolumeBinding's PreBind waits on those, never on what a later cycle assumed.
 
-**Change journal.** ``changes(since)`` lists the objects changed since ``version`` was ``since``, as
-``(kind, key)``, with the version to read from next time, so a reader that derives data from a few objects (NodeVolumeLimits' attach counts
-read the claims, PVs and classes of placed pods) redoes only what depends on them; the journal keeps
-the last ``JOURNAL_MAX`` changes, and a reader further behind is told to redo everything.
+**Change journal.** ``changes(since)`` lists the objects changed since ``version`` was ``since``,
+as ``(kind, key)``, with the version to read from next time, so a reader that derives data from a
+few objects (NodeVolumeLimits' attach counts read the claims, PVs and classes of placed pods) redoes
+only what depends on them; the journal keeps the last ``JOURNAL_MAX`` changes, and a reader further
+behind is told to redo everything.
 
 **Watches.** ``watch(kind, namespace, name, fn)`` calls ``fn()`` whenever that object changes
 (written, assumed, restored or deleted), from whichever thread changed it; PreBind's wait uses it
