@@ -45,7 +45,8 @@ __all__ = ["AttachCounts", "Volumes"]
 Volumes = dict[str, str]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-# Pods whose volumes are memoised, and (row, pod) dependency entries, before everything starts over.
+# Pods whose volumes (or rows) are memoised, or (object, pod) dependency entries, before everything
+# starts over: deleted pods' entries go then.
 _MEMO_LIMIT = 100_000
 
 
@@ -196,7 +197,7 @@ class AttachCounts:
         stale = rows[self._seen[rows] != self._table.pod_epochs[rows]]
         if not stale.size:
             return
-        if len(self._memo) > _MEMO_LIMIT or self._dep_entries > _MEMO_LIMIT:
+        if max(len(self._memo), len(self._row_of_pod), self._dep_entries) > _MEMO_LIMIT:
             self._reset_counts()
             stale = rows
         for row in stale.tolist():
@@ -229,23 +230,11 @@ class AttachCounts:
                 continue
             uid = pod.uid
             self._row_of_pod[uid] = row
-            deps = self._deps
-            for dep in self._deps_of(pod):
-                held_by = deps.get(dep)
-                if held_by is None:
-                    deps[dep] = uid
-                elif held_by == uid:
-                    continue
-                elif isinstance(held_by, str):
-                    deps[dep] = {held_by, uid}
-                elif uid not in held_by:
-                    held_by.add(uid)
-                else:
-                    continue
-                self._dep_entries += 1
             key = (uid, has_csi)
             got = self._memo.get(key)
             if got is None:
+                # Its dependencies are recorded with its volumes: a change to one drops both.
+                self._depend(uid, pod)
                 try:
                     got = self._memo[key] = self._volumes_of(pod, has_csi)
                 except self._failure as e:
@@ -265,3 +254,20 @@ class AttachCounts:
                 self._holders[unique] = {held, row}
             else:
                 held.add(row)
+
+    def _depend(self, uid: str, pod: Pod) -> None:
+        """Record that pod ``uid``'s volumes read the storage objects ``deps_of`` names."""
+        deps = self._deps
+        for dep in self._deps_of(pod):
+            held_by = deps.get(dep)
+            if held_by is None:
+                deps[dep] = uid
+            elif held_by == uid:
+                continue
+            elif isinstance(held_by, str):
+                deps[dep] = {held_by, uid}
+            elif uid not in held_by:
+                held_by.add(uid)
+            else:
+                continue
+            self._dep_entries += 1
