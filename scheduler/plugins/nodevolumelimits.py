@@ -180,6 +180,7 @@ class NodeVolumeLimits:
         failed = np.zeros(n, np.bool_)
         missing_ids = np.zeros(n, np.int64)
         statuses = [_EXCEEDED]
+        status_of: dict[str, int] = {}                     # driver -> its "not installed" status
         for flag in (True, False):
             where = np.flatnonzero(has_csi == flag)
             if not where.size:
@@ -192,7 +193,7 @@ class NodeVolumeLimits:
             if not new:
                 continue
             if self._volume_limit_scaling:
-                where = self._check_drivers(new, rows, where, cols, missing_ids, statuses)
+                where = self._check_drivers(new, rows, where, cols, missing_ids, statuses, status_of)
             where = where[cols.any_limit[rows[where]]]
             if where.size:
                 checks.append((new, where))
@@ -215,11 +216,12 @@ class NodeVolumeLimits:
         return fwk.FilterVerdict(failed, statuses, missing_ids)
 
     def _check_drivers(self, new: Volumes, rows: fwk.Rows, where: IntArray, cols: AttachCounts,
-                       missing_ids: IntArray, statuses: list[Status]) -> IntArray:
+                       missing_ids: IntArray, statuses: list[Status], status_of: dict[str, int]) -> IntArray:
         """Upstream's driver check (VolumeLimitScaling) on positions ``where``: a node whose CSINode
         does not list (or that has no CSINode for) a driver of the pod's new volumes whose CSIDriver
         opted in (``preventPodSchedulingIfMissing``) fails, naming the first such driver; sets
-        ``missing_ids`` (an index into ``statuses``, which it extends) and returns the positions left."""
+        ``missing_ids`` (an index into ``statuses``, which it extends once per driver, ``status_of``
+        saying where) and returns the positions left."""
         for driver in dict.fromkeys(new.values()):
             spec = self._volumes.csi_driver(driver)
             if spec is None or not spec.prevent_pod_scheduling_if_missing:
@@ -227,8 +229,10 @@ class NodeVolumeLimits:
             listed = cols.listed.get(driver)
             lacking = np.ones(where.size, np.bool_) if listed is None else ~listed[rows[where]]
             if lacking.any():
-                missing_ids[where[lacking]] = len(statuses)
-                statuses.append(Status.unschedulable(driver_not_installed(driver)))
+                if driver not in status_of:
+                    status_of[driver] = len(statuses)
+                    statuses.append(Status.unschedulable(driver_not_installed(driver)))
+                missing_ids[where[lacking]] = status_of[driver]
                 where = where[~lacking]
         return where
 
