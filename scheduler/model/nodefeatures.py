@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["COMPONENT_VERSION", "REGISTRY", "Feature", "NodeConfiguration", "discover_node_features",
-           "required_features"]
+__all__ = ["COMPONENT_VERSION", "REGISTRY", "Feature", "NodeConfiguration", "active_registry",
+           "discover_node_features", "required_features"]
 
 Spec = Mapping[str, Any]
 # The version kopf-scheduler's scheduler and simulated kubelet claim (upstream's ``version.Get()``).
@@ -161,28 +161,48 @@ REGISTRY: tuple[Feature, ...] = tuple(sorted((
 ), key=lambda f: f.name))
 
 
-# Every parsed pod is inferred at COMPONENT_VERSION against REGISTRY: only the features that can
-# be required then are asked (the update-only ones never are), which keeps the parse cheap.
-_AT_COMPONENT_VERSION = tuple((f.name, f.infer_for_scheduling) for f in REGISTRY
-                              if f.infer_for_scheduling is not _never
-                              and (f.max_version is None or f.max_version >= COMPONENT_VERSION))
+# Every parsed pod is inferred at COMPONENT_VERSION against the active registry: only the features
+# that can be required then are asked (the update-only ones never are), which keeps the parse cheap.
+def _at_version(registry: tuple[Feature, ...]) -> tuple[tuple[str, Callable[[Spec], bool]], ...]:
+    return tuple((f.name, f.infer_for_scheduling) for f in registry
+                 if f.infer_for_scheduling is not _never
+                 and (f.max_version is None or f.max_version >= COMPONENT_VERSION))
+
+
+_active: tuple[Feature, ...] = REGISTRY
+_AT_COMPONENT_VERSION = _at_version(REGISTRY)
 _NONE: frozenset[str] = frozenset()
 
 
+def active_registry(registry: tuple[Feature, ...] | None = None) -> tuple[Feature, ...]:
+    """The registry every pod parse and every default discovery reads; with ``registry``, make that
+    one active (None leaves it) and return the one it replaces. Upstream's registry is a package
+    variable (``features.AllFeatures``) for the same reason: scheduler_perf's nodedeclaredfeatures
+    test swaps in mock features for a run and restores the real ones after it
+    (``benchmark/declaredfeatures.py`` does the same, in the process that schedules)."""
+    global _active, _AT_COMPONENT_VERSION
+    previous = _active
+    if registry is not None:
+        _active, _AT_COMPONENT_VERSION = registry, _at_version(registry)
+    return previous
+
+
 def required_features(spec: Spec, version: tuple[int, int, int] = COMPONENT_VERSION,
-                      registry: tuple[Feature, ...] = REGISTRY) -> frozenset[str]:
+                      registry: tuple[Feature, ...] | None = None) -> frozenset[str]:
     """The features a pod with ``spec`` needs of its node (upstream's ``InferForPodScheduling``): a
-    feature counts unless ``version`` is above its ``max_version``."""
-    if registry is REGISTRY and version == COMPONENT_VERSION:
+    feature of ``registry`` (the active one when None) counts unless ``version`` is above its
+    ``max_version``."""
+    if registry is None and version == COMPONENT_VERSION:
         needed = [name for name, infer in _AT_COMPONENT_VERSION if infer(spec)]
         return frozenset(needed) if needed else _NONE
-    return frozenset(f.name for f in registry
+    return frozenset(f.name for f in (_active if registry is None else registry)
                      if (f.max_version is None or version <= f.max_version) and f.infer_for_scheduling(spec))
 
 
-def discover_node_features(cfg: NodeConfiguration, registry: tuple[Feature, ...] = REGISTRY) -> list[str]:
+def discover_node_features(cfg: NodeConfiguration, registry: tuple[Feature, ...] | None = None) -> list[str]:
     """The sorted names a kubelet with ``cfg`` declares (upstream's ``DiscoverNodeFeatures``): a
-    feature it discovers, unless its version is above the feature's ``max_version``."""
-    return sorted(f.name for f in registry
+    feature of ``registry`` (the active one when None) it discovers, unless its version is above
+    the feature's ``max_version``."""
+    return sorted(f.name for f in (_active if registry is None else registry)
                   if f.discover(cfg) and (f.max_version is None or cfg.version <= f.max_version))
 

@@ -18,6 +18,7 @@ from scheduler.model.nodefeatures import (
     REGISTRY,
     Feature,
     NodeConfiguration,
+    active_registry,
     discover_node_features,
     required_features,
 )
@@ -110,3 +111,20 @@ def test_a_node_reads_status_declared_features() -> None:
     assert parse_node({"metadata": {"name": "n"}}).declared_features == frozenset()
     with pytest.raises(ParseError, match=r"status\.declaredFeatures"):
         parse_node({"metadata": {"name": "n"}, "status": {"declaredFeatures": "A"}})
+
+
+def test_a_swapped_registry_is_what_every_parse_reads() -> None:
+    """Upstream's ``features.AllFeatures`` is a package variable that scheduler_perf's
+    nodedeclaredfeatures test replaces with mock features for a run (node_declared_features_test.go,
+    ``setupFeatures``): ``active_registry`` swaps ours, and the previous one comes back."""
+    mock = Feature("Feature1", lambda spec: spec.get("resources") is not None, lambda cfg: True)
+    previous = active_registry((mock,))
+    try:
+        assert required_features({"resources": {"requests": {"cpu": "1"}}}) == {"Feature1"}
+        assert required_features({}) == frozenset()
+        assert discover_node_features(NodeConfiguration()) == ["Feature1"]
+        assert pod("p", spec={"resources": {"requests": {"cpu": "1"}}}).required_features == {"Feature1"}
+    finally:
+        assert active_registry(previous) == (mock,)
+    assert active_registry() is REGISTRY
+    assert required_features({"resources": {"requests": {"cpu": "1"}}}) == frozenset()
