@@ -868,7 +868,7 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
 
     from scheduler.benchmark.environment import environment, format_header, load_average
     from scheduler.benchmark.report import format_table, run_bench
-    from scheduler.benchmark.workloads import WORKLOADS
+    from scheduler.benchmark.workloads import WORKLOADS, Workload
     from scheduler.features import FeatureGateError, parse_feature_gates
     for gates in feature_gates:
         try:
@@ -881,10 +881,18 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
     if unknown:
         raise click.BadParameter(f"unknown workload {unknown[0]!r} (known: {', '.join(WORKLOADS)})",
                                  param_hint="--workload")
-    # A workload that needs what is not built (podgroups.refusal): refused when named, skipped from "all".
-    from scheduler.benchmark.podgroups import refusal
+    # A workload that needs what is not built (podgroups.refusal), or a locked gate's other value end
+    # to end (declaredfeatures.refusal): refused when named, skipped from "all".
+    from scheduler.benchmark import declaredfeatures
+    from scheduler.benchmark.podgroups import refusal as group_refusal
+
+    def refusal(name: str, w: Workload) -> str | None:
+        if (why := group_refusal(name, w.groups)) is not None or mode != "e2e":
+            return why
+        return next((why for g in feature_gates or ("",) if (why := declaredfeatures.refusal(
+            name, w.node_features, {**dict(w.feature_gates), **parse_feature_gates(g)})) is not None), None)
     for name in workloads:
-        if (why := refusal(name, WORKLOADS[name].groups)) is not None:
+        if (why := refusal(name, WORKLOADS[name])) is not None:
             raise click.ClickException(why)
     shadow: dict[str, Any] | None = None
     if shadow_file is not None:
@@ -906,7 +914,7 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
     chosen = list(workloads)
     if not chosen:
         for name, w in WORKLOADS.items():
-            if (why := refusal(name, w.groups)) is not None:
+            if (why := refusal(name, w)) is not None:
                 click.echo(f"skipped: {why}", err=True)
             else:
                 chosen.append(name)

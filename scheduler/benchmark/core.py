@@ -54,6 +54,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler.benchmark import declaredfeatures
+from scheduler.benchmark.batching import signed_pod
 from scheduler.benchmark.podgroups import all_group_objects, prepare_pod, refusal
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import (
@@ -518,6 +520,14 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, profile: d
                decision_records: int = DEFAULT_CAPACITY, shadow: dict[str, Any] | None = None,
                feature_gates: dict[str, bool] | None = None) -> RunResult:
     sink, service = _bench_service(w, seed, decision_records, feature_gates, profile, shadow)
+    # a NodeDeclaredFeatures workload's mock features, registered for the run (declaredfeatures.py)
+    mocked = w.node_features.mocked(service.feature_gates) if w.node_features is not None else 0
+    with declaredfeatures.installed(mocked):
+        return await _run_installed(sink, service, w, size, seed, time_limit)
+
+
+async def _run_installed(sink: SinkClient, service: SchedulerService, w: Workload, size: Size, seed: int,
+                         time_limit: float) -> RunResult:
     rng = random.Random(seed)
     controller = _bench_cluster(sink, service, w, size, rng)
     dra = w.dra
@@ -580,7 +590,8 @@ def _bench_cluster(sink: SinkClient, service: SchedulerService, w: Workload, siz
     DRA workload."""
     strategy = w.node_strategy
     dra = w.dra
-    nodes = workload_nodes(w, size, rng, dict(strategy.node_allocatable) if strategy is not None else None) \
+    nodes = workload_nodes(w, size, rng, dict(strategy.node_allocatable) if strategy is not None else None,
+                           gates=service.feature_gates) \
         if dra is None else [make_node(f"scheduler-perf-{i}") for i in range(dra.nodes_without_dra)]
     for node in nodes:
         service.on_node("ADDED", node)
@@ -611,6 +622,8 @@ def _preparer(sink: SinkClient, w: Workload, size: Size, controller: _ClaimContr
     groups = w.groups
 
     def prepare(body: Obj, i: int, volumes: bool) -> Obj:
+        if w.signature_batch:
+            signed_pod(body, i, w.signature_batch)
         if groups is not None:
             return prepare_pod(groups, body, i, measured=body["metadata"]["namespace"] == w.namespace,
                                nodes=size.nodes, init_pods=size.init_pods)

@@ -58,7 +58,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scheduler.benchmark import processes
+from scheduler.benchmark import declaredfeatures, processes
+from scheduler.benchmark.batching import signed_pod
 from scheduler.benchmark.core import (
     BINDING_OP_POLL,
     BINDING_OP_SECONDS,
@@ -101,6 +102,7 @@ from scheduler.benchmark.workloads import (
     workload_nodes,
 )
 from scheduler.errors import ClientError, ConflictError
+from scheduler.features import parse_feature_gates
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.kubeapi import KubeClient, load_config, new_event_loop
 from scheduler.kubeapi.client import gather_limited
@@ -220,6 +222,9 @@ async def _create_pods(api: KubeClient, w: Workload, size: Size, tmpl: str, name
         return await _create_all(api, _pod_path, _for_api(
             prepare_pod(groups, pod, i, measured=namespace == w.namespace, nodes=size.nodes, init_pods=size.init_pods)
             for i, pod in enumerate(pod_objects(tmpl, namespace, count))))
+    if w.signature_batch:
+        return await _create_all(api, _pod_path, _for_api(
+            signed_pod(pod, i, w.signature_batch) for i, pod in enumerate(pod_objects(tmpl, namespace, count))))
     if not volumes:
         return await _create_all(api, _pod_path, _for_api(pod_objects(tmpl, namespace, count)))
     coros = [_pod_with_volume(api, w, pod, i) for i, pod in enumerate(_for_api(pod_objects(tmpl, namespace, count)))]
@@ -422,6 +427,11 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
                explanations: float = 0.0) -> RunResult:
     if (why := refusal(w.name, w.groups)) is not None:
         raise ValueError(why)
+    gates = {**dict(w.feature_gates), **parse_feature_gates(feature_gates)}
+    if (why := declaredfeatures.refusal(w.name, w.node_features, gates)) is not None:
+        raise ValueError(why)
+    # a NodeDeclaredFeatures workload's mock features, registered in the operator (declaredfeatures.py)
+    mocked = w.node_features.mocked(gates) if w.node_features is not None else 0
     feature_gates = _gates(w, feature_gates)
     kubeconfig = home / "kubeconfig"
     # kube-apiserver serves PodGroups with its own GenericWorkload gate
@@ -429,14 +439,15 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
     operator: subprocess.Popen[str] | None = None
     try:
         async with KubeClient(load_config(str(kubeconfig)), limit=IN_FLIGHT + 8, timeout=60) as api:
-            await _create_cluster(api, w, size, seed)
+            await _create_cluster(api, w, size, seed, gates)
             metrics_port, health_port = processes.free_port(), processes.free_port()
             log = (home / "operator.log").open("w")
+            args = ("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
+                    "--health-bind-address", f"127.0.0.1:{health_port}", *processes.SCHEDULER_PERF_CLIENT,
+                    "--decision-records", str(decision_records),
+                    *(("--feature-gates", feature_gates) if feature_gates else ()))
             operator = subprocess.Popen(
-                processes.cli("run", "--kubeconfig", str(kubeconfig), "--metrics-bind-address",
-                              f"127.0.0.1:{metrics_port}", "--health-bind-address", f"127.0.0.1:{health_port}",
-                              *processes.SCHEDULER_PERF_CLIENT, "--decision-records", str(decision_records),
-                              *(("--feature-gates", feature_gates) if feature_gates else ())),
+                declaredfeatures.operator_cli(mocked, *args) if mocked else processes.cli(*args),
                 stdout=log, stderr=subprocess.STDOUT, text=True)
             if not await wait_until(lambda: _ready(metrics_port), 120, 0.05):
                 raise RuntimeError(f"the operator did not become ready; see {home / 'operator.log'}")
@@ -503,7 +514,8 @@ def _gates(w: Workload, given: str) -> str:
     return ",".join(g for g in (own, given) if g)
 
 
-async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -> None:
+async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int,
+                          gates: dict[str, bool] | None = None) -> None:
     """The CRD and the workload's profile, namespaces, PriorityClasses, nodes (with CSINodes), DRA
     objects and Services, created through the API before the operator starts."""
     for c in (crd(), explanation_crd()):
@@ -535,7 +547,7 @@ async def _create_cluster(api: KubeClient, w: Workload, size: Size, seed: int) -
     rng = random.Random(seed)
     strategy = w.node_strategy
     extra = dict(strategy.node_allocatable) if strategy is not None else None
-    nodes = workload_nodes(w, size, rng, extra) if w.dra is None else \
+    nodes = workload_nodes(w, size, rng, extra, gates=gates) if w.dra is None else \
         [make_node(f"scheduler-perf-{i}") for i in range(w.dra.nodes_without_dra)]
     await _create_all(api, lambda o: "/api/v1/nodes", iter(nodes))
     if w.dra is not None:

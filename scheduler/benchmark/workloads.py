@@ -69,6 +69,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from scheduler.benchmark import batching, declaredfeatures
+from scheduler.benchmark.declaredfeatures import DeclaredFeatures
 from scheduler.benchmark.podgroups import POD_TEMPLATES as GROUP_POD_TEMPLATES
 from scheduler.benchmark.podgroups import GroupOp, Groups
 
@@ -198,8 +200,11 @@ TEMPLATES["pod-with-label"] = {"apiVersion": "v1", "kind": "Pod",
                                "metadata": {"generateName": "pod-", "labels": {"app": "scheduler-perf"}},
                                "spec": {"containers": [{"name": "pause", "image": PAUSE}]}}
 
-# podgroup/*/templates and workload_preemption/templates (scheduler/benchmark/podgroups.py).
+# podgroup/*/templates and workload_preemption/templates (scheduler/benchmark/podgroups.py); the
+# batching and nodedeclaredfeatures pods (batching.py, declaredfeatures.py).
 TEMPLATES.update(GROUP_POD_TEMPLATES)
+TEMPLATES.update(batching.POD_TEMPLATES)
+TEMPLATES.update(declaredfeatures.POD_TEMPLATES)
 
 # Objects other than pods, created with ``createAny`` or churned: upstream's templates/service.yaml
 # and templates/churn/service-default.yaml.
@@ -239,13 +244,19 @@ def make_node(name: str, labels: dict[str, str] | None = None, *, pods: str = "1
                        "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
 
 
-def workload_nodes(w: Workload, size: Size, rng: Any, allocatable: dict[str, str] | None = None) -> list[Obj]:
+def workload_nodes(w: Workload, size: Size, rng: Any, allocatable: dict[str, str] | None = None, *,
+                   gates: dict[str, bool] | None = None) -> list[Obj]:
     """The nodes of a workload that is not DRA's, in upstream's ``createNodes`` order: the named node
     (``node-with-name.yaml``: ``scheduler-perf-node``, 90000 pods) when ``named_node``; then
     ``size.nodes`` nodes: ``node-default.yaml`` (a zone from ``zones`` each, as
     ``labelNodePrepareStrategy``), of which the last ``tainted_share`` are ``node-with-taint.yaml``
     (``taint-node-<i>``: NoSchedule ``foo``), or ``misc/templates/node-with-extended-resource.yaml``
-    (node i: ``scheduler-perf-extended-resource-<i>``, capacity ``foo.com/bar-<i>: 1``)."""
+    (node i: ``scheduler-perf-extended-resource-<i>``, capacity ``foo.com/bar-<i>: 1``); or
+    ``node-base.yaml``'s, declaring the mock features of a NodeDeclaredFeatures workload under
+    ``gates`` (the run's, the workload's when None)."""
+    if w.node_features is not None:         # declaredfeatures.py
+        run_gates = dict(w.feature_gates) if gates is None else gates
+        return declaredfeatures.nodes(size.nodes, w.node_features.mocked(run_gates))
     out = [make_node(NAMED_NODE, pods="90000")] if w.named_node else []
     tainted = round(size.nodes * w.tainted_share)
     for i in range(size.nodes - tainted):
@@ -798,6 +809,10 @@ class Workload:
     # upstream's ``featureGates`` (merged under ``bench --feature-gates``); the PodGroup ops (podgroups.py).
     feature_gates: tuple[tuple[str, bool], ...] = ()
     groups: Groups | None = None
+    # the measured createPods op's signatureBatchSize (batching.py; 0: no signature label), and
+    # numNodeDeclaredFeatures of the NodeDeclaredFeatures workloads (declaredfeatures.py).
+    signature_batch: int = 0
+    node_features: DeclaredFeatures | None = None
 
     def threshold_for(self, mode: str, size: Size) -> float | None:
         """The bar a run must clear: only at a thresholded size (the default one, or one of
@@ -1046,4 +1061,6 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
               ("", 16, (100, 1000, 96), 9999999, "3970m", None),
               ("/3PerGroup", 3, (3, 12, 3), 9999999, "3900m", None))))
       for suffix, per, size, priority, cpu, port in variants),
+    # batching/ HostPortConflict and ResourceSaturation; nodedeclaredfeatures/ (their own modules).
+    *batching.workloads(_w), *declaredfeatures.workloads(_w),
 )}
