@@ -25,7 +25,10 @@ UPSTREAM = [
         ("/OpportunisticBatchingDisabled", "20000Nodes_20000Pods_OpportunisticBatchingDisabled", 20000, 20000, 1,
          False, ("performance",)),
     )]
-SMOKE = Size(10, 0, 10)     # 10Nodes_10Pods_10BatchSize
+SMOKE_SIZE = Size(10, 0, 10)     # 10Nodes_10Pods_10BatchSize
+# Every variant at upstream's integration-test size (the 20,000-node variants have none upstream:
+# theirs, with their own gate and batch size).
+SMOKE = {u[0]: SMOKE_SIZE for u in UPSTREAM}
 
 
 @pytest.mark.parametrize("name,case,nodes,pods,batch,gate,labels", UPSTREAM, ids=[u[1] for u in UPSTREAM])
@@ -75,7 +78,7 @@ def test_the_workloads_gate_is_under_the_benchs() -> None:
 # One pod a node, so after each pod the node it took rejects the next: a batch's first pod runs the
 # full cycle and the others take the stored list's next node. 100 pods in batches of 10: 90 batched.
 @pytest.mark.parametrize("name", ["HostPortConflict", "ResourceSaturation"])
-@pytest.mark.parametrize("size,batched", [(SMOKE, 9), (Size(100, 0, 100), 90)])
+@pytest.mark.parametrize("size,batched", [(SMOKE_SIZE, 9), (Size(100, 0, 100), 90)])
 def test_core_batches_each_signature_and_places_as_without_it(name: str, size: Size, batched: int) -> None:
     on = run_core(name, size, time_limit=60)
     off = run_core(name, size, time_limit=60, feature_gates={"OpportunisticBatching": False})
@@ -84,9 +87,17 @@ def test_core_batches_each_signature_and_places_as_without_it(name: str, size: S
     assert on.placements == off.placements and len(set(on.placements.values())) == size.pods
 
 
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_every_variant_schedules_one_pod_a_node(name: str) -> None:
+    r = run_core(name, SMOKE[name], time_limit=60)
+    assert r.complete and r.bound == SMOKE[name].pods and len(set(r.placements.values())) == SMOKE[name].pods
+    # batches of 10 or more: the first pod's cycle, then the stored list; batch size 1 or the gate off: none
+    assert r.batched_pods == (9 if WORKLOADS[name].signature_batch >= 10 else 0)
+
+
 @pytest.mark.parametrize("name", ["HostPortConflict", "ResourceSaturation/OpportunisticBatchingDisabled"])
 def test_e2e_runs_them_through_the_simulated_cluster(name: str) -> None:
     from scheduler.benchmark.e2e import run_e2e
-    r = run_e2e(name, SMOKE, time_limit=120)
-    assert r.complete and r.bound == SMOKE.pods and r.mode == "e2e"
-    assert len(set(r.placements.values())) == SMOKE.pods       # one pod a node
+    r = run_e2e(name, SMOKE_SIZE, time_limit=120)
+    assert r.complete and r.bound == SMOKE_SIZE.pods and r.mode == "e2e"
+    assert len(set(r.placements.values())) == SMOKE_SIZE.pods       # one pod a node

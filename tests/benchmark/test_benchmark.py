@@ -55,11 +55,14 @@ SMOKE = {
 
 
 def test_every_workload_has_a_smoke_size() -> None:
+    from tests.benchmark.test_batching_workloads import SMOKE as BATCHING_SMOKE  # and #38's batching
+    from tests.benchmark.test_declaredfeatures_workloads import SMOKE as NDF_SMOKE  # and NodeDeclaredFeatures
     from tests.benchmark.test_dra_feature_workloads import FEATURE_WORKLOADS  # and issue #35's
     from tests.benchmark.test_dra_workloads import SMOKE as DRA_SMOKE  # the DRA workloads run there
     from tests.benchmark.test_newer_workloads import SMOKE as NEWER_SMOKE  # and issue #21's
     from tests.benchmark.test_podgroup_workloads import SMOKE as GROUP_SMOKE  # and issue #36's
-    assert set(SMOKE) | set(DRA_SMOKE) | set(NEWER_SMOKE) | FEATURE_WORKLOADS | set(GROUP_SMOKE) == set(WORKLOADS)
+    assert set(SMOKE) | set(DRA_SMOKE) | set(NEWER_SMOKE) | FEATURE_WORKLOADS | set(GROUP_SMOKE) \
+        | set(BATCHING_SMOKE) | set(NDF_SMOKE) == set(WORKLOADS)
 
 
 @pytest.mark.parametrize("name", sorted(SMOKE))

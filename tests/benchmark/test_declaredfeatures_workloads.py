@@ -27,6 +27,8 @@ UPSTREAM = [
      5000, 5000, 5000, 40, True, ("performance",)),
 ]
 FAST = {"NodeDeclaredFeaturesDisabled": Size(5, 0, 10), "NodeDeclaredFeaturesEnabled/5DeclaredFeatures": Size(5, 0, 10)}
+# Every workload at upstream's integration-test size (5 nodes, 10 pods), with its own feature count.
+SMOKE = {u[0]: Size(5, 0, 10) for u in UPSTREAM}
 
 
 @pytest.mark.parametrize("name,case,nodes,init,pods,count,gate,labels", UPSTREAM, ids=[u[1] for u in UPSTREAM])
@@ -75,9 +77,9 @@ def test_a_pod_with_pod_level_resources_needs_every_mock_feature() -> None:
     assert nodefeatures.active_registry() is nodefeatures.REGISTRY
 
 
-@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("name", sorted(SMOKE))
 def test_core_schedules_every_measured_pod(name: str) -> None:
-    r = run_core(name, FAST[name], time_limit=60)
+    r = run_core(name, SMOKE[name], time_limit=60)
     assert r.complete and r.bound == 10 and set(r.placements.values()) <= {f"node-{i}" for i in range(5)}
     assert nodefeatures.active_registry() is nodefeatures.REGISTRY      # restored after the run
 
