@@ -59,6 +59,10 @@ not have (BENCHMARKS.md lists them, not run).
 which both drivers run it, ``bench --feature-gates`` winning. upstream's podsPerGroup is part of
 the workload, not of the size: each podsPerGroup is a workload of its own (``/1000PerGroup``).
 The ``_CompositePodGroupEnabled`` variants need the CompositePodGroup gate, which is not built.
+
+**Batching and NodeDeclaredFeatures** (``batching.py``, ``declaredfeatures.py``, which build their
+workloads with ``_w``): ``signature_batch`` is the measured op's ``signatureBatchSize``, and
+``node_features`` the ``numNodeDeclaredFeatures`` whose mock features the run registers.
 """
 
 from __future__ import annotations
