@@ -1,6 +1,10 @@
 """NodePorts: a pod's host ports must be free on the node (same protocol and port, and the same
 host IP or either side ``0.0.0.0``). Pods without host ports skip the Filter entirely.
 
+The Filter reads the rows where each port is in use (``host_port_rows.HostPortRows``: per
+protocol, port and host IP, a set of rows or a bool column) instead of asking each candidate node
+about its ports: a pod's wanted ports become a mask over the candidate rows in one lookup per port.
+
 Unlike upstream's, the Filter keeps no PreFilter state: it reads the pod's ports itself, so a
 Filter called alone (upstream's ``TestPreFilterDisabled`` is an Error there) gives the verdict
 PreFilter would have led to.
@@ -17,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from scheduler.cache import Snapshot
 from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
@@ -26,6 +28,7 @@ from scheduler.framework.handle import Handle
 from scheduler.framework.signature import HOST_PORTS_SIGNER_NAME, SignFragment, host_ports_signer
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import HostPort, Pod
+from scheduler.plugins.host_port_rows import HostPortRows
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -40,6 +43,9 @@ class NodePorts:
     filter_is_node_local = True     # NodeLocalFilter: preemption's dry run may batch nodes
     pre_filter_reads_pods = False   # PodReadingPreFilter: its state survives a change of the node's pods
 
+    def __init__(self) -> None:
+        self._rows = HostPortRows()
+
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
         """SignPlugin: PreFilter and Filter read the host ports."""
         return ((HOST_PORTS_SIGNER_NAME, host_ports_signer(pod)),), SUCCESS
@@ -51,10 +57,7 @@ class NodePorts:
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         if not pod.host_ports:
             return fwk.FilterVerdict.passed(len(rows))
-        infos = snapshot.table.infos
-        failed = np.fromiter((infos[r].port_conflicts(pod.host_ports)
-                              for r in rows.tolist()), np.bool_, len(rows))
-        return fwk.FilterVerdict.uniform(failed, _STATUS)
+        return fwk.FilterVerdict.uniform(self._rows.conflicts(snapshot.table, pod.host_ports, rows), _STATUS)
 
     def events_to_register(self) -> Sequence[fwk.ClusterEventWithHint]:
         return (fwk.ClusterEventWithHint(fwk.ClusterEvent("Pod", "Delete"), is_schedulable_after_pod_deleted),
