@@ -198,6 +198,10 @@ class HostPortRows:
                 failed |= got
         return failed
 
+    def keys_at(self, row: int) -> frozenset[Key]:
+        """The keys ``row`` held when ``sync`` last read it."""
+        return self._keys[row] if row < self._capacity else _NO_KEYS
+
     def rows_of(self, key: Key) -> set[int]:
         """Every row the index holds ``key`` on (tests and debugging; rows not synced may be stale)."""
         col = self._cols.get(key)
