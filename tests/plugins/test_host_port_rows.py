@@ -9,9 +9,10 @@ every step, the same verdict on every node from the index as from the reference,
 nodes and over a random subset (a sampled search reads only some rows). The histories run with the
 real set/column bounds and with tiny ones, so that keys move between the two forms all the time.
 
-Then upstream's ``HostPortInfo`` tables (``pkg/scheduler/framework/types_test.go``:
-``TestHostPortInfo_AddRemove``, ``TestHostPortInfo_Check``), run on a row of the node table and the
-index. ``test_nodeports`` holds ``node_ports_test.go``'s tables, through the plugin.
+Then upstream's ``HostPortInfo`` tables (``staging/src/k8s.io/kube-scheduler/framework/types_test.go``,
+once ``pkg/scheduler/framework/types_test.go``: ``TestHostPortInfo_AddRemove``,
+``TestHostPortInfo_Check``), run on a row of the node table and the index. ``test_nodeports`` holds
+``node_ports_test.go``'s tables, through the plugin.
 """
 
 from __future__ import annotations
