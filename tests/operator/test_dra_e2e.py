@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.simulator.registry import resource as simulator_dra
+from scheduler.simulator.registry import resource_fields as simulator_dra
 from tests.dra.expressions import nested_comprehensions
 from tests.operator.harness import KUBECTL, Env, running_operator
 from tests.operator.test_e2e import accepted

@@ -42,14 +42,9 @@ from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers
 from scheduler.simulator.interfaces import ClusterWriter, Writer
 from scheduler.simulator.registry.meta import now_iso
-from scheduler.simulator.registry.resource import (
-    CLAIMS,
-    CLASSES,
-    SLICE_MAX_COUNTER_SETS,
-    SLICE_MAX_DEVICES_ADVANCED,
-    SLICES,
-    validate_resource_slice,
-)
+from scheduler.simulator.registry.resource import CLAIMS, CLASSES, SLICES
+from scheduler.simulator.registry.resource_fields import SLICE_MAX_COUNTER_SETS, SLICE_MAX_DEVICES_ADVANCED
+from scheduler.simulator.registry.resource_slices import validate_resource_slice
 from scheduler.simulator.store import Event
 
 __all__ = ["ATTACHED", "ATTACH_FAILED", "DEVICE_CLASS_SELECTOR", "GPU_DRIVER", "GpuDriver", "load_gpu_attributes"]

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.base import Controller, Timers, without_finalizer
 from scheduler.simulator.interfaces import ClusterWriter, Writer
-from scheduler.simulator.registry.resource import CLAIMS, FINALIZER, POD_CLAIM_NAME, RESERVED_FOR_MAX, TEMPLATES
+from scheduler.simulator.registry.resource import CLAIMS, FINALIZER, POD_CLAIM_NAME, TEMPLATES
+from scheduler.simulator.registry.resource_fields import RESERVED_FOR_MAX
 from scheduler.simulator.store import Event
 
 if TYPE_CHECKING:

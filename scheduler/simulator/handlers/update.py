@@ -16,6 +16,8 @@ from scheduler.simulator.registry import podgroups
 from scheduler.simulator.registry import resource as dra
 from scheduler.simulator.registry.core.resize import resize_write
 from scheduler.simulator.registry.core.validation import validate_pod_status
+from scheduler.simulator.registry.resource_claims import validate_claim_status_update
+from scheduler.simulator.registry.resource_taintrules import validate_taint_rule_status_update
 from scheduler.simulator.resources import ResourceType
 
 __all__ = ["UpdateHandler"]
@@ -127,9 +129,9 @@ def _validate_status(rt: ResourceType, name: str, old: Obj, new: Obj) -> None:
         raise invalid("Pod", name, causes)
     if rt.store == podgroups.PODGROUPS and (causes := podgroups.validate_status(new)):
         raise invalid("PodGroup", name, causes, podgroups.GROUP)
-    if rt.store == dra.CLAIMS and (causes := dra.validate_claim_status_update(new, old)):
+    if rt.store == dra.CLAIMS and (causes := validate_claim_status_update(new, old)):
         raise invalid("ResourceClaim", name, causes, dra.GROUP)
-    if rt.store == dra.RULES and (causes := dra.validate_taint_rule_status_update(new)):
+    if rt.store == dra.RULES and (causes := validate_taint_rule_status_update(new)):
         raise invalid("DeviceTaintRule", name, causes, dra.GROUP)
     if rt.crd_name:
         schema.prune(rt.schema, new)
