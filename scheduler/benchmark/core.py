@@ -56,17 +56,9 @@ from typing import Any
 
 from scheduler.benchmark import declaredfeatures
 from scheduler.benchmark.batching import signed_pod
-from scheduler.benchmark.podgroups import all_group_objects, prepare_pod, refusal
-from scheduler.benchmark.throughput import histogram_quantile, samples, summary
-from scheduler.benchmark.workloads import (
+from scheduler.benchmark.dynamicresources import (
     DRA_TEMPLATES,
-    SERVICES,
-    WORKLOADS,
-    Churn,
     Dra,
-    Size,
-    Workload,
-    csi_node,
     dra_claim,
     dra_device_classes,
     dra_init_allocations,
@@ -77,16 +69,13 @@ from scheduler.benchmark.workloads import (
     dra_selector_claim,
     dra_slice,
     dra_template_slices,
-    extended_resource_pod,
-    init_batches,
-    make_node,
-    namespace_objects,
-    service_object,
-    template,
-    volume_objects,
-    with_claim,
-    workload_nodes,
 )
+from scheduler.benchmark.podgroups import all_group_objects, prepare_pod, refusal
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.templates import SERVICES, extended_resource_pod, make_node, service_object, template
+from scheduler.benchmark.throughput import histogram_quantile, samples, summary
+from scheduler.benchmark.volumes import csi_node, volume_objects, with_claim
+from scheduler.benchmark.workloads import WORKLOADS, Churn, Workload, init_batches, namespace_objects, workload_nodes
 from scheduler.framework.decision import DEFAULT_CAPACITY
 from scheduler.model import Pod
 from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim

@@ -69,18 +69,9 @@ from scheduler.benchmark.core import (
     pod_objects,
     wait_until,
 )
-from scheduler.benchmark.podgroups import GROUP_API, all_group_objects, pod_priorities, prepare_pod, refusal
-from scheduler.benchmark.throughput import histogram_quantile, samples, summary
-from scheduler.benchmark.workloads import (
+from scheduler.benchmark.dynamicresources import (
     DRA_TEMPLATES,
-    SERVICES,
-    TEMPLATES,
-    WORKLOADS,
-    Churn,
     Dra,
-    Size,
-    Workload,
-    csi_node,
     dra_claim,
     dra_device_classes,
     dra_init_allocations,
@@ -91,14 +82,19 @@ from scheduler.benchmark.workloads import (
     dra_selector_claim,
     dra_slice,
     dra_template_slices,
-    extended_resource_pod,
+)
+from scheduler.benchmark.podgroups import GROUP_API, all_group_objects, pod_priorities, prepare_pod, refusal
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.templates import SERVICES, TEMPLATES, extended_resource_pod, make_node, service_object
+from scheduler.benchmark.throughput import histogram_quantile, samples, summary
+from scheduler.benchmark.volumes import csi_node, volume_objects, with_claim
+from scheduler.benchmark.workloads import (
+    WORKLOADS,
+    Churn,
+    Workload,
     init_batches,
     init_namespaces,
-    make_node,
     namespace_objects,
-    service_object,
-    volume_objects,
-    with_claim,
     workload_nodes,
 )
 from scheduler.errors import ClientError, ConflictError
@@ -251,7 +247,7 @@ async def _dra_setup(api: KubeClient, w: Workload, dra: Dra, size: Size, rng: ra
     """The DRA ops through the API, as upstream's run them against its apiserver: the DeviceTaintRules,
     the nodes with the test driver and one ResourceSlice each (``createResourceDriver``), the
     DeviceClasses, the claim template in each pod namespace, and ``allocResourceClaims``' claims,
-    created and then given their allocation with a status write (``workloads.dra_init_allocations``:
+    created and then given their allocation with a status write (``dynamicresources.dra_init_allocations``:
     a random node with a free device each, its first free one). The cluster's resourceclaim
     controller makes each pod's claim from the template; nothing here stands in for it."""
     await _create_all(api, lambda o: f"{RESOURCE}/devicetaintrules",

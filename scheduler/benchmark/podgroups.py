@@ -14,7 +14,7 @@ GangPreemptionPodGroups (low-priority gangs to preempt), and whether GangPreempt
 anchor pods (one high-priority pod a node, spread by a host port) come first.
 
 The PodGroup templates (``GROUP_TEMPLATES``) and the pod templates (``POD_TEMPLATES``, merged into
-``workloads.TEMPLATES``) are upstream's; ``group_pod`` and ``indexed_pod`` fill in what the
+``templates.TEMPLATES``) are upstream's; ``group_pod`` and ``indexed_pod`` fill in what the
 templates compute from ``.Index``. ``Groups.needs`` names what kopf-scheduler lacks to run a
 workload (workload-aware preemption, for the GangPreemption family): the drivers refuse it with
 that message instead of reporting a run that cannot finish.

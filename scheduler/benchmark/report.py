@@ -29,7 +29,8 @@ from dataclasses import replace
 from typing import Any
 
 from scheduler.benchmark.core import RunResult, run_core
-from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.workloads import WORKLOADS
 from scheduler.features import parse_feature_gates
 from scheduler.framework.decision import DEFAULT_CAPACITY
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.benchmark import processes
-from scheduler.benchmark.workloads import make_node
+from scheduler.benchmark.templates import make_node
 from scheduler.errors import ClientError, ConflictError, NotFoundError
 from scheduler.kubeapi import KubeClient, load_config
 from scheduler.profiles.crd import API_VERSION, KIND, crd, profiles_path

@@ -8,7 +8,8 @@ import pytest
 
 from scheduler.benchmark import batching
 from scheduler.benchmark.core import _bench_service, pod_objects, run_core
-from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.workloads import WORKLOADS
 
 # (bench workload, upstream test/workload of batching/performance-config.yaml, initNodes,
 # measurePods, signatureBatchSize, OpportunisticBatching, labels)

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from scheduler.app.cli import main
 from scheduler.benchmark.core import run_core
+from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
-from scheduler.benchmark.workloads import WORKLOADS, Size
+from scheduler.benchmark.workloads import WORKLOADS
 
 
 @pytest.mark.parametrize(("binds", "end", "want"), [

@@ -9,7 +9,8 @@ import pytest
 
 from scheduler.benchmark import declaredfeatures
 from scheduler.benchmark.core import pod_objects, run_core
-from scheduler.benchmark.workloads import WORKLOADS, Size, workload_nodes
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.workloads import WORKLOADS, workload_nodes
 from scheduler.model import nodefeatures, parse_pod
 
 # (bench workload, upstream test/workload, nodes, initPods, measurePods, numNodeDeclaredFeatures,

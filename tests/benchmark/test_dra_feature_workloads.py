@@ -11,16 +11,16 @@ import pytest
 
 from scheduler.benchmark import workloads
 from scheduler.benchmark.core import device_statuses, run_core
-from scheduler.benchmark.workloads import (
+from scheduler.benchmark.dynamicresources import (
     DRA_DRIVER,
     NODE_WITH_DRA,
-    WORKLOADS,
-    Size,
     dra_node,
     dra_selector_allocations,
     dra_slice,
     dra_template_slices,
 )
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.workloads import WORKLOADS
 from scheduler.model.dra import parse_resource_slice
 
 PARTITIONABLE = "SteadyStateClusterResourceClaimTemplatePartitionable"

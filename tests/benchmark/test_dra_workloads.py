@@ -10,18 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler.benchmark import workloads
+from scheduler.benchmark import dynamicresources, workloads
 from scheduler.benchmark.core import run_core
-from scheduler.benchmark.workloads import (
-    DRA_DRIVER,
-    WORKLOADS,
-    Dra,
-    Size,
-    dra_init_claims,
-    dra_pod,
-    dra_slice,
-    template,
-)
+from scheduler.benchmark.dynamicresources import DRA_DRIVER, Dra, dra_init_claims, dra_pod, dra_slice
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.templates import template
+from scheduler.benchmark.workloads import WORKLOADS
 from scheduler.model.dra import parse_resource_slice
 
 STEADY = ("SteadyStateClusterResourceClaimTemplate/empty", "SteadyStateClusterResourceClaimTemplate/half",
@@ -70,10 +64,10 @@ def test_upstreams_sizes_and_thresholds() -> None:
     # extendedresource/scoring's params: classes, devices per node, nodes without DRA; its scheduler config
     scoring = {name: (w.dra.classes, w.dra.max_claims_per_node, w.dra.nodes_without_dra, w.profile)
                for name, w in WORKLOADS.items() if w.dra is not None and w.dra.scoring}
-    assert scoring == {"ExtendedResourceScoring": (10, 20, 0, workloads.SCORING_PROFILE),
-                       "ExtendedResourceScoring_5000pods_500nodes": (20, 20, 0, workloads.SCORING_PROFILE),
-                       "ExtendedResourceScoring/fast": (2, 10, 1, workloads.SCORING_PROFILE)}
-    assert workloads.SCORING_PROFILE["pluginConfig"][0]["args"]["scoringStrategy"] == {
+    assert scoring == {"ExtendedResourceScoring": (10, 20, 0, dynamicresources.SCORING_PROFILE),
+                       "ExtendedResourceScoring_5000pods_500nodes": (20, 20, 0, dynamicresources.SCORING_PROFILE),
+                       "ExtendedResourceScoring/fast": (2, 10, 1, dynamicresources.SCORING_PROFILE)}
+    assert dynamicresources.SCORING_PROFILE["pluginConfig"][0]["args"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
                                                 {"name": "example.com/gpu", "weight": 1}]}
 
@@ -91,7 +85,7 @@ def test_the_test_drivers_slice_and_the_pod_templates() -> None:
     # deviceclass-extended-resource-scoring.yaml and pod-with-extended-resource-scoring.yaml: every
     # class backs example.com/gpu, every pod asks for one
     scoring = Dra(device_classes=(), claim_template=None, classes=3, scoring=True)
-    assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in workloads.dra_device_classes(scoring)] \
+    assert [(c["metadata"]["name"], c["spec"]["extendedResourceName"]) for c in dynamicresources.dra_device_classes(scoring)] \
         == [(f"scoring-test-class-{i}", "example.com/gpu") for i in range(3)]
     pod = dra_pod(scoring, template("pod-with-extended-resource-scoring"), 7)
     assert pod["spec"]["containers"][0]["resources"] == {"requests": {"example.com/gpu": "1"},
@@ -158,7 +152,7 @@ def test_the_toleration_workload_binds_only_because_of_the_toleration(monkeypatc
     name = "SchedulingWithResourceClaimTemplateToleration"
     w = WORKLOADS[name]
     assert w.dra is not None and w.dra.taint_rules == ("devicetaintrule",) and w.dra.nodes_without_dra == 1
-    assert workloads.DRA_TEMPLATES["devicetaintrule"]["spec"] == {
+    assert dynamicresources.DRA_TEMPLATES["devicetaintrule"]["spec"] == {
         "taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"}}
     monkeypatch.setitem(workloads.WORKLOADS, name, replace(w, dra=replace(w.dra, claim_template="resourceclaimtemplate")))
     r = run_core(name, Size(1, 0, 10), time_limit=5)

@@ -14,16 +14,9 @@ import pytest
 
 from scheduler.benchmark import workloads
 from scheduler.benchmark.core import RunResult, run_core
-from scheduler.benchmark.workloads import (
-    NAMED_NODE,
-    WORKLOADS,
-    Size,
-    extended_resource_pod,
-    init_batches,
-    namespace_objects,
-    template,
-    workload_nodes,
-)
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.templates import NAMED_NODE, extended_resource_pod, template
+from scheduler.benchmark.workloads import WORKLOADS, init_batches, namespace_objects, workload_nodes
 
 # upstream's smallest (integration-test) workloads of each: 5Nodes, 10Nodes, 1Node_10GatedPods,
 # 10Node_100DeletingPods (10 deleting pods), fast (its node without the resource left out)

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from scheduler.app.cli import main
 from scheduler.benchmark import podgroups
 from scheduler.benchmark.core import _bench_service, pod_objects, run_core
-from scheduler.benchmark.workloads import WORKLOADS, Size, init_batches
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.workloads import WORKLOADS, init_batches
 
 # (workload, upstream file and case, initNodes, init pods, initPodGroups x podsPerGroup measured)
 # gs: podgroup/gangscheduling/performance-config.yaml, bs: podgroup/basicscheduling/..., wp:

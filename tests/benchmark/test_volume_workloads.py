@@ -13,15 +13,10 @@ import pytest
 
 from scheduler.benchmark import workloads
 from scheduler.benchmark.core import run_core
-from scheduler.benchmark.workloads import (
-    EBS_CSI,
-    WORKLOADS,
-    Size,
-    csi_node,
-    template,
-    volume_objects,
-    with_claim,
-)
+from scheduler.benchmark.sizes import Size
+from scheduler.benchmark.templates import template
+from scheduler.benchmark.volumes import EBS_CSI, csi_node, volume_objects, with_claim
+from scheduler.benchmark.workloads import WORKLOADS
 
 # upstream's "5Nodes" workloads of volumes/performance-config.yaml
 SMOKE = {"SchedulingInTreePVs": Size(5, 5, 10), "SchedulingMigratedInTreePVs": Size(5, 5, 10),
