@@ -19,7 +19,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scheduler.app.cli import EXIT_REJECTED, main
+from scheduler.app.cli import main
+from scheduler.app.cli_simulate import EXIT_REJECTED
 from scheduler.app.simulate import Progress, format_table, group_unbound, load_objects, reason_of, run_simulation
 from scheduler.simulator.cluster import LoadError
 
