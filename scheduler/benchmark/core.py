@@ -38,52 +38,47 @@ Each bind of a measured pod is timestamped; ``throughput.samples`` replays upstr
 over them. Attempt latency comes from ``scheduler_scheduling_attempt_duration_seconds`` over the
 measured phase only. Each run is meant for a fresh process (``report.run_bench`` spawns one), so the peak
 RSS (``ru_maxrss``) is this run's.
+
+``SinkClient`` (the in-memory API), ``pod_objects`` and ``wait_until`` are ``sink.py``'s; the DRA ops
+(the workload's objects, ``_ClaimController``, steady state, the binding-condition ops) are
+``core_dra.py``'s. This module runs the phases and builds the ``RunResult``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import dataclasses
 import logging
 import random
 import resource
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.benchmark import declaredfeatures
 from scheduler.benchmark.batching import signed_pod
-from scheduler.benchmark.dynamicresources import (
-    DRA_TEMPLATES,
-    Dra,
-    dra_claim,
-    dra_device_classes,
-    dra_init_allocations,
-    dra_node,
-    dra_node_name,
-    dra_pod,
-    dra_selector_allocations,
-    dra_selector_claim,
-    dra_slice,
-    dra_template_slices,
+from scheduler.benchmark.core_dra import (
+    BINDING_OP_SECONDS,
+    _check_pod_scheduled,
+    _ClaimController,
+    _dra_setup,
+    _pod_devices,
+    _steady_state,
+    _update_device_conditions,
 )
 from scheduler.benchmark.podgroups import all_group_objects, prepare_pod, refusal
+from scheduler.benchmark.sink import SinkClient, pod_objects, wait_until
 from scheduler.benchmark.sizes import Size
-from scheduler.benchmark.templates import SERVICES, extended_resource_pod, make_node, service_object, template
+from scheduler.benchmark.templates import SERVICES, extended_resource_pod, make_node, service_object
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.volumes import csi_node, volume_objects, with_claim
 from scheduler.benchmark.workloads import WORKLOADS, Churn, Workload, init_batches, namespace_objects, workload_nodes
 from scheduler.framework.decision import DEFAULT_CAPACITY
-from scheduler.model import Pod
-from scheduler.model.dra import FINALIZER, AllocationResult, ConsumerRef, ResourceClaim, parse_resource_claim
-from scheduler.model.podgroup import PodGroup
-from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
 from scheduler.service import SchedulerService
 
-__all__ = ["RunResult", "SinkClient", "pod_objects", "run_core", "wait_until"]
+__all__ = ["RunResult", "run_core"]
+
 
 log = logging.getLogger("kopf_scheduler.bench")
 Obj = dict[str, Any]
@@ -157,298 +152,6 @@ class RunResult:
         return out
 
 
-def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str = "") -> Iterator[Obj]:
-    """``count`` pods from upstream template ``tmpl`` (named as generateName would, uids unique)."""
-    base = template(tmpl)
-    prefix = base["metadata"]["generateName"]
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    for i in range(start, start + count):
-        name = f"{prefix}{tag}{i}"
-        obj = copy.deepcopy(base)
-        obj["metadata"] = {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}",
-                           "labels": dict(base["metadata"]["labels"]), "creationTimestamp": now}
-        if base["metadata"].get("finalizers"):
-            obj["metadata"]["finalizers"] = list(base["metadata"]["finalizers"])
-        yield obj
-
-
-class SinkClient:
-    """The in-memory API: binds are confirmed through the service as the watch would."""
-
-    def __init__(self) -> None:
-        self.service: SchedulerService | None = None
-        self.bodies: dict[str, Obj] = {}
-        self.measured: set[str] = set()
-        self.bind_times: list[float] = []
-        self.placements: dict[str, str] = {}
-        self.bound = 0
-        self.events = 0
-        self.preempted = 0
-        self.volume_bodies: dict[tuple[str, str, str], Obj] = {}
-        self.volume_binds = 0
-        self.provisioned = 0
-        self.claims: dict[tuple[str, str], ResourceClaim] = {}
-        self._claim_version = 0
-        # DRA: each claim's body as created (spec, metadata), what the informer's events are rebuilt from
-        self.claim_bodies: dict[tuple[str, str], Obj] = {}
-
-    def _confirm(self, event: str, body: Obj) -> None:
-        assert self.service is not None
-        self.service.on_pod(event, body)
-
-    async def bind(self, pod: Pod, node_name: str) -> None:
-        from scheduler.errors import ConflictError, NotFoundError
-        body = self.bodies.get(pod.uid)
-        if body is None:
-            raise NotFoundError(f'pods "{pod.name}" not found', status=404)
-        if body["metadata"].get("deletionTimestamp"):
-            # kube-apiserver's binding refuses a pod being deleted (pod/storage's setPodNodeAndMetadata)
-            raise ConflictError(f"Operation cannot be fulfilled on pods/binding \"{pod.name}\": pod {pod.name} "
-                                "is being deleted, cannot be assigned to a host", status=409)
-        if body["spec"].get("nodeName"):
-            raise ConflictError(f'pod {pod.name} is already assigned to node "{body["spec"]["nodeName"]}"')
-        body["spec"]["nodeName"] = node_name
-        self.bound += 1
-        if pod.uid in self.measured:
-            self.bind_times.append(time.monotonic())
-            self.placements[pod.key] = node_name
-        self._confirm("MODIFIED", body)
-
-    async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
-        self.events += 1
-
-    async def annotate(self, pod: Pod, annotations: Mapping[str, str]) -> None:
-        body = self.bodies.get(pod.uid)
-        if body is not None:
-            body.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
-
-    async def set_pod_group_condition(self, group: PodGroup, condition: Mapping[str, object]) -> None:
-        self.events += 1
-
-    async def report_pod_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
-        self.events += 1
-
-    async def report_failure(self, pod: Pod, reason: str, message: str, nominated_node: str | None) -> None:
-        self.events += 1
-        body = self.bodies.get(pod.uid)
-        if body is not None and nominated_node is not None:
-            body.setdefault("status", {})["nominatedNodeName"] = nominated_node or None
-
-    async def preempt(self, victim: Pod, preemptor: Pod, node_name: str, group: PodGroup | None = None) -> None:
-        body = self.bodies.pop(victim.uid, None)
-        if body is not None:
-            self.preempted += 1
-            self._confirm("DELETED", body)
-
-    async def clear_nomination(self, pod: Pod) -> None:
-        body = self.bodies.get(pod.uid)
-        if body is not None:
-            body.setdefault("status", {})["nominatedNodeName"] = None
-
-    async def nominate(self, pod: Pod, node_name: str) -> None:
-        body = self.bodies.get(pod.uid)
-        if body is not None:
-            body.setdefault("status", {})["nominatedNodeName"] = node_name
-
-    def add(self, body: Obj, *, measured: bool = False) -> None:
-        uid = body["metadata"]["uid"]
-        self.bodies[uid] = body
-        if measured:
-            self.measured.add(uid)
-        self._confirm("ADDED", body)
-
-    def delete(self, uid: str) -> None:
-        body = self.bodies.pop(uid, None)
-        if body is not None:
-            self._confirm("DELETED", body)
-
-    def delete_with_finalizers(self, uid: str) -> None:
-        """A DELETE with default options, as kube-apiserver answers it for these pods (no kubelet, so
-        no grace period is waited for): a pod with finalizers keeps its body, now with a
-        deletionTimestamp (MODIFIED), until they are removed; any other pod goes (DELETED)."""
-        body = self.bodies.get(uid)
-        if body is None or body["metadata"].get("deletionTimestamp"):
-            return
-        if not body["metadata"].get("finalizers"):
-            self.delete(uid)
-            return
-        body["metadata"] = {**body["metadata"], "deletionTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                            "deletionGracePeriodSeconds": 0 if not body["spec"].get("nodeName") else
-                            body["spec"].get("terminationGracePeriodSeconds", 30)}
-        self._confirm("MODIFIED", body)
-
-    # --- volumes: the in-memory client is also the PV controller, and binds at once ----------------
-    def add_volume_object(self, kind: str, body: Obj) -> None:
-        """A PV, PVC, StorageClass, CSINode, CSIDriver or CSIStorageCapacity of the workload."""
-        meta = body["metadata"]
-        self.volume_bodies[(kind, meta.get("namespace", ""), meta["name"])] = body
-        assert self.service is not None
-        self.service.on_volume_object(kind, "ADDED", body)
-
-    def _bind_claim(self, pv: Obj, claim: Obj) -> None:
-        assert self.service is not None
-        meta = claim["metadata"]
-        pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", "default"),
-                                  "name": meta["name"], "uid": meta.get("uid", "")}
-        pv.setdefault("status", {})["phase"] = "Bound"
-        claim["spec"]["volumeName"] = pv["metadata"]["name"]
-        meta.setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
-        claim.setdefault("status", {})["phase"] = "Bound"
-        self.service.on_volume_object("PersistentVolume", "MODIFIED", pv)
-        self.service.on_volume_object("PersistentVolumeClaim", "MODIFIED", claim)
-
-    async def bind_volume(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
-        pv_body = self.volume_bodies[("PersistentVolume", "", pv.name)]
-        claim_body = self.volume_bodies[("PersistentVolumeClaim", claim.namespace, claim.name)]
-        self.volume_binds += 1
-        self._bind_claim(pv_body, claim_body)
-
-    async def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
-        claim_body = self.volume_bodies[("PersistentVolumeClaim", claim.namespace, claim.name)]
-        claim_body["metadata"].setdefault("annotations", {})["volume.kubernetes.io/selected-node"] = node_name
-        spec = claim_body["spec"]
-        name = f"pvc-{claim.uid or claim.name}"
-        pv: Obj = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": {
-            "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")},
-            "accessModes": list(spec.get("accessModes") or ["ReadWriteOnce"]),
-            "storageClassName": claim.storage_class,
-            "csi": {"driver": "provisioned.kopf-scheduler.io", "volumeHandle": name},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}]}]}}}}
-        self.volume_bodies[("PersistentVolume", "", name)] = pv
-        self.provisioned += 1
-        self._bind_claim(pv, claim_body)
-
-    # --- ResourceClaims: DynamicResources' writes, with the API's resourceVersion conflicts -------
-    def _claim(self, claim: ResourceClaim, *, conditional: bool = True) -> ResourceClaim:
-        from scheduler.errors import ConflictError, NotFoundError
-        stored = self.claims.get((claim.namespace, claim.name))
-        if stored is None:
-            raise NotFoundError(f'resourceclaims.resource.k8s.io "{claim.name}" not found', status=404)
-        if conditional and claim.resource_version and claim.resource_version != stored.resource_version:
-            raise ConflictError(f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{claim.name}": '
-                                "the object has been modified; please apply your changes to the latest version "
-                                "and try again", status=409)
-        return stored
-
-    def _write_claim(self, claim: ResourceClaim) -> ResourceClaim:
-        self._claim_version += 1
-        written = dataclasses.replace(claim, resource_version=f"c{self._claim_version}")
-        self.claims[(written.namespace, written.name)] = written
-        self._claim_changed((written.namespace, written.name))
-        return written
-
-    # --- DRA objects: created by the workload, fed as the runtime's informers feed them ----------
-    def add_dra_object(self, kind: str, body: Obj) -> None:
-        """A DeviceClass, ResourceSlice, ResourceClaimTemplate or ResourceClaim of the workload,
-        handed to ``SchedulerService.on_dra_object`` at once (``ADDED``); a claim is also kept,
-        with a resourceVersion, for DynamicResources' writes."""
-        assert self.service is not None
-        if kind == "ResourceClaim":
-            meta = body["metadata"]
-            meta.setdefault("uid", f"{meta['namespace']}/{meta['name']}")
-            key = (meta["namespace"], meta["name"])
-            self.claim_bodies[key] = body
-            self._claim_version += 1
-            meta["resourceVersion"] = f"c{self._claim_version}"
-            self.claims[key] = parse_resource_claim(body)
-        self.service.on_dra_object(kind, "ADDED", body)
-
-    def remove_claim(self, namespace: str, name: str) -> None:
-        """The claim is gone (the resourceclaim controller and the garbage collector after its pod
-        was deleted): forgotten here and fed as ``DELETED``."""
-        assert self.service is not None
-        self.claims.pop((namespace, name), None)
-        body = self.claim_bodies.pop((namespace, name), None)
-        if body is not None:
-            self.service.on_dra_object("ResourceClaim", "DELETED", body)
-
-    def _claim_changed(self, key: tuple[str, str]) -> None:
-        """A write to a claim reaches the service as the informer's event, at once: before the
-        write returns, so before DynamicResources assumes what it wrote (a watch faster than the
-        write's answer, which the API allows). Fed after the assume, the event would compare the
-        assumed claim with itself and DynamicResources' hint would skip it: a pod rejected while a
-        shared claim was in flight would never be requeued, because ``DraStore.assume`` does not
-        emit the event upstream's ``AssumeCache.Assume`` pushes to the handlers."""
-        assert self.service is not None
-        claim = self.claims.get(key)
-        if claim is None:
-            return
-        base = self.claim_bodies.get(key) or {}
-        status: Obj = {}
-        if claim.allocation is not None:
-            status["allocation"] = claim.allocation.to_json()
-        if claim.reserved_for:
-            status["reservedFor"] = [r.to_json() for r in claim.reserved_for]
-        if (base.get("status") or {}).get("devices"):
-            status["devices"] = base["status"]["devices"]
-        body = {**base, "metadata": {**base.get("metadata", {}), "resourceVersion": claim.resource_version,
-                                     "finalizers": list(claim.finalizers)}, "status": status}
-        self.claim_bodies[key] = body
-        # a claim created through create_claim (PreBind's extended-resource claim) is new to the informer
-        self.service.on_dra_object("ResourceClaim", "ADDED" if "resourceVersion" not in base.get("metadata", {})
-                                   else "MODIFIED", body)
-
-    def set_device_statuses(self, namespace: str, name: str, devices: list[Obj]) -> None:
-        """A driver's status write: the claim's ``status.devices`` replaced by ``devices`` (the
-        conditions binding waits for), fed as the informer's MODIFIED."""
-        key = (namespace, name)
-        body = self.claim_bodies[key]
-        body.setdefault("status", {})["devices"] = devices
-        parsed = parse_resource_claim(body)
-        self._write_claim(dataclasses.replace(self.claims[key], devices=parsed.devices))
-
-    async def get_claim(self, namespace: str, name: str) -> ResourceClaim:
-        from scheduler.errors import NotFoundError
-        got = self.claims.get((namespace, name))
-        if got is None:
-            raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found', status=404)
-        return got
-
-    async def add_claim_finalizer(self, claim: ResourceClaim) -> ResourceClaim:
-        stored = self._claim(claim)
-        if FINALIZER in stored.finalizers:
-            return stored
-        return self._write_claim(dataclasses.replace(stored, finalizers=(*stored.finalizers, FINALIZER)))
-
-    async def reserve_claim(self, claim: ResourceClaim, pod: Pod, allocation: AllocationResult | None
-                            ) -> ResourceClaim:
-        stored = self._claim(claim)
-        return self._write_claim(dataclasses.replace(
-            stored, allocation=allocation if allocation is not None else stored.allocation,
-            reserved_for=(*claim.reserved_for, ConsumerRef(resource="pods", name=pod.name, uid=pod.uid))))
-
-    async def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> None:
-        stored = self._claim(claim, conditional=False)
-        self._write_claim(dataclasses.replace(stored, reserved_for=tuple(r for r in stored.reserved_for
-                                                                          if r.uid != pod.uid)))
-
-    async def deallocate_claim(self, claim: ResourceClaim) -> None:
-        # PostFilter's status write: allocation, reservedFor and the drivers' device statuses go
-        stored = self._claim(claim)
-        (self.claim_bodies.get((claim.namespace, claim.name)) or {}).get("status", {}).pop("devices", None)
-        self._write_claim(dataclasses.replace(stored, allocation=None, reserved_for=(), devices=()))
-
-    async def delete_claim(self, claim: ResourceClaim) -> None:
-        self.remove_claim(claim.namespace, claim.name)
-
-    async def set_extended_resource_claim_status(self, pod: Pod, claim_name: str,
-                                                 request_mappings: Sequence[Mapping[str, str]]) -> None:
-        body = self.bodies.get(pod.uid)
-        if body is not None:
-            body.setdefault("status", {})["extendedResourceClaimStatus"] = {
-                "requestMappings": [dict(m) for m in request_mappings], "resourceClaimName": claim_name}
-
-    async def create_claim(self, body: Mapping[str, Any]) -> ResourceClaim:
-        meta = dict(body.get("metadata") or {})
-        if not meta.get("name"):
-            meta["name"] = f"{meta.get('generateName', '')}{len(self.claims)}"
-        meta["uid"] = f"{meta.get('namespace') or 'default'}/{meta['name']}"
-        created = {**body, "metadata": meta}
-        self.claim_bodies[(meta.get("namespace") or "default", meta["name"])] = created
-        return self._write_claim(parse_resource_claim(created))
-
-
 def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:
     """Cumulative bucket counts of scheduling_attempt_duration_seconds, summed over labels."""
     bounds: list[float] = []
@@ -460,16 +163,6 @@ def _histogram(service: SchedulerService) -> tuple[list[float], list[float]]:
                 counts[le] = counts.get(le, 0.0) + s.value
     bounds = sorted(counts)
     return bounds, [counts[b] for b in bounds]
-
-
-async def wait_until(pred: Any, limit: float, interval: float = 0.005) -> bool:
-    """Poll ``pred`` every ``interval`` s for at most ``limit`` s; whether it came true."""
-    deadline = time.monotonic() + limit
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(interval)
-    return True
 
 
 async def _churn(sink: SinkClient, churn: Churn, stop: asyncio.Event) -> None:
@@ -673,64 +366,6 @@ async def _measured_phase(sink: SinkClient, w: Workload, size: Size, controller:
     return complete, time.monotonic()
 
 
-# The binding-conditions ops' durationParam (updateDuration, checkDuration: 30s), their poll
-# interval, and how long checkPodScheduled wants every pod unbound to call it stable.
-BINDING_OP_SECONDS = 30.0
-BINDING_OP_POLL = 1.0
-UNSCHEDULED_STABLE_SECONDS = 5.0
-
-
-def device_statuses(allocation: Obj, condition: tuple[str, str]) -> list[Obj]:
-    """upstream's ``updateDeviceConditionsOp`` for one claim: an ``AllocatedDeviceStatus`` with the
-    condition (reason and message ``Test``) for each allocated device that has binding (failure)
-    conditions (``makeBindingConditions``)."""
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return [{"driver": r["driver"], "pool": r["pool"], "device": r["device"], "conditions": [
-        {"type": condition[0], "status": condition[1], "lastTransitionTime": now, "reason": "Test",
-         "message": "Test"}]}
-            for r in (allocation.get("devices") or {}).get("results") or ()
-            if r.get("bindingConditions") or r.get("bindingFailureConditions")]
-
-
-async def _update_device_conditions(sink: SinkClient, namespace: str, condition: tuple[str, str],
-                                    limit: float) -> None:
-    """``updateDeviceConditions``: once the namespace has claims, each one, when its allocation has a
-    device with binding conditions, gets its ``status.devices`` report (polled every second, for at
-    most ``limit`` seconds in all)."""
-    deadline = time.monotonic() + limit
-    if not await wait_until(lambda: any(ns == namespace for ns, _ in sink.claims), limit, BINDING_OP_POLL):
-        raise RuntimeError(f"no claims found in namespace {namespace} within {limit:g}s")
-    for key in [k for k in sink.claims if k[0] == namespace]:
-        def pending(key: tuple[str, str] = key) -> bool:
-            claim = sink.claims.get(key)
-            return claim is not None and claim.allocation is not None and any(
-                r.binding_conditions for r in claim.allocation.results)
-        if not await wait_until(pending, max(deadline - time.monotonic(), 0.0), BINDING_OP_POLL):
-            raise RuntimeError(f"no devices found in claim {key[0]}/{key[1]} within {limit:g}s")
-        allocation = (sink.claim_bodies[key].get("status") or {}).get("allocation") or {}
-        sink.set_device_statuses(*key, [*((sink.claim_bodies[key].get("status") or {}).get("devices") or ()),
-                                        *device_statuses(allocation, condition)])
-
-
-async def _check_pod_scheduled(sink: SinkClient, namespace: str, scheduled: bool, limit: float) -> bool:
-    """``checkPodScheduled``: every pod of the namespace bound (``scheduled``), or every one unbound
-    for ``UNSCHEDULED_STABLE_SECONDS`` in a row; polled every second for at most ``limit`` seconds."""
-    stable_since: float | None = None
-
-    def check() -> bool:
-        nonlocal stable_since
-        pods = [b for b in sink.bodies.values() if b["metadata"]["namespace"] == namespace]
-        if not all(bool(b["spec"].get("nodeName")) == scheduled for b in pods):
-            stable_since = None
-            return False
-        if scheduled:
-            return True
-        if stable_since is None:
-            stable_since = time.monotonic()
-        return time.monotonic() - stable_since >= UNSCHEDULED_STABLE_SECONDS
-    return await wait_until(check, limit, BINDING_OP_POLL)
-
-
 def _run_result(sink: SinkClient, service: SchedulerService, w: Workload, size: Size,
                 before: tuple[list[float], list[float]], t0: float, end: float, complete: bool, cpu: float,
                 recording: float) -> RunResult:
@@ -804,145 +439,6 @@ def _with_volume(sink: SinkClient, w: Workload, body: Obj, i: int) -> Obj:
     sink.add_volume_object("PersistentVolumeClaim", pvc)
     sink.add_volume_object("PersistentVolume", pv)
     return with_claim(body, i)
-
-
-# --- DRA: the workload's objects, and the controllers of upstream's integration harness -------------
-
-def _dra_setup(sink: SinkClient, w: Workload, dra: Dra, size: Size, rng: random.Random) -> None:
-    """The DRA ops before any pod: the DeviceTaintRules, the nodes with the test driver and their
-    ResourceSlices (``createResourceDriver``), the DeviceClasses, the claim template in each pod namespace, and the
-    ``allocResourceClaims`` claims."""
-    assert sink.service is not None
-    for rule in dra.taint_rules:
-        sink.add_dra_object("DeviceTaintRule", copy.deepcopy(DRA_TEMPLATES[rule]))
-    for i in range(size.nodes):
-        name = dra_node_name(i)
-        sink.service.on_node("ADDED", dra_node(i))
-        if dra.driver:
-            sink.add_dra_object("ResourceSlice", dra_slice(name, dra.max_claims_per_node, dra.binding is not None))
-    for tmpl_name in dra.slices:
-        for k in range(size.resource_slices):
-            for body in dra_template_slices(tmpl_name, k):
-                sink.add_dra_object("ResourceSlice", body)
-    for cls in dra_device_classes(dra):
-        sink.add_dra_object("DeviceClass", cls)
-    if dra.claim_template is not None:
-        for ns in (w.init_namespace, w.namespace):
-            tmpl = copy.deepcopy(DRA_TEMPLATES[dra.claim_template])
-            tmpl["metadata"] = {**tmpl["metadata"], "namespace": ns}
-            sink.add_dra_object("ResourceClaimTemplate", tmpl)
-    _alloc_claims(sink, dra, size, rng)
-
-
-def _alloc_claims(sink: SinkClient, dra: Dra, size: Size, rng: random.Random) -> None:
-    """upstream's ``allocResourceClaimsOp``: ``initClaims`` claims (``resourceclaim.yaml`` in
-    ``init``) each allocated on a random node that can still take it, without a pod, its first free
-    device (the allocator's first solution; upstream shuffles the nodes and takes the first that
-    fits: a uniform pick among the nodes with a free device, as here)."""
-    for k, allocation in dra_init_allocations(dra, size, rng):
-        claim = dra_claim(k, "init")
-        claim["status"] = {"allocation": allocation}
-        sink.add_dra_object("ResourceClaim", claim)
-    if dra.init_fill == "selector":
-        for k, allocation in dra_selector_allocations(size):
-            claim = dra_selector_claim(k)
-            claim["status"] = {"allocation": allocation}
-            sink.add_dra_object("ResourceClaim", claim)
-
-
-_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"     # the API server's generateName alphabet
-
-
-class _ClaimController:
-    """upstream's resourceclaim controller, as the integration harness runs it, reduced to what the
-    workloads need: a pod's ``resourceClaimTemplateName`` entry gets its claim (``<pod>-<entry>-xxxxx``,
-    the pod as controlling owner, ``resource.kubernetes.io/pod-claim-name``, the template's claim
-    spec) and the pod its ``status.resourceClaimStatuses`` before it is fed, as the controller's
-    status update would reach the scheduler right after the pod's creation; a deleted pod's
-    generated claims are deleted with it (the controller and the garbage collector)."""
-
-    def __init__(self, sink: SinkClient, dra: Dra) -> None:
-        self.sink, self.dra = sink, dra
-        self.generated: dict[str, list[tuple[str, str]]] = {}
-        self._n = 0
-
-    def _suffix(self) -> str:
-        self._n += 1
-        n, out = self._n, ""
-        for _ in range(5):
-            n, r = divmod(n, len(_SUFFIX))
-            out += _SUFFIX[r]
-        return out
-
-    def shared_claims(self, namespace: str, pods: int) -> None:
-        """The ``test-claim-<k>`` claims five pods each share, created before the pods (``createAny``)."""
-        for k in range((pods + 4) // 5):
-            self.sink.add_dra_object("ResourceClaim", dra_claim(k, namespace))
-
-    def pod(self, body: Obj, i: int) -> Obj:
-        body = dra_pod(self.dra, body, i)
-        meta = body["metadata"]
-        statuses = []
-        for pc in body["spec"].get("resourceClaims") or ():
-            tmpl_name = pc.get("resourceClaimTemplateName")
-            if tmpl_name is None or self.dra.claim_template is None:
-                continue
-            tmpl = DRA_TEMPLATES[self.dra.claim_template]
-            name = f"{meta['name']}-{pc['name']}-{self._suffix()}"
-            claim: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {
-                "name": name, "generateName": f"{meta['name']}-{pc['name']}-", "namespace": meta["namespace"],
-                "annotations": {"resource.kubernetes.io/pod-claim-name": pc["name"]},
-                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
-                                     "controller": True, "blockOwnerDeletion": True}]},
-                "spec": copy.deepcopy(tmpl["spec"]["spec"])}
-            self.sink.add_dra_object("ResourceClaim", claim)
-            self.generated.setdefault(meta["uid"], []).append((meta["namespace"], name))
-            statuses.append({"name": pc["name"], "resourceClaimName": name})
-        if statuses:
-            body.setdefault("status", {})["resourceClaimStatuses"] = statuses
-        return body
-
-    def delete_pod(self, uid: str) -> None:
-        self.sink.delete(uid)
-        for ns, name in self.generated.pop(uid, ()):
-            self.sink.remove_claim(ns, name)
-
-
-async def _steady_state(sink: SinkClient, w: Workload, size: Size, controller: _ClaimController,
-                        deadline: float) -> float:
-    """upstream's ``createPodsSteadily``: ``size.pods`` pods; each time all of them are bound they
-    are deleted (grace period 0) and as many new ones created, until ``deadline``; when it ended."""
-    batch = 0
-    while time.monotonic() < deadline:
-        uids = []
-        for i, body in enumerate(pod_objects(w.measured, w.namespace, size.pods, tag=f"{batch}-")):
-            sink.add(controller.pod(body, i), measured=True)
-            uids.append(body["metadata"]["uid"])
-        target = len(sink.bind_times) + size.pods
-        if not await wait_until(lambda t=target: len(sink.bind_times) >= t,
-                                max(deadline - time.monotonic(), 0.0), interval=0.001):
-            break
-        for uid in uids:
-            controller.delete_pod(uid)
-        batch += 1
-    return deadline
-
-
-def _pod_devices(sink: SinkClient) -> dict[str, tuple[str, ...]]:
-    """Measured pod -> the devices allocated to the claims reserved for it (bound pods only)."""
-    by_uid: dict[str, list[str]] = {}
-    for claim in sink.claims.values():
-        if claim.allocation is None:
-            continue
-        devices = [f"{r.driver}/{r.pool}/{r.device}" for r in claim.allocation.results]
-        for ref in claim.reserved_for:
-            by_uid.setdefault(ref.uid, []).extend(devices)
-    out: dict[str, tuple[str, ...]] = {}
-    for uid in sink.measured:
-        body = sink.bodies.get(uid)
-        if body is not None and body["spec"].get("nodeName") and uid in by_uid:
-            out[f"{body['metadata']['namespace']}/{body['metadata']['name']}"] = tuple(sorted(by_uid[uid]))
-    return out
 
 
 def _bound_volumes(sink: SinkClient, service: SchedulerService) -> dict[str, str]:

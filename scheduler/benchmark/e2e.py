@@ -60,14 +60,12 @@ from typing import Any
 
 from scheduler.benchmark import declaredfeatures, processes
 from scheduler.benchmark.batching import signed_pod
-from scheduler.benchmark.core import (
+from scheduler.benchmark.core import RunResult
+from scheduler.benchmark.core_dra import (
     BINDING_OP_POLL,
     BINDING_OP_SECONDS,
     UNSCHEDULED_STABLE_SECONDS,
-    RunResult,
     device_statuses,
-    pod_objects,
-    wait_until,
 )
 from scheduler.benchmark.dynamicresources import (
     DRA_TEMPLATES,
@@ -84,6 +82,7 @@ from scheduler.benchmark.dynamicresources import (
     dra_template_slices,
 )
 from scheduler.benchmark.podgroups import GROUP_API, all_group_objects, pod_priorities, prepare_pod, refusal
+from scheduler.benchmark.sink import pod_objects, wait_until
 from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.templates import SERVICES, TEMPLATES, extended_resource_pod, make_node, service_object
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary

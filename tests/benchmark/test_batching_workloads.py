@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler.benchmark import batching
-from scheduler.benchmark.core import _bench_service, pod_objects, run_core
+from scheduler.benchmark.core import _bench_service, run_core
+from scheduler.benchmark.sink import pod_objects
 from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.workloads import WORKLOADS
 

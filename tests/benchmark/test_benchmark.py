@@ -95,19 +95,19 @@ def test_default_topology_spreading_spreads_by_the_services_selector(monkeypatch
 
 
 def test_preemption_basic_preempts_three_low_pods_per_high_pod() -> None:
-    from scheduler.benchmark import core
+    from scheduler.benchmark import sink
     seen: list[int] = []
-    real = core.SinkClient.preempt
+    real = sink.SinkClient.preempt
 
-    async def count(self: core.SinkClient, victim, preemptor, node) -> None:  # type: ignore[no-untyped-def]
+    async def count(self: sink.SinkClient, victim, preemptor, node) -> None:  # type: ignore[no-untyped-def]
         await real(self, victim, preemptor, node)
         seen.append(1)
 
-    core.SinkClient.preempt = count  # type: ignore[method-assign]
+    sink.SinkClient.preempt = count  # type: ignore[method-assign]
     try:
         r = run_core("PreemptionBasic", Size(5, 20, 5), time_limit=60)
     finally:
-        core.SinkClient.preempt = real  # type: ignore[method-assign]
+        sink.SinkClient.preempt = real  # type: ignore[method-assign]
     assert r.complete and len(set(r.placements.values())) == 5
     assert len(seen) == 15           # 4 × 900m leave 400m; 3 CPUs need 3 of them gone, and only 3
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler.benchmark import declaredfeatures
-from scheduler.benchmark.core import pod_objects, run_core
+from scheduler.benchmark.core import run_core
+from scheduler.benchmark.sink import pod_objects
 from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.workloads import WORKLOADS, workload_nodes
 from scheduler.model import nodefeatures, parse_pod

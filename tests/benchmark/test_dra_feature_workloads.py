@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 
 from scheduler.benchmark import workloads
-from scheduler.benchmark.core import device_statuses, run_core
+from scheduler.benchmark.core import run_core
+from scheduler.benchmark.core_dra import device_statuses
 from scheduler.benchmark.dynamicresources import (
     DRA_DRIVER,
     NODE_WITH_DRA,

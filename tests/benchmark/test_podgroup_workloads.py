@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from scheduler.app.cli import main
 from scheduler.benchmark import podgroups
-from scheduler.benchmark.core import _bench_service, pod_objects, run_core
+from scheduler.benchmark.core import _bench_service, run_core
+from scheduler.benchmark.sink import pod_objects
 from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.workloads import WORKLOADS, init_batches
 
