@@ -308,6 +308,8 @@ def place_members(s: Scheduler, fwk: Framework, group: PodGroup, infos: Sequence
     out = GroupPlacement(group, len(scheduled))
     diag = out.diag
     needs_preemption = False
+    # The cycle's state, shared by its members (upstream's podGroupCycleState).
+    shared = PodGroupCycleState(out.before) if cycle else None
     for info in infos:
         pod = info.pod
         if pod.deleting or s.cache.get_pod(pod.uid) is not None:
@@ -317,8 +319,9 @@ def place_members(s: Scheduler, fwk: Framework, group: PodGroup, infos: Sequence
         if not diag.nodes:
             diag.nodes = tuple(snapshot.node_names(snapshot.node_order))
         state = fwk.new_cycle_state()
-        if cycle:
-            state.pod_group_cycle = PodGroupCycleState(out.before + len(out.placed))
+        if shared is not None:
+            shared.scheduled = out.before + len(out.placed)
+            state.pod_group_cycle = shared
         a = s._schedule_pod(fwk, state, pod, snapshot, explain=explain)
         node = a.node
         if node is None:
@@ -456,13 +459,18 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
         for info in p.dropped:
             s.queue.done(info.uid)
             out.members.append(Dropped(info, "deleting, or already assumed or assigned"))
-        # A member's Permit allowed the group. Or none was placed but the group is scheduled
-        # already (its quorum bound before): upstream's group is then rejected, and each member
-        # fails with its own FitError, the True condition kept; ours does the same through the
-        # feasible path, whose PodGroup PostFilter lets such a straggler preempt.
-        straggler = p.error is None and not p.placed and p.before >= group.min_count
-        if p.error is None and (p.outcome == "success" or straggler):
-            _submit_feasible(s, fwk, group, p, out, nominated, store, started)
+        if len(p.dropped) == len(infos):
+            # skipPodGroupPodSchedule left no pod: upstream runs no cycle, and writes nothing.
+            return out
+        if p.error is None and p.outcome == "success":
+            _submit_feasible(s, fwk, group, p, out, store, started)
+            return out
+        if p.error is None and not p.placed and p.before >= group.min_count:
+            # None of this cycle's members fits, but the group's quorum is scheduled already (a
+            # straggler that came after it): upstream's algorithm leaves the group Unschedulable,
+            # so its PodGroup PostFilter runs over these members, the scheduled ones counting
+            # towards minCount, and each member fails with its own FitError.
+            _submit_stragglers(s, fwk, group, p, out, nominated, store, started)
             return out
         # Rejected, or an Error: release every reservation this cycle made, newest first.
         _release(p, fwk, placer)
@@ -471,10 +479,15 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
 
 
 def _submit_feasible(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlacement, out: GroupOutcome,
-                     nominated: dict[str, str], store: PodGroupStore, started: float) -> None:
+                     store: PodGroupStore, started: float) -> None:
     """A member's Permit allowed the group (upstream's ``submitPodGroupAlgorithmResult`` with a
     Success status): each member that fits goes to its binding cycle once it is prepared, the
-    others fail. Called with the cache lock held."""
+    others fail as they are, each with its own FitError (its own PostFilter ran in the
+    algorithm). No PodGroup PostFilter runs for them: upstream's ``podGroupCycle`` runs
+    workload-aware preemption only for an Unschedulable group. A member left over this way is
+    tried again on its own rejectors' events, in a cycle of its own, where the group's scheduled
+    members meet the quorum and its PostFilter may preempt for it (``_submit_stragglers``).
+    Called with the cache lock held."""
     failed = list(p.failed)
     for (info, state, assumed, a), permit in zip(p.placed, p.permits, strict=True):
         s.queue.nominator.delete(info.uid)
@@ -500,25 +513,37 @@ def _submit_feasible(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlac
         fwk.run_unreserve(state, assumed, node)
         s.cache.forget_pod(assumed)
         failed.append((info, state, _rejected(st), s.cache.snapshot()))
-    # Members that fit nowhere while the group is feasible (a straggler that came after the others
-    # were placed) preempt as the group would: the PodGroup's PostFilter over them alone, the
-    # group's scheduled members counted towards minCount, so they are not stuck behind
-    # lower-priority pods ("gang schedules with workload-aware preemption"; beyond upstream's
-    # submit, which fails them as they are).
-    late: wap.GroupPreemption | None = None
-    if failed and not any(a.status.code == Code.ERROR for _, _, a, _ in failed):
-        late, _ = _post_filter(s, fwk, group, [i.pod for i, _, _, _ in failed], p.scheduled, nominated, store)
     for info, state, a, snapshot in failed:
-        out.members.append(_nominated(s, late, info, s._failure(fwk, state, info, a, started, snapshot,
-                                                                run_post_filter=False)))
-    _actuate(fwk, group, late, [i.pod for i, _, _, _ in failed])
-    if not p.placed:
-        _observe(s, fwk, "unschedulable", started)
-        return
+        out.members.append(s._failure(fwk, state, info, a, started, snapshot, run_post_filter=False))
     message = scheduled_message(p.scheduled, group.min_count)
+    store.mark_feasible(group)
     if _changes(group, "True", REASON_SCHEDULED, message):
         out.on_bound = condition("True", REASON_SCHEDULED, message, group)
     _observe(s, fwk, "scheduled", started)
+
+
+def _submit_stragglers(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlacement, out: GroupOutcome,
+                       nominated: dict[str, str], store: PodGroupStore, started: float) -> None:
+    """No member of this cycle fits, but ``minCount`` of the group are scheduled already: upstream's
+    algorithm status stays Unschedulable (no member reached Permit), so ``podGroupCycle`` runs the
+    PodGroup's PostFilter (workload-aware preemption) over the cycle's members, the scheduled ones
+    counting towards the quorum in its simulation, and ``submitPodGroupAlgorithmResult`` fails each
+    member with its own FitError; a placement found nominates them (waiting on preemption).
+    ``updatePodGroupCondition`` then writes ``False`` (Unschedulable), unless the condition is
+    ``True`` already, which it never regresses. Nothing was held in this cycle, so nothing is
+    released. Called with the cache lock held."""
+    pods = [info.pod for info, _, _, _ in p.failed]
+    preemption, ps = _post_filter(s, fwk, group, pods, p.before, nominated, store)
+    for info, state, a, snapshot in p.failed:
+        out.members.append(_nominated(s, preemption, info, s._failure(fwk, state, info, a, started, snapshot,
+                                                                      run_post_filter=False)))
+    _actuate(fwk, group, preemption, pods)
+    message = p.diagnosis(p.before + len(p.failed))
+    if ps.reasons:
+        message = f"{message} pod group preemption: {ps.message()}"
+    if not store.was_feasible(group) and _changes(group, "False", REASON_UNSCHEDULABLE, message):
+        out.condition = condition("False", REASON_UNSCHEDULABLE, message, group)
+    _observe(s, fwk, "waiting_on_preemption" if preemption is not None else "unschedulable", started)
 
 
 def _rejection_message(p: GroupPlacement, members: int) -> str:
@@ -566,6 +591,11 @@ def _submit_rejected(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPlac
         group_status = Status(Code.ERROR, (f"failed to schedule other pod from a pod group: {p.error.message()}",),
                               p.error.plugin)
     erred = p.failed[-1][0].uid if p.error is not None else ""
+    # GangScheduling's Permit activated the members in flight; upstream's then go to backoffQ and
+    # the rejected group is tried again at the backoff's pace whatever happens. Ours waits, as a
+    # group rejected whole, for an event one of its rejectors asked for (beyond upstream, with
+    # the group's diagnosis below).
+    s.queue.forget_activation(info.uid for info in tried)
     for info in tried:
         info.unschedulable_plugins = set(plugins)
         info.pending_plugins = set(pending)

@@ -161,16 +161,22 @@ def test_a_gang_larger_than_its_quorum_binds_the_members_that_fit() -> None:
     """minCount 2 of 3 members, room for two: the quorum is met, so the two are bound and the third
     fails on its own, with its own FitError, while the group counts as scheduled. The FitError carries
     its own PostFilter's refusal, as upstream's PodGroup cycle runs every member's PostFilter
-    (runAllPostFilters) and DefaultPreemption refuses a gang member."""
+    (runAllPostFilters) and DefaultPreemption refuses a gang member. GangScheduling's Permit
+    activated it while it was in flight, so it goes to backoffQ, not to wait for an event, and is
+    tried again alone: the quorum bound, its group's PostFilter finds no victim, and it fails the
+    same way, this time to wait in the unschedulable pods (nothing activated it)."""
     s, client = gang_service(2)
     s.on_pod_group("ADDED", group_obj("elastic", 2))
     for i in range(3):
         s.on_pod("ADDED", pod_obj(f"elastic-{i}", group="elastic", cpu="3"))
     drain(s)
     assert sorted(bound_of(client, "elastic").values()) == ["node-0", "node-1"]
+    straggler = next(uid for uid in ("uid-elastic-0", "uid-elastic-1", "uid-elastic-2")
+                     if uid not in client.bound)
     assert [(f[1], f[2]) for f in client.failures] == [
         ("Unschedulable", "0/2 nodes are available: 2 Insufficient cpu. "
-                          "preemption: not eligible due to workload aware preemption enabled")]
+                          "preemption: not eligible due to workload aware preemption enabled")] * 2
+    assert s.queue.where(straggler) == "unschedulable"
     assert condition(client, "elastic")["status"] == "True"
 
 

@@ -37,6 +37,9 @@ class PodGroupStore:
         self._group_of: dict[str, tuple[str, str]] = {}
         # Bumped on every track and untrack: what is derived from the members holds until it moves.
         self.version = 0
+        # The groups (by uid) a PodGroup cycle of this scheduler found feasible: their
+        # PodGroupInitiallyScheduled=True is written, or on its way once the binds are through.
+        self._feasible: set[str] = set()
 
     # --- members (upstream's PodGroupState) ---------------------------------------------------
     def track(self, pod: Pod) -> None:
@@ -85,11 +88,23 @@ class PodGroupStore:
     def __iter__(self) -> Iterator[PodGroup]:
         return iter(list(self._groups.values()))
 
+    def mark_feasible(self, group: PodGroup) -> None:
+        """A PodGroup cycle found ``group`` feasible: its True condition is written or on its way."""
+        self._feasible.add(group.uid)
+
+    def was_feasible(self, group: PodGroup) -> bool:
+        """Whether a PodGroup cycle found ``group`` feasible before (``mark_feasible``): the
+        condition then reads as True, even before the informer brings the write back, so a later
+        cycle never writes ``False`` over it (upstream writes True in the cycle itself)."""
+        return group.uid in self._feasible
+
     def upsert(self, group: PodGroup) -> None:
         self._groups[(group.namespace, group.name)] = group
 
     def delete(self, namespace: str, name: str) -> None:
-        self._groups.pop((namespace, name), None)
+        gone = self._groups.pop((namespace, name), None)
+        if gone is not None:
+            self._feasible.discard(gone.uid)
 
     def on_event(self, event: str, body: Mapping[str, Any]) -> PodGroup | None:
         """Apply a watch event (ADDED, MODIFIED, DELETED); the group as now stored, ``None`` when it
@@ -97,7 +112,7 @@ class PodGroupStore:
         meta = body.get("metadata") or {}
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         if event == "DELETED":
-            self._groups.pop(key, None)
+            self.delete(*key)
             return None
         try:
             group = parse_pod_group(body)

@@ -29,12 +29,17 @@ class StateMissingError(LookupError):
 
 @dataclass(slots=True)
 class PodGroupCycleState:
-    """What a plugin sees of the PodGroup cycle trying a member (upstream's ``PodGroupCycleState``):
-    ``scheduled`` is the group's members assigned or assumed so far, this member included once it
-    is assumed (upstream's ``ScheduledPodsCount`` on the cycle's snapshot), kept by the cycle so
-    that GangScheduling's Permit does not recount a gang of thousands for each member."""
+    """What a plugin sees of the PodGroup cycle trying a member (upstream's ``PodGroupCycleState``),
+    one object shared by the cycle's members, as upstream's is: ``scheduled`` is the group's
+    members assigned or assumed so far, this member included once it is assumed (upstream's
+    ``ScheduledPodsCount`` on the cycle's snapshot), kept by the cycle so that GangScheduling's
+    Permit does not recount a gang of thousands for each member; ``activated`` is set once
+    GangScheduling's Permit has activated the group's unscheduled members in this cycle (upstream
+    activates them at every waiting Permit; once per cycle reaches the same pods, as every later
+    member was unscheduled at the first)."""
 
     scheduled: int = 0
+    activated: bool = False
 
 
 class CycleState:

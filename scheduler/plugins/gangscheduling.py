@@ -182,19 +182,23 @@ class GangScheduling:
         if cycle is not None:
             # The PodGroup cycle's algorithm tries the members one by one and keeps the count:
             # the member that completes the quorum is the first to be allowed, which tells the
-            # cycle that the group is feasible. Its pending members are this cycle's (popped), so
-            # there is none to activate.
+            # cycle that the group is feasible.
             if cycle.scheduled < group.min_count:
+                if not cycle.activated:
+                    # As upstream's Permit does in the cycle too: most of the unscheduled members
+                    # are this cycle's, in flight, and the queue marks each so that, should it
+                    # fail, it goes to backoffQ rather than wait for an event (Activate of an
+                    # in-flight pod); a member left over once the rest were placed is thus tried
+                    # again, alone, where the group's PostFilter may preempt for it.
+                    cycle.activated = True
+                    self._activate_unscheduled(store, pod, group.name)
                 return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
             self._allow_parked(store, pod)
             return SUCCESS, 0.0
         scheduled, index = self._scheduled(store, pod.namespace, group.name)
         if len(scheduled) < group.min_count:
             # Activate the group's unscheduled pods, in case they were waiting for this one.
-            if self.handle.activate is not None:
-                placed = {p.uid for p in scheduled}
-                self.handle.activate([p.uid for p in store.members(pod.namespace, group.name)
-                                      if p.uid not in placed and p.uid != pod.uid])
+            self._activate_unscheduled(store, pod, group.name, scheduled)
             return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
         # The quorum is met: allow every member parked at Permit, in the members' order (the
         # waiting pods are few, the members many: allowing one that does not wait does nothing).
@@ -203,6 +207,18 @@ class GangScheduling:
             for uid in sorted((u for u in waiting.uids() if u in index), key=index.__getitem__):
                 waiting.allow(uid)
         return SUCCESS, 0.0
+
+    def _activate_unscheduled(self, store: PodGroupStore, pod: Pod, name: str,
+                              scheduled: list[Pod] | None = None) -> None:
+        """``handle.Activate`` of the group's members other than ``pod`` that are not scheduled
+        (assigned, or assumed in the cache) yet: upstream's ``podGroupState.UnscheduledPods()``."""
+        if self.handle.activate is None:
+            return
+        if scheduled is None:
+            scheduled, _ = self._scheduled(store, pod.namespace, name)
+        placed = {p.uid for p in scheduled}
+        self.handle.activate([p.uid for p in store.members(pod.namespace, name)
+                              if p.uid not in placed and p.uid != pod.uid])
 
     def _allow_parked(self, store: PodGroupStore, pod: Pod) -> None:
         """Allow the members of ``pod``'s group parked at Permit (by earlier cycles): few pods wait,

@@ -257,6 +257,8 @@ class SchedulingQueue:
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
         self._move_request_cycle = -1
+        # Pods activated while in flight (``activate``): their failure sends them to backoffQ.
+        self._activated_in_flight: set[str] = set()
         self._last_leftover_flush = clock()
         self._closed = False
         self.nominator = Nominator()
@@ -476,6 +478,7 @@ class SchedulingQueue:
         with self._lock:
             self._remove_everywhere(uid)
             self._in_flight.pop(uid, None)
+            self._activated_in_flight.discard(uid)
             self._groups.unindex(uid)
             self.nominator.delete(uid)
 
@@ -615,12 +618,14 @@ class SchedulingQueue:
         """The pod's scheduling attempt is over (bound, or put back)."""
         with self._lock:
             self._in_flight.pop(uid, None)
+            self._activated_in_flight.discard(uid)
 
     def put_back(self, info: QueuedPodInfo) -> None:
         """The attempt ended with no outcome (the replica lost its lease before it could bind): the
         pod returns to activeQ as it was, with no backoff and no attempt counted against it,
         unless it was deleted (or re-added) while in flight."""
         with self._lock:
+            self._activated_in_flight.discard(info.uid)
             if self._in_flight.pop(info.uid, None) is None or self._find(info.uid) is not None:
                 return
             self._admit(info, "PodAdd")
@@ -640,7 +645,9 @@ class SchedulingQueue:
             else:
                 info.consecutive_errors = 0
             rejectors = info.unschedulable_plugins | info.pending_plugins
-            if self._move_request_cycle >= info.cycle or not rejectors:
+            activated = uid in self._activated_in_flight
+            self._activated_in_flight.discard(uid)
+            if activated or self._move_request_cycle >= info.cycle or not rejectors:
                 self._move_to_backoff(info, "ScheduleAttemptFailure")
             else:
                 self._unschedulable[uid] = info
@@ -755,7 +762,10 @@ class SchedulingQueue:
 
     def activate(self, uids: Iterable[str]) -> None:
         """Move the named pods, gated or not, to activeQ through PreEnqueue again (upstream's
-        ``Activate``, used when a pod's preemption finished)."""
+        ``Activate``: used when a pod's preemption finished, and by GangScheduling's Permit for
+        the group's unscheduled members). A pod in flight is marked instead, as upstream records
+        ``EventForceActivate`` for it: should its attempt fail, it goes to backoffQ rather than
+        to the unschedulable pods (``add_unschedulable_if_not_present``)."""
         with self._lock:
             for uid in uids:
                 info = self._unschedulable.pop(uid, None)
@@ -765,6 +775,14 @@ class SchedulingQueue:
                     from_backoff = True
                 if info is not None:
                     self._admit(info, "ForceActivate", from_backoff=from_backoff)
+                elif uid in self._in_flight:
+                    self._activated_in_flight.add(uid)
+
+    def forget_activation(self, uids: Iterable[str]) -> None:
+        """Drop ``activate``'s mark from the named pods in flight: their failure goes where their
+        rejectors send it (the PodGroup cycle, for the members of a group it rejects whole)."""
+        with self._lock:
+            self._activated_in_flight.difference_update(uids)
 
     def close(self) -> None:
         with self._cond:

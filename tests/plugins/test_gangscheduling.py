@@ -217,8 +217,10 @@ def test_permits_count_follows_the_cache_and_the_store() -> None:
 def test_permit_in_the_pod_group_cycle_answers_from_the_cycles_count() -> None:
     """In the PodGroup cycle's algorithm (``CycleState.pod_group_cycle`` set), Permit reads the
     cycle's count of scheduled members, not the cache (where nothing is assumed here): Wait below
-    minCount, activating no one (the group's pending members are the cycle's); at minCount the
-    member is allowed, and so are its group's members parked at Permit, not another group's."""
+    minCount, activating the group's unscheduled members as upstream's Permit does (most are the
+    cycle's, in flight: the queue marks them), once for the cycle, whose state the members share;
+    at minCount the member is allowed, and so are its group's members parked at Permit, not
+    another group's."""
     cache = Cache()
     store = PodGroupStore()
     for g in ("pg1", "pg2"):
@@ -236,7 +238,10 @@ def test_permit_in_the_pod_group_cycle_answers_from_the_cycles_count() -> None:
     status, timeout = pl.permit(state, P["p1"], "n")
     assert (status.code, status.reasons, timeout) == (Code.WAIT, (gangscheduling.WAITING_AT_PERMIT,),
                                                       gangscheduling.PERMIT_TIMEOUT)
-    assert activated == []
+    others = [p.uid for p in P.values() if p.scheduling_group == "pg1" and p.uid != P["p1"].uid]
+    assert activated == [others] and others
+    assert pl.permit(state, P["p1"], "n")[0].is_wait()
+    assert activated == [others]                                  # once for the cycle
     state.pod_group_cycle.scheduled = 3
     assert pl.permit(state, P["p1"], "n") == (SUCCESS, 0.0)
 
