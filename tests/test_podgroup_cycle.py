@@ -472,6 +472,67 @@ def test_a_member_left_over_after_the_quorum_preempts_through_its_pod_group() ->
     assert sorted(client.preempted_for_group) == [(f"default/low-{i}", "default/g") for i in range(4)]
 
 
+def test_a_member_left_over_in_the_cycle_that_allowed_its_group_fails_as_it_is_then_preempts_alone() -> None:
+    """schedule_one_podgroup.go: the group is allowed (GangScheduling's Permit at the third member),
+    so ``podGroupCycle`` runs no PodGroup PostFilter and ``submitPodGroupAlgorithmResult`` fails the
+    fourth member, which fits nowhere, with its own FitError; nothing is preempted in that cycle.
+    The Permit of the first members activated the group's unscheduled members, this one among them
+    while it was in flight, so it goes to backoffQ rather than wait for an event; tried again
+    alone, the quorum scheduled, the group is Unschedulable and its PostFilter preempts the low pod
+    for it (how upstream's "gang schedules with workload-aware preemption" places its straggler)."""
+    s, client = gang_service(1)
+    s.on_pod("ADDED", prio_pod("low", 10, node="node-0"))
+    s.on_pod_group("ADDED", prio_group("g", 3, 100))
+    for i in range(4):
+        s.on_pod("ADDED", prio_pod(f"g-{i}", 100, group="g"))
+    info = s.queue.pop(timeout=0)
+    assert info is not None
+    asyncio.run(asyncio.wait_for(s.scheduler.finish(s.scheduler.schedule_one(info)), timeout=5))
+    assert len(bound_of(client, "g-")) == 3 and client.preempted == []
+    straggler = next(f"uid-g-{i}" for i in range(4) if f"uid-g-{i}" not in client.bound)
+    assert [(f[0], f[2], f[3]) for f in client.failures] == [
+        (f"default/{straggler.removeprefix('uid-')}", "0/1 nodes are available: 1 Insufficient cpu. "
+         "preemption: not eligible due to workload aware preemption enabled", None)]
+    assert s.queue.where(straggler) == "backoff"
+    assert condition(client, "g")["status"] == "True"
+    run_until(s, client, lambda: straggler in client.bound)
+    assert client.bound[straggler] == "node-0"
+    assert client.preempted_for_group == [("default/low", "default/g")]
+    assert condition(client, "g")["status"] == "True"
+
+
+@pytest.mark.parametrize(("existing", "want"), [
+    (None, ("False", "Unschedulable")),        # upstream writes False ...
+    ("True", ("True", "Scheduled")),           # ... unless the condition is True already
+])
+def test_a_cycle_of_stragglers_after_the_quorum_writes_false_unless_the_group_is_scheduled(
+        existing: str | None, want: tuple[str, str]) -> None:
+    """None of the cycle's members fits, and the quorum is scheduled (here bound by someone else):
+    upstream's algorithm leaves the group Unschedulable, its PostFilter runs (and finds nothing to
+    preempt: the bound member fills the node), each member fails with its own FitError, and
+    ``updatePodGroupCondition`` writes False, reason Unschedulable, unless the condition is True."""
+    s, client = gang_service(1)
+    group = prio_group("g", 1, 1000)
+    if existing is not None:
+        group["status"] = {"conditions": [{"type": POD_GROUP_INITIALLY_SCHEDULED, "status": existing,
+                                           "reason": "Scheduled", "message": "1 of minCount 1 pods scheduled",
+                                           "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    s.on_pod_group("ADDED", group)
+    s.on_pod("ADDED", prio_pod("g-0", 1000, group="g", cpu="4", node="node-0"))   # the quorum, bound
+    s.on_pod("ADDED", prio_pod("g-1", 1000, group="g", cpu="4"))
+    drain(s)
+    assert client.preempted == [] and client.bound == {}
+    assert [f[0] for f in client.failures] == ["default/g-1"]
+    assert client.failures[0][2].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    written = client.pod_group_conditions.get("default/g", {}).get(POD_GROUP_INITIALLY_SCHEDULED)
+    if existing is None:
+        assert written is not None and (written["status"], written["reason"]) == want
+        assert written["message"].startswith("pod group default/g: 1 of 2 pods placed, minCount 1;")
+    else:
+        assert written is None                  # True is never regressed: nothing to write
+    assert s.queue.where("uid-g-1") == "unschedulable"
+
+
 def test_a_basic_group_member_never_preempts_its_own_group() -> None:
     """podgroup_test.go, "basic group schedules with preemption": a 2-cpu blocker at priority 10 on the
     4-cpu node; a basic group with no priority (0) whose four 1-cpu pods are at priority 100. Two fit;
