@@ -162,8 +162,8 @@ NOT_PORTED = {
     "TestPodGroupCycle_UpdateSnapshotError": "a fake cache whose UpdateSnapshot fails; ours snapshots in memory",
     "TestFrameworkForPodGroup 'success for same scheduler name', 'failure when profile not found'":
         "internal lookup; a pod naming no profile of ours is never queued",
-    "TestPodGroupCycle_PodGroupPostFilter, TestRunWorkloadAwarePreemption":
-        "assert which internal hook is called and its status; the group's preemption is tested in "
+    "TestRunWorkloadAwarePreemption":
+        "asserts which internal hook is called and its status; the group's preemption is tested in "
         "tests/test_podgroup_cycle.py",
     "TestPodGroupSchedulingPlacementAlgorithm, TestPodGroupSchedulingPlacementAlgorithm_Scoring":
         "topology-aware placement (TopologyAwareWorkloadScheduling), not built",
@@ -349,3 +349,61 @@ def test_a_permit_rejection_below_min_count_binds_none_of_the_gang() -> None:
     cond = client.pod_group_conditions["default/pg"][POD_GROUP_INITIALLY_SCHEDULED]
     assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert cond["message"].startswith("pod group default/pg: 2 of minCount 3 pods passed Permit: ")
+
+
+@dataclass(frozen=True)
+class PostFilterCase:
+    """A ``TestPodGroupCycle_PodGroupPostFilter`` case: both members fail Filter, so the group is
+    Unschedulable; whether the PodGroup's PostFilter (workload-aware preemption) runs, seen as
+    ``scheduler_workload_preemption_attempts_total``, which it counts once per run."""
+
+    name: str
+    gate: bool
+    post_filter: str
+    called: bool
+
+
+POST_FILTER_CASES: tuple[PostFilterCase, ...] = (
+    PostFilterCase("runs pod group post filter when GenericWorkload is enabled and DefaultPreemption is registered",
+                   True, "DefaultPreemption", True),
+    PostFilterCase("disables pod group post filter when GenericWorkload feature gate is disabled",
+                   False, "DefaultPreemption", False),
+    PostFilterCase("disables pod group post filter when DefaultPreemption is not registered",
+                   True, FAKE, False),
+)
+
+
+def _total(counter: Any) -> float:
+    return sum(m.value for metric in counter.collect() for m in metric.samples if m.name.endswith("_total"))
+
+
+@pytest.mark.parametrize("case", POST_FILTER_CASES, ids=[c.name for c in POST_FILTER_CASES])
+def test_pod_group_cycle_pod_group_post_filter(case: PostFilterCase) -> None:
+    """``TestPodGroupCycle_PodGroupPostFilter``: upstream's profile (PrioritySort, the fake at
+    Filter, DefaultBinder, and the case's PostFilter plugin), two members that fail Filter. The
+    group's PostFilter runs only with the gate on and DefaultPreemption registered (without the
+    gate there is no PodGroup cycle: the pods are tried one by one, and DefaultPreemption's own
+    PostFilter runs for each)."""
+    plugin = FakePodGroupPlugin({"p1": "Unschedulable", "p2": "Unschedulable"}, {}, {})
+    client = MemoryClient()
+    registry = Registry(extra={FAKE: PluginSpec(FAKE, lambda args, handle: plugin)}, load_entry_points=False)
+    s = SchedulerService(client, seed=1, registry=registry, feature_gates={"GenericWorkload": case.gate})
+    client.cache = s.cache
+    s.on_profile("default", {"schedulerName": "default-scheduler", "plugins": {
+        "multiPoint": {"disabled": [{"name": "*"}]},
+        "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+        "filter": {"enabled": [{"name": FAKE}]},
+        "postFilter": {"enabled": [{"name": case.post_filter}]},
+        "bind": {"enabled": [{"name": "DefaultBinder"}]}}})
+    s.on_node("ADDED", {"metadata": {"name": "node1", "labels": {"kubernetes.io/hostname": "node1"}},
+                        "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}})
+    s.on_pod_group("ADDED", _pod_group(Case(case.name, "", {})))
+    for name in ("p1", "p2"):
+        s.on_pod("ADDED", _pod(name))
+    asyncio.run(asyncio.wait_for(s.scheduler.run_until_idle(), timeout=5))
+    assert client.bound == {}
+    assert sorted({f[0] for f in client.failures}) == ["default/p1", "default/p2"]
+    counter = s.metrics.workload_preemption_attempts
+    assert (counter is not None and _total(counter) > 0) == case.called
+    if not case.gate:
+        assert _total(s.metrics.preemption_attempts) == 2      # pod by pod, each its own PostFilter
