@@ -9,7 +9,9 @@
         │  each seeing the members assumed before it:
     schedule_pod ─┬─► assume ─► Reserve ─► Permit   (CycleState.pod_group_cycle set: GangScheduling
                   │                                   answers from the cycle's count, Wait until the
-                  │                                   member that meets minCount, which it allows)
+                  │                                   member that meets minCount, which it allows;
+                  │                                   its first Wait activates the group's
+                  │                                   unscheduled members, in flight: marked)
                   └─ fits nowhere ─► the member's own PostFilter: a nominated node holds it there
                      (requiresPreemption), else it is a failed member (each node's first rejection
                      kept: GroupDiagnosis); an Error anywhere stops the algorithm
@@ -18,13 +20,22 @@
     a member's Permit allowed the group?
         yes ─► (none needing preemption before it) each member that fits runs Permit again,
                outside the group's cycle (prepareForBindingCycle), and goes to its binding
-               cycle; they bind concurrently; the failed members fail on their own;
+               cycle; they bind concurrently; the failed members fail as they are, each with
+               its own FitError, no PodGroup PostFilter (marked by the Permit's activation, they
+               go to backoffQ, so a left-over member is soon tried again alone: see below);
                PodGroupInitiallyScheduled=True once the binds are through
+        no, none placed, but minCount scheduled already (stragglers) ─► the PodGroup's PostFilter
+               over them (the scheduled members count towards minCount in its simulation);
+               each fails with its own FitError, nominated when a placement was found;
+               PodGroupInitiallyScheduled=False (Unschedulable) unless it is True, or a
+               cycle of ours found the group feasible (True on its way)
         no  ─► Unreserve and forget every member held in this cycle (nothing stays reserved);
                the PodGroup's PostFilter (workload-aware preemption); every member fails with
                the group's per-node diagnosis (FailedScheduling), nominated to its node when
                the group waits on preemption; PodGroupInitiallyScheduled=False, reason
-               Unschedulable (SchedulerError after an Error), with the same message
+               Unschedulable (SchedulerError after an Error), with the same message; the
+               activation's marks are dropped: the members wait for their rejectors' events
+               (upstream's go to backoffQ and retry at the backoff's pace)
 
 Two gangs that each need the whole cluster never deadlock: a cycle holds the cache lock from the
 first member to the last and releases every reservation when the quorum is not met, so at most one
@@ -530,7 +541,10 @@ def _submit_stragglers(s: Scheduler, fwk: Framework, group: PodGroup, p: GroupPl
     counting towards the quorum in its simulation, and ``submitPodGroupAlgorithmResult`` fails each
     member with its own FitError; a placement found nominates them (waiting on preemption).
     ``updatePodGroupCondition`` then writes ``False`` (Unschedulable), unless the condition is
-    ``True`` already, which it never regresses. Nothing was held in this cycle, so nothing is
+    ``True`` already, which it never regresses; a group a cycle of ours found feasible counts as
+    ``True`` (``PodGroupStore.was_feasible``: ours writes it once the binds are through, upstream
+    in the cycle, so it may not be back from the informer yet). The message is the group's
+    per-node diagnosis, as a rejected group's. Nothing was held in this cycle, so nothing is
     released. Called with the cache lock held."""
     pods = [info.pod for info, _, _, _ in p.failed]
     preemption, ps = _post_filter(s, fwk, group, pods, p.before, nominated, store)

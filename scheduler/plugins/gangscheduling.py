@@ -8,7 +8,9 @@ PreEnqueue and Permit; 1.38 development moved the Permit check to a PlacementFea
   ``minCount`` lowered, may let a gated member in; any other event is skipped by the hints.
 * **Permit** parks a member until ``minCount`` of the group are scheduled (assigned, or assumed in
   the cache), then allows every parked member; it waits at most ``PERMIT_TIMEOUT`` (upstream's
-  ``permitTimeoutDuration``, five minutes).
+  ``permitTimeoutDuration``, five minutes). While it waits it activates the group's unscheduled
+  members (``Handle.activate``), in case they wait for this one; in the PodGroup cycle most are
+  the cycle's own, in flight, which the queue marks so that a member that fails goes to backoffQ.
 * **Unreserve** (beyond upstream's 1.37 plugin, which leaves it to the timeout): a member that is
   unreserved (its wait timed out, its PreBind or Bind failed) rejects the group's other parked
   members, so no part of a gang holds capacity waiting for a quorum it has lost.
