@@ -524,3 +524,30 @@ def test_pop_group_takes_only_its_gangs_waiting_members() -> None:
     assert (q.where(gated.uid), q.where(b.uid), q.where(other_ns.uid)) == ("gated", "active", "active")
     q.delete(a[3])
     assert q.pop_group("default", "a") == []
+
+
+@pytest.mark.parametrize(("forget", "want"), [(False, "backoff"), (True, "unschedulable")])
+def test_activate_of_a_pod_in_flight_sends_its_failure_to_backoff(forget: bool, want: str) -> None:
+    """upstream's ``Activate`` of an in-flight pod records ``EventForceActivate`` for it, and
+    ``AddUnschedulableIfNotPresent`` then requeues it after backoff (queueAfterBackoff) instead of
+    leaving it to wait for an event its rejectors asked for; ``forget_activation`` (the PodGroup
+    cycle, for a group it rejects whole) drops the mark. A pod not activated waits as ever."""
+    q, _ = queue()
+    q.add(pod("a"))
+    q.add(pod("b"))
+    a, b = q.pop(0), q.pop(0)
+    assert a is not None and b is not None
+    q.activate([a.uid])
+    if forget:
+        q.forget_activation([a.uid])
+    for info in (a, b):
+        info.unschedulable_plugins = {"NodeResourcesFit"}
+        q.add_unschedulable_if_not_present(info)
+    assert (q.where(a.uid), q.where(b.uid)) == (want, "unschedulable")
+    # The mark is spent: the next failure waits for an event.
+    q.activate([a.uid])                     # not in flight now: moved to activeQ, as upstream's
+    again = q.pop(0)
+    assert again is not None and again.uid == a.uid
+    again.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(again)
+    assert q.where(a.uid) == "unschedulable"
