@@ -95,6 +95,18 @@ class _Failures:
     parts: list[tuple[str, Rows, Any, Sequence[Status]]] = field(default_factory=list)
 
 
+def _window(candidates: Rows, begin: int, count: int) -> Rows:
+    """``count`` candidates (fewer at the end) from position ``begin`` of the round-robin order that
+    starts over at the first candidate after the last: the search's next batch. Only the batch is
+    copied, never the whole candidate list (at 50,000 nodes that copy cost more than the batch)."""
+    n = len(candidates)
+    begin %= n
+    end = begin + count
+    if end <= n:
+        return candidates[begin:end]
+    return np.concatenate((candidates[begin:], candidates[: end - n]))
+
+
 def _hint_says_queue(events: Sequence[ClusterEventWithHint], pod: Pod, event: ClusterEvent) -> bool:
     """Whether one of ``events`` matches ``event`` and its queueing hint says Queue."""
     for e in events:
@@ -290,16 +302,23 @@ class Framework:
 
     def _filter_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows,
                       failures: _Failures) -> tuple[Rows, Status]:
-        """Positions (into ``rows``) that pass every filter; failures go to ``failures``."""
-        alive = np.arange(len(rows), dtype=np.int64)
+        """Positions (into ``rows``) that pass every filter; failures go to ``failures``.
+
+        Each plugin sees ``sub``, the rows still alive. Until a plugin rejects one, ``sub`` is
+        ``rows`` itself and ``alive`` is None (every position): the usual batch, in which every node
+        passes, then costs no gather of the rows per plugin."""
+        alive: Rows | None = None
+        sub = rows
         for f in self._filters:
-            if f.name in state.skip_filter_plugins or len(alive) == 0:
+            if f.name in state.skip_filter_plugins or len(sub) == 0:
                 continue
             t1 = time.perf_counter()
-            self._evaluated(f.name, "Filter", len(alive))
-            verdict = f.run(state, pod, snapshot, rows[alive])
+            self._evaluated(f.name, "Filter", len(sub))
+            verdict = f.run(state, pod, snapshot, sub)
             failed = verdict.failed
             if failed.any():
+                if alive is None:
+                    alive = np.arange(len(rows), dtype=np.int64)
                 ids = verdict.status_ids[failed] if verdict.status_ids is not None else None
                 for s in verdict.statuses:
                     if s.code == Code.ERROR:
@@ -308,11 +327,12 @@ class Framework:
                         err = Status(Code.ERROR, (f'running "{f.name}" filter plugin: {s.message()}',), f.name,
                                      s.error)
                         self._observe_plugin(state, f.name, "Filter", err, t1)
-                        return alive, err
+                        return alive, err   # (callers read no positions of a failed run)
                 failures.parts.append((f.name, alive[failed], ids, verdict.statuses))
-                alive = alive[~failed]
+                keep = ~failed
+                alive, sub = alive[keep], sub[keep]
             self._observe_plugin(state, f.name, "Filter", SUCCESS, t1)
-        return alive, SUCCESS
+        return (np.arange(len(rows), dtype=np.int64) if alive is None else alive), SUCCESS
 
     def find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, snapshot: Snapshot,
                                      candidates: Rows, diagnosis: Diagnosis, *, num_to_find: int | None = None,
@@ -325,13 +345,12 @@ class Framework:
         want = num_to_find if num_to_find is not None else self.num_nodes_to_find(n)
         nominated = self._nominated_rows(pod, snapshot)
         start = self.next_start_node_index % n if rotate else 0
-        order = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
         feasible: list[Rows] = []
         found = processed = 0
         batch = min(n, want + want // 4 + 8)
         status = SUCCESS
         while processed < n and found < want:
-            rows = order[processed: processed + batch]
+            rows = _window(candidates, start + processed, batch)
             failures = _Failures()
             passed, status = self._filter_batch(state, pod, snapshot, rows, failures)
             if not status.is_success():

@@ -56,9 +56,10 @@ class TaintToleration:
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         t = snapshot.table
         per_set = untolerated_taint_per_set(t, pod.tolerations, _HARD)
-        set_ids = t.taint_set[rows]
         bad = np.array([x is not None for x in per_set], np.bool_)
-        failed = bad[set_ids]
+        if not bad.any():       # every taint set tolerated (the usual): no row to read
+            return fwk.FilterVerdict.passed(len(rows))
+        failed = bad[t.taint_set[rows]]
         if not failed.any():
             return fwk.FilterVerdict(failed)
         # One reason for every untolerated taint set, so one status for all failing rows.
@@ -82,6 +83,8 @@ class TaintToleration:
                                  and not any(tol.tolerates(x) for tol in prefer))
                              for taints in t.taint_sets], np.int64)
         per_set = derived(t, ("prefer-no-schedule", prefer, len(t.taint_sets)), counts)
+        if not per_set.any():   # no untolerated PreferNoSchedule taint anywhere: no row to read
+            return np.zeros(len(rows), np.int64)
         return per_set[t.taint_set[rows]]
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:

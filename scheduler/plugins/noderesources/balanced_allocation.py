@@ -75,7 +75,8 @@ class NodeResourcesBalancedAllocation:
                 continue
             alloc, requested = pair
             ok = alloc > 0
-            f = np.where(ok, requested / np.maximum(alloc, 1), 0.0)
+            # Every row has the resource (the usual): no guard against a zero divisor needed.
+            f = requested / alloc if ok.all() else np.where(ok, requested / np.maximum(alloc, 1), 0.0)
             for p, row in _exact_positions(_big_positions(snapshot, rows), snapshot, name, by_dra):
                 a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
                 ok[p] = a > 0

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler import features
 from scheduler.cache import CAP, Snapshot
@@ -78,6 +79,18 @@ _MAX_PACKED = 60
 _PREFILTER_KEY = "PreFilter" + FIT_NAME
 _PRESCORE_KEY = "PreScore" + FIT_NAME
 _SKIP = Status(Code.SKIP)
+
+
+# Below this allocatable, ``x * MAX_NODE_SCORE / alloc`` (0 <= x <= alloc, integers) in float64
+# floors to exactly the int64 quotient: the product and ``alloc`` are exact doubles (< 2**53), and a
+# quotient just under an integer k lies at least 1/alloc below it, more than the rounding error
+# k * 2**-53 when alloc * k < 2**53 (k <= MAX_NODE_SCORE).
+_FLOAT_EXACT_ALLOC = 2**53 // (MAX_NODE_SCORE + 1)
+
+
+def _float_exact(alloc: fwk.Scores, present: npt.NDArray[np.bool_]) -> bool:
+    """Whether every row has the resource (``present``), in an amount float64 divides exactly."""
+    return bool(present.all()) and (not len(alloc) or int(alloc.max()) < _FLOAT_EXACT_ALLOC)
 
 
 def insufficient(resource: str) -> str:
@@ -167,9 +180,38 @@ class NodeResourcesFit:
         req = state.read_or_compute(_PREFILTER_KEY, _Request, lambda: self.pre_filter(state, pod, snapshot))
         assert req is not None
         t = snapshot.table
-        pods_col = t.resources["pods"]
         if len(req.columns) > _MAX_PACKED:
             return self._filter_many(req, pod, snapshot, rows)
+        if req.dra or t.big_rows:
+            return self._filter_packed(req, pod, snapshot, rows)
+        # Most batches have no node short of anything: first only whether each row fails, in the
+        # fewest array operations (one gather per column read); the reasons, which need a bit per
+        # resource and the unresolvable test, are worked out for the failing rows alone. Without
+        # DRA-backed requests and capped rows, both read the same columns the same way.
+        slots = t.slots
+        alloc, requested = t.alloc, t.requested
+        failed = t.pod_count[rows] >= alloc[:, slots[t.resources["pods"]]][rows]   # count + 1 > allowed
+        for _, col, amount in req.columns:
+            slot = slots[col]
+            if slot >= 0:
+                free = alloc[:, slot][rows] - requested[:, slot][rows]
+            else:
+                free = t.alloc_of(rows, col) - t.requested_of(rows, col)
+            failed |= free < amount
+        if not failed.any():
+            return fwk.FilterVerdict(failed)
+        at = np.flatnonzero(failed)
+        some = self._filter_packed(req, pod, snapshot, rows[at])
+        ids = np.zeros(len(rows), np.int64)
+        if some.status_ids is not None:
+            ids[at] = some.status_ids
+        return fwk.FilterVerdict(failed, some.statuses, ids)
+
+    def _filter_packed(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
+        """``filter_nodes`` with every row's reasons: which resources it is short of, packed as bits
+        of one int64, and whether a request exceeds its allocatable (unresolvable)."""
+        t = snapshot.table
+        pods_col = t.resources["pods"]
         # bit 0: too many pods; bit i+1: resource i insufficient. Unresolvable is tracked aside.
         bits = (t.pod_count[rows] + 1 > t.alloc[rows, pods_col]).astype(np.int64)
         unresolvable = np.zeros(len(rows), np.bool_)
@@ -278,6 +320,14 @@ class NodeResourcesFit:
                 continue
             alloc, requested = pair
             present = alloc > 0
+            exact = _exact_positions(big, snapshot, name, by_dra)
+            if self._strategy == "LeastAllocated" and not exact and _float_exact(alloc, present):
+                # The usual case: every row has the resource, and in amounts for which float64
+                # division floors exactly as upstream's int64 division (``_float_exact``).
+                s = (np.maximum(alloc - requested, 0) * float(MAX_NODE_SCORE) / alloc).astype(np.int64)
+                node_score += s * weight
+                full_weight += weight
+                continue
             # alloc <= SCORE_SAFE outside ``big``, so ``x * 100`` with x <= alloc cannot overflow there.
             if self._strategy == "LeastAllocated":
                 s = np.where(present & (requested <= alloc),
@@ -288,7 +338,7 @@ class NodeResourcesFit:
                 util = np.where(present & (requested <= alloc),
                                 np.minimum(requested, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1),
                                 MAX_UTILIZATION)
-            for p, row in _exact_positions(big, snapshot, name, by_dra):
+            for p, row in exact:
                 a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=True)
                 present[p] = a > 0
                 if self._strategy == "LeastAllocated":
@@ -316,7 +366,8 @@ class NodeResourcesFit:
                 out = np.where(weight_sum > 0, np.floor(node_score / np.maximum(weight_sum, 1) + 0.5), 0)
             return out.astype(np.int64)
         if full_weight:
-            return node_score // (weight_sum + full_weight)     # every row has weight: no zero division
+            # Every row has weight: no zero division; a scalar divisor when every row has the same.
+            return node_score // (full_weight if not weight_sum.any() else weight_sum + full_weight)
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
     def score_extensions(self) -> fwk.ScoreExtensions | None:

@@ -312,13 +312,14 @@ def _alloc_requested(snapshot: Snapshot, rows: Rows, resource: str, pod_request:
     if col is None:
         return None
     slot = t.slots[col]         # a dense column, read inline (the common case), or the side table
-    alloc = t.alloc[rows, slot] if slot >= 0 else t.alloc_of(rows, col)
+    # ``a[:, slot][rows]`` (a strided view, then a 1-D gather) is twice as fast as ``a[rows, slot]``.
+    alloc = t.alloc[:, slot][rows] if slot >= 0 else t.alloc_of(rows, col)
     if non_zero and resource == "cpu":
         requested = t.nz_cpu[rows]
     elif non_zero and resource == "memory":
         requested = t.nz_mem[rows]
     else:
-        requested = t.requested[rows, slot] if slot >= 0 else t.requested_of(rows, col)
+        requested = t.requested[:, slot][rows] if slot >= 0 else t.requested_of(rows, col)
     r = min(pod_request, CAP)
     return alloc, np.minimum(requested, CAP - r) + r
 
