@@ -580,7 +580,8 @@ class Framework:
                 status = Status.as_error(exc).with_plugin(e.name)
                 self._observe("Score", status, t0)
                 return total, per_plugin, status
-            if len(s) and (s.min() < 0 or s.max() > MAX_NODE_SCORE):
+            # One pass: a negative score read as unsigned is above MAX_NODE_SCORE too.
+            if len(s) and int(s.view(np.uint64).max()) > MAX_NODE_SCORE:
                 status = Status(Code.ERROR, (f"plugin {e.name!r} returns an invalid score "
                                              f"{int(s.max() if s.max() > MAX_NODE_SCORE else s.min())}, "
                                              f"it should in the range of [0, {MAX_NODE_SCORE}] after "
@@ -588,7 +589,7 @@ class Framework:
                 self._observe("Score", status, t0)
                 return total, per_plugin, status
             per_plugin[e.name] = s
-            total += s * e.weight
+            total += s * e.weight if e.weight != 1 else s
             self._observe_plugin(state, e.name, "Score", SUCCESS, t1)
         self._observe("Score", SUCCESS, t0)
         return total, per_plugin, SUCCESS

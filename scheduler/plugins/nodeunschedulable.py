@@ -21,11 +21,13 @@ from scheduler.framework.handle import Handle
 from scheduler.framework.signature import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Node, Pod, Taint
+from scheduler.plugins.helpers import derived
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 _STATUS = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+_ANY_KEY = (NAME, "any")
 
 
 class NodeUnschedulable:
@@ -39,7 +41,12 @@ class NodeUnschedulable:
         return ((TOLERATIONS_SIGNER_NAME, tolerations_signer(pod)),), SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
-        failed = snapshot.table.unschedulable[rows]
+        t = snapshot.table
+        # Whether any node is unschedulable changes only with the nodes (cached per table version):
+        # in the usual cluster none is, and no row needs reading.
+        if not derived(t, _ANY_KEY, lambda: bool(t.unschedulable[: t.size].any())):
+            return fwk.FilterVerdict.passed(len(rows))
+        failed = t.unschedulable[rows]
         if failed.any() and any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return fwk.FilterVerdict.passed(len(rows))
         return fwk.FilterVerdict.uniform(failed, _STATUS)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.cache.dra import DraStore
@@ -29,6 +30,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     _exact_positions,
     _scored,
     _with_dra,
+    allocatable_everywhere,
     dra_scoring,
     sign_requests,
 )
@@ -62,13 +64,20 @@ class NodeResourcesBalancedAllocation:
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         fractions = []
-        present = []
+        present: list[npt.NDArray[np.bool_] | None] = []     # None: every row has the resource
         dra = self._dra_scoring
+        big = _big_positions(snapshot, rows)
         for name in self._resources:
             pod_req = pod.requests.get(name, 0)
             if not _scored(name, pod_req):
                 continue
             cls = dra.backing(name, pod_req) if dra is not None else None
+            if cls is None and not big:
+                fast = _fraction_everywhere(state, snapshot, rows, name, pod_req)
+                if fast is not None:
+                    fractions.append(fast)
+                    present.append(None)
+                    continue
             pair, by_dra = _with_dra(dra, cls, snapshot, rows,
                                      _alloc_requested(snapshot, rows, name, pod_req, non_zero=False), pod_req)
             if pair is None:
@@ -77,7 +86,7 @@ class NodeResourcesBalancedAllocation:
             ok = alloc > 0
             # Every row has the resource (the usual): no guard against a zero divisor needed.
             f = requested / alloc if ok.all() else np.where(ok, requested / np.maximum(alloc, 1), 0.0)
-            for p, row in _exact_positions(_big_positions(snapshot, rows), snapshot, name, by_dra):
+            for p, row in _exact_positions(big, snapshot, name, by_dra):
                 a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
                 ok[p] = a > 0
                 f[p] = 0.0 if a <= 0 else 1.0 if r >= a else r / a   # r / a alone can overflow a float
@@ -85,12 +94,18 @@ class NodeResourcesBalancedAllocation:
             present.append(ok)
         if not fractions:
             return np.full(len(rows), MAX_NODE_SCORE, np.int64)
-        if len(fractions) == 2 and present[0].all() and present[1].all():
+        if len(fractions) == 2 and all(p is None or p.all() for p in present):
             # The usual case (cpu and memory, allocatable on every node): upstream's two-resource
-            # |a - b| / 2 on every row, without the general path's stacking and sums.
-            return ((1 - np.abs((fractions[0] - fractions[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+            # |a - b| / 2 on every row, without the general path's stacking and sums (the same
+            # operations in the same order, in place).
+            d = fractions[0] - fractions[1]
+            d /= 2
+            np.abs(d, out=d)
+            np.subtract(1, d, out=d)
+            d *= MAX_NODE_SCORE
+            return d.astype(np.int64)
         fr = np.vstack(fractions)
-        pr = np.vstack(present)
+        pr = np.vstack([np.ones(len(rows), np.bool_) if p is None else p for p in present])
         n = pr.sum(axis=0)
         total = (fr * pr).sum(axis=0)
         mean = total / np.maximum(n, 1)
@@ -103,6 +118,23 @@ class NodeResourcesBalancedAllocation:
 
     def score_extensions(self) -> fwk.ScoreExtensions | None:
         return None
+
+
+def _fraction_everywhere(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, resource: str, pod_request: int
+                         ) -> npt.NDArray[np.float64] | None:
+    """``min(requested / allocatable, 1)`` per row where every node has the resource
+    (``allocatable_everywhere``), in the fewest passes; None otherwise (the general path decides).
+    ``used + request`` cannot wrap (both below CAP), and where it exceeds the general path's
+    saturated sum, both fractions are >= 1."""
+    got = allocatable_everywhere(state, snapshot, rows, resource, pod_request)
+    if got is None:
+        return None
+    alloc, slot = got
+    used = snapshot.table.requested[:, slot][rows]
+    used += pod_request
+    f = used / alloc
+    np.minimum(f, 1.0, out=f)
+    return f
 
 
 def new_balanced(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle

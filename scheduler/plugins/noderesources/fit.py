@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from scheduler import features
 from scheduler.cache import CAP, Snapshot
@@ -65,6 +64,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     _pod_request,
     _scored,
     _with_dra,
+    allocatable_everywhere,
     dra_scoring,
     fit_requests,
     is_extended_resource_name,
@@ -81,16 +81,26 @@ _PRESCORE_KEY = "PreScore" + FIT_NAME
 _SKIP = Status(Code.SKIP)
 
 
-# Below this allocatable, ``x * MAX_NODE_SCORE / alloc`` (0 <= x <= alloc, integers) in float64
-# floors to exactly the int64 quotient: the product and ``alloc`` are exact doubles (< 2**53), and a
-# quotient just under an integer k lies at least 1/alloc below it, more than the rounding error
-# k * 2**-53 when alloc * k < 2**53 (k <= MAX_NODE_SCORE).
-_FLOAT_EXACT_ALLOC = 2**53 // (MAX_NODE_SCORE + 1)
-
-
-def _float_exact(alloc: fwk.Scores, present: npt.NDArray[np.bool_]) -> bool:
-    """Whether every row has the resource (``present``), in an amount float64 divides exactly."""
-    return bool(present.all()) and (not len(alloc) or int(alloc.max()) < _FLOAT_EXACT_ALLOC)
+def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, resource: str,
+                              pod_request: int) -> fwk.Scores | None:
+    """LeastAllocated's score of ``resource`` on every row, ``(alloc - used - request) * 100 //
+    alloc`` clamped at 0, in the fewest array passes: in float64, which floors exactly there
+    (``allocatable_everywhere`` says where; None elsewhere, and the integer path decides). With
+    ``used`` capped at CAP and the request below it, ``alloc - used - request`` cannot wrap, and it
+    is negative exactly where the integer path's saturated ``requested`` exceeds ``alloc`` (both
+    score 0)."""
+    got = allocatable_everywhere(state, snapshot, rows, resource, pod_request)
+    if got is None:
+        return None
+    alloc, slot = got
+    t = snapshot.table
+    used = t.nz_cpu if resource == "cpu" else t.nz_mem if resource == "memory" else t.requested[:, slot]
+    free = alloc - used[rows]
+    free -= pod_request
+    np.maximum(free, 0, out=free)
+    score = free * float(MAX_NODE_SCORE)
+    score /= alloc
+    return score.astype(np.int64)
 
 
 def insufficient(resource: str) -> str:
@@ -314,6 +324,12 @@ class NodeResourcesFit:
                                                 strict=True):
             if not _scored(name, pod_req):
                 continue
+            if self._strategy == "LeastAllocated" and cls is None and not big:
+                fast = _least_allocated_in_float(state, snapshot, rows, name, pod_req)
+                if fast is not None:
+                    node_score += fast * weight if weight != 1 else fast
+                    full_weight += weight
+                    continue
             pair, by_dra = _with_dra(self._dra_scoring, cls, snapshot, rows,
                                      _alloc_requested(snapshot, rows, name, pod_req, non_zero=True), pod_req)
             if pair is None:
@@ -321,13 +337,6 @@ class NodeResourcesFit:
             alloc, requested = pair
             present = alloc > 0
             exact = _exact_positions(big, snapshot, name, by_dra)
-            if self._strategy == "LeastAllocated" and not exact and _float_exact(alloc, present):
-                # The usual case: every row has the resource, and in amounts for which float64
-                # division floors exactly as upstream's int64 division (``_float_exact``).
-                s = (np.maximum(alloc - requested, 0) * float(MAX_NODE_SCORE) / alloc).astype(np.int64)
-                node_score += s * weight
-                full_weight += weight
-                continue
             # alloc <= SCORE_SAFE outside ``big``, so ``x * 100`` with x <= alloc cannot overflow there.
             if self._strategy == "LeastAllocated":
                 s = np.where(present & (requested <= alloc),

@@ -43,14 +43,22 @@ from scheduler.cache.dra import DraStore
 from scheduler.cache.node_table import NodeTable
 from scheduler.dra.capacity import ClassDevices, NodeDevices
 from scheduler.dra.extended import is_dra_extended_resource_name
+from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import Rows, Scores
 from scheduler.framework.signature import RESOURCES_SIGNER_NAME, SignFragment, unsignable
 from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
 from scheduler.model.dra import DeviceClass
 from scheduler.model.selectors import label_key_errors
-from scheduler.plugins.helpers import selector_cache
+from scheduler.plugins.helpers import derived, selector_cache
 
+# Below this allocatable, ``x * 100 / alloc`` (0 <= x <= alloc, integers) in float64 floors to
+# exactly the int64 quotient: the product and ``alloc`` are exact doubles (< 2**53), and a quotient
+# just under an integer k lies at least 1/alloc below it, more than the rounding error k * 2**-53
+# when alloc * k < 2**53 (k <= 100).
+FLOAT_EXACT_ALLOC = 2**53 // 101
+# CycleState key of the allocatable columns gathered for this cycle's scored rows (``allocatable_everywhere``).
+_GATHERED = "noderesources/allocatable"
 # framework.Resource's own fields; "pods" is its AllowedPodNumber, which no request is checked against.
 _NATIVE = ("cpu", "memory", "ephemeral-storage")
 _NATIVE_ORDER = {name: i for i, name in enumerate(_NATIVE)}
@@ -335,3 +343,35 @@ def _exact_alloc_requested(snapshot: Snapshot, row: int, resource: str, pod_requ
     else:
         col = t.resources[resource]
     return t.exact_alloc(row, resource), t.exact_requested(row, col) + pod_request
+
+
+def _column_in_float_range(table: NodeTable, slot: int) -> bool:
+    col = table.alloc[: table.size, slot]
+    return bool((((col > 0) & (col < FLOAT_EXACT_ALLOC)) | ~table.valid[: table.size]).all())
+
+
+def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, resource: str,
+                           pod_request: int) -> tuple[Scores, int] | None:
+    """The fast path's read of ``resource`` (Fit's LeastAllocated, BalancedAllocation): its
+    allocatable on ``rows`` and its dense column, when every live node has it, below
+    ``FLOAT_EXACT_ALLOC``, and the request is below CAP; None otherwise (the general path decides).
+
+    That every node has it in range changes only with the nodes (cached per table version, one
+    pass over the table after a node change), so a cycle spends no pass on it. Fit and
+    BalancedAllocation score the same rows in one cycle: the column is gathered once for both and
+    kept in the CycleState. The array is shared: read it, never write it."""
+    t = snapshot.table
+    col = t.resources.get(resource)
+    if col is None or not 0 <= pod_request < CAP:
+        return None
+    slot = t.slots[col]
+    if slot < 0 or not derived(t, ("noderesources/float-range", slot), lambda: _column_in_float_range(t, slot)):
+        return None
+    got = state.get(_GATHERED)
+    if got is None or got[0] is not rows or got[1] is not t or got[2] != t.version:
+        got = (rows, t, t.version, {})
+        state.write(_GATHERED, got)
+    alloc: Scores | None = got[3].get(slot)
+    if alloc is None:
+        alloc = got[3][slot] = t.alloc[:, slot][rows]
+    return alloc, slot

@@ -5,6 +5,7 @@ zeros and upstream's scorer on random nodes, issue #14), then upstream's table a
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import pytest
@@ -12,8 +13,10 @@ import pytest
 from scheduler.model import Node, Pod, parse_node
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
+from scheduler.plugins.noderesources import balanced_allocation as balanced_module
+from scheduler.plugins.noderesources import resource_allocation
 from tests import st
-from tests.builders import node, pod, run_score
+from tests.builders import node, pod, run_score, setup
 from tests.plugins.noderesources.test_fit import (
     DEFAULT_RESOURCES,
     DRA_CLASS,
@@ -63,6 +66,28 @@ def test_balanced_allocation_is_upstreams_scorer_on_random_nodes() -> None:
     path) and with both (the two-resource fast path), over- and under-committed."""
     plugin = noderesources.NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs())
     for p, nodes, existing, amounts in _random_clusters(11, used_from=0):
+        assert run_score(plugin, p, nodes, existing) == [_balanced_resource_scorer(r, a) for r, a in amounts]
+
+
+def test_balanced_allocation_fast_path_is_upstreams_scorer() -> None:
+    """Clusters where every node has cpu and memory (below the float bound) take the fast path
+    (``_fraction_everywhere`` answers), over- and under-committed, up to the bound: every row
+    as upstream's scorer."""
+    bound = resource_allocation.FLOAT_EXACT_ALLOC
+    rng = random.Random(5)
+    for _ in range(10):
+        nodes, existing, amounts = [], [], []
+        p_cpu, p_mem = rng.randrange(0, 4000), rng.randrange(1, 10**9)
+        for i in range(rng.randrange(1, 30)):
+            cpu, mem = rng.randrange(1, 8000), rng.choice([rng.randrange(1, 4 * 10**9), bound - 1 - i])
+            used_cpu, used_mem = rng.randrange(0, 9000), rng.choice([rng.randrange(0, 5 * 10**9), mem, max(mem - p_mem, 0)])
+            nodes.append(node(f"n{i}", f"{cpu}m", str(mem)))
+            existing.append(pod(f"e{i}", f"{used_cpu}m", str(used_mem), node_name=f"n{i}"))
+            amounts.append(([used_cpu + p_cpu, used_mem + p_mem], [cpu, mem]))
+        p = pod("p", f"{p_cpu}m", str(p_mem))
+        snap, state, rows = setup(nodes, existing)
+        assert balanced_module._fraction_everywhere(state, snap, rows, "memory", p_mem) is not None
+        plugin = noderesources.NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs())
         assert run_score(plugin, p, nodes, existing) == [_balanced_resource_scorer(r, a) for r, a in amounts]
 
 

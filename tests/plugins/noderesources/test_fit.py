@@ -19,8 +19,10 @@ from scheduler.model import Node, Pod, parse_node, parse_pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, ScoringStrategy
 from scheduler.plugins.helpers import broken_linear
+from scheduler.plugins.noderesources import fit as fit_module
+from scheduler.plugins.noderesources import resource_allocation
 from tests import st
-from tests.builders import node, pod, reasons, run_filter, run_score
+from tests.builders import node, pod, reasons, run_filter, run_score, setup
 
 FIT = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
 
@@ -1435,3 +1437,81 @@ def test_scoring_leaves_out_pods_and_unrequested_scalars() -> None:
     plugin = strategy("LeastAllocated", [("cpu", 1), ("memory", 1), ("pods", 5), (HUGE_PAGE_A, 5)])
     node = cap("node1", cpu="4000", memory="10000", pods="10", **{HUGE_PAGE_A: "100"})
     assert scores(plugin, POD_3000_5000.Obj(), [node], [on("node1", {"cpu": "0", "memory": "0", HUGE_PAGE_A: "90"})]) == [(25 + 50) // 2]
+
+
+# --- the fast paths (issue #38: 50,000 nodes) -------------------------------------------------
+# Fit's Filter first tests only pass/fail per row and works out the reasons for the failing rows
+# alone; LeastAllocated scores in float64 where every node's allocatable is below
+# resource_allocation.FLOAT_EXACT_ALLOC. Both must answer exactly as upstream's per-node code.
+
+def _fits_request(p_cpu: int, p_mem: int, alloc: tuple[int, int, int], used: tuple[int, int, int]
+                  ) -> tuple[tuple[str, ...], bool] | None:
+    """fit.go's fitsRequest for cpu, memory and the pod count: (reasons, unresolvable) or None."""
+    reasons_, unresolvable = [], False
+    if used[2] + 1 > alloc[2]:
+        reasons_.append("Too many pods")
+    for name, want, a, u in (("cpu", p_cpu, alloc[0], used[0]), ("memory", p_mem, alloc[1], used[1])):
+        if want > 0 and want > a - u:
+            reasons_.append(f"Insufficient {name}")
+            unresolvable |= want > a
+    return (tuple(reasons_), unresolvable) if reasons_ else None
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fit_filter_is_fits_request_on_random_nodes(seed: int) -> None:
+    """Clusters where some rows fail (short of cpu, memory, pods, or asking above allocatable) and
+    most pass: every row's verdict, reasons and code as upstream's per-node fitsRequest."""
+    rng = random.Random(seed)
+    for _ in range(20):
+        p_cpu, p_mem = rng.randrange(1, 3000), rng.randrange(1, 4 * 10**9)
+        nodes, existing, want = [], [], []
+        for i in range(rng.randrange(1, 40)):
+            alloc = (rng.choice([2000, 4000, 8000]), rng.choice([2 * 10**9, 8 * 10**9]), rng.choice([1, 2, 110]))
+            k = rng.randrange(0, 2)
+            used = [0, 0, k]
+            for j in range(k):
+                # Random amounts, or leaving exactly the request free, or one less than it.
+                c, m = rng.choice([(rng.randrange(0, 5000), rng.randrange(0, 6 * 10**9)),
+                                   (alloc[0] - p_cpu, alloc[1] - p_mem), (alloc[0] - p_cpu + 1, alloc[1] - p_mem),
+                                   (alloc[0] - p_cpu, alloc[1] - p_mem + 1)])
+                c, m = max(c, 0), max(m, 0)
+                existing.append(pod(f"e{i}-{j}", f"{c}m", str(m), node_name=f"n{i}"))
+                used[0] += c
+                used[1] += m
+            nodes.append(node(f"n{i}", f"{alloc[0]}m", str(alloc[1]), pods=alloc[2]))
+            want.append(_fits_request(p_cpu, p_mem, alloc, (used[0], used[1], used[2])))
+        got = run_filter(FIT, pod("p", f"{p_cpu}m", str(p_mem)), nodes, existing)
+        assert [None if g is None else (g.reasons, g.code.name == "UNSCHEDULABLE_AND_UNRESOLVABLE")
+                for g in got] == want
+
+
+def test_fit_least_allocated_in_float_floors_as_int64() -> None:
+    """At allocatable amounts up to the bound, the float path's every score is the int64 quotient
+    (the path must be taken: a table whose nodes stay below the bound), and a node above it sends
+    the whole batch to the integer path, with the same answers."""
+    bound = resource_allocation.FLOAT_EXACT_ALLOC
+    rng = random.Random(7)
+    plugin = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
+    for above in (False, True):
+        nodes, existing, amounts = [], [], []
+        for i in range(60):
+            mem = bound - 1 - rng.randrange(0, 1000) if i % 2 else rng.randrange(1, bound)
+            if above and i == 0:
+                mem = bound + 5
+            # Free amounts x (after the pod's 1000) with x * 100 just under k * mem, the quotient a
+            # hair below the integer k (where a float division would round up to k if it could),
+            # on it exactly, or at the edges of the node.
+            k = rng.randrange(1, 100)
+            x = (k * mem - 1) // 100 if i % 3 else k * mem // 100
+            used = rng.choice([0, mem // 3, mem - 1000, mem - 999, mem, mem + 1, rng.randrange(0, mem + 1),
+                               mem - 1000 - x, mem - 1000 - x, mem - 1000 - x])
+            nodes.append(node(f"n{i}", "4", str(mem)))
+            existing.append(pod(f"e{i}", "1", str(used), node_name=f"n{i}"))
+            amounts.append(([1000 + 1000, used + 1000], [4000, mem]))
+        p = pod("p", "1", "1000")
+        assert run_score(plugin, p, nodes, existing) == [_least_resource_scorer(r, a, [1, 1]) for r, a in amounts]
+        snap, state, rows = setup(nodes, existing)
+        fast = fit_module._least_allocated_in_float(state, snap, rows, "memory", 1000)
+        assert (fast is None) == above
+        if fast is not None:
+            assert fast.tolist() == [_least_resource_scorer([r[1]], [a[1]], [1]) for r, a in amounts]
