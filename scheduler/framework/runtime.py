@@ -347,7 +347,10 @@ class Framework:
         start = self.next_start_node_index % n if rotate else 0
         feasible: list[Rows] = []
         found = processed = 0
-        batch = min(n, want + want // 4 + 8)
+        # The first batch assumes nearly every node passes (the usual search: the rows filtered past
+        # the cut are wasted work); a later one, the rows that should hold the nodes still needed at
+        # the pass rate seen so far, with a margin. Batch sizes change no result, only the work.
+        batch = min(n, want + want // 16 + 8)
         status = SUCCESS
         while processed < n and found < want:
             rows = _window(candidates, start + processed, batch)
@@ -362,7 +365,8 @@ class Framework:
             if len(passed) >= need:
                 cut = int(passed[need - 1]) + 1
                 passed = passed[:need]
-            feasible.append(rows[passed])
+            # No row failed (the usual): the passed rows are a prefix, copied without a gather.
+            feasible.append(rows[: len(passed)].copy() if not failures.parts else rows[passed])
             found += len(passed)
             for plugin, pos, ids, statuses in failures.parts:
                 keep = pos < cut
@@ -371,11 +375,12 @@ class Framework:
                                                       statuses, plugin)
                     diagnosis.unschedulable_plugins.add(plugin)
             processed += cut
-            batch = n - processed  # the next batch is everything left
+            need = want - found
+            batch = n - processed if not found else min(n - processed, need * processed // found + need // 4 + 8)
         if rotate:
             self.next_start_node_index = (start + processed) % n
         self._observe("Filter", status, t0)
-        out = np.concatenate(feasible) if feasible else np.zeros(0, np.int64)
+        out = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.zeros(0, np.int64)
         return out, status
 
     # --- filter with nominated pods ---------------------------------------------------------
