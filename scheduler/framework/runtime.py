@@ -365,8 +365,9 @@ class Framework:
             if len(passed) >= need:
                 cut = int(passed[need - 1]) + 1
                 passed = passed[:need]
-            # No row failed (the usual): the passed rows are a prefix, copied without a gather.
-            feasible.append(rows[: len(passed)].copy() if not failures.parts else rows[passed])
+            # No row failed (the usual): the passed rows are a prefix of the batch, handed on as a
+            # view of it (no gather; Score plugins may recognise the batch they filtered).
+            feasible.append(rows[: len(passed)] if not failures.parts else rows[passed])
             found += len(passed)
             for plugin, pos, ids, statuses in failures.parts:
                 keep = pos < cut

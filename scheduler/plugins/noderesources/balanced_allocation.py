@@ -32,6 +32,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     _with_dra,
     allocatable_everywhere,
     dra_scoring,
+    filtered_columns,
     sign_requests,
 )
 
@@ -130,8 +131,12 @@ def _fraction_everywhere(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, 
     if got is None:
         return None
     alloc, slot = got
-    used = snapshot.table.requested[:, slot][rows]
-    used += pod_request
+    filtered = filtered_columns(state, snapshot, rows, slot)
+    if filtered is not None:
+        used = filtered[1] + pod_request    # (a new array: the filtered one is shared)
+    else:
+        used = snapshot.table.requested[:, slot][rows]
+        used += pod_request
     f = used / alloc
     np.minimum(f, 1.0, out=f)
     return f

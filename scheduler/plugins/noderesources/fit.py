@@ -68,6 +68,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     dra_scoring,
     fit_requests,
     is_extended_resource_name,
+    remember_filtered,
     sign_requests,
 )
 
@@ -201,14 +202,17 @@ class NodeResourcesFit:
         slots = t.slots
         alloc, requested = t.alloc, t.requested
         failed = t.pod_count[rows] >= alloc[:, slots[t.resources["pods"]]][rows]   # count + 1 > allowed
+        gathered: dict[int, tuple[fwk.Scores, fwk.Scores]] = {}
         for _, col, amount in req.columns:
             slot = slots[col]
             if slot >= 0:
-                free = alloc[:, slot][rows] - requested[:, slot][rows]
+                a, r = gathered[slot] = alloc[:, slot][rows], requested[:, slot][rows]
+                free = a - r
             else:
                 free = t.alloc_of(rows, col) - t.requested_of(rows, col)
             failed |= free < amount
         if not failed.any():
+            remember_filtered(state, snapshot, rows, gathered)     # Score may read them again
             return fwk.FilterVerdict(failed)
         at = np.flatnonzero(failed)
         some = self._filter_packed(req, pod, snapshot, rows[at])

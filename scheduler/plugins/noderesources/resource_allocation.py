@@ -59,6 +59,8 @@ from scheduler.plugins.helpers import derived, selector_cache
 FLOAT_EXACT_ALLOC = 2**53 // 101
 # CycleState key of the allocatable columns gathered for this cycle's scored rows (``allocatable_everywhere``).
 _GATHERED = "noderesources/allocatable"
+# CycleState key of the columns Fit's Filter gathered for a batch in which every row passed.
+_FILTERED = "noderesources/filtered"
 # framework.Resource's own fields; "pods" is its AllowedPodNumber, which no request is checked against.
 _NATIVE = ("cpu", "memory", "ephemeral-storage")
 _NATIVE_ORDER = {name: i for i, name in enumerate(_NATIVE)}
@@ -373,5 +375,34 @@ def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, re
         state.write(_GATHERED, got)
     alloc: Scores | None = got[3].get(slot)
     if alloc is None:
-        alloc = got[3][slot] = t.alloc[:, slot][rows]
+        filtered = filtered_columns(state, snapshot, rows, slot)
+        alloc = got[3][slot] = filtered[0] if filtered is not None else t.alloc[:, slot][rows]
     return alloc, slot
+
+
+def remember_filtered(state: CycleState, snapshot: Snapshot, rows: Rows,
+                      columns: dict[int, tuple[Scores, Scores]]) -> None:
+    """Fit's Filter keeps the (allocatable, requested) columns it gathered for a batch in which
+    every row passed, by dense column: the rows Score then reads are usually that batch's first
+    ones (``filtered_columns``), and need no second gather."""
+    t = snapshot.table
+    state.write(_FILTERED, (rows, t, t.mutations, columns))
+
+
+def filtered_columns(state: CycleState, snapshot: Snapshot, rows: Rows, slot: int) -> tuple[Scores, Scores] | None:
+    """(allocatable, requested) of dense column ``slot`` on ``rows`` as Fit's Filter gathered them,
+    when ``rows`` is a prefix of the batch it filtered: the same memory (the search hands back
+    ``batch[:k]`` when no row failed), and nothing placed or moved since. None otherwise. The
+    arrays are shared: read them, never write them."""
+    got = state.get(_FILTERED)
+    if got is None:
+        return None
+    batch, table, mutations, columns = got
+    t = snapshot.table
+    pair: tuple[Scores, Scores] | None = columns.get(slot)
+    if (pair is None or table is not t or mutations != t.mutations or len(rows) > len(batch)
+            or rows.strides != batch.strides or rows.dtype != batch.dtype
+            or rows.__array_interface__["data"][0] != batch.__array_interface__["data"][0]):
+        return None
+    n = len(rows)
+    return pair[0][:n], pair[1][:n]

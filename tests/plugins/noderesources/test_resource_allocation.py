@@ -10,8 +10,10 @@ import pytest
 
 from scheduler.model import parse_pod
 from scheduler.plugins import noderesources
+from scheduler.plugins.args import NodeResourcesFitArgs
 from scheduler.plugins.noderesources import resource_allocation
 from tests import st
+from tests.builders import node, pod, setup
 from tests.plugins.noderesources.test_fit import (
     DEVICE_CLASS_NAME,
     DRA_CLASS,
@@ -185,3 +187,28 @@ def test_dra_scoring_redoes_only_the_rows_of_changed_nodes() -> None:
     assert scoring.rebuilds == 1
     store.on_event("ResourceSlice", "ADDED", resource_slice("n3", TEST_DRIVER, "x"))
     assert totals(scoring) == fresh() and totals(scoring)[3] == (1, 0) and scoring.rebuilds == 2
+
+
+def test_score_reads_the_columns_fit_filtered_only_for_a_prefix_of_that_batch() -> None:
+    """Fit's Filter keeps the columns it gathered for a batch in which every row passed; Score
+    reads them for a prefix view of that batch, and gathers again for other rows (a copy, a
+    later slice), after a pod moved, or once a row failed."""
+    nodes = [node(f"n{i}", "4", "8Gi") for i in range(6)]
+    snap, state, rows = setup(nodes, [pod("e", "1", "1Gi", node_name="n2")])
+    fit = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
+    p = pod("p", "1", "1Gi")
+    fit.pre_filter(state, p, snap)
+    assert not fit.filter_nodes(state, p, snap, rows).failed.any()
+    cpu = snap.table.slots[snap.table.resources["cpu"]]
+    got = resource_allocation.filtered_columns(state, snap, rows[:4], cpu)
+    assert got is not None
+    assert got[0].tolist() == [4000] * 4 and got[1].tolist() == [0, 0, 1000, 0]
+    assert resource_allocation.filtered_columns(state, snap, rows[:4].copy(), cpu) is None
+    assert resource_allocation.filtered_columns(state, snap, rows[1:], cpu) is None
+    snap.table.add_pod(int(rows[0]), pod("f", "1", "1Gi", node_name="n0"))
+    assert resource_allocation.filtered_columns(state, snap, rows[:4], cpu) is None
+    big = pod("big", "4", "1Gi")                # fails on n2: nothing kept for this batch
+    state2 = type(state)()
+    fit.pre_filter(state2, big, snap)
+    assert fit.filter_nodes(state2, big, snap, rows).failed.any()
+    assert resource_allocation.filtered_columns(state2, snap, rows[:4], cpu) is None
