@@ -386,7 +386,19 @@ def remember_filtered(state: CycleState, snapshot: Snapshot, rows: Rows,
     every row passed, by dense column: the rows Score then reads are usually that batch's first
     ones (``filtered_columns``), and need no second gather."""
     t = snapshot.table
-    state.write(_FILTERED, (rows, t, t.mutations, columns))
+    state.write(_FILTERED, _Filtered(rows, t, t.mutations, columns))
+
+
+@dataclass(slots=True)
+class _Filtered:
+    """What ``remember_filtered`` keeps; ``prefix``: the last rows found to be a prefix of
+    ``batch`` (each Score plugin asks for the same rows: the test is made once)."""
+
+    batch: Rows
+    table: NodeTable
+    mutations: int
+    columns: dict[int, tuple[Scores, Scores]]
+    prefix: Rows | None = None
 
 
 def filtered_columns(state: CycleState, snapshot: Snapshot, rows: Rows, slot: int) -> tuple[Scores, Scores] | None:
@@ -395,14 +407,17 @@ def filtered_columns(state: CycleState, snapshot: Snapshot, rows: Rows, slot: in
     ``batch[:k]`` when no row failed), and nothing placed or moved since. None otherwise. The
     arrays are shared: read them, never write them."""
     got = state.get(_FILTERED)
-    if got is None:
+    if not isinstance(got, _Filtered):
         return None
-    batch, table, mutations, columns = got
     t = snapshot.table
-    pair: tuple[Scores, Scores] | None = columns.get(slot)
-    if (pair is None or table is not t or mutations != t.mutations or len(rows) > len(batch)
-            or rows.strides != batch.strides or rows.dtype != batch.dtype
-            or rows.__array_interface__["data"][0] != batch.__array_interface__["data"][0]):
+    pair = got.columns.get(slot)
+    if pair is None or got.table is not t or got.mutations != t.mutations:
         return None
+    if got.prefix is not rows:
+        batch = got.batch
+        if (len(rows) > len(batch) or rows.strides != batch.strides or rows.dtype != batch.dtype
+                or rows.__array_interface__["data"][0] != batch.__array_interface__["data"][0]):
+            return None
+        got.prefix = rows
     n = len(rows)
     return pair[0][:n], pair[1][:n]
