@@ -95,6 +95,10 @@ class _Failures:
     parts: list[tuple[str, Rows, Any, Sequence[Status]]] = field(default_factory=list)
 
 
+def _or_zeros(total: Scores | None, n: int) -> Scores:
+    return total if total is not None else np.zeros(n, np.int64)
+
+
 def _window(candidates: Rows, begin: int, count: int) -> Rows:
     """``count`` candidates (fewer at the end) from position ``begin`` of the round-robin order that
     starts over at the first candidate after the last: the search's next batch. Only the batch is
@@ -562,7 +566,8 @@ class Framework:
         over just those plugins. ``raw`` receives a copy of the scores before NormalizeScore of each
         plugin that has one (opportunistic batching normalises them again over fewer nodes)."""
         t0 = time.perf_counter()
-        total = np.zeros(len(rows), np.int64)
+        # Begun by the first plugin's weighted scores (a copy: ``per_plugin`` keeps the scores).
+        total: Scores | None = None
         per_plugin: dict[str, Scores] = {}
         for e in self._scores:
             if e.name in state.skip_score_plugins or (only is not None and e.name not in only):
@@ -577,15 +582,15 @@ class Framework:
                         raw[e.name] = s.copy()
                     st = ext.normalize_score(state, pod, s)
                     if not st.is_success():
-                        return total, per_plugin, st.with_plugin(e.name)
+                        return _or_zeros(total, len(rows)), per_plugin, st.with_plugin(e.name)
             except ScoreFailed as failed:
                 status = failed.status.with_plugin(e.name)
                 self._observe("Score", status, t0)
-                return total, per_plugin, status
+                return _or_zeros(total, len(rows)), per_plugin, status
             except Exception as exc:
                 status = Status.as_error(exc).with_plugin(e.name)
                 self._observe("Score", status, t0)
-                return total, per_plugin, status
+                return _or_zeros(total, len(rows)), per_plugin, status
             # One pass: a negative score read as unsigned is above MAX_NODE_SCORE too.
             if len(s) and int(s.view(np.uint64).max()) > MAX_NODE_SCORE:
                 status = Status(Code.ERROR, (f"plugin {e.name!r} returns an invalid score "
@@ -593,12 +598,15 @@ class Framework:
                                              f"it should in the range of [0, {MAX_NODE_SCORE}] after "
                                              f"normalizing",), e.name)
                 self._observe("Score", status, t0)
-                return total, per_plugin, status
+                return _or_zeros(total, len(rows)), per_plugin, status
             per_plugin[e.name] = s
-            total += s * e.weight if e.weight != 1 else s
+            if total is None:
+                total = s * e.weight if e.weight != 1 else s.copy()
+            else:
+                total += s * e.weight if e.weight != 1 else s
             self._observe_plugin(state, e.name, "Score", SUCCESS, t1)
         self._observe("Score", SUCCESS, t0)
-        return total, per_plugin, SUCCESS
+        return _or_zeros(total, len(rows)), per_plugin, SUCCESS
 
     def score_entries(self) -> list[tuple[str, int, ScoreExtensions | None]]:
         """Each Score plugin's name, weight and NormalizeScore (None without), in run order."""

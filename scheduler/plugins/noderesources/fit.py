@@ -82,6 +82,14 @@ _PRESCORE_KEY = "PreScore" + FIT_NAME
 _SKIP = Status(Code.SKIP)
 
 
+def _add(total: fwk.Scores | None, term: fwk.Scores) -> fwk.Scores:
+    """``total + term``, in place when there is a total (every term is a fresh array)."""
+    if total is None:
+        return term
+    total += term
+    return total
+
+
 def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, resource: str,
                               pod_request: int) -> fwk.Scores | None:
     """LeastAllocated's score of ``resource`` on every row, ``(alloc - used - request) * 100 //
@@ -314,8 +322,9 @@ class NodeResourcesFit:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
-        node_score = np.zeros(len(rows), np.int64)
-        weight_sum = np.zeros(len(rows), np.int64)
+        # Sums begun by their first term (None before it): no zero array, and no pass to add to it.
+        node_score: fwk.Scores | None = None
+        weight_sum: fwk.Scores | None = None
         # The weight of the resources every row has (the usual: cpu and memory allocatable
         # everywhere), kept as one number instead of being added to ``weight_sum`` row by row.
         full_weight = 0
@@ -331,7 +340,7 @@ class NodeResourcesFit:
             if self._strategy == "LeastAllocated" and cls is None and not big:
                 fast = _least_allocated_in_float(state, snapshot, rows, name, pod_req)
                 if fast is not None:
-                    node_score += fast * weight if weight != 1 else fast
+                    node_score = _add(node_score, fast * weight if weight != 1 else fast)
                     full_weight += weight
                     continue
             pair, by_dra = _with_dra(self._dra_scoring, cls, snapshot, rows,
@@ -365,22 +374,28 @@ class NodeResourcesFit:
                 # requested_to_capacity_ratio.go: a resource the node has none of, or whose shaped
                 # score is 0, is left out of both the sum and the weight.
                 counted = present & (s > 0)
-                node_score += np.where(counted, s * weight, 0)
-                weight_sum += np.where(counted, weight, 0)
+                node_score = _add(node_score, np.where(counted, s * weight, 0))
+                weight_sum = _add(weight_sum, np.where(counted, weight, 0))
             elif present.all():
-                node_score += s * weight
+                node_score = _add(node_score, s * weight)
                 full_weight += weight
             else:
-                node_score += np.where(present, s * weight, 0)
-                weight_sum += np.where(present, weight, 0)
+                node_score = _add(node_score, np.where(present, s * weight, 0))
+                weight_sum = _add(weight_sum, np.where(present, weight, 0))
+        if node_score is None:      # no resource scored: 0 everywhere, as the divisions below give
+            return np.zeros(len(rows), np.int64)
         if self._strategy == "RequestedToCapacityRatio":
+            if weight_sum is None:
+                weight_sum = np.zeros(len(rows), np.int64)
             with np.errstate(invalid="ignore", divide="ignore"):
                 # Go's math.Round rounds half away from zero (numpy's round is half-to-even).
                 out = np.where(weight_sum > 0, np.floor(node_score / np.maximum(weight_sum, 1) + 0.5), 0)
             return out.astype(np.int64)
         if full_weight:
             # Every row has weight: no zero division; a scalar divisor when every row has the same.
-            return node_score // (full_weight if not weight_sum.any() else weight_sum + full_weight)
+            return node_score // (full_weight if weight_sum is None else weight_sum + full_weight)
+        if weight_sum is None:
+            return np.zeros(len(rows), np.int64)
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
     def score_extensions(self) -> fwk.ScoreExtensions | None:
