@@ -467,9 +467,6 @@ NOT_REPLAYED: list[tuple[str, str, str]] = [
     ("test/integration/scheduler/podgroup/batch/podgroup_batch_test.go", "TestPodGroupBatching",
      "asserts the opportunistic batching counter (TotalBatchedPods) and needs CompositePodGroup and "
      "TopologyAwareWorkloadScheduling on"),
-    ("test/integration/scheduler/podgroup/admission/admission_test.go", "TestPodGroupAdmission",
-     "an apiserver admission check that a PodGroup's Workload and template exist: the simulated "
-     "cluster does not have it (see docs/gang-scheduling.md)"),
     (QUEUEING_TEST, "TestPodGroupQueueing (the other cases)",
      "out-of-tree PreFilter/PreBind plugins that inject pods or fail binds, or assertions on the "
      "queue's pod-group entity pools (incompletePodGroupPods, unschedulableEntities) that kopf-scheduler's "

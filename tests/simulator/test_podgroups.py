@@ -355,3 +355,56 @@ def test_priority_admission_resolves_a_pod_groups_priority(api: Http, name: str,
         assert got["message"].startswith(f'podgroups.scheduling.k8s.io "{pg_name}" is forbidden: ')
         return
     assert (got["spec"].get("priorityClassName"), got["spec"]["priority"]) == want
+
+
+# PodGroupWorkloadExists, the admission plugin that refused (403) a PodGroup naming a missing Workload, a
+# missing template or a terminating Workload (plugin/pkg/admission/podgroup/admission.go), was alpha in 1.36
+# only: kubernetes/kubernetes#139008 reverted it (plugin, registration and tests) early in the 1.37 cycle, and
+# 1.37's v1beta1 PodGroup has no podGroupTemplateRef, the v1alpha2 field it read. So 1.37's kube-apiserver
+# creates every one of these. Each row is a case of the removed tests, named as there (its name says 1.36's
+# outcome), the reference podGroupTemplateRef.workload{workloadName, podGroupTemplateName} written as
+# v1beta1's spec.workloadRef{workloadName, templateName}. The outcome wanted is 1.37's: 201 for all, so the
+# simulated cluster is neither stricter nor more lenient than kube-apiserver here.
+REMOVED_ADMISSION_CASES: list[tuple[str, dict[str, Any] | None, bool, bool]] = [
+    # (upstream file: case as named there, workloadRef, create Workload "test-workload" (template "worker")
+    #  first, delete that Workload while a finalizer holds it)
+    ("test/integration/scheduler/podgroup/admission/admission_test.go: PodGroup referencing non-existent "
+     "Workload is rejected", {"workloadName": "non-existent-workload", "templateName": "worker"}, False, False),
+    ("admission_test.go (integration): PodGroup referencing non-existent template is rejected",
+     {"workloadName": "test-workload", "templateName": "non-existent-template"}, True, False),
+    ("admission_test.go (integration): PodGroup referencing valid Workload and template is accepted",
+     {"workloadName": "test-workload", "templateName": "worker"}, True, False),
+    ("admission_test.go (integration): PodGroup without templateRef is accepted", None, False, False),
+    ("admission_test.go (integration): PodGroup referencing terminating Workload is rejected",
+     {"workloadName": "test-workload", "templateName": "worker"}, True, True),
+    ("plugin/pkg/admission/podgroup/admission_test.go TestValidate: workload found but template name does "
+     "not match", {"workloadName": "test-workload", "templateName": "non-existent-template"}, True, False),
+]
+
+
+@pytest.mark.parametrize(("index", "case"), list(enumerate(REMOVED_ADMISSION_CASES)),
+                         ids=[c[0].rsplit(": ", 1)[-1] for c in REMOVED_ADMISSION_CASES])
+def test_a_pod_group_naming_a_missing_workload_or_template_is_created_as_in_1_37(
+        api: Http, index: int, case: tuple[str, dict[str, Any] | None, bool, bool]) -> None:
+    _, ref, with_workload, terminating = case
+    ns = f"pg-admission-{index}"     # one namespace per case, as upstream's InitTestSchedulerWithNS gives
+    code, got = api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    assert code == 201, got
+    base = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}"
+    if with_workload:
+        wl = workload("test-workload", gang_template("worker", 3))
+        if terminating:
+            wl["metadata"]["finalizers"] = ["test.k8s.io/block-deletion"]
+        code, got = api("POST", f"{base}/workloads", wl)
+        assert code == 201, got
+        if terminating:
+            code, got = api("DELETE", f"{base}/workloads/test-workload")
+            assert code == 200 and got["metadata"].get("deletionTimestamp"), got
+    spec: dict[str, Any] = {"workloadRef": ref} if ref is not None else {}
+    code, got = api("POST", f"{base}/podgroups", pod_group("pg1", **spec))
+    assert code == 201, got
+    assert got["spec"].get("workloadRef") == ref
+    if terminating:     # let the held Workload go
+        code, got = api("PATCH", f"{base}/workloads/test-workload", {"metadata": {"finalizers": None}},
+                        ctype="application/merge-patch+json")
+        assert code == 200, got
