@@ -44,6 +44,7 @@ from scheduler.framework.interfaces import (
     ScoreExtensionsPlugin,
     ScorePlugin,
     SignPlugin,
+    UniformScorePlugin,
     implements,
 )
 from scheduler.framework.runtime import Framework, FrameworkError, num_feasible_nodes_to_find
@@ -59,5 +60,6 @@ __all__ = [
     "PostFilterResult", "PreBindPlugin", "PreBindPreFlightPlugin", "PreBindWaiter",
     "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
     "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
-    "SignPlugin", "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find"
+    "SignPlugin", "StateMissingError", "Status", "UniformScorePlugin", "fit_error_message", "implements",
+    "num_feasible_nodes_to_find",
 ]

@@ -93,6 +93,7 @@ __all__ = [
     "ScoreExtensionsPlugin",
     "ScorePlugin",
     "SignPlugin",
+    "UniformScorePlugin",
     "implements",
 ]
 
@@ -289,6 +290,18 @@ class ScorePlugin(Plugin, Protocol):
 @runtime_checkable
 class BatchScorePlugin(Plugin, Protocol):
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: Rows) -> Scores: ...
+
+
+@runtime_checkable
+class UniformScorePlugin(Protocol):
+    """Capability of a Score plugin: ``uniform_score(state, pod, snapshot)``, called after PreScore,
+    is the score Score would give *every* row of this cycle when that is one number (a pod with no
+    image any node holds, a cluster without an untolerated PreferNoSchedule taint), else None and
+    the rows are scored. The runtime then spends no pass over the rows on the plugin: it normalises
+    the one number as a one-row list and adds it, weighted, to every total once. So the plugin's
+    NormalizeScore must give n equal scores what it gives one, as every max-based one does."""
+
+    def uniform_score(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> int | None: ...
 
 
 @runtime_checkable

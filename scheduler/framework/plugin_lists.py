@@ -31,6 +31,7 @@ MAX_TOTAL_SCORE = 2**63 - 1
 
 FilterFn = Callable[[CycleState, Pod, Snapshot, Rows], FilterVerdict]
 ScoreFn = Callable[[CycleState, Pod, Snapshot, Rows], Scores]
+UniformFn = Callable[[CycleState, Pod, Snapshot], int | None]
 ScorePlugin = fw.BatchScorePlugin | fw.ScorePlugin
 
 
@@ -63,6 +64,8 @@ class ScoreEntry:
     run: ScoreFn
     weight: int
     extensions: Callable[[], ScoreExtensions | None] | None
+    # UniformScorePlugin's ``uniform_score`` (None: the plugin has none, its rows are always scored).
+    uniform: UniformFn | None = None
 
 
 def _filter_per_node(p: fw.FilterPlugin) -> FilterFn:
@@ -153,7 +156,8 @@ def _filter_entries(plugins: Sequence[fw.BatchFilterPlugin | fw.FilterPlugin]) -
 
 def _score_entries(plugins: Sequence[tuple[ScorePlugin, int]]) -> tuple[ScoreEntry, ...]:
     return tuple(ScoreEntry(p.name, p.score_nodes if isinstance(p, fw.BatchScorePlugin) else _score_per_node(p),
-                            w, p.score_extensions if isinstance(p, fw.ScoreExtensionsPlugin) else None)
+                            w, p.score_extensions if isinstance(p, fw.ScoreExtensionsPlugin) else None,
+                            p.uniform_score if isinstance(p, fw.UniformScorePlugin) else None)
                  for p, w in plugins)
 
 

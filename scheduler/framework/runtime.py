@@ -568,18 +568,29 @@ class Framework:
         t0 = time.perf_counter()
         # Begun by the first plugin's weighted scores (a copy: ``per_plugin`` keeps the scores).
         total: Scores | None = None
+        # The weighted sum of the plugins that scored every row the same (UniformScorePlugin),
+        # added to every total once at the end.
+        offset = 0
+        n = len(rows)
         per_plugin: dict[str, Scores] = {}
         for e in self._scores:
             if e.name in state.skip_score_plugins or (only is not None and e.name not in only):
                 continue
             t1 = time.perf_counter()
-            self._evaluated(e.name, "Score", len(rows))
+            self._evaluated(e.name, "Score", n)
+            uniform = False
             try:
-                s = np.asarray(e.run(state, pod, snapshot, rows), np.int64)
+                same = e.uniform(state, pod, snapshot) if e.uniform is not None and n else None
+                if same is not None:
+                    # One row stands for all: NormalizeScore gives n equal scores what it gives one.
+                    uniform = True
+                    s = np.array([same], np.int64)
+                else:
+                    s = np.asarray(e.run(state, pod, snapshot, rows), np.int64)
                 ext = e.extensions() if e.extensions is not None else None
                 if ext is not None:
                     if raw is not None:
-                        raw[e.name] = s.copy()
+                        raw[e.name] = np.full(n, same, np.int64) if uniform else s.copy()
                     st = ext.normalize_score(state, pod, s)
                     if not st.is_success():
                         return _or_zeros(total, len(rows)), per_plugin, st.with_plugin(e.name)
@@ -599,14 +610,24 @@ class Framework:
                                              f"normalizing",), e.name)
                 self._observe("Score", status, t0)
                 return _or_zeros(total, len(rows)), per_plugin, status
-            per_plugin[e.name] = s
-            if total is None:
-                total = s * e.weight if e.weight != 1 else s.copy()
+            if uniform:
+                # A read-only view of the one score: the per-plugin scores are only ever read.
+                per_plugin[e.name] = np.broadcast_to(s, (n,))
+                offset += s.item(0) * e.weight
             else:
-                total += s * e.weight if e.weight != 1 else s
+                per_plugin[e.name] = s
+                if total is None:
+                    total = s * e.weight if e.weight != 1 else s.copy()
+                else:
+                    total += s * e.weight if e.weight != 1 else s
             self._observe_plugin(state, e.name, "Score", SUCCESS, t1)
         self._observe("Score", SUCCESS, t0)
-        return _or_zeros(total, len(rows)), per_plugin, SUCCESS
+        if offset:
+            if total is None:
+                total = np.full(n, offset, np.int64)
+            else:
+                total += offset
+        return _or_zeros(total, n), per_plugin, SUCCESS
 
     def score_entries(self) -> list[tuple[str, int, ScoreExtensions | None]]:
         """Each Score plugin's name, weight and NormalizeScore (None without), in run order."""

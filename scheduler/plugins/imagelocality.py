@@ -33,6 +33,12 @@ class ImageLocality:
         """SignPlugin: Score reads the images, as normalised names (upstream's canonical names)."""
         return ((IMAGE_NAMES_SIGNER_NAME, tuple(normalized_image_name(i) for i in pod.images)),), SUCCESS
 
+    def uniform_score(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> int | None:
+        """UniformScorePlugin: 0 on every row when no node holds any of the pod's images (the
+        sum of sizes is then under the minimum threshold everywhere), so no row is read."""
+        t = snapshot.table
+        return None if any(t.images.get(normalized_image_name(i)) for i in pod.images) else 0
+
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         t = snapshot.table
         found = [h for h in (t.images.get(normalized_image_name(i)) for i in pod.images) if h]
@@ -61,3 +67,4 @@ def new(args: None, handle: Handle) -> ImageLocality:
 
 if TYPE_CHECKING:
     _: type[fwk.BatchScorePlugin] = ImageLocality
+    __: type[fwk.UniformScorePlugin] = ImageLocality

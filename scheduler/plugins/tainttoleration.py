@@ -71,7 +71,8 @@ class TaintToleration:
         state.write(_PRESCORE_KEY, _prefer_no_schedule(pod))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
+    def _per_set(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> fwk.Scores:
+        """Per taint set of the table, how many of its PreferNoSchedule taints the pod does not tolerate."""
         t = snapshot.table
         # PreScore's state; computed here when a caller scores without it (explain, tests).
         prefer = state.get(_PRESCORE_KEY)
@@ -82,10 +83,19 @@ class TaintToleration:
             return np.array([sum(1 for x in taints if x.effect == "PreferNoSchedule"
                                  and not any(tol.tolerates(x) for tol in prefer))
                              for taints in t.taint_sets], np.int64)
-        per_set = derived(t, ("prefer-no-schedule", prefer, len(t.taint_sets)), counts)
+        per_set: fwk.Scores = derived(t, ("prefer-no-schedule", prefer, len(t.taint_sets)), counts)
+        return per_set
+
+    def uniform_score(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> int | None:
+        """UniformScorePlugin: 0 on every row while no node has a PreferNoSchedule taint the pod
+        does not tolerate (the usual cluster), so the runtime reads no row for this plugin."""
+        return None if self._per_set(state, pod, snapshot).any() else 0
+
+    def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
+        per_set = self._per_set(state, pod, snapshot)
         if not per_set.any():   # no untolerated PreferNoSchedule taint anywhere: no row to read
             return np.zeros(len(rows), np.int64)
-        return per_set[t.taint_set[rows]]
+        return per_set[snapshot.table.taint_set[rows]]
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: fwk.Scores) -> Status:
         default_normalize_score(scores, reverse=True)
@@ -127,3 +137,4 @@ if TYPE_CHECKING:
     _: type[fwk.BatchFilterPlugin] = TaintToleration
     __: type[fwk.BatchScorePlugin] = TaintToleration
     ___: type[fwk.PreScorePlugin] = TaintToleration
+    _uniform: type[fwk.UniformScorePlugin] = TaintToleration

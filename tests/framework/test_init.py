@@ -12,7 +12,7 @@ PUBLIC = [
     "PostFilterResult", "PreBindPlugin", "PreBindPreFlightPlugin", "PreBindWaiter", "PreEnqueuePlugin", "PreFilterPlugin",
     "PreFilterResult", "PreScorePlugin",
     "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "ScoreExtensions", "ScoreExtensionsPlugin", "ScorePlugin",
-    "SignPlugin", "StateMissingError", "Status", "fit_error_message", "implements", "num_feasible_nodes_to_find",
+    "SignPlugin", "StateMissingError", "Status", "UniformScorePlugin", "fit_error_message", "implements", "num_feasible_nodes_to_find",
 ]
 
 

@@ -36,6 +36,7 @@ from scheduler.framework import (
     ScoreExtensionsPlugin,
     ScorePlugin,
     Status,
+    UniformScorePlugin,
     implements,
 )
 from scheduler.framework.handle import Handle
@@ -189,6 +190,8 @@ def test_in_tree_capabilities_are_declared_on_protocols() -> None:
         assert isinstance(p, ScoreExtensionsPlugin) and p.score_extensions() is not None, name
     assert all(isinstance(by_name[n], BatchFilterPlugin) for n in node_local)
     assert isinstance(by_name["ImageLocality"], BatchScorePlugin)
+    uniform = {n for n, p in by_name.items() if isinstance(p, UniformScorePlugin)}
+    assert uniform == {"TaintToleration", "ImageLocality", "DynamicResources"}
 
 
 def test_capabilities_are_optional_and_default_as_upstream() -> None:
@@ -405,6 +408,53 @@ def test_skipped_score_plugins_are_not_run() -> None:
     state.skip_score_plugins.add("b")            # PreScore returned Skip for it
     got, per_plugin, s = fwk.run_score(state, pod("p"), snap, rows)
     assert s.is_success() and got.tolist() == [1, 1] and list(per_plugin) == ["a"]
+
+
+class Uniform(Scorer):
+    """A Scorer that says, through ``uniform_score``, that it scores every row ``same`` (None: it
+    does not); its ``score_nodes`` gives the same rows' scores, so the runtime's shortcut can be
+    checked against the full run. ``scored`` counts the calls that read rows."""
+
+    def __init__(self, name: str, scores: list[int], same: int | None, shift: int | None = None) -> None:
+        super().__init__(name, scores, shift)
+        self.same = same
+        self.scored = 0
+
+    def uniform_score(self, state: CycleState, p: Pod, snapshot: Snapshot) -> int | None:
+        return self.same
+
+    def score_nodes(self, state: CycleState, p: Pod, snapshot: Snapshot, rows: Rows) -> Scores:
+        self.scored += 1
+        return super().score_nodes(state, p, snapshot, rows)
+
+
+@pytest.mark.parametrize(("case", "uniform", "others"), [
+    ("alone", Uniform("u", [7, 7, 7], 7), []),
+    ("weighted, after another plugin", Uniform("u", [7, 7, 7], 7), [Scorer("a", [1, 2, 3])]),
+    ("normalised as one row", Uniform("u", [0, 0, 0], 0, shift=5), [Scorer("a", [1, 2, 3], shift=1)]),
+    ("says no: its rows are scored", Uniform("u", [1, 5, 9], None, shift=2), [Scorer("a", [3, 2, 1])]),
+])
+def test_a_uniform_score_equals_scoring_every_row(case: str, uniform: Uniform, others: list[Scorer]) -> None:
+    """UniformScorePlugin: the totals, per-plugin scores and raw scores are those of the full run,
+    and the plugin's rows are not read when it gives its one score."""
+    weights = {"u": 3, **{o.name: 1 for o in others}}
+    snap, state, rows = setup([node("n1"), node("n2"), node("n3")], [])
+    full = framework({"score": [*others, Scorer(uniform.name, uniform.scores, uniform.shift)]}, weights)
+    want, want_per, ws = full.run_score(state, pod("p"), snap, rows, raw=(want_raw := {}))
+    fwk = framework({"score": [*others, uniform]}, weights)
+    got, per, s = fwk.run_score(state, pod("p"), snap, rows, raw=(raw := {}))
+    assert s.is_success() and ws.is_success(), case
+    assert got.tolist() == want.tolist(), case
+    assert {k: v.tolist() for k, v in per.items()} == {k: v.tolist() for k, v in want_per.items()}, case
+    assert {k: v.tolist() for k, v in raw.items()} == {k: v.tolist() for k, v in want_raw.items()}, case
+    assert uniform.scored == (uniform.same is None), case
+
+
+def test_a_uniform_score_out_of_range_is_an_error_naming_the_plugin() -> None:
+    fwk = framework({"score": [Uniform("u", [101, 101], 101)]})
+    snap, state, rows = setup([node("n1"), node("n2")], [])
+    _, _, s = fwk.run_score(state, pod("p"), snap, rows)
+    assert (s.code, s.plugin) == (Code.ERROR, "u") and "returns an invalid score 101" in s.message()
 
 
 # ---- Reserve / Permit ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from scheduler.cache import normalized_image_name
 from scheduler.model import Node, Pod, parse_node
 from scheduler.plugins import imagelocality
-from tests.builders import node, pod, run_score
+from tests.builders import node, pod, run_score, setup
 
 
 def test_image_locality() -> None:
@@ -85,6 +85,24 @@ IMAGE_LOCALITY_PRIORITY = [
                          ids=[c[0] for c in IMAGE_LOCALITY_PRIORITY])
 def test_image_locality_priority(name: str, p: Pod, nodes: list[Node], want: list[int]) -> None:
     assert run_score(imagelocality.ImageLocality(), p, nodes) == want, name
+
+
+UNIFORM = [*IMAGE_LOCALITY_PRIORITY,
+           ("no node holds the pod's image", pod("p", image="other:1"),
+            [node("a", images=[("nginx:1.25", 500 * 1024 * 1024)]), node("b")], [0, 0])]
+
+
+@pytest.mark.parametrize(("name", "p", "nodes", "want"), UNIFORM, ids=[c[0][:80] for c in UNIFORM])
+def test_uniform_score_is_every_rows_score(name: str, p: Pod, nodes: list[Node], want: list[int]) -> None:
+    """UniformScorePlugin: where ImageLocality says it scores every row 0 (no node holds an image
+    of the pod), Score agrees; with an image held somewhere it scores the rows."""
+    il = imagelocality.ImageLocality()
+    snap, state, rows = setup(nodes, [])
+    same = il.uniform_score(state, p, snap)
+    held = any(snap.table.images.get(normalized_image_name(i)) for i in p.images)
+    assert (same is None) == held, name
+    if same is not None:
+        assert il.score_nodes(state, p, snap, rows).tolist() == [same] * len(rows) == want, name
 
 
 def _fake_digest(content: str) -> str:

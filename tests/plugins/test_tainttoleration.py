@@ -100,6 +100,22 @@ def test_taint_toleration_score(name: str, p: Pod, nodes: list[Node], want: list
     assert run_score(TT, p, nodes) == want, name
 
 
+@pytest.mark.parametrize(("name", "p", "nodes", "want"), [*TAINT_SCORE, ("no taint anywhere", pod("p"),
+                                                                        [node("n0"), node("n1")], [100, 100])],
+                         ids=[c[0][:80] for c in [*TAINT_SCORE, ("no taint anywhere",)]])
+def test_uniform_score_is_every_rows_score(name: str, p: Pod, nodes: list[Node], want: list[int]) -> None:
+    """UniformScorePlugin: where TaintToleration says it scores every row the same, Score agrees;
+    it says so exactly when no row has an untolerated PreferNoSchedule taint."""
+    from tests.builders import setup
+    snap, state, rows = setup(nodes, [])
+    assert TT.pre_score(state, p, snap, rows).is_success()
+    same = TT.uniform_score(state, p, snap)
+    scores = TT.score_nodes(state, p, snap, rows).tolist()
+    assert (same is not None) == (set(want) == {100}), name
+    if same is not None:
+        assert scores == [same] * len(rows), name
+
+
 UNTOLERATED = "node(s) had untolerated taint(s)"
 TAINT_FILTER = [
     ("A pod having no tolerations can't be scheduled onto a node with nonempty taints", tolerating(),

@@ -461,6 +461,13 @@ class DynamicResources:
         return got if isinstance(got, ResourceClaim) else None
 
     # --- Score -------------------------------------------------------------------------------------
+    def uniform_score(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> int | None:
+        """UniformScorePlugin: 0 on every row when Filter kept no rank sums (no claims, or none with
+        a ``firstAvailable`` request); None otherwise, and when the state is missing (Score then
+        returns upstream's error)."""
+        s = state.get(_STATE_KEY)
+        return 0 if isinstance(s, _State) and s.scores is None else None
+
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         """Upstream's ``Score`` over the candidate rows: the rank sums Filter kept (0 for a node it
         kept none for, and for every node when the pod has no claims or no ``firstAvailable``
@@ -804,3 +811,4 @@ if TYPE_CHECKING:
     _________: type[fwk.BatchScorePlugin] = DynamicResources
     __________: type[fwk.ScoreExtensionsPlugin] = DynamicResources
     ___________: type[fwk.PreBindWaiter] = DynamicResources
+    ____________: type[fwk.UniformScorePlugin] = DynamicResources
