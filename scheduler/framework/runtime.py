@@ -611,8 +611,10 @@ class Framework:
                 self._observe("Score", status, t0)
                 return _or_zeros(total, len(rows)), per_plugin, status
             if uniform:
-                # A read-only view of the one score: the per-plugin scores are only ever read.
-                per_plugin[e.name] = np.broadcast_to(s, (n,))
+                # The per-node scores as a filled array (np.broadcast_to's Python costs more here).
+                same_everywhere = np.empty(n, np.int64)
+                same_everywhere.fill(s.item(0))
+                per_plugin[e.name] = same_everywhere
                 offset += s.item(0) * e.weight
             else:
                 per_plugin[e.name] = s
