@@ -26,6 +26,7 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 * ``feature_set[row]``: the id of the node's (interned) ``status.declaredFeatures`` set; as with
   taints, "does the node declare every feature the pod needs" is one subset test per distinct set.
 * ``unschedulable[row]``, ``valid[row]`` (the row holds a live node).
+* ``pods_bound``: an upper bound on every row's ``pod_count`` (raised on add, never lowered).
 * ``pod_epochs[row]``: bumped on every change to the row's pods (add, remove, a what-if's bulk move
   and its restore) and whenever the row is given to or taken from a node; never put back. Data a
   plugin derives from a row's pods (NodeVolumeLimits' attach counts) stays valid while the row's
@@ -210,6 +211,10 @@ class NodeTable:
         self.alloc = np.zeros((capacity, len(self.resources)), np.int64)
         self.requested = np.zeros((capacity, len(self.resources)), np.int64)
         self.pod_count = np.zeros(capacity, np.int64)
+        # At least every row's pod count: raised with it, never lowered (``restore_rows`` puts back
+        # counts it saw), so Fit's Filter skips its pod-count pass while it is below every live
+        # node's allowed pods.
+        self.pods_bound = 0
         self.nz_cpu = np.zeros(capacity, np.int64)
         self.nz_mem = np.zeros(capacity, np.int64)
         self.unschedulable = np.zeros(capacity, np.bool_)
@@ -531,6 +536,8 @@ class NodeTable:
                 total = requested.item(row, col) + sign * amount
                 requested[row, col] = total if -CAP < total < CAP else _store(over, rid, total)
         self.pod_count[row] += sign
+        if sign > 0 and self.pod_count.item(row) > self.pods_bound:
+            self.pods_bound = self.pod_count.item(row)
         nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
         if over:
             nz_cpu[row] = _store(over, NZ_CPU, over.get(NZ_CPU, nz_cpu.item(row)) + sign * pod.non_zero_cpu)
@@ -597,6 +604,8 @@ class NodeTable:
         self.nz_cpu[at] = new_cpu
         self.nz_mem[at] = new_mem
         self.pod_count[at] += delta[:, width + 2]
+        if sign > 0:
+            self.pods_bound = max(self.pods_bound, int(self.pod_count[at].max()))
         self.pod_epochs[at] += 1
         self.mutations += len(picks)
         self._hold_pods(rows, pods, sign)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 
 from scheduler.cache import Cache
 from scheduler.cache import node_table as nt
+from scheduler.framework import CycleState
 from scheduler.model import Node, Pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
@@ -168,3 +170,67 @@ def test_pod_epochs_move_on_every_change_to_a_rows_pods_and_never_back() -> None
     assert int(cache.table.pod_epochs[cache.table.row_of["n2"]]) == 1    # set once, no pods since
     cache.remove_pod(p)
     assert moved()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_pods_bound_holds_every_row_and_fit_still_counts_pods(seed: int) -> None:
+    """``NodeTable.pods_bound`` is at least every row's pod count after a random history (pods
+    added, assumed, forgotten and removed, what-ifs moving pods one by one and in bulk, and their
+    restore, nodes updated to allow fewer or more pods, removed and added), and Fit's Filter, which
+    skips its pod-count pass while the bound is below every live node's allowed pods, says
+    ``Too many pods`` on exactly the nodes at their allowed count."""
+    rng = random.Random(seed)
+    cache = Cache()
+    fit = PLUGINS[0]
+    names = [f"n{i}" for i in range(rng.randint(1, 6))]
+    for name in names:
+        cache.add_node(node(name, "64", "64Gi", pods=rng.randint(1, 5)))
+    placed: dict[str, Pod] = {}
+    for step in range(60):
+        r = rng.random()
+        live = list(cache.table.row_of)
+        if r < 0.35 and live:
+            p = pod(f"p{step}", node_name=rng.choice(live), cpu="10m")
+            placed[p.uid] = p
+            if rng.random() < 0.5:
+                cache.add_pod(p)
+            else:
+                cache.assume_pod(pod(f"p{step}", cpu="10m"), p.node_name)
+                placed[p.uid] = cache.get_pod(p.uid) or p
+        elif r < 0.55 and placed:
+            p = placed.pop(rng.choice(list(placed)))
+            if cache.is_assumed(p.uid):
+                cache.forget_pod(p)
+            else:
+                cache.remove_pod(p)
+        elif r < 0.75 and placed:
+            with cache.lock, cache.what_if(columns_only=rng.random() < 0.5) as w:
+                victims = [p for p in placed.values() if rng.random() < 0.5]
+                for p in victims:
+                    w.remove(p, p.node_name)
+                if rng.random() < 0.5:      # pods moved onto rows in bulk (a what-if's nominated pods)
+                    at = rng.sample(list(cache.table.row_of.values()), rng.randint(1, len(cache.table.row_of)))
+                    w.move_rows(at, [[pod(f"m{step}-{k}-{i}", cpu="10m") for i in range(rng.randint(1, 3))]
+                                     for k in range(len(at))], 1)
+                assert cache.table.pods_bound >= int(cache.table.pod_count.max())
+        elif r < 0.9:
+            name = rng.choice(names)
+            cache.add_node(node(name, "64", "64Gi", pods=rng.randint(1, 5)))
+        elif name_gone := [n for n in names if n in cache.table.row_of and len(cache.table.row_of) > 1]:
+            gone = rng.choice(name_gone)
+            for uid in [u for u, p in placed.items() if p.node_name == gone]:
+                p = placed.pop(uid)
+                cache.forget_pod(p) if cache.is_assumed(uid) else cache.remove_pod(p)
+            cache.remove_node(gone)
+        t = cache.table
+        assert t.pods_bound >= int(t.pod_count.max()), step
+        nodes = [t.info(row).node for row in t.valid_rows().tolist()]
+        counts = {n.name: int(t.pod_count[t.row_of[n.name]]) for n in nodes}
+        snap = cache.snapshot()
+        rows = np.array([snap.row_of(n.name) for n in nodes], np.int64)
+        probe = pod("probe", cpu="1m")
+        state = CycleState()
+        fit.pre_filter(state, probe, snap)
+        verdict = fit.filter_nodes(state, probe, snap, rows)
+        want = [counts[n.name] >= n.allocatable["pods"] for n in nodes]
+        assert verdict.failed.tolist() == want, step

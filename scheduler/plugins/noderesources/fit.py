@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler import features
-from scheduler.cache import CAP, Snapshot
+from scheduler.cache import CAP, NodeTable, Snapshot
 from scheduler.cache.dra import DraStore
 from scheduler.framework import interfaces as fwk
 from scheduler.framework.cycle_state import CycleState
@@ -52,7 +53,7 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Node, Pod
 from scheduler.model.dra import IMPLICIT_EXTENDED_RESOURCE_PREFIX, DeviceClass
 from scheduler.plugins.args import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION, NodeResourcesFitArgs
-from scheduler.plugins.helpers import broken_linear
+from scheduler.plugins.helpers import broken_linear, derived
 from scheduler.plugins.noderesources.resource_allocation import (
     _NATIVE,
     _NATIVE_ORDER,
@@ -110,6 +111,12 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
     score = free * float(MAX_NODE_SCORE)
     score /= alloc
     return score.astype(np.int64)
+
+
+def _min_live_alloc(table: NodeTable, slot: int) -> int:
+    """The smallest allocatable in dense column ``slot`` over the live nodes (0 without any)."""
+    col = table.alloc[: table.size, slot][table.valid[: table.size]]
+    return int(col.min()) if len(col) else 0
 
 
 def insufficient(resource: str) -> str:
@@ -209,7 +216,11 @@ class NodeResourcesFit:
         # DRA-backed requests and capped rows, both read the same columns the same way.
         slots = t.slots
         alloc, requested = t.alloc, t.requested
-        failed = t.pod_count[rows] >= alloc[:, slots[t.resources["pods"]]][rows]   # count + 1 > allowed
+        pods = slots[t.resources["pods"]]
+        # No pod-count pass while no row can hold as many pods as the fewest any live node allows.
+        failed: npt.NDArray[np.bool_] | None = None
+        if t.pods_bound >= derived(t, ("noderesources/min-pods", pods), lambda: _min_live_alloc(t, pods)):
+            failed = t.pod_count[rows] >= alloc[:, pods][rows]      # count + 1 > allowed
         gathered: dict[int, tuple[fwk.Scores, fwk.Scores]] = {}
         for _, col, amount in req.columns:
             slot = slots[col]
@@ -218,7 +229,12 @@ class NodeResourcesFit:
                 free = a - r
             else:
                 free = t.alloc_of(rows, col) - t.requested_of(rows, col)
-            failed |= free < amount
+            if failed is None:
+                failed = free < amount
+            else:
+                failed |= free < amount
+        if failed is None:
+            failed = np.zeros(len(rows), np.bool_)
         if not failed.any():
             remember_filtered(state, snapshot, rows, gathered)     # Score may read them again
             return fwk.FilterVerdict(failed)
