@@ -18,7 +18,8 @@ import numpy.typing as npt
 from scheduler.cache import NodeTable
 from scheduler.cache.dra import DraStore
 from scheduler.dra.allocator import SelectorCache
-from scheduler.framework.interfaces import MAX_NODE_SCORE, Scores
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import MAX_NODE_SCORE, Rows, Scores
 from scheduler.model import NodeSelector, NodeSelectorTerm, Requirement, Taint, Toleration
 from scheduler.model.selectors import parse_int64
 
@@ -32,6 +33,7 @@ __all__ = [
     "labels_mask",
     "node_selector_mask",
     "requirement_mask",
+    "row_run",
     "term_mask",
     "untolerated_taint_per_set",
 ]
@@ -50,6 +52,31 @@ def derived(table: NodeTable, key: object, compute: Callable[[], T]) -> T:
     except KeyError:
         value = table.derived[key] = compute()
         return value
+
+
+_ROW_RUN = "helpers/row-run"
+
+
+def row_run(state: CycleState, rows: Rows) -> slice | None:
+    """``slice(r0, r0 + n)`` when ``rows`` is the ascending run ``r0, r0 + 1, ..., r0 + n - 1``,
+    else None. A search batch is one whenever the node order is the row order (a cluster without
+    zones, no removed node in between): then ``column[run]`` is a view of the table, where
+    ``column[rows]`` gathers (about 2.5 ns a row at 50,000 nodes, several gathers a pod). The
+    test is one pass, made once per rows array (kept in the state: the Filter plugins of a batch,
+    the Score plugins of a cycle, share it). A view reads the table: never write through it."""
+    got = state.get(_ROW_RUN)
+    if got is not None and got[0] is rows:
+        run: slice | None = got[1]
+        return run
+    n = len(rows)
+    run = None
+    if n:
+        r0 = rows.item(0)
+        # Strictly ascending and spanning exactly n rows: the run itself.
+        if rows.item(n - 1) - r0 == n - 1 and (n < 3 or bool((rows[1:] > rows[:-1]).all())):
+            run = slice(r0, r0 + n)
+    state.write(_ROW_RUN, (rows, run))
+    return run
 
 
 _SELECTOR_CACHES: weakref.WeakKeyDictionary[DraStore, SelectorCache] = weakref.WeakKeyDictionary()

@@ -234,3 +234,15 @@ def test_pods_bound_holds_every_row_and_fit_still_counts_pods(seed: int) -> None
         verdict = fit.filter_nodes(state, probe, snap, rows)
         want = [counts[n.name] >= n.allocatable["pods"] for n in nodes]
         assert verdict.failed.tolist() == want, step
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_fit_and_scores_agree_on_a_run_of_rows_and_its_gather(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Fit's Filter and Score and BalancedAllocation read views of the columns when the rows are a
+    run (``helpers.row_run``) and gather them otherwise: the answers are the same either way."""
+    nodes, existing, pending = _cluster(seed)
+    on_runs = _answers(nodes, existing, pending)
+    from scheduler.plugins.noderesources import fit, resource_allocation
+    monkeypatch.setattr(fit, "row_run", lambda state, rows: None)
+    monkeypatch.setattr(resource_allocation, "row_run", lambda state, rows: None)
+    assert _answers(nodes, existing, pending) == on_runs

@@ -53,7 +53,7 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Node, Pod
 from scheduler.model.dra import IMPLICIT_EXTENDED_RESOURCE_PREFIX, DeviceClass
 from scheduler.plugins.args import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION, NodeResourcesFitArgs
-from scheduler.plugins.helpers import broken_linear, derived
+from scheduler.plugins.helpers import broken_linear, derived, row_run
 from scheduler.plugins.noderesources.resource_allocation import (
     _NATIVE,
     _NATIVE_ORDER,
@@ -105,7 +105,8 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
     alloc, slot = got
     t = snapshot.table
     used = t.nz_cpu if resource == "cpu" else t.nz_mem if resource == "memory" else t.requested[:, slot]
-    free = alloc - used[rows]
+    run = row_run(state, rows)
+    free = alloc - used[rows if run is None else run]
     free -= pod_request
     np.maximum(free, 0, out=free)
     score = free * float(MAX_NODE_SCORE)
@@ -217,15 +218,18 @@ class NodeResourcesFit:
         slots = t.slots
         alloc, requested = t.alloc, t.requested
         pods = slots[t.resources["pods"]]
+        # A batch that is a run of rows reads views of the columns instead of gathering them.
+        run = row_run(state, rows)
+        at: slice | fwk.Rows = rows if run is None else run
         # No pod-count pass while no row can hold as many pods as the fewest any live node allows.
         failed: npt.NDArray[np.bool_] | None = None
         if t.pods_bound >= derived(t, ("noderesources/min-pods", pods), lambda: _min_live_alloc(t, pods)):
-            failed = t.pod_count[rows] >= alloc[:, pods][rows]      # count + 1 > allowed
+            failed = t.pod_count[at] >= alloc[:, pods][at]      # count + 1 > allowed
         gathered: dict[int, tuple[fwk.Scores, fwk.Scores]] = {}
         for _, col, amount in req.columns:
             slot = slots[col]
             if slot >= 0:
-                a, r = gathered[slot] = alloc[:, slot][rows], requested[:, slot][rows]
+                a, r = gathered[slot] = alloc[:, slot][at], requested[:, slot][at]
                 free = a - r
             else:
                 free = t.alloc_of(rows, col) - t.requested_of(rows, col)
@@ -238,11 +242,11 @@ class NodeResourcesFit:
         if not failed.any():
             remember_filtered(state, snapshot, rows, gathered)     # Score may read them again
             return fwk.FilterVerdict(failed)
-        at = np.flatnonzero(failed)
-        some = self._filter_packed(req, pod, snapshot, rows[at])
+        short = np.flatnonzero(failed)
+        some = self._filter_packed(req, pod, snapshot, rows[short])
         ids = np.zeros(len(rows), np.int64)
         if some.status_ids is not None:
-            ids[at] = some.status_ids
+            ids[short] = some.status_ids
         return fwk.FilterVerdict(failed, some.statuses, ids)
 
     def _filter_packed(self, req: _Request, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:

@@ -50,7 +50,7 @@ from scheduler.framework.status import SUCCESS, Status
 from scheduler.model import Pod
 from scheduler.model.dra import DeviceClass
 from scheduler.model.selectors import label_key_errors
-from scheduler.plugins.helpers import derived, selector_cache
+from scheduler.plugins.helpers import derived, row_run, selector_cache
 
 # Below this allocatable, ``x * 100 / alloc`` (0 <= x <= alloc, integers) in float64 floors to
 # exactly the int64 quotient: the product and ``alloc`` are exact doubles (< 2**53), and a quotient
@@ -376,7 +376,11 @@ def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, re
     alloc: Scores | None = got[3].get(slot)
     if alloc is None:
         filtered = filtered_columns(state, snapshot, rows, slot)
-        alloc = got[3][slot] = filtered[0] if filtered is not None else t.alloc[:, slot][rows]
+        if filtered is not None:
+            alloc = got[3][slot] = filtered[0]
+        else:
+            run = row_run(state, rows)
+            alloc = got[3][slot] = t.alloc[:, slot][rows if run is None else run]
     return alloc, slot
 
 
