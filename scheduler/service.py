@@ -56,8 +56,9 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.framework.waiting_pods import WaitingPods
 from scheduler.metrics import Metrics
-from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb, parse_pod
+from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb
 from scheduler.model.devicetaintrules import DeviceTaintRule
+from scheduler.model.podparser import PodParser
 from scheduler.model.podresources import RequestOptions
 from scheduler.plugins.registry import Registry
 from scheduler.podgroup_cycle import PodGroupCycle
@@ -174,6 +175,9 @@ class SchedulerService:
             use_status_resources=features.enabled(self.feature_gates, "InPlacePodVerticalScaling"),
             pod_level_resize=features.enabled(self.feature_gates, "InPlacePodLevelResourcesVerticalScaling"))
         self.extender_factory = extender_factory
+        # Pod events parsed with a memory of each pod's last parse: the Binding's and the kubelet's
+        # status-only updates reuse it (``model.podparser``; forgotten on DELETED).
+        self.pod_parser = PodParser()
         self.bodies = ObjectBodies()
         self._extender_crs: set[str] = set()       # CRs whose compiled framework calls extenders
         # The thread that runs the cycles of pods whose profile calls extenders (_schedule_off_loop);
@@ -427,7 +431,7 @@ class SchedulerService:
         self.last_activity = time.monotonic()
         if event == "DELETED":
             return self._on_pod_deleted(body)
-        pod = parse_pod(body, self.request_options)
+        pod = self.pod_parser.parse(body, self.request_options)
         # The pending pod as served, for the extenders its filter, prioritize and bind calls send.
         self.bodies.set_pod(pod.uid, None if pod.node_name or pod.phase in ("Succeeded", "Failed") else body)
         if pod.scheduling_group:
@@ -445,6 +449,7 @@ class SchedulerService:
         uid = str(meta.get("uid", ""))
         self.decisions.forget(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
         self.bodies.set_pod(uid, None)
+        self.pod_parser.forget(uid)
         self._parked.pop(uid, None)
         self.pod_groups.untrack(uid)
         old = self.cache.get_pod(uid)

@@ -55,6 +55,7 @@ __all__ = [
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "parse_pod",
+    "status_fields",
 ]
 
 # A pod annotated with this set to "true" gets its decision record written on it (issue #20).
@@ -466,6 +467,22 @@ def parse_pod(obj: Mapping[str, Any], options: RequestOptions = DEFAULT_REQUEST_
         raise located(e, f"Pod {ns}/{name}") from None
 
 
+def status_fields(spec: Mapping[str, Any], meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Pod`` fields that can change while the spec (less ``nodeName``) and the metadata the
+    scheduler reads stay as they were: the kubelet's status writes, the Binding's ``nodeName``.
+    ``parse_pod`` and ``model.podparser``'s reuse of an earlier parse both take them from here, so
+    the two cannot drift apart. (The requests can depend on the status too, through an in-place
+    resize: ``podresources.status_affects_requests`` says when, and then nothing is reused.)"""
+    return {
+        "node_name": spec.get("nodeName") or "",
+        "nominated_node_name": status.get("nominatedNodeName") or "",
+        "resource_claim_statuses": parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
+        "preempted_by_scheduler": _preempted_by_scheduler(status),
+        "phase": status.get("phase") or "Pending",
+        "start_time": status.get("startTime") or meta.get("creationTimestamp") or "",
+    }
+
+
 _Affinity = tuple[NodeSelector | None, tuple[tuple[int, NodeSelectorTerm], ...],
                   tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...],
                   tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]
@@ -512,8 +529,6 @@ def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: s
         uid=meta.get("uid") or f"{ns}/{name}",
         labels=labels,
         scheduler_name=spec.get("schedulerName") or "default-scheduler",
-        node_name=spec.get("nodeName") or "",
-        nominated_node_name=status.get("nominatedNodeName") or "",
         priority=priority,
         preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
         requests=res.requests,
@@ -535,13 +550,10 @@ def _parse_pod(obj: Mapping[str, Any], meta: Mapping[str, Any], ns: str, name: s
         controller=_controller_ref(meta.get("ownerReferences")),
         volumes=parse_pod_volumes(spec.get("volumes")),
         resource_claims=parse_pod_resource_claims(spec.get("resourceClaims")),
-        resource_claim_statuses=parse_pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
+        **status_fields(spec, meta, status),    # in the order the fields were read before
         container_requests=res.per_container,
         scheduling_group=_scheduling_group(spec.get("schedulingGroup")),
         deleting=bool(meta.get("deletionTimestamp")),
         explain=(meta.get("annotations") or {}).get(EXPLAIN_ANNOTATION) == "true",
-        preempted_by_scheduler=_preempted_by_scheduler(status),
-        phase=status.get("phase") or "Pending",
-        start_time=status.get("startTime") or meta.get("creationTimestamp") or "",
         required_features=required_features(spec),
     )

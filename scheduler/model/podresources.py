@@ -35,7 +35,7 @@ from scheduler.model.parsing import resource_list
 
 __all__ = ["DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST", "DEFAULT_REQUEST_OPTIONS", "HUGE_PAGES_PREFIX",
            "RequestOptions", "add_into", "aggregate", "is_pod_resize_infeasible", "is_supported_pod_level_resource",
-           "max_into", "pod_requests"]
+           "max_into", "pod_requests", "status_affects_requests"]
 
 HUGE_PAGES_PREFIX = "hugepages-"
 # The scheduler's NonMissingContainerRequests (``pkg/scheduler/util``): scoring's request for a
@@ -170,6 +170,13 @@ def _has_resize_status(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bo
     return is_pod_resize_infeasible(status)
 
 
+def status_affects_requests(spec: Mapping[str, Any], status: Mapping[str, Any],
+                            opts: RequestOptions = DEFAULT_REQUEST_OPTIONS) -> bool:
+    """Whether ``pod_requests`` reads ``status`` for this pod at all: without it the requests are a
+    function of the spec alone (``model.podparser`` reuses them across status-only updates)."""
+    return opts.use_status_resources and _has_resize_status(spec, status)
+
+
 def _container_aggregates(containers: Sequence[ContainerSpec], status: Mapping[str, Any],
                           non_missing: Mapping[str, int] | None, opts: RequestOptions, resizing: bool
                           ) -> dict[str, int]:
@@ -263,7 +270,7 @@ def pod_requests(spec: Mapping[str, Any], status: Mapping[str, Any], apps: Seque
 
     Hot path: a pod whose status says nothing about a resize (``_has_resize_status``) costs two
     plain aggregates, as before in-place resize."""
-    if opts.use_status_resources and _has_resize_status(spec, status):
+    if status_affects_requests(spec, status, opts):
         containers = [ContainerSpec(n, False, False, r) for n, r in zip(names, apps, strict=False)]
         containers += [ContainerSpec(n, True, rs, r) for n, (r, rs) in zip(names[len(apps):], inits, strict=False)]
         defaults = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
