@@ -798,3 +798,24 @@ def test_a_device_taint_rule_event_is_a_resource_slice_update_when_it_taints_a_d
     s.on_dra_object("DeviceTaintRule", "DELETED", rule)
     assert [(e.resource, set(e.actions)) for e in seen] == [("ResourceSlice", {"Update"})] * 2
     assert all(d.taints == () for d in s.dra.slices()[0].devices)
+
+
+def test_status_only_pod_updates_reuse_the_parse_and_still_reach_the_cache() -> None:
+    """The Binding's echo and the kubelet's status write reuse the pod's last parse
+    (``model.podparser``); the cache still gets the new Pod (phase, node), and DELETED forgets it."""
+    s, _ = service()
+    s.on_profile("p", {"schedulerName": "s1"})
+    s.on_node("ADDED", node_obj("n1"))
+    s.on_pod("ADDED", pod_obj("a", cpu="300m"))
+    asyncio.run(drain(s))
+    assert s.cache.get_pod("uid-a") is not None and s.cache.get_pod("uid-a").node_name == "n1"  # type: ignore[union-attr]
+    s.on_pod("MODIFIED", pod_obj("a", node="n1", cpu="300m"))                       # the Binding's echo
+    s.on_pod("MODIFIED", pod_obj("a", node="n1", cpu="300m", phase="Running"))      # the kubelet's write
+    assert s.pod_parser.hits == 2
+    cached = s.cache.get_pod("uid-a")
+    assert cached is not None and not s.cache.is_assumed("uid-a")
+    assert (cached.node_name, cached.phase, cached.requests.get("cpu")) == ("n1", "Running", 300)
+    s.on_pod("MODIFIED", pod_obj("a", node="n1", cpu="500m", phase="Running"))      # a spec change: parsed
+    assert s.pod_parser.hits == 2 and s.cache.get_pod("uid-a").requests.get("cpu") == 500  # type: ignore[union-attr]
+    s.on_pod("DELETED", pod_obj("a", node="n1"))
+    assert len(s.pod_parser) == 0 and s.cache.get_pod("uid-a") is None
