@@ -1,28 +1,36 @@
-"""``PodParser``: ``parse_pod`` with a memory of each pod's last parse, for status-only updates.
+"""``PodParser``: ``parse_pod`` that reuses an earlier parse when only the status (or the pod's
+own name and uid) can differ.
 
 Most pod events change nothing the scheduler reads outside a handful of fields: after its ADDED,
 a pod's next events are its Binding (``spec.nodeName`` and the ``PodScheduled`` condition) and
-the kubelet's status writes (phase, conditions, container statuses). A full ``parse_pod`` walks
-the containers, affinity, tolerations, volumes and node features every time (about 30 µs a pod
-on the benchmark machine, twice a pod after its ADDED). This parser keeps, per pod uid, a digest
-of every input ``parse_pod`` reads outside the status (the spec less ``nodeName``, and the
-metadata it reads: namespace, name, uid, labels, owner references, deletion timestamp, the
-explain annotation, creation timestamp) with the options, the node-feature registry in force
-(``nodefeatures.active_registry``) and the ``Pod`` it gave. When an event's
-digest and options match, and the requests cannot depend on the status
-(``podresources.status_affects_requests`` is false now and was at the last parse: no in-place
-resize in sight), the new ``Pod`` is the old one with only ``pod.status_fields`` read again, the
-same helper ``parse_pod`` builds those fields with. Anything else, an input the digest cannot
-encode (not JSON's), or an error on the short path, is a full ``parse_pod``, so the result is
-always the ``Pod`` a full parse gives (tests/model/test_podparser.py checks it field by field).
+the kubelet's status writes (phase, conditions, container statuses); and the ADDED of a pod made
+from a template (a ReplicaSet's, a DaemonSet's, a benchmark's) differs from its siblings' only in
+name, uid and creation time. A full ``parse_pod`` walks the containers, affinity, tolerations,
+volumes and node features every time (about 30 µs a pod on the benchmark machine).
 
-The digest is a 16-byte BLAKE2b of orjson's encoding; the memory holds one entry per pod uid
-until ``forget`` (the service calls it on DELETED): about 150 bytes a pod, no raw JSON.
+This parser digests every input ``parse_pod`` reads outside the status, ``spec.nodeName`` and the
+pod's name, uid and creation timestamp: the rest of the spec, and the namespace, labels, owner
+references, deletion timestamp and explain annotation. It keeps, with the request options, the
+node-feature registry in force (``nodefeatures.active_registry``) and the ``Pod`` parsed, the
+entry per pod uid (until ``forget``: the service calls it on DELETED) and per digest (the last
+``TEMPLATES`` digests, least recently used out). An event whose digest, options and registry
+match the pod's own entry (same name), else a template's, and whose requests cannot depend on
+the status (``podresources.status_affects_requests`` is false: no in-place resize in sight; an
+entry is only kept under the same condition), is the entry's ``Pod`` with ``pod.status_fields``
+read again (the helper ``parse_pod`` builds those fields with) and this pod's name and uid.
+Anything else, an input the digest cannot encode (not JSON's), or an error on the short path, is
+a full ``parse_pod``, so the result is always the ``Pod`` a full parse gives
+(tests/model/test_podparser.py checks it field by field).
+
+The digest is a 16-byte BLAKE2b of orjson's encoding: about 150 bytes a pod, no raw JSON kept.
+Reused Pods share their immutable parts (the requests, selectors, tolerations), as every value a
+parse makes is read-only.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -40,6 +48,11 @@ _SLOTS: tuple[str, ...] = Pod.__slots__
 _set = object.__setattr__
 
 
+# How many pod templates (distinct digests) the parser remembers for new pods, least recently
+# used first out: a workload's few templates, a cluster's Deployments and DaemonSets in flight.
+TEMPLATES = 256
+
+
 class _Last(NamedTuple):
     digest: bytes
     options: RequestOptions
@@ -48,15 +61,15 @@ class _Last(NamedTuple):
 
 
 def _digest(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> bytes:
-    """Every input of ``parse_pod`` outside ``status`` and ``spec.nodeName``; raises
+    """Every input of ``parse_pod`` outside ``status``, ``spec.nodeName`` and the pod's own name,
+    uid and creation timestamp (the fields a pod's siblings from one template differ in); raises
     ``TypeError`` (orjson's ``JSONEncodeError`` is one) for what JSON cannot hold."""
     if "nodeName" in spec:
         spec = {k: v for k, v in spec.items() if k != "nodeName"}
     annotations = meta.get("annotations")
     explain = annotations.get(EXPLAIN_ANNOTATION) if isinstance(annotations, Mapping) else annotations
-    raw = orjson.dumps((spec, meta.get("namespace"), meta.get("name"), meta.get("uid"), meta.get("labels"),
-                        meta.get("ownerReferences"), meta.get("deletionTimestamp"), explain,
-                        meta.get("creationTimestamp")))
+    raw = orjson.dumps((spec, meta.get("namespace"), meta.get("labels"), meta.get("ownerReferences"),
+                        meta.get("deletionTimestamp"), explain))
     return hashlib.blake2b(raw, digest_size=16).digest()
 
 
@@ -71,11 +84,14 @@ def _with(pod: Pod, fields: Mapping[str, Any]) -> Pod:
 
 
 class PodParser:
-    """Parse pod events (``parse`` raises ``ParseError`` as ``parse_pod`` does), reusing each pod's
-    last parse when only its status and ``nodeName`` changed. ``hits`` counts the reuses."""
+    """Parse pod events (``parse`` raises ``ParseError`` as ``parse_pod`` does), reusing the
+    earlier parse of the same pod (only its status and ``nodeName`` changed) or of a sibling from
+    the same template (only its name, uid and status differ). ``hits`` counts the reuses."""
 
-    def __init__(self) -> None:
+    def __init__(self, templates: int = TEMPLATES) -> None:
         self._last: dict[str, _Last] = {}
+        self._templates: OrderedDict[bytes, _Last] = OrderedDict()
+        self._max_templates = templates
         self.hits = 0
 
     def __len__(self) -> int:
@@ -88,25 +104,46 @@ class PodParser:
         meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status") or {}
         if not isinstance(meta, dict) or not isinstance(spec, dict) or not isinstance(status, dict):
             return parse_pod(obj, options)          # a malformed pod: parse_pod says what is wrong
-        uid = meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        name = meta.get("name") or ""
+        uid = meta.get("uid") or f"{meta.get('namespace') or 'default'}/{name}"
+        last = self._last.pop(uid, None)
         try:
             digest = _digest(meta, spec)
-        except TypeError:
-            self._last.pop(uid, None)
-            return parse_pod(obj, options)
-        last = self._last.get(uid)
+            reusable = not status_affects_requests(spec, status, options)
+        except Exception:
+            return parse_pod(obj, options)          # not JSON's, or a bad status: parse_pod reports it
         registry = active_registry()
-        if last is not None and last.digest == digest and last.options is options and last.registry is registry:
-            try:
-                if not status_affects_requests(spec, status, options):
-                    pod = _with(last.pod, status_fields(spec, meta, status))
-                    self._last[uid] = _Last(digest, options, registry, pod)
-                    self.hits += 1
-                    return pod
-            except Exception:
-                pass
-        self._last.pop(uid, None)
+        if reusable:
+            pod = self._reuse(last, digest, options, registry, uid, name, spec, meta, status)
+            if pod is not None:
+                self._last[uid] = _Last(digest, options, registry, pod)
+                self.hits += 1
+                return pod
         pod = parse_pod(obj, options)               # raises for a pod it cannot read: nothing kept
-        if not status_affects_requests(spec, status, options):
-            self._last[uid] = _Last(digest, options, registry, pod)
+        if reusable:
+            entry = self._last[uid] = _Last(digest, options, registry, pod)
+            self._templates[digest] = entry
+            self._templates.move_to_end(digest)
+            while len(self._templates) > self._max_templates:
+                self._templates.popitem(last=False)
         return pod
+
+    def _reuse(self, last: _Last | None, digest: bytes, options: RequestOptions, registry: tuple[Feature, ...],
+               uid: str, name: str, spec: Mapping[str, Any], meta: Mapping[str, Any], status: Mapping[str, Any]
+               ) -> Pod | None:
+        """The pod's own last parse (``last``), else its template's, with this event's status
+        fields (and name and uid): None when neither matches or a status field cannot be read."""
+        if last is None or last.digest != digest or last.pod.name != name:
+            last = self._templates.get(digest)
+            if last is None:
+                return None
+            self._templates.move_to_end(digest)
+        if last.options is not options or last.registry is not registry:
+            return None
+        try:
+            fields = status_fields(spec, meta, status)
+        except Exception:
+            return None
+        fields["name"] = name
+        fields["uid"] = uid
+        return _with(last.pod, fields)

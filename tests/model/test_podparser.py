@@ -1,5 +1,6 @@
 """``PodParser``: every parse equals a full ``parse_pod`` of the same body, field by field; the
-earlier parse is reused only for status-only updates (and ``nodeName``), never across a resize."""
+earlier parse is reused only for status-only updates (and ``nodeName``) or a sibling from the same
+template (name, uid, creation timestamp), never across a resize."""
 
 from __future__ import annotations
 
@@ -137,8 +138,8 @@ def test_a_chain_of_updates_matches_full_parses() -> None:
     for step in steps:
         step(b)
         assert fields(parser.parse(b)) == fields(parse_pod(b))
-    # bound, running, (resize: full), (back to spec, but the last parse was a resize: full), preempted
-    assert parser.hits == 3
+    # bound, running, (resize: full), back to the spec (the pod's template), preempted
+    assert parser.hits == 4
 
 
 def test_a_bad_status_raises_as_parse_pod_does() -> None:
@@ -172,7 +173,7 @@ def test_options_and_registry_are_part_of_the_key() -> None:
 
 
 def test_not_json_and_forget() -> None:
-    parser = PodParser()
+    parser = PodParser(templates=0)                 # no template to fall back on
     b = pending()
     b["spec"]["priority"] = 2**70                  # orjson cannot encode it: a full parse each time
     with pytest.raises(ParseError):
@@ -185,3 +186,39 @@ def test_not_json_and_forget() -> None:
     running(b)
     parser.parse(b)
     assert parser.hits == 0
+
+
+def sibling(name: str, **meta: Any) -> dict[str, Any]:
+    b = pending()
+    b["metadata"].update({"name": name, "uid": f"uid-{name}", "creationTimestamp": "2026-01-01T00:00:09Z", **meta})
+    return b
+
+
+# (case, the sibling, whether the first pod's parse may be its template)
+SIBLINGS: list[tuple[str, dict[str, Any], bool]] = [
+    ("same template: name, uid, creation time differ", sibling("q"), True),
+    ("without a uid (the key is namespace/name)", sibling("r", uid=None), True),
+    ("another namespace (pod affinity defaults to it)", sibling("s", namespace="other"), False),
+    ("other labels (spread's matchLabelKeys read them)", sibling("t", labels={"app": "z"}), False),
+    ("another owner", sibling("u", ownerReferences=[]), False),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "reused"), SIBLINGS, ids=[c[0] for c in SIBLINGS])
+def test_a_sibling_from_the_same_template(name: str, body: dict[str, Any], reused: bool) -> None:
+    parser = PodParser()
+    parser.parse(pending())
+    got = parser.parse(body)
+    assert fields(got) == fields(parse_pod(body)), name
+    assert parser.hits == (1 if reused else 0), name
+    assert got.uid == (body["metadata"]["uid"] or f"ns/{body['metadata']['name']}")
+
+
+def test_templates_are_bounded_least_recently_used_first() -> None:
+    parser = PodParser(templates=1)
+    parser.parse(pending())
+    parser.parse(sibling("a", labels={"app": "other"}))     # a second template pushes the first out
+    parser.parse(sibling("b"))
+    assert parser.hits == 0
+    parser.parse(sibling("c"))                               # b's parse is the template now
+    assert parser.hits == 1
