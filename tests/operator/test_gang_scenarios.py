@@ -556,7 +556,11 @@ def run_step(env: Env, step: Step, where: str) -> None:
         env.wait(counts, timeout=WAIT, message=where)
     elif step.action == "pod_group_condition":
         name, status, reason = a
-        env.wait(lambda: pod_group_condition(env, name) == (status, reason), timeout=WAIT, message=where)
+        try:
+            env.wait(lambda: pod_group_condition(env, name) == (status, reason), timeout=WAIT, message=where)
+        except AssertionError as e:     # say what the condition is instead
+            got = (env.get_json("podgroups", name, "-n", NS).get("status") or {}).get("conditions")
+            raise AssertionError(f"{e}; the PodGroup's conditions: {got}") from None
     elif step.action == "preempted_by_podgroup":
         # Upstream: any of the pods has a core/v1 Event, reason Preempted, message "Preempted by podgroup...".
         def preempted() -> bool:
