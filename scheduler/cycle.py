@@ -156,6 +156,11 @@ class GroupOutcome:
     members: list[Binding | Failure | Dropped] = field(default_factory=list)
     condition: dict[str, object] | None = None
     on_bound: dict[str, object] | None = None
+    # Whether a later cycle found the group feasible meanwhile (its True condition is on its way,
+    # and True is terminal): ``condition`` is then not written. The True-never-regresses rule is
+    # checked when a cycle computes the condition; this checks it again when the write is made,
+    # after this cycle's failure reports, which a later cycle's binds and True write can overtake.
+    superseded: Callable[[], bool] | None = None
 
 
 Outcome = Binding | Failure | Dropped | GroupOutcome
@@ -715,6 +720,8 @@ class Scheduler:
         cond = g.condition
         if g.on_bound is not None and all(self.cache.get_pod(b.assumed.uid) is not None for b in bindings):
             cond = g.on_bound
+        elif cond is not None and g.superseded is not None and g.superseded():
+            return
         if cond is None:
             return
         try:

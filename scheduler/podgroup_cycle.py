@@ -460,7 +460,7 @@ def _schedule_pod_group(s: Scheduler, fwk: Framework, first: QueuedPodInfo, grou
     nominated = {i.uid: i.pod.nominated_node_name or s.queue.nominator.node_of(i.uid) or "" for i in infos}
     for i in infos:
         s.queue.nominator.delete(i.uid)
-    out = GroupOutcome(group)
+    out = GroupOutcome(group, superseded=lambda: store.was_feasible(group))
     started = time.perf_counter()
     placer = _Assume(s.cache)
     with s.cache.lock:
