@@ -693,3 +693,48 @@ def test_what_if_leaves_members_parked_at_permit_alone() -> None:
     assert answer.fits and answer.bound == (("default/p-0", "node-0"),)
     assert [p for p, _ in answer.placed] == ["default/p-1"]
     assert s.waiting_pods._parked == {parked.uid: None}      # no decision was taken for it
+
+
+class _LateReports(MemoryClient):
+    """A client whose failure report for one pod is held until the PodGroup's condition turns True:
+    the preempting cycle's I/O is overtaken by the next cycle's binds and True write, the order a
+    loaded machine once produced (CI, "gang schedules with preemption")."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held, self.released = held, asyncio.Event()
+        self.writes: list[str] = []      # the condition's status, in the order written
+
+    async def report_failure(self, pod: Any, reason: str, message: str, nominated_node: str | None) -> None:
+        if pod.key == self.held and not self.released.is_set():
+            await asyncio.wait_for(self.released.wait(), 5)
+        await super().report_failure(pod, reason, message, nominated_node)
+
+    async def set_pod_group_condition(self, group: Any, condition: Any) -> None:
+        self.writes.append(str(condition["status"]))
+        await super().set_pod_group_condition(group, condition)
+        if condition["status"] == "True":
+            self.released.set()
+
+
+def test_a_preempting_cycle_whose_reports_are_overtaken_never_writes_false_over_true() -> None:
+    """The preempting cycle computes False (waiting on preemption), evicts its victims and then
+    reports its members' failures. Its last member's report is held; meanwhile the members are back
+    in the queue, the next cycle places the gang, binds it and writes True. When the held report goes
+    through, the first cycle's False is no longer written: True is terminal (upstream writes a
+    PodGroup's condition from the cycle it computes it in, so it has no such overtaking)."""
+    client = _LateReports("default/train-1")
+    s = SchedulerService(client, seed=1, feature_gates=GATES)
+    client.cache = s.cache
+    s.on_profile("default", {"schedulerName": "default-scheduler"})
+    for i in range(2):
+        s.on_node("ADDED", node_obj(f"node-{i}"))
+        s.on_pod("ADDED", prio_pod(f"low-{i}", 0, cpu="4", node=f"node-{i}"))
+    s.on_pod_group("ADDED", prio_group("train", 2, 1000))
+    for i in range(2):
+        s.on_pod("ADDED", prio_pod(f"train-{i}", 1000, group="train", cpu="4"))
+    run_until(s, client, lambda: client.released.is_set() and len(client.failures) >= 2)
+    assert client.released.is_set(), "the next cycle never bound the gang while the report was held"
+    assert sorted(bound_of(client, "train").values()) == ["node-0", "node-1"]
+    assert client.writes == ["True"]
+    assert condition(client, "train")["status"] == "True"
