@@ -119,6 +119,11 @@ class RunResult:
     # E2e mode: the operator process's user + system CPU seconds over the measured phase
     # (``/proc/PID/stat``): what a scheduler answering SchedulingExplanations costs in CPU.
     operator_cpu_seconds: float | None = None
+    # E2e mode: the peak resident sets (``VmHWM``) of the simulated cluster's process and of the
+    # driver's (the process running ``run_e2e``: it builds every object and watches the pods), beside
+    # ``peak_rss``, the operator's. None in core mode (one process: ``peak_rss`` is all of it).
+    cluster_peak_rss: int | None = None
+    driver_peak_rss: int | None = None
     # E2e mode with ``--explanations``: how many were created, and how many were left unanswered.
     explanations: dict[str, int] | None = None
     # Core mode with decision records on: the seconds the scheduler spent keeping them over the
@@ -143,6 +148,10 @@ class RunResult:
             out["cpuSeconds"] = self.cpu_seconds
         if self.operator_cpu_seconds is not None:
             out["operatorCpuSeconds"] = round(self.operator_cpu_seconds, 2)
+        if self.cluster_peak_rss is not None:
+            out["clusterPeakRssBytes"] = self.cluster_peak_rss
+        if self.driver_peak_rss is not None:
+            out["driverPeakRssBytes"] = self.driver_peak_rss
         if self.explanations is not None:
             out["explanations"] = self.explanations
         if self.recording_seconds is not None and self.seconds > 0:

@@ -5,7 +5,7 @@ stops them):
 
 * the simulated cluster (``kopf-scheduler cluster``), serving HTTPS on 127.0.0.1;
 * the operator (``kopf-scheduler run``: Kopf, the worker, ``/metrics``), whose peak RSS
-  (``VmHWM``) is the one reported;
+  (``VmHWM``) is ``peakRssBytes``;
 * this driver: it creates the CRD, the profile, the nodes and the pods through the API, 64 requests
   in flight (as fast as the cluster accepts them), runs the churn, and watches pods the way
   upstream's collector watches its informer: a measured pod counts when its ``spec.nodeName``
@@ -41,6 +41,11 @@ before the operator starts, and its pods name them.
 
 Attempt latency is the measured phase's part of ``scheduler_scheduling_attempt_duration_seconds``
 scraped from the operator before and after. Every wait is bounded by ``time_limit``.
+
+Each process's peak RSS is reported: the operator's as ``peakRssBytes`` (the figure the workload's
+memory bound is about), the simulated cluster's as ``clusterPeakRssBytes`` (read before it is
+stopped) and this driver's as ``driverPeakRssBytes`` (``ru_maxrss``: its own process, a fresh one
+per run when ``bench`` spawns it).
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import contextlib
 import copy
 import os
 import random
+import resource
 import subprocess
 import tempfile
 import time
@@ -480,6 +486,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
                     await deleter
             after = _scrape(metrics_port, api.config.bearer())
             rss = processes.peak_rss(operator.pid)
+            cluster_rss = processes.peak_rss(cluster.pid)
             placements, claims, allocations, others = await _placements_after(api, w, size)
             counts = await _pod_counts(api, w, size) if deleting is not None else {}
             watcher.cancel()
@@ -499,6 +506,7 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,
         init_placements=others,
         operator_cpu_seconds=cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None,
+        cluster_peak_rss=cluster_rss, driver_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         explanations=explained or None)
 
 

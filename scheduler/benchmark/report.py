@@ -17,6 +17,10 @@ with its bar, and the warning goes to the progress stream.
      "results": [{"workload", "mode", "nodes", "initPods", "pods",
                   "throughput": {"average", "p50", "p90", "p95", "p99"},
                   "attemptLatencySeconds": {"p50", "p99"}, "peakRssBytes", "seconds"}]}
+
+and, per mode, keys of its own (``docs/benchmarks.md``); end to end, ``peakRssBytes`` is the
+operator's, and ``clusterPeakRssBytes`` and ``driverPeakRssBytes`` the simulated cluster's and the
+benchmark driver's. The text table gives the operator's; the other two follow it, a line per result.
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
     for key in ("cpuSeconds", "recordingShare", "batchedPods"):
         if all(key in d for d in docs):
             out[key] = statistics.median(d[key] for d in docs)
+    for key in ("clusterPeakRssBytes", "driverPeakRssBytes"):
+        if all(key in d for d in docs):
+            out[key] = int(statistics.median(d[key] for d in docs))
     if "shadow" in out:                 # the shadow's counts summed over the runs
         out["shadow"] = {k: sum(d["shadow"][k] for d in docs) for k in out["shadow"]}
     return out
@@ -228,4 +235,8 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
                          f"phase (median over the runs)")
         if "shadow" in r:
             lines.append(f"{r['workload']}: shadow decisions {r['shadow']}")
+        if "clusterPeakRssBytes" in r:
+            lines.append(f"{r['workload']}{' (' + r['variant'] + ')' if 'variant' in r else ''}: peak RSS of the "
+                         f"simulated cluster {r['clusterPeakRssBytes'] / 2**20:.0f}MiB, of the driver "
+                         f"{r.get('driverPeakRssBytes', 0) / 2**20:.0f}MiB (PEAK RSS: the operator's)")
     return "\n".join(lines)

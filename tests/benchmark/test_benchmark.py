@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from scheduler.app.cli import main
 from scheduler.benchmark.core import run_core
+from scheduler.benchmark.report import format_table, median_result
 from scheduler.benchmark.sizes import Size
 from scheduler.benchmark.throughput import histogram_quantile, samples, summary
 from scheduler.benchmark.workloads import WORKLOADS
@@ -148,6 +149,15 @@ def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
     r = run_e2e("SchedulingBasic", Size(5, 5, 20), time_limit=120)
     assert r.complete and r.bound == 20 and r.mode == "e2e"
     assert r.peak_rss > 0
+    # All three processes' peaks: each is a Python interpreter with the package loaded, so over 10 MiB
+    # (the cluster's alone imports aiohttp, orjson and the registries), and under 2 GiB at this size.
+    assert r.cluster_peak_rss is not None and r.driver_peak_rss is not None
+    assert 10 * 2**20 < r.cluster_peak_rss < 2 * 2**30, r.cluster_peak_rss
+    assert 10 * 2**20 < r.driver_peak_rss < 2 * 2**30, r.driver_peak_rss
+    doc = median_result([r, r])
+    assert doc["peakRssBytes"] == r.peak_rss                        # still the operator's
+    assert (doc["clusterPeakRssBytes"], doc["driverPeakRssBytes"]) == (r.cluster_peak_rss, r.driver_peak_rss)
+    assert f"peak RSS of the simulated cluster {r.cluster_peak_rss / 2**20:.0f}MiB" in format_table([doc])
 
 
 def test_e2e_mode_with_a_stream_of_explanations_has_them_answered() -> None:
