@@ -37,6 +37,7 @@ import orjson
 
 from scheduler.simulator import apidefs
 from scheduler.simulator.apierrors import ApiError
+from scheduler.simulator.typecheck import memo_bytes
 
 __all__ = ["MEMBER", "Conflict", "FieldSets", "Owner", "Schema", "duplicate_entries", "from_fields_v1",
            "to_fields_v1"]
@@ -295,7 +296,7 @@ def fields_v1_of(obj: Obj, node: Schema, *, status: bool | None = None) -> Obj:
     probe = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _VOLATILE_META}} \
         if isinstance(meta, dict) else obj
     try:
-        key = (id(node), status, orjson.dumps(probe))
+        key = (id(node), status, memo_bytes(orjson.dumps(probe)))     # kept: its exact size
     except TypeError:                       # not JSON (never from a request): no caching
         return _fields_v1_of(obj, node, status)
     tree = _TREES.get(key)
