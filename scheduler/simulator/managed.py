@@ -282,7 +282,9 @@ def _tree_items(value: list[Any], node: Schema, kind: int) -> Obj:
 
 # Objects that differ only in what the fieldmanager never tracks (a ReplicaSet's replicas, a benchmark's
 # pods) have the same FieldsV1: the tree is computed once per such shape. Trees are never mutated once
-# built (every write builds new ones), so stored objects may share them.
+# built (every write builds new ones), so stored objects may share them. The shape also leaves out the
+# scalar values that objects keep in maps (``_shape``): a node's hostname label and machine ID, a bound
+# pod's nodeName. 50,000 nodes then share one tree instead of holding 1.4 KB each.
 _VOLATILE_META = frozenset({"name", "uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"})
 _TREES: dict[tuple[int, bool | None, bytes], Obj] = {}
 _TREES_MAX = 1024
@@ -293,8 +295,8 @@ def fields_v1_of(obj: Obj, node: Schema, *, status: bool | None = None) -> Obj:
     if id(node) not in _STABLE:
         return _fields_v1_of(obj, node, status)     # a CRD's schema, compiled per call: its id is not stable
     meta = obj.get("metadata")
-    probe = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _VOLATILE_META}} \
-        if isinstance(meta, dict) else obj
+    probe = _shape({**obj, "metadata": {k: v for k, v in meta.items() if k not in _VOLATILE_META}}
+                   if isinstance(meta, dict) else obj)
     try:
         key = (id(node), status, memo_bytes(orjson.dumps(probe)))     # kept: its exact size
     except TypeError:                       # not JSON (never from a request): no caching
@@ -305,6 +307,15 @@ def fields_v1_of(obj: Obj, node: Schema, *, status: bool | None = None) -> Obj:
             _TREES.clear()
         tree = _TREES[key] = _fields_v1_of(obj, node, status)
     return tree
+
+
+def _shape(value: Obj) -> Obj:
+    """``value`` with every scalar held in a map replaced by None: what its FieldsV1 tree depends on.
+
+    A map member whose value is a scalar is a leaf whatever the scalar (``_tree``: None, a string and
+    a number all give ``{}``), so blanking it changes no tree. Lists are kept as they are: a set's
+    members (``v:``) and an associative list's keys (``k:``) are values the tree spells out."""
+    return {k: (_shape(v) if v.__class__ is dict else v if v.__class__ is list else None) for k, v in value.items()}
 
 
 def _fields_v1_of(obj: Obj, node: Schema, status: bool | None) -> Obj:

@@ -1,0 +1,69 @@
+"""What the simulated cluster keeps per object (docs/benchmarks.md, "The simulated cluster's memory"):
+memo keys at their exact size, and one FieldsV1 tree shared by objects that differ only in scalars."""
+
+from __future__ import annotations
+
+import copy
+import tracemalloc
+from typing import Any
+
+import orjson
+
+from scheduler.benchmark.templates import make_node
+from scheduler.simulator import managed
+from scheduler.simulator.typecheck import content_key, memo_bytes
+from tests.simulator.helpers import pod
+
+
+def _kept_bytes(make: Any, n: int = 200) -> float:
+    """Traced bytes per object that ``make(i)`` returns, all ``n`` kept alive."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [make(i) for i in range(n)]
+        per = (tracemalloc.get_traced_memory()[0] - before) / n
+    finally:
+        tracemalloc.stop()
+    assert len(kept) == n
+    return per
+
+
+def test_a_memo_key_holds_its_own_length_not_orjsons_buffer() -> None:
+    value = {"name": "scheduler-perf-1", "labels": {"kubernetes.io/hostname": "scheduler-perf-1"}}
+    data = orjson.dumps(value)
+    assert memo_bytes(data) == data
+    assert _kept_bytes(lambda i: memo_bytes(orjson.dumps({**value, "i": i}))) < len(data) + 100
+    key = content_key(object(), value)
+    assert key is not None and key[1] == data
+    assert _kept_bytes(lambda i: content_key(value, {**value, "i": i})) < len(data) + 200
+
+
+def _node(i: int, ip: int | None = None) -> dict[str, Any]:
+    n = make_node(f"scheduler-perf-{i}", {"zone": f"z{i % 3}"})
+    n["metadata"]["annotations"] = {"note": str(i) * (i % 4)}
+    n["status"]["nodeInfo"] = {"machineID": f"m{i}", "bootID": str(i)}
+    # a list is kept as it is (its items' keys are values): the same for the nodes meant to share
+    n["status"]["addresses"] = [{"type": "InternalIP", "address": f"10.0.0.{i if ip is None else ip}"}]
+    return n
+
+
+def test_objects_differing_in_map_scalars_share_the_tree_they_would_each_build() -> None:
+    node_schema = managed.kind_schema("", "v1", "Node", None)
+    pod_schema = managed.kind_schema("", "v1", "Pod", None)
+    pods = []
+    for i in range(6):
+        p = pod(f"p{i}", labels={"app": "web", "rev": str(i)}, node_name=f"n{i}" if i % 2 else "")
+        p["status"] = {"phase": "Running", "podIP": f"10.1.0.{i}", "conditions": [
+            {"type": "Ready", "status": "True" if i % 2 else "False"}]}
+        pods.append(p)
+    for schema, objs in ((node_schema, [_node(i) for i in range(6)]), (pod_schema, pods)):
+        for status in (None, True, False):
+            trees = [managed.fields_v1_of(o, schema, status=status) for o in objs]
+            for o, tree in zip(objs, trees, strict=True):     # the cached tree is the one the walk builds
+                assert tree == managed._fields_v1_of(copy.deepcopy(o), schema, status)
+    a, b = (managed.fields_v1_of(_node(i, ip=1), node_schema) for i in (7, 8))
+    assert a is b                                             # one tree, shared
+    other = _node(9, ip=1)
+    other["status"]["addresses"][0]["type"] = "Hostname"      # an item's key is a value the tree spells
+    assert managed.fields_v1_of(other, node_schema)["f:status"]["f:addresses"] == {
+        'k:{"type":"Hostname"}': {".": {}, "f:address": {}, "f:type": {}}}
