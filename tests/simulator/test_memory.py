@@ -1,16 +1,25 @@
 """What the simulated cluster keeps per object (docs/benchmarks.md, "The simulated cluster's memory"):
-memo keys at their exact size, and one FieldsV1 tree shared by objects that differ only in scalars."""
+memo keys at their exact size, one FieldsV1 tree shared by objects that differ only in scalars, and
+what a node costs all told (``node_bytes``, also the measurement's tool at full size)::
+
+    PYTHONPATH=. python -c "from tests.simulator.test_memory import node_bytes; print(node_bytes(50000))"
+"""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import gc
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from scheduler.benchmark.templates import make_node
 from scheduler.simulator import managed
+from scheduler.simulator.interfaces import Writer
+from scheduler.simulator.server import ApiServer
 from scheduler.simulator.typecheck import content_key, memo_bytes
 from tests.simulator.helpers import pod
 
@@ -67,3 +76,44 @@ def test_objects_differing_in_map_scalars_share_the_tree_they_would_each_build()
     other["status"]["addresses"][0]["type"] = "Hostname"      # an item's key is a value the tree spells
     assert managed.fields_v1_of(other, node_schema)["f:status"]["f:addresses"] == {
         'k:{"type":"Hostname"}': {".": {}, "f:address": {}, "f:type": {}}}
+
+
+def _rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def node_bytes(n: int, *, traced: bool = False, warm: int = 300) -> dict[str, float]:
+    """Bytes a node costs the simulated cluster: ``n`` nodes of bench's template created through
+    ``ApiServer.create`` as a request creates them (its field manager, validation, admission, the
+    watch history), after ``warm`` nodes that fill the bounded memos. ``rss``: the growth of VmRSS
+    over ``n`` (after ``gc``); ``traced``: tracemalloc's count (slower, and without fragmentation)."""
+    async def run() -> dict[str, float]:
+        server = ApiServer()
+        rt, writer = server.rt("", "v1", "nodes"), Writer("Go-http-client")
+        for i in range(warm):
+            server.create(rt, "", make_node(f"warm-{i}"), fresh=True, writer=writer)
+        gc.collect()
+        if traced:
+            tracemalloc.start()
+        rss0, traced0 = _rss(), tracemalloc.get_traced_memory()[0]
+        for i in range(n):
+            server.create(rt, "", make_node(f"scheduler-perf-{i}"), fresh=True, writer=writer)
+        gc.collect()
+        out = {"nodes": n, "rssPerNode": (_rss() - rss0) / n, "rssBytes": _rss(),
+               "history": len(server.store.bucket(rt.store).history)}
+        if traced:
+            out["tracedPerNode"] = (tracemalloc.get_traced_memory()[0] - traced0) / n
+            tracemalloc.stop()
+        return out
+    return asyncio.run(run())
+
+
+def test_a_node_costs_the_cluster_a_few_kilobytes() -> None:
+    # kube-apiserver keeps ~10-20 KiB a node with its watch cache; ours, with its history entry, ~5 KB
+    # (docs/benchmarks.md), where orjson's kept buffers and a tree per node made it ~16 KB.
+    got = node_bytes(500, traced=True)
+    assert got["history"] == 800
+    assert 1_000 < got["tracedPerNode"] < 8 * 1024, got
