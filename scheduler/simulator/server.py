@@ -48,6 +48,7 @@ from scheduler.features import enabled
 from scheduler.simulator import managed, media
 from scheduler.simulator.apierrors import ApiError, bad_request, invalid, not_found, status_body
 from scheduler.simulator.auth import ADMIN, REVIEW_TYPES, UserInfo, answer_review, authorize, forbidden
+from scheduler.simulator.controllers.eventttl import DEFAULT_EVENT_TTL
 from scheduler.simulator.controllers.manager import Controllers
 from scheduler.simulator.faults import BLACKHOLE, BLACKHOLE_SECONDS, RESET, Faults
 from scheduler.simulator.handlers.base import (
@@ -100,7 +101,8 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                  gpus_per_node: int = 0, gpu_attributes: Obj | None = None, seed: int = 0,
                  storage_quota_bytes: int = MAX_TOTAL_BYTES,
                  max_object_bytes: int = MAX_OBJECT_BYTES, watch_buffer_bytes: int = MAX_PENDING_BYTES,
-                 feature_gates: Mapping[str, bool] | None = None, ca_pem: bytes = b"") -> None:
+                 feature_gates: Mapping[str, bool] | None = None, ca_pem: bytes = b"",
+                 event_ttl: float = DEFAULT_EVENT_TTL) -> None:
         self.token = token if token is not None else secrets.token_hex(16)
         # Further bearer tokens the server accepts, each until an epoch time (None: forever), as a
         # real cluster accepts short-lived tokens that an exec credential plugin hands out; and
@@ -138,7 +140,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
                                        pod_termination_seconds=pod_termination_seconds,
                                        pod_completion_seconds=pod_completion_seconds,
                                        provision_seconds=provision_seconds, gpus_per_node=gpus_per_node,
-                                       gpu_attributes=gpu_attributes, root_ca=ca_pem)
+                                       gpu_attributes=gpu_attributes, root_ca=ca_pem, event_ttl=event_ttl)
         self.store.listeners.append(self.controllers.disruption.on_event)
         self.store.listeners.append(self.controllers.workloads.on_event)
         self.store.listeners.append(self.controllers.gc.on_event)
@@ -150,6 +152,7 @@ class ApiServer(DiscoveryHandler, WatchHandler, DeleteHandler, PatchHandler, Sca
         self.store.listeners.append(self.controllers.root_ca.on_event)
         self.store.listeners.append(self.controllers.quota.on_event)
         self.store.listeners.append(self.controllers.kubernetes_service.on_event)
+        self.store.listeners.append(self.controllers.event_ttl.on_event)
         self.eviction = Eviction(self, self.controllers.disruption)
         for ns in CLUSTER_NAMESPACES:
             self.create(self.rt("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",

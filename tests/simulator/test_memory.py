@@ -117,3 +117,62 @@ def test_a_node_costs_the_cluster_a_few_kilobytes() -> None:
     got = node_bytes(500, traced=True)
     assert got["history"] == 800
     assert 1_000 < got["tracedPerNode"] < 8 * 1024, got
+
+
+class _Timers:
+    """``Timers.later`` recorded, not run: the test fires them as its clock passes them."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[float, Any]] = []
+
+    def later(self, delay: float, fn: Any) -> None:
+        self.pending.append((delay, fn))
+
+    def fire(self) -> None:
+        due, self.pending = self.pending, []
+        for _, fn in due:
+            fn()
+
+
+def _event(name: str, reason: str = "Scheduled") -> dict[str, Any]:
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name}, "reason": reason,
+            "note": f"Successfully assigned default/{name} to n1", "type": "Normal", "action": "Binding",
+            "reportingController": "kopf-scheduler", "reportingInstance": "kopf-scheduler-1",
+            "eventTime": "2026-12-07T10:00:00.000000Z", "regarding": {"kind": "Pod", "name": name,
+                                                                       "namespace": "default"}}
+
+
+def test_events_expire_their_ttl_after_their_last_write_and_watchers_see_them_go() -> None:
+    # kube-apiserver: --event-ttl (1h), a lease renewed by every create and update (TTLFunc).
+    from scheduler.simulator.controllers.eventttl import DEFAULT_EVENT_TTL, EventTTL
+
+    async def run() -> None:
+        server = ApiServer()
+        assert server.controllers.event_ttl.ttl == DEFAULT_EVENT_TTL == 3600.0
+        now = [0.0]
+        timers = _Timers()
+        ttl = EventTTL(server, timers, ttl=60.0, clock=lambda: now[0])
+        server.store.listeners.append(ttl.on_event)
+        new, core = server.rt("events.k8s.io", "v1", "events"), server.rt("", "v1", "events")
+        for name in ("a", "b", "c"):
+            server.create(new, "default", _event(name), fresh=True)
+            now[0] += 10.0
+        assert [d for d, _ in timers.pending] == [60.0]           # one timer, for the oldest
+        old_b = server.store.get(core, "default", "b")
+        assert old_b is not None
+        server.write(core, old_b, {**old_b, "count": 2})           # b's lease starts again at t=30
+        server.remove(core, server.store.get(core, "default", "c"))  # c deleted: nothing left to expire
+        now[0] = 60.0
+        timers.fire()
+        assert server.store.get(core, "default", "a") is None      # written at 0: gone at 60
+        assert server.store.get(core, "default", "b") is not None
+        assert [round(d, 6) for d, _ in timers.pending] == [30.0]  # b's deadline, 90
+        rv = server.store.rv
+        now[0] = 90.0
+        timers.fire()
+        assert server.store.get(core, "default", "b") is None and not ttl.deadlines and not timers.pending
+        deleted = server.store.since(core, rv)
+        assert deleted is not None and [(e.type, e.obj["metadata"]["name"]) for e in deleted] == [("DELETED", "b")]
+        server.create(new, "default", _event("a"), fresh=True)     # a name used again: a lease of its own
+        assert list(ttl.deadlines) == [("default", "a")] and [d for d, _ in timers.pending] == [60.0]
+    asyncio.run(run())

@@ -20,5 +20,8 @@ resourceVersions and reach watchers like any client's.
 - ``disruption.DisruptionController``: PodDisruptionBudget status, which the ``pods/eviction``
   subresource (``registry/core/eviction.py``, the API side) asks.
 
+- ``eventttl.EventTTL``: an Event is removed ``event_ttl`` seconds (kube-apiserver's ``--event-ttl``,
+  1 h) after its last write, as its etcd lease expires.
+
 ``manager.Controllers`` builds them all and owns their timers and tasks.
 """

@@ -11,6 +11,7 @@ from typing import Any
 
 from scheduler.simulator.apierrors import ApiError
 from scheduler.simulator.controllers.disruption import DisruptionController
+from scheduler.simulator.controllers.eventttl import DEFAULT_EVENT_TTL, EventTTL
 from scheduler.simulator.controllers.garbagecollector import GarbageCollector
 from scheduler.simulator.controllers.gpudriver import GpuDriver
 from scheduler.simulator.controllers.kubelet import Kubelet
@@ -34,7 +35,8 @@ class Controllers:
 
     def __init__(self, api: ClusterWriter, *, pod_running_after: float | None, pod_termination_seconds: float,
                  pod_completion_seconds: float = 2.0, provision_seconds: float = 0.2, gpus_per_node: int = 0,
-                 gpu_attributes: Obj | None = None, root_ca: bytes = b"") -> None:
+                 gpu_attributes: Obj | None = None, root_ca: bytes = b"",
+                 event_ttl: float = DEFAULT_EVENT_TTL) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self.disruption = DisruptionController(api, self, pods_become_ready=pod_running_after is not None)
@@ -50,6 +52,7 @@ class Controllers:
         self.root_ca = RootCACertPublisher(api, self, root_ca)
         self.quota = ResourceQuotaController(api, self)
         self.kubernetes_service = KubernetesService(api, self)
+        self.event_ttl = EventTTL(api, self, event_ttl)
 
     def start(self) -> None:
         self.spawn(self.disruption.run())
