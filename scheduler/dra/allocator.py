@@ -162,6 +162,10 @@ class Allocator:
         # The single-request plan of each claim list seen (by the first claim's id, the claim kept
         # so the id stays its own): ``None`` when the general search is needed.
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}
+        # The general search's outcome per (pools list, claims list) where it does not depend on
+        # the node (``SliceIndex.node_independent``): the lists kept so their ids stay their own.
+        self._searched: dict[tuple[int, int], tuple[list[Pool], Sequence[ResourceClaim] | None,
+                                                    Sequence[AllocationResult] | AllocationError | None]] = {}
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None, deadline: float | None = None
                  ) -> Sequence[AllocationResult] | None:
@@ -177,7 +181,26 @@ class Allocator:
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
             return plan.allocate(node, no_pools=False)
-        return _Run(self, node, claims=claims, deadline=deadline).run()
+        pools = self.index.pools_for(node)
+        if not self.index.node_independent(pools):
+            return _Run(self, node, claims=claims, deadline=deadline).run()
+        # The nodes that see the same pools (one list: ``SliceIndex.pools_for``) get the same
+        # answer, so the search runs once per cycle for all of them (``_searched``).
+        key = (id(pools), id(claims))
+        got = self._searched.get(key)
+        if got is None:
+            try:
+                outcome: Sequence[AllocationResult] | AllocationError | None = _Run(
+                    self, node, claims=claims, deadline=deadline).run()
+            except FilterTimeoutError:
+                raise       # this node's deadline: another node's search may finish in time
+            except AllocationError as e:
+                outcome = e
+            got = self._searched[key] = (pools, claims, outcome)
+        outcome = got[2]
+        if isinstance(outcome, AllocationError):
+            raise outcome
+        return outcome
 
     def _plan(self, claims: Sequence[ResourceClaim]) -> SimplePlan | None:
         if len(claims) != 1:

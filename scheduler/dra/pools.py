@@ -97,6 +97,7 @@ class SliceIndex:
         self._ids: dict[int, tuple[DeviceID, ...]] = {}
         self._pools: dict[object, list[Pool]] = {}
         self._gathered: dict[tuple[int, ...], list[Pool]] = {}
+        self._independent: dict[int, bool] = {}
         # attribute name -> value -> id(slice) -> positions of its devices with that value: the
         # search's candidates once a matchAttribute constraint has its value (``search.py``).
         self.by_attribute: dict[str, dict[DeviceAttribute, dict[int, tuple[int, ...]]]] = {}
@@ -145,6 +146,20 @@ class SliceIndex:
             # them); a per-device one when one of its devices is for the node.
             shared += [s for s in self.partitionable if s.shared_counters or _per_device_matches(node, s)]
         return local + shared if shared else local
+
+    def node_independent(self, pools: list[Pool]) -> bool:
+        """Whether a search over ``pools`` (a list ``pools_for`` gave) reads nothing of the node
+        but the pools: no device placed on its own (``perDeviceNodeSelection``: the search matches
+        it against the node) and none that ``bindsToNode`` (its result pins the claim to the node
+        searched for). Then every node that sees these pools gets the same devices, as upstream's
+        search, a function of the pools, the claims and the allocated state, finds them.
+        Memoised per list for the index's lifetime (the index holds the lists)."""
+        got = self._independent.get(id(pools))
+        if got is None:
+            got = self._independent[id(pools)] = not any(
+                s.per_device_node_selection or any(d.binds_to_node for d in s.devices)
+                for p in pools for s in p.slices)
+        return got
 
     def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
         """``DeviceID(driver, pool, name)`` of each of ``s``'s devices, in order (the index holds
