@@ -148,6 +148,10 @@ class DraStore:
         # absolute position ``_journal_base``; cleared when long, a reader behind it starts over.
         self._journal: list[tuple[str, str]] = []
         self._journal_base = 0
+        # (driver, pool) -> the count of device changes when the pool's last came (``pool_stamp``):
+        # never reset, so a stamp names one state of the pool's allocated devices and shares.
+        self._changes = 0
+        self._stamps: dict[tuple[str, str], int] = {}
         # extendedResourceName -> the class backing it; pod uid -> its extended-resource claim's key
         self._extended: dict[str, DeviceClass] = {}
         # extendedResourceName -> class name -> every class naming it (the winner's candidates)
@@ -189,6 +193,8 @@ class DraStore:
             self._journal.clear()
         for d in devices:
             self._journal.append((d.driver, d.pool))
+            self._changes += 1
+            self._stamps[(d.driver, d.pool)] = self._changes
             n = self._allocated.get(d, 0) + delta
             pool = self._by_pool.setdefault((d.driver, d.pool), {})
             if n > 0:
@@ -440,6 +446,12 @@ class DraStore:
         """The names of the devices of pool ``driver``/``pool`` that ``is_allocated`` holds: the
         live set (read it at once, never keep it), empty for a pool with none."""
         return self._by_pool.get((driver, pool), _NONE)
+
+    def pool_stamp(self, driver: str, pool: str) -> int:
+        """A number that changes whenever an allocation of a device of pool ``driver``/``pool``
+        comes or goes, shares included (0: never one): a reader keeps what it derived from the
+        pool's allocated devices (the allocator's candidates) for as long as the stamp holds."""
+        return self._stamps.get((driver, pool), 0)
 
     def allocated_among(self, driver: str, pool: str, names: Collection[str]) -> int:
         """How many of the devices ``names`` of pool ``driver``/``pool`` ``is_allocated`` holds (a

@@ -105,7 +105,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from fractions import Fraction
 
 from scheduler.dra.errors import AllocationError, CELSelectorError, FilterTimeoutError, NodeAllocationError
-from scheduler.dra.pools import Node, Pool, SliceIndex, gather_pools, node_matches
+from scheduler.dra.pools import Node, Openers, Pool, SliceIndex, gather_pools, node_matches
 from scheduler.dra.search import Counters, Features, _Run, asks_capacity, check_deadline
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.simple_plan import SimplePlan
@@ -131,7 +131,8 @@ class Allocator:
                  index: SliceIndex | None = None,
                  pool_allocated: Callable[[str, str], Container[str]] | None = None,
                  device_allocated: Callable[[DeviceID], bool] | None = None,
-                 consumed_capacity: Callable[[DeviceID], Mapping[str, Fraction] | None] | None = None) -> None:
+                 consumed_capacity: Callable[[DeviceID], Mapping[str, Fraction] | None] | None = None,
+                 pool_stamp: Callable[[str, str], int] | None = None) -> None:
         self.claims = list(claims)
         self.device_class = device_class
         # ``index``: one the caller keeps while the slices do not change (the plugin does, per
@@ -159,6 +160,12 @@ class Allocator:
         # (the store keeps them per pool): the fast path's test, a string lookup, where a
         # ``DeviceID`` would hash three strings in Python for every device tried.
         self.pool_allocated = pool_allocated
+        # The general search's openers (``search._Run._openers``): the devices of a slice that a
+        # request could take first, by what decides that. With ``pool_stamp`` (the store's
+        # ``pool_stamp``) they live in the index, across cycles, each while its pool's stamp
+        # holds; without, in this allocator (the allocated state holds still while it lives).
+        self.pool_stamp = pool_stamp
+        self.openers: Openers = self.index.openers if pool_stamp is not None else {}
         # The single-request plan of each claim list seen (by the first claim's id, the claim kept
         # so the id stays its own): ``None`` when the general search is needed.
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}

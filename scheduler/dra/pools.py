@@ -62,6 +62,13 @@ class _Candidates(NamedTuple):
     errors: dict[int, tuple[str, str]] | None
 
 
+# id(pool) -> (the pool's stamp, per slice of ``pool.slices`` the positions of the devices a
+# request could take, or ``None`` when the pool has none: ``search._Run._openers``), by what
+# decides them (a request's class, selectors and capacity, and the search's mode).
+PoolOpeners = dict[int, tuple[int, tuple[tuple[int, ...], ...] | None]]
+Openers = dict[object, PoolOpeners]
+
+
 # --- pools ------------------------------------------------------------------------------------
 
 @dataclass(slots=True)
@@ -98,6 +105,8 @@ class SliceIndex:
         self._pools: dict[object, list[Pool]] = {}
         self._gathered: dict[tuple[int, ...], list[Pool]] = {}
         self._independent: dict[int, bool] = {}
+        # (pool, ids of the slices a node sees of it) -> its Pool (``None``: being replaced)
+        self.built: dict[tuple[tuple[str, str], tuple[int, ...]], Pool | None] = {}
         # attribute name -> value -> id(slice) -> positions of its devices with that value: the
         # search's candidates once a matchAttribute constraint has its value (``search.py``).
         self.by_attribute: dict[str, dict[DeviceAttribute, dict[int, tuple[int, ...]]]] = {}
@@ -106,6 +115,10 @@ class SliceIndex:
         # index lives for one version of the slices *and classes* (the plugin's does: the store's
         # ``slices_version`` moves with both), so a class's name stands for its selectors and config.
         self.candidates: dict[_Selectors, dict[int, _Candidates]] = {}
+        # The general search's openers across cycles (``search._Run._openers``): what a request
+        # (by what decides it) could take first of each slice, with the stamp of its pool's
+        # allocated state they were worked out for.
+        self.openers: Openers = {}
         self.results: dict[tuple[object, ...], tuple[AllocationResult]] = {}
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
@@ -217,18 +230,31 @@ def gather_slices(index: SliceIndex, node_slices: Sequence[ResourceSlice]) -> li
         if binding:
             slices = [s for s in slices if not _has_binding_conditions(s)] + binding
         into = late if binding else out
-        first = slices[0].pool
-        if len(slices) == first.resource_slice_count:
-            into.append(_build_pool(pid, slices, None, index.counters))
-            continue
-        obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
-        if obsolete:
-            continue
-        if len(all_slices) != first.resource_slice_count:
-            into.append(Pool(pid[0], pid[1], incomplete=True))
-            continue
-        into.append(_build_pool(pid, slices, all_slices, index.counters))
+        # A pool is a function of its slices (the index fixed): nodes that see the same slices of
+        # it share one Pool, so what is kept per pool (the search's openers) serves them all.
+        built = index.built.get((pid, tuple(map(id, slices))), _UNBUILT)
+        if built is _UNBUILT:
+            built = index.built[(pid, tuple(map(id, slices)))] = _gather_pool(index, pid, slices)
+        if built is not None:
+            into.append(built)
     return out + late if late else out
+
+
+_UNBUILT = Pool("", "")
+
+
+def _gather_pool(index: SliceIndex, pid: tuple[str, str], slices: list[ResourceSlice]) -> Pool | None:
+    """The pool of ``slices`` (the newest generation of pool ``pid`` a node sees), or ``None``
+    when it is being replaced (a newer generation exists elsewhere)."""
+    first = slices[0].pool
+    if len(slices) == first.resource_slice_count:
+        return _build_pool(pid, slices, None, index.counters)
+    obsolete, all_slices = _check_slices_in_pool(index.by_pool.get(pid, []), first.generation)
+    if obsolete:
+        return None
+    if len(all_slices) != first.resource_slice_count:
+        return Pool(pid[0], pid[1], incomplete=True)
+    return _build_pool(pid, slices, all_slices, index.counters)
 
 
 def _has_binding_conditions(s: ResourceSlice) -> bool:

@@ -28,7 +28,7 @@ from scheduler.dra.errors import (
     NodeAllocationError,
     _MaxSizeExceeded,
 )
-from scheduler.dra.pools import Node, Pool, SliceIndex, node_matches
+from scheduler.dra.pools import Node, Openers, Pool, PoolOpeners, SliceIndex, node_matches
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.taints import prevents_allocation
@@ -211,6 +211,10 @@ class AllocatorInputs(Protocol):
     @property
     def fits_alone(self) -> dict[DeviceID, bool]: ...
     @property
+    def pool_stamp(self) -> Callable[[str, str], int] | None: ...
+    @property
+    def openers(self) -> Openers: ...
+    @property
     def has_shares(self) -> bool: ...
     @property
     def claims_ask_capacity(self) -> bool: ...
@@ -250,6 +254,8 @@ class _Run:
         # partitionable devices: the counters this search's devices consume, by pool
         self.consumed_counters: dict[tuple[str, str], Counters] = {}
         self.result: list[list[_Result]] = [[] for _ in self.claims]
+        # id(request data) -> its kept openers (``_openers_key``)
+        self.opening: dict[int, PoolOpeners | None] = {}
         # Whether capacity must be checked at all: some request asks for capacity, some device is
         # shared (or may be), or some share is allocated. When not (the usual claim and cluster),
         # the search runs as the stable variant's, with none of those features' checks per device
@@ -403,13 +409,15 @@ class _Run:
         """upstream's ``deviceCapacityInUse``: some claim, written or in this search, shares it."""
         return self.a.consumed_capacity(did) is not None or did in self.allocating_capacity
 
-    def _consumes(self, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice
+    def _consumes(self, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice, alone: bool = False
                   ) -> dict[str, Fraction] | None:
         """What the request would consume of the device's capacities, when that fits beside the
-        device's other allocations (upstream's ``CmpRequestOverCapacity``); ``None`` when not."""
+        device's other allocations (upstream's ``CmpRequestOverCapacity``); ``None`` when not.
+        ``alone``: beside the allocated state's only, not this search's (``_openers``)."""
+        allocating = None if alone else self.allocating_capacity.get(did)
         if rd.request.capacity_requests is None and not device.allow_multiple_allocations \
                 and not device.request_policies and self.a.consumed_capacity(did) is None \
-                and did not in self.allocating_capacity:
+                and allocating is None:
             # The common case, decided without the arithmetic: a device held whole that no share
             # took from, asked for nothing: it "consumes" each capacity whole, which always fits.
             return _NOTHING
@@ -417,7 +425,7 @@ class _Run:
         consumed = consumed_capacity(rd.request.capacity_requests, s.driver, device, fractional)
         if consumed is None:
             return None
-        if not fits(consumed, device, self.a.consumed_capacity(did), self.allocating_capacity.get(did), fractional):
+        if not fits(consumed, device, self.a.consumed_capacity(did), allocating, fractional):
             return None
         return consumed
 
@@ -480,11 +488,22 @@ class _Run:
             return self._allocate_any_plain(key, rd, di, sub_request)
         consumable = self.check_capacity
         narrow = self._narrowed(ci, rd)
+        opening = self._openers_key(ci, rd) if narrow is None and not admin else None
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                positions = range(len(s.devices)) if narrow is None else narrow.get(id(s), ())
+            openers = None
+            if opening is not None:
+                openers = self._openers(opening, key, rd, pool)
+                if openers is None:
+                    continue        # nothing in it the request could take
+            for k, s in enumerate(pool.slices):
+                if openers is not None:
+                    positions: Sequence[int] = openers[k]
+                else:
+                    positions = range(len(s.devices)) if narrow is None else narrow.get(id(s), ())
+                if not positions:
+                    continue
                 ids = self.a.index.device_ids(s)
                 for dix in positions:
                     device, did = s.devices[dix], ids[dix]
@@ -499,6 +518,82 @@ class _Run:
                     if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
                         return True
         return False
+
+    # --- openers: what a request could take at all, kept while the pool's allocations hold -----
+    def _openers_key(self, ci: int, rd: _RequestData) -> PoolOpeners | None:
+        """The openers kept for what decides which devices the request could take, whatever else
+        this search holds (``_openers``), or ``None`` where they are not worked out: a claim with
+        a distinctAttribute constraint (its check, made before the counters', may raise on a
+        device). The class's name stands for its selectors (the index lives for one version of
+        the classes). Looked up once per request of a search, not once per pool."""
+        if id(rd) in self.opening:
+            return self.opening[id(rd)]
+        kept: PoolOpeners | None = None
+        if not any(isinstance(c, _DistinctAttribute) for c in self.constraints[ci]):
+            request = rd.request
+            capacity = None if request.capacity_requests is None else tuple(sorted(request.capacity_requests.items()))
+            opening = (None if rd.cls is None else rd.cls.name, request.selectors, capacity, self.check_capacity,
+                       self.a.has_shares)
+            kept = self.a.openers.get(opening)
+            if kept is None:
+                kept = self.a.openers[opening] = {}
+        self.opening[id(rd)] = kept
+        return kept
+
+    def _openers(self, kept: PoolOpeners, key: tuple[int, int, int], rd: _RequestData, pool: Pool
+                 ) -> tuple[tuple[int, ...], ...] | None:
+        """For each of the pool's slices, the positions of its devices that the request could take
+        in some search (``None``: none in any slice): those the walk would turn away whatever this
+        search holds are left out. In the partitionable and consumable-capacity workloads nearly every pool is used
+        up, and walking each of its devices for every pod on every node was most of the time.
+
+        Left out: a device in use (held by an allocation: ``is_allocated``), one the selectors
+        reject, one whose counters do not fit what the pool has left with nothing else taken, and
+        (capacity checked) one whose capacity cannot hold the request beside its other
+        allocations. Each of those only gets worse as a search takes devices (counters and
+        capacity are summed, never given back below the allocated state), so the walk over the
+        rest takes what the full walk would take, in the same order. A device whose check raises
+        (a CEL error) stays in, so the walk raises where it would have. The answer depends on the
+        pool's allocations only: kept per pool (the index holds the pools) with the pool's stamp
+        (``pool_stamp``), or for the allocator's lifetime without one."""
+        stamp_of = self.a.pool_stamp
+        stamp = 0 if stamp_of is None else stamp_of(pool.driver, pool.pool)
+        got = kept.get(id(pool))
+        if got is None or got[0] != stamp:
+            per_slice = tuple(self._slice_openers(key, rd, s, pool) for s in pool.slices)
+            got = kept[id(pool)] = (stamp, per_slice if any(per_slice) else None)
+        return got[1]
+
+    def _slice_openers(self, key: tuple[int, int, int], rd: _RequestData, s: ResourceSlice, pool: Pool
+                       ) -> tuple[int, ...]:
+        ids = self.a.index.device_ids(s)
+        out = []
+        for dix, device in enumerate(s.devices):
+            did = ids[dix]
+            if self.a.is_allocated(did):
+                continue
+            if not s.per_device_node_selection:       # (those devices' selection is the node's)
+                try:
+                    if not self._selectable(key, rd, s, dix) or not self._could_take(rd, did, device, s, pool):
+                        continue
+                except AllocationError:
+                    pass
+            out.append(dix)
+        return tuple(out)
+
+    def _could_take(self, rd: _RequestData, did: DeviceID, device: Device, s: ResourceSlice, pool: Pool) -> bool:
+        """The counters and capacity checks of ``_allocate_any`` and ``_allocate_device`` with
+        nothing taken by a search (``_openers``)."""
+        features = self.a.features
+        multi = features.consumable_capacity and device.allow_multiple_allocations
+        if device.consumes_counters and features.partitionable_devices \
+                and not (multi and self.a.consumed_capacity(did) is not None):
+            fits = self.a.fits_alone.get(did)
+            if fits is None:
+                fits = self.a.fits_alone[did] = self._room(self._available(pool), {}, device)
+            if not fits:
+                return False
+        return not self.check_capacity or self._consumes(rd, did, device, s, alone=True) is not None
 
     def _narrowed(self, ci: int, rd: _RequestData) -> dict[int, tuple[int, ...]] | None:
         """The only devices a matchAttribute constraint of the claim still lets this request take,

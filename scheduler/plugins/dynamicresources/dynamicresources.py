@@ -321,7 +321,8 @@ class DynamicResources:
             s.allocator = Allocator([claims[i] for i in s.to_allocate], dra.device_class, (), held, self._cache,
                                     self._features, index=self._slice_index(), pool_allocated=dra.pool_allocated,
                                     device_allocated=dra.is_allocated,
-                                    consumed_capacity=dra.consumed_capacity if shares else None)
+                                    consumed_capacity=dra.consumed_capacity if shares else None,
+                                    pool_stamp=dra.pool_stamp)
         return None, SUCCESS
 
     def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:
