@@ -90,6 +90,39 @@ def test_pool_allocated_follows_every_change() -> None:
     agrees("g2")
 
 
+def test_pool_stamp_moves_with_every_change_of_its_pool() -> None:
+    """``pool_stamp``: a new value, never seen before, whenever an allocation of one of the pool's
+    devices comes or goes (informer claims, in-flight allocations and their undoing, deletion);
+    another pool's changes leave it alone. The allocator keeps its openers per pool while it holds."""
+    s = DraStore()
+    seen = [s.pool_stamp("d", "p")]
+
+    def moved() -> None:
+        now = s.pool_stamp("d", "p")
+        assert now not in seen
+        seen.append(now)
+
+    assert seen == [0]
+    s.on_event("ResourceClaim", "ADDED", claim("a", "g0"))
+    moved()
+    s.on_event("ResourceClaim", "ADDED", claim("b"))
+    assert s.pool_stamp("d", "p") == seen[-1]                # no device: nothing changed
+    b = s.claim("ns", "b")
+    assert b is not None
+    s.signal_pending_allocation(replace(b, allocation=allocated("b", "g1")))
+    moved()
+    s.remove_pending_allocation(b.uid)
+    moved()
+    s.on_event("ResourceClaim", "DELETED", claim("a"))
+    moved()
+    s.on_event("ResourceClaim", "ADDED", claim("a", "g0"))   # the same devices as before: still new
+    moved()
+    other = s.pool_stamp("d", "other")
+    s.on_event("ResourceClaim", "ADDED", claim("c", "g2"))
+    moved()
+    assert s.pool_stamp("d", "other") == other == 0
+
+
 def test_assume_never_shadows_a_newer_object() -> None:
     """As upstream's assume cache: the written claim is not assumed when the informer already holds
     a newer version (the watch was faster than the write's answer)."""
