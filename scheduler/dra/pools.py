@@ -15,6 +15,7 @@ not change: the candidates per set of selectors, and the results built.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -127,6 +128,17 @@ class SliceIndex:
         self.counters = partitionable
         self.advanced = False
         self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        # The slices every node matching a selector sees (``_shared_for``): the shared slices by
+        # selector (its JSON, or allNodes), one slice of each standing for the others; the lists
+        # made per set of selectors matched; the pools of shared slices, and the pools gathered
+        # after the others (binding conditions).
+        self._group_of: dict[int, str] = {}
+        self._groups: dict[str, ResourceSlice] = {}
+        self._shared_lists: dict[object, list[ResourceSlice]] = {}
+        self._shared_pids: set[tuple[str, str]] = set()
+        self._late: set[int] = set()
+        # id(a node's pools) -> (its node-local pools, its shared pools) where those are apart
+        self.parts: dict[int, tuple[list[Pool], list[Pool]]] = {}
         for s in slices:
             pid = (s.driver, s.pool.name)
             self.by_pool.setdefault(pid, []).append(s)
@@ -137,12 +149,17 @@ class SliceIndex:
                     self.advanced = True
                     self.order.setdefault(pid, len(self.order))
                     self.partitionable.append(s)
+                    self._shared_pids.add(pid)
                 continue
             self.order.setdefault(pid, len(self.order))
             if s.node_name:
                 self.by_node.setdefault(s.node_name, []).append(s)
             elif s.all_nodes or s.node_selector is not None:
                 self.shared.append(s)
+                self._shared_pids.add(pid)
+                group = "" if s.all_nodes else json.dumps(s.node_selector_raw, sort_keys=True)
+                self._group_of[id(s)] = group
+                self._groups.setdefault(group, s)
 
     def has_slices(self, node: Node) -> bool:
         """Whether any slice is for ``node`` (``for_node`` without building the list)."""
@@ -153,12 +170,25 @@ class SliceIndex:
 
     def for_node(self, node: Node) -> list[ResourceSlice]:
         local = self.by_node.get(node.name, [])
-        shared = [s for s in self.shared if node_matches(node, "", s.all_nodes, s.node_selector)]
-        if self.partitionable:
-            # upstream's GatherPools: a slice with counter sets is always relevant (its pool needs
-            # them); a per-device one when one of its devices is for the node.
-            shared += [s for s in self.partitionable if s.shared_counters or _per_device_matches(node, s)]
+        shared = self._shared_for(node)
         return local + shared if shared else local
+
+    def _shared_for(self, node: Node) -> list[ResourceSlice]:
+        """The slices for ``node`` that are not node-local, in order: one list for every node
+        that matches the same selectors (each distinct selector matched once per node, not once
+        per slice: 2,000 pools published with one selector are one match)."""
+        matched = tuple(g for g, rep in self._groups.items()
+                        if node_matches(node, "", rep.all_nodes, rep.node_selector))
+        # upstream's GatherPools: a slice with counter sets is always relevant (its pool needs
+        # them); a per-device one when one of its devices is for the node.
+        placed = tuple(id(s) for s in self.partitionable if not s.shared_counters and _per_device_matches(node, s))
+        key = (matched, placed)
+        got = self._shared_lists.get(key)
+        if got is None:
+            groups, ids = set(matched), set(placed)
+            got = self._shared_lists[key] = [s for s in self.shared if self._group_of[id(s)] in groups] + [
+                s for s in self.partitionable if s.shared_counters or id(s) in ids]
+        return got
 
     def node_independent(self, pools: list[Pool]) -> bool:
         """Whether a search over ``pools`` (a list ``pools_for`` gave) reads nothing of the node
@@ -194,13 +224,25 @@ class SliceIndex:
         pools = self._pools.get(key)
         if pools is None:
             # Nodes that see the same slices (every node a pool's selector picks) share one
-            # gathering: the pools are built from the slices alone.
-            slices = self.for_node(node)
-            seen = tuple(map(id, slices))
-            pools = self._gathered.get(seen)
-            if pools is None:
-                pools = self._gathered[seen] = gather_slices(self, slices)
+            # gathering: the pools are built from the slices alone. Where no pool has both
+            # node-local and shared slices, the shared pools are gathered once for every node
+            # that sees them and merged in order with the node's own (``parts``).
+            local = self.by_node.get(node.name, [])
+            shared = self._shared_for(node)
+            if local and shared and not any((s.driver, s.pool.name) in self._shared_pids for s in local):
+                own, common = self._gather(local), self._gather(shared)
+                pools = sorted(own + common, key=lambda p: (id(p) in self._late, self.order.get((p.driver, p.pool), 0)))
+                self.parts[id(pools)] = (own, common)
+            else:
+                pools = self._gather(local + shared if shared else local)
             self._pools[key] = pools
+        return pools
+
+    def _gather(self, slices: list[ResourceSlice]) -> list[Pool]:
+        seen = tuple(map(id, slices))
+        pools = self._gathered.get(seen)
+        if pools is None:
+            pools = self._gathered[seen] = gather_slices(self, slices)
         return pools
 
 
@@ -237,6 +279,8 @@ def gather_slices(index: SliceIndex, node_slices: Sequence[ResourceSlice]) -> li
             built = index.built[(pid, tuple(map(id, slices)))] = _gather_pool(index, pid, slices)
         if built is not None:
             into.append(built)
+            if binding:
+                index._late.add(id(built))
     return out + late if late else out
 
 
