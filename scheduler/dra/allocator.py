@@ -171,8 +171,8 @@ class Allocator:
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}
         # The general search's outcome per (pools list, claims list) where it does not depend on
         # the node (``SliceIndex.node_independent``): the lists kept so their ids stay their own.
-        self._searched: dict[tuple[int, int], tuple[list[Pool], Sequence[ResourceClaim] | None,
-                                                    Sequence[AllocationResult] | AllocationError | None]] = {}
+        self._searched: dict[tuple[object, ...], tuple[list[Pool], Sequence[ResourceClaim] | None,
+                                                       Sequence[AllocationResult] | AllocationError | None]] = {}
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim] | None = None, deadline: float | None = None
                  ) -> Sequence[AllocationResult] | None:
@@ -188,17 +188,23 @@ class Allocator:
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
             return plan.allocate(node, no_pools=False)
-        pools = self.index.pools_for(node)
-        if not self.index.node_independent(pools):
-            return _Run(self, node, claims=claims, deadline=deadline).run()
-        # The nodes that see the same pools (one list: ``SliceIndex.pools_for``) get the same
-        # answer, so the search runs once per cycle for all of them (``_searched``).
-        key = (id(pools), id(claims))
+        run = _Run(self, node, claims=claims, deadline=deadline)
+        run.pools = pools = self.index.pools_for(node)
+        run.prepare()
+        # The nodes that see the same pools (one list: ``SliceIndex.pools_for``), or the same
+        # shared pools and none of their own that the claims could take from (``_Run.reduce``),
+        # get the same answer, so the search runs once per cycle for all of them (``_searched``).
+        live = run.reduce()
+        if live is not None:
+            key: tuple[object, ...] = (*live, id(claims))
+        elif run.pools is pools and self.index.node_independent(pools):
+            key = (id(pools), id(claims))
+        else:
+            return run.search()
         got = self._searched.get(key)
         if got is None:
             try:
-                outcome: Sequence[AllocationResult] | AllocationError | None = _Run(
-                    self, node, claims=claims, deadline=deadline).run()
+                outcome: Sequence[AllocationResult] | AllocationError | None = run.search()
             except FilterTimeoutError:
                 raise       # this node's deadline: another node's search may finish in time
             except AllocationError as e:

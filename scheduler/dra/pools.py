@@ -106,6 +106,7 @@ class SliceIndex:
         self._pools: dict[object, list[Pool]] = {}
         self._gathered: dict[tuple[int, ...], list[Pool]] = {}
         self._independent: dict[int, bool] = {}
+        self._independent_lists: dict[int, bool] = {}
         # (pool, ids of the slices a node sees of it) -> its Pool (``None``: being replaced)
         self.built: dict[tuple[tuple[str, str], tuple[int, ...]], Pool | None] = {}
         # attribute name -> value -> id(slice) -> positions of its devices with that value: the
@@ -190,6 +191,19 @@ class SliceIndex:
                 s for s in self.partitionable if s.shared_counters or id(s) in ids]
         return got
 
+    def pool_independent(self, pool: Pool) -> bool:
+        """``node_independent`` for one pool (a pool ``pools_for`` gave: the index holds it)."""
+        got = self._independent.get(id(pool))
+        if got is None:
+            got = self._independent[id(pool)] = not any(
+                s.per_device_node_selection or any(d.binds_to_node for d in s.devices) for s in pool.slices)
+        return got
+
+    def merged(self, own: list[Pool], common: list[Pool]) -> list[Pool]:
+        """A node's own pools and shared ones (or parts of them) in ``gather_slices``' order:
+        the pools with binding conditions last, each part by arrival."""
+        return sorted(own + common, key=lambda p: (id(p) in self._late, self.order.get((p.driver, p.pool), 0)))
+
     def node_independent(self, pools: list[Pool]) -> bool:
         """Whether a search over ``pools`` (a list ``pools_for`` gave) reads nothing of the node
         but the pools: no device placed on its own (``perDeviceNodeSelection``: the search matches
@@ -197,11 +211,9 @@ class SliceIndex:
         searched for). Then every node that sees these pools gets the same devices, as upstream's
         search, a function of the pools, the claims and the allocated state, finds them.
         Memoised per list for the index's lifetime (the index holds the lists)."""
-        got = self._independent.get(id(pools))
+        got = self._independent_lists.get(id(pools))
         if got is None:
-            got = self._independent[id(pools)] = not any(
-                s.per_device_node_selection or any(d.binds_to_node for d in s.devices)
-                for p in pools for s in p.slices)
+            got = self._independent_lists[id(pools)] = all(self.pool_independent(p) for p in pools)
         return got
 
     def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
@@ -231,7 +243,7 @@ class SliceIndex:
             shared = self._shared_for(node)
             if local and shared and not any((s.driver, s.pool.name) in self._shared_pids for s in local):
                 own, common = self._gather(local), self._gather(shared)
-                pools = sorted(own + common, key=lambda p: (id(p) in self._late, self.order.get((p.driver, p.pool), 0)))
+                pools = self.merged(own, common)
                 self.parts[id(pools)] = (own, common)
             else:
                 pools = self._gather(local + shared if shared else local)

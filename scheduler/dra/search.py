@@ -242,6 +242,7 @@ class _Run:
         self.a = a
         self.node = node
         self.claims = a.claims if claims is None else list(claims)
+        self.claims_given = claims      # the caller's list (``None``: the allocator's), for ``reduce``
         self.pools: list[Pool] = []
         # Per pool, how many devices hold counters in this search (``_take_counters``).
         self.counter_holders: dict[tuple[str, str], int] = {}
@@ -268,6 +269,10 @@ class _Run:
     def run(self) -> list[AllocationResult] | None:
         self.pools = [] if self.no_pools else self.a.index.pools_for(self.node)
         self.prepare()
+        return self.search()
+
+    def search(self) -> list[AllocationResult] | None:
+        """The search proper, over ``pools`` (after ``prepare``)."""
         try:
             done = self._allocate_one(0, 0, 0, 0, False)
         except _MaxSizeExceeded:
@@ -518,6 +523,62 @@ class _Run:
                     if undo is not None and self._descend(undo, ci, ri, si, di, sub_request):
                         return True
         return False
+
+    # --- the live pools: those the search could take a device of -------------------------------
+    def reduce(self) -> tuple[object, ...] | None:
+        """Where the node's pools are its own and shared ones apart (``SliceIndex.parts``), keep
+        of its own only the *live* ones, where some request of the claims has an opener
+        (``_openers``), and the invalid ones (a failed search says it met them); return what the
+        answer then depends on, for ``Allocator.allocate`` to share it between the nodes that see
+        the same shared pools and the same live pools of their own (the test driver's devices on
+        each node, which the consumable-capacity class rejects, are none), or ``None`` when it
+        depends on the node (or the pools are not apart).
+
+        The search takes what it took over all the pools: a pool without openers for a request
+        is one the walk would leave empty-handed. Not where a request takes ``All`` devices (its
+        check reads every pool), asks for admin access (it may take a device in use) or its
+        claim has a distinctAttribute constraint (no openers); nor where the pools hold a device
+        placed by node or bound to it (``SliceIndex.pool_independent``)."""
+        index = self.a.index
+        parts = index.parts.get(id(self.pools))
+        if parts is None:
+            return None
+        openings = []
+        for key, rd in self.request_data.items():
+            if rd.request.allocation_mode != EXACT_COUNT or rd.request.admin_access is True:
+                return None
+            kept = self._openers_key(key[0], rd)
+            if kept is None:
+                return None
+            openings.append((key, rd, kept))
+        own, common = parts
+        own_live = self._live_pools(own, openings)
+        self.pools = index.merged(own_live, common) if own_live else common
+        if not index.node_independent(common) or not all(index.pool_independent(p) for p in own_live):
+            return None
+        return (id(common), *map(id, own_live))
+
+    def _live_pools(self, pools: Sequence[Pool], openings: list[tuple[tuple[int, int, int], _RequestData, PoolOpeners]]
+                    ) -> list[Pool]:
+        """The pools of ``pools`` where some request has an opener, and the invalid ones. Every
+        pool a node sees is looked at once per cycle: the kept openers are read inline where
+        they are still good (``_openers`` when not)."""
+        stamp_of = self.a.pool_stamp
+        out = []
+        for pool in pools:
+            if pool.invalid:
+                out.append(pool)
+                continue
+            if pool.incomplete:
+                continue
+            stamp = 0 if stamp_of is None else stamp_of(pool.driver, pool.pool)
+            for key, rd, kept in openings:
+                got = kept.get(id(pool))
+                opened = got[1] if got is not None and got[0] == stamp else self._openers(kept, key, rd, pool)
+                if opened is not None:
+                    out.append(pool)
+                    break
+        return out
 
     # --- openers: what a request could take at all, kept while the pool's allocations hold -----
     def _openers_key(self, ci: int, rd: _RequestData) -> PoolOpeners | None:
