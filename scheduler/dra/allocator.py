@@ -188,8 +188,19 @@ class Allocator:
         plan = self._plan(self.claims if claims is None else claims)
         if plan is not None:
             return plan.allocate(node, no_pools=False)
+        pools = self.index.pools_for(node)
+        got = self._searched.get((id(pools), id(claims)))
+        if got is None:
+            return self._search(node, pools, claims, deadline)
+        if isinstance(got[2], AllocationError):
+            raise got[2]
+        return got[2]
+
+    def _search(self, node: Node, pools: list[Pool], claims: Sequence[ResourceClaim] | None,
+                deadline: float | None) -> Sequence[AllocationResult] | None:
+        """``allocate``'s general search, or the answer kept for another node that it shares."""
         run = _Run(self, node, claims=claims, deadline=deadline)
-        run.pools = pools = self.index.pools_for(node)
+        run.pools = pools
         run.prepare()
         # The nodes that see the same pools (one list: ``SliceIndex.pools_for``), or the same
         # shared pools and none of their own that the claims could take from (``_Run.reduce``),

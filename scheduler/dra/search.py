@@ -494,12 +494,19 @@ class _Run:
         consumable = self.check_capacity
         narrow = self._narrowed(ci, rd)
         opening = self._openers_key(ci, rd) if narrow is None and not admin else None
+        stamp_of = self.a.pool_stamp
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             openers = None
             if opening is not None:
-                openers = self._openers(opening, key, rd, pool)
+                # (``_openers``, its kept answer read inline: most pools are used up, and this
+                # loop passes over each of them for every pod)
+                got = opening.get(id(pool))
+                if got is not None and got[0] == (0 if stamp_of is None else stamp_of(pool.driver, pool.pool)):
+                    openers = got[1]
+                else:
+                    openers = self._openers(opening, key, rd, pool)
                 if openers is None:
                     continue        # nothing in it the request could take
             for k, s in enumerate(pool.slices):
