@@ -171,6 +171,8 @@ class Allocator:
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}
         # The general search's outcome per (pools list, claims list) where it does not depend on
         # the node (``SliceIndex.node_independent``): the lists kept so their ids stay their own.
+        # A search ``_Run.reduce`` could key, by claims list: its openers serve the next nodes.
+        self._probes: dict[int, _Run] = {}
         self._searched: dict[tuple[object, ...], tuple[list[Pool], Sequence[ResourceClaim] | None,
                                                        Sequence[AllocationResult] | AllocationError | None]] = {}
 
@@ -199,6 +201,20 @@ class Allocator:
     def _search(self, node: Node, pools: list[Pool], claims: Sequence[ResourceClaim] | None,
                 deadline: float | None) -> Sequence[AllocationResult] | None:
         """``allocate``'s general search, or the answer kept for another node that it shares."""
+        parts = self.index.parts.get(id(pools))
+        probe = self._probes.get(id(claims)) if parts is not None else None
+        if parts is not None and probe is not None:
+            # An earlier node's search knows the claims' openers: this node's own live pools,
+            # and with them its answer if another node had it, are found without validating
+            # the claims again (``_Run.reduce``'s key).
+            own, common = parts
+            own_live = probe._live_pools(own, probe.openings)
+            if self.index.node_independent(common) and all(self.index.pool_independent(p) for p in own_live):
+                got = self._searched.get((id(common), *map(id, own_live), id(claims)))
+                if got is not None:
+                    if isinstance(got[2], AllocationError):
+                        raise got[2]
+                    return got[2]
         run = _Run(self, node, claims=claims, deadline=deadline)
         run.pools = pools
         run.prepare()
@@ -208,6 +224,7 @@ class Allocator:
         live = run.reduce()
         if live is not None:
             key: tuple[object, ...] = (*live, id(claims))
+            self._probes.setdefault(id(claims), run)
         elif run.pools is pools and self.index.node_independent(pools):
             key = (id(pools), id(claims))
         else:

@@ -242,7 +242,8 @@ class _Run:
         self.a = a
         self.node = node
         self.claims = a.claims if claims is None else list(claims)
-        self.claims_given = claims      # the caller's list (``None``: the allocator's), for ``reduce``
+        # ``reduce``: each request's kept openers, once it found them all
+        self.openings: list[tuple[tuple[int, int, int], _RequestData, PoolOpeners]] = []
         self.pools: list[Pool] = []
         # Per pool, how many devices hold counters in this search (``_take_counters``).
         self.counter_holders: dict[tuple[str, str], int] = {}
@@ -558,6 +559,7 @@ class _Run:
             if kept is None:
                 return None
             openings.append((key, rd, kept))
+        self.openings = openings
         own, common = parts
         own_live = self._live_pools(own, openings)
         self.pools = index.merged(own_live, common) if own_live else common

@@ -25,9 +25,10 @@ from scheduler.model.dra import DeviceID, parse_device_class, parse_resource_cla
 
 DRIVER = "driver-a"
 # node-2 and node-4 have no pool of their own, so they see the same pools (one search for both
-# where it does not depend on the node).
+# where it does not depend on the node); node-3 and node-5 see the same shared pools beside their
+# own (one search where neither's own pools offer anything).
 NODES = [Node("node-1", {"zone": "a"}), Node("node-2", {"zone": "a"}), Node("node-3", {"zone": "b"}),
-         Node("node-4", {"zone": "a"})]
+         Node("node-4", {"zone": "a"}), Node("node-5", {"zone": "b"})]
 _GI = 1 << 30
 
 
@@ -47,9 +48,10 @@ def _world(rng: random.Random) -> tuple[list[Any], list[Any], list[DeviceID], li
                 for i in range(rng.randrange(1, 5))][::-1]
         add("placed", "placed", {"perDeviceNodeSelection": True}, {"devices": devs})
         ids += [DeviceID(DRIVER, "placed", d["name"]) for d in devs]
-    for n in (NODES[0], NODES[2]):         # node-local pools, devices held whole
+    for n in (NODES[0], NODES[2], NODES[4]):   # node-local pools, devices held whole (or none to take)
         pool = f"local-{n.name}"
-        devs = [{"name": f"d{i}", "attributes": {"slice": {"int": rng.randrange(2)}}}
+        devs = [{"name": f"d{i}", "attributes": {"slice": {"int": rng.randrange(2)},
+                                                 "healthy": {"bool": rng.random() < 0.5}}}
                 for i in range(rng.randrange(1, 4))]
         add(pool, pool, {"nodeName": n.name}, {"devices": devs})
         ids += [DeviceID(DRIVER, pool, d["name"]) for d in devs]
