@@ -72,6 +72,17 @@ backtracks further, which can only miss solutions).
 Selector results are cached per (expression, device) in a ``SelectorCache`` shared by all nodes and
 cycles until a slice or class changes, so a device's CEL runs once, not once per node or pod.
 
+**What the general search shares.** Its answer is a function of the pools, the claims and the
+allocated state (which holds still for an ``Allocator``, one cycle), so ``allocate`` runs it once
+for all the nodes that see the same pools, or the same shared pools and none of their own that the
+claims could take from (``search._Run.reduce``); not where a device is placed per node or binds to
+it (``SliceIndex.node_independent``). The walk visits only a request's *openers*
+(``search._Run._openers``): the devices not in use, accepted by the selectors, whose counters fit
+the pool alone and whose capacity holds the request beside its allocations; each check only gets
+worse as a search takes more, so the walk takes what the full walk would. Openers are kept in the
+index across cycles, per pool, while the store's ``pool_stamp`` for the pool holds. Checked against
+a fresh plain walk on random clusters (``tests/dra/test_search_reuse.py``).
+
 **The single-request fast path** (``SimplePlan``): a claim with one ``exactly`` request of
 ``ExactCount`` devices, no constraints, no admin access and no capacity requests, while no slice
 uses partitionable devices or shared devices (``SliceIndex.advanced``) and no allocation shares a
