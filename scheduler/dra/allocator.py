@@ -143,7 +143,8 @@ class Allocator:
                  pool_allocated: Callable[[str, str], Container[str]] | None = None,
                  device_allocated: Callable[[DeviceID], bool] | None = None,
                  consumed_capacity: Callable[[DeviceID], Mapping[str, Fraction] | None] | None = None,
-                 pool_stamp: Callable[[str, str], int] | None = None) -> None:
+                 pool_stamp: Callable[[str, str], int] | None = None,
+                 pool_changes: Callable[[int], tuple[list[tuple[str, str]] | None, int]] | None = None) -> None:
         self.claims = list(claims)
         self.device_class = device_class
         # ``index``: one the caller keeps while the slices do not change (the plugin does, per
@@ -177,6 +178,9 @@ class Allocator:
         # holds; without, in this allocator (the allocated state holds still while it lives).
         self.pool_stamp = pool_stamp
         self.openers: Openers = self.index.openers if pool_stamp is not None else {}
+        # The store's journal of pools whose allocations changed (``pool_changes``), with the
+        # stamps: the search skips the pools it knows to offer nothing (``_Run._dead_prefix``).
+        self.pool_changes = pool_changes if pool_stamp is not None else None
         # The single-request plan of each claim list seen (by the first claim's id, the claim kept
         # so the id stays its own): ``None`` when the general search is needed.
         self._plans: dict[int, tuple[ResourceClaim, SimplePlan | None]] = {}

@@ -121,6 +121,12 @@ class SliceIndex:
         # (by what decides it) could take first of each slice, with the stamp of its pool's
         # allocated state they were worked out for.
         self.openers: Openers = {}
+        # (id(a request kind's openers), id(a pools list)) -> [journal position, how many of the
+        # list's first pools offer that kind nothing] (``search._Run._dead_prefix``)
+        self.dead_prefixes: dict[tuple[int, int], list[int]] = {}
+        self._positions: dict[int, dict[tuple[str, str], int]] = {}
+        self._narrowed: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._slice_pool = {id(s): (s.driver, s.pool.name) for s in slices}
         self.results: dict[tuple[object, ...], tuple[AllocationResult]] = {}
         self.order: dict[tuple[str, str], int] = {}
         self.by_node: dict[str, list[ResourceSlice]] = {}
@@ -197,6 +203,26 @@ class SliceIndex:
         if got is None:
             got = self._independent[id(pool)] = not any(
                 s.per_device_node_selection or any(d.binds_to_node for d in s.devices) for s in pool.slices)
+        return got
+
+    def positions(self, pools: list[Pool]) -> dict[tuple[str, str], int]:
+        """(driver, pool) -> its place in ``pools`` (a list the index holds)."""
+        got = self._positions.get(id(pools))
+        if got is None:
+            got = self._positions[id(pools)] = {(p.driver, p.pool): at for at, p in enumerate(pools)}
+        return got
+
+    def narrowed_positions(self, narrow: Mapping[int, object], pools: list[Pool]) -> tuple[int, ...]:
+        """The places in ``pools`` (a list the index holds) of the pools that hold a slice of
+        ``narrow`` (a table of ``search._with_attribute``, by ``id`` of slice; the index holds
+        it), in order: a walk narrowed by a matchAttribute value visits those pools only,
+        instead of every pool the node sees."""
+        key = (id(narrow), id(pools))
+        got = self._narrowed.get(key)
+        if got is None:
+            positions = self.positions(pools)
+            got = self._narrowed[key] = tuple(sorted({at for sid in narrow
+                                                      if (at := positions.get(self._slice_pool[sid], -1)) >= 0}))
         return got
 
     def merged(self, own: list[Pool], common: list[Pool]) -> list[Pool]:

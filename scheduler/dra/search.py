@@ -12,6 +12,7 @@ constraints, as upstream's taint check is.
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -215,6 +216,8 @@ class AllocatorInputs(Protocol):
     @property
     def openers(self) -> Openers: ...
     @property
+    def pool_changes(self) -> Callable[[int], tuple[list[tuple[str, str]] | None, int]] | None: ...
+    @property
     def has_shares(self) -> bool: ...
     @property
     def claims_ask_capacity(self) -> bool: ...
@@ -245,6 +248,8 @@ class _Run:
         # ``reduce``: each request's kept openers, once it found them all
         self.openings: list[tuple[tuple[int, int, int], _RequestData, PoolOpeners]] = []
         self.pools: list[Pool] = []
+        # whether ``pools`` is a list the index holds (``_dead_prefix`` keys on it)
+        self.pools_kept = True
         # Per pool, how many devices hold counters in this search (``_take_counters``).
         self.counter_holders: dict[tuple[str, str], int] = {}
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
@@ -496,8 +501,16 @@ class _Run:
         narrow = self._narrowed(ci, rd)
         opening = self._openers_key(ci, rd) if narrow is None and not admin else None
         stamp_of = self.a.pool_stamp
-        for pool in self.pools:
+        pools = self.pools
+        dead = self._dead_prefix(opening) if opening is not None else None
+        walk: Sequence[int] = range(0 if dead is None else dead[1], len(pools))
+        if narrow is not None and self.pools_kept:
+            walk = self.a.index.narrowed_positions(narrow, pools)      # the pools that hold them
+        for at in walk:
+            pool = pools[at]
             if pool.incomplete or pool.invalid:
+                if dead is not None and dead[1] == at:
+                    dead[1] = at + 1
                 continue
             openers = None
             if opening is not None:
@@ -509,6 +522,8 @@ class _Run:
                 else:
                     openers = self._openers(opening, key, rd, pool)
                 if openers is None:
+                    if dead is not None and dead[1] == at:
+                        dead[1] = at + 1
                     continue        # nothing in it the request could take
             for k, s in enumerate(pool.slices):
                 if openers is not None:
@@ -562,7 +577,11 @@ class _Run:
         self.openings = openings
         own, common = parts
         own_live = self._live_pools(own, openings)
-        self.pools = index.merged(own_live, common) if own_live else common
+        if own_live:
+            self.pools = index.merged(own_live, common)
+            self.pools_kept = False
+        else:
+            self.pools = common
         if not index.node_independent(common) or not all(index.pool_independent(p) for p in own_live):
             return None
         return (id(common), *map(id, own_live))
@@ -609,6 +628,33 @@ class _Run:
                 kept = self.a.openers[opening] = {}
         self.opening[id(rd)] = kept
         return kept
+
+    def _dead_prefix(self, kept: PoolOpeners) -> list[int] | None:
+        """How many of the first pools of ``pools`` offer the request nothing (no openers,
+        incomplete or invalid), kept across cycles per request kind and pools list as
+        ``[journal position, count]``: a walk starts past them, and extends the count as it
+        passes more. The store's journal (``pool_changes``) names the pools whose allocations
+        changed since; the count falls back to the first of them in the list (a journal too old
+        to say: to 0). Pods take the pools of the partitionable workload in order, so without
+        this pod *k* of a batch looked up *k* used-up pools. ``None`` where there is no journal
+        or the list is this search's own (``reduce`` merged it)."""
+        changes_of = self.a.pool_changes
+        if changes_of is None or not self.pools_kept:
+            return None
+        prefixes = self.a.index.dead_prefixes
+        entry = prefixes.get((id(kept), id(self.pools)))
+        changes, end = changes_of(entry[0] if entry is not None else sys.maxsize)
+        count = 0
+        if entry is not None and changes is not None:
+            count = entry[1]
+            if changes and count:
+                positions = self.a.index.positions(self.pools)
+                for pid in changes:
+                    at = positions.get(pid)
+                    if at is not None and at < count:
+                        count = at
+        entry = prefixes[(id(kept), id(self.pools))] = [end, count]
+        return entry
 
     def _openers(self, kept: PoolOpeners, key: tuple[int, int, int], rd: _RequestData, pool: Pool
                  ) -> tuple[tuple[int, ...], ...] | None:

@@ -127,6 +127,12 @@ def test_kept_searches_answer_as_a_fresh_walk(seed: int) -> None:
     by_name = {c.name: c for c in (parse_device_class(c) for c in raw_classes)}
     index, cache = SliceIndex(slices), SelectorCache()       # kept across cycles, as the plugin keeps them
     stamps: dict[tuple[str, str], int] = {}
+    journal: list[tuple[str, str]] = []         # the store's pool_changes, never trimmed here
+
+    def pool_changes(since: int) -> tuple[list[tuple[str, str]] | None, int]:
+        if rng.random() < 0.1:
+            return None, len(journal)          # as a trimmed journal answers: start over
+        return journal[since:], len(journal)
     held: set[DeviceID] = set()
     consumed: dict[DeviceID, dict[str, Fraction]] = {}
     compared = 0
@@ -138,13 +144,14 @@ def test_kept_searches_answer_as_a_fresh_walk(seed: int) -> None:
         for d in {*(held ^ new_held), *consumed, *new_consumed}:
             if d in new_held or consumed.get(d) != new_consumed.get(d) or d in held:
                 stamps[(d.driver, d.pool)] = stamps.get((d.driver, d.pool), 0) + 1
+                journal.append((d.driver, d.pool))
         held, consumed = new_held, new_consumed
         in_use = held | set(consumed)
         claims = [_claim(rng, k) for k in range(rng.choice([1, 1, 2]))]
         kept = Allocator(claims, by_name.get, (), held.__contains__, cache, index=index,
                          device_allocated=in_use.__contains__,
                          consumed_capacity=consumed.get if consumed else None,
-                         pool_stamp=lambda driver, pool: stamps.get((driver, pool), 0))
+                         pool_stamp=lambda driver, pool: stamps.get((driver, pool), 0), pool_changes=pool_changes)
         for n in NODES:
             fresh = Allocator(claims, by_name.get, slices, held.__contains__, device_allocated=in_use.__contains__,
                               consumed_capacity=consumed.get if consumed else None)

@@ -322,7 +322,7 @@ class DynamicResources:
                                     self._features, index=self._slice_index(), pool_allocated=dra.pool_allocated,
                                     device_allocated=dra.is_allocated,
                                     consumed_capacity=dra.consumed_capacity if shares else None,
-                                    pool_stamp=dra.pool_stamp)
+                                    pool_stamp=dra.pool_stamp, pool_changes=dra.pool_changes)
         return None, SUCCESS
 
     def _check_requests(self, claim: ResourceClaim, i: int, s: _State) -> Status | None:
