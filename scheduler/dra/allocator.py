@@ -103,9 +103,10 @@ reject. ``free_on`` is -1 where a count does not decide (an invalid pool, or a s
 device: the search's errors); it is checked against the search on random worlds.
 
 The parts, each below this module and none importing another's importer: ``pools`` (the node's
-pools and the ``SliceIndex``), ``selector_cache``, ``search`` (the general search, and the
-``AllocatorInputs`` it reads of an ``Allocator``), ``consumable`` (capacity amounts and policies),
-``simple_plan`` (the fast path and counting),
+pools and the ``SliceIndex``), ``selector_cache``, ``inputs`` (the ``AllocatorInputs`` a search
+reads of an ``Allocator``, and the ``Features``), ``constraints`` (matchAttribute and
+distinctAttribute), ``search`` (the general search), ``consumable`` (capacity amounts and
+policies), ``simple_plan`` (the fast path and counting),
 ``results`` (the ``AllocationResult`` of what was found) and ``errors``. ``Allocator`` here picks
 the path per call; the public names of the parts are re-exported.
 """
@@ -116,8 +117,9 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from fractions import Fraction
 
 from scheduler.dra.errors import AllocationError, CELSelectorError, FilterTimeoutError, NodeAllocationError
+from scheduler.dra.inputs import Counters, Features, asks_capacity, check_deadline
 from scheduler.dra.pools import Node, Openers, Pool, SliceIndex, gather_pools, node_matches
-from scheduler.dra.search import Counters, Features, _Run, asks_capacity, check_deadline
+from scheduler.dra.search import _Run
 from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.simple_plan import SimplePlan
 from scheduler.model.dra import AllocationResult, DeviceClass, DeviceID, ResourceClaim, ResourceSlice

@@ -15,12 +15,11 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Protocol
 
 from scheduler.dra.cel import CELError, compile_expression
+from scheduler.dra.constraints import _DistinctAttribute, _MatchAttribute, _with_attribute
 from scheduler.dra.consumable import consumed_capacity, fits
 from scheduler.dra.errors import (
     AllocationError,
@@ -29,18 +28,16 @@ from scheduler.dra.errors import (
     NodeAllocationError,
     _MaxSizeExceeded,
 )
-from scheduler.dra.pools import Node, Openers, Pool, PoolOpeners, SliceIndex, node_matches
+from scheduler.dra.inputs import AllocatorInputs, Counters, asks_capacity
+from scheduler.dra.pools import Node, Pool, PoolOpeners, node_matches
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
-from scheduler.dra.selector_cache import SelectorCache
 from scheduler.dra.taints import prevents_allocation
-from scheduler.features import enabled
 from scheduler.model.dra import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
     AllocationResult,
     Device,
-    DeviceAttribute,
     DeviceClass,
     DeviceID,
     DeviceSubRequest,
@@ -48,191 +45,7 @@ from scheduler.model.dra import (
     ResourceSlice,
 )
 
-
-class _Constraint:
-    """What both constraints share: the requests they bind (all, when none is named; a subrequest
-    by ``request/sub``) and the attribute they compare."""
-
-    __slots__ = ("name", "requests")
-
-    def __init__(self, requests: tuple[str, ...], name: str) -> None:
-        self.requests = frozenset(requests)
-        self.name = name
-
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
-
-
-class _MatchAttribute(_Constraint):
-    """upstream's ``matchAttributeConstraint``: every device of the named requests (all, when none
-    is named) must have the attribute, all with the same value."""
-
-    __slots__ = ("attribute", "num_devices")
-
-    def __init__(self, requests: tuple[str, ...], name: str) -> None:
-        super().__init__(requests, name)
-        self.attribute: DeviceAttribute | None = None
-        self.num_devices = 0
-
-    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
-        if not self._applies(request, sub):
-            return True
-        attr = _lookup_attribute(device, device_id, self.name)
-        if attr is None:
-            return False
-        if self.num_devices == 0:
-            self.attribute = attr
-            self.num_devices = 1
-            return True
-        if attr.kind == "unknown" or attr != self.attribute:
-            return False
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
-            self.num_devices -= 1
-
-
-class _DistinctAttribute(_Constraint):
-    """upstream's ``distinctAttributeConstraint`` (DRAConsumableCapacity): every device of the
-    named requests (all, when none is named) must have the attribute, each with another value.
-    As upstream, a value of another kind than one already taken ends the comparison (accepted)."""
-
-    __slots__ = ("values",)
-
-    def __init__(self, requests: tuple[str, ...], name: str) -> None:
-        super().__init__(requests, name)
-        self.values: list[DeviceAttribute] = []
-
-    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
-        if not self._applies(request, sub):
-            return True
-        attr = _lookup_attribute(device, device_id, self.name)
-        if attr is None:
-            return False
-        if attr.kind == "unknown":
-            raise AllocationError(f"device {device_id}: attribute {self.name}: unsupported attribute value")
-        for have in self.values:
-            if have.kind != attr.kind:
-                break
-            if have.value == attr.value:
-                return False
-        self.values.append(attr)
-        return True
-
-    def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
-            self.values.pop()
-
-
-def _lookup_attribute(device: Device, device_id: DeviceID, name: str) -> DeviceAttribute | None:
-    attr = device.attributes.get(name)
-    if attr is not None:
-        return attr
-    domain, sep, ident = name.partition("/")
-    if not sep or domain != device_id.driver:
-        return None
-    return device.attributes.get(ident)
-
-
-def _with_attribute(index: SliceIndex, name: str, value: DeviceAttribute) -> dict[int, tuple[int, ...]]:
-    """The devices whose attribute ``name`` is ``value`` (as ``_MatchAttribute`` compares them), by
-    ``id`` of their slice: built once per attribute name for the index's lifetime."""
-    table = index.by_attribute.get(name)
-    if table is None:
-        built: dict[DeviceAttribute, dict[int, list[int]]] = {}
-        for slices in index.by_pool.values():
-            for s in slices:
-                ids = index.device_ids(s)
-                for dix, device in enumerate(s.devices):
-                    attr = _lookup_attribute(device, ids[dix], name)
-                    if attr is not None and attr.kind != "unknown":
-                        built.setdefault(attr, {}).setdefault(id(s), []).append(dix)
-        table = index.by_attribute[name] = {a: {k: tuple(v) for k, v in m.items()} for a, m in built.items()}
-    return table.get(value, {})
-
-
-@dataclass(frozen=True, slots=True)
-class Features:
-    """The allocator's optional features (upstream's ``structured.Features``), each from its gate;
-    the defaults are 1.37's. ``from_gates`` reads them from a ``Handle``'s gates. ``device_taints``
-    (DRADeviceTaints): taints keep a device from a request that does not tolerate them;
-    ``device_binding_and_status`` (DRADeviceBindingConditions with DRAResourceClaimDeviceStatus, as
-    upstream's ``plugins/feature.Features``): devices with binding conditions may be allocated
-    (off, they are never picked)."""
-
-    prioritized_list: bool = True           # DRAPrioritizedList
-    admin_access: bool = True               # DRAAdminAccess
-    partitionable_devices: bool = True      # DRAPartitionableDevices
-    consumable_capacity: bool = True        # DRAConsumableCapacity
-    fractional_capacity_range: bool = True  # DRAFractionalCapacityRange
-    device_taints: bool = True              # DRADeviceTaints
-    device_binding_and_status: bool = True  # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
-
-    @staticmethod
-    def from_gates(gates: Mapping[str, bool] | None) -> Features:
-        return Features(enabled(gates, "DRAPrioritizedList"), enabled(gates, "DRAAdminAccess"),
-                        enabled(gates, "DRAPartitionableDevices"), enabled(gates, "DRAConsumableCapacity"),
-                        enabled(gates, "DRAFractionalCapacityRange"), enabled(gates, "DRADeviceTaints"),
-                        enabled(gates, "DRADeviceBindingConditions")
-                        and enabled(gates, "DRAResourceClaimDeviceStatus"))
-
-
-Counters = dict[str, dict[str, Fraction]]
 _NOTHING: dict[str, Fraction] = {}      # never written to
-
-
-class AllocatorInputs(Protocol):
-    """What a search reads of the ``Allocator`` that starts it (``scheduler.dra.allocator``): typed
-    here so that the search and the fast plan sit below the class that drives them."""
-
-    @property
-    def claims(self) -> list[ResourceClaim]: ...
-    @property
-    def device_class(self) -> Callable[[str], DeviceClass | None]: ...
-    @property
-    def index(self) -> SliceIndex: ...
-    @property
-    def is_allocated(self) -> Callable[[DeviceID], bool]: ...
-    @property
-    def cache(self) -> SelectorCache: ...
-    @property
-    def features(self) -> Features: ...
-    @property
-    def pool_allocated(self) -> Callable[[str, str], Container[str]] | None: ...
-    @property
-    def device_allocated(self) -> Callable[[DeviceID], bool]: ...
-    @property
-    def consumed_capacity(self) -> Callable[[DeviceID], Mapping[str, Fraction] | None]: ...
-    @property
-    def available_counters(self) -> dict[tuple[str, str], Counters]: ...
-    @property
-    def fits_alone(self) -> dict[DeviceID, bool]: ...
-    @property
-    def pool_stamp(self) -> Callable[[str, str], int] | None: ...
-    @property
-    def openers(self) -> Openers: ...
-    @property
-    def pool_changes(self) -> Callable[[int], tuple[list[tuple[str, str]] | None, int]] | None: ...
-    @property
-    def has_shares(self) -> bool: ...
-    @property
-    def claims_ask_capacity(self) -> bool: ...
-
-
-def asks_capacity(claims: Sequence[ResourceClaim]) -> bool:
-    """Whether some request of ``claims`` has ``capacity`` (consumable capacity)."""
-    return any(sub.has_capacity_requests for c in claims for r in c.spec.requests
-               for sub in (r.first_available or ((r.exactly,) if r.exactly is not None else ())))
-
-
-def check_deadline(deadline: float | None) -> None:
-    """``FilterTimeoutError`` once ``time.monotonic()`` is past ``deadline`` (``None``: none)."""
-    if deadline is not None and time.monotonic() >= deadline:
-        raise FilterTimeoutError("filter operation aborted: context deadline exceeded")
 
 
 class _Run:

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 from scheduler.dra.cel import CELError, compile_expression
 from scheduler.dra.errors import AllocationError, CELSelectorError, NodeAllocationError
+from scheduler.dra.inputs import AllocatorInputs
 from scheduler.dra.pools import Node, _Candidates, _Selectors
 from scheduler.dra.results import _allocation_result, _RequestData, _Result
-from scheduler.dra.search import AllocatorInputs, _Run
+from scheduler.dra.search import _Run
 from scheduler.dra.taints import prevents_allocation
 from scheduler.model.dra import EXACT_COUNT, AllocationResult, ResourceClaim, ResourceSlice
 
