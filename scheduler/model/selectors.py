@@ -501,5 +501,7 @@ def parse_node_selector(raw: Any, field: str) -> NodeSelector:
     if key is not None:
         if len(_NODE_SELECTORS) >= _NODE_SELECTORS_MAX:
             _NODE_SELECTORS.clear()
-        _NODE_SELECTORS[key] = out
+        # Kept at its exact size: orjson (3.x) does not shrink its 4 KiB output buffer, so 4,096
+        # kept keys of a hundred bytes each would hold 16 MiB.
+        _NODE_SELECTORS[memoryview(key).tobytes()] = out
     return out
