@@ -23,6 +23,7 @@ from scheduler.framework.signature import SignFragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
+from scheduler.plugins.helpers import row_run
 from scheduler.plugins.noderesources.resource_allocation import (
     _alloc_requested,
     _big_positions,
@@ -135,9 +136,11 @@ def _fraction_everywhere(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, 
     if filtered is not None:
         used = filtered[1] + pod_request    # (a new array: the filtered one is shared)
     else:
-        used = snapshot.table.requested[:, slot][rows]
-        used += pod_request
-    f = used / alloc
+        run = row_run(state, rows)
+        used = snapshot.table.requested[:, slot][rows if run is None else run] + pod_request
+    # ``alloc`` is float64 (``allocatable_everywhere``): one conversion (of ``used``), as
+    # upstream's float64(requested) / float64(allocatable).
+    f = np.divide(used, alloc)
     np.minimum(f, 1.0, out=f)
     return f
 

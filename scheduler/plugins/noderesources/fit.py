@@ -95,10 +95,11 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
                               pod_request: int) -> fwk.Scores | None:
     """LeastAllocated's score of ``resource`` on every row, ``(alloc - used - request) * 100 //
     alloc`` clamped at 0, in the fewest array passes: in float64, which floors exactly there
-    (``allocatable_everywhere`` says where; None elsewhere, and the integer path decides). With
-    ``used`` capped at CAP and the request below it, ``alloc - used - request`` cannot wrap, and it
-    is negative exactly where the integer path's saturated ``requested`` exceeds ``alloc`` (both
-    score 0)."""
+    (``allocatable_everywhere`` says where; None elsewhere, and the integer path decides).
+    ``alloc - used - request`` is computed in float64 too: it is exact while ``used`` and the
+    request are below 2**53, and negative wherever they together exceed ``alloc`` (a rounded
+    ``used`` or request above 2**53 is still above ``alloc``), where the integer path's saturated
+    ``requested`` exceeds ``alloc`` too: both score 0."""
     got = allocatable_everywhere(state, snapshot, rows, resource, pod_request)
     if got is None:
         return None
@@ -106,12 +107,15 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
     t = snapshot.table
     used = t.nz_cpu if resource == "cpu" else t.nz_mem if resource == "memory" else t.requested[:, slot]
     run = row_run(state, rows)
-    free = alloc - used[rows if run is None else run]
+    # All in float64 from the float allocatable: ``used`` is converted once, in the subtraction.
+    # Exact as the integer form: below 2**53 every term and partial result is an exact integer;
+    # a ``used`` or request above it exceeds the allocatable, so ``free`` is negative either way.
+    free = np.subtract(alloc, used[rows if run is None else run])
     free -= pod_request
-    np.maximum(free, 0, out=free)
-    score = free * float(MAX_NODE_SCORE)
-    score /= alloc
-    return score.astype(np.int64)
+    np.maximum(free, 0.0, out=free)
+    free *= MAX_NODE_SCORE
+    free /= alloc
+    return free.astype(np.int64)
 
 
 def _min_live_alloc(table: NodeTable, slot: int) -> int:

@@ -212,3 +212,57 @@ def test_score_reads_the_columns_fit_filtered_only_for_a_prefix_of_that_batch() 
     fit.pre_filter(state2, big, snap)
     assert fit.filter_nodes(state2, big, snap, rows).failed.any()
     assert resource_allocation.filtered_columns(state2, snap, rows[:4], cpu) is None
+
+
+def test_float_allocatable_follows_node_changes() -> None:
+    """The fast path's float64 copy of an allocatable column (``float_alloc_column``) is kept from
+    the row journal: after node updates, removals, reused rows, a grown table and a promoted
+    column, every live row holds the table's value, and Fit's LeastAllocated and
+    BalancedAllocation score every row as upstream's formulas over the updated allocatable."""
+    import numpy as np
+
+    from scheduler.cache import Cache
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
+
+    cache = Cache()
+    for i in range(10):
+        cache.add_node(node(f"n{i}", f"{1000 + i}m", f"{8 + i}Gi"))
+    t = cache.table
+    slots = [t.slots[t.resources[r]] for r in ("cpu", "memory")]
+
+    def check() -> None:
+        live = t.valid_rows()
+        for slot in slots:
+            got = resource_allocation.float_alloc_column(t, slot)
+            assert got.dtype == np.float64
+            assert got[live].tolist() == t.alloc[live, slot].astype(np.float64).tolist()
+        snap = cache.snapshot()
+        rows = snap.node_order
+        p = pod("p", "100m", "1Gi")
+        fit = noderesources.NodeResourcesFit(NodeResourcesFitArgs())
+        balanced = noderesources.NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs())
+        state = CycleState()
+        fit.pre_score(state, p, snap, rows)
+        assert resource_allocation.allocatable_everywhere(state, snap, rows, "cpu", 100) is not None
+        infos = [snap.node_info(int(r)) for r in rows]
+        alloc = [(i.node.allocatable["cpu"], i.node.allocatable["memory"]) for i in infos]
+        requested = [(100, 1 << 30)] * len(rows)
+        want_fit = [((a[0] - r[0]) * 100 // a[0] + (a[1] - r[1]) * 100 // a[1]) // 2
+                    for a, r in zip(alloc, requested, strict=True)]
+        want_balanced = [int((1 - abs((r[0] / a[0] - r[1] / a[1]) / 2)) * 100)
+                         for a, r in zip(alloc, requested, strict=True)]
+        assert fit.score_nodes(state, p, snap, rows).tolist() == want_fit
+        assert balanced.score_nodes(state, p, snap, rows).tolist() == want_balanced
+
+    check()
+    cache.add_node(node("n3", "3", "2Gi"))                      # an allocatable update
+    cache.remove_node("n5")
+    check()
+    cache.add_node(node("m0", "7", "5Gi"))                      # the freed row reused
+    for i in range(1, 70):                                      # the table grows: new arrays
+        cache.add_node(node(f"m{i}", f"{2 + i % 5}", f"{4 + i % 7}Gi"))
+    check()
+    for i in range(70):                                         # a rare resource promoted to a column
+        cache.add_node(node(f"m{i}", f"{2 + i % 3}", "4Gi", extra={"example.com/gpu": "2"}))
+    check()
