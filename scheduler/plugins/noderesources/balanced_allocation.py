@@ -33,7 +33,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     _with_dra,
     allocatable_everywhere,
     dra_scoring,
-    filtered_columns,
+    float_used_column,
     sign_requests,
 )
 
@@ -132,15 +132,12 @@ def _fraction_everywhere(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, 
     if got is None:
         return None
     alloc, slot = got
-    filtered = filtered_columns(state, snapshot, rows, slot)
-    if filtered is not None:
-        used = filtered[1] + pod_request    # (a new array: the filtered one is shared)
-    else:
-        run = row_run(state, rows)
-        used = snapshot.table.requested[:, slot][rows if run is None else run] + pod_request
-    # ``alloc`` is float64 (``allocatable_everywhere``): one conversion (of ``used``), as
-    # upstream's float64(requested) / float64(allocatable).
-    f = np.divide(used, alloc)
+    run = row_run(state, rows)
+    # Float64 copies of the columns (``float_used_column``): upstream's float64(requested) /
+    # float64(allocatable) with no conversion in the cycle. ``used + request`` is exact below
+    # 2**53; above it, it exceeds the allocatable and the fraction is 1 either way.
+    f = float_used_column(snapshot.table, resource, slot, non_zero=False)[rows if run is None else run] + pod_request
+    np.divide(f, alloc, out=f)
     np.minimum(f, 1.0, out=f)
     return f
 

@@ -68,6 +68,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     allocatable_everywhere,
     dra_scoring,
     fit_requests,
+    float_used_column,
     is_extended_resource_name,
     remember_filtered,
     sign_requests,
@@ -104,12 +105,11 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
     if got is None:
         return None
     alloc, slot = got
-    t = snapshot.table
-    used = t.nz_cpu if resource == "cpu" else t.nz_mem if resource == "memory" else t.requested[:, slot]
+    used = float_used_column(snapshot.table, resource, slot, non_zero=True)
     run = row_run(state, rows)
-    # All in float64 from the float allocatable: ``used`` is converted once, in the subtraction.
-    # Exact as the integer form: below 2**53 every term and partial result is an exact integer;
-    # a ``used`` or request above it exceeds the allocatable, so ``free`` is negative either way.
+    # All in float64, from the float copies of the columns (no conversion in the cycle). Exact as
+    # the integer form: below 2**53 every term and partial result is an exact integer; a ``used``
+    # or request above it exceeds the allocatable, so ``free`` is negative either way.
     free = np.subtract(alloc, used[rows if run is None else run])
     free -= pod_request
     np.maximum(free, 0.0, out=free)

@@ -353,47 +353,81 @@ def _column_in_float_range(table: NodeTable, slot: int) -> bool:
 
 
 @dataclass(slots=True)
-class _FloatAlloc:
-    """A float64 copy of one dense allocatable column, kept current from the row journal.
+class _FloatColumn:
+    """A float64 copy of one column of the node table, kept current from its journals.
 
-    The fast path divides by allocatable on every scored row. Converting an int64 column to
-    float64 is numpy's slowest pass here (about 2 ns a row, where a float operation costs 0.3 to
-    0.5), and a division of a float by an int64 array converts it on the fly each time: Fit's
-    LeastAllocated and BalancedAllocation did so for cpu and memory in every cycle. Allocatable
-    changes only when a node is set or removed, which the table's row journal records
-    (``NodeTable.row_changes``), so the copy is made once and then redone row by row; a table that
-    grew or widened (a new ``alloc`` array) or promoted a column (``dense_width``) is copied again.
+    The fast path divides by allocatable and subtracts or adds the requested amounts on every
+    scored row. Converting an int64 column to float64 is numpy's slowest pass here (about 2 ns a
+    row, where a float operation costs 0.3 to 0.5), and an operation between a float and an int64
+    array converts the latter on the fly each time: Fit's LeastAllocated and BalancedAllocation
+    did so for allocatable and requested, for cpu and memory, in every cycle. Allocatable changes
+    only when a node is set or removed (``NodeTable.row_changes``), the requested amounts only when
+    pods move (``NodeTable.pod_changes``), one row or a few a cycle: so the copy is made once and
+    then redone for the journalled rows alone; a table that grew or widened (a new array) or
+    promoted a column (``dense_width``) is copied again, as is one whose journal moved on too far.
     Rows not live hold whatever they held: the fast path reads only live rows."""
 
     source: npt.NDArray[np.int64]
+    slot: int               # the column of a 2-D ``source``; -1 for a 1-D one
     width: int
-    seen: int
+    rows_seen: int
+    pods_seen: int
     column: npt.NDArray[np.float64]
 
 
-_FLOAT_ALLOC: weakref.WeakKeyDictionary[NodeTable, dict[int, _FloatAlloc]] = weakref.WeakKeyDictionary()
+# Per node table: (kind, slot) -> its float copy; kind "alloc", "requested", "nz_cpu" or "nz_mem".
+_FLOAT_COLUMNS: weakref.WeakKeyDictionary[NodeTable, dict[tuple[str, int], _FloatColumn]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _float_column(table: NodeTable, kind: str, slot: int) -> npt.NDArray[np.float64]:
+    per = _FLOAT_COLUMNS.get(table)
+    if per is None:
+        per = _FLOAT_COLUMNS[table] = {}
+    source: npt.NDArray[np.int64] = getattr(table, kind)
+    at = slot if source.ndim == 2 else -1
+    got = per.get((kind, slot))
+    if got is not None and got.source is source and got.width == table.dense_width:
+        nodes, rows_end = table.row_changes(got.rows_seen)
+        pods, pods_end = (table.pod_changes(got.pods_seen) if kind != "alloc" else ([], got.pods_seen))
+        if nodes is not None and pods is not None:
+            column = got.column
+            if at >= 0:
+                for row in nodes:
+                    column[row] = source.item(row, at)
+                for row in pods:
+                    column[row] = source.item(row, at)
+            else:
+                for row in nodes:
+                    column[row] = source.item(row)
+                for row in pods:
+                    column[row] = source.item(row)
+            got.rows_seen, got.pods_seen = rows_end, pods_end
+            return column
+    _, rows_end = table.row_changes(0)
+    _, pods_end = table.pod_changes(0)
+    column = (source[:, at] if at >= 0 else source).astype(np.float64)
+    per[(kind, slot)] = _FloatColumn(source, at, table.dense_width, rows_end, pods_end, column)
+    return column
 
 
 def float_alloc_column(table: NodeTable, slot: int) -> npt.NDArray[np.float64]:
     """Dense allocatable column ``slot`` of ``table`` as float64, one entry per row of its
-    capacity (``_FloatAlloc``). Exact where the allocatable is below 2**53. Shared: never write it."""
-    per = _FLOAT_ALLOC.get(table)
-    if per is None:
-        per = _FLOAT_ALLOC[table] = {}
-    got = per.get(slot)
-    if got is not None and got.source is table.alloc and got.width == table.dense_width:
-        changed, end = table.row_changes(got.seen)
-        if changed is not None:
-            if changed:
-                alloc, column = table.alloc, got.column
-                for row in changed:
-                    column[row] = alloc.item(row, slot)
-                got.seen = end
-            return got.column
-    _, end = table.row_changes(0)
-    column = table.alloc[:, slot].astype(np.float64)
-    per[slot] = _FloatAlloc(table.alloc, table.dense_width, end, column)
-    return column
+    capacity (``_FloatColumn``). Exact where the allocatable is below 2**53, as every live row's
+    is where the fast path runs. Shared: never write it."""
+    return _float_column(table, "alloc", slot)
+
+
+def float_used_column(table: NodeTable, resource: str, slot: int, *, non_zero: bool) -> npt.NDArray[np.float64]:
+    """The requested amounts of ``resource`` (dense column ``slot``) on every row as float64: the
+    non-zero totals for cpu and memory with ``non_zero`` (Fit's scoring), else the actual ones
+    (BalancedAllocation). Each is ``float()`` of the int64 total, as numpy converts it in a mixed
+    operation. Shared: never write it."""
+    if non_zero and resource == "cpu":
+        return _float_column(table, "nz_cpu", -1)
+    if non_zero and resource == "memory":
+        return _float_column(table, "nz_mem", -1)
+    return _float_column(table, "requested", slot)
 
 
 def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, resource: str,

@@ -214,11 +214,12 @@ def test_score_reads_the_columns_fit_filtered_only_for_a_prefix_of_that_batch() 
     assert resource_allocation.filtered_columns(state2, snap, rows[:4], cpu) is None
 
 
-def test_float_allocatable_follows_node_changes() -> None:
-    """The fast path's float64 copy of an allocatable column (``float_alloc_column``) is kept from
-    the row journal: after node updates, removals, reused rows, a grown table and a promoted
-    column, every live row holds the table's value, and Fit's LeastAllocated and
-    BalancedAllocation score every row as upstream's formulas over the updated allocatable."""
+def test_float_columns_follow_node_and_pod_changes() -> None:
+    """The fast path's float64 copies of the allocatable and requested columns
+    (``float_alloc_column``, ``float_used_column``) are kept from the table's journals: after node
+    updates, removals, reused rows, a grown table, a promoted column, pods placed and removed, and
+    a what-if's moves and restore, every live row holds the table's value, and Fit's
+    LeastAllocated and BalancedAllocation score every row as upstream's formulas."""
     import numpy as np
 
     from scheduler.cache import Cache
@@ -229,14 +230,18 @@ def test_float_allocatable_follows_node_changes() -> None:
     for i in range(10):
         cache.add_node(node(f"n{i}", f"{1000 + i}m", f"{8 + i}Gi"))
     t = cache.table
-    slots = [t.slots[t.resources[r]] for r in ("cpu", "memory")]
+    slots = {r: t.slots[t.resources[r]] for r in ("cpu", "memory")}
 
     def check() -> None:
         live = t.valid_rows()
-        for slot in slots:
-            got = resource_allocation.float_alloc_column(t, slot)
-            assert got.dtype == np.float64
-            assert got[live].tolist() == t.alloc[live, slot].astype(np.float64).tolist()
+        for name, slot in slots.items():
+            pairs = [(resource_allocation.float_alloc_column(t, slot), t.alloc[:, slot]),
+                     (resource_allocation.float_used_column(t, name, slot, non_zero=False), t.requested[:, slot]),
+                     (resource_allocation.float_used_column(t, name, slot, non_zero=True),
+                      t.nz_cpu if name == "cpu" else t.nz_mem)]
+            for got, column in pairs:
+                assert got.dtype == np.float64
+                assert got[live].tolist() == column[live].astype(np.float64).tolist()
         snap = cache.snapshot()
         rows = snap.node_order
         p = pod("p", "100m", "1Gi")
@@ -247,22 +252,35 @@ def test_float_allocatable_follows_node_changes() -> None:
         assert resource_allocation.allocatable_everywhere(state, snap, rows, "cpu", 100) is not None
         infos = [snap.node_info(int(r)) for r in rows]
         alloc = [(i.node.allocatable["cpu"], i.node.allocatable["memory"]) for i in infos]
-        requested = [(100, 1 << 30)] * len(rows)
-        want_fit = [((a[0] - r[0]) * 100 // a[0] + (a[1] - r[1]) * 100 // a[1]) // 2
-                    for a, r in zip(alloc, requested, strict=True)]
-        want_balanced = [int((1 - abs((r[0] / a[0] - r[1] / a[1]) / 2)) * 100)
-                         for a, r in zip(alloc, requested, strict=True)]
+        used = [(sum(q.requests.get("cpu", 0) for q in i.pods.values()) + 100,
+                 sum(q.requests.get("memory", 0) for q in i.pods.values()) + (1 << 30)) for i in infos]
+        want_fit = [(max(a[0] - r[0], 0) * 100 // a[0] + max(a[1] - r[1], 0) * 100 // a[1]) // 2
+                    for a, r in zip(alloc, used, strict=True)]
+        want_balanced = [int((1 - abs((min(r[0] / a[0], 1) - min(r[1] / a[1], 1)) / 2)) * 100)
+                         for a, r in zip(alloc, used, strict=True)]
         assert fit.score_nodes(state, p, snap, rows).tolist() == want_fit
         assert balanced.score_nodes(state, p, snap, rows).tolist() == want_balanced
 
     check()
     cache.add_node(node("n3", "3", "2Gi"))                      # an allocatable update
     cache.remove_node("n5")
+    placed = [pod(f"a{i}", f"{100 * i}m", f"{i}Gi", node_name=f"n{i % 3}") for i in range(6)]
+    for q in placed:
+        cache.add_pod(q)
     check()
     cache.add_node(node("m0", "7", "5Gi"))                      # the freed row reused
     for i in range(1, 70):                                      # the table grows: new arrays
         cache.add_node(node(f"m{i}", f"{2 + i % 5}", f"{4 + i % 7}Gi"))
+    cache.remove_pod(placed[4])
+    assert t.requested[t.row_of["n1"], slots["cpu"]] == 100
     check()
     for i in range(70):                                         # a rare resource promoted to a column
         cache.add_node(node(f"m{i}", f"{2 + i % 3}", "4Gi", extra={"example.com/gpu": "2"}))
+    check()
+    moved = [t.row_of["n0"], t.row_of["n4"]]                    # a what-if: moves, then the restore
+    saved = t.save_rows(moved)
+    t.move_pods(moved, [[pod("w0", "1", "1Gi")], [pod("w1", "2", "1Gi"), pod("w2", "500m", "1Gi")]], 1)
+    assert t.requested[t.row_of["n4"], slots["cpu"]] == 2500
+    check()
+    t.restore_rows(saved)
     check()
