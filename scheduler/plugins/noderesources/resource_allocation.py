@@ -367,15 +367,15 @@ class _FloatColumn:
     promoted a column (``dense_width``) is copied again, as is one whose journal moved on too far.
     Rows not live hold whatever they held: the fast path reads only live rows."""
 
-    source: npt.NDArray[np.int64]
-    slot: int               # the column of a 2-D ``source``; -1 for a 1-D one
+    sources: tuple[npt.NDArray[np.int64], ...]
     width: int
     rows_seen: int
     pods_seen: int
     column: npt.NDArray[np.float64]
 
 
-# Per node table: (kind, slot) -> its float copy; kind "alloc", "requested", "nz_cpu" or "nz_mem".
+# Per node table: (kind, slot) -> its float copy; kind "alloc", "requested", "free" (allocatable
+# minus requested), "nz_cpu" or "nz_mem".
 _FLOAT_COLUMNS: weakref.WeakKeyDictionary[NodeTable, dict[tuple[str, int], _FloatColumn]] = \
     weakref.WeakKeyDictionary()
 
@@ -384,31 +384,48 @@ def _float_column(table: NodeTable, kind: str, slot: int) -> npt.NDArray[np.floa
     per = _FLOAT_COLUMNS.get(table)
     if per is None:
         per = _FLOAT_COLUMNS[table] = {}
-    source: npt.NDArray[np.int64] = getattr(table, kind)
-    at = slot if source.ndim == 2 else -1
+    alloc, requested = table.alloc, table.requested
+    sources = (alloc, requested) if kind == "free" else (getattr(table, kind),)
     got = per.get((kind, slot))
-    if got is not None and got.source is source and got.width == table.dense_width:
+    if (got is not None and got.width == table.dense_width
+            and all(a is b for a, b in zip(got.sources, sources, strict=True))):
         nodes, rows_end = table.row_changes(got.rows_seen)
-        pods, pods_end = (table.pod_changes(got.pods_seen) if kind != "alloc" else ([], got.pods_seen))
+        pods, pods_end = table.pod_changes(got.pods_seen) if kind != "alloc" else ([], got.pods_seen)
         if nodes is not None and pods is not None:
             column = got.column
-            if at >= 0:
-                for row in nodes:
-                    column[row] = source.item(row, at)
-                for row in pods:
-                    column[row] = source.item(row, at)
-            else:
-                for row in nodes:
-                    column[row] = source.item(row)
-                for row in pods:
-                    column[row] = source.item(row)
+            source = sources[0]
+            for changed in (nodes, pods):
+                # Python ints, exact; float() rounds as numpy's conversion of the int64 does.
+                if kind == "free":
+                    for row in changed:
+                        column[row] = alloc.item(row, slot) - requested.item(row, slot)
+                elif source.ndim == 2:
+                    for row in changed:
+                        column[row] = source.item(row, slot)
+                else:
+                    for row in changed:
+                        column[row] = source.item(row)
             got.rows_seen, got.pods_seen = rows_end, pods_end
             return column
     _, rows_end = table.row_changes(0)
     _, pods_end = table.pod_changes(0)
-    column = (source[:, at] if at >= 0 else source).astype(np.float64)
-    per[(kind, slot)] = _FloatColumn(source, at, table.dense_width, rows_end, pods_end, column)
+    if kind == "free":      # both in [0, CAP]: the int64 difference cannot wrap
+        whole = alloc[:, slot] - requested[:, slot]
+    else:
+        whole = sources[0][:, slot] if sources[0].ndim == 2 else sources[0]
+    column = whole.astype(np.float64)
+    per[(kind, slot)] = _FloatColumn(sources, table.dense_width, rows_end, pods_end, column)
     return column
+
+
+def float_free_column(table: NodeTable, slot: int) -> npt.NDArray[np.float64] | None:
+    """Allocatable minus requested of dense column ``slot`` on every row as float64, for Fit's
+    Filter (``free < request``), or None unless every live node's allocatable of it lies in
+    (0, ``FLOAT_EXACT_ALLOC``): then a row's free amount is exact wherever it is above -2**53, and
+    below that it is negative either way, as its rounded float is. Shared: never write it."""
+    if not derived(table, ("noderesources/float-range", slot), lambda: _column_in_float_range(table, slot)):
+        return None
+    return _float_column(table, "free", slot)
 
 
 def float_alloc_column(table: NodeTable, slot: int) -> npt.NDArray[np.float64]:

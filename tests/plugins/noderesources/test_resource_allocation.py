@@ -215,11 +215,12 @@ def test_score_reads_the_columns_fit_filtered_only_for_a_prefix_of_that_batch() 
 
 
 def test_float_columns_follow_node_and_pod_changes() -> None:
-    """The fast path's float64 copies of the allocatable and requested columns
-    (``float_alloc_column``, ``float_used_column``) are kept from the table's journals: after node
+    """The fast paths' float64 copies of the allocatable, requested and free columns
+    (``float_alloc_column``, ``float_used_column``, ``float_free_column``) are kept from the table's journals: after node
     updates, removals, reused rows, a grown table, a promoted column, pods placed and removed, and
-    a what-if's moves and restore, every live row holds the table's value, and Fit's
-    LeastAllocated and BalancedAllocation score every row as upstream's formulas."""
+    a what-if's moves and restore, every live row holds the table's value, Fit's LeastAllocated
+    and BalancedAllocation score every row as upstream's formulas, and Fit's Filter fails the
+    rows short of the request."""
     import numpy as np
 
     from scheduler.cache import Cache
@@ -239,6 +240,9 @@ def test_float_columns_follow_node_and_pod_changes() -> None:
                      (resource_allocation.float_used_column(t, name, slot, non_zero=False), t.requested[:, slot]),
                      (resource_allocation.float_used_column(t, name, slot, non_zero=True),
                       t.nz_cpu if name == "cpu" else t.nz_mem)]
+            free = resource_allocation.float_free_column(t, slot)
+            assert free is not None
+            pairs.append((free, t.alloc[:, slot] - t.requested[:, slot]))
             for got, column in pairs:
                 assert got.dtype == np.float64
                 assert got[live].tolist() == column[live].astype(np.float64).tolist()
@@ -260,6 +264,13 @@ def test_float_columns_follow_node_and_pod_changes() -> None:
                          for a, r in zip(alloc, used, strict=True)]
         assert fit.score_nodes(state, p, snap, rows).tolist() == want_fit
         assert balanced.score_nodes(state, p, snap, rows).tolist() == want_balanced
+        wide = pod("wide", "1005m", "3Gi")      # fits some rows only: Filter reads the free copies
+        filtered = CycleState()
+        fit.pre_filter(filtered, wide, snap)
+        short = [a[0] - (r[0] - 100) < 1005 or a[1] - (r[1] - (1 << 30)) < 3 << 30
+                 for a, r in zip(alloc, used, strict=True)]
+        assert any(short) and not all(short)
+        assert fit.filter_nodes(filtered, wide, snap, rows).failed.tolist() == short
 
     check()
     cache.add_node(node("n3", "3", "2Gi"))                      # an allocatable update
