@@ -243,11 +243,6 @@ class NodeTable:
         # absolute position ``_row_journal_base``, so data kept per row can redo only those rows.
         self._row_journal: list[int] = []
         self._row_journal_base = 0
-        # The rows whose requested amounts changed (pods placed or removed, what-if moves and their
-        # restore), in order: a journal as the row journal (``pod_changes``), so copies kept per
-        # row of the requested columns (the float64 ones scoring reads) redo only those rows.
-        self._pod_journal: list[int] = []
-        self._pod_journal_base = 0
         # Results derived from node labels/taints (selector masks, taint verdicts), valid while
         # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
         self.derived: dict[object, object] = {}
@@ -453,21 +448,6 @@ class NodeTable:
             self._row_journal.clear()
         self._row_journal.append(row)
 
-    def _journal_pods(self, rows: Iterable[int]) -> None:
-        if len(self._pod_journal) >= _ROW_JOURNAL_MAX:
-            self._pod_journal_base += len(self._pod_journal)
-            self._pod_journal.clear()
-        self._pod_journal.extend(rows)
-
-    def pod_changes(self, since: int) -> tuple[list[int] | None, int]:
-        """The rows whose requested amounts changed since pod journal position ``since`` (with
-        repeats), and the position now; ``None`` when ``since`` is older than the journal keeps.
-        A row given to another node is in ``row_changes``, not here."""
-        end = self._pod_journal_base + len(self._pod_journal)
-        if since < self._pod_journal_base:
-            return None, end
-        return self._pod_journal[since - self._pod_journal_base:], end
-
     def row_changes(self, since: int) -> tuple[list[int] | None, int]:
         """The rows whose node was set or removed since journal position ``since``, and the position
         now; ``None`` when ``since`` is older than the journal keeps (redo every row)."""
@@ -536,10 +516,6 @@ class NodeTable:
         assert info is not None
         self.mutations += 1
         self.pod_epochs[row] += 1
-        if len(self._pod_journal) < _ROW_JOURNAL_MAX:      # ``_journal_pods((row,))``, inlined
-            self._pod_journal.append(row)
-        else:
-            self._journal_pods((row,))
         requested, resources, slots, over = self.requested, self.resources, self.slots, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
@@ -632,7 +608,6 @@ class NodeTable:
             self.pods_bound = max(self.pods_bound, int(self.pod_count[at].max()))
         self.pod_epochs[at] += 1
         self.mutations += len(picks)
-        self._journal_pods(rows)
         self._hold_pods(rows, pods, sign)
 
     def _pick_vectors(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], vecs: PodVectors
@@ -726,7 +701,6 @@ class NodeTable:
         at = saved.rows
         self.mutations += len(at)
         self.pod_epochs[at] += 1
-        self._journal_pods(at.tolist())
         width = saved.requested.shape[1]
         self.requested[at, width:] = 0          # columns added meanwhile were 0 on these rows before
         self.requested[at, :width] = saved.requested

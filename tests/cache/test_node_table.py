@@ -246,28 +246,3 @@ def test_fit_and_scores_agree_on_a_run_of_rows_and_its_gather(monkeypatch: pytes
     monkeypatch.setattr(fit, "row_run", lambda state, rows: None)
     monkeypatch.setattr(resource_allocation, "row_run", lambda state, rows: None)
     assert _answers(nodes, existing, pending) == on_runs
-
-
-def test_pod_changes_journal_every_row_whose_requested_amounts_moved() -> None:
-    """``pod_changes`` names each row whose requested columns changed: a pod placed or removed, a
-    what-if's batched moves and its restore; a node update is in ``row_changes`` instead; a
-    position older than the journal keeps answers None."""
-    t = nt.NodeTable()
-    for i in range(4):
-        t.set_node(node(f"n{i}"))
-    _, start = t.pod_changes(0)
-    assert start == 0
-    t.add_pod(1, pod("a", node_name="n1"))
-    t.add_pod(3, pod("b", node_name="n3"))
-    t.set_node(node("n2", cpu="8"))
-    changed, pos = t.pod_changes(0)
-    assert changed == [1, 3] and pos == 2
-    saved = t.save_rows([0, 2])
-    t.move_pods([0, 2], [[pod("w0")], [pod("w1")]], 1)
-    t.restore_rows(saved)
-    changed, pos = t.pod_changes(pos)
-    assert changed == [0, 2, 0, 2] and pos == 6
-    for _ in range(nt._ROW_JOURNAL_MAX + 1):
-        t.add_pod(1, pod("c", node_name="n1"))
-    assert t.pod_changes(pos)[0] is None
-    assert t.pod_changes(t.pod_changes(0)[1])[0] == []

@@ -23,7 +23,6 @@ from scheduler.framework.signature import SignFragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
-from scheduler.plugins.helpers import row_run
 from scheduler.plugins.noderesources.resource_allocation import (
     _alloc_requested,
     _big_positions,
@@ -33,7 +32,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     _with_dra,
     allocatable_everywhere,
     dra_scoring,
-    float_used_column,
+    filtered_columns,
     sign_requests,
 )
 
@@ -132,12 +131,13 @@ def _fraction_everywhere(state: CycleState, snapshot: Snapshot, rows: fwk.Rows, 
     if got is None:
         return None
     alloc, slot = got
-    run = row_run(state, rows)
-    # Float64 copies of the columns (``float_used_column``): upstream's float64(requested) /
-    # float64(allocatable) with no conversion in the cycle. ``used + request`` is exact below
-    # 2**53; above it, it exceeds the allocatable and the fraction is 1 either way.
-    f = float_used_column(snapshot.table, resource, slot, non_zero=False)[rows if run is None else run] + pod_request
-    np.divide(f, alloc, out=f)
+    filtered = filtered_columns(state, snapshot, rows, slot)
+    if filtered is not None:
+        used = filtered[1] + pod_request    # (a new array: the filtered one is shared)
+    else:
+        used = snapshot.table.requested[:, slot][rows]
+        used += pod_request
+    f = used / alloc
     np.minimum(f, 1.0, out=f)
     return f
 

@@ -68,8 +68,6 @@ from scheduler.plugins.noderesources.resource_allocation import (
     allocatable_everywhere,
     dra_scoring,
     fit_requests,
-    float_free_column,
-    float_used_column,
     is_extended_resource_name,
     remember_filtered,
     sign_requests,
@@ -97,26 +95,23 @@ def _least_allocated_in_float(state: CycleState, snapshot: Snapshot, rows: fwk.R
                               pod_request: int) -> fwk.Scores | None:
     """LeastAllocated's score of ``resource`` on every row, ``(alloc - used - request) * 100 //
     alloc`` clamped at 0, in the fewest array passes: in float64, which floors exactly there
-    (``allocatable_everywhere`` says where; None elsewhere, and the integer path decides).
-    ``alloc - used - request`` is computed in float64 too: it is exact while ``used`` and the
-    request are below 2**53, and negative wherever they together exceed ``alloc`` (a rounded
-    ``used`` or request above 2**53 is still above ``alloc``), where the integer path's saturated
-    ``requested`` exceeds ``alloc`` too: both score 0."""
+    (``allocatable_everywhere`` says where; None elsewhere, and the integer path decides). With
+    ``used`` capped at CAP and the request below it, ``alloc - used - request`` cannot wrap, and it
+    is negative exactly where the integer path's saturated ``requested`` exceeds ``alloc`` (both
+    score 0)."""
     got = allocatable_everywhere(state, snapshot, rows, resource, pod_request)
     if got is None:
         return None
     alloc, slot = got
-    used = float_used_column(snapshot.table, resource, slot, non_zero=True)
+    t = snapshot.table
+    used = t.nz_cpu if resource == "cpu" else t.nz_mem if resource == "memory" else t.requested[:, slot]
     run = row_run(state, rows)
-    # All in float64, from the float copies of the columns (no conversion in the cycle). Exact as
-    # the integer form: below 2**53 every term and partial result is an exact integer; a ``used``
-    # or request above it exceeds the allocatable, so ``free`` is negative either way.
-    free = np.subtract(alloc, used[rows if run is None else run])
+    free = alloc - used[rows if run is None else run]
     free -= pod_request
-    np.maximum(free, 0.0, out=free)
-    free *= MAX_NODE_SCORE
-    free /= alloc
-    return free.astype(np.int64)
+    np.maximum(free, 0, out=free)
+    score = free * float(MAX_NODE_SCORE)
+    score /= alloc
+    return score.astype(np.int64)
 
 
 def _min_live_alloc(table: NodeTable, slot: int) -> int:
@@ -233,15 +228,7 @@ class NodeResourcesFit:
         gathered: dict[int, tuple[fwk.Scores, fwk.Scores]] = {}
         for _, col, amount in req.columns:
             slot = slots[col]
-            # A float64 copy of allocatable minus requested, kept by journal (one read, where the
-            # integer columns take two gathers and a subtraction), where it is exact.
-            fast = float_free_column(t, slot) if slot >= 0 else None
-            free: npt.NDArray[np.float64] | fwk.Scores
-            if fast is not None:
-                free = fast[at]
-                if run is not None:     # views: kept at no cost (``remember_filtered``)
-                    gathered[slot] = alloc[:, slot][run], requested[:, slot][run]
-            elif slot >= 0:
+            if slot >= 0:
                 a, r = gathered[slot] = alloc[:, slot][at], requested[:, slot][at]
                 free = a - r
             else:

@@ -352,113 +352,16 @@ def _column_in_float_range(table: NodeTable, slot: int) -> bool:
     return bool((((col > 0) & (col < FLOAT_EXACT_ALLOC)) | ~table.valid[: table.size]).all())
 
 
-@dataclass(slots=True)
-class _FloatColumn:
-    """A float64 copy of one column of the node table, kept current from its journals.
-
-    The fast path divides by allocatable and subtracts or adds the requested amounts on every
-    scored row. Converting an int64 column to float64 is numpy's slowest pass here (about 2 ns a
-    row, where a float operation costs 0.3 to 0.5), and an operation between a float and an int64
-    array converts the latter on the fly each time: Fit's LeastAllocated and BalancedAllocation
-    did so for allocatable and requested, for cpu and memory, in every cycle. Allocatable changes
-    only when a node is set or removed (``NodeTable.row_changes``), the requested amounts only when
-    pods move (``NodeTable.pod_changes``), one row or a few a cycle: so the copy is made once and
-    then redone for the journalled rows alone; a table that grew or widened (a new array) or
-    promoted a column (``dense_width``) is copied again, as is one whose journal moved on too far.
-    Rows not live hold whatever they held: the fast path reads only live rows."""
-
-    sources: tuple[npt.NDArray[np.int64], ...]
-    width: int
-    rows_seen: int
-    pods_seen: int
-    column: npt.NDArray[np.float64]
-
-
-# Per node table: (kind, slot) -> its float copy; kind "alloc", "requested", "free" (allocatable
-# minus requested), "nz_cpu" or "nz_mem".
-_FLOAT_COLUMNS: weakref.WeakKeyDictionary[NodeTable, dict[tuple[str, int], _FloatColumn]] = \
-    weakref.WeakKeyDictionary()
-
-
-def _float_column(table: NodeTable, kind: str, slot: int) -> npt.NDArray[np.float64]:
-    per = _FLOAT_COLUMNS.get(table)
-    if per is None:
-        per = _FLOAT_COLUMNS[table] = {}
-    alloc, requested = table.alloc, table.requested
-    sources = (alloc, requested) if kind == "free" else (getattr(table, kind),)
-    got = per.get((kind, slot))
-    if (got is not None and got.width == table.dense_width
-            and all(a is b for a, b in zip(got.sources, sources, strict=True))):
-        nodes, rows_end = table.row_changes(got.rows_seen)
-        pods, pods_end = table.pod_changes(got.pods_seen) if kind != "alloc" else ([], got.pods_seen)
-        if nodes is not None and pods is not None:
-            column = got.column
-            source = sources[0]
-            for changed in (nodes, pods):
-                # Python ints, exact; float() rounds as numpy's conversion of the int64 does.
-                if kind == "free":
-                    for row in changed:
-                        column[row] = alloc.item(row, slot) - requested.item(row, slot)
-                elif source.ndim == 2:
-                    for row in changed:
-                        column[row] = source.item(row, slot)
-                else:
-                    for row in changed:
-                        column[row] = source.item(row)
-            got.rows_seen, got.pods_seen = rows_end, pods_end
-            return column
-    _, rows_end = table.row_changes(0)
-    _, pods_end = table.pod_changes(0)
-    if kind == "free":      # both in [0, CAP]: the int64 difference cannot wrap
-        whole = alloc[:, slot] - requested[:, slot]
-    else:
-        whole = sources[0][:, slot] if sources[0].ndim == 2 else sources[0]
-    column = whole.astype(np.float64)
-    per[(kind, slot)] = _FloatColumn(sources, table.dense_width, rows_end, pods_end, column)
-    return column
-
-
-def float_free_column(table: NodeTable, slot: int) -> npt.NDArray[np.float64] | None:
-    """Allocatable minus requested of dense column ``slot`` on every row as float64, for Fit's
-    Filter (``free < request``), or None unless every live node's allocatable of it lies in
-    (0, ``FLOAT_EXACT_ALLOC``): then a row's free amount is exact wherever it is above -2**53, and
-    below that it is negative either way, as its rounded float is. Shared: never write it."""
-    if not derived(table, ("noderesources/float-range", slot), lambda: _column_in_float_range(table, slot)):
-        return None
-    return _float_column(table, "free", slot)
-
-
-def float_alloc_column(table: NodeTable, slot: int) -> npt.NDArray[np.float64]:
-    """Dense allocatable column ``slot`` of ``table`` as float64, one entry per row of its
-    capacity (``_FloatColumn``). Exact where the allocatable is below 2**53, as every live row's
-    is where the fast path runs. Shared: never write it."""
-    return _float_column(table, "alloc", slot)
-
-
-def float_used_column(table: NodeTable, resource: str, slot: int, *, non_zero: bool) -> npt.NDArray[np.float64]:
-    """The requested amounts of ``resource`` (dense column ``slot``) on every row as float64: the
-    non-zero totals for cpu and memory with ``non_zero`` (Fit's scoring), else the actual ones
-    (BalancedAllocation). Each is ``float()`` of the int64 total, as numpy converts it in a mixed
-    operation. Shared: never write it."""
-    if non_zero and resource == "cpu":
-        return _float_column(table, "nz_cpu", -1)
-    if non_zero and resource == "memory":
-        return _float_column(table, "nz_mem", -1)
-    return _float_column(table, "requested", slot)
-
-
 def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, resource: str,
-                           pod_request: int) -> tuple[npt.NDArray[np.float64], int] | None:
+                           pod_request: int) -> tuple[Scores, int] | None:
     """The fast path's read of ``resource`` (Fit's LeastAllocated, BalancedAllocation): its
-    allocatable on ``rows``, as float64 (``float_alloc_column``), and its dense column, when every
-    live node has it, below ``FLOAT_EXACT_ALLOC``, and the request is below CAP; None otherwise
-    (the general path decides).
+    allocatable on ``rows`` and its dense column, when every live node has it, below
+    ``FLOAT_EXACT_ALLOC``, and the request is below CAP; None otherwise (the general path decides).
 
     That every node has it in range changes only with the nodes (cached per table version, one
     pass over the table after a node change), so a cycle spends no pass on it. Fit and
-    BalancedAllocation score the same rows in one cycle: the column is read once for both (a view
-    when the rows are a run, ``row_run``) and kept in the CycleState. The array is shared: read
-    it, never write it."""
+    BalancedAllocation score the same rows in one cycle: the column is gathered once for both and
+    kept in the CycleState. The array is shared: read it, never write it."""
     t = snapshot.table
     col = t.resources.get(resource)
     if col is None or not 0 <= pod_request < CAP:
@@ -470,10 +373,14 @@ def allocatable_everywhere(state: CycleState, snapshot: Snapshot, rows: Rows, re
     if got is None or got[0] is not rows or got[1] is not t or got[2] != t.version:
         got = (rows, t, t.version, {})
         state.write(_GATHERED, got)
-    alloc: npt.NDArray[np.float64] | None = got[3].get(slot)
+    alloc: Scores | None = got[3].get(slot)
     if alloc is None:
-        run = row_run(state, rows)
-        alloc = got[3][slot] = float_alloc_column(t, slot)[rows if run is None else run]
+        filtered = filtered_columns(state, snapshot, rows, slot)
+        if filtered is not None:
+            alloc = got[3][slot] = filtered[0]
+        else:
+            run = row_run(state, rows)
+            alloc = got[3][slot] = t.alloc[:, slot][rows if run is None else run]
     return alloc, slot
 
 
