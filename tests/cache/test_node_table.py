@@ -246,3 +246,21 @@ def test_fit_and_scores_agree_on_a_run_of_rows_and_its_gather(monkeypatch: pytes
     monkeypatch.setattr(fit, "row_run", lambda state, rows: None)
     monkeypatch.setattr(resource_allocation, "row_run", lambda state, rows: None)
     assert _answers(nodes, existing, pending) == on_runs
+
+
+def test_resource_columns_stay_column_major() -> None:
+    """``alloc`` and ``requested`` are column-major through growth and a promoted column (Filter
+    and Score read a resource's column over many rows: contiguous, 8 bytes a row), and their
+    values are those of the nodes and pods, whatever the layout."""
+    t = nt.NodeTable(capacity=4)
+    for i in range(70):                 # grows past 4 rows several times; a rare resource is promoted
+        t.set_node(node(f"n{i}", cpu=f"{i + 1}", extra={"example.com/gpu": "1"}))
+        t.add_pod(i, pod(f"p{i}", cpu="100m", node_name=f"n{i}"))
+    assert t.slots[t.resources["example.com/gpu"]] >= 0
+    for a in (t.alloc, t.requested):
+        assert a.flags.f_contiguous
+        assert a[:, t.slots[t.resources["cpu"]]].flags.c_contiguous
+    cpu = t.slots[t.resources["cpu"]]
+    assert t.alloc[:70, cpu].tolist() == [1000 * (i + 1) for i in range(70)]
+    assert t.requested[:70, cpu].tolist() == [100] * 70
+    assert t.alloc[:70, t.slots[t.resources["example.com/gpu"]]].tolist() == [1] * 70
