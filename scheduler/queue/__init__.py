@@ -1,4 +1,5 @@
-"""The scheduling queue (``scheduling_queue``) and the nominated pods (``nominator``).
+"""The scheduling queue (``scheduling_queue``, its sub-queues' bookkeeping in ``subqueues``) and the
+nominated pods (``nominator``).
 
 Its entries (``QueuedPodInfo``) and the cluster events that move them (``ClusterEvent``) are the
 framework's types (``scheduler.framework.types``): the queue imports the framework, never the reverse.

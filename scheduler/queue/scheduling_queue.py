@@ -39,7 +39,7 @@ Entities (1.37's ``scheduler_queued_entities{queue,type}``, ``scheduler_queue_in
 and the ``incomplete`` and ``pending`` values of ``scheduler_pending_pods``): a gang's pods wait here
 one by one, and a group counts once in each sub-queue where some of its members wait. The PodGroup
 index and the per-sub-queue member counts behind those metrics are ``podgroups.PodGroups``: the
-sub-queues (``_SubQueue`` for activeQ and backoffQ, ``_Unschedulable``) tell it every pod that comes
+sub-queues (``subqueues._SubQueue`` for activeQ and backoffQ, ``subqueues._Unschedulable``) tell it every pod that comes
 and goes. A group popped from backoffQ counts every pod ``pop_group`` gathers in ``PopFromBackoffQ``,
 as upstream counts the entity's size.
 
@@ -62,7 +62,8 @@ from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
 from scheduler.queue.nominator import Nominator
-from scheduler.queue.podgroups import INCOMPLETE, PENDING, POD, POD_GROUP, PodGroups, pod_group_of
+from scheduler.queue.podgroups import INCOMPLETE, PENDING, POD, POD_GROUP, PodGroups
+from scheduler.queue.subqueues import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, _SubQueue, _Unschedulable
 
 __all__ = [
     "ACTIVE",
@@ -81,7 +82,6 @@ __all__ = [
     "backoff_duration",
 ]
 
-ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 # The ``scheduler_queue_incoming_pods_total`` event of a pod popped from backoffQ (upstream's
 # ``framework.PopFromBackoffQ``).
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
@@ -108,108 +108,6 @@ class QueueProfile(Protocol):
     def may_ungate(self, plugin: str, change: ClusterEvent) -> bool: ...
 
     def gates_by_pod_group(self, plugin: str) -> bool: ...
-
-
-class _Unschedulable(dict[str, QueuedPodInfo]):
-    """The unschedulable pods by uid, with the gated ones also grouped by scheduler name and gating
-    plugin (``gated``), so that an event no gating plugin registered for passes a whole group with
-    one check instead of one per pod: with SchedulingWhileGated's 10,000 gated pods, every pod
-    event walked all of them. A pod's ``gating_plugin`` is set before it is put here and does not
-    change while it is here (``_admit``), so the group it was filed under is the one it leaves.
-
-    Each gated group is also split by the pods' PodGroup (``by_pod_group``: namespace and
-    ``schedulingGroup``; ``("", "")`` for pods in none), so that a plugin whose gate is the same for
-    a whole PodGroup (GangScheduling) is asked once per group rather than once per pod
-    (``SchedulingQueue._ungate_by_pod_group``). ``order`` numbers the pods in the order they were
-    filed, which is each dict's iteration order (``pop_group`` sorts by it). Every pod filed or
-    unfiled is reported to ``groups`` (``PodGroups.enter``/``leave``), as unschedulable or gated."""
-
-    def __init__(self, groups: PodGroups) -> None:
-        super().__init__()
-        self._groups = groups
-        self.gated: dict[tuple[str, str], dict[str, QueuedPodInfo]] = {}
-        self.by_pod_group: dict[tuple[str, str], dict[tuple[str, str], dict[str, QueuedPodInfo]]] = {}
-        self.plain: dict[str, QueuedPodInfo] = {}         # the others, in the order they came
-        self.order: dict[str, int] = {}
-        # Where each gated pod was filed: its pod may be replaced (``update``) before it leaves.
-        self._filed: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {}
-        self._seq = itertools.count()
-
-    def __setitem__(self, uid: str, info: QueuedPodInfo) -> None:
-        self._unfile(uid)
-        super().__setitem__(uid, info)
-        self.order[uid] = next(self._seq)
-        self._groups.enter(GATED if info.gating_plugin else UNSCHEDULABLE, uid, info.pod)
-        if info.gating_plugin:
-            key, pg = (info.pod.scheduler_name, info.gating_plugin), pod_group_of(info.pod)
-            self._filed[uid] = (key, pg)
-            self.gated.setdefault(key, {})[uid] = info
-            self.by_pod_group.setdefault(key, {}).setdefault(pg, {})[uid] = info
-        else:
-            self.plain[uid] = info
-
-    def __delitem__(self, uid: str) -> None:
-        self._unfile(uid)
-        super().__delitem__(uid)
-
-    def pop(self, uid: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:  # type: ignore[override]
-        self._unfile(uid)
-        return super().pop(uid, default)
-
-    def _unfile(self, uid: str) -> None:
-        if uid not in self:
-            return
-        del self.order[uid]
-        self._groups.leave(uid)
-        filed = self._filed.pop(uid, None)
-        if filed is None:
-            self.plain.pop(uid, None)
-            return
-        key, pg = filed
-        group = self.gated.get(key)
-        if group is not None:
-            group.pop(uid, None)
-            if not group:
-                del self.gated[key]
-        groups = self.by_pod_group.get(key)
-        if groups is not None:
-            members = groups.get(pg)
-            if members is not None:
-                members.pop(uid, None)
-                if not members:
-                    del groups[pg]
-            if not groups:
-                del self.by_pod_group[key]
-
-
-class _SubQueue(dict[str, tuple[QueuedPodInfo, int]]):
-    """activeQ's or backoffQ's pods by uid, each with its heap entry id; every pod put in or taken
-    out is reported to the PodGroup counts (``PodGroups.enter``/``leave``) under the queue's name."""
-
-    def __init__(self, name: str, groups: PodGroups) -> None:
-        super().__init__()
-        self._name = name
-        self._groups = groups
-
-    def __setitem__(self, uid: str, hit: tuple[QueuedPodInfo, int]) -> None:
-        super().__setitem__(uid, hit)
-        self._groups.enter(self._name, uid, hit[0].pod)
-
-    def __delitem__(self, uid: str) -> None:
-        super().__delitem__(uid)
-        self._groups.leave(uid)
-
-    def pop(self, uid: str, default: Any = None) -> Any:
-        if uid not in self:
-            return default
-        hit = super().pop(uid)
-        self._groups.leave(uid)
-        return hit
-
-    def take(self, uid: str) -> QueuedPodInfo | None:
-        """Remove ``uid`` if it is here: its pod info, else None."""
-        hit = self.pop(uid)
-        return None if hit is None else hit[0]
 
 
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
