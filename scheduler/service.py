@@ -15,6 +15,7 @@ The operator's Kopf handlers are thin: each calls one method here with the raw o
     on_dra_object(kind, type, body)
                             ─► DraStore (DeviceClass, ResourceClaim, ResourceClaimTemplate,
                                ResourceSlice) ─► queue.move_all with old/new (DynamicResources' hints)
+      (these and the other low-rate kinds' handlers are ``object_handlers.ObjectHandlers``, mixed in)
     run_worker(stop)        ─► pop ─► Scheduler.schedule_one (sync) ─► finish (async task: Binding, Events)
 
 HTTP extenders (a profile's ``spec.extenders``) are built by the ``extender_factory`` the edge
@@ -31,13 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from scheduler import features
 from scheduler.cache import Cache
@@ -56,10 +56,10 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.framework.waiting_pods import WaitingPods
 from scheduler.metrics import Metrics
-from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node, parse_pdb
-from scheduler.model.devicetaintrules import DeviceTaintRule
+from scheduler.model import Node, Pod, PodDisruptionBudget, parse_node
 from scheduler.model.podparser import PodParser
 from scheduler.model.podresources import RequestOptions
+from scheduler.object_handlers import ObjectHandlers, _serialized
 from scheduler.plugins.registry import Registry
 from scheduler.podgroup_cycle import PodGroupCycle
 from scheduler.profiles import ProfileMap, compile_profile, parse_spec
@@ -69,9 +69,6 @@ from scheduler.profiles.shadows import Shadows
 from scheduler.queue import SchedulingQueue
 
 __all__ = ["ExtenderFactory", "ProfileStatus", "SchedulerService", "profile_status_body"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 log = logging.getLogger("kopf_scheduler")
 ASSUMED_CLEANUP_PERIOD = 1.0
@@ -143,20 +140,7 @@ def node_change(old: Node | None, new: Node) -> frozenset[str]:
     return frozenset(out)
 
 
-def _serialized(handler: Callable[Concatenate[SchedulerService, P], R]
-                ) -> Callable[Concatenate[SchedulerService, P], R]:
-    """An event handler that runs under the cache's lock, as the scheduling cycle does: the stores it
-    writes (claims, volumes, PDBs, selectors) are read by a cycle on the extender-cycle thread
-    (``_schedule_off_loop``), which must see each event whole. A cycle on the worker's loop never
-    overlaps a handler anyway; there the lock costs an uncontended acquire."""
-    def locked(self: SchedulerService, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self.cache.lock:
-            return handler(self, *args, **kwargs)
-    functools.update_wrapper(locked, handler)
-    return locked
-
-
-class SchedulerService:
+class SchedulerService(ObjectHandlers):
     """The scheduler as the operator runs it (upstream's ``Scheduler`` with its informer handlers):
     profile, pod, node, PDB and namespace events in; the worker (``run_worker``) scheduling pods out."""
 
@@ -526,136 +510,11 @@ class SchedulerService:
                 "Node", actions, old=old, new=node, label="NodeAdd" if old is None else "NodeUpdate"))
         return "NodeAdd" if old is None else "NodeUpdate"
 
-    @_serialized
-    def on_pdb(self, event: str, body: Mapping[str, Any]) -> None:
-        """A PodDisruptionBudget watch event; a malformed one is logged and protects nothing."""
-        pdb = parse_pdb(body)
-        if event == "DELETED":
-            self._pdbs.pop(pdb.key, None)
-        else:
-            old = self._pdbs.get(pdb.key)
-            if pdb.problem and (old is None or old.problem != pdb.problem):
-                log.warning("%s", pdb.problem)
-            self._pdbs[pdb.key] = pdb
-        self._pdb_list = tuple(self._pdbs.values())
-
-    @_serialized
-    def on_selector_owner(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
-        """A Service, ReplicationController, ReplicaSet or StatefulSet watch event. When the
-        selectors a default spread constraint reads change, the pods a plugin rejected and that
-        registered the kind (PodTopologySpread) are moved, as upstream requeues on these kinds."""
-        if self.selector_owners.on_event(kind, event, body):
-            action = {"ADDED": "Add", "DELETED": "Delete"}.get(event, "Update")
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}),
-                                                                  label=f"{kind}{action}"))
-
-    @_serialized
-    def on_volume_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
-        """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver or
-        CSIStorageCapacity watch event (``cache.volumes.KINDS``): the store is updated, and the pods
-        a plugin rejected that registered the kind are moved, with the objects before and after for
-        the plugins' queueing hints."""
-        old: Any = None
-        meta = body.get("metadata") or {}
-        name = str(meta.get("name") or "")
-        if kind == "PersistentVolumeClaim":
-            old = self.volumes.pvc(str(meta.get("namespace") or "default"), name)
-        elif kind == "PersistentVolume":
-            old = self.volumes.pv(name)
-        elif kind == "StorageClass":
-            old = self.volumes.storage_class(name)
-        elif kind == "CSINode":
-            old = self.volumes.csi_node(name)
-        elif kind == "CSIDriver":
-            old = self.volumes.csi_driver(name)
-        elif kind == "CSIStorageCapacity":
-            old = self.volumes.capacity(str(meta.get("namespace") or ""), name)
-        new = self.volumes.on_event(kind, event, body)
-        if new is None and event != "DELETED":
-            # The store dropped it: it reads as absent, and the plugins say so in the pods' reasons.
-            log.warning("%s %s cannot be read and is treated as absent", kind,
-                        f"{meta.get('namespace')}/{name}" if meta.get("namespace") else name)
-        action = "Delete" if event == "DELETED" else "Add" if old is None else "Update"
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
-                                                              label=f"{kind}{action}"))
-
-    def _assumed_claim_changed(self, old: Any, new: Any) -> None:
-        """PreBind assumed a written claim, or an assumption was undone: an update event, as
-        upstream's assume cache sends one. A pod rejected because the claim was being allocated
-        (a shared claim) is moved then; the informer's echo of the same write compares the claim
-        with itself and moves nothing."""
-        self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceClaim", frozenset({"Update"}), old=old,
-                                                              new=new, label="ResourceClaimUpdate"))
-
-    @_serialized
-    def on_pod_group(self, event: str, body: Mapping[str, Any]) -> None:
-        """A PodGroup watch event (``scheduling.k8s.io/v1beta1``, with the GenericWorkload gate): the
-        store that ``Handle.pod_groups`` reads is updated. A group that cannot be read is logged and
-        reads as absent. The pods GangScheduling gated are moved (its hints decide which)."""
-        meta = body.get("metadata") or {}
-        old = self.pod_groups.get(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
-        new = self.pod_groups.on_event(event, body)
-        if new is None and event != "DELETED":
-            log.warning("PodGroup %s/%s cannot be read and is treated as absent", meta.get("namespace"),
-                        meta.get("name"))
-        if new is None:
-            return
-        # GangScheduling's events: a PodGroup added, or updated (its hint: minCount lowered).
-        action = "Add" if old is None else "Update"
-        self.queue.move_all_to_active_or_backoff(ClusterEvent("PodGroup", frozenset({action}), old=old, new=new,
-                                                              label=f"PodGroup{action}"))
-
-    @_serialized
-    def on_dra_object(self, kind: str, event: str, body: Mapping[str, Any]) -> None:
-        """A DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice or DeviceTaintRule watch event
-        (``cache.dra.KINDS``; ``event`` ADDED, MODIFIED or DELETED): the store is updated (the
-        informer's object replaces any claim PreBind assumed), and the pods a plugin rejected that
-        registered the kind are moved, with the objects before and after for the queueing hints
-        (DynamicResources': a claim's creation or status change, a deallocation). An object that
-        cannot be read is logged and reads as absent."""
-        meta = body.get("metadata") or {}
-        name = str(meta.get("name") or "")
-        namespace = str(meta.get("namespace") or "default")
-        old: Any = None
-        if kind == "ResourceClaim":
-            old = self.dra.claim(namespace, name)      # as the assume cache's handlers see it
-        elif kind == "ResourceClaimTemplate":
-            old = self.dra.template(namespace, name)
-        elif kind == "DeviceClass":
-            old = self.dra.device_class(name)
-        elif kind == "ResourceSlice":
-            old = self.dra.slice(name)
-        elif kind == "DeviceTaintRule":
-            old = self.dra.taint_rule(name)
-        new = self.dra.on_event(kind, event, body)
-        if new is None and event != "DELETED":
-            log.warning("%s %s cannot be read and is treated as absent", kind,
-                        f"{namespace}/{name}" if kind in ("ResourceClaim", "ResourceClaimTemplate") else name)
-        if kind == "DeviceTaintRule":
-            # Upstream's scheduler sees a rule only through the slices it patches (the
-            # resourceslice tracker): a rule that changes some device's taints is a ResourceSlice
-            # update for the queue, one that selects nothing no event at all.
-            if self.dra.rule_touches(old) or (isinstance(new, DeviceTaintRule) and self.dra.rule_touches(new)):
-                self.queue.move_all_to_active_or_backoff(ClusterEvent("ResourceSlice", frozenset({"Update"}),
-                                                                      label="ResourceSliceUpdate"))
-            return
-        action = "Delete" if event == "DELETED" or new is None else "Add" if old is None else "Update"
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, frozenset({action}), old=old, new=new,
-                                                              label=f"{kind}{action}"))
-
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run API work off the cycle (async preemption); ``run_worker`` waits for it on stop."""
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    @_serialized
-    def on_namespace(self, event: str, body: Mapping[str, Any]) -> None:
-        meta = body.get("metadata") or {}
-        if event == "DELETED":
-            self.cache.remove_namespace(str(meta.get("name", "")))
-        else:
-            self.cache.set_namespace(str(meta.get("name", "")), dict(meta.get("labels") or {}))
 
     def refresh_gauges(self) -> None:
         """The gauges a scrape reads from the current state: unschedulable pods by plugin, the
