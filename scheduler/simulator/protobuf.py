@@ -9,8 +9,8 @@ clients accept too: they send ``Accept: application/vnd.kubernetes.protobuf,appl
 
 The body is apimachinery's envelope: the magic ``k8s\\x00``, then a ``runtime.Unknown`` message (``typeMeta``
 = 1, ``raw`` = 2, ``contentEncoding`` = 3, ``contentType`` = 4) whose ``raw`` is the object's own message.
-Messages are decoded with two tables from ``apidefs``: the Go types' field numbers (``proto_fields``) and
-their OpenAPI schemas (``schemas``), which say what each field holds. The JSON that comes out is what
+Messages are decoded with two tables: the Go types' field numbers (``protodefs.proto_fields``) and
+their OpenAPI schemas (``apidefs.schemas``), which say what each field holds. The JSON that comes out is what
 ``json.Marshal`` of the typed object would give, as far as it matters here: a scalar present on the wire
 is dropped when it is its zero value and the Go field is neither a pointer nor without ``omitempty``
 (gogo-protobuf writes every non-pointer scalar, set or not); the well-known types become their JSON forms
@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from scheduler.simulator import apidefs
+from scheduler.simulator import apidefs, protodefs
 from scheduler.simulator.decode import MAX_DEPTH
 
 __all__ = ["MAGIC", "ProtobufError", "decodable", "decode_object"]
@@ -211,7 +211,7 @@ def _scalar(schema: Obj, wire: int, raw: Any) -> Any:
 
 class _Decoder:
     def __init__(self) -> None:
-        self.fields = apidefs.proto_fields()
+        self.fields = protodefs.proto_fields()
         self.schemas = apidefs.schemas()
         self.by_number: dict[str, dict[int, tuple[str, str]]] = {}
 
@@ -307,7 +307,7 @@ def _decoder() -> _Decoder:
 def decodable(group: str, version: str, kind: str) -> bool:
     """Whether bodies of this kind can be read from protobuf (a built-in kind with a known encoding)."""
     name = apidefs.kind_definitions().get((group, version, kind))
-    return name is not None and name in apidefs.proto_fields()
+    return name is not None and name in protodefs.proto_fields()
 
 
 def decode_object(data: bytes, group: str, version: str, kind: str) -> Obj:
@@ -323,7 +323,7 @@ def decode_object(data: bytes, group: str, version: str, kind: str) -> Obj:
         raise ProtobufError("unsupported content encoding or type in the envelope")
     g, _, v = api_version.rpartition("/")
     name = apidefs.kind_definitions().get((g, v, body_kind))
-    if name is None or name not in apidefs.proto_fields():
+    if name is None or name not in protodefs.proto_fields():
         raise ProtobufError(f"no kind {body_kind!r} is registered for version {api_version!r}")
     dec = _decoder()
     out: Obj = {"apiVersion": api_version, "kind": body_kind}
