@@ -47,8 +47,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import numpy as np
 
@@ -87,10 +86,12 @@ from scheduler.framework.types import ClusterEvent, QueuedPodInfo
 from scheduler.logonce import CauseLog, cause_of
 from scheduler.metrics import Children, Metrics
 from scheduler.model import Pod
-from scheduler.model.podgroup import PodGroup
+from scheduler.outcomes import Attempt as _Attempt
+from scheduler.outcomes import Binding, Dropped, Failure, GroupOutcome, Outcome, ScheduleResult
 from scheduler.profiles.profile_map import ProfileMap
-from scheduler.profiles.shadows import ReusePlan, Shadow, ShadowDifference, Shadows
+from scheduler.profiles.shadows import Shadow, Shadows
 from scheduler.queue import SchedulingQueue
+from scheduler.shadow_cycle import shadow_decision
 
 __all__ = ["Binding", "Dropped", "Failure", "GroupOutcome", "Outcome", "ScheduleResult", "Scheduler"]
 
@@ -99,83 +100,6 @@ REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 NOTE_LENGTH_LIMIT = 1024
 _SKIP = Status(Code.SKIP)     # RunPreBindPreFlights' answer when no PreBind plugin has work
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduleResult:
-    node: str
-    evaluated_nodes: int
-    feasible_nodes: int
-
-
-@dataclass(slots=True)
-class Binding:
-    info: QueuedPodInfo
-    framework: Framework
-    state: CycleState
-    assumed: Pod
-    result: ScheduleResult
-    started: float
-    permit_wait: float = 0.0
-    permit_plugin: str = ""
-    decision: DecisionRecord | None = None      # kept for a pod that asked for it (EXPLAIN_ANNOTATION)
-    nominated: bool = False     # the binding cycle set its nominatedNodeName (NominatedNodeNameForExpectation)
-
-
-@dataclass(slots=True)
-class Failure:
-    info: QueuedPodInfo
-    framework: Framework
-    status: Status
-    message: str
-    started: float
-    nominated_node: str | None = None
-    error: bool = False
-    decision: DecisionRecord | None = None
-    # PostFilter's ``prepare`` (synchronous preemption), awaited before the failure is handled;
-    # ``message_if_failed`` words the failure when it returns PostFilter's error.
-    preparation: Callable[[], Awaitable[str]] | None = None
-    message_if_failed: Callable[[str], str] | None = None
-
-
-@dataclass(slots=True)
-class Dropped:
-    """The pod left scheduling: deleted, already assigned, or its profile is gone."""
-
-    info: QueuedPodInfo
-    why: str
-
-
-@dataclass(slots=True)
-class GroupOutcome:
-    """A PodGroup cycle's result (``scheduler/podgroup_cycle.py``): each member's outcome, and the
-    group's ``PodGroupInitiallyScheduled`` condition to write: ``condition`` at once (the group
-    failed), ``on_bound`` once every Binding went through; None when it would not change."""
-
-    group: PodGroup
-    members: list[Binding | Failure | Dropped] = field(default_factory=list)
-    condition: dict[str, object] | None = None
-    on_bound: dict[str, object] | None = None
-    # Whether a later cycle found the group feasible meanwhile (its True condition is on its way,
-    # and True is terminal): ``condition`` is then not written. The True-never-regresses rule is
-    # checked when a cycle computes the condition; this checks it again when the write is made,
-    # after this cycle's failure reports, which a later cycle's binds and True write can overtake.
-    superseded: Callable[[], bool] | None = None
-
-
-Outcome = Binding | Failure | Dropped | GroupOutcome
-
-
-@dataclass(slots=True)
-class _Attempt:
-    node: str | None = None
-    status: Status = field(default_factory=Status)
-    diagnosis: Diagnosis = field(default_factory=Diagnosis)
-    evaluated: int = 0
-    feasible: int = 0
-    num_all_nodes: int = 0
-    # (rows, totals, per-plugin normalised scores) of the Score run, kept for a decision record.
-    scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int] | None = None
 
 
 def truncate_message(msg: str) -> str:
@@ -477,7 +401,7 @@ class Scheduler:
         """Decide ``pod`` with ``shadow`` on the live cycle's snapshot and count how it compares. A
         shadow never changes the live cycle: it works on copies, and its failures are only logged."""
         try:
-            outcome, difference = self._shadow_decision(shadow, live, state, pod, snapshot, a)
+            outcome, difference = shadow_decision(shadow, live, state, pod, snapshot, a, self._shadow_schedule_pod)
         except Exception as e:
             self.api_log.report(f"shadow {shadow.cr_name}: {type(e).__name__}",
                                 "shadow profile %s failed on %s: %s", shadow.cr_name, pod.key, e)
@@ -486,68 +410,8 @@ class Scheduler:
         if self.metrics is not None:
             self.metrics.shadow_decisions.labels(shadow.cr_name, outcome).inc()
 
-    def _shadow_decision(self, shadow: Shadow, live: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
-                         a: _Attempt) -> tuple[str, ShadowDifference | None]:
-        sfw = shadow.framework
-        plan = shadow.plan(live)
-        live_score = int(a.scored[1][a.scored[3]]) if a.scored is not None and a.node is not None else None
-        node: str | None
-        score: int | None = None
-        reason = ""
-        if not plan.filters_same or a.status.code == Code.ERROR or sfw.extenders or live.extenders:
-            # It filters differently (or extenders take part, whose scores are no per-plugin scores
-            # to reuse): its own whole algorithm, on the same snapshot.
-            node, score, reason = self._shadow_whole(sfw, pod, snapshot, a)
-        elif a.node is None:
-            node, reason = None, a.status.message() or fit_error_message(a.num_all_nodes, a.diagnosis)
-        elif a.scored is None:
-            node = a.node                                   # one feasible node: any scoring picks it
-        else:
-            node, score, reason = self._shadow_rescored(sfw, plan, state, pod, snapshot, a, a.scored)
-        if node == a.node:
-            return "agreed", None
-        outcome = "wouldBePending" if node is None else "differed"
-        return outcome, ShadowDifference(pod.key, time.time(), a.node, live_score, node, score, reason)
-
-    def _shadow_whole(self, sfw: Framework, pod: Pod, snapshot: Snapshot, a: _Attempt
-                      ) -> tuple[str | None, int | None, str]:
-        """The shadow's own whole algorithm on the live cycle's snapshot: (node, score, reason)."""
-        sa = self._schedule_pod(sfw, sfw.new_cycle_state(), pod, snapshot, shadow=True)
-        node = sa.node
-        score: int | None = None
-        if sa.scored is not None and node is not None:
-            score = int(sa.scored[1][sa.scored[3]])
-            if a.node is not None and a.node != node:
-                rows, totals = sa.scored[0], sa.scored[1]
-                live_row = snapshot.row_of(a.node)
-                hit = np.flatnonzero(rows == live_row)
-                if len(hit) and totals[hit[0]] == totals.max():
-                    node = a.node                       # a tie: the shadow accepts the live node
-        if node is None:
-            return None, score, sa.status.message() or fit_error_message(sa.num_all_nodes, sa.diagnosis)
-        return node, score, ""
-
-    def _shadow_rescored(self, sfw: Framework, plan: ReusePlan, state: CycleState, pod: Pod, snapshot: Snapshot,
-                         a: _Attempt, scored: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int]
-                         ) -> tuple[str | None, int | None, str]:
-        """The shadow filters as the live profile: re-run only the Score plugins it configures
-        differently, reuse the live per-plugin scores for the others: (node, score, reason)."""
-        rows, _, live_per_plugin, pos = scored
-        s_state = state.copy()
-        s_state.skip_score_plugins -= plan.rescored
-        s = sfw.run_pre_score(s_state, pod, snapshot, rows, only=plan.rescored)
-        totals = np.zeros(len(rows), np.int64)
-        if s.is_success():
-            totals, _, s = sfw.run_score(s_state, pod, snapshot, rows, only=plan.rescored)
-        if not s.is_success():
-            return None, None, s.message()
-        for name, weight in sfw.score_weights().items():
-            if name in plan.reused and name in live_per_plugin:
-                totals = totals + live_per_plugin[name] * weight
-        best = int(totals.max())
-        if int(totals[pos]) == best:
-            return a.node, best, ""                         # the live node is among the shadow's best
-        return snapshot.node_info(int(rows[sfw.select_position(totals)])).name, best, ""
+    def _shadow_schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> _Attempt:
+        return self._schedule_pod(fwk, state, pod, snapshot, shadow=True)
 
     def _record(self, fwk: Framework, info: QueuedPodInfo, a: _Attempt, snapshot: Snapshot,
                 preemption: tuple[str, tuple[str, ...]] | None) -> DecisionRecord | None:

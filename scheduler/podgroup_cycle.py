@@ -77,7 +77,7 @@ from typing import Protocol
 from scheduler import features
 from scheduler.cache import Cache, Snapshot, WhatIf
 from scheduler.cache.podgroups import PodGroupStore
-from scheduler.cycle import Binding, Dropped, Failure, GroupOutcome, Scheduler, ScheduleResult, _Attempt
+from scheduler.cycle import Scheduler
 from scheduler.framework.cycle_state import CycleState, PodGroupCycleState
 from scheduler.framework.diagnosis import NO_NODES_AVAILABLE, fit_error_message
 from scheduler.framework.group_diagnosis import GroupDiagnosis
@@ -86,6 +86,8 @@ from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.model import Pod
 from scheduler.model.podgroup import POD_GROUP_INITIALLY_SCHEDULED, PodGroup
+from scheduler.outcomes import Attempt as _Attempt
+from scheduler.outcomes import Binding, Dropped, Failure, GroupOutcome, ScheduleResult
 from scheduler.plugins import podgrouppreemption as wap
 from scheduler.plugins.defaultpreemption import NAME as DEFAULT_PREEMPTION
 from scheduler.plugins.defaultpreemption import DefaultPreemption
