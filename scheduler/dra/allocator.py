@@ -211,9 +211,7 @@ class Allocator:
         got = self._searched.get((id(pools), id(claims)))
         if got is None:
             return self._search(node, pools, claims, deadline)
-        if isinstance(got[2], AllocationError):
-            raise got[2]
-        return got[2]
+        return _answer(got[2])
 
     def _search(self, node: Node, pools: list[Pool], claims: Sequence[ResourceClaim] | None,
                 deadline: float | None) -> Sequence[AllocationResult] | None:
@@ -229,9 +227,7 @@ class Allocator:
             if self.index.node_independent(common) and all(self.index.pool_independent(p) for p in own_live):
                 got = self._searched.get((id(common), *map(id, own_live), id(claims)))
                 if got is not None:
-                    if isinstance(got[2], AllocationError):
-                        raise got[2]
-                    return got[2]
+                    return _answer(got[2])
         run = _Run(self, node, claims=claims, deadline=deadline)
         run.pools = pools
         run.prepare()
@@ -255,10 +251,7 @@ class Allocator:
             except AllocationError as e:
                 outcome = e
             got = self._searched[key] = (pools, claims, outcome)
-        outcome = got[2]
-        if isinstance(outcome, AllocationError):
-            raise outcome
-        return outcome
+        return _answer(got[2])
 
     def _plan(self, claims: Sequence[ResourceClaim]) -> SimplePlan | None:
         if len(claims) != 1:
@@ -294,3 +287,11 @@ class Allocator:
         if plan is not None:
             return plan.allocate(Node("", {}), no_pools=True)
         return _Run(self, Node("", {}), no_pools=True, claims=claims, deadline=deadline).run()
+
+
+def _answer(outcome: Sequence[AllocationResult] | AllocationError | None) -> Sequence[AllocationResult] | None:
+    """A kept search outcome as ``allocate`` gives it: the results, or the search's error raised
+    again (each node that shares the search fails with it, as its own search would)."""
+    if isinstance(outcome, AllocationError):
+        raise outcome
+    return outcome
