@@ -80,7 +80,7 @@ def test_binding_network_failure_unreserves_forgets_and_requeues(tmp_path: Path,
         service = env.runtime.service
         # Every bind fails on the wire: the pods go back to the queue (and the gauge) with backoff,
         # none stays assumed.
-        env.wait(lambda: service.metrics.schedule_attempts.labels("error", "kopf-scheduler")._value.get() >= 20,
+        env.wait(lambda: service.metrics.schedule_attempts.labels("error", "kopf-scheduler").get() >= 20,
                  timeout=30, message="every first binding failed")
         env.wait(lambda: pending_gauge(env) > 0, message="the failed pods are pending again")
         assert not any(bound(env).values())
@@ -482,8 +482,8 @@ def test_a_burst_of_pods_behind_the_qps_binds_each_pod_once_with_no_cycle_abando
         assert set(server.binds.values()) == {1} and server.bind_conflicts == 0
         assert all(bound(env).values())
         attempts = service.metrics.schedule_attempts
-        assert attempts.labels("scheduled", "kopf-scheduler")._value.get() == pods
-        assert attempts.labels("error", "kopf-scheduler")._value.get() == 0
+        assert attempts.labels("scheduled", "kopf-scheduler").get() == pods
+        assert attempts.labels("error", "kopf-scheduler").get() == 0
         assert service.cycles == pods
     abandoned = [r.getMessage() for r in caplog.records if "binding cycle" in r.getMessage()]
     assert not abandoned, abandoned[:3]

@@ -142,7 +142,7 @@ def test_preemption(case: Case, async_preemption: bool) -> None:
     else:
         assert nominated == case.nominated
         assert s.queue.nominator.node_of(p.uid) == case.nominated
-    assert s.metrics.preemption_attempts._value.get() == 1
+    assert s.metrics.preemption_attempts.get() == 1
 
 
 def _c(node_name: str, *victims: tuple[int, str], violations: int = 0) -> Candidate:
@@ -269,8 +269,8 @@ def test_burst_of_high_priority_pods_preempts_the_minimal_set() -> None:
     for p in high:
         assert s.queue.nominator.node_of(p.uid) == ""               # assumed: nomination dropped
     m = s.metrics
-    assert m.preemption_attempts._value.get() == 4
-    assert sum(b.get() for b in m.preemption_victims._buckets) == 4
+    assert m.preemption_attempts.get() == 4
+    assert m.registry.get_sample_value("scheduler_preemption_victims_count") == 4
 
 
 def test_preemptor_waits_gated_until_its_victims_are_gone() -> None:
