@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from scheduler import features
@@ -243,7 +243,7 @@ class _Hypothetical:
         self.w = w
 
     def assume(self, pod: Pod, node: str) -> Pod:
-        placed = replace(pod, node_name=node)
+        placed = pod.with_fields(node_name=node)
         self.w.add(placed, node)
         return placed
 

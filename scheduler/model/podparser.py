@@ -42,12 +42,6 @@ from scheduler.model.podresources import DEFAULT_REQUEST_OPTIONS, RequestOptions
 
 __all__ = ["PodParser"]
 
-# The Pod's slots, for the copy with new status fields (``dataclasses.replace`` costs a third of
-# a full parse: it validates and re-runs ``__init__`` through keyword arguments).
-_SLOTS: tuple[str, ...] = Pod.__slots__
-_set = object.__setattr__
-
-
 # How many pod templates (distinct digests) the parser remembers for new pods, least recently
 # used first out: a workload's few templates, a cluster's Deployments and DaemonSets in flight.
 TEMPLATES = 256
@@ -74,13 +68,8 @@ def _digest(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> bytes:
 
 
 def _with(pod: Pod, fields: Mapping[str, Any]) -> Pod:
-    """A copy of ``pod`` with ``fields`` replaced (the Pod is frozen: set through ``object``)."""
-    new = Pod.__new__(Pod)
-    for name in _SLOTS:
-        _set(new, name, getattr(pod, name))
-    for name, value in fields.items():
-        _set(new, name, value)
-    return new
+    """A copy of ``pod`` with ``fields`` replaced."""
+    return pod.with_fields(**fields)
 
 
 class PodParser:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.framework.cycle_state import CycleState
@@ -316,5 +316,5 @@ def _reprieve(snapshot: Snapshot, fwk: FilterRunner, w: WhatIf, v: Victim, place
 
 
 def assignment(pod: Pod, state: CycleState, node: str) -> Assignment:
-    return Assignment(replace(pod, node_name=node), state, node)
+    return Assignment(pod.with_fields(node_name=node), state, node)
 
