@@ -57,7 +57,7 @@ class TaintToleration:
         t = snapshot.table
         per_set = untolerated_taint_per_set(t, pod.tolerations, _HARD)
         bad = np.array([x is not None for x in per_set], np.bool_)
-        if not bad.any():       # every taint set tolerated (the usual): no row to read
+        if not np.count_nonzero(bad):       # every taint set tolerated (the usual): no row to read
             return fwk.FilterVerdict.passed(len(rows))
         failed = bad[t.taint_set[rows]]
         if not failed.any():
@@ -89,11 +89,11 @@ class TaintToleration:
     def uniform_score(self, state: CycleState, pod: Pod, snapshot: Snapshot) -> int | None:
         """UniformScorePlugin: 0 on every row while no node has a PreferNoSchedule taint the pod
         does not tolerate (the usual cluster), so the runtime reads no row for this plugin."""
-        return None if self._per_set(state, pod, snapshot).any() else 0
+        return None if np.count_nonzero(self._per_set(state, pod, snapshot)) else 0
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
         per_set = self._per_set(state, pod, snapshot)
-        if not per_set.any():   # no untolerated PreferNoSchedule taint anywhere: no row to read
+        if not np.count_nonzero(per_set):   # no untolerated PreferNoSchedule taint anywhere: no row to read
             return np.zeros(len(rows), np.int64)
         return per_set[snapshot.table.taint_set[rows]]
 
