@@ -24,10 +24,6 @@ The core never learns how a client throttles; the edge never learns what a bindi
                         └── due += w ───────┴── reschedule(+w) ◄──────────── throttled(w)
 
 The per-request timeout starts once the token is held (``kubeapi/client.py``) and is not affected.
-A request sent by the guarded task itself while the deadline is nearer than its own timeout skips
-that timer (``remaining``): the deadline would cancel it first, and a timer a request costs about
-2 % of the operator's CPU at a thousand pods a second (two requests a pod). A request of any other
-task (one it gathers, one it leaves running) keeps its own.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-__all__ = ["Deadline", "remaining", "throttled"]
+__all__ = ["Deadline", "throttled"]
 
 T = TypeVar("T")
 
@@ -49,14 +45,13 @@ class Deadline:
     """A whole-cycle deadline: ``due`` (on ``clock``, ``time.monotonic``) is when the cycle is
     abandoned; the binding watchdog (``SchedulerService.binding_overdue``) reads it too."""
 
-    __slots__ = ("_clock", "_task", "_throttled_until", "_timeout", "due")
+    __slots__ = ("_clock", "_throttled_until", "_timeout", "due")
 
     def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self.due = clock() + seconds
         self._throttled_until = 0.0
         self._timeout: asyncio.Timeout | None = None
-        self._task: asyncio.Task[object] | None = None
 
     def throttled(self, seconds: float) -> None:
         """A request of this cycle waits ``seconds`` from now for a rate-limit token: move the
@@ -80,25 +75,10 @@ class Deadline:
         token = _CURRENT.set(self)
         try:
             async with asyncio.timeout(self.due - self._clock()) as self._timeout:
-                self._task = asyncio.current_task()
                 return await aw
         finally:
-            self._timeout = self._task = None
+            self._timeout = None
             _CURRENT.reset(token)
-
-
-def remaining() -> float | None:
-    """Seconds to the current deadline when the running task is the one it guards (its timer
-    cancels this very task), else None: outside a binding cycle, or in a task the cycle started,
-    which the deadline may never cancel. None too once the deadline has fired: a plugin that
-    swallowed its cancellation and still sends gets the request's own timer back."""
-    deadline = _CURRENT.get()
-    if deadline is None or deadline._task is not asyncio.current_task():
-        return None
-    timeout = deadline._timeout
-    if timeout is None or timeout.expired():
-        return None
-    return deadline.due - deadline._clock()
 
 
 def throttled(seconds: float) -> None:

@@ -26,7 +26,6 @@ from typing import Any
 import aiohttp
 import orjson
 
-from scheduler.deadline import remaining as deadline_remaining
 from scheduler.errors import ClientError, ConflictError, NotFoundError, TransportError
 from scheduler.kubeapi.config import KubeConfig
 from scheduler.kubeapi.credentials import CredentialError
@@ -240,16 +239,9 @@ class KubeClient:
             nonlocal headed
             headed = True
             self._count(method, status, t0)
-        left = deadline_remaining()
         try:
-            if left is not None and left <= total:
-                # The binding cycle's deadline, on this very task, comes first: a timer of the
-                # request's own would never fire (scheduler/deadline.py).
+            async with asyncio.timeout(total):
                 resp = await self._http1().request(method, path, headers, data, params=params, on_head=on_head)
-            else:
-                async with asyncio.timeout(total):
-                    resp = await self._http1().request(method, path, headers, data, params=params,
-                                                       on_head=on_head)
         except _TRANSPORT as e:
             if not headed:
                 self._count(method, None, t0)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from scheduler.deadline import Deadline, remaining, throttled
+from scheduler.deadline import Deadline, throttled
 
 
 class Clock:
@@ -87,32 +87,3 @@ def test_a_wait_reported_after_the_deadline_passed_is_ignored() -> None:
     async def go() -> str:
         return await d.guard(swallows())
     assert asyncio.run(go()) == "went on"
-
-
-def test_remaining_is_told_only_to_the_guarded_task_while_the_deadline_stands() -> None:
-    """``remaining``: a request may skip its own timer only when the deadline cancels the very
-    task that sends it, and only until the deadline fires (scheduler/deadline.py)."""
-    seen: dict[str, float | None] = {}
-    assert remaining() is None                          # outside any cycle
-
-    async def child() -> None:
-        seen["child"] = remaining()                     # a task the cycle started: never cancelled by it
-
-    async def cycle(d: Deadline) -> None:
-        seen["guarded"] = remaining()
-        await asyncio.gather(child())
-        try:
-            await asyncio.sleep(1.0)
-        except asyncio.CancelledError:
-            seen["after"] = remaining()                 # it fired: the request's own timer is back
-            raise
-
-    async def go() -> None:
-        d = Deadline(0.2)
-        with pytest.raises(TimeoutError):
-            await d.guard(cycle(d))
-    asyncio.run(go())
-    guarded = seen["guarded"]
-    assert guarded is not None and 0.1 < guarded <= 0.2
-    assert seen["child"] is None
-    assert seen["after"] is None
