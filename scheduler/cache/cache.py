@@ -200,6 +200,17 @@ class Cache:
             return
         with self.lock:
             e = self._pods.get(pod.uid)
+            if (e is not None and e.state is PodState.ASSUMED and e.node == pod.node_name
+                    and (row := self.table.row_of.get(e.node)) is not None and _same_placement(e.pod, pod)):
+                # The watch confirming a pod as it was assumed (every bound pod's second event):
+                # its columns, counters, term holders and claim counts already hold it, and taking
+                # it out and in again would leave them as they are. Only the object the node keeps
+                # changes, to the server's (its status); no cycle's reading changes, so an
+                # opportunistic batch (framework/batch.py) stays valid across it.
+                self.table.swap_pod(row, pod)
+                self._pods[pod.uid] = _Entry(pod, pod.node_name, PodState.ADDED)
+                self._assumed.discard(pod.uid)
+                return
             mutations = self.table.mutations
             if e is not None:
                 # Confirms an assumption, or is a re-list of a known pod: replace in place.

@@ -575,6 +575,16 @@ class NodeTable:
                 self._release(row, info.node.name)
         info.generation += 1
 
+    def swap_pod(self, row: int, pod: Pod) -> None:
+        """Keep ``pod`` on ``row`` in place of the pod of its uid that is counted there, which
+        ``pod`` places exactly as (``Cache.add_pod`` checks): what ``add_pod(-1)`` then
+        ``add_pod(+1)`` leave, without their arithmetic; no cycle's reading changes (``mutations``)."""
+        info = self.infos[row]
+        assert info is not None and pod.uid in info.pods
+        self.pod_epochs[row] += 1
+        info.pods[pod.uid] = pod
+        info.generation += 1
+
     def move_pods(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], sign: int,
                   vectors: PodVectors | None = None) -> None:
         """``add_pod(rows[i], pod, sign)`` for every pod of ``pods[i]``, the rows distinct.

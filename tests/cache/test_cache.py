@@ -439,3 +439,62 @@ def test_unlocked_lets_another_thread_in_and_restores_the_depth() -> None:
     assert free == [True]
     with c.unlocked():                          # without the lock: nothing to let go of
         pass
+
+
+# --- the watch confirming an assumed pod -----------------------------------------------------------
+def _rich_pod(name: str, **kw: object) -> Pod:
+    """A pod every part of the cache counts: requests, host ports, labels and affinity terms."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+    return pod(name, "500m", labels={"app": "web"}, spec={
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                        "ports": [{"containerPort": 80, "hostPort": 8080}]}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}, **kw)
+
+
+def _cache_state(c: Cache, uid: str) -> tuple[object, ...]:
+    t = c.table
+    key = SpreadMatch("default", parse_label_selector({"matchLabels": {"app": "web"}}, "s"))
+    holders = {k: {repr(term): dict(rows) for term, rows in v.items()} for k, v in c.holders.by_kind.items()}
+    return (t.requested.copy().tolist(), t.nz_cpu.tolist(), t.nz_mem.tolist(), t.pod_count.tolist(),
+            [dict(i.ports) if i is not None else None for i in t.infos], c.counter(key).tolist(), holders,
+            t.mutations, c.pod_count(), c.is_assumed(uid))
+
+
+@pytest.mark.parametrize(("case", "confirmed"), [
+    ("as assumed: kept in place", lambda p: p.with_fields(node_name="a", phase="Pending")),
+    ("another node: moved", lambda p: p.with_fields(node_name="b")),
+    ("other requests: counted anew", lambda p: p.with_fields(node_name="a", requests={"cpu": 900})),
+])
+def test_confirming_an_assumed_pod_counts_it_as_adding_it_bound(case: str, confirmed: object) -> None:
+    """``Cache.add_pod`` of an assumed pod: the cache ends as if the confirmed pod had been added
+    bound from the start, whatever path it takes (kept in place when it places as assumed)."""
+    def fresh() -> Cache:
+        c = Cache()
+        c.add_node(node("a"))
+        c.add_node(node("b"))
+        c.add_pod(_rich_pod("other", node_name="b"))
+        return c
+
+    p = _rich_pod("p")
+    final = confirmed(p)  # type: ignore[operator]
+    via_assume = fresh()
+    via_assume.assume_pod(p, "a")
+    mutations = via_assume.table.mutations
+    swapped: list[str] = []
+    swap = via_assume.table.swap_pod
+    via_assume.table.swap_pod = lambda row, q: (swapped.append(q.uid), swap(row, q))[1]  # type: ignore[method-assign]
+    via_assume.add_pod(final)
+    assert swapped == ([p.uid] if case.startswith("as assumed") else []), case
+    direct = fresh()
+    direct.add_pod(final)
+    got, want = _cache_state(via_assume, p.uid), _cache_state(direct, p.uid)
+    assert got[:-3] == want[:-3], case                  # every column, counter and holder
+    assert got[-2:] == want[-2:], case                  # one pod, not assumed
+    assert via_assume.get_pod(p.uid) is final
+    row = via_assume.table.row_of[final.node_name]
+    assert via_assume.table.info(row).pods[p.uid] is final
+    if case.startswith("as assumed"):
+        assert via_assume.table.mutations == mutations  # no cycle's reading changed
+    via_assume.remove_pod(final)
+    direct.remove_pod(final)
+    assert _cache_state(via_assume, p.uid)[:-3] == _cache_state(direct, p.uid)[:-3]
