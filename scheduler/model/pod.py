@@ -12,7 +12,7 @@ explicit ``"0"`` counts 0, and a pod with no containers at all counts 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -54,6 +54,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
+    "copy_with",
     "parse_pod",
     "status_fields",
 ]
@@ -212,22 +213,33 @@ class Pod:
 
     def with_fields(self, **fields: Any) -> Pod:
         """A copy with ``fields`` replaced: ``dataclasses.replace`` without its per-field checks and
-        ``__init__`` call (8 µs for a Pod, this 4 µs; the cycle assumes every pod it places). The
+        ``__init__`` call (8.3 µs for a Pod, this 4 µs; the cycle assumes every pod it places). The
         fields are the Pod's own; nothing is derived from them at construction."""
-        new = _new_pod(Pod)
-        for name in _POD_SLOTS:
-            _set(new, name, getattr(self, name))
-        for name, value in fields.items():
+        for name in fields:
             if name not in _POD_FIELDS:
                 raise TypeError(f"Pod has no field {name!r}")
-            _set(new, name, value)
-        return new
+        return copy_with(self, fields)
 
 
-_POD_SLOTS: tuple[str, ...] = Pod.__slots__
-_POD_FIELDS = frozenset(_POD_SLOTS)
-_new_pod = Pod.__new__
-_set = object.__setattr__
+_POD_FIELDS = frozenset(Pod.__slots__)
+
+
+def _make_copier() -> Callable[[Pod, Mapping[str, Any]], Pod]:
+    """``copy_with``, generated once with one line a slot, as ``dataclasses`` generates
+    ``__init__``: a loop over the slot names costs a quarter more (4.7 against 3.7 µs, timeit), and
+    the pod informer copies every pod it sees (``PodParser``), 30,000 a run in SchedulingDaemonset."""
+    lines = ["def copy_with(pod, fields):", "    new = new_pod(Pod)"]
+    lines += [f"    set_(new, {name!r}, pod.{name})" for name in Pod.__slots__]
+    lines += ["    for name, value in fields.items():", "        set_(new, name, value)", "    return new"]
+    namespace: dict[str, Any] = {"new_pod": Pod.__new__, "Pod": Pod, "set_": object.__setattr__}
+    exec("\n".join(lines), namespace)     # our own source, from the slot names
+    copier: Callable[[Pod, Mapping[str, Any]], Pod] = namespace["copy_with"]
+    return copier
+
+
+copy_with = _make_copier()
+copy_with.__doc__ = """A copy of ``pod`` with ``fields`` replaced, unchecked: the names must be the Pod's own
+(``Pod.with_fields`` checks them)."""
 
 
 # --- parsing -------------------------------------------------------------------------------------

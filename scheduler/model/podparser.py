@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from scheduler.model.nodefeatures import Feature, active_registry
-from scheduler.model.pod import EXPLAIN_ANNOTATION, Pod, parse_pod, status_fields
+from scheduler.model.pod import EXPLAIN_ANNOTATION, Pod, copy_with, parse_pod, status_fields
 from scheduler.model.podresources import DEFAULT_REQUEST_OPTIONS, RequestOptions, status_affects_requests
 
 __all__ = ["PodParser"]
@@ -65,11 +65,6 @@ def _digest(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> bytes:
     raw = orjson.dumps((spec, meta.get("namespace"), meta.get("labels"), meta.get("ownerReferences"),
                         meta.get("deletionTimestamp"), explain))
     return hashlib.blake2b(raw, digest_size=16).digest()
-
-
-def _with(pod: Pod, fields: Mapping[str, Any]) -> Pod:
-    """A copy of ``pod`` with ``fields`` replaced."""
-    return pod.with_fields(**fields)
 
 
 class PodParser:
@@ -135,4 +130,4 @@ class PodParser:
             return None
         fields["name"] = name
         fields["uid"] = uid
-        return _with(last.pod, fields)
+        return copy_with(last.pod, fields)

@@ -21,3 +21,11 @@ def test_it_equals_dataclasses_replace_field_for_field() -> None:
 def test_an_unknown_field_is_refused() -> None:
     with pytest.raises(TypeError, match="no field 'nodeName'"):
         pod("a").with_fields(nodeName="n1")
+
+
+def test_copy_with_copies_every_slot() -> None:
+    """The generated copier reads every slot (a slot left out would keep its default silently)."""
+    from scheduler.model.pod import Pod, copy_with
+    p = pod("a", labels={"x": "y"}, priority=3)
+    got = copy_with(p, {})
+    assert all(getattr(got, name) is getattr(p, name) for name in Pod.__slots__)
