@@ -136,19 +136,37 @@ def _encode(resp: web.Response, keep_alive: bool) -> bytes:
     body = resp.body
     if body is not None and not isinstance(body, (bytes, bytearray)):
         raise TypeError(f"a lean response needs a bytes body, not {type(body).__name__}")
-    headers = CIMultiDict(resp.headers)
-    if resp.status in _NO_BODY or resp.status < 200:
+    # The handler's headers in order, then those aiohttp adds where missing: Content-Length (none
+    # on a bodiless status), Date, Server and Connection. One pass, without copying the headers
+    # (every answer comes here).
+    bodiless = resp.status in _NO_BODY or resp.status < 200
+    if bodiless:
         body = None
-        headers.popall("Content-Length", None)
-    elif "Content-Length" not in headers:
-        headers["Content-Length"] = str(len(body or b""))
-    if "Date" not in headers:
-        headers["Date"] = rfc822_formatted_time()
-    headers.setdefault("Server", SERVER_SOFTWARE)
-    if not keep_alive and "Connection" not in headers:
-        headers["Connection"] = "close"
-    head = "".join([f"HTTP/1.1 {resp.status} {resp.reason}\r\n",
-                    *(f"{k}: {v}\r\n" for k, v in headers.items()), "\r\n"]).encode("utf-8")
+    lines = [f"HTTP/1.1 {resp.status} {resp.reason}\r\n"]
+    length = date = server = connection = False
+    for k, v in resp.headers.items():
+        key = k.lower()
+        if key == "content-length":
+            if bodiless:
+                continue
+            length = True
+        elif key == "date":
+            date = True
+        elif key == "server":
+            server = True
+        elif key == "connection":
+            connection = True
+        lines.append(f"{k}: {v}\r\n")
+    if not bodiless and not length:
+        lines.append(f"Content-Length: {len(body or b'')}\r\n")
+    if not date:
+        lines.append(f"Date: {rfc822_formatted_time()}\r\n")
+    if not server:
+        lines.append(f"Server: {SERVER_SOFTWARE}\r\n")
+    if not keep_alive and not connection:
+        lines.append("Connection: close\r\n")
+    lines.append("\r\n")
+    head = "".join(lines).encode("utf-8")
     return head + bytes(body) if body else head
 
 

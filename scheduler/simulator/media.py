@@ -11,6 +11,8 @@ is left, as ``NegotiateOutputMediaType`` does.
 
 from __future__ import annotations
 
+import functools
+
 from scheduler.simulator.apierrors import ApiError
 
 __all__ = ["JSON", "PROTOBUF", "YAML", "negotiate_output", "unsupported_media_type"]
@@ -26,6 +28,13 @@ def unsupported_media_type(accepted: tuple[str, ...] | list[str]) -> ApiError:
 
 def negotiate_output(accept: str, *, stream: bool = False) -> str:
     """The media type to answer in (JSON or YAML) for an ``Accept`` header, or the 406."""
+    return _negotiated(accept, stream)
+
+
+# Every request negotiates, and clients send the same few Accept headers: each is parsed once
+# (a 406 is not kept, and is worked out again).
+@functools.lru_cache(maxsize=256)
+def _negotiated(accept: str, stream: bool) -> str:
     if not accept.strip():
         return JSON
     clauses = []
