@@ -89,8 +89,11 @@ def transport_error(method: str, path: str, e: BaseException, timeout: float | N
     return TransportError(f"{method} {path}: {cause}")
 
 
-def _answer(status: int, raw: bytes, headers: Mapping[str, str]) -> Any:
-    """A response's body, decoded (JSON, else text); an error status raised as its ``ClientError``."""
+def _answer(status: int, raw: bytes, headers: Mapping[str, str], decode: bool = True) -> Any:
+    """A response's body, decoded (JSON, else text); an error status raised as its ``ClientError``.
+    Without ``decode`` a success is None, its body not read (a caller that ignores it)."""
+    if not decode and status < 400:
+        return None
     try:
         out = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
@@ -197,17 +200,19 @@ class KubeClient:
 
     async def request(self, method: str, path: str, body: Any = None, *, params: Mapping[str, str] | None = None,
                       content_type: str = "application/json", timeout: float | None = None,
-                      precondition: Callable[[], None] | None = None) -> Any:
+                      precondition: Callable[[], None] | None = None, decode: bool = True) -> Any:
         """One API call. ``precondition`` is called once the request has waited for its rate-limit
         token and its credentials, right before it is sent, and may raise to refuse it: a leader's
-        Binding waiting behind the token bucket must not go out once its lease may be lost."""
+        Binding waiting behind the token bucket must not go out once its lease may be lost.
+        ``decode=False``: a success returns None without decoding its body (a Binding's or an
+        Event's answer, which the scheduler never reads); an error is raised as always."""
         data = orjson.dumps(body) if body is not None else None
         # A 401 with a token that can change (an exec plugin's, a rotated file) is retried once with
         # a fresh one, as client-go's exec authenticator does; a second 401 is the caller's.
         retry = self.config.refreshable()
         while True:
             try:
-                return await self._send(method, path, data, params, content_type, timeout, precondition)
+                return await self._send(method, path, data, params, content_type, timeout, precondition, decode)
             except ClientError as e:
                 if e.status != 401 or not retry:
                     raise
@@ -222,11 +227,11 @@ class KubeClient:
 
     async def _send(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                     content_type: str, timeout: float | None,
-                    precondition: Callable[[], None] | None = None) -> Any:
+                    precondition: Callable[[], None] | None = None, decode: bool = True) -> Any:
         """One request-response call: on the lean HTTP/1.1 pool, or on aiohttp behind a proxy
         (``proxy-url``), which the pool does not speak. Watches never come here (``watch_path``)."""
         if self.config.proxy_url:
-            return await self._send_aiohttp(method, path, data, params, content_type, timeout, precondition)
+            return await self._send_aiohttp(method, path, data, params, content_type, timeout, precondition, decode)
         await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
         if precondition is not None:
@@ -246,11 +251,11 @@ class KubeClient:
             if not headed:
                 self._count(method, None, t0)
             raise transport_error(method, path, e, total) from e
-        return _answer(resp.status, resp.body, resp.headers)
+        return _answer(resp.status, resp.body, resp.headers, decode)
 
     async def _send_aiohttp(self, method: str, path: str, data: bytes | None, params: Mapping[str, str] | None,
                             content_type: str, timeout: float | None,
-                            precondition: Callable[[], None] | None = None) -> Any:
+                            precondition: Callable[[], None] | None = None, decode: bool = True) -> Any:
         await self._throttle(path)
         headers = await self._auth_headers(method, path, content_type if data is not None else None)
         if precondition is not None:
@@ -270,7 +275,7 @@ class KubeClient:
                 raw = await resp.read()
             except _TRANSPORT as e:
                 raise transport_error(method, path, e, timeout or self._timeout) from e
-            return _answer(resp.status, raw, resp.headers)
+            return _answer(resp.status, raw, resp.headers, decode)
         finally:
             await ctx.__aexit__(None, None, None)
 

@@ -118,7 +118,8 @@ class ApiSchedulerClient:
         await self.api.request("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", {
             "apiVersion": "v1", "kind": "Binding",
             "metadata": {"name": pod.name, "namespace": pod.namespace, **({"uid": pod.uid} if pod.uid else {})},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}, precondition=self._fenced)
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}, precondition=self._fenced,
+            decode=False)
         self._condition.pop(pod.uid, None)
 
     async def report_scheduled(self, pod: Pod, node_name: str, message: str) -> None:
@@ -346,7 +347,8 @@ class ApiSchedulerClient:
             body["related"] = {"kind": "Pod", "apiVersion": "v1", "namespace": related.namespace,
                                "name": related.name, "uid": related.uid}
         try:
-            await self.api.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body)
+            await self.api.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body,
+                                   decode=False)
         except ClientError as e:
             self.api_log.report(f"post {reason} event: {cause_of(e)}", "cannot post %s event for %s/%s: %s",
                                  reason, namespace, name, e)

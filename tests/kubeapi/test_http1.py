@@ -452,3 +452,23 @@ def test_compressed_bodies_are_decoded(encoding: str) -> None:
     async def test(api: KubeClient, srv: RawServer) -> None:
         assert await api.request("GET", "/api/v1/pods") == orjson.loads(data)
     run(None, respond, test)
+
+
+def test_an_undecoded_answer_is_none_and_an_error_still_raises() -> None:
+    """``decode=False`` (the scheduler's Binding and Event writes, the benchmark's creates): a
+    success returns None without reading its body, even a body that is not JSON; an error status
+    is raised as it is with decoding."""
+    async def respond(req: Req, w: asyncio.StreamWriter) -> bool:
+        if req.target.endswith("/binding"):
+            w.write(ok({"kind": "Status", "message": 'pod p is already assigned to node "n0"', "code": 409},
+                       status=409))
+        else:
+            w.write(b"HTTP/1.1 201 Created\r\nContent-Length: 9\r\n\r\nnot json!")
+        return True
+
+    async def test(api: KubeClient, srv: RawServer) -> None:
+        assert await api.request("POST", "/api/v1/namespaces/ns/pods", {"x": 1}, decode=False) is None
+        assert await api.request("POST", "/api/v1/namespaces/ns/pods", {"x": 1}) == "not json!"
+        with pytest.raises(ConflictError, match='already assigned to node "n0"'):
+            await api.request("POST", BIND, BINDING, decode=False)
+    run(None, respond, test)
