@@ -46,8 +46,10 @@ class CounterChild:
         if amount < 0:
             raise ValueError("Counters can only be incremented by non-negative amounts.")
         self._acquire()
-        self.value += amount
-        self._release()
+        try:                        # (free on the way through in 3.11; the lock never stays held)
+            self.value += amount
+        finally:
+            self._release()
 
     def get(self) -> float:
         return self.value
@@ -67,13 +69,17 @@ class HistogramChild:
         self.total = 0.0
 
     def observe(self, amount: float) -> None:
+        # The first bound at or above ``amount`` (le is inclusive; the last bound is +Inf), found
+        # before the lock is taken: what is not a number raises here. NaN (unequal to itself) goes
+        # in no bucket and in the sum, as prometheus_client counts it.
+        i = bisect_left(self._bounds, amount) if amount == amount else -1  # noqa: PLR0124
         self._acquire()
-        if amount == amount:  # noqa: PLR0124  (False for NaN only; cheaper than math.isnan)
-            # The first bound at or above ``amount`` (le is inclusive); the last bound is +Inf.
-            self.counts[bisect_left(self._bounds, amount)] += 1
-        # else NaN: prometheus_client counts it in no bucket, and in the sum
-        self.total += amount
-        self._release()
+        try:
+            if i >= 0:
+                self.counts[i] += 1
+            self.total += amount
+        finally:
+            self._release()
 
     def snapshot(self) -> tuple[list[int], float]:
         self._acquire()

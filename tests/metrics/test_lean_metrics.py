@@ -88,3 +88,17 @@ def test_no_increment_is_lost_across_threads() -> None:
         t.join()
     assert c.labels("x").get() == 80_000
     assert h.labels("x").snapshot() == ([80_000, 0], 40_000.0)
+
+
+def test_a_bad_sample_raises_and_leaves_the_metric_usable() -> None:
+    """What is not a number raises at the call, as prometheus_client's does, and never leaves a
+    child's lock held (the next sample and the scrape still go through)."""
+    r = CollectorRegistry()
+    c, h = LeanCounter("c", "h", registry=r), LeanHistogram("h", "h", buckets=[1], registry=r)
+    with pytest.raises(TypeError):
+        c.inc("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        h.observe(None)  # type: ignore[arg-type]
+    c.inc()
+    h.observe(0.5)
+    assert r.get_sample_value("c_total") == 1 and r.get_sample_value("h_count") == 1
