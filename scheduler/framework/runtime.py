@@ -55,11 +55,12 @@ from scheduler.framework.interfaces import (
     Scores,
 )
 from scheduler.framework.plugin_lists import MAX_TOTAL_SCORE, FrameworkError, PluginLists, ScoreFailed
+from scheduler.framework.recorder import Recorder
 from scheduler.framework.signature import PodSignature, sign_pod
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.framework.types import ClusterEvent, ClusterEventWithHint, QueuedPodInfo
 from scheduler.framework.waiting_pods import WaitingPods
-from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Children, Metrics
+from scheduler.metrics import PLUGIN_METRICS_SAMPLE_PERCENT, Metrics
 from scheduler.model import Pod
 
 __all__ = [
@@ -196,8 +197,9 @@ class Framework:
         self.pod_max_backoff = pod_max_backoff
         self.metrics = metrics
         self.nominator = nominator
-        self._point_durations = Children(metrics.framework_extension_point_duration) if metrics else None
-        self._plugin_durations = Children(metrics.plugin_execution_duration) if metrics else None
+        self._recorder = Recorder(metrics, profile_name)
+        self._observe = self._recorder.observe_point
+        self._observe_plugin = self._recorder.observe_plugin
         # --- what changes after construction (the class docstring says why) ---
         # The SchedulingProfile's metadata.generation this framework was compiled from (records).
         self.generation: int | None = None
@@ -206,48 +208,7 @@ class Framework:
         self.batch = OpportunisticBatch(profile_name, metrics=metrics)
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(metrics)
         self._nominated_cache: tuple[Snapshot, tuple[str, int, int], dict[int, list[Pod]]] | None = None
-        self._evaluation_children: dict[tuple[str, str], Any] = {}
-        self._point_children: dict[tuple[str, Code], Any] = {}
         self._weights: dict[str, int] | None = None
-        # Each PreFilter's, Filter's, PreScore's and Score's evaluation child, in run order: made
-        # on first use.
-        self._pre_filter_evals: list[Any] | None = None
-        self._filter_evals: list[Any] | None = None
-        self._pre_score_evals: list[Any] | None = None
-        self._score_evals: list[Any] | None = None
-
-    # --- metrics ---------------------------------------------------------------------------
-    # The cycle records a dozen samples a pod per extension point; each resolves its label child
-    # once per framework (a dict read by a key that needs no string built), and the plugin
-    # durations, sampled on one cycle in ten, cost the other nine one attribute test.
-    def _observe(self, point: str, status: Status, t0: float) -> None:
-        if self._point_durations is not None:
-            child = self._point_children.get((point, status.code))
-            if child is None:
-                child = self._point_children[(point, status.code)] = self._point_durations(
-                    point, str(status.code), self.profile_name)
-            child.observe(time.perf_counter() - t0)
-
-    def _evaluation_child(self, plugin: str, point: str) -> Any:
-        """The ``scheduler_plugin_evaluation_total`` child of ``plugin`` at ``point`` (None
-        without metrics). Upstream counts every call of an instrumented PreFilter, Filter,
-        PreScore and Score plugin, and Filter and Score run once per node, so a batch over ``n``
-        nodes counts ``n``."""
-        if self.metrics is None:
-            return None
-        child = self._evaluation_children.get((plugin, point))
-        if child is None:
-            child = self._evaluation_children[(plugin, point)] = self.metrics.plugin_evaluation_total.labels(
-                plugin, point, self.profile_name)
-        return child
-
-    def _evaluation_list(self, point: str, names: Sequence[str]) -> list[Any]:
-        """Each of ``names``' evaluation child at ``point``, in order (Nones without metrics)."""
-        return [self._evaluation_child(name, point) for name in names]
-
-    def _observe_plugin(self, state: CycleState, plugin: str, point: str, status: Status, t0: float) -> None:
-        if self._plugin_durations is not None and state.record_plugin_metrics:
-            self._plugin_durations(plugin, point, str(status.code)).observe(time.perf_counter() - t0)
 
     def new_cycle_state(self) -> CycleState:
         return CycleState(record_plugin_metrics=self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT)
@@ -302,10 +263,8 @@ class Framework:
         result: PreFilterResult | None = None
         status = SUCCESS
         narrowing: list[str] = []
-        timed = self._plugin_durations is not None and state.record_plugin_metrics
-        evals = self._pre_filter_evals
-        if evals is None:
-            evals = self._pre_filter_evals = self._evaluation_list("PreFilter", [p.name for p in self.pre_filter])
+        timed = self._recorder.timed(state)
+        evals = self._recorder.evaluations("PreFilter", self.pre_filter)
         for p, counted in zip(self.pre_filter, evals, strict=True):
             t1 = time.perf_counter()
             if counted is not None:
@@ -338,10 +297,8 @@ class Framework:
         passes, then costs no gather of the rows per plugin."""
         alive: Rows | None = None
         sub = rows
-        timed = self._plugin_durations is not None and state.record_plugin_metrics
-        evals = self._filter_evals
-        if evals is None:
-            evals = self._filter_evals = self._evaluation_list("Filter", [f.name for f in self._filters])
+        timed = self._recorder.timed(state)
+        evals = self._recorder.evaluations("Filter", self._filters)
         for f, counted in zip(self._filters, evals, strict=True):
             if f.name in state.skip_filter_plugins or len(sub) == 0:
                 continue
@@ -575,10 +532,8 @@ class Framework:
         """PreScore; with ``only``, just those plugins (a shadow profile re-scoring what differs)."""
         t0 = time.perf_counter()
         status = SUCCESS
-        timed = self._plugin_durations is not None and state.record_plugin_metrics
-        evals = self._pre_score_evals
-        if evals is None:
-            evals = self._pre_score_evals = self._evaluation_list("PreScore", [p.name for p in self.pre_score])
+        timed = self._recorder.timed(state)
+        evals = self._recorder.evaluations("PreScore", self.pre_score)
         for p, counted in zip(self.pre_score, evals, strict=True):
             if only is not None and p.name not in only:
                 continue
@@ -610,10 +565,8 @@ class Framework:
         offset = 0
         n = len(rows)
         per_plugin: dict[str, Scores] = {}
-        timed = self._plugin_durations is not None and state.record_plugin_metrics
-        evals = self._score_evals
-        if evals is None:
-            evals = self._score_evals = self._evaluation_list("Score", [e.name for e in self._scores])
+        timed = self._recorder.timed(state)
+        evals = self._recorder.evaluations("Score", self._scores)
         for e, counted in zip(self._scores, evals, strict=True):
             if e.name in state.skip_score_plugins or (only is not None and e.name not in only):
                 continue
