@@ -34,7 +34,8 @@ all candidate nodes of a cycle in a few vectorised operations instead of a Pytho
 
 ``NodeInfo`` keeps the per-node Python objects (the node, its pods, its host ports). Rows of
 removed nodes are recycled. ``row_changes`` journals the rows whose node was set or removed, so data
-kept per row (DRA scoring's device counts) redoes only those rows instead of keying on ``version``.
+kept per row (DRA scoring's device counts) redoes only those rows instead of keying on ``version``;
+``amount_changes`` adds the rows whose pods changed (per-row scores kept across cycles).
 
 **Saturation.** A quantity can be as large as 2^63-1 (``scheduler.quantity``) and a node can hold
 many pods, so a true total does not always fit an int64. Upstream's ``Resource.Add``
@@ -65,6 +66,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.cache.row_journal import RowJournal
 from scheduler.model import HostPort, Node, Pod, Taint
 
 __all__ = ["CAP", "NZ_CPU", "NZ_MEM", "SCORE_SAFE", "SPARSE_FRACTION", "SPARSE_MIN_ROWS", "STANDARD_RESOURCES",
@@ -251,8 +253,10 @@ class NodeTable:
         self.rows_version = 0
         # The rows set (a node added or updated) or removed, in order: a journal (``row_changes``) from
         # absolute position ``_row_journal_base``, so data kept per row can redo only those rows.
-        self._row_journal: list[int] = []
-        self._row_journal_base = 0
+        self._row_journal = RowJournal(_ROW_JOURNAL_MAX)
+        # Every row whose amounts changed: the journal above, and pods placed, moved or restored
+        # (``amount_changes``: per-row scores kept across cycles redo only those rows).
+        self._amount_journal = RowJournal(_ROW_JOURNAL_MAX)
         # Results derived from node labels/taints (selector masks, taint verdicts), valid while
         # ``version`` is unchanged; see ``scheduler.plugins.helpers.derived``.
         self.derived: dict[object, object] = {}
@@ -453,18 +457,18 @@ class NodeTable:
         return info
 
     def _journal_row(self, row: int) -> None:
-        if len(self._row_journal) >= _ROW_JOURNAL_MAX:
-            self._row_journal_base += len(self._row_journal)
-            self._row_journal.clear()
-        self._row_journal.append(row)
+        self._row_journal.add(row)
+        self._amount_journal.add(row)
 
     def row_changes(self, since: int) -> tuple[list[int] | None, int]:
         """The rows whose node was set or removed since journal position ``since``, and the position
         now; ``None`` when ``since`` is older than the journal keeps (redo every row)."""
-        end = self._row_journal_base + len(self._row_journal)
-        if since < self._row_journal_base:
-            return None, end
-        return self._row_journal[since - self._row_journal_base:], end
+        return self._row_journal.since(since)
+
+    def amount_changes(self, since: int) -> tuple[list[int] | None, int]:
+        """``row_changes`` plus the rows whose requested amounts changed (a pod added, removed,
+        moved or restored), since position ``since`` of their own journal."""
+        return self._amount_journal.since(since)
 
     def _unset_node_columns(self, info: NodeInfo) -> None:
         row = info.row
@@ -526,6 +530,7 @@ class NodeTable:
         assert info is not None
         self.mutations += 1
         self.pod_epochs[row] += 1
+        self._amount_journal.add(row)
         requested, resources, slots, over = self.requested, self.resources, self.slots, info.over
         for name, amount in pod.requests.items():
             if name == "pods":
@@ -628,6 +633,7 @@ class NodeTable:
             self.pods_bound = max(self.pods_bound, int(self.pod_count[at].max()))
         self.pod_epochs[at] += 1
         self.mutations += len(picks)
+        self._amount_journal.extend(rows)
         self._hold_pods(rows, pods, sign)
 
     def _pick_vectors(self, rows: Sequence[int], pods: Sequence[Sequence[Pod]], vecs: PodVectors
@@ -720,6 +726,7 @@ class NodeTable:
         """Put back every row ``save_rows`` kept."""
         at = saved.rows
         self.mutations += len(at)
+        self._amount_journal.extend(at.tolist())
         self.pod_epochs[at] += 1
         width = saved.requested.shape[1]
         self.requested[at, width:] = 0          # columns added meanwhile were 0 on these rows before

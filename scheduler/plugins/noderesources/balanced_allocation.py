@@ -7,6 +7,8 @@ resources included), are ``resource_allocation``'s.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,7 +24,9 @@ from scheduler.framework.interfaces import MAX_NODE_SCORE  # bare: Score reads i
 from scheduler.framework.signature import SignFragment
 from scheduler.framework.status import SUCCESS, Code, Status
 from scheduler.model import Pod
+from scheduler.model.dra import DeviceClass
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
+from scheduler.plugins.helpers import row_run
 from scheduler.plugins.noderesources.resource_allocation import (
     _alloc_requested,
     _big_positions,
@@ -35,6 +39,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     filtered_columns,
     sign_requests,
 )
+from scheduler.plugins.row_scores import RowScores
 
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 _SKIP = Status(Code.SKIP)
@@ -52,6 +57,7 @@ class NodeResourcesBalancedAllocation:
         self._resources = tuple(r.name for r in args.resources)
         self._dra = dra
         self._dra_scoring = dra_scoring(dra)
+        self._kept = RowScores()     # Score's per-row results (row_scores.py)
 
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
         """SignPlugin: PreScore and Score read the pod's requests (and, for a DRA-backed extended
@@ -64,15 +70,53 @@ class NodeResourcesBalancedAllocation:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
+        requests = tuple(pod.requests.get(name, 0) for name in self._resources)
+        dra = self._dra_scoring
+        classes = tuple(dra.backing(name, r) if dra is not None and _scored(name, r) else None
+                        for name, r in zip(self._resources, requests, strict=True))
+        compute = functools.partial(self._score_rows, state, snapshot, requests, classes)
+        if any(cls is not None for cls in classes):
+            return compute(rows)    # devices stand in for allocatable: not a function of the row alone
+        # A row's score depends on the row and the pod's requests alone: kept across cycles.
+        exact = functools.partial(self._score_row, snapshot, requests)
+        return self._kept.scores(snapshot.table, rows, row_run(state, rows), requests, compute, exact)
+
+    def _score_row(self, snapshot: Snapshot, requests: tuple[int, ...], row: int) -> int:
+        """The score of one row as ``_score_rows`` gives it without DRA, with its float operations
+        in the same order: a capped column's amounts divide as float64 (a big row's exactly), and
+        the standard deviation sums in resource order."""
+        table = snapshot.table
+        big = row in table.big_rows
+        fractions: list[float] = []
+        present: list[bool] = []
+        for name, pod_req in zip(self._resources, requests, strict=True):
+            if not _scored(name, pod_req) or name not in table.resources:
+                continue
+            a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=False)
+            present.append(a > 0)
+            fractions.append(0.0 if a <= 0 else 1.0 if r >= a else min(r / a if big else float(r) / float(a), 1.0))
+        if not fractions:
+            return MAX_NODE_SCORE
+        n = sum(present)
+        if len(fractions) == 2 and n == 2:
+            std = abs((fractions[0] - fractions[1]) / 2)
+        elif n >= 2:
+            mean = sum(f for f, p in zip(fractions, present, strict=True) if p) / n
+            std = math.sqrt(sum((f - mean) * (f - mean) for f, p in zip(fractions, present, strict=True) if p) / n)
+        else:
+            std = 0.0
+        return int((1 - std) * MAX_NODE_SCORE)
+
+    def _score_rows(self, state: CycleState, snapshot: Snapshot, requests: tuple[int, ...],
+                    classes: tuple[DeviceClass | None, ...], rows: fwk.Rows) -> fwk.Scores:
+        """Score's computation over ``rows``: each row's score from that row's amounts alone."""
         fractions = []
         present: list[npt.NDArray[np.bool_] | None] = []     # None: every row has the resource
         dra = self._dra_scoring
         big = _big_positions(snapshot, rows)
-        for name in self._resources:
-            pod_req = pod.requests.get(name, 0)
+        for name, pod_req, cls in zip(self._resources, requests, classes, strict=True):
             if not _scored(name, pod_req):
                 continue
-            cls = dra.backing(name, pod_req) if dra is not None else None
             if cls is None and not big:
                 fast = _fraction_everywhere(state, snapshot, rows, name, pod_req)
                 if fast is not None:

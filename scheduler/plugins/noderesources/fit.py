@@ -72,6 +72,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     remember_filtered,
     sign_requests,
 )
+from scheduler.plugins.row_scores import RowScores
 
 FIT_NAME = "NodeResourcesFit"
 REASON_TOO_MANY_PODS = "Too many pods"
@@ -171,6 +172,7 @@ class NodeResourcesFit:
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = tuple(args.ignored_resource_groups)
         self._dra_scoring = dra_scoring(dra)
+        self._kept = RowScores()     # Score's per-row results (row_scores.py)
 
     @property
     def filter_config(self) -> object:
@@ -342,6 +344,35 @@ class NodeResourcesFit:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
+        score_state = state.get(_PRESCORE_KEY)
+        if not isinstance(score_state, _ScoreState) or len(score_state.requests) != len(self._resources):
+            # Score without PreScore (explain, tests): upstream's Score computes the same state.
+            score_state = self._score_state(pod)
+        compute = functools.partial(self._score_rows, state, snapshot, score_state)
+        if any(cls is not None for cls in score_state.classes):
+            return compute(rows)    # devices stand in for allocatable: not a function of the row alone
+        # A row's score depends on the row and the pod's requests alone: kept across cycles.
+        exact = (functools.partial(self._least_allocated_row, snapshot, score_state.requests)
+                 if self._strategy == "LeastAllocated" else None)
+        return self._kept.scores(snapshot.table, rows, row_run(state, rows), score_state.requests, compute, exact)
+
+    def _least_allocated_row(self, snapshot: Snapshot, requests: tuple[int, ...], row: int) -> int:
+        """LeastAllocated's score of one row, exactly (Python ints), as ``_score_rows`` gives it
+        without DRA: a resource the node has none of is left out of the sum and the weight."""
+        table = snapshot.table
+        total = weights = 0
+        for (name, weight), pod_req in zip(self._resources, requests, strict=True):
+            if not _scored(name, pod_req) or name not in table.resources:
+                continue
+            a, r = _exact_alloc_requested(snapshot, row, name, pod_req, non_zero=True)
+            if a > 0:
+                total += ((a - r) * MAX_NODE_SCORE // a if r <= a else 0) * weight
+                weights += weight
+        return total // weights if weights else 0
+
+    def _score_rows(self, state: CycleState, snapshot: Snapshot, score_state: _ScoreState, rows: fwk.Rows
+                    ) -> fwk.Scores:
+        """Score's computation over ``rows``: each row's score from that row's amounts alone."""
         # Sums begun by their first term (None before it): no zero array, and no pass to add to it.
         node_score: fwk.Scores | None = None
         weight_sum: fwk.Scores | None = None
@@ -349,10 +380,6 @@ class NodeResourcesFit:
         # everywhere), kept as one number instead of being added to ``weight_sum`` row by row.
         full_weight = 0
         big = _big_positions(snapshot, rows)
-        score_state = state.get(_PRESCORE_KEY)
-        if not isinstance(score_state, _ScoreState) or len(score_state.requests) != len(self._resources):
-            # Score without PreScore (explain, tests): upstream's Score computes the same state.
-            score_state = self._score_state(pod)
         for (name, weight), pod_req, cls in zip(self._resources, score_state.requests, score_state.classes,
                                                 strict=True):
             if not _scored(name, pod_req):
