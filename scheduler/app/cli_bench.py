@@ -70,7 +70,7 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
 
     import yaml
 
-    from scheduler.benchmark.environment import environment, format_header, load_average
+    from scheduler.benchmark.environment import environment, finish, format_header, load_average
     from scheduler.benchmark.report import format_table, run_bench
     from scheduler.benchmark.workloads import WORKLOADS, Workload
     from scheduler.features import FeatureGateError, parse_feature_gates
@@ -127,7 +127,7 @@ def bench(workloads: tuple[str, ...], nodes: int | None, init_pods: int | None, 
                                   mode=mode, repeat=repeat, seed=seed, decision_records=decision_records,
                                   shadow=shadow, baseline=baseline, feature_gates=feature_gates,
                                   explanations=explanations, progress=lambda m: click.echo(m, err=True))
-    env["loadAverage"]["after"] = load_average()
+    finish(env)
     click.echo(json.dumps({"environment": env, "results": results}, indent=2) if output == "json"
                else format_header(env) + "\n" + format_table(results))
     for p in problems:
@@ -143,7 +143,7 @@ def _bench_against(rev: str, workloads: list[str], *, mode: str, nodes: int | No
     import json
 
     from scheduler.benchmark.against import AgainstError, format_against, run_against
-    from scheduler.benchmark.environment import environment, format_header, load_average
+    from scheduler.benchmark.environment import environment, finish, format_header, load_average
     if not plain:
         raise click.BadParameter("--against compares the options every commit's bench has: --workload, --nodes, "
                                  "--init-pods, --pods, --mode, --repeat, --seed", param_hint="--against")
@@ -155,7 +155,7 @@ def _bench_against(rev: str, workloads: list[str], *, mode: str, nodes: int | No
     except AgainstError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
-    env["loadAverage"]["after"] = load_average()
+    finish(env)
     report = {"environment": env, **report}
     click.echo(json.dumps(report, indent=2) if output == "json"
                else format_header(report["environment"]) + "\n" + format_against(report))

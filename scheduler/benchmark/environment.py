@@ -16,6 +16,12 @@ installed packages. So ``bench`` records, for every run it reports:
   ``model name``, and ``os.cpu_count()``);
 * ``loadAverage``: ``{"before": [1, 5, 15 min], "after": [...]}``, read around the run, so a
   figure measured under load says so;
+* ``calibrationMs``: ``{"before": ms, "after": ms}``, the best of 5 timings of one fixed pure-Python
+  task (dict, attribute and integer work like the scheduler's own, about 10 ms on the development
+  machine), read around the run. Lower is faster. The load average cannot show a shared machine's
+  own phases (a busy neighbour, a throttled host): the same code on the same idle machine has read
+  a fifth to two fifths slower from one hour to the next, and this number moves with it. Compare
+  figures whose calibrations differ by more than about a tenth only as alternated pairs;
 * ``variables``: the environment variables that change how the code runs: every ``PYTHON*`` one
   (``PYTHONDONTWRITEBYTECODE`` makes every process compile the project's modules again at start,
   about 0.15 s each; ``PYTHONPATH`` names the checkout imported) and every ``KOPF_SCHEDULER_*`` one
@@ -33,14 +39,17 @@ import json
 import os
 import platform
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENVIRONMENT_KEYS", "cpu_model", "environment", "format_header", "git_state", "load_average",
-           "pip_freeze"]
+__all__ = ["ENVIRONMENT_KEYS", "calibration", "cpu_model", "environment", "finish", "format_header", "git_state",
+           "load_average", "pip_freeze"]
 
 ENVIRONMENT_KEYS = ("commit", "dirty", "pythonVersion", "pythonImplementation", "cpuModel", "cpuCount",
-                    "pipFreezeDigest", "pipFreeze", "loadAverage", "variables")
+                    "pipFreezeDigest", "pipFreeze", "loadAverage", "calibrationMs", "variables")
+# Trials of the calibration task: the best one is the machine's speed, the others met interruptions.
+_CALIBRATION_TRIALS = 5
 
 
 def pip_freeze() -> list[str]:
@@ -98,9 +107,41 @@ def load_average() -> list[float] | None:
         return None
 
 
+class _Slot:
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+def _calibration_task() -> int:
+    """A fixed amount of the interpreter work a scheduling cycle is made of: dict reads and writes,
+    attribute reads and writes, integer arithmetic and a sort."""
+    slots = [_Slot(i) for i in range(256)]
+    index: dict[int, int] = {}
+    total = 0
+    for i in range(45_000):
+        s = slots[i & 255]
+        s.value = (s.value * 31 + i) % 1_000_003
+        index[s.value & 4095] = index.get(s.value & 4095, 0) + 1
+        total += s.value
+    return total + len(sorted(index.items(), key=lambda kv: kv[1]))
+
+
+def calibration() -> float:
+    """Milliseconds of ``_calibration_task`` on this machine now, the best of a few trials."""
+    best = float("inf")
+    for _ in range(_CALIBRATION_TRIALS):
+        t0 = time.perf_counter()
+        _calibration_task()
+        best = min(best, time.perf_counter() - t0)
+    return round(best * 1000, 3)
+
+
 def environment(load_before: list[float] | None, *, where: Path | None = None) -> dict[str, Any]:
     """The record of this interpreter and machine, with the load average read now as ``after``
-    (a caller that reads the record before a run sets ``after`` again once it is over)."""
+    and the calibration as ``before`` (a caller that reads the record before a run sets both
+    ``after`` values once it is over: ``finish``)."""
     commit, dirty = git_state(where)
     freeze = pip_freeze()
     return {"commit": commit, "dirty": dirty,
@@ -108,8 +149,15 @@ def environment(load_before: list[float] | None, *, where: Path | None = None) -
             "cpuModel": cpu_model(), "cpuCount": os.cpu_count(),
             "pipFreezeDigest": _digest(freeze), "pipFreeze": freeze,
             "loadAverage": {"before": load_before, "after": load_average()},
+            "calibrationMs": {"before": calibration(), "after": None},
             "variables": {k: v for k, v in sorted(os.environ.items())
                           if k.startswith(("PYTHON", "KOPF_SCHEDULER_"))}}
+
+
+def finish(env: dict[str, Any]) -> None:
+    """Read the ``after`` values of a record taken before a run, now that it is over."""
+    env["loadAverage"]["after"] = load_average()
+    env["calibrationMs"]["after"] = calibration()
 
 
 def format_header(env: dict[str, Any]) -> str:
@@ -118,9 +166,13 @@ def format_header(env: dict[str, Any]) -> str:
 
     def load(x: list[float] | None) -> str:
         return "/".join(f"{v:.2f}" for v in x) if x else "?"
+
+    def calib(x: float | None) -> str:
+        return "?" if x is None else f"{x:.1f}"
     return (f"# commit {commit}  python {env['pythonVersion']}  cpu {env['cpuModel'] or '?'} x{env['cpuCount']}  "
             f"pip-freeze {env['pipFreezeDigest'][:12]}  load {load(env['loadAverage']['before'])} -> "
-            f"{load(env['loadAverage']['after'])}")
+            f"{load(env['loadAverage']['after'])}  calibration {calib(env['calibrationMs']['before'])} -> "
+            f"{calib(env['calibrationMs']['after'])} ms")
 
 
 if __name__ == "__main__":     # `python -I environment.py`: another venv's record (bench --against)

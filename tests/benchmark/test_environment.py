@@ -15,8 +15,10 @@ from click.testing import CliRunner
 from scheduler.app.cli import main
 from scheduler.benchmark.environment import (
     ENVIRONMENT_KEYS,
+    calibration,
     cpu_model,
     environment,
+    finish,
     format_header,
     git_state,
     load_average,
@@ -67,6 +69,24 @@ def test_outside_a_checkout_commit_and_dirty_are_unknown(tmp_path: Path) -> None
     assert git_state(tmp_path) == (None, None)
 
 
+def test_the_calibration_is_read_before_and_after_a_run() -> None:
+    env = environment(load_average())
+    assert env["calibrationMs"]["before"] > 0 and env["calibrationMs"]["after"] is None
+    finish(env)
+    assert env["calibrationMs"]["after"] > 0 and len(env["loadAverage"]["after"]) == 3
+    assert "calibration " in format_header(env) and " ms" in format_header(env)
+
+
+def test_the_calibration_measures_the_machine_not_chance(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The best of its trials: one interrupted trial does not move it; a machine twice as slow does.
+    from scheduler.benchmark import environment as module
+    clock = iter([0.0, 0.010, 1.0, 1.050, 2.0, 2.010, 3.0, 3.011, 4.0, 4.010])
+    monkeypatch.setattr(module.time, "perf_counter", lambda: next(clock))
+    assert calibration() == 10.0
+    clock = iter([0.0, 0.020, 1.0, 1.021, 2.0, 2.020, 3.0, 3.022, 4.0, 4.020])
+    assert calibration() == 20.0
+
+
 def test_the_text_header_is_one_line() -> None:
     env = environment([1.0, 2.0, 3.0])
     header = format_header(env)
@@ -85,5 +105,6 @@ def test_bench_writes_the_environment_in_both_outputs() -> None:
     args = ["bench", "--workload", "SchedulingBasic", "--nodes", "5", "--init-pods", "0", "--pods", "5"]
     doc = json.loads(CliRunner().invoke(main, [*args, "--output", "json"]).stdout)
     assert set(doc["environment"]) == set(ENVIRONMENT_KEYS)
+    assert doc["environment"]["calibrationMs"]["before"] > 0 and doc["environment"]["calibrationMs"]["after"] > 0
     text = CliRunner().invoke(main, args).stdout.splitlines()
     assert text[0].startswith("# commit ") and text[1].startswith("WORKLOAD")
