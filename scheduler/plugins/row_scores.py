@@ -13,7 +13,8 @@ A cycle that finds every row known costs three light passes (the flags, their te
 handed back) instead of a dozen passes of arithmetic over the table's columns; this is what keeps
 the CPU a pod at 50,000 nodes near the 5,000-node figure (#38). A table other than the last one
 seen, or one that grew, starts every key over; at most ``keys`` keys are kept, the least recently
-used dropped first, so pods that all ask differently cost one scatter a cycle more, no more.
+used dropped first (its arrays serve the next key). A key is kept from its second pod on, so pods
+that all ask differently are scored as without the cache, for the cost of a lookup.
 
 The scores handed back are the caller's own (a copy): a decision record may keep them.
 """
@@ -33,6 +34,8 @@ from scheduler.framework import interfaces as fwk
 
 # Keys kept per plugin: a few workloads interleave in the queue.
 DEFAULT_KEYS = 4
+# Keys remembered as seen once; a key is kept from its second pod on.
+_SEEN_MAX = 64
 # Rows recomputed one at a time (the plugin's exact per-row path) rather than in one array call.
 EXACT_MAX = 16
 
@@ -55,6 +58,8 @@ class RowScores:
         self._capacity = 0
         self._position = 0
         self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
+        # Keys seen once and not kept yet (a key is kept from its second pod on), oldest first.
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
 
     def scores(self, table: NodeTable, rows: fwk.Rows, run: slice | None, key: Hashable,
                compute: Callable[[fwk.Rows], fwk.Scores], exact: Callable[[int], int] | None = None
@@ -67,9 +72,22 @@ class RowScores:
         self._catch_up(table)
         kept = self._kept.get(key)
         if kept is None:
-            kept = self._kept[key] = _Kept(np.zeros(self._capacity, np.int64), np.zeros(self._capacity, np.bool_))
-            if len(self._kept) > self._keys:
-                self._kept.popitem(last=False)
+            if key not in self._seen:
+                # A key's first pod is scored as without the cache: pods that all ask differently
+                # (no two alike) must not pay for keeping scores no later pod reads.
+                self._seen[key] = None
+                if len(self._seen) > _SEEN_MAX:
+                    self._seen.popitem(last=False)
+                return compute(rows)
+            del self._seen[key]
+            if len(self._kept) >= self._keys:
+                # The least recently used key's arrays serve the new one: one clear of the flags,
+                # no allocation (pods that all ask differently pay that, not two new columns).
+                _, kept = self._kept.popitem(last=False)
+                kept.known[:] = False
+            else:
+                kept = _Kept(np.zeros(self._capacity, np.int64), np.zeros(self._capacity, np.bool_))
+            self._kept[key] = kept
         else:
             self._kept.move_to_end(key)
         at = rows if run is None else run

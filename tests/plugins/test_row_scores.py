@@ -17,6 +17,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.model import Node, Pod
 from scheduler.plugins import noderesources
 from scheduler.plugins.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from scheduler.plugins.row_scores import RowScores
 from tests.builders import node, pod
 
 EXTENDED = "example.com/gpu"
@@ -166,3 +167,35 @@ def test_the_table_journals_every_change_to_a_rows_amounts() -> None:
     # Node changes stay in the node journal too; pod changes do not go there.
     node_changes, _ = table.row_changes(0)
     assert node_changes is not None and row["b"] not in node_changes[3:]
+
+
+def test_a_key_is_kept_from_its_second_pod_and_only_changed_rows_are_redone() -> None:
+    cache = Cache()
+    for n in ("a", "b", "c", "d"):
+        cache.add_node(node(n))
+    snap = cache.snapshot()
+    table = snap.table
+    rows = np.array(sorted(snap.row_of(n) for n in ("a", "b", "c", "d")), np.int64)
+    computed: list[list[int]] = []
+    exact: list[int] = []
+
+    def compute(at: np.ndarray) -> np.ndarray:
+        computed.append(at.tolist())
+        return at * 10
+
+    def one(row: int) -> int:
+        exact.append(row)
+        return row * 10
+
+    kept = RowScores()
+    want = (rows * 10).tolist()
+    for _ in range(2):          # the first pod of a key and its second: both compute every row
+        assert kept.scores(table, rows, None, "k", compute, one).tolist() == want
+    assert computed == [rows.tolist()] * 2 and exact == []
+    assert kept.scores(table, rows, None, "k", compute, one).tolist() == want
+    assert len(computed) == 2                                   # all kept: nothing computed
+    for i in range(3):          # keys seen once each are not kept: "k" is still there
+        kept.scores(table, rows, None, f"once-{i}", compute, one)
+    cache.add_pod(pod("p", node_name="c"))
+    assert kept.scores(table, rows, None, "k", compute, one).tolist() == want
+    assert len(computed) == 5 and exact == [snap.row_of("c")]   # only the changed row, one at a time

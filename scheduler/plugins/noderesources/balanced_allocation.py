@@ -58,6 +58,8 @@ class NodeResourcesBalancedAllocation:
         self._dra = dra
         self._dra_scoring = dra_scoring(dra)
         self._kept = RowScores()     # Score's per-row results (row_scores.py)
+        self._zeros = (0,) * len(self._resources)
+        self._no_classes: tuple[DeviceClass | None, ...] = (None,) * len(self._resources)
 
     def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment], Status]:
         """SignPlugin: PreScore and Score read the pod's requests (and, for a DRA-backed extended
@@ -70,14 +72,18 @@ class NodeResourcesBalancedAllocation:
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.Scores:
-        requests = tuple(pod.requests.get(name, 0) for name in self._resources)
+        requests = tuple(map(pod.requests.get, self._resources, self._zeros))
         dra = self._dra_scoring
-        classes = tuple(dra.backing(name, r) if dra is not None and _scored(name, r) else None
-                        for name, r in zip(self._resources, requests, strict=True))
-        compute = functools.partial(self._score_rows, state, snapshot, requests, classes)
-        if any(cls is not None for cls in classes):
-            return compute(rows)    # devices stand in for allocatable: not a function of the row alone
+        if dra is None:
+            classes = self._no_classes
+        else:
+            classes = tuple(dra.backing(name, r) if _scored(name, r) else None
+                            for name, r in zip(self._resources, requests, strict=True))
+            if any(cls is not None for cls in classes):
+                # Devices stand in for allocatable: not a function of the row alone.
+                return self._score_rows(state, snapshot, requests, classes, rows)
         # A row's score depends on the row and the pod's requests alone: kept across cycles.
+        compute = functools.partial(self._score_rows, state, snapshot, requests, classes)
         exact = functools.partial(self._score_row, snapshot, requests)
         return self._kept.scores(snapshot.table, rows, row_run(state, rows), requests, compute, exact)
 

@@ -144,6 +144,7 @@ class _ScoreState:
 
     requests: tuple[int, ...]
     classes: tuple[DeviceClass | None, ...]
+    backed: bool = False        # some class is not None: Score's rows are not a function of the row alone
 
 
 class NodeResourcesFit:
@@ -173,6 +174,7 @@ class NodeResourcesFit:
         self._ignored_groups = tuple(args.ignored_resource_groups)
         self._dra_scoring = dra_scoring(dra)
         self._kept = RowScores()     # Score's per-row results (row_scores.py)
+        self._no_classes: tuple[DeviceClass | None, ...] = (None,) * len(self._resources)
 
     @property
     def filter_config(self) -> object:
@@ -334,9 +336,10 @@ class NodeResourcesFit:
     def _score_state(self, pod: Pod) -> _ScoreState:
         requests = self._score_requests(pod)
         dra = self._dra_scoring
-        classes = tuple(dra.backing(name, r) if dra is not None else None
-                        for (name, _), r in zip(self._resources, requests, strict=True))
-        return _ScoreState(requests, classes)
+        if dra is None:
+            return _ScoreState(requests, self._no_classes)
+        classes = tuple(dra.backing(name, r) for (name, _), r in zip(self._resources, requests, strict=True))
+        return _ScoreState(requests, classes, any(c is not None for c in classes))
 
     def pre_score(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> Status:
         # Never Skip: the non-zero defaults give every pod a cpu and memory request to score.
@@ -348,10 +351,11 @@ class NodeResourcesFit:
         if not isinstance(score_state, _ScoreState) or len(score_state.requests) != len(self._resources):
             # Score without PreScore (explain, tests): upstream's Score computes the same state.
             score_state = self._score_state(pod)
-        compute = functools.partial(self._score_rows, state, snapshot, score_state)
-        if any(cls is not None for cls in score_state.classes):
-            return compute(rows)    # devices stand in for allocatable: not a function of the row alone
+        if score_state.backed:
+            # Devices stand in for allocatable: not a function of the row alone.
+            return self._score_rows(state, snapshot, score_state, rows)
         # A row's score depends on the row and the pod's requests alone: kept across cycles.
+        compute = functools.partial(self._score_rows, state, snapshot, score_state)
         exact = (functools.partial(self._least_allocated_row, snapshot, score_state.requests)
                  if self._strategy == "LeastAllocated" else None)
         return self._kept.scores(snapshot.table, rows, row_run(state, rows), score_state.requests, compute, exact)
