@@ -17,11 +17,12 @@ installed packages. So ``bench`` records, for every run it reports:
 * ``loadAverage``: ``{"before": [1, 5, 15 min], "after": [...]}``, read around the run, so a
   figure measured under load says so;
 * ``calibrationMs``: ``{"before": ms, "after": ms}``, the best of 5 timings of one fixed pure-Python
-  task (dict, attribute and integer work like the scheduler's own, about 10 ms on the development
+  task (dict, attribute and integer work like the scheduler's own, about 9 ms on the development
   machine), read around the run. Lower is faster. The load average cannot show a shared machine's
-  own phases (a busy neighbour, a throttled host): the same code on the same idle machine has read
-  a fifth to two fifths slower from one hour to the next, and this number moves with it. Compare
-  figures whose calibrations differ by more than about a tenth only as alternated pairs;
+  own phases: the same code on the same idle machine has read a fifth to two fifths slower from one
+  hour to the next. This task runs in the core's own caches, so it shows a slower clock or stolen
+  CPU time; contention for a cache or memory shared with other machines' work it may not show
+  (not yet seen either way: its first readings, 7.9-9.2 ms, were all taken in one slow phase);
 * ``variables``: the environment variables that change how the code runs: every ``PYTHON*`` one
   (``PYTHONDONTWRITEBYTECODE`` makes every process compile the project's modules again at start,
   about 0.15 s each; ``PYTHONPATH`` names the checkout imported) and every ``KOPF_SCHEDULER_*`` one
