@@ -21,8 +21,8 @@ installed packages. So ``bench`` records, for every run it reports:
   machine), read around the run. Lower is faster. The load average cannot show a shared machine's
   own phases: the same code on the same idle machine has read a fifth to two fifths slower from one
   hour to the next. This task runs in the core's own caches, so it shows a slower clock or stolen
-  CPU time; contention for a cache or memory shared with other machines' work it may not show
-  (not yet seen either way: its first readings, 7.9-9.2 ms, were all taken in one slow phase);
+  CPU time. It does not show contention for a cache or memory shared with other machines' work:
+  it read 7.9-9.2 ms in a slow phase and 8.2-8.8 ms in a fast one, an hour apart;
 * ``variables``: the environment variables that change how the code runs: every ``PYTHON*`` one
   (``PYTHONDONTWRITEBYTECODE`` makes every process compile the project's modules again at start,
   about 0.15 s each; ``PYTHONPATH`` names the checkout imported) and every ``KOPF_SCHEDULER_*`` one
