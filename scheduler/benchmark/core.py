@@ -119,6 +119,11 @@ class RunResult:
     # E2e mode: the operator process's user + system CPU seconds over the measured phase
     # (``/proc/PID/stat``): what a scheduler answering SchedulingExplanations costs in CPU.
     operator_cpu_seconds: float | None = None
+    # E2e mode: the same for the simulated cluster's process and for the driver's (this process:
+    # ``time.process_time``, every thread). The three side by side show which process an end-to-end
+    # figure is bound by: with two cores and three busy processes, the busiest sets the pace.
+    cluster_cpu_seconds: float | None = None
+    driver_cpu_seconds: float | None = None
     # E2e mode: the peak resident sets (``VmHWM``) of the simulated cluster's process and of the
     # driver's (the process running ``run_e2e``: it builds every object and watches the pods), beside
     # ``peak_rss``, the operator's. None in core mode (one process: ``peak_rss`` is all of it).
@@ -148,6 +153,10 @@ class RunResult:
             out["cpuSeconds"] = self.cpu_seconds
         if self.operator_cpu_seconds is not None:
             out["operatorCpuSeconds"] = round(self.operator_cpu_seconds, 2)
+        if self.cluster_cpu_seconds is not None:
+            out["clusterCpuSeconds"] = round(self.cluster_cpu_seconds, 2)
+        if self.driver_cpu_seconds is not None:
+            out["driverCpuSeconds"] = round(self.driver_cpu_seconds, 2)
         if self.cluster_peak_rss is not None:
             out["clusterPeakRssBytes"] = self.cluster_peak_rss
         if self.driver_peak_rss is not None:

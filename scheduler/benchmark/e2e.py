@@ -46,6 +46,11 @@ Each process's peak RSS is reported: the operator's as ``peakRssBytes`` (the fig
 memory bound is about), the simulated cluster's as ``clusterPeakRssBytes`` (read before it is
 stopped) and this driver's as ``driverPeakRssBytes`` (``ru_maxrss``: its own process, a fresh one
 per run when ``bench`` spawns it).
+
+Each process's CPU over the measured phase is reported too: ``operatorCpuSeconds``,
+``clusterCpuSeconds`` (``/proc/PID/stat``, user + system) and ``driverCpuSeconds``
+(``time.process_time``). Two cores run three busy processes, so their sum over the phase's seconds
+says how near the machine was to its limit, and the largest which process set the pace.
 """
 
 from __future__ import annotations
@@ -476,11 +481,11 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
             explainer = asyncio.create_task(_explain_stream(api, w, explanations, stop,
                                                             int(explanations * time_limit) + 1)) \
                 if explanations > 0 else None
-            cpu0 = _cpu_seconds(operator.pid)
+            cpu0, cluster0, driver0 = _cpu_seconds(operator.pid), _cpu_seconds(cluster.pid), time.process_time()
             t0 = time.monotonic()
             steady = w.dra is not None and w.dra.steady > 0
             complete, end = await _measured_phase(api, w, size, watch, t0, time_limit)
-            cpu1 = _cpu_seconds(operator.pid)
+            cpu1, cluster1, driver1 = _cpu_seconds(operator.pid), _cpu_seconds(cluster.pid), time.process_time()
             stop.set()
             if churner is not None:
                 await churner
@@ -517,6 +522,8 @@ async def _run(w: Workload, size: Size, seed: int, time_limit: float, home: Path
         complete=complete, placements=placements, claims=claims, allocations=allocations, pods=counts,
         init_placements=others,
         operator_cpu_seconds=cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None,
+        cluster_cpu_seconds=cluster1 - cluster0 if cluster0 is not None and cluster1 is not None else None,
+        driver_cpu_seconds=driver1 - driver0,
         cluster_peak_rss=cluster_rss, driver_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         explanations=explained or None)
 

@@ -20,7 +20,9 @@ with its bar, and the warning goes to the progress stream.
 
 and, per mode, keys of its own (``docs/benchmarks.md``); end to end, ``peakRssBytes`` is the
 operator's, and ``clusterPeakRssBytes`` and ``driverPeakRssBytes`` the simulated cluster's and the
-benchmark driver's. The text table gives the operator's; the other two follow it, a line per result.
+benchmark driver's. The text table gives the operator's; the other two follow it, a line per result,
+as does each process's CPU over the measured phase (``operatorCpuSeconds``, ``clusterCpuSeconds``,
+``driverCpuSeconds``).
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ def median_result(runs: Sequence[RunResult]) -> dict[str, Any]:
                                     for k in ("p50", "p99")}
     out["peakRssBytes"] = int(statistics.median(d["peakRssBytes"] for d in docs))
     out["seconds"] = statistics.median(d["seconds"] for d in docs)
-    for key in ("cpuSeconds", "recordingShare", "batchedPods"):
+    for key in ("cpuSeconds", "operatorCpuSeconds", "clusterCpuSeconds", "driverCpuSeconds", "recordingShare",
+                "batchedPods"):
         if all(key in d for d in docs):
             out[key] = statistics.median(d[key] for d in docs)
     for key in ("clusterPeakRssBytes", "driverPeakRssBytes"):
@@ -162,6 +165,8 @@ def _progress_line(name: str, mode: str, label: str, k: int, repeat: int, r: Run
             f"{r.throughput['average']:.0f} pods/s average, {r.seconds:.1f} s"
             + (f", {r.cpu_seconds:.2f} s CPU" if r.cpu_seconds is not None else "")
             + (f", operator {r.operator_cpu_seconds:.2f} s CPU" if r.operator_cpu_seconds is not None else "")
+            + (f", cluster {r.cluster_cpu_seconds:.2f} s" if r.cluster_cpu_seconds is not None else "")
+            + (f", driver {r.driver_cpu_seconds:.2f} s" if r.driver_cpu_seconds is not None else "")
             + (" (too short for a throughput sample)" if r.samples == 0 else "")
             + (f", shadow {r.shadow}" if r.shadow is not None else ""))
 
@@ -235,6 +240,12 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
                          f"phase (median over the runs)")
         if "shadow" in r:
             lines.append(f"{r['workload']}: shadow decisions {r['shadow']}")
+        if "clusterCpuSeconds" in r and "operatorCpuSeconds" in r and r.get("pods"):
+            cpu = {"operator": r["operatorCpuSeconds"], "simulated cluster": r["clusterCpuSeconds"],
+                   "driver": r.get("driverCpuSeconds", 0.0)}
+            lines.append(f"{r['workload']}{' (' + r['variant'] + ')' if 'variant' in r else ''}: CPU over the measured "
+                         "phase, " + ", ".join(f"{k} {v:.2f} s ({1e6 * v / r['pods']:.0f} µs a pod)"
+                                               for k, v in cpu.items()))
         if "clusterPeakRssBytes" in r:
             lines.append(f"{r['workload']}{' (' + r['variant'] + ')' if 'variant' in r else ''}: peak RSS of the "
                          f"simulated cluster {r['clusterPeakRssBytes'] / 2**20:.0f}MiB, of the driver "

@@ -158,6 +158,16 @@ def test_e2e_mode_runs_the_operator_against_the_cluster() -> None:
     assert doc["peakRssBytes"] == r.peak_rss                        # still the operator's
     assert (doc["clusterPeakRssBytes"], doc["driverPeakRssBytes"]) == (r.cluster_peak_rss, r.driver_peak_rss)
     assert f"peak RSS of the simulated cluster {r.cluster_peak_rss / 2**20:.0f}MiB" in format_table([doc])
+    # Each process's CPU over the measured phase: the cluster served 20 creates, bindings and events,
+    # the driver created the pods; each is some CPU, none more than the phase's seconds on two cores.
+    for cpu in (r.operator_cpu_seconds, r.cluster_cpu_seconds, r.driver_cpu_seconds):
+        assert cpu is not None and 0 < cpu <= 2 * r.seconds + 1, (cpu, r.seconds)
+    assert (doc["operatorCpuSeconds"], doc["clusterCpuSeconds"]) == (round(r.operator_cpu_seconds or 0, 2),
+                                                                     round(r.cluster_cpu_seconds or 0, 2))
+    assert "CPU over the measured phase, operator " in format_table([doc])
+    other = run_e2e("SchedulingBasic", Size(5, 5, 20), time_limit=120)
+    three = median_result([other, r, r])           # the median of each process's CPU, not the first run's
+    assert three["clusterCpuSeconds"] == round(r.cluster_cpu_seconds or 0, 2)
 
 
 def test_e2e_mode_with_a_stream_of_explanations_has_them_answered() -> None:
