@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,62 @@ def test_create_defaults_and_generate_name(api: Http) -> None:
     assert created["status"]["phase"] == "Pending" and created["status"]["qosClass"] == "Burstable"
     code, again = api("POST", PODS, {**pod(meta["name"])})
     assert (code, again["reason"], again["message"]) == (409, "AlreadyExists", f'pods "{meta["name"]}" already exists')
+
+
+class _Names:
+    """``ApiServer.rng`` for generated names: each name's five characters from ``suffixes`` in turn;
+    anything else it is asked goes to the real one."""
+
+    def __init__(self, real: Any, *suffixes: str) -> None:
+        self.real = real
+        self.chars = iter("".join(suffixes))
+
+    def choice(self, alphabet: str) -> str:
+        return next(self.chars)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+# apiserver registry/generic/registry/store.go, createWithGenerateNameRetry (RetryGenerateName, GA and
+# locked on since 1.32): a generated name that is taken is generated again, 8 attempts in all; then
+# CheckGeneratedNameError's NewGenerateNameConflict (errors.go), retry after 1 s.
+@pytest.mark.parametrize(("taken", "outcome"), [
+    (1, "gen-bbbbc"),         # the first name is taken: the second is used
+    (7, "gen-bbbbc"),         # the eighth attempt is still an attempt
+    (8, 409),                 # eight taken: the server gives up
+])
+def test_a_taken_generated_name_is_generated_again(sim: SimulatedCluster, api: Http, taken: int,
+                                                   outcome: str | int) -> None:
+    ns = f"gen-{taken}"
+    api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    path = f"/api/v1/namespaces/{ns}/pods"
+    assert api("POST", path, pod("gen-bbbbb"))[0] == 201
+    script = ["bbbbb"] * taken + ["bbbbc"] * (8 - taken)    # the first ``taken`` attempts find it taken
+    real, sim.server.rng = sim.server.rng, _Names(sim.server.rng, *script)  # type: ignore[assignment]
+    try:
+        code, body = api("POST", path, {**pod(""), "metadata": {"generateName": "gen-"}})
+    finally:
+        sim.server.rng = real
+    if isinstance(outcome, str):
+        assert (code, body["metadata"]["name"]) == (201, outcome)
+        return
+    assert code == 409
+    assert body["reason"] == "AlreadyExists"
+    assert body["message"] == 'pods "gen-bbbbb" already exists, the server was not able to generate a unique ' \
+                              "name for the object"
+    assert body["details"] == {"name": "gen-bbbbb", "kind": "pods", "retryAfterSeconds": 1}
+
+
+def test_a_name_taken_by_an_object_being_deleted_says_so(api: Http) -> None:
+    """store.go ``create``: the AlreadyExists of an object with a deletionTimestamp is prefixed."""
+    body = pod("leaving")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    assert api("POST", PODS, body)[0] == 201
+    assert api("DELETE", f"{PODS}/leaving")[0] == 200
+    code, again = api("POST", PODS, pod("leaving"))
+    assert (code, again["message"]) == (409, 'object is being deleted: pods "leaving" already exists')
+    api("PATCH", f"{PODS}/leaving", {"metadata": {"finalizers": None}}, ctype="application/merge-patch+json")
 
 
 def test_error_status_fields_come_in_gos_order(api: Http) -> None:

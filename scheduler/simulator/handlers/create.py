@@ -24,6 +24,9 @@ __all__ = ["CreateHandler"]
 Obj = dict[str, Any]
 
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+# maxNameGenerationCreateAttempts (apiserver registry/generic/registry/store.go): a generated name
+# that is taken is generated again, 8 attempts in all.
+MAX_NAME_GENERATION_ATTEMPTS = 8
 # Kinds whose metadata.generation the registry maintains (spec changes bump it; status writes do not);
 # pods since pkg/registry/core/pod/strategy.go's PrepareForCreate sets it to 1.
 _WITH_GENERATION = {"/pods", "apps/replicasets", "apps/statefulsets", "apps/deployments", "apps/daemonsets",
@@ -55,11 +58,10 @@ class CreateHandler(HandlerBase):
         obj["kind"] = rt.kind
         meta = obj["metadata"]
         namespace = _place_namespace(rt, meta, namespace)
+        generated = not meta.get("name") and bool(meta.get("generateName"))
         name = self._name(rt, meta)
         self._namespace_ok(rt, namespace, name)
-        if self.store.get(rt, namespace, name) is not None:
-            raise ApiError(409, "AlreadyExists", f'{resource_name(rt)} "{name}" already exists',
-                           {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural})
+        name = self._free_name(rt, meta, namespace, name, generated)
         if rt.has_status and not keep_status and rt.plural != "nodes":
             obj.pop("status", None)
         self._admit(rt, obj, None, strict)
@@ -78,6 +80,27 @@ class CreateHandler(HandlerBase):
         if rt.plural == "customresourcedefinitions" and not rt.crd_name:
             self._establish(obj)
         return obj
+
+    def _free_name(self, rt: ResourceType, meta: Obj, namespace: str, name: str, generated: bool) -> str:
+        """``name``, or a 409 when an object has it. A name the server generated is generated again, up
+        to ``MAX_NAME_GENERATION_ATTEMPTS`` in all (``createWithGenerateNameRetry``, RetryGenerateName:
+        GA and locked on since 1.32); the last conflict then says the server could not pick a unique
+        name (``CheckGeneratedNameError``, ``NewGenerateNameConflict``, retry after 1 s)."""
+        attempts = 1
+        while (taken := self.store.get(rt, namespace, name)) is not None:
+            if not generated or attempts == MAX_NAME_GENERATION_ATTEMPTS:
+                details: Obj = {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural}
+                message = f'{resource_name(rt)} "{name}" already exists'
+                if generated:
+                    message += ", the server was not able to generate a unique name for the object"
+                    details["retryAfterSeconds"] = 1
+                if taken["metadata"].get("deletionTimestamp"):
+                    message = f"object is being deleted: {message}"
+                raise ApiError(409, "AlreadyExists", message, details)
+            del meta["name"]
+            name = self._name(rt, meta)
+            attempts += 1
+        return name
 
     def _name(self, rt: ResourceType, meta: Obj) -> str:
         """The object's name, generated from ``generateName`` where it has none, and validated."""
