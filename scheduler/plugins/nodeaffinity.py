@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache import Snapshot
 from scheduler.errors import ParseError, PluginArgsError
@@ -119,19 +120,20 @@ class NodeAffinity:
 
     def filter_nodes(self, state: CycleState, pod: Pod, snapshot: Snapshot, rows: fwk.Rows) -> fwk.FilterVerdict:
         t = snapshot.table
-        failed = np.zeros(len(rows), np.bool_)
-        if self._added_required is not None:
-            enforced_fail = ~node_selector_mask(t, self._added_required)[rows]
-        else:
-            enforced_fail = failed
-        ok = np.ones(len(rows), np.bool_)
+        # Each mask is the table's (cached until its labels change), gathered at the rows; no
+        # array is built that no mask needs (a DaemonSet pod filters one row, every cycle).
+        ok: npt.NDArray[np.bool_] | None = None
         if pod.node_selector:
-            ok &= labels_mask(t, pod.node_selector)[rows]
+            ok = labels_mask(t, pod.node_selector)[rows]
         if pod.required_node_affinity is not None:
             # A term that did not parse matches nothing; upstream ignores its errors here "for
             # backwards compatibility", so the node just fails with the usual reason.
-            ok &= node_selector_mask(t, pod.required_node_affinity)[rows]
-        pod_fail = ~ok
+            required = node_selector_mask(t, pod.required_node_affinity)[rows]
+            ok = required if ok is None else ok & required
+        pod_fail = np.zeros(len(rows), np.bool_) if ok is None else ~ok
+        if self._added_required is None:
+            return fwk.FilterVerdict.uniform(pod_fail, _POD)
+        enforced_fail = ~node_selector_mask(t, self._added_required)[rows]
         failed = enforced_fail | pod_fail
         if not enforced_fail.any():
             return fwk.FilterVerdict.uniform(failed, _POD)

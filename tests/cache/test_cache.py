@@ -122,16 +122,19 @@ def test_in_order_is_node_order_masked_by_the_rows() -> None:
     names = [f"n{i}" for i in range(60)]
     for i, name in enumerate(names):
         cache.add_node(node(name, labels={"topology.kubernetes.io/zone": f"z{i % 4}"}))
-    for step in range(40):
+    for step in range(80):
         if step % 10 == 5:
             cache.remove_node(names.pop(rng.randrange(len(names))))
             cache.add_node(node(f"m{step}", labels={"topology.kubernetes.io/zone": "z9"}))
         snap = cache.snapshot()
-        rows = np.array([rng.randrange(cache.table.capacity) for _ in range(rng.randrange(0, 12))], np.int64)
+        # A few rows (sorted as Python ints) and more (np.unique): both ways.
+        rows = np.array([rng.randrange(cache.table.capacity) for _ in range(rng.randrange(0, 12 if step % 2 else 48))],
+                        np.int64)
         keep = np.zeros(cache.table.capacity, np.bool_)
         keep[rows] = True
         want = snap.node_order[keep[snap.node_order]]
-        assert snap.in_order(rows).tolist() == want.tolist()
+        got = snap.in_order(rows)
+        assert got.tolist() == want.tolist() and got.dtype == np.int64
 
 
 def test_table_grows_past_initial_capacity() -> None:
