@@ -11,11 +11,12 @@ makes the pods a run feeds it, from upstream's templates; ``wait_until`` polls i
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from scheduler.benchmark.templates import template
 from scheduler.model import Pod
@@ -34,9 +35,12 @@ def pod_objects(tmpl: str, namespace: str, count: int, start: int = 0, tag: str 
     base = template(tmpl)
     prefix = base["metadata"]["generateName"]
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # Each pod a fresh copy, decoded from the template's JSON: 1.5 us where copy.deepcopy took 10
+    # (end to end, the driver that builds them shares the two cores with what it measures).
+    encoded = orjson.dumps(base)
     for i in range(start, start + count):
         name = f"{prefix}{tag}{i}"
-        obj = copy.deepcopy(base)
+        obj = orjson.loads(encoded)
         obj["metadata"] = {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}",
                            "labels": dict(base["metadata"]["labels"]), "creationTimestamp": now}
         if base["metadata"].get("finalizers"):
